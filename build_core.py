@@ -1,0 +1,50 @@
+"""cffi build script for pyframe._core (API mode, out of line), run by setuptools.
+
+The public header is the cdef: cffi reads the same file the compiler does.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from cffi import FFI
+
+ROOT = Path(__file__).resolve().parent
+CORE = ROOT / "core_c"
+HEADER = CORE / "include" / "pyframe_api.h"
+
+
+def _openmp_flags() -> list[str]:
+    """-fopenmp when the compiler accepts it; a serial build otherwise."""
+    if os.environ.get("PYFRAME_NO_OPENMP") == "1":
+        return []
+    cc = os.environ.get("CC", "cc")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp, "probe.c")
+        src.write_text("#include <omp.h>\nint main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }\n")
+        probe = subprocess.run([cc, "-fopenmp", str(src), "-o", str(Path(tmp, "probe"))], capture_output=True)
+    if probe.returncode != 0:
+        print("pyframe: compiler lacks OpenMP, building the core serial", file=sys.stderr)
+        return []
+    return ["-fopenmp"]
+
+
+omp = _openmp_flags()
+native = ["-march=native"] if os.environ.get("PYFRAME_NATIVE") == "1" else []
+sources = sorted(str(p) for p in (CORE / "src").glob("*.c"))
+
+ffibuilder = FFI()
+ffibuilder.cdef(HEADER.read_text())
+ffibuilder.set_source(
+    "pyframe._core",
+    "#include <stddef.h>\n#include <stdint.h>\n#include \"pyframe_api.h\"\n",
+    sources=sources,
+    include_dirs=[str(CORE / "include"), str(CORE / "src")],
+    extra_compile_args=["-std=c11", "-O3", "-fno-math-errno", "-Wall", "-Wextra", *omp, *native],
+    extra_link_args=[*omp, "-lm"],
+)
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

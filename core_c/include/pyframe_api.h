@@ -1,0 +1,177 @@
+/* pyframe core: the whole C API.
+ *
+ * cffi's cdef reads this very file, so it holds only what cdef understands: plain
+ * #define integer constants, enums, one struct and prototypes (no #include, no #ifdef).
+ *
+ * Conventions
+ * - Integer types are int64_t / uint64_t; the includer provides <stdint.h> and <stddef.h>.
+ * - A tensor is a pf_tensor descriptor: data already offset to element 0, strides in
+ *   elements (0 = broadcast). The caller allocates every buffer.
+ * - Every entry point returns PF_OK or an error code; pf_last_error() then holds a
+ *   message naming the shapes or values involved. Nothing aborts.
+ * - Shapes and dtypes are checked here too, not only in Python.
+ */
+
+#define PF_MAX_DIMS 8
+
+/* dtypes; the order is the index of every per-dtype table */
+#define PF_FLOAT32 0
+#define PF_FLOAT64 1
+#define PF_FLOAT16 2
+#define PF_INT64 3
+#define PF_INT32 4
+#define PF_BOOL 5
+#define PF_NUM_DTYPES 6
+
+/* error codes, mapped to Python exception types by pyframe/_backend.py */
+#define PF_OK 0
+#define PF_ERR_VALUE 1
+#define PF_ERR_INDEX 2
+#define PF_ERR_TYPE 3
+#define PF_ERR_RUNTIME 4
+#define PF_ERR_NOMEM 5
+
+/* unary ops: y = f(x; p0, p1); output dtype = input dtype unless noted */
+#define PF_NEG 0
+#define PF_ABS 1
+#define PF_EXP 2
+#define PF_LOG 3
+#define PF_SQRT 4
+#define PF_TANH 5
+#define PF_SIGMOID 6
+#define PF_RELU 7
+#define PF_SIN 8
+#define PF_COS 9
+#define PF_SIGN 10
+#define PF_RECIPROCAL 11
+#define PF_SQUARE 12
+#define PF_ERF 13
+#define PF_CLAMP 14      /* clamp(x, p0, p1); use +-inf for an open side */
+#define PF_POW_SCALAR 15 /* x ** p0 */
+#define PF_RPOW_SCALAR 16 /* p0 ** x */
+#define PF_ISNAN 17      /* -> bool */
+#define PF_ISINF 18      /* -> bool */
+#define PF_ISFINITE 19   /* -> bool */
+#define PF_LOGICAL_NOT 20 /* -> bool */
+#define PF_LOG1P 21
+#define PF_EXPM1 22
+#define PF_FLOOR 23
+#define PF_CEIL 24
+#define PF_ROUND 25
+#define PF_RSQRT 26
+#define PF_NUM_UNARY 27
+
+/* binary ops: out = a op b, a and b broadcast to out, a, b same dtype */
+#define PF_ADD 0
+#define PF_SUB 1
+#define PF_MUL 2
+#define PF_DIV 3
+#define PF_POW 4
+#define PF_MAXIMUM 5
+#define PF_MINIMUM 6
+#define PF_EQ 7          /* comparisons and logical ops -> bool */
+#define PF_NE 8
+#define PF_LT 9
+#define PF_LE 10
+#define PF_GT 11
+#define PF_GE 12
+#define PF_LOGICAL_AND 13
+#define PF_LOGICAL_OR 14
+#define PF_LOGICAL_XOR 15
+#define PF_ATAN2 16
+#define PF_REMAINDER 17  /* Python-style modulo, sign of b */
+#define PF_FLOOR_DIVIDE 18
+#define PF_NUM_BINARY 19
+
+/* reductions over the last `nred` dims of x */
+#define PF_SUM 0
+#define PF_MEAN 1
+#define PF_MAX 2         /* values; indices too when idx != NULL */
+#define PF_MIN 3
+#define PF_ARGMAX 4      /* writes idx only */
+#define PF_ARGMIN 5
+#define PF_VAR 6         /* uses `correction` (Bessel: 1) */
+#define PF_PROD 7
+#define PF_ANY 8         /* -> bool */
+#define PF_ALL 9         /* -> bool */
+#define PF_NUM_REDUCE 10
+
+/* random kinds */
+#define PF_RAND_UNIFORM 0 /* [p0, p1) */
+#define PF_RAND_NORMAL 1  /* mean p0, std p1 */
+#define PF_RAND_INT 2     /* integers in [p0, p1) */
+#define PF_RAND_BERNOULLI 3 /* 1 with probability p0 */
+
+typedef struct {
+    void *data;
+    int dtype;
+    int ndim;
+    int64_t shape[PF_MAX_DIMS];
+    int64_t strides[PF_MAX_DIMS];
+} pf_tensor;
+
+/* memory: 64-byte aligned; pf_free(NULL) is a no-op */
+void *pf_alloc(size_t nbytes);
+void pf_free(void *ptr);
+
+/* errors: message of the last failing call on this thread */
+const char *pf_last_error(void);
+
+/* threads: n <= 0 restores the default (OMP_NUM_THREADS or the core count) */
+void pf_set_num_threads(int n);
+int pf_get_num_threads(void);
+int pf_openmp_enabled(void);
+const char *pf_compiler(void);
+
+/* GEMM path: "avx512", "avx2", "portable"; "auto" picks the best the CPU supports */
+int pf_gemm_select(const char *path);
+const char *pf_gemm_path(void);
+int pf_cpu_supports(const char *path);
+
+/* elementwise (elementwise.c) */
+int pf_unary(int op, const pf_tensor *x, pf_tensor *out, double p0, double p1);
+int pf_unary_contig(int op, int dtype, const void *x, void *out, int64_t n);
+int pf_binary(int op, const pf_tensor *a, const pf_tensor *b, pf_tensor *out);
+int pf_binary_contig(int op, int dtype, const void *a, const void *b, void *out, int64_t n);
+int pf_where(const pf_tensor *cond, const pf_tensor *a, const pf_tensor *b, pf_tensor *out);
+/* copy with broadcasting of src to dst's shape and dtype conversion */
+int pf_copy(const pf_tensor *src, pf_tensor *dst);
+/* value for floating dst, ivalue for integer and bool dst */
+int pf_fill(pf_tensor *dst, double value, int64_t ivalue);
+/* dst[i] = start + i * step for a 1-d dst; linspace-style symmetric fill when end is used */
+int pf_arange(pf_tensor *dst, double start, double step);
+int pf_linspace(pf_tensor *dst, double start, double end);
+
+/* reductions (reduce.c): out holds x's first ndim - nred dims */
+int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *idx, double correction);
+/* softmax / log_softmax over the last dim of x */
+int pf_softmax(const pf_tensor *x, pf_tensor *out, int log);
+
+/* batched matmul (gemm.c): a [..., M, K] @ b [..., K, N] -> out [..., M, N];
+ * batch dims of a, b and out equal (broadcast with stride 0 beforehand) */
+int pf_matmul(const pf_tensor *a, const pf_tensor *b, pf_tensor *out);
+
+/* conv helpers (conv.c): x [N, C, H, W] <-> col [N, C*KH*KW, OH*OW] */
+int pf_im2col(const pf_tensor *x, pf_tensor *col, int kh, int kw, int sh, int sw,
+              int ph, int pw, int dh, int dw, double pad_value);
+/* col2im accumulates into x (zero it first for a plain fold) */
+int pf_col2im(const pf_tensor *col, pf_tensor *x, int kh, int kw, int sh, int sw,
+              int ph, int pw, int dh, int dw);
+
+/* indexing (index.c) */
+/* out[..., j, ...] = x[..., idx[j], ...] along dim; idx is 1-d int64, negatives wrap */
+int pf_index_select(const pf_tensor *x, int dim, const pf_tensor *idx, pf_tensor *out);
+/* out[..., idx[j], ...] += src[..., j, ...] along dim */
+int pf_index_add(pf_tensor *out, int dim, const pf_tensor *idx, const pf_tensor *src);
+/* out[..., idx[j], ...] = src[..., j, ...] along dim; for a repeated index the last j wins */
+int pf_index_copy(pf_tensor *out, int dim, const pf_tensor *idx, const pf_tensor *src);
+/* torch.gather / scatter_add semantics; index int64 with x's ndim */
+int pf_gather(const pf_tensor *x, int dim, const pf_tensor *index, pf_tensor *out);
+int pf_scatter_add(pf_tensor *out, int dim, const pf_tensor *index, const pf_tensor *src);
+/* count of nonzero elements, and their coordinates into out [count, ndim] int64 */
+int64_t pf_count_nonzero(const pf_tensor *x);
+int pf_nonzero(const pf_tensor *x, pf_tensor *out);
+
+/* random (random.c): counter-based Philox; element i depends only on (seed, offset + i) */
+int pf_random(int kind, pf_tensor *dst, uint64_t seed, uint64_t offset,
+              double p0, double p1);

@@ -1,0 +1,166 @@
+/* im2col / col2im: the unfold and fold behind Conv2d and the pooling layers.
+ *
+ * x [N, C, H, W] <-> col [N, C*KH*KW, OH*OW]. Work is split over the N*C planes: each
+ * plane writes its own KH*KW rows of col (im2col) or its own plane of x (col2im), so the
+ * parallel loops never share an output element and col2im needs no atomics. */
+#include <stdio.h>
+#include "core.h"
+
+typedef struct {
+    int64_t H, W, OH, OW;
+    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    /* element strides: x over (h, w), col over (row, output position) */
+    int64_t xsh, xsw, csr, csp;
+} geom;
+
+/* Output columns [lo, hi) whose input column ow*sw + base falls inside [0, W): solving
+ * the bounds once per kernel column keeps the inner loops free of branches. */
+static void valid_range(int64_t base, int64_t stride, int64_t size, int64_t nout, int64_t *lo, int64_t *hi) {
+    int64_t l = base >= 0 ? 0 : (-base + stride - 1) / stride;
+    int64_t h = size - 1 - base >= 0 ? (size - 1 - base) / stride + 1 : 0;
+    if (h > nout) h = nout;
+    if (l > h) l = h;
+    *lo = l;
+    *hi = h;
+}
+
+/* One plane; xp is x[n, c, 0, 0], cp is col[n, c*kh*kw, 0]. The contiguous stride-1 case
+ * becomes a memcpy per output row, which is most of Conv2d's 3x3/pad 1 traffic. */
+#define DEFINE_PLANES(T)                                                                    \
+    static void im2col_plane_##T(const T *xp, T *cp, const geom *g, T pad) {                \
+        for (int64_t ki = 0; ki < g->kh; ki++)                                              \
+            for (int64_t kj = 0; kj < g->kw; kj++) {                                        \
+                T *row = cp + (ki * g->kw + kj) * g->csr;                                   \
+                int64_t lo, hi, base = kj * g->dw - g->pw;                                  \
+                valid_range(base, g->sw, g->W, g->OW, &lo, &hi);                            \
+                for (int64_t oh = 0; oh < g->OH; oh++) {                                    \
+                    T *o = row + oh * g->OW * g->csp;                                       \
+                    int64_t ih = oh * g->sh - g->ph + ki * g->dh;                           \
+                    if (ih < 0 || ih >= g->H) {                                             \
+                        for (int64_t ow = 0; ow < g->OW; ow++) o[ow * g->csp] = pad;        \
+                        continue;                                                           \
+                    }                                                                       \
+                    /* first in-range input of the row; read only when lo < hi */           \
+                    const T *in = xp + ih * g->xsh + (lo * g->sw + base) * g->xsw;          \
+                    int64_t step = g->sw * g->xsw, n = hi - lo;                             \
+                    if (g->csp == 1) {                                                      \
+                        for (int64_t ow = 0; ow < lo; ow++) o[ow] = pad;                    \
+                        if (step == 1 && n > 0) memcpy(o + lo, in, (size_t)n * sizeof(T));  \
+                        else                                                                \
+                            for (int64_t k = 0; k < n; k++) o[lo + k] = in[k * step];       \
+                        for (int64_t ow = hi; ow < g->OW; ow++) o[ow] = pad;                \
+                    } else {                                                                \
+                        for (int64_t ow = 0; ow < lo; ow++) o[ow * g->csp] = pad;           \
+                        for (int64_t k = 0; k < n; k++) o[(lo + k) * g->csp] = in[k * step]; \
+                        for (int64_t ow = hi; ow < g->OW; ow++) o[ow * g->csp] = pad;       \
+                    }                                                                       \
+                }                                                                           \
+            }                                                                               \
+    }                                                                                       \
+    static void col2im_plane_##T(const T *cp, T *xp, const geom *g) {                       \
+        for (int64_t ki = 0; ki < g->kh; ki++)                                              \
+            for (int64_t kj = 0; kj < g->kw; kj++) {                                        \
+                const T *row = cp + (ki * g->kw + kj) * g->csr;                             \
+                int64_t lo, hi, base = kj * g->dw - g->pw;                                  \
+                valid_range(base, g->sw, g->W, g->OW, &lo, &hi);                            \
+                for (int64_t oh = 0; oh < g->OH; oh++) {                                    \
+                    int64_t ih = oh * g->sh - g->ph + ki * g->dh;                           \
+                    if (ih < 0 || ih >= g->H || lo == hi) continue;                         \
+                    const T *c = row + (oh * g->OW + lo) * g->csp;                          \
+                    T *out = xp + ih * g->xsh + (lo * g->sw + base) * g->xsw;               \
+                    int64_t step = g->sw * g->xsw, n = hi - lo;                             \
+                    for (int64_t k = 0; k < n; k++) out[k * step] += c[k * g->csp];         \
+                }                                                                           \
+            }                                                                               \
+    }
+DEFINE_PLANES(float)
+DEFINE_PLANES(double)
+
+/* Shared validation of both entry points; fills g. */
+static int setup(const char *fn, const pf_tensor *x, const pf_tensor *col, int kh, int kw, int sh, int sw,
+                 int ph, int pw, int dh, int dw, geom *g) {
+    char a[128], b[128];
+    int rc;
+    snprintf(a, sizeof a, "%s: x", fn);
+    if ((rc = pf_check(x, a)) != PF_OK) return rc;
+    snprintf(a, sizeof a, "%s: col", fn);
+    if ((rc = pf_check(col, a)) != PF_OK) return rc;
+    if (x->ndim != 4)
+        return pf_error(PF_ERR_VALUE, "%s: x must be 4-d [N, C, H, W], got shape %s", fn, pf_shape_str(x, a));
+    if (col->ndim != 3)
+        return pf_error(PF_ERR_VALUE, "%s: col must be 3-d [N, C*KH*KW, OH*OW], got shape %s", fn,
+                        pf_shape_str(col, a));
+    if (x->dtype != col->dtype)
+        return pf_error(PF_ERR_TYPE, "%s: x is %s but col is %s", fn, pf_dtype_name[x->dtype],
+                        pf_dtype_name[col->dtype]);
+    if (x->dtype != PF_FLOAT32 && x->dtype != PF_FLOAT64)
+        return pf_error(PF_ERR_TYPE, "%s: only float32 and float64 are supported, got %s", fn,
+                        pf_dtype_name[x->dtype]);
+    if (kh < 1 || kw < 1 || sh < 1 || sw < 1 || dh < 1 || dw < 1)
+        return pf_error(PF_ERR_VALUE, "%s: kernel (%d, %d), stride (%d, %d) and dilation (%d, %d) must all be >= 1",
+                        fn, kh, kw, sh, sw, dh, dw);
+    if (ph < 0 || pw < 0) return pf_error(PF_ERR_VALUE, "%s: padding (%d, %d) must be >= 0", fn, ph, pw);
+    int64_t H = x->shape[2], W = x->shape[3];
+    /* checked before dividing: C division truncates toward zero, so a small negative
+     * numerator would otherwise pass as one output row */
+    int64_t nh = H + 2 * (int64_t)ph - (int64_t)dh * (kh - 1) - 1;
+    int64_t nw = W + 2 * (int64_t)pw - (int64_t)dw * (kw - 1) - 1;
+    if (nh < 0 || nw < 0)
+        return pf_error(PF_ERR_VALUE,
+                        "%s: input of size %lldx%lld with padding (%d, %d) is too small for kernel (%d, %d) "
+                        "with dilation (%d, %d) and stride (%d, %d)",
+                        fn, (long long)H, (long long)W, ph, pw, kh, kw, dh, dw, sh, sw);
+    *g = (geom){.H = H, .W = W, .OH = nh / sh + 1, .OW = nw / sw + 1, .kh = kh, .kw = kw, .sh = sh, .sw = sw,
+                .ph = ph, .pw = pw, .dh = dh, .dw = dw, .xsh = x->strides[2], .xsw = x->strides[3],
+                .csr = col->strides[1], .csp = col->strides[2]};
+    int64_t kk = (int64_t)kh * kw;
+    if (g->OH > INT64_MAX / g->OW || x->shape[1] > INT64_MAX / kk)
+        return pf_error(PF_ERR_VALUE, "%s: col for x of shape %s with kernel (%d, %d) would overflow", fn,
+                        pf_shape_str(x, a), kh, kw);
+    int64_t rows = x->shape[1] * kk;
+    if (col->shape[0] != x->shape[0] || col->shape[1] != rows || col->shape[2] != g->OH * g->OW)
+        return pf_error(PF_ERR_VALUE,
+                        "%s: col has shape %s but x of shape %s with kernel (%d, %d), stride (%d, %d), "
+                        "padding (%d, %d), dilation (%d, %d) needs [%lld, %lld, %lld]",
+                        fn, pf_shape_str(col, a), pf_shape_str(x, b), kh, kw, sh, sw, ph, pw, dh, dw,
+                        (long long)x->shape[0], (long long)rows, (long long)(g->OH * g->OW));
+    return PF_OK;
+}
+
+static int run(int fold, const pf_tensor *xt, const pf_tensor *colt, const geom *g, double pad_value) {
+    int64_t N = xt->shape[0], C = xt->shape[1], planes = N * C;
+    if (planes == 0 || g->OH * g->OW == 0) return PF_OK;
+    int64_t per_plane = g->kh * g->kw * g->OH * g->OW;
+    int nt = pf_threads_for(planes * per_plane);
+    size_t es = pf_dtype_size[xt->dtype];
+    char *x = xt->data, *col = colt->data;
+    const int64_t *xs = xt->strides, *cs = colt->strides;
+    int dt = xt->dtype;
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+    for (int64_t p = 0; p < planes; p++) {
+        int64_t n = p / C, c = p % C;
+        char *xp = x + (n * xs[0] + c * xs[1]) * (int64_t)es;
+        char *cp = col + (n * cs[0] + c * g->kh * g->kw * cs[1]) * (int64_t)es;
+        if (dt == PF_FLOAT32) {
+            if (fold) col2im_plane_float((const float *)cp, (float *)xp, g);
+            else im2col_plane_float((const float *)xp, (float *)cp, g, (float)pad_value);
+        } else {
+            if (fold) col2im_plane_double((const double *)cp, (double *)xp, g);
+            else im2col_plane_double((const double *)xp, (double *)cp, g, pad_value);
+        }
+    }
+    return PF_OK;
+}
+
+int pf_im2col(const pf_tensor *x, pf_tensor *col, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw,
+              double pad_value) {
+    geom g;
+    int rc = setup("im2col", x, col, kh, kw, sh, sw, ph, pw, dh, dw, &g);
+    return rc != PF_OK ? rc : run(0, x, col, &g, pad_value);
+}
+
+int pf_col2im(const pf_tensor *col, pf_tensor *x, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw) {
+    geom g;
+    int rc = setup("col2im", x, col, kh, kw, sh, sw, ph, pw, dh, dw, &g);
+    return rc != PF_OK ? rc : run(1, x, col, &g, 0.0);
+}

@@ -1,0 +1,177 @@
+/* Internal helpers shared by the kernel families: errors, dtypes, float16, threads and
+ * the strided walker. Not part of the public API (that is include/pyframe_api.h). */
+#ifndef PF_CORE_H
+#define PF_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "pyframe_api.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* ---- errors --------------------------------------------------------------------- */
+
+/* Record a printf-style message for pf_last_error() and return `code`. */
+int pf_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "[2, 3]"-style text of a shape into buf (at least 128 bytes). */
+const char *pf_shape_str(const pf_tensor *t, char *buf);
+
+/* ---- dtypes --------------------------------------------------------------------- */
+
+/* X(code, C storage type, suffix, is_float) in code order */
+#define PF_DTYPE_LIST(X)               \
+    X(PF_FLOAT32, float, f32, 1)       \
+    X(PF_FLOAT64, double, f64, 1)      \
+    X(PF_FLOAT16, uint16_t, f16, 1)    \
+    X(PF_INT64, int64_t, i64, 0)       \
+    X(PF_INT32, int32_t, i32, 0)       \
+    X(PF_BOOL, uint8_t, b8, 0)
+
+extern const size_t pf_dtype_size[PF_NUM_DTYPES];
+extern const char *const pf_dtype_name[PF_NUM_DTYPES];
+static inline int pf_is_float(int dt) { return dt == PF_FLOAT32 || dt == PF_FLOAT64 || dt == PF_FLOAT16; }
+
+/* float16 is a storage type: loads widen to float, stores round to nearest even. */
+static inline float pf_h2f(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    if (exp == 0x1f) bits = sign | 0x7f800000u | (man << 13);
+    else if (exp != 0) bits = sign | ((exp + 112) << 23) | (man << 13);
+    else if (man == 0) bits = sign;
+    else { /* subnormal half -> normal float */
+        int e = -1;
+        do { man <<= 1; e++; } while (!(man & 0x400));
+        bits = sign | ((uint32_t)(112 - e) << 23) | ((man & 0x3ff) << 13);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static inline uint16_t pf_f2h(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000, absx = x & 0x7fffffff;
+    if (absx >= 0x7f800000u) /* inf or nan (keep nan quiet) */
+        return (uint16_t)(sign | 0x7c00 | (absx > 0x7f800000u ? 0x200 | ((absx >> 13) & 0x3ff) : 0));
+    if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds to inf */
+    if (absx < 0x38800000u) { /* result is subnormal or zero */
+        if (absx < 0x33000000u) return (uint16_t)sign;
+        uint32_t e = absx >> 23, m = (absx & 0x7fffff) | 0x800000;
+        uint32_t shift = 126 - e; /* 14..24 */
+        uint32_t r = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (r & 1))) r++;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = ((absx - 0x38000000u) >> 13), rem = absx & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
+    return (uint16_t)(sign | r);
+}
+
+/* Generic element access through double / int64 for the slow, dtype-agnostic paths. */
+static inline double pf_load_f64(const char *p, int dt) {
+    switch (dt) {
+    case PF_FLOAT32: return *(const float *)p;
+    case PF_FLOAT64: return *(const double *)p;
+    case PF_FLOAT16: return pf_h2f(*(const uint16_t *)p);
+    case PF_INT64: return (double)*(const int64_t *)p;
+    case PF_INT32: return *(const int32_t *)p;
+    default: return *(const uint8_t *)p != 0;
+    }
+}
+static inline int64_t pf_load_i64(const char *p, int dt) {
+    switch (dt) {
+    case PF_FLOAT32: return (int64_t)*(const float *)p;
+    case PF_FLOAT64: return (int64_t)*(const double *)p;
+    case PF_FLOAT16: return (int64_t)pf_h2f(*(const uint16_t *)p);
+    case PF_INT64: return *(const int64_t *)p;
+    case PF_INT32: return *(const int32_t *)p;
+    default: return *(const uint8_t *)p != 0;
+    }
+}
+static inline void pf_store_f64(char *p, int dt, double v) {
+    switch (dt) {
+    case PF_FLOAT32: *(float *)p = (float)v; break;
+    case PF_FLOAT64: *(double *)p = v; break;
+    case PF_FLOAT16: *(uint16_t *)p = pf_f2h((float)v); break;
+    case PF_INT64: *(int64_t *)p = (int64_t)v; break;
+    case PF_INT32: *(int32_t *)p = (int32_t)v; break;
+    default: *(uint8_t *)p = v != 0; break;
+    }
+}
+static inline void pf_store_i64(char *p, int dt, int64_t v) {
+    switch (dt) {
+    case PF_FLOAT32: *(float *)p = (float)v; break;
+    case PF_FLOAT64: *(double *)p = (double)v; break;
+    case PF_FLOAT16: *(uint16_t *)p = pf_f2h((float)v); break;
+    case PF_INT64: *(int64_t *)p = v; break;
+    case PF_INT32: *(int32_t *)p = (int32_t)v; break;
+    default: *(uint8_t *)p = v != 0; break;
+    }
+}
+
+/* ---- validation ----------------------------------------------------------------- */
+
+/* Checks ndim, dtype, non-negative shape and a non-NULL data pointer when numel > 0.
+ * `what` names the argument in the message ("x", "out", ...). */
+int pf_check(const pf_tensor *t, const char *what);
+int64_t pf_numel(const pf_tensor *t);
+/* Strides of `in` broadcast to out_shape[out_ndim] (0 for broadcast dims), right-aligned
+ * as in NumPy; PF_ERR_VALUE naming both shapes when incompatible. */
+int pf_broadcast_strides(const pf_tensor *in, int out_ndim, const int64_t *out_shape,
+                         int64_t *strides, const char *what);
+
+/* ---- threads -------------------------------------------------------------------- */
+
+/* Below this many elements a kernel stays serial: a fork/join costs about 0.6 us. */
+#define PF_GRAIN 32768
+int pf_threads(void);
+/* Threads worth using for `work` elements: 1 below the grain, else pf_threads(). */
+static inline int pf_threads_for(int64_t work) { return work < PF_GRAIN ? 1 : pf_threads(); }
+
+/* ---- strided walker --------------------------------------------------------------- */
+
+/* Walks the row-major index space of `shape` in runs along the last dim, keeping one
+ * byte offset per operand in step. Dims are coalesced first, so a contiguous tensor is
+ * a single run. Used by every family's general strided path:
+ *
+ *     pf_walk w; pf_walk_init(&w, ndim, shape, nops, strides, itemsizes);
+ *     pf_walk_seek(&w, begin);
+ *     for (int64_t pos = begin; pos < end; ) {
+ *         int64_t n = pf_walk_run(&w, end - pos);  // run length, inner byte strides in w.inner
+ *         kernel(base + w.off[k] ..., w.inner[k] ..., n);
+ *         pos += n; pf_walk_advance(&w, n);
+ *     }
+ */
+#define PF_WALK_MAX_OPS 4
+typedef struct {
+    int ndim, nops;
+    int64_t shape[PF_MAX_DIMS];
+    int64_t bstrides[PF_WALK_MAX_OPS][PF_MAX_DIMS]; /* byte strides */
+    int64_t idx[PF_MAX_DIMS];
+    int64_t off[PF_WALK_MAX_OPS];
+    int64_t inner[PF_WALK_MAX_OPS];
+    int64_t numel;
+} pf_walk;
+
+/* strides[k] are element strides of operand k over `shape`; sizes[k] its item size. */
+void pf_walk_init(pf_walk *w, int ndim, const int64_t *shape, int nops,
+                  const int64_t *const *strides, const size_t *sizes);
+void pf_walk_seek(pf_walk *w, int64_t pos);
+static inline int64_t pf_walk_run(const pf_walk *w, int64_t left) {
+    if (w->ndim == 0) return left < 1 ? left : 1;
+    int64_t n = w->shape[w->ndim - 1] - w->idx[w->ndim - 1];
+    return n < left ? n : left;
+}
+void pf_walk_advance(pf_walk *w, int64_t n);
+
+/* Split [0, total) evenly: the [begin, end) share of thread `t` of `nt`. */
+static inline void pf_split(int64_t total, int t, int nt, int64_t *begin, int64_t *end) {
+    int64_t q = total / nt, r = total % nt;
+    *begin = t * q + (t < r ? t : r);
+    *end = *begin + q + (t < r);
+}
+
+#endif

@@ -1,0 +1,636 @@
+/* Elementwise family: unary, binary, where, copy/cast, fill, arange/linspace.
+ *
+ * Each (op, dtype) pair is one "run" function that processes n elements with byte
+ * strides; a table indexed by [op][dtype] holds them (NULL = unsupported combination).
+ * The contiguous case is a separate loop in every run so gcc vectorizes it, once per
+ * ISA through target_clones. Ops compute in float for float32/float16 and double for
+ * float64; float16 is widened on load and rounded on store. */
+#include <math.h>
+#include <stdbool.h>
+#include "core.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define PF_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PF_SIMD
+#endif
+
+typedef void (*unary_run)(const char *x, int64_t sx, char *y, int64_t sy, int64_t n, double p0, double p1, int *err);
+typedef void (*binary_run)(const char *a, int64_t sa, const char *b, int64_t sb, char *o, int64_t so, int64_t n,
+                           int *err);
+
+/* ---- scalar math ---- */
+
+/* exp that gcc can vectorize (libm's expf is a call it cannot): Cody-Waite reduction
+ * x = n ln2 + r and the cephes minimax polynomial; about 1 ulp. */
+static inline float pf_expf(float x) {
+    float xc = x > 88.5f ? 88.5f : (x < -103.5f ? -103.5f : x);
+    float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
+    float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500E-4f;
+    p = p * r + 1.3981999507E-3f;
+    p = p * r + 8.3334519073E-3f;
+    p = p * r + 4.1665795894E-2f;
+    p = p * r + 1.6666665459E-1f;
+    p = p * r + 5.0000001201E-1f;
+    p = p * r * r + r + 1.0f;
+    /* 2^n in two halves, so n down to -150 (subnormal results) stays exact */
+    int32_t e = (int32_t)n, e1 = e / 2, e2 = e - e1;
+    int32_t b1 = (e1 + 127) << 23, b2 = (e2 + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, 4);
+    memcpy(&s2, &b2, 4);
+    float y = p * s1 * s2;
+    y = x > 88.72283935546875f ? INFINITY : y;
+    y = x < -103.97208f ? 0.0f : y;
+    return x != x ? x : y;
+}
+
+static inline float pf_sigmoidf(float x) { return 1.0f / (1.0f + pf_expf(-x)); }
+static inline double pf_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+static inline float pf_relu_f(float x) { return x > 0.0f ? x : (x != x ? x : 0.0f); }
+static inline double pf_relu_d(double x) { return x > 0.0 ? x : (x != x ? x : 0.0); }
+static inline float pf_signf(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : x); }
+static inline double pf_sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
+/* NaN-propagating max/min, as torch.maximum and clamp */
+static inline float pf_maxf(float a, float b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
+static inline float pf_minf(float a, float b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
+static inline double pf_maxd(double a, double b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
+static inline double pf_mind(double a, double b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
+/* Python-style modulo: the result takes the divisor's sign */
+static inline float pf_remf(float a, float b) {
+    float r = fmodf(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+static inline double pf_rem(double a, double b) {
+    double r = fmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+/* Integer ops that can fail set *err instead of trapping. */
+static inline int64_t pf_ipow(int64_t a, int64_t b, int *err) {
+    if (b < 0) {
+        if (a == 1) return 1;
+        if (a == -1) return (b & 1) ? -1 : 1;
+        *err = 1;
+        return 0;
+    }
+    uint64_t r = 1, base = (uint64_t)a;
+    for (uint64_t e = (uint64_t)b; e; e >>= 1, base *= base)
+        if (e & 1) r *= base;
+    return (int64_t)r; /* wraps on overflow, as torch */
+}
+static inline int64_t pf_ifloordiv(int64_t a, int64_t b, int *err) {
+    if (b == 0) { *err = 2; return 0; }
+    if (b == -1) return (int64_t)(0 - (uint64_t)a);
+    int64_t q = a / b;
+    return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t pf_irem(int64_t a, int64_t b, int *err) {
+    if (b == 0) { *err = 2; return 0; }
+    if (b == -1) return 0;
+    int64_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+static inline int64_t pf_iclamp(int64_t x, double lo, double hi) {
+    if (!isnan(lo) && (double)x < lo) x = lo >= 9.2e18 ? INT64_MAX : (int64_t)ceil(lo);
+    if (!isnan(hi) && (double)x > hi) x = hi <= -9.2e18 ? INT64_MIN : (int64_t)floor(hi);
+    return x;
+}
+
+/* float -> integer without C's undefined behaviour for NaN and out-of-range values
+ * (x86 gives INT_MIN there too) */
+static inline int64_t pf_f2i64(double v) {
+    return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v : INT64_MIN;
+}
+static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147483648.0) ? (int32_t)v : INT32_MIN; }
+
+/* ---- run generators ---- */
+
+#define LD_ID(v) (v)
+#define LD_H(v) pf_h2f(v)
+#define ST_ID(v) (v)
+#define ST_H(v) pf_f2h(v)
+
+/* UNARY(name, storage in, storage out, compute type, load, store, expression of x, p0, p1) */
+#define UNARY(name, TI, TO, CT, LD, ST, EXPR)                                                            \
+    PF_SIMD static void name(const char *xp, int64_t sx, char *yp, int64_t sy, int64_t n, double p0d,    \
+                             double p1d, int *err) {                                                   \
+        const CT p0 = (CT)p0d, p1 = (CT)p1d;                                                           \
+        (void)p0; (void)p1; (void)err;                                                                 \
+        if (sx == sizeof(TI) && sy == sizeof(TO)) {                                                    \
+            const TI *restrict X = (const TI *)xp;                                                     \
+            TO *restrict Y = (TO *)yp;                                                                 \
+            for (int64_t i = 0; i < n; i++) { CT x = LD(X[i]); Y[i] = ST(EXPR); }                       \
+        } else {                                                                                       \
+            for (int64_t i = 0; i < n; i++) {                                                          \
+                CT x = LD(*(const TI *)(xp + i * sx));                                                 \
+                *(TO *)(yp + i * sy) = ST(EXPR);                                                       \
+            }                                                                                          \
+        }                                                                                              \
+    }
+
+/* float ops: X(op, float expression, double expression); x, p0, p1 in scope */
+#define FLOAT_UNARY(X)                                                        \
+    X(PF_NEG, neg, -x, -x)                                                   \
+    X(PF_ABS, abs, fabsf(x), fabs(x))                                        \
+    X(PF_EXP, exp, pf_expf(x), exp(x))                                       \
+    X(PF_LOG, log, logf(x), log(x))                                          \
+    X(PF_SQRT, sqrt, sqrtf(x), sqrt(x))                                      \
+    X(PF_TANH, tanh, tanhf(x), tanh(x))                                      \
+    X(PF_SIGMOID, sigmoid, pf_sigmoidf(x), pf_sigmoid(x))                    \
+    X(PF_RELU, relu, pf_relu_f(x), pf_relu_d(x))                             \
+    X(PF_SIN, sin, sinf(x), sin(x))                                          \
+    X(PF_COS, cos, cosf(x), cos(x))                                          \
+    X(PF_SIGN, sign, pf_signf(x), pf_sign(x))                                \
+    X(PF_RECIPROCAL, reciprocal, 1.0f / x, 1.0 / x)                          \
+    X(PF_SQUARE, square, x * x, x * x)                                       \
+    X(PF_ERF, erf, erff(x), erf(x))                                          \
+    X(PF_CLAMP, clamp, pf_minf(pf_maxf(x, p0), p1), pf_mind(pf_maxd(x, p0), p1)) \
+    X(PF_POW_SCALAR, pows, powf(x, p0), pow(x, p0))                          \
+    X(PF_RPOW_SCALAR, rpows, powf(p0, x), pow(p0, x))                        \
+    X(PF_LOG1P, log1p, log1pf(x), log1p(x))                                  \
+    X(PF_EXPM1, expm1, expm1f(x), expm1(x))                                  \
+    X(PF_FLOOR, floor, floorf(x), floor(x))                                  \
+    X(PF_CEIL, ceil, ceilf(x), ceil(x))                                      \
+    X(PF_ROUND, round, nearbyintf(x), nearbyint(x))                          \
+    X(PF_RSQRT, rsqrt, 1.0f / sqrtf(x), 1.0 / sqrt(x))
+
+/* ops on any dtype with a bool result: X(op, name, float expr, int expr) */
+#define PRED_UNARY(X)                                        \
+    X(PF_ISNAN, isnan, x != x, x != x)                          \
+    X(PF_ISINF, isinf, isinf(x), x != x)                        \
+    X(PF_ISFINITE, isfinite, isfinite(x), x == x)               \
+    X(PF_LOGICAL_NOT, lnot, x == 0, x == 0)
+
+/* integer ops (int64/int32 computed in int64): X(op, name, expr) */
+#define INT_UNARY(X)                                                 \
+    X(PF_NEG, neg, (int64_t)(0 - (uint64_t)x))                       \
+    X(PF_ABS, abs, x < 0 ? (int64_t)(0 - (uint64_t)x) : x)          \
+    X(PF_RELU, relu, x > 0 ? x : 0)                                  \
+    X(PF_SIGN, sign, (x > 0) - (x < 0))                              \
+    X(PF_SQUARE, square, (int64_t)((uint64_t)x * (uint64_t)x))      \
+    X(PF_CLAMP, clamp, pf_iclamp(x, p0d, p1d))                       \
+    X(PF_POW_SCALAR, pows, pf_ipow(x, (int64_t)p0d, err))
+
+#define GEN_FLOAT_UNARY(op, nm, fe, de)                                  \
+    UNARY(un_##nm##_f32, float, float, float, LD_ID, ST_ID, fe)          \
+    UNARY(un_##nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, fe)      \
+    UNARY(un_##nm##_f64, double, double, double, LD_ID, ST_ID, de)
+FLOAT_UNARY(GEN_FLOAT_UNARY)
+
+#define GEN_PRED_UNARY(op, nm, fe, ie)                                    \
+    UNARY(un_##nm##_f32, float, uint8_t, float, LD_ID, ST_ID, fe)         \
+    UNARY(un_##nm##_f16, uint16_t, uint8_t, float, LD_H, ST_ID, fe)       \
+    UNARY(un_##nm##_f64, double, uint8_t, double, LD_ID, ST_ID, fe)       \
+    UNARY(un_##nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_ID, ie)     \
+    UNARY(un_##nm##_i32, int32_t, uint8_t, int64_t, LD_ID, ST_ID, ie)     \
+    UNARY(un_##nm##_b8, uint8_t, uint8_t, int64_t, LD_ID, ST_ID, ie)
+PRED_UNARY(GEN_PRED_UNARY)
+
+/* p0/p1 of integer ops are read as doubles inside the expression, so the compute-type
+ * copies go unused; the UNARY macro silences that. */
+#define GEN_INT_UNARY(op, nm, ie)                                         \
+    UNARY(un_##nm##_i64, int64_t, int64_t, int64_t, LD_ID, ST_ID, ie)    \
+    UNARY(un_##nm##_i32, int32_t, int32_t, int64_t, LD_ID, (int32_t), ie)
+INT_UNARY(GEN_INT_UNARY)
+
+static unary_run unary_table[PF_NUM_UNARY][PF_NUM_DTYPES] = {
+#define ROW_F(op, nm, fe, de) [op] = {[PF_FLOAT32] = un_##nm##_f32, [PF_FLOAT16] = un_##nm##_f16, [PF_FLOAT64] = un_##nm##_f64},
+    FLOAT_UNARY(ROW_F)
+#define ROW_P(op, nm, fe, ie) [op] = {un_##nm##_f32, un_##nm##_f64, un_##nm##_f16, un_##nm##_i64, un_##nm##_i32, un_##nm##_b8},
+    PRED_UNARY(ROW_P)
+};
+static const char *const unary_name[PF_NUM_UNARY] = {
+    "neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "sin", "cos", "sign", "reciprocal", "square", "erf",
+    "clamp", "pow", "pow", "isnan", "isinf", "isfinite", "logical_not", "log1p", "expm1", "floor", "ceil", "round",
+    "rsqrt"};
+_Static_assert(sizeof(unary_name) / sizeof(*unary_name) == PF_NUM_UNARY, "unary names and op codes differ");
+
+/* Integer rows are filled at first use: designated initializers cannot merge into the
+ * float rows above. Also: floor/ceil/round of an integer is the identity copy. */
+static void fill_int_unary(void) {
+#define SET_I(op, nm, ie) unary_table[op][PF_INT64] = un_##nm##_i64; unary_table[op][PF_INT32] = un_##nm##_i32;
+    INT_UNARY(SET_I)
+}
+
+static int unary_out_dtype(int op, int dt) {
+    return (op == PF_ISNAN || op == PF_ISINF || op == PF_ISFINITE || op == PF_LOGICAL_NOT) ? PF_BOOL : dt;
+}
+
+/* ---- binary ---- */
+
+/* BINARY(name, TI, TO, CT, load, store, expr of a and b); fast loops for contiguous
+ * operands and for a broadcast scalar on either side (x * 2, 1 - x). */
+#define BINARY(name, TI, TO, CT, LD, ST, EXPR)                                                           \
+    PF_SIMD static void name(const char *ap, int64_t sa, const char *bp, int64_t sb, char *op_,          \
+                             int64_t so, int64_t n, int *err) {                                        \
+        (void)err;                                                                                     \
+        const TI *restrict A = (const TI *)ap, *restrict B = (const TI *)bp;                           \
+        TO *restrict O = (TO *)op_;                                                                    \
+        if (so == sizeof(TO) && sa == sizeof(TI) && sb == sizeof(TI)) {                                \
+            for (int64_t i = 0; i < n; i++) { CT a = LD(A[i]), b = LD(B[i]); O[i] = ST(EXPR); }         \
+        } else if (so == sizeof(TO) && sa == sizeof(TI) && sb == 0) {                                  \
+            const CT b = LD(B[0]);                                                                     \
+            for (int64_t i = 0; i < n; i++) { CT a = LD(A[i]); O[i] = ST(EXPR); }                       \
+        } else if (so == sizeof(TO) && sa == 0 && sb == sizeof(TI)) {                                  \
+            const CT a = LD(A[0]);                                                                     \
+            for (int64_t i = 0; i < n; i++) { CT b = LD(B[i]); O[i] = ST(EXPR); }                       \
+        } else {                                                                                       \
+            for (int64_t i = 0; i < n; i++) {                                                          \
+                CT a = LD(*(const TI *)(ap + i * sa)), b = LD(*(const TI *)(bp + i * sb));             \
+                *(TO *)(op_ + i * so) = ST(EXPR);                                                      \
+            }                                                                                          \
+        }                                                                                              \
+    }
+
+/* arithmetic on floats: X(op, name, float expr, double expr) */
+#define FLOAT_BINARY(X)                                                     \
+    X(PF_ADD, add, a + b, a + b)                                           \
+    X(PF_SUB, sub, a - b, a - b)                                           \
+    X(PF_MUL, mul, a * b, a * b)                                           \
+    X(PF_DIV, div, a / b, a / b)                                           \
+    X(PF_POW, pow, powf(a, b), pow(a, b))                                  \
+    X(PF_MAXIMUM, maximum, pf_maxf(a, b), pf_maxd(a, b))                   \
+    X(PF_MINIMUM, minimum, pf_minf(a, b), pf_mind(a, b))                   \
+    X(PF_ATAN2, atan2, atan2f(a, b), atan2(a, b))                          \
+    X(PF_REMAINDER, remainder, pf_remf(a, b), pf_rem(a, b))                \
+    X(PF_FLOOR_DIVIDE, floordiv, floorf(a / b), floor(a / b))
+
+/* integer arithmetic in int64 with wrap-around (unsigned math avoids C's UB) */
+#define INT_BINARY(X)                                                       \
+    X(PF_ADD, add, (int64_t)((uint64_t)a + (uint64_t)b))                   \
+    X(PF_SUB, sub, (int64_t)((uint64_t)a - (uint64_t)b))                   \
+    X(PF_MUL, mul, (int64_t)((uint64_t)a * (uint64_t)b))                   \
+    X(PF_POW, pow, pf_ipow(a, b, err))                                     \
+    X(PF_MAXIMUM, maximum, a > b ? a : b)                                  \
+    X(PF_MINIMUM, minimum, a < b ? a : b)                                  \
+    X(PF_REMAINDER, remainder, pf_irem(a, b, err))                         \
+    X(PF_FLOOR_DIVIDE, floordiv, pf_ifloordiv(a, b, err))
+
+/* any dtype, bool result */
+#define PRED_BINARY(X)                                \
+    X(PF_EQ, eq, a == b)                              \
+    X(PF_NE, ne, a != b)                              \
+    X(PF_LT, lt, a < b)                               \
+    X(PF_LE, le, a <= b)                              \
+    X(PF_GT, gt, a > b)                               \
+    X(PF_GE, ge, a >= b)                              \
+    X(PF_LOGICAL_AND, land, (a != 0) & (b != 0))      \
+    X(PF_LOGICAL_OR, lor, (a != 0) | (b != 0))        \
+    X(PF_LOGICAL_XOR, lxor, (a != 0) ^ (b != 0))
+
+/* bool arithmetic as torch: + is or, * is and, max/min are or/and */
+#define BOOL_BINARY(X)                                \
+    X(PF_ADD, add, a | b)                             \
+    X(PF_MUL, mul, a & b)                             \
+    X(PF_MAXIMUM, maximum, a | b)                     \
+    X(PF_MINIMUM, minimum, a & b)
+
+#define GEN_FLOAT_BINARY(op, nm, fe, de)                                      \
+    BINARY(bin_##nm##_f32, float, float, float, LD_ID, ST_ID, fe)             \
+    BINARY(bin_##nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, fe)         \
+    BINARY(bin_##nm##_f64, double, double, double, LD_ID, ST_ID, de)
+FLOAT_BINARY(GEN_FLOAT_BINARY)
+#define GEN_INT_BINARY(op, nm, ie)                                            \
+    BINARY(bin_##nm##_i64, int64_t, int64_t, int64_t, LD_ID, ST_ID, ie)       \
+    BINARY(bin_##nm##_i32, int32_t, int32_t, int64_t, LD_ID, (int32_t), ie)
+INT_BINARY(GEN_INT_BINARY)
+#define GEN_PRED_BINARY(op, nm, e)                                            \
+    BINARY(bin_##nm##_f32, float, uint8_t, float, LD_ID, ST_ID, e)            \
+    BINARY(bin_##nm##_f16, uint16_t, uint8_t, float, LD_H, ST_ID, e)          \
+    BINARY(bin_##nm##_f64, double, uint8_t, double, LD_ID, ST_ID, e)          \
+    BINARY(bin_##nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_ID, e)        \
+    BINARY(bin_##nm##_i32, int32_t, uint8_t, int64_t, LD_ID, ST_ID, e)        \
+    BINARY(bin_##nm##_b8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, e)
+PRED_BINARY(GEN_PRED_BINARY)
+#define GEN_BOOL_BINARY(op, nm, e) BINARY(bin_##nm##_b8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, e)
+BOOL_BINARY(GEN_BOOL_BINARY)
+
+static binary_run binary_table[PF_NUM_BINARY][PF_NUM_DTYPES] = {
+#define BROW_F(op, nm, fe, de) [op] = {[PF_FLOAT32] = bin_##nm##_f32, [PF_FLOAT16] = bin_##nm##_f16, [PF_FLOAT64] = bin_##nm##_f64},
+    FLOAT_BINARY(BROW_F)
+#define BROW_P(op, nm, e) [op] = {bin_##nm##_f32, bin_##nm##_f64, bin_##nm##_f16, bin_##nm##_i64, bin_##nm##_i32, bin_##nm##_b8},
+    PRED_BINARY(BROW_P)
+};
+static const char *const binary_name[PF_NUM_BINARY] = {
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_xor", "atan2", "remainder", "floor_divide"};
+_Static_assert(sizeof(binary_name) / sizeof(*binary_name) == PF_NUM_BINARY, "binary names and op codes differ");
+
+static void fill_int_binary(void) {
+#define BSET_I(op, nm, ie) binary_table[op][PF_INT64] = bin_##nm##_i64; binary_table[op][PF_INT32] = bin_##nm##_i32;
+    INT_BINARY(BSET_I)
+#define BSET_B(op, nm, e) binary_table[op][PF_BOOL] = bin_##nm##_b8;
+    BOOL_BINARY(BSET_B)
+}
+
+static int binary_out_dtype(int op, int dt) { return (op >= PF_EQ && op <= PF_LOGICAL_XOR) ? PF_BOOL : dt; }
+
+/* The integer rows are filled once, before any thread can read the tables. */
+static void tables_init(void) {
+    static int done;
+    if (__atomic_load_n(&done, __ATOMIC_ACQUIRE)) return;
+#pragma omp critical(pf_tables)
+    if (!done) {
+        fill_int_unary();
+        fill_int_binary();
+        __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+    }
+}
+
+static int int_error(int err, const char *op) {
+    if (err == 1) return pf_error(PF_ERR_RUNTIME, "%s: integers to negative integer powers are not allowed", op);
+    return pf_error(PF_ERR_RUNTIME, "%s: integer division by zero", op);
+}
+
+/* ---- drivers ---- */
+
+/* Runs `run` over the walker's index space in parallel; each thread owns a contiguous
+ * slice of output positions, so no two threads write the same element. */
+#define PF_WALK_SLICE(w, t_, n_, CALL)                                               \
+    do {                                                                             \
+        pf_walk lw_ = (w);                                                           \
+        int64_t b_, e_;                                                              \
+        pf_split(lw_.numel, t_, n_, &b_, &e_);                                       \
+        pf_walk_seek(&lw_, b_);                                                      \
+        for (int64_t pos_ = b_; pos_ < e_;) {                                        \
+            int64_t len = pf_walk_run(&lw_, e_ - pos_);                              \
+            const int64_t *off = lw_.off, *inner = lw_.inner;                        \
+            CALL;                                                                    \
+            pos_ += len;                                                             \
+            pf_walk_advance(&lw_, len);                                              \
+        }                                                                            \
+    } while (0)
+
+/* Serial calls skip the OpenMP region entirely: even `if (0)` costs a team set-up. */
+#define PF_PARALLEL_WALK(w, CALL)                                                    \
+    do {                                                                             \
+        int nt_ = pf_threads_for((w).numel);                                         \
+        if (nt_ == 1) {                                                              \
+            PF_WALK_SLICE(w, 0, 1, CALL);                                            \
+        } else {                                                                     \
+            _Pragma("omp parallel num_threads(nt_)")                                 \
+            {                                                                        \
+                int t_ = 0, n_ = 1;                                                  \
+                PF_OMP_ID(t_, n_);                                                   \
+                PF_WALK_SLICE(w, t_, n_, CALL);                                      \
+            }                                                                        \
+        }                                                                            \
+    } while (0)
+
+#ifdef _OPENMP
+#define PF_OMP_ID(t, n) (t = omp_get_thread_num(), n = omp_get_num_threads())
+#else
+#define PF_OMP_ID(t, n) ((void)0)
+#endif
+
+int pf_unary(int op, const pf_tensor *x, pf_tensor *out, double p0, double p1) {
+    int rc;
+    if ((rc = pf_check(x, "unary input")) || (rc = pf_check(out, "unary output"))) return rc;
+    if (op < 0 || op >= PF_NUM_UNARY) return pf_error(PF_ERR_VALUE, "unknown unary op code %d", op);
+    tables_init();
+    unary_run run = unary_table[op][x->dtype];
+    if (!run) return pf_error(PF_ERR_TYPE, "%s: unsupported dtype %s", unary_name[op], pf_dtype_name[x->dtype]);
+    if (out->dtype != unary_out_dtype(op, x->dtype))
+        return pf_error(PF_ERR_TYPE, "%s: output dtype must be %s, got %s", unary_name[op],
+                        pf_dtype_name[unary_out_dtype(op, x->dtype)], pf_dtype_name[out->dtype]);
+    int64_t bs[PF_MAX_DIMS];
+    if ((rc = pf_broadcast_strides(x, out->ndim, out->shape, bs, "input"))) return rc;
+    const int64_t *st[2] = {bs, out->strides};
+    size_t sz[2] = {pf_dtype_size[x->dtype], pf_dtype_size[out->dtype]};
+    pf_walk w;
+    pf_walk_init(&w, out->ndim, out->shape, 2, st, sz);
+    int err = 0;
+    const char *xb = x->data;
+    char *ob = out->data;
+    PF_PARALLEL_WALK(w, run(xb + off[0], inner[0], ob + off[1], inner[1], len, p0, p1, &err));
+    return err ? int_error(err, unary_name[op]) : PF_OK;
+}
+
+int pf_unary_contig(int op, int dtype, const void *x, void *out, int64_t n) {
+    if (op < 0 || op >= PF_NUM_UNARY) return pf_error(PF_ERR_VALUE, "unknown unary op code %d", op);
+    if (dtype < 0 || dtype >= PF_NUM_DTYPES) return pf_error(PF_ERR_TYPE, "unknown dtype code %d", dtype);
+    if (n < 0 || (n > 0 && (!x || !out))) return pf_error(PF_ERR_VALUE, "unary: bad buffer (n=%lld)", (long long)n);
+    tables_init();
+    unary_run run = unary_table[op][dtype];
+    if (!run) return pf_error(PF_ERR_TYPE, "%s: unsupported dtype %s", unary_name[op], pf_dtype_name[dtype]);
+    int64_t si = pf_dtype_size[dtype], so = pf_dtype_size[unary_out_dtype(op, dtype)];
+    int nt = pf_threads_for(n), err = 0;
+    if (nt == 1) {
+        run(x, si, out, so, n, 0, 0, &err);
+    } else {
+#pragma omp parallel num_threads(nt)
+        {
+            int t = 0, k = 1;
+            PF_OMP_ID(t, k);
+            int64_t b, e;
+            pf_split(n, t, k, &b, &e);
+            run((const char *)x + b * si, si, (char *)out + b * so, so, e - b, 0, 0, &err);
+        }
+    }
+    return err ? int_error(err, unary_name[op]) : PF_OK;
+}
+
+static int binary_check(int op, int da, int db, int dout) {
+    if (op < 0 || op >= PF_NUM_BINARY) return pf_error(PF_ERR_VALUE, "unknown binary op code %d", op);
+    if (da != db)
+        return pf_error(PF_ERR_TYPE, "%s: operands must have one dtype, got %s and %s", binary_name[op],
+                        pf_dtype_name[da], pf_dtype_name[db]);
+    tables_init();
+    if (!binary_table[op][da])
+        return pf_error(PF_ERR_TYPE, "%s: unsupported dtype %s", binary_name[op], pf_dtype_name[da]);
+    if (dout != binary_out_dtype(op, da))
+        return pf_error(PF_ERR_TYPE, "%s: output dtype must be %s, got %s", binary_name[op],
+                        pf_dtype_name[binary_out_dtype(op, da)], pf_dtype_name[dout]);
+    return PF_OK;
+}
+
+int pf_binary(int op, const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
+    int rc;
+    if ((rc = pf_check(a, "first operand")) || (rc = pf_check(b, "second operand")) ||
+        (rc = pf_check(out, "output")))
+        return rc;
+    if ((rc = binary_check(op, a->dtype, b->dtype, out->dtype))) return rc;
+    int64_t sa[PF_MAX_DIMS], sb[PF_MAX_DIMS];
+    if ((rc = pf_broadcast_strides(a, out->ndim, out->shape, sa, "first operand")) ||
+        (rc = pf_broadcast_strides(b, out->ndim, out->shape, sb, "second operand")))
+        return rc;
+    const int64_t *st[3] = {sa, sb, out->strides};
+    size_t sz[3] = {pf_dtype_size[a->dtype], pf_dtype_size[a->dtype], pf_dtype_size[out->dtype]};
+    pf_walk w;
+    pf_walk_init(&w, out->ndim, out->shape, 3, st, sz);
+    binary_run run = binary_table[op][a->dtype];
+    int err = 0;
+    const char *ab = a->data, *bb = b->data;
+    char *ob = out->data;
+    PF_PARALLEL_WALK(w, run(ab + off[0], inner[0], bb + off[1], inner[1], ob + off[2], inner[2], len, &err));
+    return err ? int_error(err, binary_name[op]) : PF_OK;
+}
+
+int pf_binary_contig(int op, int dtype, const void *a, const void *b, void *out, int64_t n) {
+    if (dtype < 0 || dtype >= PF_NUM_DTYPES) return pf_error(PF_ERR_TYPE, "unknown dtype code %d", dtype);
+    int rc = binary_check(op, dtype, dtype, op >= 0 && op < PF_NUM_BINARY ? binary_out_dtype(op, dtype) : dtype);
+    if (rc) return rc;
+    if (n < 0 || (n > 0 && (!a || !b || !out))) return pf_error(PF_ERR_VALUE, "binary: bad buffer (n=%lld)", (long long)n);
+    binary_run run = binary_table[op][dtype];
+    int64_t si = pf_dtype_size[dtype], so = pf_dtype_size[binary_out_dtype(op, dtype)];
+    int nt = pf_threads_for(n), err = 0;
+    if (nt == 1) {
+        run(a, si, b, si, out, so, n, &err);
+    } else {
+#pragma omp parallel num_threads(nt)
+        {
+            int t = 0, k = 1;
+            PF_OMP_ID(t, k);
+            int64_t s, e;
+            pf_split(n, t, k, &s, &e);
+            run((const char *)a + s * si, si, (const char *)b + s * si, si, (char *)out + s * so, so, e - s, &err);
+        }
+    }
+    return err ? int_error(err, binary_name[op]) : PF_OK;
+}
+
+/* ---- where, copy, fill ---- */
+
+/* Moves one element of `size` bytes; where and same-dtype copy need no arithmetic. */
+static inline void move_elem(char *d, const char *s, size_t size) {
+    switch (size) {
+    case 1: *(uint8_t *)d = *(const uint8_t *)s; break;
+    case 2: *(uint16_t *)d = *(const uint16_t *)s; break;
+    case 4: *(uint32_t *)d = *(const uint32_t *)s; break;
+    default: *(uint64_t *)d = *(const uint64_t *)s; break;
+    }
+}
+
+int pf_where(const pf_tensor *cond, const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
+    int rc;
+    if ((rc = pf_check(cond, "condition")) || (rc = pf_check(a, "first value")) || (rc = pf_check(b, "second value")) ||
+        (rc = pf_check(out, "output")))
+        return rc;
+    if (cond->dtype != PF_BOOL)
+        return pf_error(PF_ERR_TYPE, "where: condition must be bool, got %s", pf_dtype_name[cond->dtype]);
+    if (a->dtype != out->dtype || b->dtype != out->dtype)
+        return pf_error(PF_ERR_TYPE, "where: values must have the output's dtype %s, got %s and %s",
+                        pf_dtype_name[out->dtype], pf_dtype_name[a->dtype], pf_dtype_name[b->dtype]);
+    int64_t sc[PF_MAX_DIMS], sa[PF_MAX_DIMS], sb[PF_MAX_DIMS];
+    if ((rc = pf_broadcast_strides(cond, out->ndim, out->shape, sc, "condition")) ||
+        (rc = pf_broadcast_strides(a, out->ndim, out->shape, sa, "first value")) ||
+        (rc = pf_broadcast_strides(b, out->ndim, out->shape, sb, "second value")))
+        return rc;
+    size_t es = pf_dtype_size[out->dtype];
+    const int64_t *st[4] = {sc, sa, sb, out->strides};
+    size_t sz[4] = {1, es, es, es};
+    pf_walk w;
+    pf_walk_init(&w, out->ndim, out->shape, 4, st, sz);
+    const char *cb = cond->data, *ab = a->data, *bb = b->data;
+    char *ob = out->data;
+    PF_PARALLEL_WALK(w, {
+        for (int64_t i = 0; i < len; i++)
+            move_elem(ob + off[3] + i * inner[3],
+                      cb[off[0] + i * inner[0]] ? ab + off[1] + i * inner[1] : bb + off[2] + i * inner[2], es);
+    });
+    return PF_OK;
+}
+
+/* One conversion run: element i of src (dtype ds) to dst (dtype dd). Same-dtype and
+ * float32 paths stay tight; other pairs go through double or int64. */
+PF_SIMD static void convert_run(const char *s, int64_t ss, int ds, char *d, int64_t sd, int dd, int64_t n) {
+    size_t es = pf_dtype_size[ds];
+    if (ds == dd) {
+        if (ss == (int64_t)es && sd == (int64_t)es) memcpy(d, s, n * es);
+        else for (int64_t i = 0; i < n; i++) move_elem(d + i * sd, s + i * ss, es);
+    } else if (ds == PF_FLOAT32 && dd == PF_FLOAT64) {
+        for (int64_t i = 0; i < n; i++) *(double *)(d + i * sd) = *(const float *)(s + i * ss);
+    } else if (ds == PF_FLOAT64 && dd == PF_FLOAT32) {
+        for (int64_t i = 0; i < n; i++) *(float *)(d + i * sd) = (float)*(const double *)(s + i * ss);
+    } else if (dd == PF_INT64 || dd == PF_INT32) {
+        for (int64_t i = 0; i < n; i++) {
+            const char *p = s + i * ss;
+            int64_t v = pf_is_float(ds) ? pf_f2i64(pf_load_f64(p, ds)) : pf_load_i64(p, ds);
+            if (dd == PF_INT64) *(int64_t *)(d + i * sd) = v;
+            else *(int32_t *)(d + i * sd) = pf_is_float(ds) ? pf_f2i32(pf_load_f64(p, ds)) : (int32_t)v;
+        }
+    } else if (pf_is_float(ds) || dd != PF_BOOL) {
+        for (int64_t i = 0; i < n; i++) {
+            const char *p = s + i * ss;
+            /* int64 -> float goes through int64 to keep every bit double can hold */
+            double v = ds == PF_INT64 ? (double)*(const int64_t *)p : pf_load_f64(p, ds);
+            pf_store_f64(d + i * sd, dd, v);
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) *(uint8_t *)(d + i * sd) = pf_load_i64(s + i * ss, ds) != 0;
+    }
+}
+
+int pf_copy(const pf_tensor *src, pf_tensor *dst) {
+    int rc;
+    if ((rc = pf_check(src, "copy source")) || (rc = pf_check(dst, "copy destination"))) return rc;
+    int64_t ss[PF_MAX_DIMS];
+    if ((rc = pf_broadcast_strides(src, dst->ndim, dst->shape, ss, "source"))) return rc;
+    const int64_t *st[2] = {ss, dst->strides};
+    size_t sz[2] = {pf_dtype_size[src->dtype], pf_dtype_size[dst->dtype]};
+    pf_walk w;
+    pf_walk_init(&w, dst->ndim, dst->shape, 2, st, sz);
+    int ds = src->dtype, dd = dst->dtype;
+    const char *sb = src->data;
+    char *db = dst->data;
+    PF_PARALLEL_WALK(w, convert_run(sb + off[0], inner[0], ds, db + off[1], inner[1], dd, len));
+    return PF_OK;
+}
+
+int pf_fill(pf_tensor *dst, double value, int64_t ivalue) {
+    int rc;
+    if ((rc = pf_check(dst, "fill destination"))) return rc;
+    /* build the element once, then copy its bytes everywhere */
+    char elem[8];
+    if (pf_is_float(dst->dtype)) pf_store_f64(elem, dst->dtype, value);
+    else pf_store_i64(elem, dst->dtype, ivalue);
+    const int64_t *st[1] = {dst->strides};
+    size_t es = pf_dtype_size[dst->dtype], sz[1] = {es};
+    pf_walk w;
+    pf_walk_init(&w, dst->ndim, dst->shape, 1, st, sz);
+    char *db = dst->data;
+    PF_PARALLEL_WALK(w, {
+        for (int64_t i = 0; i < len; i++) move_elem(db + off[0] + i * inner[0], elem, es);
+    });
+    return PF_OK;
+}
+
+static int check_1d(const pf_tensor *dst, const char *what) {
+    int rc = pf_check(dst, what);
+    if (rc) return rc;
+    if (dst->ndim != 1) return pf_error(PF_ERR_VALUE, "%s: expected a 1-d output, got %d dims", what, dst->ndim);
+    return PF_OK;
+}
+
+int pf_arange(pf_tensor *dst, double start, double step) {
+    int rc = check_1d(dst, "arange");
+    if (rc) return rc;
+    if (!isfinite(start) || !isfinite(step))
+        return pf_error(PF_ERR_VALUE, "arange: start and step must be finite, got %g and %g", start, step);
+    int dt = dst->dtype;
+    size_t es = pf_dtype_size[dt];
+    char *d = dst->data;
+    int exact_int = !pf_is_float(dt) && start == (double)(int64_t)start && step == (double)(int64_t)step;
+    for (int64_t i = 0; i < dst->shape[0]; i++) {
+        char *p = d + i * dst->strides[0] * (int64_t)es;
+        if (exact_int) pf_store_i64(p, dt, (int64_t)start + i * (int64_t)step);
+        else pf_store_f64(p, dt, start + (double)i * step);
+    }
+    return PF_OK;
+}
+
+int pf_linspace(pf_tensor *dst, double start, double end) {
+    int rc = check_1d(dst, "linspace");
+    if (rc) return rc;
+    int64_t n = dst->shape[0];
+    double step = n > 1 ? (end - start) / (double)(n - 1) : 0.0;
+    size_t es = pf_dtype_size[dst->dtype];
+    for (int64_t i = 0; i < n; i++) {
+        /* symmetric, as torch: the second half counts back from `end`, so it lands exactly */
+        double v = i < n / 2 ? start + step * (double)i : end - step * (double)(n - 1 - i);
+        pf_store_f64((char *)dst->data + i * dst->strides[0] * (int64_t)es, dst->dtype, v);
+    }
+    return PF_OK;
+}

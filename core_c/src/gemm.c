@@ -1,0 +1,511 @@
+/* GEMM family: batched matmul over strided tensors.
+ *
+ * float32 and float64 use the BLIS/Goto scheme: jc (NC) -> pc (KC) -> pack B -> ic (MC)
+ * -> pack A -> jr (NR) -> ir (MR) -> micro-kernel on an MR x NR tile of C. Packing reads
+ * through element strides, so transposed and broadcast views cost nothing extra, and
+ * zero-pads the edges so micro-kernels never branch inside the k loop. The micro-kernel
+ * set (AVX-512, AVX2 or portable C) is picked at run time: the build has no -march.
+ * Integer dtypes take a plain correct loop. */
+#include "core.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define PF_X86 1
+#include <immintrin.h>
+#define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+#define T256 __attribute__((target("avx2,fma")))
+#endif
+
+#ifdef _OPENMP
+#define OMP_ID(t) (t = omp_get_thread_num())
+#else
+#define OMP_ID(t) ((void)0)
+#endif
+
+/* ---- path selection ------------------------------------------------------------- */
+
+enum { PATH_PORTABLE, PATH_AVX2, PATH_AVX512, NUM_PATHS };
+static const char *const path_name[NUM_PATHS] = {"portable", "avx2", "avx512"};
+static int g_path = -1; /* -1 until the first use; read and written atomically */
+
+static int path_supported(int p) {
+#ifdef PF_X86
+    __builtin_cpu_init();
+    if (p == PATH_AVX512)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("fma");
+    if (p == PATH_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    return p == PATH_PORTABLE;
+}
+
+static int best_path(void) {
+    int p = NUM_PATHS - 1;
+    while (!path_supported(p)) p--;
+    return p;
+}
+
+static int current_path(void) {
+    int p = __atomic_load_n(&g_path, __ATOMIC_RELAXED);
+    if (p < 0) { /* racing first users all store the same value */
+        p = best_path();
+        __atomic_store_n(&g_path, p, __ATOMIC_RELAXED);
+    }
+    return p;
+}
+
+static int path_index(const char *path) {
+    for (int p = 0; p < NUM_PATHS; p++)
+        if (path && !strcmp(path, path_name[p])) return p;
+    return -1;
+}
+
+int pf_cpu_supports(const char *path) {
+    if (path && !strcmp(path, "auto")) return 1;
+    int p = path_index(path);
+    return p >= 0 && path_supported(p);
+}
+
+int pf_gemm_select(const char *path) {
+    if (path && !strcmp(path, "auto")) {
+        __atomic_store_n(&g_path, best_path(), __ATOMIC_RELAXED);
+        return PF_OK;
+    }
+    int p = path_index(path);
+    if (p < 0)
+        return pf_error(PF_ERR_VALUE, "gemm path '%s' is unknown; choose avx512, avx2, portable or auto",
+                        path ? path : "(null)");
+    if (!path_supported(p))
+        return pf_error(PF_ERR_VALUE, "gemm path '%s' needs CPU features this CPU lacks; it supports: %s", path,
+                        path_supported(PATH_AVX2) ? "avx2, portable" : "portable");
+    __atomic_store_n(&g_path, p, __ATOMIC_RELAXED);
+    return PF_OK;
+}
+
+const char *pf_gemm_path(void) { return path_name[current_path()]; }
+
+/* ---- micro-kernels ---------------------------------------------------------------
+ * C[m x n] (=|+=) A~ B~ over kc steps, m <= MR and n <= NR. A~ is a packed panel: step k
+ * holds MR row values at a + k * astep. B~ rows of NR values lie at b + k * brs: a packed
+ * panel (brs = NR) or, on the direct path, B itself. Rows of C are rsc apart and
+ * contiguous; acc = 0 overwrites, so C need not be initialised. */
+typedef void (*kern_fn)(int64_t kc, const void *a, int64_t astep, const void *b, int64_t brs, void *c, int64_t rsc,
+                        int m, int n, int acc);
+
+#ifdef PF_X86
+#define MAX_MR 12 /* fixed array bounds: VLAs would keep the accumulators on the stack */
+
+/* MR x 32 floats in 2*MR zmm accumulators; always_inline so each MR below is a
+ * separate, fully unrolled kernel whose accumulators stay in registers. */
+static inline __attribute__((always_inline)) T512 void f32_512_body(const int MR, int64_t kc, const float *a,
+                                                                     int64_t astep, const float *b, int64_t brs,
+                                                                     float *c, int64_t rsc, int m, int n, int acc) {
+    __m512 c0[MAX_MR], c1[MAX_MR];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++) c0[i] = c1[i] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < kc; k++, a += astep, b += brs) {
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; i++) {
+            __m512 ai = _mm512_set1_ps(a[i]);
+            c0[i] = _mm512_fmadd_ps(ai, b0, c0[i]);
+            c1[i] = _mm512_fmadd_ps(ai, b1, c1[i]);
+        }
+    }
+    __mmask16 k0 = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
+    __mmask16 k1 = n >= 32 ? 0xffff : n > 16 ? (__mmask16)((1u << (n - 16)) - 1) : 0;
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++) {
+        if (i >= m) break;
+        if (acc) {
+            c0[i] = _mm512_add_ps(c0[i], _mm512_maskz_loadu_ps(k0, c + i * rsc));
+            c1[i] = _mm512_add_ps(c1[i], _mm512_maskz_loadu_ps(k1, c + i * rsc + 16));
+        }
+        _mm512_mask_storeu_ps(c + i * rsc, k0, c0[i]);
+        _mm512_mask_storeu_ps(c + i * rsc + 16, k1, c1[i]);
+    }
+}
+
+static inline __attribute__((always_inline)) T512 void f64_512_body(const int MR, int64_t kc, const double *a,
+                                                                     int64_t astep, const double *b, int64_t brs,
+                                                                     double *c, int64_t rsc, int m, int n, int acc) {
+    __m512d c0[MAX_MR], c1[MAX_MR];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++) c0[i] = c1[i] = _mm512_setzero_pd();
+    for (int64_t k = 0; k < kc; k++, a += astep, b += brs) {
+        __m512d b0 = _mm512_loadu_pd(b), b1 = _mm512_loadu_pd(b + 8);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; i++) {
+            __m512d ai = _mm512_set1_pd(a[i]);
+            c0[i] = _mm512_fmadd_pd(ai, b0, c0[i]);
+            c1[i] = _mm512_fmadd_pd(ai, b1, c1[i]);
+        }
+    }
+    __mmask8 k0 = n >= 8 ? 0xff : (__mmask8)((1u << n) - 1);
+    __mmask8 k1 = n >= 16 ? 0xff : n > 8 ? (__mmask8)((1u << (n - 8)) - 1) : 0;
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++) {
+        if (i >= m) break;
+        if (acc) {
+            c0[i] = _mm512_add_pd(c0[i], _mm512_maskz_loadu_pd(k0, c + i * rsc));
+            c1[i] = _mm512_add_pd(c1[i], _mm512_maskz_loadu_pd(k1, c + i * rsc + 8));
+        }
+        _mm512_mask_storeu_pd(c + i * rsc, k0, c0[i]);
+        _mm512_mask_storeu_pd(c + i * rsc + 8, k1, c1[i]);
+    }
+}
+
+/* AVX2 has no cheap masked store, so partial tiles go through a local tile. */
+#define AVX2_BODY(T, V, W, SET0, LOAD, STORE, SET1, FMA, ADD)                             \
+    V c0[MAX_MR], c1[MAX_MR];                                                             \
+    _Pragma("GCC unroll 16")                                                              \
+    for (int i = 0; i < MR; i++) c0[i] = c1[i] = SET0();                                  \
+    for (int64_t k = 0; k < kc; k++, a += astep, b += brs) {                              \
+        V b0 = LOAD(b), b1 = LOAD(b + W);                                                 \
+        _Pragma("GCC unroll 16")                                                          \
+        for (int i = 0; i < MR; i++) {                                                    \
+            V ai = SET1(a[i]);                                                            \
+            c0[i] = FMA(ai, b0, c0[i]);                                                   \
+            c1[i] = FMA(ai, b1, c1[i]);                                                   \
+        }                                                                                 \
+    }                                                                                     \
+    int full = m == MR && n == 2 * W;                                                     \
+    _Alignas(32) T tile[MAX_MR * 2 * W];                                                  \
+    _Pragma("GCC unroll 16")                                                              \
+    for (int i = 0; i < MR; i++) {                                                        \
+        T *dst = full ? c + i * rsc : tile + i * 2 * W;                                   \
+        if (full && acc) {                                                                \
+            c0[i] = ADD(c0[i], LOAD(dst));                                                \
+            c1[i] = ADD(c1[i], LOAD(dst + W));                                            \
+        }                                                                                 \
+        STORE(dst, c0[i]);                                                                \
+        STORE(dst + W, c1[i]);                                                            \
+    }                                                                                     \
+    if (!full)                                                                            \
+        for (int i = 0; i < m; i++)                                                       \
+            for (int j = 0; j < n; j++) c[i * rsc + j] = (acc ? c[i * rsc + j] : 0) + tile[i * 2 * W + j];
+
+static inline __attribute__((always_inline)) T256 void f32_256_body(const int MR, int64_t kc, const float *a,
+                                                                     int64_t astep, const float *b, int64_t brs,
+                                                                     float *c, int64_t rsc, int m, int n, int acc) {
+    AVX2_BODY(float, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps,
+              _mm256_fmadd_ps, _mm256_add_ps)
+}
+
+static inline __attribute__((always_inline)) T256 void f64_256_body(const int MR, int64_t kc, const double *a,
+                                                                     int64_t astep, const double *b, int64_t brs,
+                                                                     double *c, int64_t rsc, int m, int n, int acc) {
+    AVX2_BODY(double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd,
+              _mm256_fmadd_pd, _mm256_add_pd)
+}
+
+#define KERNEL(NAME, ATTR, BODY, T, MR)                                                                   \
+    static ATTR void NAME(int64_t kc, const void *a, int64_t astep, const void *b, int64_t brs, void *c,  \
+                          int64_t rsc, int m, int n, int acc) {                                           \
+        BODY(MR, kc, (const T *)a, astep, (const T *)b, brs, (T *)c, rsc, m, n, acc);                     \
+    }
+KERNEL(f32_512_12, T512, f32_512_body, float, 12)
+KERNEL(f32_512_4, T512, f32_512_body, float, 4)
+KERNEL(f64_512_12, T512, f64_512_body, double, 12)
+KERNEL(f64_512_4, T512, f64_512_body, double, 4)
+KERNEL(f32_256_6, T256, f32_256_body, float, 6)
+KERNEL(f32_256_2, T256, f32_256_body, float, 2)
+KERNEL(f64_256_6, T256, f64_256_body, double, 6)
+KERNEL(f64_256_2, T256, f64_256_body, double, 2)
+#endif
+
+/* Plain C for CPUs (or compilers) without the intrinsics above; gcc vectorizes the
+ * fixed-size inner loops with baseline SSE2. */
+#define PORTABLE_KERNEL(NAME, T, MR, NR)                                                                  \
+    static void NAME(int64_t kc, const void *a_, int64_t astep, const void *b_, int64_t brs, void *c_,    \
+                     int64_t rsc, int m, int n, int acc) {                                                \
+        const T *a = a_, *b = b_;                                                                         \
+        T *c = c_, t[MR][NR] = {{0}};                                                                     \
+        for (int64_t k = 0; k < kc; k++, a += astep, b += brs)                                            \
+            for (int i = 0; i < MR; i++)                                                                  \
+                for (int j = 0; j < NR; j++) t[i][j] += a[i] * b[j];                                      \
+        for (int i = 0; i < m; i++)                                                                       \
+            for (int j = 0; j < n; j++) c[i * rsc + j] = (acc ? c[i * rsc + j] : 0) + t[i][j];            \
+    }
+PORTABLE_KERNEL(f32_c, float, 4, 8)
+PORTABLE_KERNEL(f64_c, double, 4, 4)
+
+/* ---- packing --------------------------------------------------------------------- */
+
+/* dst[k * w + i] = src[i * si + k * sk] for i < cnt, k < kc; columns cnt..w are zero.
+ * One routine serves both operands: an A panel is (si, sk) = (rsa, csa), a B panel
+ * (csb, rsb). The loop order follows whichever source stride is 1. */
+typedef void (*pack_fn)(int64_t kc, int64_t cnt, const void *src, int64_t si, int64_t sk, int w, void *dst);
+
+#define PACK(NAME, T)                                                                                  \
+    static void NAME(int64_t kc, int64_t cnt, const void *src_, int64_t si, int64_t sk, int w, void *dst_) { \
+        const T *src = src_;                                                                           \
+        T *dst = dst_;                                                                                 \
+        if (si == 1) {                                                                                 \
+            for (int64_t k = 0; k < kc; k++) memcpy(dst + k * w, src + k * sk, cnt * sizeof(T));       \
+        } else if (sk == 1) {                                                                          \
+            for (int64_t i = 0; i < cnt; i++)                                                          \
+                for (int64_t k = 0; k < kc; k++) dst[k * w + i] = src[i * si + k];                     \
+        } else {                                                                                       \
+            for (int64_t k = 0; k < kc; k++)                                                           \
+                for (int64_t i = 0; i < cnt; i++) dst[k * w + i] = src[i * si + k * sk];               \
+        }                                                                                              \
+        if (cnt < w)                                                                                   \
+            for (int64_t k = 0; k < kc; k++) memset(dst + k * w + cnt, 0, (w - cnt) * sizeof(T));      \
+    }
+PACK(pack_f32, float)
+PACK(pack_f64, double)
+
+/* ---- blocked driver ---------------------------------------------------------------- */
+
+typedef struct {
+    int mr, nr, kc, mc, nc; /* micro-tile and cache blocks (KC x NR of B in L1, MC x KC of A in L2) */
+    int mr_small;           /* tiles of at most this many rows take kern_small */
+    size_t esz;
+    kern_fn kern, kern_small;
+    pack_fn pack;
+} gemm_desc;
+
+static const gemm_desc descs[NUM_PATHS][2] = {
+    [PATH_PORTABLE] = {{4, 8, 256, 128, 4096, 4, 4, f32_c, f32_c, pack_f32},
+                       {4, 4, 256, 128, 4096, 4, 8, f64_c, f64_c, pack_f64}},
+#ifdef PF_X86
+    [PATH_AVX2] = {{6, 16, 384, 192, 4096, 2, 4, f32_256_6, f32_256_2, pack_f32},
+                   {6, 8, 256, 192, 4096, 2, 8, f64_256_6, f64_256_2, pack_f64}},
+    [PATH_AVX512] = {{12, 32, 384, 384, 4096, 4, 4, f32_512_12, f32_512_4, pack_f32},
+                     {12, 16, 256, 240, 4096, 4, 8, f64_512_12, f64_512_4, pack_f64}},
+#endif
+};
+#define MAX_TILE 384 /* MR * NR elements of the largest kernel */
+
+/* Problems below this many multiply-adds stay on one thread. */
+#define PAR_WORK (1 << 17)
+/* B is read in place (no packing) for short A or small problems when its rows are
+ * contiguous: packing B costs K*N copies, which only pays off when reused over many rows. */
+#define DIRECT_M 32
+#define DIRECT_WORK (64 * 64 * 64)
+
+typedef struct {
+    int64_t M, N, K;
+    const char *A, *B;
+    char *C;
+    int64_t rsa, csa, rsb, csb, rsc, csc; /* element strides */
+} gemm_prob;
+
+static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* One tile; strided C goes through a local tile since kernels want contiguous rows. */
+static void run_tile(const gemm_desc *d, int64_t kc, const char *a, const char *b, int64_t brs, char *c,
+                     int64_t rsc, int64_t csc, int m, int n, int acc) {
+    kern_fn k = m <= d->mr_small ? d->kern_small : d->kern;
+    if (csc == 1) {
+        k(kc, a, d->mr, b, brs, c, rsc, m, n, acc);
+        return;
+    }
+    _Alignas(64) double tile[MAX_TILE];
+    k(kc, a, d->mr, b, brs, tile, d->nr, m, n, 0);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            int64_t o = (i * rsc + j * csc) * (int64_t)d->esz;
+            if (d->esz == 4) {
+                float v = ((const float *)tile)[i * d->nr + j];
+                *(float *)(c + o) = acc ? *(float *)(c + o) + v : v;
+            } else {
+                double v = tile[i * d->nr + j];
+                *(double *)(c + o) = acc ? *(double *)(c + o) + v : v;
+            }
+        }
+}
+
+static int64_t padded(const gemm_desc *d, int64_t M, int64_t N) {
+    return cdiv(M, d->mr) * d->mr * cdiv(N, d->nr) * d->nr;
+}
+
+/* C = A B for one matrix on nt threads; K > 0. Returns PF_ERR_NOMEM without a message
+ * (it may run on a worker thread, whose error text the caller would not see). */
+static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt) {
+    /* C^T = B^T A^T wastes less of the MR x NR tiles when N is the short side */
+    if (4 * padded(d, p.N, p.M) < 3 * padded(d, p.M, p.N)) {
+        gemm_prob t = {p.N, p.M, p.K, p.B, p.A, p.C, p.csb, p.rsb, p.csa, p.rsa, p.csc, p.rsc};
+        p = t;
+    }
+    const int64_t M = p.M, N = p.N, K = p.K, es = (int64_t)d->esz, mr = d->mr, nr = d->nr;
+    int direct = p.csb == 1 && (M <= DIRECT_M || M * N * K <= DIRECT_WORK);
+
+    /* thread grid pr x pc over row and column tiles, the most even split; rows win ties
+     * because row threads share one packed B */
+    int64_t mt = cdiv(M, mr), ntl = cdiv(N, nr), best = INT64_MAX;
+    int pr = 1;
+    for (int r = nt; r >= 1; r--)
+        if (nt % r == 0 && cdiv(mt, r) * cdiv(ntl, nt / r) < best) best = cdiv(mt, r) * cdiv(ntl, nt / r), pr = r;
+    int pc = nt / pr;
+
+    int64_t kc = cdiv(K, cdiv(K, d->kc)); /* equal K blocks, none tiny */
+    int64_t mc = min64(cdiv(mt, pr), cdiv(d->mc, mr)) * mr; /* bounds every thread's block below */
+    int64_t ncp = cdiv(min64(N, d->nc), nr) * nr;
+    size_t bbytes = direct ? 0 : (size_t)(kc * ncp * es + 63) & ~(size_t)63;
+    size_t abytes = (size_t)((mc + nr) * kc * es + 63) & ~(size_t)63; /* A block + an edge B panel */
+    char *buf = pf_alloc(bbytes + (size_t)nt * abytes);
+    if (!buf) return PF_ERR_NOMEM;
+
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int t = 0;
+        OMP_ID(t);
+        int64_t r0, r1, c0, c1;
+        pf_split(mt, t / pc, pr, &r0, &r1);
+        pf_split(ntl, t % pc, pc, &c0, &c1);
+        int64_t i0 = r0 * mr, i1 = min64(r1 * mr, M), j0 = c0 * nr, j1 = min64(c1 * nr, N);
+        int64_t mine = i1 > i0 ? i1 - i0 : 0;
+        int64_t mct = mine ? cdiv(cdiv(mine, cdiv(mine, d->mc)), mr) * mr : 1; /* even blocks per thread */
+        char *abuf = buf + bbytes + (size_t)t * abytes, *ebuf = abuf + mc * kc * es;
+        for (int64_t jc = 0; jc < N; jc += d->nc) {
+            int64_t ncur = min64(d->nc, N - jc), ja = j0 > jc ? j0 : jc, jb = min64(j1, jc + ncur);
+            for (int64_t pk = 0; pk < K; pk += kc) {
+                int64_t kcur = min64(kc, K - pk);
+                int64_t npan = cdiv(ncur, nr);
+                if (!direct) {
+#pragma omp for schedule(static)
+                    for (int64_t q = 0; q < npan; q++)
+                        d->pack(kcur, min64(nr, ncur - q * nr), p.B + (pk * p.rsb + (jc + q * nr) * p.csb) * es,
+                                p.csb, p.rsb, nr, buf + q * nr * kcur * es);
+                }
+                for (int64_t ic = i0; ic < i1 && ja < jb; ic += mct) {
+                    int64_t mcur = min64(mct, i1 - ic);
+                    for (int64_t q = 0; q < mcur; q += mr)
+                        d->pack(kcur, min64(mr, mcur - q), p.A + ((ic + q) * p.rsa + pk * p.csa) * es, p.rsa,
+                                p.csa, mr, abuf + q * kcur * es);
+                    for (int64_t jr = ja; jr < jb; jr += nr) {
+                        int n = (int)min64(nr, jb - jr);
+                        const char *bp = buf + (jr - jc) * kcur * es;
+                        int64_t brs = nr;
+                        if (direct && n == nr) {
+                            bp = p.B + (pk * p.rsb + jr) * es;
+                            brs = p.rsb;
+                        } else if (direct) {
+                            d->pack(kcur, n, p.B + (pk * p.rsb + jr) * es, 1, p.rsb, nr, ebuf);
+                            bp = ebuf;
+                        }
+                        for (int64_t ir = 0; ir < mcur; ir += mr)
+                            run_tile(d, kcur, abuf + ir * kcur * es, bp, brs,
+                                     p.C + ((ic + ir) * p.rsc + jr * p.csc) * es, p.rsc, p.csc,
+                                     (int)min64(mr, mcur - ir), n, pk > 0);
+                    }
+                }
+                if (!direct) {
+#pragma omp barrier
+                }
+            }
+        }
+    }
+    pf_free(buf);
+    return PF_OK;
+}
+
+/* ---- integers ------------------------------------------------------------------------ */
+
+/* Unsigned arithmetic wraps like NumPy's integer matmul instead of overflowing (UB). */
+#define INT_GEMM(NAME, S, U)                                                                           \
+    static void NAME(const gemm_prob *p, int nt) {                                                     \
+        _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")                       \
+        for (int64_t i = 0; i < p->M; i++) {                                                           \
+            S *c = (S *)p->C + i * p->rsc;                                                             \
+            for (int64_t j = 0; j < p->N; j++) c[j * p->csc] = 0;                                      \
+            for (int64_t k = 0; k < p->K; k++) {                                                       \
+                U a = (U)((const S *)p->A)[i * p->rsa + k * p->csa];                                   \
+                const S *b = (const S *)p->B + k * p->rsb;                                             \
+                for (int64_t j = 0; j < p->N; j++) c[j * p->csc] = (S)((U)c[j * p->csc] + a * (U)b[j * p->csb]); \
+            }                                                                                          \
+        }                                                                                              \
+    }
+INT_GEMM(gemm_i64, int64_t, uint64_t)
+INT_GEMM(gemm_i32, int32_t, uint32_t)
+
+/* ---- entry point ------------------------------------------------------------------------ */
+
+static int shape_error(const pf_tensor *a, const pf_tensor *b, const pf_tensor *out, const char *why) {
+    char sa[128], sb[128], so[128];
+    return pf_error(PF_ERR_VALUE, "matmul: a %s @ b %s -> out %s: %s", pf_shape_str(a, sa), pf_shape_str(b, sb),
+                    pf_shape_str(out, so), why);
+}
+
+/* element offset of batch entry `bi` (row-major over the leading ndim-2 dims) */
+static int64_t batch_offset(const pf_tensor *t, int64_t bi) {
+    int64_t off = 0;
+    for (int d = t->ndim - 3; d >= 0; d--) {
+        off += (bi % t->shape[d]) * t->strides[d];
+        bi /= t->shape[d];
+    }
+    return off;
+}
+
+static int run_one(int dt, const gemm_desc *d, gemm_prob *p, int nt) {
+    if (dt == PF_INT64) gemm_i64(p, nt);
+    else if (dt == PF_INT32) gemm_i32(p, nt);
+    else return gemm_blocked(d, *p, nt);
+    return PF_OK;
+}
+
+int pf_matmul(const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
+    int rc;
+    if ((rc = pf_check(a, "matmul a")) || (rc = pf_check(b, "matmul b")) || (rc = pf_check(out, "matmul out")))
+        return rc;
+    int nd = a->ndim;
+    if (nd < 2 || b->ndim != nd || out->ndim != nd)
+        return shape_error(a, b, out, "all three need the same number of dims, at least 2");
+    if (b->dtype != a->dtype || out->dtype != a->dtype)
+        return pf_error(PF_ERR_TYPE, "matmul: dtypes differ: a %s, b %s, out %s", pf_dtype_name[a->dtype],
+                        pf_dtype_name[b->dtype], pf_dtype_name[out->dtype]);
+    int dt = a->dtype;
+    if (dt == PF_FLOAT16 || dt == PF_BOOL)
+        return pf_error(PF_ERR_TYPE, "matmul does not support %s; convert with .float() first", pf_dtype_name[dt]);
+    for (int i = 0; i < nd - 2; i++)
+        if (b->shape[i] != a->shape[i] || out->shape[i] != a->shape[i])
+            return shape_error(a, b, out, "batch dims differ (broadcast them first)");
+    int64_t M = a->shape[nd - 2], K = a->shape[nd - 1], N = b->shape[nd - 1];
+    if (b->shape[nd - 2] != K) return shape_error(a, b, out, "inner dims differ");
+    if (out->shape[nd - 2] != M || out->shape[nd - 1] != N) return shape_error(a, b, out, "out has the wrong shape");
+
+    int64_t nb = 1;
+    for (int i = 0; i < nd - 2; i++) nb *= a->shape[i];
+    if (nb == 0 || M == 0 || N == 0) return PF_OK;
+    size_t es = pf_dtype_size[dt];
+    if (K == 0) {
+        for (int64_t bi = 0; bi < nb; bi++)
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++)
+                    memset((char *)out->data + (batch_offset(out, bi) + i * out->strides[nd - 2] +
+                                                 j * out->strides[nd - 1]) * (int64_t)es,
+                           0, es);
+        return PF_OK;
+    }
+    const gemm_desc *d = &descs[current_path()][dt == PF_FLOAT64];
+    gemm_prob p = {M, N, K, a->data, b->data, out->data, a->strides[nd - 2], a->strides[nd - 1],
+                   b->strides[nd - 2], b->strides[nd - 1], out->strides[nd - 2], out->strides[nd - 1]};
+    int64_t work = M * N * K;
+    int nt = work * nb >= PAR_WORK ? pf_threads() : 1, err = PF_OK;
+    /* many small products: one whole product per thread beats splitting each one */
+    if (nb > 1 && nt > 1 && work < (1 << 21)) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (int64_t bi = 0; bi < nb; bi++) {
+            gemm_prob q = p;
+            q.A += batch_offset(a, bi) * (int64_t)es;
+            q.B += batch_offset(b, bi) * (int64_t)es;
+            q.C += batch_offset(out, bi) * (int64_t)es;
+            if (run_one(dt, d, &q, 1)) __atomic_store_n(&err, PF_ERR_NOMEM, __ATOMIC_RELAXED);
+        }
+    } else {
+        nt = work >= PAR_WORK ? nt : 1;
+        for (int64_t bi = 0; bi < nb && !err; bi++) {
+            gemm_prob q = p;
+            q.A += batch_offset(a, bi) * (int64_t)es;
+            q.B += batch_offset(b, bi) * (int64_t)es;
+            q.C += batch_offset(out, bi) * (int64_t)es;
+            err = run_one(dt, d, &q, nt);
+        }
+    }
+    if (err) return pf_error(PF_ERR_NOMEM, "matmul: out of memory for packing buffers (M=%lld, N=%lld, K=%lld)",
+                             (long long)M, (long long)N, (long long)K);
+    return PF_OK;
+}

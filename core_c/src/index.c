@@ -1,0 +1,517 @@
+/* Indexing along one dim: index_select / index_add / index_copy, gather / scatter_add,
+ * nonzero.
+ *
+ * The kernels see a tensor as (position along dim) x (the "rest": every other dim) and
+ * walk the rest with the strided walker. Kernels that write through an index (index_add,
+ * index_copy, scatter_add) split only the rest across threads, so two threads never
+ * write the same element and each element sees its writes in ascending index order:
+ * results do not depend on the thread count. Indices are validated before anything is
+ * written, so a failing call leaves its output untouched. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "core.h"
+
+#define MIN64(a, b) ((a) < (b) ? (a) : (b))
+
+/* Size and stride along dim; a 0-d tensor acts as one element along dim 0 as in torch. */
+static int64_t dsize(const pf_tensor *t, int d) { return t->ndim ? t->shape[d] : 1; }
+static int64_t dstride(const pf_tensor *t, int d) { return t->ndim ? t->strides[d] : 0; }
+
+/* This thread's share [b, e) of [0, total) inside a parallel region. */
+static void my_share(int64_t total, int64_t *b, int64_t *e) {
+    int t = 0, T = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    T = omp_get_num_threads();
+#endif
+    pf_split(total, t, T, b, e);
+}
+
+static int norm_dim(const char *fn, int dim, int ndim, int *d) {
+    int n = ndim ? ndim : 1;
+    if (dim < -n || dim >= n)
+        return pf_error(PF_ERR_INDEX, "%s: dimension out of range (expected to be in range of [%d, %d], but got %d)",
+                        fn, -n, n - 1, dim);
+    *d = dim < 0 ? dim + n : dim;
+    return PF_OK;
+}
+
+/* pf_check with the entry point's name in front of the argument's */
+static int check_arg(const char *fn, const pf_tensor *t, const char *what) {
+    char name[64];
+    snprintf(name, sizeof name, "%s: %s", fn, what);
+    return pf_check(t, name);
+}
+
+static int check_index_dtype(const char *fn, const pf_tensor *idx) {
+    if (idx->dtype != PF_INT64 && idx->dtype != PF_INT32)
+        return pf_error(PF_ERR_TYPE, "%s: index must be int64 (or int32), got %s", fn, pf_dtype_name[idx->dtype]);
+    return PF_OK;
+}
+
+static inline int64_t load_index(const char *p, int dt) {
+    return dt == PF_INT64 ? *(const int64_t *)p : *(const int32_t *)p;
+}
+
+static int check_same_dtype(const char *fn, const pf_tensor *a, const char *an, const pf_tensor *b, const char *bn) {
+    if (a->dtype != b->dtype)
+        return pf_error(PF_ERR_TYPE, "%s: %s is %s but %s is %s", fn, an, pf_dtype_name[a->dtype], bn,
+                        pf_dtype_name[b->dtype]);
+    return PF_OK;
+}
+
+static int check_addable(const char *fn, int dt) {
+    if (dt == PF_BOOL) return pf_error(PF_ERR_TYPE, "%s: bool tensors cannot be accumulated into", fn);
+    return PF_OK;
+}
+
+/* Copy n elements of es bytes between byte-strided runs. memcpy with a constant size
+ * compiles to a plain move and stays clear of strict-aliasing trouble. */
+static void copy_run(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, size_t es) {
+    if (ds == (int64_t)es && ss == (int64_t)es) {
+        memcpy(d, s, (size_t)n * es);
+        return;
+    }
+#define COPY_N(SZ) for (int64_t k = 0; k < n; k++) memcpy(d + k * ds, s + k * ss, SZ)
+    switch (es) {
+    case 1: COPY_N(1); break;
+    case 2: COPY_N(2); break;
+    case 4: COPY_N(4); break;
+    default: COPY_N(8); break;
+    }
+#undef COPY_N
+}
+
+/* d[k] += s[k] for n elements of dtype dt (float16 widened to float and rounded back). */
+static void add_run(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, int dt) {
+#define ADD_N(T) for (int64_t k = 0; k < n; k++) *(T *)(d + k * ds) += *(const T *)(s + k * ss)
+    switch (dt) {
+    case PF_FLOAT32: ADD_N(float); break;
+    case PF_FLOAT64: ADD_N(double); break;
+    case PF_INT64: ADD_N(int64_t); break;
+    case PF_INT32: ADD_N(int32_t); break;
+    default:
+        for (int64_t k = 0; k < n; k++) {
+            uint16_t *h = (uint16_t *)(d + k * ds);
+            *h = pf_f2h(pf_h2f(*h) + pf_h2f(*(const uint16_t *)(s + k * ss)));
+        }
+    }
+#undef ADD_N
+}
+
+/* The rest of a tensor: its shape with dim d collapsed to 1 (the walker drops it). */
+static void rest_shape(const pf_tensor *shape_of, int d, int64_t *shape) {
+    for (int i = 0; i < shape_of->ndim; i++) shape[i] = i == d ? 1 : shape_of->shape[i];
+}
+
+/* Validated, wrapped copy of a 1-d index (negatives wrap once); NULL on error. */
+static int64_t *read_1d_index(const char *fn, const pf_tensor *idx, int d, int64_t size, int *rc) {
+    int64_t L = pf_numel(idx), st = idx->ndim ? idx->strides[0] : 0;
+    size_t es = pf_dtype_size[idx->dtype];
+    int64_t *pos = malloc((size_t)(L ? L : 1) * sizeof *pos);
+    if (!pos) {
+        *rc = pf_error(PF_ERR_NOMEM, "%s: cannot allocate %lld indices", fn, (long long)L);
+        return NULL;
+    }
+    for (int64_t j = 0; j < L; j++) {
+        int64_t v = load_index((const char *)idx->data + j * st * (int64_t)es, idx->dtype);
+        if (v < -size || v >= size) {
+            *rc = pf_error(PF_ERR_INDEX, "%s: index %lld is out of bounds for dimension %d with size %lld", fn,
+                           (long long)v, d, (long long)size);
+            free(pos);
+            return NULL;
+        }
+        pos[j] = v < 0 ? v + size : v;
+    }
+    *rc = PF_OK;
+    return pos;
+}
+
+/* Checks shared by index_select and index_add: `big` has the dim's full size, `small`
+ * has idx's length along dim and `big`'s shape elsewhere. */
+static int check_along(const char *fn, const pf_tensor *big, const char *bn, const pf_tensor *small, const char *sn,
+                       const pf_tensor *idx, int dim, int *d) {
+    int rc;
+    if ((rc = check_arg(fn, big, bn)) || (rc = check_arg(fn, small, sn)) || (rc = check_arg(fn, idx, "index")))
+        return rc;
+    if ((rc = check_same_dtype(fn, big, bn, small, sn)) || (rc = check_index_dtype(fn, idx))) return rc;
+    if ((rc = norm_dim(fn, dim, big->ndim, d))) return rc;
+    char a[128], b[128];
+    if (idx->ndim > 1)
+        return pf_error(PF_ERR_INDEX, "%s: index must be 1-d, got shape %s", fn, pf_shape_str(idx, a));
+    int64_t L = pf_numel(idx);
+    int ok = small->ndim == big->ndim;
+    for (int i = 0; ok && i < big->ndim; i++) ok = small->shape[i] == (i == *d ? L : big->shape[i]);
+    if (big->ndim == 0 && L != 1)
+        return pf_error(PF_ERR_INDEX, "%s: index into a 0-d tensor must have 1 value, got %lld", fn, (long long)L);
+    if (!ok)
+        return pf_error(PF_ERR_VALUE, "%s: %s has shape %s but %s of shape %s indexed by %lld indices along dim %d "
+                        "needs the same shape with %lld at dim %d", fn, sn, pf_shape_str(small, a), bn,
+                        pf_shape_str(big, b), (long long)L, *d, (long long)L, *d);
+    return PF_OK;
+}
+
+int pf_index_select(const pf_tensor *x, int dim, const pf_tensor *idx, pf_tensor *out) {
+    const char *fn = "index_select";
+    int d, rc;
+    if ((rc = check_along(fn, x, "x", out, "out", idx, dim, &d))) return rc;
+    int64_t *pos = read_1d_index(fn, idx, d, dsize(x, d), &rc);
+    if (!pos) return rc;
+    int64_t shape[PF_MAX_DIMS];
+    rest_shape(out, d, shape);
+    const int64_t *st[2] = {out->strides, x->strides};
+    size_t es = pf_dtype_size[x->dtype], sizes[2] = {es, es};
+    int64_t L = pf_numel(idx), R = 1;
+    for (int i = 0; i < out->ndim; i++) R *= shape[i];
+    int64_t total = L * R, osd = dstride(out, d) * (int64_t)es, xsd = dstride(x, d) * (int64_t)es;
+    int nt = pf_threads_for(total);
+    /* the flattened (j, rest) space is split, so a few long rows and many short ones
+     * (embedding lookups) both spread over the threads */
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int64_t b, e;
+        my_share(total, &b, &e);
+        if (b < e) {
+            pf_walk w;
+            pf_walk_init(&w, out->ndim, shape, 2, st, sizes);
+            int64_t j = b / R, r = b % R;
+            pf_walk_seek(&w, r);
+            while (b < e) {
+                int64_t n = pf_walk_run(&w, MIN64(e - b, R - r));
+                copy_run((char *)out->data + j * osd + w.off[0], w.inner[0],
+                         (const char *)x->data + pos[j] * xsd + w.off[1], w.inner[1], n, es);
+                b += n;
+                r += n;
+                pf_walk_advance(&w, n);
+                if (r == R) {
+                    r = 0;
+                    j++;
+                    pf_walk_seek(&w, 0);
+                }
+            }
+        }
+    }
+    free(pos);
+    return PF_OK;
+}
+
+/* index_add (accumulate) and index_copy. Each thread owns a share of the rest and walks
+ * j in ascending order, so repeated indices add up race-free and, for a copy, the last
+ * j wins, whatever the thread count. */
+static int index_put(const char *fn, pf_tensor *out, int dim, const pf_tensor *idx, const pf_tensor *src,
+                     int accumulate) {
+    int d, rc;
+    if ((rc = check_along(fn, out, "out", src, "src", idx, dim, &d))) return rc;
+    if (accumulate && (rc = check_addable(fn, out->dtype))) return rc;
+    int64_t *pos = read_1d_index(fn, idx, d, dsize(out, d), &rc);
+    if (!pos) return rc;
+    int64_t shape[PF_MAX_DIMS];
+    rest_shape(src, d, shape);
+    const int64_t *st[2] = {out->strides, src->strides};
+    size_t es = pf_dtype_size[out->dtype], sizes[2] = {es, es};
+    int64_t L = pf_numel(idx), R = 1;
+    for (int i = 0; i < src->ndim; i++) R *= shape[i];
+    int64_t osd = dstride(out, d) * (int64_t)es, ssd = dstride(src, d) * (int64_t)es;
+    int nt = pf_threads_for(L * R);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int64_t rb, re;
+        my_share(R, &rb, &re);
+        pf_walk w;
+        pf_walk_init(&w, src->ndim, shape, 2, st, sizes);
+        for (int64_t j = 0; j < L && rb < re; j++) {
+            pf_walk_seek(&w, rb);
+            for (int64_t r = rb; r < re;) {
+                int64_t n = pf_walk_run(&w, re - r);
+                char *o = (char *)out->data + pos[j] * osd + w.off[0];
+                const char *sp = (const char *)src->data + j * ssd + w.off[1];
+                if (accumulate) add_run(o, w.inner[0], sp, w.inner[1], n, out->dtype);
+                else copy_run(o, w.inner[0], sp, w.inner[1], n, es);
+                r += n;
+                pf_walk_advance(&w, n);
+            }
+        }
+    }
+    free(pos);
+    return PF_OK;
+}
+
+int pf_index_add(pf_tensor *out, int dim, const pf_tensor *idx, const pf_tensor *src) {
+    return index_put("index_add", out, dim, idx, src, 1);
+}
+
+int pf_index_copy(pf_tensor *out, int dim, const pf_tensor *idx, const pf_tensor *src) {
+    return index_put("index_copy", out, dim, idx, src, 0);
+}
+
+/* ---- gather / scatter_add ---- */
+
+/* Every value of `index` must lie in [0, size): gather and scatter_add do not wrap
+ * negatives (as torch). Reports the first bad value in row-major order. */
+static int check_index_range(const char *fn, const pf_tensor *index, int d, int64_t size) {
+    int64_t total = pf_numel(index), bad_pos = INT64_MAX, bad_val = 0;
+    const int64_t *st[1] = {index->strides};
+    size_t sizes[1] = {pf_dtype_size[index->dtype]};
+    int nt = pf_threads_for(total);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int64_t b, e, my_pos = INT64_MAX, my_val = 0;
+        my_share(total, &b, &e);
+        pf_walk wi;
+        pf_walk_init(&wi, index->ndim, index->shape, 1, st, sizes);
+        pf_walk_seek(&wi, b);
+        for (int64_t p = b; p < e && my_pos == INT64_MAX;) {
+            int64_t n = pf_walk_run(&wi, e - p);
+            const char *ip = (const char *)index->data + wi.off[0];
+            for (int64_t k = 0; k < n; k++) {
+                int64_t v = load_index(ip + k * wi.inner[0], index->dtype);
+                if (v < 0 || v >= size) {
+                    my_pos = p + k;
+                    my_val = v;
+                    break;
+                }
+            }
+            p += n;
+            pf_walk_advance(&wi, n);
+        }
+        if (my_pos != INT64_MAX) {
+#pragma omp critical(pf_index_range)
+            if (my_pos < bad_pos) {
+                bad_pos = my_pos;
+                bad_val = my_val;
+            }
+        }
+    }
+    if (bad_pos != INT64_MAX)
+        return pf_error(PF_ERR_INDEX, "%s: index %lld is out of bounds for dimension %d with size %lld", fn,
+                        (long long)bad_val, d, (long long)size);
+    return PF_OK;
+}
+
+/* torch's shape rules: one ndim for all three; index no larger than `full` in every dim
+ * and no larger than `data` (gather's x, scatter's out) except along d. */
+static int check_gs(const char *fn, const pf_tensor *data, const char *dn, const pf_tensor *index,
+                    const pf_tensor *full, const char *fulln, int dim, int *d) {
+    int rc;
+    if ((rc = check_arg(fn, data, dn)) || (rc = check_arg(fn, index, "index")) || (rc = check_arg(fn, full, fulln)))
+        return rc;
+    if ((rc = check_same_dtype(fn, data, dn, full, fulln)) || (rc = check_index_dtype(fn, index))) return rc;
+    if ((rc = norm_dim(fn, dim, data->ndim, d))) return rc;
+    char a[128], b[128], c[128];
+    if (index->ndim != data->ndim || full->ndim != data->ndim)
+        return pf_error(PF_ERR_VALUE, "%s: index %s, %s %s and %s %s must have the same number of dims", fn,
+                        pf_shape_str(index, a), dn, pf_shape_str(data, b), fulln, pf_shape_str(full, c));
+    for (int i = 0; i < data->ndim; i++) {
+        if (i != *d && index->shape[i] > data->shape[i])
+            return pf_error(PF_ERR_VALUE, "%s: size does not match at dimension %d: index %s must be no larger "
+                            "than %s %s apart from dimension %d", fn, i, pf_shape_str(index, a), dn,
+                            pf_shape_str(data, b), *d);
+        if (index->shape[i] > full->shape[i])
+            return pf_error(PF_ERR_VALUE, "%s: size does not match at dimension %d: index %s must be no larger "
+                            "than %s %s", fn, i, pf_shape_str(index, a), fulln, pf_shape_str(full, b));
+    }
+    return PF_OK;
+}
+
+int pf_gather(const pf_tensor *x, int dim, const pf_tensor *index, pf_tensor *out) {
+    const char *fn = "gather";
+    int d, rc;
+    if ((rc = check_gs(fn, x, "x", index, out, "out", dim, &d))) return rc;
+    char s1[128], s2[128];
+    for (int i = 0; i < out->ndim; i++)
+        if (out->shape[i] != index->shape[i])
+            return pf_error(PF_ERR_VALUE, "%s: out has shape %s but index has shape %s", fn, pf_shape_str(out, s1),
+                            pf_shape_str(index, s2));
+    if ((rc = check_index_range(fn, index, d, dsize(x, d)))) return rc;
+    int64_t xs[PF_MAX_DIMS];
+    memcpy(xs, x->strides, sizeof xs);
+    if (x->ndim) xs[d] = 0; /* the index supplies the position along d */
+    const int64_t *st[3] = {out->strides, index->strides, xs};
+    size_t es = pf_dtype_size[x->dtype], sizes[3] = {es, pf_dtype_size[index->dtype], es};
+    int64_t total = pf_numel(index), xsd = dstride(x, d) * (int64_t)es;
+    int nt = pf_threads_for(total), idt = index->dtype;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int64_t b, e;
+        my_share(total, &b, &e);
+        pf_walk w;
+        pf_walk_init(&w, index->ndim, index->shape, 3, st, sizes);
+        pf_walk_seek(&w, b);
+        while (b < e) {
+            int64_t n = pf_walk_run(&w, e - b);
+            char *op = (char *)out->data + w.off[0];
+            const char *ip = (const char *)index->data + w.off[1], *xp = (const char *)x->data + w.off[2];
+#define GATHER_N(SZ)                                                                                    \
+    for (int64_t k = 0; k < n; k++)                                                                     \
+        memcpy(op + k * w.inner[0], xp + k * w.inner[2] + load_index(ip + k * w.inner[1], idt) * xsd, SZ)
+            switch (es) {
+            case 1: GATHER_N(1); break;
+            case 2: GATHER_N(2); break;
+            case 4: GATHER_N(4); break;
+            default: GATHER_N(8); break;
+            }
+#undef GATHER_N
+            b += n;
+            pf_walk_advance(&w, n);
+        }
+    }
+    return PF_OK;
+}
+
+int pf_scatter_add(pf_tensor *out, int dim, const pf_tensor *index, const pf_tensor *src) {
+    const char *fn = "scatter_add";
+    int d, rc;
+    if ((rc = check_gs(fn, out, "out", index, src, "src", dim, &d)) || (rc = check_addable(fn, out->dtype)))
+        return rc;
+    if ((rc = check_index_range(fn, index, d, dsize(out, d)))) return rc;
+    int64_t shape[PF_MAX_DIMS];
+    rest_shape(index, d, shape);
+    const int64_t *st[3] = {out->strides, index->strides, src->strides};
+    size_t es = pf_dtype_size[out->dtype], sizes[3] = {es, pf_dtype_size[index->dtype], es};
+    int64_t R = 1, L = dsize(index, d);
+    for (int i = 0; i < index->ndim; i++) R *= shape[i];
+    int64_t osd = dstride(out, d) * (int64_t)es, isd = dstride(index, d) * (int64_t)sizes[1];
+    int64_t ssd = dstride(src, d) * (int64_t)es;
+    int nt = pf_threads_for(L * R), idt = index->dtype, dt = out->dtype;
+    /* rest positions (coordinates off dim d) own disjoint lines of out: split those */
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int64_t rb, re;
+        my_share(R, &rb, &re);
+        pf_walk w;
+        pf_walk_init(&w, index->ndim, shape, 3, st, sizes);
+        for (int64_t j = 0; j < L && rb < re; j++) {
+            pf_walk_seek(&w, rb);
+            for (int64_t r = rb; r < re;) {
+                int64_t n = pf_walk_run(&w, re - r);
+                char *op = (char *)out->data + w.off[0];
+                const char *ip = (const char *)index->data + w.off[1] + j * isd;
+                const char *sp = (const char *)src->data + w.off[2] + j * ssd;
+#define SCATTER_N(T)                                                                        \
+    for (int64_t k = 0; k < n; k++)                                                         \
+        *(T *)(op + k * w.inner[0] + load_index(ip + k * w.inner[1], idt) * osd) +=        \
+            *(const T *)(sp + k * w.inner[2])
+                switch (dt) {
+                case PF_FLOAT32: SCATTER_N(float); break;
+                case PF_FLOAT64: SCATTER_N(double); break;
+                case PF_INT64: SCATTER_N(int64_t); break;
+                case PF_INT32: SCATTER_N(int32_t); break;
+                default:
+                    for (int64_t k = 0; k < n; k++) {
+                        uint16_t *h = (uint16_t *)(op + k * w.inner[0] + load_index(ip + k * w.inner[1], idt) * osd);
+                        *h = pf_f2h(pf_h2f(*h) + pf_h2f(*(const uint16_t *)(sp + k * w.inner[2])));
+                    }
+                }
+#undef SCATTER_N
+                r += n;
+                pf_walk_advance(&w, n);
+            }
+        }
+    }
+    return PF_OK;
+}
+
+/* ---- nonzero ---- */
+
+/* Nonzero elements in a run. -0.0 counts as zero and NaN as nonzero, as in torch. */
+static int64_t count_run(const char *p, int64_t s, int64_t n, int dt) {
+    int64_t c = 0;
+#define COUNT_N(T, EXPR)                                     \
+    for (int64_t k = 0; k < n; k++) {                        \
+        T v = *(const T *)(p + k * s);                       \
+        c += (EXPR);                                         \
+    }
+    switch (dt) {
+    case PF_FLOAT32: COUNT_N(float, v != 0.0f); break;
+    case PF_FLOAT64: COUNT_N(double, v != 0.0); break;
+    case PF_FLOAT16: COUNT_N(uint16_t, (v & 0x7fff) != 0); break;
+    case PF_INT64: COUNT_N(int64_t, v != 0); break;
+    case PF_INT32: COUNT_N(int32_t, v != 0); break;
+    default: COUNT_N(uint8_t, v != 0); break;
+    }
+#undef COUNT_N
+    return c;
+}
+
+/* Nonzeros among flat positions [b, e); with `out`, also writes their coordinates from
+ * row `row` on. */
+static int64_t nonzero_range(const pf_tensor *x, int64_t b, int64_t e, const pf_tensor *out, int64_t row) {
+    int64_t c = 0;
+    const int64_t *st[1] = {x->strides};
+    size_t sizes[1] = {pf_dtype_size[x->dtype]};
+    pf_walk w;
+    pf_walk_init(&w, x->ndim, x->shape, 1, st, sizes);
+    pf_walk_seek(&w, b);
+    for (int64_t p = b; p < e;) {
+        int64_t n = pf_walk_run(&w, e - p);
+        const char *xp = (const char *)x->data + w.off[0];
+        if (!out) c += count_run(xp, w.inner[0], n, x->dtype);
+        else
+            for (int64_t k = 0; k < n; k++) {
+                if (!count_run(xp + k * w.inner[0], 0, 1, x->dtype)) continue;
+                /* the walker coalesces dims, so coordinates come from the flat position */
+                int64_t *o = (int64_t *)out->data + (row + c) * out->strides[0], q = p + k;
+                for (int i = x->ndim - 1; i >= 0; i--) {
+                    o[i * out->strides[1]] = q % x->shape[i];
+                    q /= x->shape[i];
+                }
+                c++;
+            }
+        p += n;
+        pf_walk_advance(&w, n);
+    }
+    return c;
+}
+
+int64_t pf_count_nonzero(const pf_tensor *x) {
+    if (pf_check(x, "count_nonzero: x") != PF_OK) return -1;
+    int64_t total = pf_numel(x), count = 0;
+    int nt = pf_threads_for(total);
+#pragma omp parallel num_threads(nt) if (nt > 1) reduction(+ : count)
+    {
+        int64_t b, e;
+        my_share(total, &b, &e);
+        count += nonzero_range(x, b, e, NULL, 0);
+    }
+    return count;
+}
+
+int pf_nonzero(const pf_tensor *x, pf_tensor *out) {
+    int rc;
+    if ((rc = pf_check(x, "nonzero: x")) || (rc = pf_check(out, "nonzero: out"))) return rc;
+    char a[128], b[128];
+    if (out->dtype != PF_INT64)
+        return pf_error(PF_ERR_TYPE, "nonzero: out must be int64, got %s", pf_dtype_name[out->dtype]);
+    if (out->ndim != 2 || out->shape[1] != x->ndim)
+        return pf_error(PF_ERR_VALUE, "nonzero: out must have shape [count, %d] for x of shape %s, got %s", x->ndim,
+                        pf_shape_str(x, a), pf_shape_str(out, b));
+    int64_t total = pf_numel(x), found = 0;
+    int nt = pf_threads_for(total);
+    int64_t *counts = calloc((size_t)nt + 1, sizeof *counts);
+    if (!counts) return pf_error(PF_ERR_NOMEM, "nonzero: out of memory");
+    /* count per chunk, then each thread writes its chunk's rows after the earlier
+     * chunks' rows: row-major order whatever the thread count */
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int t = 0, T = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+        T = omp_get_num_threads();
+#endif
+        int64_t cb, ce;
+        pf_split(total, t, T, &cb, &ce);
+        counts[t + 1] = nonzero_range(x, cb, ce, NULL, 0);
+#pragma omp barrier
+#pragma omp single
+        for (int i = 0; i < T; i++) counts[i + 1] += counts[i];
+        /* single ends in a barrier: counts is now a prefix sum */
+        if (counts[T] == out->shape[0]) nonzero_range(x, cb, ce, out, counts[t]);
+#pragma omp single nowait
+        found = counts[T];
+    }
+    free(counts);
+    if (found != out->shape[0])
+        return pf_error(PF_ERR_VALUE, "nonzero: x of shape %s has %lld nonzero elements but out has shape %s",
+                        pf_shape_str(x, a), (long long)found, pf_shape_str(out, b));
+    return PF_OK;
+}

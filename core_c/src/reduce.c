@@ -1,0 +1,823 @@
+/* Reduction family (pf_reduce) and softmax.
+ *
+ * x's first k = ndim - nred dims index the outputs; its last nred dims are the "block"
+ * each output reduces: R elements with any strides. Three drivers share the kernels:
+ *  - rows: threads split the outputs and reduce whole blocks (many outputs);
+ *  - items: few outputs with long blocks; threads split (output, chunk) pairs, so one
+ *    long reduction still uses every core;
+ *  - columns: the outputs' last dim is contiguous in x but the block is not (sum over
+ *    dim 0 of [N, C]); block rows are added into a tile of per-output accumulators, so
+ *    memory is read in order instead of with a stride of C.
+ * A block's value is its fixed-size CHUNKs' partials merged in chunk order, whichever
+ * thread computed them, so rows and items agree bit for bit for any thread count (the
+ * columns driver accumulates each output in block order, also independent of threads).
+ * Inner loops keep LANES independent accumulators, which gcc vectorizes without
+ * -ffast-math: no reassociation is needed, and NaN still propagates. */
+#include <math.h>
+#include "core.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define PF_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PF_SIMD
+#endif
+
+/* a parallel region over `nt` threads; a serial build just runs the block */
+#ifdef _OPENMP
+#define PF_PARALLEL _Pragma("omp parallel num_threads(nt) if (nt > 1)")
+#define PF_OMP_ID(t, n) (t = omp_get_thread_num(), n = omp_get_num_threads())
+#else
+#define PF_PARALLEL (void)nt;
+#define PF_OMP_ID(t, n) ((void)0)
+#endif
+
+#define LANES 16
+/* Partials are per CHUNK positions of a block: big enough that merging them is noise,
+ * small enough that a 1e7-element reduction splits over many threads. */
+#define CHUNK 32768
+/* columns driver: accumulators per tile (8 KiB of doubles, stays in L1), and the
+ * narrowest contiguous output dim worth it */
+#define COL_TILE 1024
+#define COL_MIN 16
+
+static const char *const op_name[PF_NUM_REDUCE] = {"sum",    "mean", "max",  "min", "argmax",
+                                                   "argmin", "var",  "prod", "any", "all"};
+
+/* What a pass accumulates; VAR runs FSUM (for the mean), then FSS. */
+enum { K_FSUM, K_FSS, K_FPROD, K_ISUM, K_IPROD, K_NZ, K_MAX, K_MIN };
+
+/* ---- run kernels: n elements from p with element stride s ---- */
+
+#define LD_f32(e) (e)
+#define LD_f64(e) (e)
+#define LD_f16(e) pf_h2f(e)
+#define LD_i64(e) (e)
+#define LD_i32(e) (e)
+#define LD_b8(e) (e)
+/* nonzero; a float16 is zero when every bit but the sign is, and NaN is nonzero */
+#define NZ_f32(e) ((e) != 0)
+#define NZ_f64(e) ((e) != 0)
+#define NZ_f16(e) (((e) & 0x7fff) != 0)
+#define NZ_i64(e) ((e) != 0)
+#define NZ_i32(e) ((e) != 0)
+#define NZ_b8(e) ((e) != 0)
+
+/* STEP sees element e, its index i + j in the run and its lane j (element k goes to
+ * lane k % L whatever the stride, so strided and contiguous runs give identical
+ * results); the contiguous case has its own loop so that gcc vectorizes it. */
+#define LANE_LOOP(L, T, STEP)                                              \
+    int64_t i = 0;                                                         \
+    if (s == 1)                                                            \
+        for (; i + L <= n; i += L)                                         \
+            for (int j = 0; j < L; j++) { T e = p[i + j]; STEP; }          \
+    for (; i + L <= n; i += L)                                             \
+        for (int j = 0; j < L; j++) { T e = p[(i + j) * s]; STEP; }        \
+    for (int j = 0; i + j < n; j++) { T e = p[(i + j) * s]; STEP; }
+
+/* lanes combined pairwise, in a fixed order */
+static inline double lanes_sum(double *a) {
+    for (int w = LANES / 2; w; w /= 2)
+        for (int j = 0; j < w; j++) a[j] += a[j + w];
+    return a[0];
+}
+static inline double lanes_prod(double *a) {
+    for (int w = LANES / 2; w; w /= 2)
+        for (int j = 0; j < w; j++) a[j] *= a[j + w];
+    return a[0];
+}
+/* integer sums and products wrap (unsigned, so without undefined behaviour), as torch */
+static inline uint64_t lanes_usum(uint64_t *a) {
+    uint64_t r = 0;
+    for (int j = 0; j < LANES; j++) r += a[j];
+    return r;
+}
+static inline uint64_t lanes_uprod(uint64_t *a) {
+    uint64_t r = 1;
+    for (int j = 0; j < LANES; j++) r *= a[j];
+    return r;
+}
+
+typedef double (*f_run)(const void *, int64_t, int64_t, double);
+typedef uint64_t (*u_run)(const void *, int64_t, int64_t);
+typedef int64_t (*best_run)(const void *, int64_t, int64_t);
+
+#define FLOAT_RUNS(sfx, T)                                                          \
+    PF_SIMD static double fsum_##sfx(const void *pv, int64_t s, int64_t n, double m) { \
+        const T *p = pv;                                                            \
+        double a[LANES] = {0};                                                      \
+        (void)m;                                                                    \
+        LANE_LOOP(LANES, T, a[j] += LD_##sfx(e))                                           \
+        return lanes_sum(a);                                                        \
+    }                                                                               \
+    PF_SIMD static double fss_##sfx(const void *pv, int64_t s, int64_t n, double m) { \
+        const T *p = pv;                                                            \
+        double a[LANES] = {0};                                                      \
+        LANE_LOOP(LANES, T, double d = LD_##sfx(e) - m; a[j] += d * d)                     \
+        return lanes_sum(a);                                                        \
+    }                                                                               \
+    PF_SIMD static double fprod_##sfx(const void *pv, int64_t s, int64_t n, double m) { \
+        const T *p = pv;                                                            \
+        double a[LANES];                                                            \
+        (void)m;                                                                    \
+        for (int j = 0; j < LANES; j++) a[j] = 1;                                   \
+        LANE_LOOP(LANES, T, a[j] *= LD_##sfx(e))                                           \
+        return lanes_prod(a);                                                       \
+    }
+
+#define INT_RUNS(sfx, T)                                                            \
+    PF_SIMD static uint64_t isum_##sfx(const void *pv, int64_t s, int64_t n) {      \
+        const T *p = pv;                                                            \
+        uint64_t a[LANES] = {0};                                                    \
+        LANE_LOOP(LANES, T, a[j] += (uint64_t)(int64_t)e)                                  \
+        return lanes_usum(a);                                                       \
+    }                                                                               \
+    PF_SIMD static uint64_t iprod_##sfx(const void *pv, int64_t s, int64_t n) {     \
+        const T *p = pv;                                                            \
+        uint64_t a[LANES];                                                          \
+        for (int j = 0; j < LANES; j++) a[j] = 1;                                   \
+        LANE_LOOP(LANES, T, a[j] *= (uint64_t)(int64_t)e)                                  \
+        return lanes_uprod(a);                                                      \
+    }
+
+/* Position of the first max (CMP >) or min (CMP <) of a run, 1 <= n <= CHUNK; a NaN
+ * beats any number, and the first NaN wins. Every lane keeps its best and where it was
+ * (int32 is enough within a chunk); it takes BLANES lanes, more than sums use, for
+ * enough independent compare-and-blend chains to keep up with memory. */
+#define BLANES 64
+#define BEATS(x, y, CMP) (((x) CMP (y)) | (((x) != (x)) & ((y) == (y))))
+#define BEST_RUN(name, sfx, T, V, CMP)                                              \
+    PF_SIMD static int64_t name(const void *pv, int64_t s, int64_t n) {             \
+        const T *p = pv;                                                            \
+        V b[BLANES];                                                                \
+        int32_t bi[BLANES];                                                         \
+        for (int j = 0; j < BLANES; j++) b[j] = LD_##sfx(p[0]), bi[j] = 0;          \
+        LANE_LOOP(BLANES, T, V x = LD_##sfx(e); int c = BEATS(x, b[j], CMP);        \
+                  b[j] = c ? x : b[j]; bi[j] = c ? (int32_t)(i + j) : bi[j])        \
+        V m = b[0];                                                                 \
+        int32_t k = bi[0];                                                          \
+        for (int j = 1; j < BLANES; j++) {                                          \
+            int tie = b[j] == m || (b[j] != b[j] && m != m);                        \
+            if (BEATS(b[j], m, CMP) || (tie && bi[j] < k)) m = b[j], k = bi[j];     \
+        }                                                                           \
+        return k;                                                                   \
+    }
+
+#define ALL_RUNS(sfx, T, V)                                                         \
+    PF_SIMD static uint64_t nz_##sfx(const void *pv, int64_t s, int64_t n) {        \
+        const T *p = pv;                                                            \
+        uint64_t a[LANES] = {0};                                                    \
+        LANE_LOOP(LANES, T, a[j] += NZ_##sfx(e))                                           \
+        return lanes_usum(a);                                                       \
+    }                                                                               \
+    BEST_RUN(max_##sfx, sfx, T, V, >)                                               \
+    BEST_RUN(min_##sfx, sfx, T, V, <)
+
+/* ---- column kernels: acc[v] op= row[v] for v < w, over nr rows rs elements apart ---- */
+
+typedef void (*fcol_run)(const void *, int64_t, int64_t, int64_t, double *restrict, const double *restrict);
+typedef void (*ucol_run)(const void *, int64_t, int64_t, int64_t, uint64_t *restrict);
+typedef void (*bcol_run)(const void *, int64_t, int64_t, int64_t, void *restrict, int64_t *restrict, int64_t);
+
+#define COL_LOOP(T, STEP)                                                           \
+    for (int64_t r = 0; r < nr; r++) {                                              \
+        const T *restrict q = p + r * rs;                                           \
+        for (int64_t v = 0; v < w; v++) { T e = q[v]; STEP; }                       \
+    }
+
+#define FLOAT_COLS(sfx, T)                                                          \
+    PF_SIMD static void cfsum_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w, \
+                                    double *restrict a, const double *restrict m) { \
+        const T *p = pv;                                                            \
+        (void)m;                                                                    \
+        COL_LOOP(T, a[v] += LD_##sfx(e))                                            \
+    }                                                                               \
+    PF_SIMD static void cfss_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w, \
+                                   double *restrict a, const double *restrict m) {  \
+        const T *p = pv;                                                            \
+        COL_LOOP(T, double d = LD_##sfx(e) - m[v]; a[v] += d * d)                   \
+    }                                                                               \
+    PF_SIMD static void cfprod_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w, \
+                                     double *restrict a, const double *restrict m) { \
+        const T *p = pv;                                                            \
+        (void)m;                                                                    \
+        COL_LOOP(T, a[v] *= LD_##sfx(e))                                            \
+    }
+
+#define INT_COLS(sfx, T)                                                            \
+    PF_SIMD static void cisum_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w, \
+                                    uint64_t *restrict a) {                         \
+        const T *p = pv;                                                            \
+        COL_LOOP(T, a[v] += (uint64_t)(int64_t)e)                                   \
+    }                                                                               \
+    PF_SIMD static void ciprod_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w, \
+                                     uint64_t *restrict a) {                        \
+        const T *p = pv;                                                            \
+        COL_LOOP(T, a[v] *= (uint64_t)(int64_t)e)                                   \
+    }
+
+/* per column: best value so far in bv (compute type V) and its block position in bi;
+ * strict comparison keeps the first occurrence */
+#define BEST_COL(name, sfx, T, V, CMP)                                              \
+    PF_SIMD static void name(const void *pv, int64_t rs, int64_t nr, int64_t w,     \
+                             void *restrict bv, int64_t *restrict bi, int64_t pos) { \
+        const T *p = pv;                                                            \
+        V *restrict b = bv;                                                         \
+        COL_LOOP(T, V x = LD_##sfx(e); int c = BEATS(x, b[v], CMP);                 \
+                 b[v] = c ? x : b[v]; bi[v] = c ? pos + r : bi[v])                  \
+    }
+
+#define ALL_COLS(sfx, T, V)                                                         \
+    PF_SIMD static void cnz_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w, \
+                                  uint64_t *restrict a) {                           \
+        const T *p = pv;                                                            \
+        COL_LOOP(T, a[v] += NZ_##sfx(e))                                            \
+    }                                                                               \
+    BEST_COL(cmax_##sfx, sfx, T, V, >)                                              \
+    BEST_COL(cmin_##sfx, sfx, T, V, <)
+
+FLOAT_RUNS(f32, float)
+FLOAT_RUNS(f64, double)
+FLOAT_RUNS(f16, uint16_t)
+INT_RUNS(i64, int64_t)
+INT_RUNS(i32, int32_t)
+INT_RUNS(b8, uint8_t)
+ALL_RUNS(f32, float, float)
+ALL_RUNS(f64, double, double)
+ALL_RUNS(f16, uint16_t, float)
+ALL_RUNS(i64, int64_t, int64_t)
+ALL_RUNS(i32, int32_t, int32_t)
+ALL_RUNS(b8, uint8_t, uint8_t)
+FLOAT_COLS(f32, float)
+FLOAT_COLS(f64, double)
+FLOAT_COLS(f16, uint16_t)
+INT_COLS(i64, int64_t)
+INT_COLS(i32, int32_t)
+INT_COLS(b8, uint8_t)
+ALL_COLS(f32, float, float)
+ALL_COLS(f64, double, double)
+ALL_COLS(f16, uint16_t, float)
+ALL_COLS(i64, int64_t, int64_t)
+ALL_COLS(i32, int32_t, int32_t)
+ALL_COLS(b8, uint8_t, uint8_t)
+
+/* float tables are indexed by dtype (float dtypes are codes 0..2), int tables by
+ * dtype - PF_INT64, the others by dtype */
+static const f_run fsum_t[3] = {fsum_f32, fsum_f64, fsum_f16};
+static const f_run fss_t[3] = {fss_f32, fss_f64, fss_f16};
+static const f_run fprod_t[3] = {fprod_f32, fprod_f64, fprod_f16};
+static const u_run isum_t[3] = {isum_i64, isum_i32, isum_b8};
+static const u_run iprod_t[3] = {iprod_i64, iprod_i32, iprod_b8};
+static const u_run nz_t[PF_NUM_DTYPES] = {nz_f32, nz_f64, nz_f16, nz_i64, nz_i32, nz_b8};
+static const best_run max_t[PF_NUM_DTYPES] = {max_f32, max_f64, max_f16, max_i64, max_i32, max_b8};
+static const best_run min_t[PF_NUM_DTYPES] = {min_f32, min_f64, min_f16, min_i64, min_i32, min_b8};
+static const fcol_run cfsum_t[3] = {cfsum_f32, cfsum_f64, cfsum_f16};
+static const fcol_run cfss_t[3] = {cfss_f32, cfss_f64, cfss_f16};
+static const fcol_run cfprod_t[3] = {cfprod_f32, cfprod_f64, cfprod_f16};
+static const ucol_run cisum_t[3] = {cisum_i64, cisum_i32, cisum_b8};
+static const ucol_run ciprod_t[3] = {ciprod_i64, ciprod_i32, ciprod_b8};
+static const ucol_run cnz_t[PF_NUM_DTYPES] = {cnz_f32, cnz_f64, cnz_f16, cnz_i64, cnz_i32, cnz_b8};
+static const bcol_run cmax_t[PF_NUM_DTYPES] = {cmax_f32, cmax_f64, cmax_f16, cmax_i64, cmax_i32, cmax_b8};
+static const bcol_run cmin_t[PF_NUM_DTYPES] = {cmin_f32, cmin_f64, cmin_f16, cmin_i64, cmin_i32, cmin_b8};
+
+/* ---- partials ---- */
+
+typedef struct {
+    double f;       /* float sums and products */
+    uint64_t u;     /* integer sums and products, nonzero counts */
+    int64_t pos;    /* max/min: block position of the best so far, -1 before any */
+    const char *at; /* ... and its address */
+} part;
+
+typedef struct {
+    int op, dt, odt, kind; /* kind of the first (for VAR: the mean) pass */
+    int64_t isz, R, nch;
+    double correction;
+    pf_walk red;    /* the block's dims, positions relative to its first element */
+    int single;     /* the block is one run of R elements, rs apart */
+    int64_t rs;
+} rctx;
+
+static part part_init(int kind) {
+    part a = {.f = kind == K_FPROD, .u = kind == K_IPROD, .pos = -1, .at = NULL};
+    return a;
+}
+
+/* Whether element a strictly beats b: strict, so scanning in order keeps the first
+ * occurrence; a NaN beats any number, not an earlier NaN. */
+static int beats(int dt, const char *a, const char *b, int min) {
+    if (pf_is_float(dt)) {
+        double x = pf_load_f64(a, dt), y = pf_load_f64(b, dt);
+        if (y != y) return 0;
+        if (x != x) return 1;
+        return min ? x < y : x > y;
+    }
+    int64_t x = pf_load_i64(a, dt), y = pf_load_i64(b, dt);
+    return min ? x < y : x > y;
+}
+
+/* a := a combined with q, q coming later in the block */
+static void merge(int dt, int kind, part *a, const part *q) {
+    switch (kind) {
+    case K_FSUM:
+    case K_FSS: a->f += q->f; break;
+    case K_FPROD: a->f *= q->f; break;
+    case K_ISUM:
+    case K_NZ: a->u += q->u; break;
+    case K_IPROD: a->u *= q->u; break;
+    default:
+        if (q->pos >= 0 && (a->pos < 0 || beats(dt, q->at, a->at, kind == K_MIN))) {
+            a->pos = q->pos;
+            a->at = q->at;
+        }
+    }
+}
+
+/* adds the run of n elements at p (stride s), starting at block position pos */
+static void add_run(const rctx *c, int kind, part *a, const char *p, int64_t s, int64_t n, int64_t pos, double m) {
+    part q = part_init(kind);
+    int dt = c->dt;
+    switch (kind) {
+    case K_FSUM: q.f = fsum_t[dt](p, s, n, m); break;
+    case K_FSS: q.f = fss_t[dt](p, s, n, m); break;
+    case K_FPROD: q.f = fprod_t[dt](p, s, n, m); break;
+    case K_ISUM: q.u = isum_t[dt - PF_INT64](p, s, n); break;
+    case K_IPROD: q.u = iprod_t[dt - PF_INT64](p, s, n); break;
+    case K_NZ: q.u = nz_t[dt](p, s, n); break;
+    default: {
+        int64_t j = (kind == K_MAX ? max_t : min_t)[dt](p, s, n);
+        q.pos = pos + j;
+        q.at = p + j * s * c->isz;
+    }
+    }
+    merge(dt, kind, a, &q);
+}
+
+/* Chunk ci of the block at base; w is the calling thread's copy of c->red. */
+static part chunk(const rctx *c, int kind, pf_walk *w, const char *base, int64_t ci, double m) {
+    int64_t b = ci * CHUNK, e = c->R - b < CHUNK ? c->R : b + CHUNK;
+    part a = part_init(kind);
+    if (c->R == 1) { /* nred = 0 is a copy: the kernels' setup would dominate */
+        part q = {.pos = 0, .at = base};
+        double d = pf_load_f64(base, c->dt) - m;
+        switch (kind) {
+        case K_FSUM:
+        case K_FPROD: q.f = pf_load_f64(base, c->dt); break;
+        case K_FSS: q.f = d * d; break;
+        case K_NZ: q.u = pf_load_f64(base, c->dt) != 0; break;
+        default: q.u = (uint64_t)pf_load_i64(base, c->dt); break;
+        }
+        merge(c->dt, kind, &a, &q);
+        return a;
+    }
+    if (c->single) {
+        add_run(c, kind, &a, base + b * c->rs * c->isz, c->rs, e - b, b, m);
+        return a;
+    }
+    pf_walk_seek(w, b);
+    for (int64_t pos = b; pos < e;) {
+        int64_t n = pf_walk_run(w, e - pos);
+        add_run(c, kind, &a, base + w->off[0], w->inner[0] / c->isz, n, pos, m);
+        pos += n;
+        pf_walk_advance(w, n);
+    }
+    return a;
+}
+
+static part block(const rctx *c, int kind, pf_walk *w, const char *base, double m) {
+    part t = part_init(kind);
+    for (int64_t ci = 0; ci < c->nch; ci++) {
+        part q = chunk(c, kind, w, base, ci, m);
+        merge(c->dt, kind, &t, &q);
+    }
+    return t;
+}
+
+/* Writes a block's result; t is the last pass's total (for VAR the squared deviations). */
+static void store(const rctx *c, const part *t, char *o, char *ix) {
+    switch (c->op) {
+    case PF_SUM:
+    case PF_PROD:
+        if (pf_is_float(c->dt)) pf_store_f64(o, c->odt, t->f);
+        else pf_store_i64(o, c->odt, (int64_t)t->u);
+        break;
+    case PF_MEAN: pf_store_f64(o, c->odt, t->f / (double)c->R); break;
+    case PF_VAR: {
+        double dof = (double)c->R - c->correction;
+        pf_store_f64(o, c->odt, t->f / (dof > 0 ? dof : 0));
+        break;
+    }
+    case PF_ANY: *(uint8_t *)o = t->u != 0; break;
+    case PF_ALL: *(uint8_t *)o = t->u == (uint64_t)c->R; break;
+    default: /* max, min, argmax, argmin */
+        if (o) memcpy(o, t->at, (size_t)c->isz);
+        if (ix) *(int64_t *)ix = t->pos;
+    }
+}
+
+static void reduce_one(const rctx *c, pf_walk *w, const char *base, char *o, char *ix) {
+    part t = block(c, c->kind, w, base, 0);
+    if (c->op == PF_VAR) t = block(c, K_FSS, w, base, t.f / (double)c->R);
+    store(c, &t, o, ix);
+}
+
+/* ---- drivers; ow walks the output space with operands x, out, idx ---- */
+
+static void drive_rows(const rctx *c, const pf_walk *ow, const char *xb, char *ob, char *ib, int nt) {
+    PF_PARALLEL
+    {
+        int t = 0, T = 1;
+        PF_OMP_ID(t, T);
+        int64_t b, e;
+        pf_split(ow->numel, t, T, &b, &e);
+        pf_walk w = *ow, rw = c->red;
+        pf_walk_seek(&w, b);
+        for (int64_t pos = b; pos < e;) {
+            int64_t n = pf_walk_run(&w, e - pos);
+            for (int64_t k = 0; k < n; k++)
+                reduce_one(c, &rw, xb + w.off[0] + k * w.inner[0], ob ? ob + w.off[1] + k * w.inner[1] : NULL,
+                           ib ? ib + w.off[2] + k * w.inner[2] : NULL);
+            pos += n;
+            pf_walk_advance(&w, n);
+        }
+    }
+}
+
+/* One pass over every (output, chunk) item in parallel, then each output's partials are
+ * merged in chunk order into tot[o]; m (per output) feeds the FSS pass. */
+static void items_pass(const rctx *c, int kind, int64_t O, const char *const *xo, const double *m, part *parts,
+                       part *tot, int nt) {
+    int64_t nitems = O * c->nch;
+    PF_PARALLEL
+    {
+        int t = 0, T = 1;
+        PF_OMP_ID(t, T);
+        int64_t b, e;
+        pf_split(nitems, t, T, &b, &e);
+        pf_walk rw = c->red;
+        for (int64_t it = b; it < e; it++) {
+            int64_t o = it / c->nch;
+            parts[it] = chunk(c, kind, &rw, xo[o], it % c->nch, m ? m[o] : 0);
+        }
+    }
+    for (int64_t o = 0; o < O; o++) {
+        tot[o] = part_init(kind);
+        for (int64_t ci = 0; ci < c->nch; ci++) merge(c->dt, kind, &tot[o], &parts[o * c->nch + ci]);
+    }
+}
+
+static int drive_items(const rctx *c, const pf_walk *ow, const char *xb, char *ob, char *ib, int nt) {
+    int64_t O = ow->numel;
+    part *parts = pf_alloc((size_t)(O * c->nch) * sizeof(part));
+    part *tot = pf_alloc((size_t)O * sizeof(part));
+    double *m = pf_alloc((size_t)O * sizeof(double));
+    const char **xo = pf_alloc((size_t)O * sizeof(char *));
+    if (!parts || !tot || !m || !xo) {
+        pf_free(parts), pf_free(tot), pf_free(m), pf_free((void *)xo);
+        return pf_error(PF_ERR_NOMEM, "%s(): out of memory for %lld partials", op_name[c->op],
+                        (long long)(O * c->nch));
+    }
+    pf_walk w = *ow;
+    for (int64_t o = 0; o < O; o++, pf_walk_advance(&w, 1)) xo[o] = xb + w.off[0];
+    items_pass(c, c->kind, O, xo, NULL, parts, tot, nt);
+    if (c->op == PF_VAR) {
+        for (int64_t o = 0; o < O; o++) m[o] = tot[o].f / (double)c->R;
+        items_pass(c, K_FSS, O, xo, m, parts, tot, nt);
+    }
+    pf_walk_seek(&w, 0);
+    for (int64_t o = 0; o < O; o++, pf_walk_advance(&w, 1))
+        store(c, &tot[o], ob ? ob + w.off[1] : NULL, ib ? ib + w.off[2] : NULL);
+    pf_free(parts), pf_free(tot), pf_free(m), pf_free((void *)xo);
+    return PF_OK;
+}
+
+/* all block positions, run by run, into a column tile of width w starting at xt */
+#define COL_PASS(CALL)                                                                 \
+    do {                                                                               \
+        pf_walk_seek(rw, 0);                                                           \
+        for (int64_t pos = 0; pos < c->R;) {                                           \
+            int64_t n = pf_walk_run(rw, c->R - pos);                                   \
+            const char *p = xt + rw->off[0];                                           \
+            int64_t rs = rw->inner[0] / c->isz;                                        \
+            CALL;                                                                      \
+            pos += n;                                                                  \
+            pf_walk_advance(rw, n);                                                    \
+        }                                                                              \
+    } while (0)
+
+/* One tile: w outputs whose block starts are consecutive in x (at xt); o and ix step
+ * by os and is bytes. */
+static void col_tile(const rctx *c, pf_walk *rw, const char *xt, int64_t w, char *o, int64_t os, char *ix,
+                     int64_t is) {
+    union {
+        double f[COL_TILE];
+        uint64_t u[COL_TILE];
+        float f32[COL_TILE];
+        int64_t i64[COL_TILE];
+        int32_t i32[COL_TILE];
+        uint8_t b8[COL_TILE];
+    } acc;
+    double m[COL_TILE];
+    int64_t bi[COL_TILE];
+    int dt = c->dt, fi = dt, ii = dt - PF_INT64;
+    switch (c->kind) {
+    case K_FSUM:
+    case K_FPROD:
+        for (int64_t v = 0; v < w; v++) acc.f[v] = c->kind == K_FPROD;
+        COL_PASS((c->kind == K_FSUM ? cfsum_t : cfprod_t)[fi](p, rs, n, w, acc.f, NULL));
+        if (c->op == PF_VAR) {
+            for (int64_t v = 0; v < w; v++) m[v] = acc.f[v] / (double)c->R, acc.f[v] = 0;
+            COL_PASS(cfss_t[fi](p, rs, n, w, acc.f, m));
+        }
+        break;
+    case K_ISUM:
+    case K_IPROD:
+    case K_NZ:
+        for (int64_t v = 0; v < w; v++) acc.u[v] = c->kind == K_IPROD;
+        COL_PASS((c->kind == K_ISUM ? cisum_t[ii] : c->kind == K_IPROD ? ciprod_t[ii] : cnz_t[dt])(p, rs, n, w, acc.u));
+        break;
+    default: /* K_MAX, K_MIN: start from block position 0 */
+        for (int64_t v = 0; v < w; v++) {
+            const char *e = xt + v * c->isz;
+            bi[v] = 0;
+            switch (dt) {
+            case PF_FLOAT32: acc.f32[v] = *(const float *)e; break;
+            case PF_FLOAT64: acc.f[v] = *(const double *)e; break;
+            case PF_FLOAT16: acc.f32[v] = pf_h2f(*(const uint16_t *)e); break;
+            case PF_INT64: acc.i64[v] = *(const int64_t *)e; break;
+            case PF_INT32: acc.i32[v] = *(const int32_t *)e; break;
+            default: acc.b8[v] = *(const uint8_t *)e; break;
+            }
+        }
+        COL_PASS((c->kind == K_MAX ? cmax_t : cmin_t)[dt](p, rs, n, w, &acc, bi, pos));
+    }
+    for (int64_t v = 0; v < w; v++) {
+        char *ov = o ? o + v * os : NULL, *iv = ix ? ix + v * is : NULL;
+        if (c->kind == K_MAX || c->kind == K_MIN) {
+            if (iv) *(int64_t *)iv = bi[v];
+            if (!ov) continue;
+            switch (dt) {
+            case PF_FLOAT32: *(float *)ov = acc.f32[v]; break;
+            case PF_FLOAT64: *(double *)ov = acc.f[v]; break;
+            case PF_FLOAT16: *(uint16_t *)ov = pf_f2h(acc.f32[v]); break;
+            case PF_INT64: *(int64_t *)ov = acc.i64[v]; break;
+            case PF_INT32: *(int32_t *)ov = acc.i32[v]; break;
+            default: *(uint8_t *)ov = acc.b8[v]; break;
+            }
+        } else {
+            part t = part_init(c->kind);
+            if (c->kind == K_FSUM || c->kind == K_FPROD) t.f = acc.f[v];
+            else t.u = acc.u[v];
+            store(c, &t, ov, iv);
+        }
+    }
+}
+
+static void drive_cols(const rctx *c, const pf_walk *ow, const char *xb, char *ob, char *ib, int nt) {
+    int64_t V = ow->shape[ow->ndim - 1], P = ow->numel / V, vw = COL_TILE;
+    if (P * ((V + vw - 1) / vw) < nt) { /* narrower tiles, so that every thread gets one */
+        int64_t per = (nt + P - 1) / P;
+        vw = ((V + per - 1) / per + 7) / 8 * 8;
+    }
+    int64_t nvb = (V + vw - 1) / vw, tiles = P * nvb;
+    PF_PARALLEL
+    {
+        int t = 0, T = 1;
+        PF_OMP_ID(t, T);
+        int64_t b, e;
+        pf_split(tiles, t, T, &b, &e);
+        pf_walk w = *ow, rw = c->red;
+        for (int64_t tile = b; tile < e; tile++) {
+            int64_t v0 = tile % nvb * vw, width = V - v0 < vw ? V - v0 : vw;
+            pf_walk_seek(&w, tile / nvb * V + v0);
+            col_tile(c, &rw, xb + w.off[0], width, ob ? ob + w.off[1] : NULL, w.inner[1], ib ? ib + w.off[2] : NULL,
+                     w.inner[2]);
+        }
+    }
+}
+
+/* ---- pf_reduce ---- */
+
+/* out or idx: shape must be x's leading k dims */
+static int check_result(const pf_tensor *t, const pf_tensor *x, int k, const char *name, const char *what) {
+    int rc = pf_check(t, what);
+    if (rc) return rc;
+    int ok = t->ndim == k;
+    for (int i = 0; ok && i < k; i++) ok = t->shape[i] == x->shape[i];
+    if (ok) return PF_OK;
+    pf_tensor lead = {.ndim = k};
+    for (int i = 0; i < k; i++) lead.shape[i] = x->shape[i];
+    char a[128], b[128], d[128];
+    return pf_error(PF_ERR_VALUE, "%s(): %s shape %s does not match %s, the leading dims of input shape %s", name,
+                    what, pf_shape_str(t, a), pf_shape_str(&lead, b), pf_shape_str(x, d));
+}
+
+static int check_dtypes(int op, int dt, int odt) {
+    const char *name = op_name[op];
+    switch (op) {
+    case PF_SUM:
+    case PF_PROD:
+        /* a float input would need each element truncated first, as torch casts: Python's job */
+        if (odt == PF_BOOL || (pf_is_float(dt) && !pf_is_float(odt)))
+            return pf_error(PF_ERR_TYPE, "%s(): cannot write the %s of %s input as %s", name, name,
+                            pf_dtype_name[dt], pf_dtype_name[odt]);
+        break;
+    case PF_MEAN:
+    case PF_VAR:
+        if (!pf_is_float(dt))
+            return pf_error(PF_ERR_TYPE, "%s(): input dtype should be a floating point type, got %s", name,
+                            pf_dtype_name[dt]);
+        if (!pf_is_float(odt))
+            return pf_error(PF_ERR_TYPE, "%s(): output dtype should be a floating point type, got %s", name,
+                            pf_dtype_name[odt]);
+        break;
+    case PF_MAX:
+    case PF_MIN:
+        if (odt != dt)
+            return pf_error(PF_ERR_TYPE, "%s(): output dtype %s differs from input dtype %s", name, pf_dtype_name[odt],
+                            pf_dtype_name[dt]);
+        break;
+    case PF_ANY:
+    case PF_ALL:
+        if (odt != PF_BOOL)
+            return pf_error(PF_ERR_TYPE, "%s(): output dtype should be bool, got %s", name, pf_dtype_name[odt]);
+        break;
+    }
+    return PF_OK;
+}
+
+int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *idx, double correction) {
+    int rc;
+    if ((rc = pf_check(x, "reduce input"))) return rc;
+    if (op < 0 || op >= PF_NUM_REDUCE) return pf_error(PF_ERR_VALUE, "unknown reduce op code %d", op);
+    const char *name = op_name[op];
+    if (nred < 0 || nred > x->ndim)
+        return pf_error(PF_ERR_VALUE, "%s(): cannot reduce the last %d dims of a %d-d input", name, nred, x->ndim);
+    int k = x->ndim - nred, arg = op == PF_ARGMAX || op == PF_ARGMIN;
+    int best = arg || op == PF_MAX || op == PF_MIN;
+    if (!best) idx = NULL;
+    if (arg) out = NULL;
+    else if ((rc = check_result(out, x, k, name, "output")) || (rc = check_dtypes(op, x->dtype, out->dtype)))
+        return rc;
+    if (arg && !idx) return pf_error(PF_ERR_VALUE, "%s(): missing index output", name);
+    if (idx) {
+        if ((rc = check_result(idx, x, k, name, "indices"))) return rc;
+        if (idx->dtype != PF_INT64)
+            return pf_error(PF_ERR_TYPE, "%s(): indices dtype should be int64, got %s", name, pf_dtype_name[idx->dtype]);
+    }
+    int64_t R = 1, O = 1;
+    for (int i = 0; i < x->ndim; i++) *(i < k ? &O : &R) *= x->shape[i];
+    if (best && R == 0) return pf_error(PF_ERR_RUNTIME, "%s(): cannot reduce over a zero-size dimension", name);
+    if (O == 0) return PF_OK;
+
+    int dt = x->dtype, fl = pf_is_float(dt);
+    rctx c = {.op = op, .dt = dt, .odt = out ? out->dtype : PF_INT64, .isz = (int64_t)pf_dtype_size[dt], .R = R,
+              .nch = (R + CHUNK - 1) / CHUNK, .correction = correction};
+    switch (op) {
+    case PF_SUM: c.kind = fl ? K_FSUM : K_ISUM; break;
+    case PF_MEAN:
+    case PF_VAR: c.kind = K_FSUM; break;
+    case PF_PROD: c.kind = fl ? K_FPROD : K_IPROD; break;
+    case PF_ANY:
+    case PF_ALL: c.kind = K_NZ; break;
+    case PF_MAX:
+    case PF_ARGMAX: c.kind = K_MAX; break;
+    default: c.kind = K_MIN; break;
+    }
+
+    /* The block's dims, outermost in memory first when the order cannot show (no
+     * indices): a transposed full sum then walks memory in order. */
+    int64_t rshape[PF_MAX_DIMS], rstr[PF_MAX_DIMS];
+    for (int i = 0; i < nred; i++) {
+        int64_t sh = x->shape[k + i], st = x->strides[k + i], ast = st < 0 ? -st : st;
+        int j = i;
+        for (; !idx && j > 0 && (rstr[j - 1] < 0 ? -rstr[j - 1] : rstr[j - 1]) < ast; j--)
+            rshape[j] = rshape[j - 1], rstr[j] = rstr[j - 1];
+        rshape[j] = sh, rstr[j] = st;
+    }
+    const int64_t *rs_ptr = rstr;
+    size_t isz = (size_t)c.isz;
+    pf_walk_init(&c.red, nred, rshape, 1, &rs_ptr, &isz);
+    c.single = c.red.ndim == 1;
+    c.rs = c.single ? c.red.inner[0] / c.isz : 0;
+
+    int64_t oshape[PF_MAX_DIMS], ostr[3][PF_MAX_DIMS];
+    for (int i = 0; i < k; i++) {
+        oshape[i] = x->shape[i];
+        ostr[0][i] = x->strides[i];
+        ostr[1][i] = out ? out->strides[i] : 0;
+        ostr[2][i] = idx ? idx->strides[i] : 0;
+    }
+    const int64_t *ost[3] = {ostr[0], ostr[1], ostr[2]};
+    size_t osz[3] = {isz, out ? pf_dtype_size[out->dtype] : 1, sizeof(int64_t)};
+    pf_walk ow;
+    pf_walk_init(&ow, k, oshape, 3, ost, osz);
+
+    const char *xb = x->data;
+    char *ob = out ? out->data : NULL, *ib = idx ? idx->data : NULL;
+    int nt = pf_threads_for(O * R);
+    int64_t V = ow.shape[ow.ndim - 1];
+    if (R > 1 && ow.inner[0] == c.isz && V >= COL_MIN && c.red.inner[0] != c.isz)
+        drive_cols(&c, &ow, xb, ob, ib, nt);
+    else if (nt > 1 && c.nch > 1 && O < 4 * nt)
+        return drive_items(&c, &ow, xb, ob, ib, nt);
+    else
+        drive_rows(&c, &ow, xb, ob, ib, nt);
+    return PF_OK;
+}
+
+/* ---- softmax ---- */
+
+#define ST_f32(v) (v)
+#define ST_f64(v) (v)
+#define ST_f16(v) pf_f2h(v)
+
+/* One row of n elements. The max is subtracted first so exp cannot overflow; a NaN in
+ * the row makes it all NaN, and an all -inf row gives -inf - -inf = NaN, as torch.
+ * KEEP_E: out holds exp(x - max) until the sum is known (float16 would round it, so it
+ * computes exp again instead). */
+#define SOFTMAX_ROW(sfx, T, V, EXP, KEEP_E)                                                \
+    static void softmax_##sfx(const char *xv, int64_t sx, char *yv, int64_t sy, int64_t n, int take_log) { \
+        const T *x = (const T *)xv;                                                        \
+        T *y = (T *)yv;                                                                    \
+        V m = LD_##sfx(x[0]);                                                              \
+        int nan = 0;                                                                       \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            V v = LD_##sfx(x[i * sx]);                                                     \
+            m = v > m ? v : m;                                                             \
+            nan |= v != v;                                                                 \
+        }                                                                                  \
+        if (nan) m = NAN;                                                                  \
+        double s = 0;                                                                      \
+        if (take_log) {                                                                    \
+            for (int64_t i = 0; i < n; i++) s += EXP(LD_##sfx(x[i * sx]) - m);             \
+            V ls = (V)log(s);                                                              \
+            for (int64_t i = 0; i < n; i++) y[i * sy] = ST_##sfx(LD_##sfx(x[i * sx]) - m - ls); \
+        } else if (KEEP_E) {                                                               \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                V e = EXP(LD_##sfx(x[i * sx]) - m);                                        \
+                y[i * sy] = ST_##sfx(e);                                                   \
+                s += e;                                                                    \
+            }                                                                              \
+            for (int64_t i = 0; i < n; i++) y[i * sy] = ST_##sfx((V)(LD_##sfx(y[i * sy]) / s)); \
+        } else {                                                                           \
+            for (int64_t i = 0; i < n; i++) s += EXP(LD_##sfx(x[i * sx]) - m);             \
+            for (int64_t i = 0; i < n; i++) y[i * sy] = ST_##sfx((V)(EXP(LD_##sfx(x[i * sx]) - m) / s)); \
+        }                                                                                  \
+    }
+
+SOFTMAX_ROW(f32, float, float, expf, 1)
+SOFTMAX_ROW(f64, double, double, exp, 1)
+SOFTMAX_ROW(f16, uint16_t, float, expf, 0)
+
+typedef void (*softmax_row)(const char *, int64_t, char *, int64_t, int64_t, int);
+static const softmax_row softmax_t[3] = {softmax_f32, softmax_f64, softmax_f16};
+
+int pf_softmax(const pf_tensor *x, pf_tensor *out, int take_log) {
+    int rc;
+    const char *name = take_log ? "log_softmax" : "softmax";
+    if ((rc = pf_check(x, "softmax input")) || (rc = pf_check(out, "softmax output"))) return rc;
+    if (!pf_is_float(x->dtype))
+        return pf_error(PF_ERR_TYPE, "%s(): input dtype should be a floating point type, got %s", name,
+                        pf_dtype_name[x->dtype]);
+    if (out->dtype != x->dtype)
+        return pf_error(PF_ERR_TYPE, "%s(): output dtype %s differs from input dtype %s", name,
+                        pf_dtype_name[out->dtype], pf_dtype_name[x->dtype]);
+    int same = out->ndim == x->ndim;
+    for (int i = 0; same && i < x->ndim; i++) same = out->shape[i] == x->shape[i];
+    if (!same) {
+        char a[128], b[128];
+        return pf_error(PF_ERR_VALUE, "%s(): output shape %s differs from input shape %s", name,
+                        pf_shape_str(out, a), pf_shape_str(x, b));
+    }
+    int nd = x->ndim, k = nd ? nd - 1 : 0;
+    int64_t n = nd ? x->shape[nd - 1] : 1, total = pf_numel(x);
+    if (n == 0 || total == 0) return PF_OK;
+    int64_t sx = nd ? x->strides[nd - 1] : 0, sy = nd ? out->strides[nd - 1] : 0;
+    int64_t shape[PF_MAX_DIMS], st[2][PF_MAX_DIMS];
+    for (int i = 0; i < k; i++) shape[i] = x->shape[i], st[0][i] = x->strides[i], st[1][i] = out->strides[i];
+    const int64_t *stp[2] = {st[0], st[1]};
+    size_t sz[2] = {pf_dtype_size[x->dtype], pf_dtype_size[x->dtype]};
+    pf_walk ow;
+    pf_walk_init(&ow, k, shape, 2, stp, sz);
+    softmax_row row = softmax_t[x->dtype];
+    const char *xb = x->data;
+    char *ob = out->data;
+    int nt = pf_threads_for(total);
+    PF_PARALLEL
+    {
+        int t = 0, T = 1;
+        PF_OMP_ID(t, T);
+        int64_t b, e;
+        pf_split(ow.numel, t, T, &b, &e);
+        pf_walk w = ow;
+        pf_walk_seek(&w, b);
+        for (int64_t pos = b; pos < e;) {
+            int64_t len = pf_walk_run(&w, e - pos);
+            for (int64_t r = 0; r < len; r++)
+                row(xb + w.off[0] + r * w.inner[0], sx, ob + w.off[1] + r * w.inner[1], sy, n, take_log);
+            pos += len;
+            pf_walk_advance(&w, len);
+        }
+    }
+    return PF_OK;
+}

@@ -1,0 +1,66 @@
+/* float32 matmul throughput: best-of-runs GFLOP/s per GEMM path for square sizes and a
+ * few layer-like shapes. Usage: bench_gemm [path ...] (default: every path this CPU has).
+ * Compare with numpy in a separate process: a shared process would fight over the cores. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "core.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* (M, K, N, transposed b) */
+static const int64_t shapes[][4] = {
+    {256, 256, 256, 0},  {512, 512, 512, 0},   {1024, 1024, 1024, 0}, {2048, 2048, 2048, 0},
+    {1024, 1024, 1024, 1}, {64, 64, 64, 0},    {32, 32, 32, 0},       {64, 784, 128, 0},
+    {64, 784, 128, 1},   {128, 512, 512, 0},   {128, 512, 512, 1},    {1, 784, 128, 0},
+};
+
+static double bench(int64_t M, int64_t K, int64_t N, int tb) {
+    float *a = pf_alloc(M * K * 4), *b = pf_alloc(K * N * 4), *c = pf_alloc(M * N * 4);
+    for (int64_t i = 0; i < M * K; i++) a[i] = (float)(i % 17) * 0.1f - 0.8f;
+    for (int64_t i = 0; i < K * N; i++) b[i] = (float)(i % 13) * 0.1f - 0.6f;
+    pf_tensor ta = {.data = a, .dtype = PF_FLOAT32, .ndim = 2, .shape = {M, K}, .strides = {K, 1}};
+    pf_tensor tbt = {.data = b, .dtype = PF_FLOAT32, .ndim = 2, .shape = {K, N}, .strides = {N, 1}};
+    if (tb) tbt.strides[0] = 1, tbt.strides[1] = K;
+    pf_tensor tc = {.data = c, .dtype = PF_FLOAT32, .ndim = 2, .shape = {M, N}, .strides = {N, 1}};
+    double flops = 2.0 * M * N * K, best = 1e30;
+    int reps = (int)(2e8 / flops) + 1;
+    for (int run = 0; run < 7; run++) {
+        double t = now();
+        for (int r = 0; r < reps; r++) pf_matmul(&ta, &tbt, &tc);
+        t = (now() - t) / reps;
+        if (t < best) best = t;
+    }
+    pf_free(a), pf_free(b), pf_free(c);
+    return flops / best * 1e-9;
+}
+
+int main(int argc, char **argv) {
+    static const char *const all[] = {"avx512", "avx2", "portable"};
+    const char *const *paths = argc > 1 ? (const char *const *)argv + 1 : all;
+    int np = argc > 1 ? argc - 1 : 3;
+    printf("threads %d\n%-22s", pf_threads(), "M x K x N");
+    for (int p = 0; p < np; p++) printf("%10s", paths[p]);
+    printf("   GFLOP/s\n");
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        char name[64];
+        snprintf(name, sizeof name, "%lldx%lldx%lld%s", (long long)shapes[s][0], (long long)shapes[s][1],
+                 (long long)shapes[s][2], shapes[s][3] ? " bT" : "");
+        printf("%-22s", name);
+        for (int p = 0; p < np; p++) {
+            if (pf_gemm_select(paths[p]) != PF_OK) {
+                printf("%10s", "-");
+                continue;
+            }
+            printf("%10.1f", bench(shapes[s][0], shapes[s][1], shapes[s][2], (int)shapes[s][3]));
+            fflush(stdout);
+        }
+        printf("\n");
+    }
+    return 0;
+}

@@ -1,0 +1,174 @@
+/* im2col / col2im against a naive reference, adjointness, strided layouts, bad input. */
+#include <stdlib.h>
+#include <string.h>
+#include "core.h"
+#include "check.h"
+
+typedef struct { int kh, kw, sh, sw, ph, pw, dh, dw; } conv_cfg;
+
+static int64_t out_size(int64_t n, int k, int s, int p, int d) { return (n + 2 * p - d * (k - 1) - 1) / s + 1; }
+
+static double frand(unsigned *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (double)(*s >> 8) / (1 << 24) * 2.0 - 1.0;
+}
+
+/* x element (n, c, h, w) through the descriptor's strides, as double */
+static double xat(const pf_tensor *x, int64_t n, int64_t c, int64_t h, int64_t w) {
+    int64_t o = n * x->strides[0] + c * x->strides[1] + h * x->strides[2] + w * x->strides[3];
+    return x->dtype == PF_FLOAT32 ? ((float *)x->data)[o] : ((double *)x->data)[o];
+}
+
+/* naive im2col into a dense double [N, C*kh*kw, OH*OW] buffer */
+static void ref_im2col(const pf_tensor *x, const conv_cfg *g, double pad, double *ref) {
+    int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+    int64_t OH = out_size(H, g->kh, g->sh, g->ph, g->dh), OW = out_size(W, g->kw, g->sw, g->pw, g->dw);
+    int64_t rows = C * g->kh * g->kw, P = OH * OW;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int ki = 0; ki < g->kh; ki++)
+                for (int kj = 0; kj < g->kw; kj++)
+                    for (int64_t oh = 0; oh < OH; oh++)
+                        for (int64_t ow = 0; ow < OW; ow++) {
+                            int64_t ih = oh * g->sh - g->ph + ki * g->dh, iw = ow * g->sw - g->pw + kj * g->dw;
+                            int64_t r = (c * g->kh + ki) * g->kw + kj;
+                            ref[(n * rows + r) * P + oh * OW + ow] =
+                                ih < 0 || ih >= H || iw < 0 || iw >= W ? pad : xat(x, n, c, ih, iw);
+                        }
+}
+
+/* layout: 0 contiguous, 1 every other element along W, 2 channels-last (NHWC memory) */
+static pf_tensor make_x(int dt, int layout, int64_t N, int64_t C, int64_t H, int64_t W, unsigned *seed) {
+    size_t es = pf_dtype_size[dt];
+    int64_t cap = N * C * H * W * (layout == 1 ? 2 : 1);
+    pf_tensor x = {.data = malloc((size_t)cap * es), .dtype = dt, .ndim = 4, .shape = {N, C, H, W}};
+    for (int64_t i = 0; i < cap; i++) pf_store_f64((char *)x.data + i * es, dt, frand(seed));
+    if (layout == 0) x = (pf_tensor){x.data, dt, 4, {N, C, H, W}, {C * H * W, H * W, W, 1}};
+    if (layout == 1) x = (pf_tensor){x.data, dt, 4, {N, C, H, W}, {C * H * W * 2, H * W * 2, W * 2, 2}};
+    if (layout == 2) x = (pf_tensor){x.data, dt, 4, {N, C, H, W}, {H * W * C, 1, W * C, C}};
+    return x;
+}
+
+/* im2col vs the reference for one config, layout and col layout (transposed col when
+ * col_t: memory [N, P, rows]). Returns the max abs difference. */
+static double im2col_case(int dt, int layout, int col_t, int64_t N, int64_t C, int64_t H, int64_t W,
+                          const conv_cfg *g, double pad) {
+    unsigned seed = 7;
+    pf_tensor x = make_x(dt, layout, N, C, H, W, &seed);
+    int64_t OH = out_size(H, g->kh, g->sh, g->ph, g->dh), OW = out_size(W, g->kw, g->sw, g->pw, g->dw);
+    int64_t rows = C * g->kh * g->kw, P = OH * OW;
+    size_t es = pf_dtype_size[dt];
+    pf_tensor col = {.data = malloc((size_t)(N * rows * P) * es), .dtype = dt, .ndim = 3, .shape = {N, rows, P}};
+    if (col_t) { col.strides[0] = rows * P; col.strides[1] = 1; col.strides[2] = rows; }
+    else { col.strides[0] = rows * P; col.strides[1] = P; col.strides[2] = 1; }
+    double *ref = malloc((size_t)(N * rows * P) * sizeof *ref), worst = 0;
+    ref_im2col(&x, g, pad, ref);
+    int rc = pf_im2col(&x, &col, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw, pad);
+    CHECK(rc == PF_OK, "im2col rc %d: %s", rc, pf_last_error());
+    for (int64_t n = 0; n < N && rc == PF_OK; n++)
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t p = 0; p < P; p++) {
+                double got = pf_load_f64((char *)col.data + (n * col.strides[0] + r * col.strides[1] + p * col.strides[2]) * (int64_t)es, dt);
+                double want = ref[(n * rows + r) * P + p];
+                double diff = got == want ? 0 : fabs(got - want);
+                if (diff > worst) worst = diff;
+            }
+    free(ref);
+    free(col.data);
+    free(x.data);
+    return worst;
+}
+
+/* <im2col(x), c> == <x, col2im(c)>, with col2im accumulating onto a nonzero x0 */
+static void adjoint_case(int layout, int64_t N, int64_t C, int64_t H, int64_t W, const conv_cfg *g) {
+    unsigned seed = 11;
+    pf_tensor x = make_x(PF_FLOAT64, layout, N, C, H, W, &seed);
+    pf_tensor x0 = make_x(PF_FLOAT64, layout, N, C, H, W, &seed); /* accumulation target */
+    int64_t OH = out_size(H, g->kh, g->sh, g->ph, g->dh), OW = out_size(W, g->kw, g->sw, g->pw, g->dw);
+    int64_t rows = C * g->kh * g->kw, P = OH * OW, nc = N * rows * P;
+    double *a = malloc((size_t)nc * 8), *c = malloc((size_t)nc * 8);
+    for (int64_t i = 0; i < nc; i++) c[i] = frand(&seed);
+    pf_tensor ta = pf_make(a, PF_FLOAT64, 3, (int64_t[]){N, rows, P}), tc = pf_make(c, PF_FLOAT64, 3, (int64_t[]){N, rows, P});
+    CHECK_OK(pf_im2col(&x, &ta, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw, 0.0));
+    double *before = malloc((size_t)(N * C * H * W) * sizeof *before);
+    int64_t cnt = 0;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t ch = 0; ch < C; ch++)
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t w = 0; w < W; w++) before[cnt++] = xat(&x0, n, ch, h, w);
+    CHECK_OK(pf_col2im(&tc, &x0, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw));
+    double lhs = 0, rhs = 0, scale = 0;
+    for (int64_t i = 0; i < nc; i++) { lhs += a[i] * c[i]; scale += fabs(a[i] * c[i]); }
+    cnt = 0;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t ch = 0; ch < C; ch++)
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t w = 0; w < W; w++) rhs += xat(&x, n, ch, h, w) * (xat(&x0, n, ch, h, w) - before[cnt++]);
+    CHECK(fabs(lhs - rhs) <= 1e-9 * (scale + 1), "adjoint k%dx%d s%d,%d p%d,%d d%d,%d layout %d: %g vs %g", g->kh,
+          g->kw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw, layout, lhs, rhs);
+    free(a); free(c); free(before); free(x.data); free(x0.data);
+}
+
+static void bad_inputs(void) {
+    float xb[2 * 3 * 4 * 4] = {0}, cb[2 * 27 * 4];
+    pf_tensor x = pf_make(xb, PF_FLOAT32, 4, (int64_t[]){2, 3, 4, 4});
+    pf_tensor col = pf_make(cb, PF_FLOAT32, 3, (int64_t[]){2, 27, 4}); /* 3x3, no padding -> 2x2 */
+    CHECK_OK(pf_im2col(&x, &col, 3, 3, 1, 1, 0, 0, 1, 1, 0.0));
+    CHECK_OK(pf_col2im(&col, &x, 3, 3, 1, 1, 0, 0, 1, 1));
+    CHECK(pf_im2col(&x, &col, 0, 3, 1, 1, 0, 0, 1, 1, 0.0) == PF_ERR_VALUE, "kernel 0");
+    CHECK(pf_im2col(&x, &col, 3, 3, 0, 1, 0, 0, 1, 1, 0.0) == PF_ERR_VALUE, "stride 0");
+    CHECK(pf_im2col(&x, &col, 3, 3, 1, 1, 0, 0, 1, 0, 0.0) == PF_ERR_VALUE, "dilation 0");
+    CHECK(pf_im2col(&x, &col, 3, 3, 1, 1, -1, 0, 1, 1, 0.0) == PF_ERR_VALUE, "negative padding");
+    /* 4x4 input, 5x5 kernel: too small, named in the message */
+    CHECK(pf_im2col(&x, &col, 5, 5, 1, 1, 0, 0, 1, 1, 0.0) == PF_ERR_VALUE, "too small");
+    CHECK(strstr(pf_last_error(), "4x4") && strstr(pf_last_error(), "(5, 5)"), "message: %s", pf_last_error());
+    /* dilation 2 makes a 3x3 kernel span 5: too small as well */
+    CHECK(pf_col2im(&col, &x, 3, 3, 1, 1, 0, 0, 2, 2) == PF_ERR_VALUE, "dilated too small");
+    /* 3x3 with padding 1 needs col [2, 27, 16] */
+    CHECK(pf_im2col(&x, &col, 3, 3, 1, 1, 1, 1, 1, 1, 0.0) == PF_ERR_VALUE, "col shape");
+    CHECK(strstr(pf_last_error(), "[2, 27, 16]") != NULL, "message: %s", pf_last_error());
+    double db[2 * 27 * 4];
+    pf_tensor dcol = pf_make(db, PF_FLOAT64, 3, (int64_t[]){2, 27, 4});
+    CHECK(pf_im2col(&x, &dcol, 3, 3, 1, 1, 0, 0, 1, 1, 0.0) == PF_ERR_TYPE, "dtype mismatch");
+    int32_t ib[2 * 3 * 4 * 4], icb[2 * 27 * 4];
+    pf_tensor ix = pf_make(ib, PF_INT32, 4, (int64_t[]){2, 3, 4, 4}), icol = pf_make(icb, PF_INT32, 3, (int64_t[]){2, 27, 4});
+    CHECK(pf_im2col(&ix, &icol, 3, 3, 1, 1, 0, 0, 1, 1, 0.0) == PF_ERR_TYPE, "int dtype");
+    pf_tensor x3 = pf_make(xb, PF_FLOAT32, 3, (int64_t[]){6, 4, 4});
+    CHECK(pf_im2col(&x3, &col, 3, 3, 1, 1, 0, 0, 1, 1, 0.0) == PF_ERR_VALUE, "3-d x");
+    CHECK(pf_im2col(NULL, &col, 3, 3, 1, 1, 0, 0, 1, 1, 0.0) != PF_OK, "NULL x");
+    pf_tensor xnull = x;
+    xnull.data = NULL;
+    CHECK(pf_im2col(&xnull, &col, 3, 3, 1, 1, 0, 0, 1, 1, 0.0) != PF_OK, "NULL data");
+    /* empty batch is fine */
+    pf_tensor x0 = pf_make(xb, PF_FLOAT32, 4, (int64_t[]){0, 3, 4, 4}), c0 = pf_make(cb, PF_FLOAT32, 3, (int64_t[]){0, 27, 4});
+    CHECK_OK(pf_im2col(&x0, &c0, 3, 3, 1, 1, 0, 0, 1, 1, 0.0));
+}
+
+int main(void) {
+    const conv_cfg cfgs[] = {
+        {3, 3, 1, 1, 1, 1, 1, 1}, {3, 3, 1, 1, 0, 0, 1, 1}, {3, 3, 2, 2, 1, 1, 1, 1}, {2, 2, 2, 2, 0, 0, 1, 1},
+        {1, 1, 1, 1, 0, 0, 1, 1}, {3, 2, 1, 2, 2, 0, 1, 1}, {2, 3, 3, 1, 1, 2, 2, 1}, {3, 3, 1, 1, 2, 2, 2, 2},
+        {5, 1, 2, 1, 2, 0, 1, 3}, {3, 3, 4, 3, 3, 3, 1, 1}, {4, 4, 1, 1, 5, 5, 1, 1},
+    };
+    int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
+    for (int i = 0; i < ncfg; i++)
+        for (int layout = 0; layout < 3; layout++)
+            for (int dt = 0; dt < 2; dt++) {
+                double pad = i % 2 ? -INFINITY : 0.0;
+                double err = im2col_case(dt, layout, i % 3 == 2, 2, 3, 7, 9, &cfgs[i], pad);
+                CHECK(err == 0, "im2col cfg %d layout %d dtype %s: max diff %g", i, layout, pf_dtype_name[dt], err);
+            }
+    for (int i = 0; i < ncfg; i++)
+        for (int layout = 0; layout < 3; layout++) adjoint_case(layout, 2, 3, 7, 9, &cfgs[i]);
+
+    /* Conv2d-sized batch, parallel and serial: exercises the threaded path and memcpy rows */
+    for (int nt = 1; nt <= 2; nt++) {
+        pf_set_num_threads(nt);
+        double err = im2col_case(PF_FLOAT32, 0, 0, 16, 16, 28, 28, &cfgs[0], 0.0);
+        CHECK(err == 0, "large im2col with %d threads: %g", nt, err);
+        adjoint_case(0, 4, 8, 12, 12, &cfgs[2]);
+    }
+    pf_set_num_threads(0);
+    bad_inputs();
+    return pf_test_summary("test_conv");
+}

@@ -1,0 +1,195 @@
+/* pf_matmul against a naive double-accumulating reference, on every GEMM path this CPU
+ * has: shapes around the tile and block edges, transposed and broadcast views, batches,
+ * strided out, every supported dtype; then the error cases and path selection. */
+#include <stdlib.h>
+#include <string.h>
+#include "core.h"
+#include "check.h"
+
+static uint64_t rng = 88172645463325252ull;
+static double urand(void) { /* xorshift64 in [-1, 1) */
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (double)(rng >> 11) / 4503599627370496.0 - 1.0;
+}
+
+typedef struct {
+    int dt;
+    int64_t nb, M, K, N; /* nb = 0: plain 2-d operands */
+    int ta, tb;          /* store a (b) transposed and view it through strides */
+    int bcast;           /* b has one matrix repeated with batch stride 0 */
+    int out_cm;          /* out is a column-major view */
+} gcase;
+
+/* a [nb?, rows, cols] view over fresh storage; trans stores it as [nb?, cols, rows] */
+static pf_tensor make_view(const gcase *g, int64_t rows, int64_t cols, int trans, int bcast) {
+    int64_t nb = g->nb ? g->nb : 1, es = (int64_t)pf_dtype_size[g->dt], store = bcast ? 1 : nb;
+    pf_tensor t = {.dtype = g->dt, .ndim = g->nb ? 3 : 2};
+    t.data = malloc((size_t)(store * rows * cols * es) + 1);
+    int d = t.ndim - 2;
+    if (g->nb) t.shape[0] = g->nb, t.strides[0] = bcast ? 0 : rows * cols;
+    t.shape[d] = rows, t.shape[d + 1] = cols;
+    t.strides[d] = trans ? 1 : cols, t.strides[d + 1] = trans ? rows : 1;
+    for (int64_t i = 0; i < store * rows * cols; i++) {
+        char *p = (char *)t.data + i * es;
+        if (pf_is_float(g->dt)) pf_store_f64(p, g->dt, urand());
+        else pf_store_i64(p, g->dt, (int64_t)(urand() * 1000));
+    }
+    return t;
+}
+
+static const char *elem(const pf_tensor *t, int64_t bi, int64_t i, int64_t j) {
+    int d = t->ndim - 2;
+    int64_t off = (d ? bi * t->strides[0] : 0) + i * t->strides[d] + j * t->strides[d + 1];
+    return (const char *)t->data + off * (int64_t)pf_dtype_size[t->dtype];
+}
+
+static void run_case(const gcase *g, const char *path) {
+    pf_tensor a = make_view(g, g->M, g->K, g->ta, 0), b = make_view(g, g->K, g->N, g->tb, g->bcast);
+    pf_tensor c = make_view(g, g->M, g->N, g->out_cm, 0);
+    int64_t nb = g->nb ? g->nb : 1, es = (int64_t)pf_dtype_size[g->dt];
+    memset(c.data, 0x7f, (size_t)(nb * g->M * g->N * es)); /* garbage that beta = 0 must overwrite */
+    int rc = pf_matmul(&a, &b, &c);
+    CHECK(rc == PF_OK, "%s %s nb=%lld M=%lld K=%lld N=%lld: %s", path, pf_dtype_name[g->dt], (long long)g->nb,
+          (long long)g->M, (long long)g->K, (long long)g->N, pf_last_error());
+    int64_t bad = 0;
+    double worst = 0;
+    for (int64_t bi = 0; bi < nb && rc == PF_OK; bi++)
+        for (int64_t i = 0; i < g->M; i++)
+            for (int64_t j = 0; j < g->N; j++) {
+                if (pf_is_float(g->dt)) {
+                    double ref = 0, mag = 0;
+                    for (int64_t k = 0; k < g->K; k++) {
+                        double p = pf_load_f64(elem(&a, bi, i, k), g->dt) * pf_load_f64(elem(&b, bi, k, j), g->dt);
+                        ref += p, mag += fabs(p);
+                    }
+                    double err = fabs(pf_load_f64(elem(&c, bi, i, j), g->dt) - ref);
+                    double tol = (g->dt == PF_FLOAT32 ? 1e-5 : 1e-12) * (mag + 1e-30);
+                    if (!(err <= tol)) bad++;
+                    if (err / (mag + 1e-30) > worst) worst = err / (mag + 1e-30);
+                } else {
+                    uint64_t ref = 0; /* wraps like the kernel */
+                    for (int64_t k = 0; k < g->K; k++)
+                        ref += (uint64_t)pf_load_i64(elem(&a, bi, i, k), g->dt) *
+                               (uint64_t)pf_load_i64(elem(&b, bi, k, j), g->dt);
+                    int64_t want = g->dt == PF_INT32 ? (int64_t)(int32_t)(uint32_t)ref : (int64_t)ref;
+                    if (pf_load_i64(elem(&c, bi, i, j), g->dt) != want) bad++;
+                }
+            }
+    CHECK(bad == 0, "%s %s nb=%lld M=%lld K=%lld N=%lld ta=%d tb=%d bcast=%d out_cm=%d: %lld wrong (worst rel %.3g)",
+          path, pf_dtype_name[g->dt], (long long)g->nb, (long long)g->M, (long long)g->K, (long long)g->N, g->ta,
+          g->tb, g->bcast, g->out_cm, (long long)bad, worst);
+    free(a.data), free(b.data), free(c.data);
+}
+
+static void value_cases(const char *path) {
+    static const int64_t sq[] = {1, 7, 33, 257};
+    for (int s = 0; s < 4; s++)
+        for (int t = 0; t < 4; t++) run_case(&(gcase){PF_FLOAT32, 0, sq[s], sq[s], sq[s], t & 1, t >> 1, 0, 0}, path);
+    static const int64_t mkn[][3] = {
+        {5, 300, 17},  {257, 33, 129}, {1, 784, 128}, {64, 784, 1}, {3, 70, 1000}, {100, 64, 3},
+        {300, 800, 200}, {900, 50, 40}, {8, 10, 4200}, {40, 3, 33}, {13, 1, 45},
+    };
+    for (size_t s = 0; s < sizeof mkn / sizeof mkn[0]; s++)
+        for (int t = 0; t < 4; t++)
+            run_case(&(gcase){PF_FLOAT32, 0, mkn[s][0], mkn[s][1], mkn[s][2], t & 1, t >> 1, 0, t == 3}, path);
+    /* batches: parallel over the batch (small products) and inside each product */
+    run_case(&(gcase){PF_FLOAT32, 3, 33, 40, 17, 0, 0, 0, 0}, path);
+    run_case(&(gcase){PF_FLOAT32, 5, 20, 30, 25, 1, 0, 1, 0}, path);
+    run_case(&(gcase){PF_FLOAT32, 2, 130, 140, 150, 0, 1, 1, 1}, path);
+    run_case(&(gcase){PF_FLOAT32, 4, 0, 5, 6, 0, 0, 0, 0}, path);
+    run_case(&(gcase){PF_FLOAT32, 3, 6, 0, 5, 0, 0, 0, 0}, path); /* K = 0: zeros */
+    run_case(&(gcase){PF_FLOAT32, 0, 6, 0, 5, 1, 1, 0, 1}, path);
+    for (int t = 0; t < 4; t++) {
+        run_case(&(gcase){PF_FLOAT64, 0, 257, 33, 129, t & 1, t >> 1, 0, t == 2}, path);
+        run_case(&(gcase){PF_FLOAT64, 0, 7, 300, 5, t & 1, t >> 1, 0, 0}, path);
+        run_case(&(gcase){PF_FLOAT64, 3, 40, 50, 60, t & 1, t >> 1, t == 1, 0}, path);
+        run_case(&(gcase){PF_FLOAT64, 0, 150, 400, 140, t & 1, t >> 1, 0, 0}, path);
+    }
+}
+
+static void int_cases(void) {
+    for (int dt = PF_INT64; dt <= PF_INT32; dt++)
+        for (int t = 0; t < 4; t++) {
+            run_case(&(gcase){dt, 0, 7, 9, 5, t & 1, t >> 1, 0, t == 3}, "-");
+            run_case(&(gcase){dt, 2, 33, 65, 40, t & 1, t >> 1, t == 2, 0}, "-");
+            run_case(&(gcase){dt, 0, 80, 60, 70, t & 1, t >> 1, 0, 0}, "-");
+            run_case(&(gcase){dt, 0, 4, 0, 3, 0, 0, 0, 0}, "-");
+        }
+}
+
+static void expect_err(int rc, int code, const char *what, const char *needle1, const char *needle2) {
+    const char *msg = pf_last_error();
+    CHECK(rc == code, "%s: got %d, want %d (%s)", what, rc, code, msg);
+    CHECK(strstr(msg, needle1) && (!needle2 || strstr(msg, needle2)), "%s: message '%s' lacks '%s'/'%s'", what,
+          msg, needle1, needle2 ? needle2 : "");
+}
+
+static void error_cases(void) {
+    float buf[64] = {0};
+    double dbuf[64] = {0};
+    pf_tensor a = pf_make(buf, PF_FLOAT32, 2, (int64_t[]){2, 3}), b = pf_make(buf, PF_FLOAT32, 2, (int64_t[]){4, 5});
+    pf_tensor c = pf_make(buf, PF_FLOAT32, 2, (int64_t[]){2, 5});
+    expect_err(pf_matmul(&a, &b, &c), PF_ERR_VALUE, "inner dims", "[2, 3]", "[4, 5]");
+    b = pf_make(buf, PF_FLOAT32, 2, (int64_t[]){3, 5});
+    pf_tensor c2 = pf_make(buf, PF_FLOAT32, 2, (int64_t[]){2, 4});
+    expect_err(pf_matmul(&a, &b, &c2), PF_ERR_VALUE, "out shape", "[2, 4]", "[3, 5]");
+    pf_tensor a3 = pf_make(buf, PF_FLOAT32, 3, (int64_t[]){2, 2, 3}), b3 = pf_make(buf, PF_FLOAT32, 3, (int64_t[]){3, 3, 5});
+    pf_tensor c3 = pf_make(buf, PF_FLOAT32, 3, (int64_t[]){2, 2, 5});
+    expect_err(pf_matmul(&a3, &b3, &c3), PF_ERR_VALUE, "batch dims", "[2, 2, 3]", "[3, 3, 5]");
+    expect_err(pf_matmul(&a3, &b, &c), PF_ERR_VALUE, "ndim mismatch", "[2, 2, 3]", "[3, 5]");
+    pf_tensor h = pf_make(buf, PF_FLOAT16, 2, (int64_t[]){2, 3}), hb = pf_make(buf, PF_FLOAT16, 2, (int64_t[]){3, 5});
+    pf_tensor hc = pf_make(buf, PF_FLOAT16, 2, (int64_t[]){2, 5});
+    expect_err(pf_matmul(&h, &hb, &hc), PF_ERR_TYPE, "float16", "float16", ".float()");
+    pf_tensor bl = pf_make(buf, PF_BOOL, 2, (int64_t[]){2, 3}), blb = pf_make(buf, PF_BOOL, 2, (int64_t[]){3, 5});
+    pf_tensor blc = pf_make(buf, PF_BOOL, 2, (int64_t[]){2, 5});
+    expect_err(pf_matmul(&bl, &blb, &blc), PF_ERR_TYPE, "bool", "bool", NULL);
+    pf_tensor db = pf_make(dbuf, PF_FLOAT64, 2, (int64_t[]){3, 5});
+    expect_err(pf_matmul(&a, &db, &c), PF_ERR_TYPE, "mixed dtypes", "float32", "float64");
+    pf_tensor v = pf_make(buf, PF_FLOAT32, 1, (int64_t[]){3});
+    expect_err(pf_matmul(&v, &v, &v), PF_ERR_VALUE, "1-d", "[3]", NULL);
+    pf_tensor big = pf_make(buf, PF_FLOAT32, 8, (int64_t[]){1, 1, 1, 1, 1, 1, 2, 3});
+    big.ndim = 9;
+    expect_err(pf_matmul(&big, &b, &c), PF_ERR_VALUE, "ndim 9", "9 dims", NULL);
+    pf_tensor nul = a;
+    nul.data = NULL;
+    expect_err(pf_matmul(&nul, &b, &c), PF_ERR_VALUE, "NULL data", "NULL", NULL);
+    expect_err(pf_matmul(&a, &b, NULL), PF_ERR_VALUE, "NULL out", "out", NULL);
+    /* empty operands need no data */
+    pf_tensor e0 = pf_make(NULL, PF_FLOAT32, 2, (int64_t[]){0, 3}), e1 = pf_make(NULL, PF_FLOAT32, 2, (int64_t[]){0, 5});
+    CHECK_OK(pf_matmul(&e0, &b, &e1));
+}
+
+static void path_cases(void) {
+    const char *best = pf_cpu_supports("avx512") ? "avx512" : pf_cpu_supports("avx2") ? "avx2" : "portable";
+    CHECK(!strcmp(pf_gemm_path(), best), "default path %s, want %s", pf_gemm_path(), best);
+    CHECK(pf_cpu_supports("portable") && pf_cpu_supports("auto") && !pf_cpu_supports("sse9"), "cpu_supports");
+    expect_err(pf_gemm_select("sse9"), PF_ERR_VALUE, "unknown path", "sse9", "avx512, avx2, portable or auto");
+    expect_err(pf_gemm_select(NULL), PF_ERR_VALUE, "NULL path", "avx512", NULL);
+    if (!pf_cpu_supports("avx512")) expect_err(pf_gemm_select("avx512"), PF_ERR_VALUE, "missing ISA", "avx512", "supports");
+    CHECK_OK(pf_gemm_select("portable"));
+    CHECK(!strcmp(pf_gemm_path(), "portable"), "path %s", pf_gemm_path());
+    CHECK_OK(pf_gemm_select("auto"));
+    CHECK(!strcmp(pf_gemm_path(), best), "auto path %s, want %s", pf_gemm_path(), best);
+}
+
+int main(void) {
+    path_cases();
+    static const char *const paths[] = {"avx512", "avx2", "portable"};
+    for (int p = 0; p < 3; p++) {
+        if (!pf_cpu_supports(paths[p])) continue;
+        CHECK_OK(pf_gemm_select(paths[p]));
+        value_cases(paths[p]);
+    }
+    CHECK_OK(pf_gemm_select("auto"));
+    int_cases();
+    /* odd and single thread counts change the thread grid */
+    for (int nt = 1; nt <= 3; nt += 2) {
+        pf_set_num_threads(nt);
+        run_case(&(gcase){PF_FLOAT32, 0, 300, 800, 200, 0, 1, 0, 0}, nt == 1 ? "1 thread" : "3 threads");
+        run_case(&(gcase){PF_FLOAT32, 0, 5, 100, 700, 1, 0, 0, 0}, nt == 1 ? "1 thread" : "3 threads");
+        run_case(&(gcase){PF_FLOAT32, 7, 30, 40, 50, 0, 0, 1, 0}, nt == 1 ? "1 thread" : "3 threads");
+    }
+    pf_set_num_threads(0);
+    error_cases();
+    return pf_test_summary("test_gemm");
+}

@@ -1,0 +1,214 @@
+/* pf_random: determinism across thread counts and offsets, distributions, bounds. */
+#include <stdlib.h>
+#include <string.h>
+#include "core.h"
+#include "check.h"
+
+#define N 1000000
+
+static pf_tensor vec(void *data, int dt, int64_t n) { return pf_make(data, dt, 1, &n); }
+
+static void test_determinism(void) {
+    static float a[N], b[N];
+    pf_tensor ta = vec(a, PF_FLOAT32, N), tb = vec(b, PF_FLOAT32, N);
+    for (int kind = 0; kind < 4; kind++) {
+        double p0 = kind == PF_RAND_BERNOULLI ? 0.3 : kind == PF_RAND_INT ? -50 : 0, p1 = kind == PF_RAND_INT ? 50 : 1;
+        pf_set_num_threads(1);
+        CHECK_OK(pf_random(kind, &ta, 42, 7, p0, p1));
+        pf_set_num_threads(2);
+        CHECK_OK(pf_random(kind, &tb, 42, 7, p0, p1));
+        CHECK(memcmp(a, b, sizeof a) == 0, "kind %d differs between 1 and 2 threads", kind);
+        /* offset n/2 continues the draw from offset 0 */
+        pf_tensor head = vec(b, PF_FLOAT32, N / 2), tail = vec(b + N / 2, PF_FLOAT32, N - N / 2);
+        pf_set_num_threads(0);
+        CHECK_OK(pf_random(kind, &head, 42, 7, p0, p1));
+        CHECK_OK(pf_random(kind, &tail, 42, 7 + N / 2, p0, p1));
+        CHECK(memcmp(a, b, sizeof a) == 0, "kind %d: offset draws are not the tail of the long draw", kind);
+        /* another seed gives other bits */
+        CHECK_OK(pf_random(kind, &tb, 43, 7, p0, p1));
+        CHECK(memcmp(a, b, sizeof a) != 0, "kind %d: seed ignored", kind);
+    }
+    /* Philox4x32-10 known answer: key 0, counter 0 -> 6627e8d5 e169c58d ... */
+    double d;
+    pf_tensor td = vec(&d, PF_FLOAT64, 1);
+    CHECK_OK(pf_random(PF_RAND_UNIFORM, &td, 0, 0, 0, 1));
+    CHECK(d == (double)(0x6627e8d5e169c58dull >> 11) * 0x1p-53, "Philox KAT: %.17g", d);
+}
+
+static void moments(const double *x, int64_t n, double *mean, double *sd) {
+    double s = 0, ss = 0;
+    for (int64_t i = 0; i < n; i++) s += x[i];
+    *mean = s / n;
+    for (int64_t i = 0; i < n; i++) ss += (x[i] - *mean) * (x[i] - *mean);
+    *sd = sqrt(ss / (n - 1));
+}
+
+static void test_distributions(void) {
+    static double x[N];
+    static float f[N];
+    pf_tensor tx = vec(x, PF_FLOAT64, N), tf = vec(f, PF_FLOAT32, N);
+    double mean, sd, lo, hi;
+    CHECK_OK(pf_random(PF_RAND_UNIFORM, &tf, 1, 0, 0, 1));
+    lo = 1, hi = 0;
+    for (int i = 0; i < N; i++) { x[i] = f[i]; lo = fmin(lo, f[i]); hi = fmax(hi, f[i]); }
+    moments(x, N, &mean, &sd);
+    CHECK(fabs(mean - 0.5) < 0.002 && fabs(sd - sqrt(1 / 12.0)) < 0.002, "uniform f32 mean %g sd %g", mean, sd);
+    CHECK(lo >= 0 && hi < 1 && lo < 1e-4 && hi > 1 - 1e-4, "uniform f32 range [%g, %g]", lo, hi);
+    CHECK_OK(pf_random(PF_RAND_UNIFORM, &tx, 2, 0, -3, 5));
+    moments(x, N, &mean, &sd);
+    lo = 5, hi = -3;
+    for (int i = 0; i < N; i++) { lo = fmin(lo, x[i]); hi = fmax(hi, x[i]); }
+    CHECK(fabs(mean - 1) < 0.02 && lo >= -3 && hi < 5, "uniform f64 [-3, 5): mean %g range [%g, %g]", mean, lo, hi);
+
+    CHECK_OK(pf_random(PF_RAND_NORMAL, &tx, 3, 0, 0, 1));
+    moments(x, N, &mean, &sd);
+    CHECK(fabs(mean) < 0.005 && fabs(sd - 1) < 0.005, "normal mean %g sd %g", mean, sd);
+    int tails = 0;
+    for (int i = 0; i < N; i++) tails += fabs(x[i]) > 1.959964;
+    CHECK(fabs(tails / (double)N - 0.05) < 0.002, "normal 5%% tails: %g", tails / (double)N);
+    CHECK_OK(pf_random(PF_RAND_NORMAL, &tf, 4, 0, 2, 3));
+    for (int i = 0; i < N; i++) x[i] = f[i];
+    moments(x, N, &mean, &sd);
+    CHECK(fabs(mean - 2) < 0.015 && fabs(sd - 3) < 0.015, "normal(2, 3) f32 mean %g sd %g", mean, sd);
+    uint16_t h[1000];
+    pf_tensor th = vec(h, PF_FLOAT16, 1000);
+    CHECK_OK(pf_random(PF_RAND_NORMAL, &th, 4, 0, 0, 1));
+    double hs = 0;
+    for (int i = 0; i < 1000; i++) hs += pf_h2f(h[i]);
+    CHECK(fabs(hs / 1000) < 0.15, "normal f16 mean %g", hs / 1000);
+
+    /* bernoulli */
+    static uint8_t bb[N];
+    pf_tensor tb = vec(bb, PF_BOOL, N);
+    CHECK_OK(pf_random(PF_RAND_BERNOULLI, &tb, 5, 0, 0.3, 0));
+    int64_t ones = 0, other = 0;
+    for (int i = 0; i < N; i++) { ones += bb[i] == 1; other += bb[i] > 1; }
+    CHECK(fabs(ones / (double)N - 0.3) < 0.002 && !other, "bernoulli(0.3): %g", ones / (double)N);
+    CHECK_OK(pf_random(PF_RAND_BERNOULLI, &tf, 5, 0, 1.0, 0));
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += f[i] != 1.0f;
+    CHECK_OK(pf_random(PF_RAND_BERNOULLI, &tf, 5, 0, 0.0, 0));
+    for (int i = 0; i < N; i++) bad += f[i] != 0.0f;
+    CHECK(!bad, "bernoulli p=0/1: %d wrong", bad);
+}
+
+/* Ranges one ulp wide: lo + u * span rounds up to the excluded bound unless clamped. */
+static void test_upper_bound_excluded(void) {
+    static float f[N];
+    static double x[N];
+    static uint16_t h[N];
+    pf_tensor tf = vec(f, PF_FLOAT32, N), tx = vec(x, PF_FLOAT64, N), th = vec(h, PF_FLOAT16, N);
+    int bad = 0;
+    CHECK_OK(pf_random(PF_RAND_UNIFORM, &tf, 6, 0, 1.0, 1.0 + 0x1p-23));
+    for (int i = 0; i < N; i++) bad += f[i] != 1.0f;
+    CHECK_OK(pf_random(PF_RAND_UNIFORM, &tx, 6, 0, 1.0, 1.0 + 0x1p-52));
+    for (int i = 0; i < N; i++) bad += x[i] != 1.0;
+    CHECK_OK(pf_random(PF_RAND_UNIFORM, &th, 6, 0, 1.0, 1.0 + 0x1p-10));
+    for (int i = 0; i < N; i++) bad += h[i] != 0x3c00;
+    CHECK(!bad, "uniform returned its excluded upper bound %d times", bad);
+    CHECK_OK(pf_random(PF_RAND_UNIFORM, &tf, 6, 0, 100.0, 100.0 + 1e-6)); /* p1 not a float */
+    for (int i = 0; i < N; i++) bad += !(f[i] >= 100.0f && (double)f[i] < 100.0 + 1e-6);
+    CHECK_OK(pf_random(PF_RAND_UNIFORM, &tf, 6, 0, 2.0, 2.0)); /* empty range: the bound */
+    for (int i = 0; i < N; i++) bad += f[i] != 2.0f;
+    CHECK(!bad, "uniform narrow ranges: %d wrong", bad);
+}
+
+static void test_randint(void) {
+    static int64_t v[N];
+    static int32_t w[N];
+    pf_tensor tv = vec(v, PF_INT64, N), tw = vec(w, PF_INT32, N);
+    CHECK_OK(pf_random(PF_RAND_INT, &tv, 7, 0, -3, 4));
+    int64_t count[7] = {0}, out = 0;
+    for (int i = 0; i < N; i++) {
+        if (v[i] < -3 || v[i] >= 4) out++;
+        else count[v[i] + 3]++;
+    }
+    int even = 1;
+    for (int k = 0; k < 7; k++) even &= fabs(count[k] / (double)N - 1 / 7.0) < 0.003;
+    CHECK(!out && even, "randint [-3, 4): %lld outside, counts %lld %lld %lld %lld %lld %lld %lld", (long long)out,
+          (long long)count[0], (long long)count[1], (long long)count[2], (long long)count[3], (long long)count[4],
+          (long long)count[5], (long long)count[6]);
+    /* full int32 and int64 ranges: both signs show up */
+    CHECK_OK(pf_random(PF_RAND_INT, &tw, 8, 0, -0x1p31, 0x1p31));
+    int64_t neg = 0;
+    for (int i = 0; i < N; i++) neg += w[i] < 0;
+    CHECK(fabs(neg / (double)N - 0.5) < 0.005, "int32 full range: %g negative", neg / (double)N);
+    CHECK_OK(pf_random(PF_RAND_INT, &tv, 8, 0, -0x1p63, 0x1p63));
+    neg = 0;
+    for (int i = 0; i < N; i++) neg += v[i] < 0;
+    CHECK(fabs(neg / (double)N - 0.5) < 0.005, "int64 full range: %g negative", neg / (double)N);
+    CHECK_OK(pf_random(PF_RAND_INT, &tv, 8, 0, 1e15, 1e15 + 2));
+    out = 0;
+    for (int i = 0; i < N; i++) out += v[i] != 1000000000000000LL && v[i] != 1000000000000001LL;
+    CHECK(!out, "randint near 1e15: %lld outside", (long long)out);
+    float f[1000];
+    pf_tensor tf = vec(f, PF_FLOAT32, 1000);
+    CHECK_OK(pf_random(PF_RAND_INT, &tf, 9, 0, 0, 10));
+    out = 0;
+    for (int i = 0; i < 1000; i++) out += f[i] != floorf(f[i]) || f[i] < 0 || f[i] > 9;
+    CHECK(!out, "randint float32: %lld bad", (long long)out);
+    uint8_t b[1000];
+    pf_tensor tb = vec(b, PF_BOOL, 1000);
+    CHECK_OK(pf_random(PF_RAND_INT, &tb, 9, 0, 0, 2));
+}
+
+static void test_strided(void) {
+    /* every third element of a buffer, and a transposed 2-d view */
+    static double buf[3 * 1000], ref[1000];
+    for (int i = 0; i < 3000; i++) buf[i] = -7;
+    pf_tensor s = {.data = buf, .dtype = PF_FLOAT64, .ndim = 1, .shape = {1000}, .strides = {3}};
+    pf_tensor r = vec(ref, PF_FLOAT64, 1000);
+    CHECK_OK(pf_random(PF_RAND_NORMAL, &s, 10, 5, 0, 1));
+    CHECK_OK(pf_random(PF_RAND_NORMAL, &r, 10, 5, 0, 1));
+    int bad = 0;
+    for (int i = 0; i < 1000; i++) bad += buf[3 * i] != ref[i] || buf[3 * i + 1] != -7 || buf[3 * i + 2] != -7;
+    pf_tensor t = {.data = buf, .dtype = PF_FLOAT64, .ndim = 2, .shape = {10, 100}, .strides = {1, 10}};
+    CHECK_OK(pf_random(PF_RAND_NORMAL, &t, 10, 5, 0, 1));
+    for (int i = 0; i < 10; i++)
+        for (int j = 0; j < 100; j++) bad += buf[i + 10 * j] != ref[i * 100 + j];
+    CHECK(!bad, "strided dst: %d wrong", bad);
+}
+
+static void test_errors(void) {
+    float f[4];
+    int64_t v[4];
+    uint8_t b[4];
+    pf_tensor tf = vec(f, PF_FLOAT32, 4), tv = vec(v, PF_INT64, 4), tb = vec(b, PF_BOOL, 4);
+    pf_tensor tw = vec(v, PF_INT32, 4);
+    CHECK(pf_random(PF_RAND_INT, &tv, 0, 0, NAN, 5) == PF_ERR_VALUE, "nan low");
+    CHECK(strstr(pf_last_error(), "randint bounds must be finite, got low=nan") != NULL, "msg: %s", pf_last_error());
+    CHECK(pf_random(PF_RAND_INT, &tv, 0, 0, 0, INFINITY) == PF_ERR_VALUE, "inf high");
+    CHECK(pf_random(PF_RAND_INT, &tv, 0, 0, 5, 5) == PF_ERR_VALUE, "low == high");
+    CHECK(pf_random(PF_RAND_INT, &tv, 0, 0, 6, 5) == PF_ERR_VALUE, "low > high");
+    CHECK(pf_random(PF_RAND_INT, &tv, 0, 0, 0.5, 5) == PF_ERR_VALUE, "fractional bound");
+    CHECK(pf_random(PF_RAND_INT, &tw, 0, 0, 0, 0x1p31 + 1) == PF_ERR_VALUE, "int32 high too big");
+    CHECK(pf_random(PF_RAND_INT, &tw, 0, 0, -0x1p31 - 1, 0) == PF_ERR_VALUE, "int32 low too small");
+    CHECK(pf_random(PF_RAND_INT, &tv, 0, 0, 0, 0x1p64) == PF_ERR_VALUE, "int64 high too big");
+    CHECK(pf_random(PF_RAND_INT, &tb, 0, 0, 0, 3) == PF_ERR_VALUE, "bool high 3");
+    CHECK(pf_random(PF_RAND_INT, &tf, 0, 0, 0, 0x1p25) == PF_ERR_VALUE, "float32 beyond 2^24");
+    CHECK(pf_random(PF_RAND_UNIFORM, &tb, 0, 0, 0, 1) == PF_ERR_TYPE, "bool uniform");
+    CHECK(pf_random(PF_RAND_NORMAL, &tb, 0, 0, 0, 1) == PF_ERR_TYPE, "bool normal");
+    CHECK(pf_random(PF_RAND_UNIFORM, &tv, 0, 0, 0, 1) == PF_ERR_TYPE, "int uniform");
+    CHECK(pf_random(PF_RAND_UNIFORM, &tf, 0, 0, 1, 0) == PF_ERR_VALUE, "uniform low > high");
+    CHECK(pf_random(PF_RAND_UNIFORM, &tf, 0, 0, NAN, 1) == PF_ERR_VALUE, "uniform nan");
+    CHECK(pf_random(PF_RAND_UNIFORM, &tf, 0, 0, -3e38, 3e38) == PF_ERR_VALUE, "uniform span overflows float");
+    CHECK(pf_random(PF_RAND_NORMAL, &tf, 0, 0, 0, -1) == PF_ERR_VALUE, "negative std");
+    CHECK(pf_random(PF_RAND_NORMAL, &tf, 0, 0, 0, NAN) == PF_ERR_VALUE, "nan std");
+    CHECK(pf_random(PF_RAND_BERNOULLI, &tb, 0, 0, 1.5, 0) == PF_ERR_VALUE, "p > 1");
+    CHECK(pf_random(PF_RAND_BERNOULLI, &tb, 0, 0, -0.1, 0) == PF_ERR_VALUE, "p < 0");
+    CHECK(pf_random(PF_RAND_BERNOULLI, &tb, 0, 0, NAN, 0) == PF_ERR_VALUE, "p nan");
+    CHECK(pf_random(9, &tf, 0, 0, 0, 1) == PF_ERR_VALUE, "unknown kind");
+    CHECK(pf_random(PF_RAND_UNIFORM, NULL, 0, 0, 0, 1) != PF_OK, "NULL dst");
+    pf_tensor empty = vec(NULL, PF_FLOAT32, 0);
+    CHECK_OK(pf_random(PF_RAND_UNIFORM, &empty, 0, 0, 0, 1));
+}
+
+int main(void) {
+    test_determinism();
+    test_distributions();
+    test_upper_bound_excluded();
+    test_randint();
+    test_strided();
+    test_errors();
+    return pf_test_summary("test_random");
+}

@@ -1,0 +1,66 @@
+"""The only module that touches cffi: the compiled core, its error codes, memory and descriptors."""
+
+from __future__ import annotations
+
+import os
+
+from pyframe._core import ffi, lib
+
+__all__ = ["ffi", "lib", "check", "alloc", "desc", "ShapeError"]
+
+
+class ShapeError(ValueError, RuntimeError):
+    """Shapes that do not fit together: a ValueError, and a RuntimeError as PyTorch raises."""
+
+
+_ERRORS = {
+    lib.PF_ERR_VALUE: ShapeError,
+    lib.PF_ERR_INDEX: IndexError,
+    lib.PF_ERR_TYPE: TypeError,
+    lib.PF_ERR_RUNTIME: RuntimeError,
+    lib.PF_ERR_NOMEM: MemoryError,
+}
+
+
+def raise_error(rc: int) -> None:
+    raise _ERRORS.get(rc, RuntimeError)(ffi.string(lib.pf_last_error()).decode())
+
+
+def check(rc: int) -> None:
+    """Turn a core return code into the matching Python exception."""
+    if rc:
+        raise_error(rc)
+
+
+# Small blocks come from Python's allocator (a third of pf_alloc + ffi.gc's cost per call);
+# kernels need no alignment. Large ones from pf_alloc: 64-byte aligned, huge pages.
+SMALL_BYTES = 1 << 16
+alloc_small = ffi.new_allocator(should_clear_after_alloc=False)
+alloc_large = ffi.new_allocator(lib.pf_alloc, lib.pf_free, should_clear_after_alloc=False)
+
+
+def alloc(nbytes: int):
+    """Uninitialised tensor memory, freed when the returned cdata dies."""
+    try:
+        return (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
+    except MemoryError:
+        raise MemoryError(f"cannot allocate {nbytes} bytes for a tensor") from None
+
+
+def desc(ptr, code: int, shape: tuple, strides: tuple):
+    """A pf_tensor descriptor for the given data pointer and element strides."""
+    d = ffi.new("pf_tensor *")
+    d.data = ptr
+    d.dtype = code
+    d.ndim = len(shape)
+    d.shape[0 : len(shape)] = shape
+    d.strides[0 : len(strides)] = strides
+    return d
+
+
+def _select_gemm() -> None:
+    path = os.environ.get("PYFRAME_GEMM", "auto")
+    check(lib.pf_gemm_select(path.encode()))
+
+
+_select_gemm()

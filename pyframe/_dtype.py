@@ -1,0 +1,108 @@
+"""dtypes and PyTorch's type promotion."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:  # noqa: N801 - PyTorch's name
+    """A tensor element type. Compares equal to itself and to its short name (``float32 == "float32"``)."""
+
+    __slots__ = ("name", "code", "itemsize", "is_floating_point", "is_signed", "np", "rank")
+
+    def __init__(self, name: str, code: int, itemsize: int, is_float: bool, np_dtype, rank: int):
+        self.name = name
+        self.code = code
+        self.itemsize = itemsize
+        self.is_floating_point = is_float
+        self.is_signed = name != "bool"
+        self.np = np.dtype(np_dtype)
+        self.rank = rank  # position in the promotion order
+
+    def __repr__(self) -> str:
+        return f"pyframe.{self.name}"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, dtype):
+            return other is self
+        if isinstance(other, str):
+            return other == self.name or _ALIASES.get(other) is self
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+# codes match core_c's PF_* dtype constants; rank: bool < int32 < int64 < float16 < float32 < float64,
+# which is PyTorch's promotion lattice restricted to these six types
+float32 = dtype("float32", 0, 4, True, np.float32, 4)
+float64 = dtype("float64", 1, 8, True, np.float64, 5)
+float16 = dtype("float16", 2, 2, True, np.float16, 3)
+int64 = dtype("int64", 3, 8, False, np.int64, 2)
+int32 = dtype("int32", 4, 4, False, np.int32, 1)
+bool_ = dtype("bool", 5, 1, False, np.bool_, 0)
+
+ALL = (float32, float64, float16, int64, int32, bool_)
+BY_CODE = {d.code: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL}
+_ALIASES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32}
+_FROM_NUMPY = {d.np: d for d in ALL}
+
+
+def _by_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+def as_dtype(x) -> dtype:
+    """A pyframe dtype from a dtype, its name, a NumPy dtype or a Python type."""
+    if isinstance(x, dtype):
+        return x
+    if isinstance(x, str):
+        d = _BY_NAME.get(x) or _ALIASES.get(x)
+        if d is not None:
+            return d
+    elif x is float:
+        return float32
+    elif x is int:
+        return int64
+    elif x is bool:
+        return bool_
+    else:
+        try:
+            d = _FROM_NUMPY.get(np.dtype(x))
+        except TypeError:
+            d = None
+        if d is not None:
+            return d
+    names = ", ".join(d.name for d in ALL)
+    raise TypeError(f"unsupported dtype {x!r}; expected one of {names}")
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    d = _FROM_NUMPY.get(np.dtype(np_dtype))
+    if d is None:
+        names = ", ".join(str(d.np) for d in ALL)
+        raise TypeError(f"can't convert a NumPy array of dtype {np_dtype}; supported dtypes are {names}")
+    return d
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    return a if a.rank >= b.rank else b
+
+
+def category(d: dtype) -> int:
+    """0 bool, 1 integer, 2 floating: a Python scalar only lifts the result across categories."""
+    return 2 if d.is_floating_point else (0 if d is bool_ else 1)
+
+
+def scalar_dtype(value) -> dtype:
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return float32
+    raise TypeError(f"expected a tensor or a Python number, got {type(value).__name__}")

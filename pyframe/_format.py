@@ -1,0 +1,88 @@
+"""``repr(tensor)`` in PyTorch's layout: one number format for the whole tensor, right-aligned,
+80 columns, and ``...`` summaries past 1000 elements."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pyframe import _dtype
+
+PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
+
+
+def _formatter(values: np.ndarray, dt) -> callable:
+    if dt is _dtype.bool_:
+        return lambda v: str(bool(v))
+    if not dt.is_floating_point:
+        return lambda v: str(int(v))
+    finite = np.abs(values[np.isfinite(values)].astype(np.float64))
+    nonzero = finite[finite != 0]
+    if nonzero.size == 0:
+        return lambda v: _special(v) or "0."
+    lo, hi = nonzero.min(), nonzero.max()
+    if np.all(np.floor(finite) == finite):  # whole numbers: "3." unless huge
+        if hi > 1e8:
+            return lambda v: _special(v) or f"{v:.{PRECISION}e}"
+        return lambda v: _special(v) or f"{v:.0f}."
+    if hi / lo > 1000 or hi > 1e8 or lo < 1e-4:
+        return lambda v: _special(v) or f"{v:.{PRECISION}e}"
+    return lambda v: _special(v) or f"{v:.{PRECISION}f}"
+
+
+def _special(v) -> str | None:
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return None
+
+
+def _summarized(arr: np.ndarray) -> np.ndarray:
+    """The elements that are shown (edge items only once summarized), for sizing the format."""
+    if arr.ndim == 0:
+        return arr.reshape(1)
+    if arr.shape[0] > 2 * EDGEITEMS:
+        arr = np.concatenate([arr[:EDGEITEMS], arr[-EDGEITEMS:]])
+    return np.concatenate([_summarized(a).reshape(-1) for a in arr]) if arr.ndim > 1 else arr
+
+
+def _body(arr: np.ndarray, fmt, width: int, indent: int, summarize: bool) -> str:
+    if arr.ndim == 0:
+        return fmt(arr.item()).rjust(width)
+    n = arr.shape[0]
+    idx = list(range(n))
+    if summarize and n > 2 * EDGEITEMS:
+        idx = list(range(EDGEITEMS)) + [None] + list(range(n - EDGEITEMS, n))
+    if arr.ndim == 1:
+        items = ["..." if i is None else fmt(arr[i].item()).rjust(width) for i in idx]
+        per_line = max(1, (LINEWIDTH - indent) // (width + 2))
+        lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    sep = "," + "\n" * (arr.ndim - 1) + " " * (indent + 1)
+    parts = ["..." if i is None else _body(arr[i], fmt, width, indent + 1, summarize) for i in idx]
+    return "[" + sep.join(parts) + "]"
+
+
+def format_tensor(t) -> str:
+    arr = t.detach().numpy()
+    prefix = "tensor("
+    suffix = []
+    if t.dtype not in (_dtype.float32, _dtype.int64, _dtype.bool_):
+        suffix.append(f"dtype=pyframe.{t.dtype.name}")
+    if arr.size == 0:
+        body = "[]"
+        if arr.shape != (0,):
+            suffix.insert(0, f"size={tuple(arr.shape)}")
+    else:
+        summarize = arr.size > THRESHOLD
+        shown = _summarized(arr) if summarize else arr.reshape(-1)
+        fmt = _formatter(shown.astype(np.float64) if t.dtype is not _dtype.bool_ else shown, t.dtype)
+        width = max(len(fmt(v.item())) for v in shown)
+        body = _body(arr, fmt, width, len(prefix), summarize)
+    if t.grad_fn is not None:
+        suffix.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t.requires_grad:
+        suffix.append("requires_grad=True")
+    return prefix + ", ".join([body, *suffix]) + ")"

@@ -1,0 +1,101 @@
+"""Tensor's math methods and operators: the ops themselves, bound once. ``x.exp()`` is
+``pyframe.exp(x)``, and ``a + b`` is ``pyframe.add(a, b)``, with no wrapper frame."""
+
+from __future__ import annotations
+
+from pyframe import _dtype as _dt
+from pyframe import factory, ops
+from pyframe.ops import elementwise as ew
+from pyframe.ops import index, reduce, shape
+from pyframe.tensor import Tensor
+
+
+def _swap(fn):
+    def reflected(self, other):
+        return fn(other, self)
+
+    reflected.__name__ = f"r{fn.__name__}"
+    return reflected
+
+
+def bind() -> None:
+    methods = {
+        **ew.unary_ops, **ew.binary_ops, **ew.inplace_ops,
+        "clamp": ew.clamp, "clip": ew.clamp, "clamp_": ew.clamp_, "where": lambda self, c, o: ew.where(c, self, o),
+        "masked_fill": ew.masked_fill, "masked_fill_": ew.masked_fill_, "triu": ew.triu, "tril": ew.tril,
+        "copy_": ew.copy_, "fill_": ew.fill_, "zero_": ew.zero_,
+        "sum": reduce.sum, "mean": reduce.mean, "prod": reduce.prod, "var": reduce.var, "std": reduce.std,
+        "max": reduce.max, "min": reduce.min, "amax": reduce.amax, "amin": reduce.amin, "argmax": reduce.argmax,
+        "argmin": reduce.argmin, "any": reduce.any, "all": reduce.all, "norm": reduce.norm,
+        "logsumexp": reduce.logsumexp, "softmax": reduce.softmax, "log_softmax": reduce.log_softmax,
+        "matmul": ops.matmul, "mm": ops.mm, "bmm": ops.bmm, "dot": ops.dot,
+        "transpose": shape.transpose, "swapaxes": shape.transpose, "permute": shape.permute, "t": shape.t,
+        "unsqueeze": shape.unsqueeze, "squeeze": shape.squeeze, "expand": shape.expand,
+        "expand_as": shape.expand_as, "broadcast_to": shape.broadcast_to, "narrow": shape.narrow,
+        "select": shape.select, "contiguous": shape.contiguous, "clone": shape.clone, "to": shape.to,
+        "detach": shape.detach, "split": shape.split, "chunk": shape.chunk, "unbind": shape.unbind,
+        "index_select": index.index_select, "index_add_": index.index_add_, "gather": index.gather,
+        "scatter_add": index.scatter_add, "scatter_add_": index.scatter_add_, "nonzero": index.nonzero,
+        "uniform_": factory.uniform_, "normal_": factory.normal_,
+        "__getitem__": index.getitem, "__setitem__": index.setitem,
+        "__add__": ew.add, "__radd__": _swap(ew.add), "__iadd__": ew.inplace_ops["add_"],
+        "__sub__": ew.sub, "__rsub__": _swap(ew.sub), "__isub__": ew.inplace_ops["sub_"],
+        "__mul__": ew.mul, "__rmul__": _swap(ew.mul), "__imul__": ew.inplace_ops["mul_"],
+        "__truediv__": ew.div, "__rtruediv__": _swap(ew.div), "__itruediv__": ew.inplace_ops["div_"],
+        "__floordiv__": ew.floor_divide, "__rfloordiv__": _swap(ew.floor_divide),
+        "__mod__": ew.remainder, "__rmod__": _swap(ew.remainder),
+        "__pow__": ew.pow, "__rpow__": _swap(ew.pow), "__ipow__": ew.inplace_ops["pow_"],
+        "__matmul__": ops.matmul, "__rmatmul__": _swap(ops.matmul),
+        "__neg__": ew.neg, "__abs__": ew.abs, "__pos__": lambda self: self,
+        "__invert__": _invert,
+        "__and__": _logical(ew.logical_and), "__or__": _logical(ew.logical_or),
+        "__xor__": _logical(ew.logical_xor),
+        "__eq__": _equality(ew.eq), "__ne__": _equality(ew.ne), "__lt__": ew.lt, "__le__": ew.le,
+        "__gt__": ew.gt, "__ge__": ew.ge,
+        "float": lambda self: self.to(_dt.float32), "double": lambda self: self.to(_dt.float64),
+        "half": lambda self: self.to(_dt.float16), "long": lambda self: self.to(_dt.int64),
+        "int": lambda self: self.to(_dt.int32), "bool": lambda self: self.to(_dt.bool_),
+        "type_as": lambda self, other: self.to(other.dtype),
+        "requires_grad_": _requires_grad_,
+    }  # fmt: skip
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
+    Tensor.T = property(shape.reverse_dims)
+    Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
+
+
+def _equality(fn):
+    """``==``/``!=`` against a non-number defers to Python (``x == None`` is False), as torch."""
+
+    def op(self, other):
+        if not isinstance(other, (Tensor, int, float)):
+            return NotImplemented
+        return fn(self, other)
+
+    op.__name__ = f"__{fn.__name__}__"
+    return op
+
+
+def _invert(self: Tensor) -> Tensor:
+    if self.dtype is not _dt.bool_:
+        raise TypeError(f"~ is only supported on bool tensors here, got {self.dtype.name}")
+    return ew.logical_not(self)
+
+
+def _logical(fn):
+    def op(self, other):
+        if self.dtype is not _dt.bool_ or (isinstance(other, Tensor) and other.dtype is not _dt.bool_):
+            raise TypeError(f"{fn.__name__.split('_')[1]} operator is only supported on bool tensors here")
+        return fn(self, other)
+
+    return op
+
+
+def _requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
+    if requires_grad and not self.dtype.is_floating_point:
+        raise RuntimeError(f"only tensors of floating point dtype can require gradients, got {self.dtype.name}")
+    if not requires_grad and self.grad_fn is not None:
+        raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+    self.requires_grad = requires_grad
+    return self
+

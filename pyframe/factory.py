@@ -1,0 +1,275 @@
+"""Tensor factories and the seeded random generator."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+
+from pyframe import _dtype
+from pyframe._backend import check, lib
+from pyframe._dtype import as_dtype, dtype
+from pyframe.ops import elementwise as ew
+from pyframe.tensor import Tensor, as_shape, empty_tensor, from_numpy
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
+    "empty_like", "zeros_like", "ones_like", "full_like", "rand", "randn", "randint", "rand_like", "randn_like",
+    "randint_like", "manual_seed", "initial_seed", "seed", "get_rng_state", "set_rng_state", "uniform_", "normal_",
+]  # fmt: skip
+
+
+def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(f"only tensors of floating point dtype can require gradients, got {t.dtype.name}")
+        t.requires_grad = True
+    return t
+
+
+def _infer_dtype(arr: np.ndarray) -> dtype:
+    if arr.dtype == np.bool_:
+        return _dtype.bool_
+    if arr.dtype.kind in "iu":
+        return _dtype.int64
+    if arr.dtype.kind == "f":
+        return _dtype.float32
+    raise TypeError(f"can't build a tensor from data of NumPy kind {arr.dtype!s}")
+
+
+def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Same as torch.tensor: always copies; floats default to float32, ints to int64.
+    A NumPy array keeps its own dtype."""
+    if device not in (None, "cpu"):
+        raise ValueError(f"pyframe runs on the CPU only; got device={device!r}")
+    if isinstance(data, Tensor):
+        out = data.detach().to(dtype or data.dtype, copy=True)
+        return _finish(out, requires_grad)
+    if isinstance(data, np.ndarray):
+        arr = data
+        dt = as_dtype(dtype) if dtype is not None else _dtype.from_numpy_dtype(arr.dtype)
+    else:
+        try:
+            arr = np.array(_unwrap(data))
+        except ValueError as e:
+            raise ValueError(f"tensor(): data has an irregular shape: {e}") from None
+        if arr.dtype == object:
+            raise TypeError(f"tensor(): can't convert data of type {type(data).__name__} with mixed elements")
+        dt = as_dtype(dtype) if dtype is not None else _infer_dtype(arr)
+    if not dt.is_floating_point and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"tensor(): cannot convert non-finite values to {dt.name}")
+    src = from_numpy(np.ascontiguousarray(arr.astype(dt.np, copy=False)))
+    out = empty_tensor(src._shape, dt)
+    check(lib.pf_copy(src._d(), out._d()))
+    return _finish(out, requires_grad)
+
+
+def _unwrap(data):
+    """Nested lists may hold 0-d/1-element tensors: take their values."""
+    if isinstance(data, Tensor):
+        return data.detach().numpy()
+    if isinstance(data, (list, tuple)):
+        return [_unwrap(x) for x in data]
+    return data
+
+
+def as_tensor(data, dtype=None) -> Tensor:
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or as_dtype(dtype).np == data.dtype):
+        return from_numpy(data)
+    return tensor(data, dtype)
+
+
+def _make(size, dtype, requires_grad, fill=None) -> Tensor:
+    t = empty_tensor(as_shape(size), as_dtype(dtype) if dtype is not None else _dtype.float32)
+    if fill is not None:
+        ew.fill_(t, fill)
+    return _finish(t, requires_grad)
+
+
+def empty(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    return _make(size, dtype, requires_grad)
+
+
+def zeros(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    return _make(size, dtype, requires_grad, 0)
+
+
+def ones(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    return _make(size, dtype, requires_grad, 1)
+
+
+def full(size, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Same as torch.full; the dtype follows ``fill_value`` when not given."""
+    if dtype is None:
+        dtype = _dtype.scalar_dtype(fill_value)
+    return _make((size,) if isinstance(size, int) else tuple(size), dtype, requires_grad, fill_value)
+
+
+def _like(x: Tensor, dtype) -> dtype:
+    return as_dtype(dtype) if dtype is not None else x.dtype
+
+
+def empty_like(x: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _make(x._shape, _like(x, dtype), requires_grad)
+
+
+def zeros_like(x: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _make(x._shape, _like(x, dtype), requires_grad, 0)
+
+
+def ones_like(x: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _make(x._shape, _like(x, dtype), requires_grad, 1)
+
+
+def full_like(x: Tensor, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _make(x._shape, _like(x, dtype), requires_grad, fill_value)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Same as torch.arange: int64 when every bound is an int, else float32."""
+    if end is None:
+        start, end = 0, start
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        if isinstance(v, Tensor):
+            v = v.item()
+        if not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"arange: {name} must be a finite number, got {v!r}")
+    if step == 0:
+        raise ValueError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise ValueError(f"arange: upper bound and lower bound inconsistent with step sign "
+                         f"(start={start}, end={end}, step={step})")
+    if dtype is None:
+        dtype = _dtype.int64 if all(isinstance(v, int) for v in (start, end, step)) else _dtype.float32
+    n = math.ceil((end - start) / step)
+    t = empty_tensor((n,), as_dtype(dtype))
+    check(lib.pf_arange(t._d(), float(start), float(step)))
+    return _finish(t, requires_grad)
+
+
+def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    if not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"linspace: number of steps must be a non-negative int, got {steps!r}")
+    t = empty_tensor((steps,), as_dtype(dtype) if dtype is not None else _dtype.float32)
+    check(lib.pf_linspace(t._d(), float(start), float(end)))
+    return _finish(t, requires_grad)
+
+
+def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    m = n if m is None else m
+    t = zeros(n, m, dtype=dtype)
+    k = min(n, m)
+    if k:  # the diagonal is a strided view with stride m + 1
+        ew.fill_(t._view((k,), (m + 1,)), 1)
+    return _finish(t, requires_grad)
+
+
+# ---- random ----------------------------------------------------------------------------
+
+class _Generator:
+    """Counter-based: each draw takes the next ``numel`` counters of (seed, offset), so a
+    result depends on the seed and the draw order only, never on the thread count."""
+
+    def __init__(self, seed: int = 0):
+        self.lock = threading.Lock()
+        self.manual_seed(seed)
+
+    def manual_seed(self, seed: int) -> None:
+        if not isinstance(seed, int):
+            raise TypeError(f"manual_seed expects an int, got {type(seed).__name__}")
+        self.seed, self.offset = seed & 0xFFFFFFFFFFFFFFFF, 0
+
+    def take(self, n: int) -> tuple[int, int]:
+        with self.lock:
+            offset = self.offset
+            self.offset += n
+        return self.seed, offset
+
+
+_default = _Generator(0x5EED)
+
+
+def manual_seed(seed: int) -> None:
+    """Same as torch.manual_seed."""
+    _default.manual_seed(int(seed))
+
+
+def initial_seed() -> int:
+    return _default.seed
+
+
+def seed() -> int:
+    import os
+
+    s = int.from_bytes(os.urandom(8), "little") >> 1
+    _default.manual_seed(s)
+    return s
+
+
+def get_rng_state() -> Tensor:
+    return tensor([_default.seed >> 1, _default.offset], dtype=_dtype.int64)
+
+
+def set_rng_state(state: Tensor) -> None:
+    s, off = state.tolist()
+    _default.seed, _default.offset = int(s) << 1, int(off)
+
+
+def _draw(kind: int, t: Tensor, p0: float, p1: float) -> Tensor:
+    s, off = _default.take(t._numel)
+    check(lib.pf_random(kind, t._d(), s, off, float(p0), float(p1)))
+    t._bump()
+    return t
+
+
+def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+    if not a <= b:
+        raise ValueError(f"uniform_ expects a <= b, got a={a}, b={b}")
+    return _draw(lib.PF_RAND_UNIFORM, t, a, b)
+
+
+def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    if not std >= 0:
+        raise ValueError(f"normal_ expects std >= 0, got std={std}")
+    return _draw(lib.PF_RAND_NORMAL, t, mean, std)
+
+
+def rand(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    return _finish(uniform_(_make(size, dtype, False)), requires_grad)
+
+
+def randn(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    return _finish(normal_(_make(size, dtype, False)), requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Same as torch.randint(low=0, high, size): integers in [low, high), int64 by default."""
+    if size is None:
+        if isinstance(high, (tuple, list)):
+            low, high, size = 0, low, high
+        else:
+            raise TypeError("randint() missing required argument 'size'")
+    if high is None:
+        low, high = 0, low
+    for name, v in (("low", low), ("high", high)):
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            raise ValueError(f"randint bounds must be finite numbers, got {name}={v!r}")
+    if not low < high:
+        raise ValueError(f"randint: low must be less than high, got low={low}, high={high}")
+    t = _make(tuple(size), dtype or _dtype.int64, False)
+    return _finish(_draw(lib.PF_RAND_INT, t, low, high), requires_grad)
+
+
+def rand_like(x: Tensor, dtype=None) -> Tensor:
+    return rand(*x._shape, dtype=_like(x, dtype))
+
+
+def randn_like(x: Tensor, dtype=None) -> Tensor:
+    return randn(*x._shape, dtype=_like(x, dtype))
+
+
+def randint_like(x: Tensor, low, high=None, dtype=None) -> Tensor:
+    return randint(low, high, x._shape, dtype=_like(x, dtype))

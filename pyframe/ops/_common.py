@@ -1,0 +1,92 @@
+"""Helpers every op module uses: promotion, broadcasting, scalar wrapping, output checks."""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyframe import _dtype
+from pyframe._backend import ShapeError, check, lib
+from pyframe._dtype import category, dtype, promote_types, scalar_dtype
+from pyframe.tensor import Tensor, empty_tensor
+
+_DEFAULT_FOR_CATEGORY = (_dtype.bool_, _dtype.int64, _dtype.float32)
+
+
+def result_type(*operands) -> dtype:
+    """PyTorch's promotion: dimensioned tensors outrank 0-d tensors, which outrank Python
+    numbers; a lower-ranked group only matters when it lifts the category (bool < int < float)."""
+    dims, zero_d, scalars = [], [], []
+    for x in operands:
+        if isinstance(x, Tensor):
+            (dims if x._shape else zero_d).append(x.dtype)
+        else:
+            scalars.append(scalar_dtype(x))
+    result = None
+    for group in (dims, zero_d, scalars):
+        if not group:
+            continue
+        g = reduce(promote_types, group)
+        if group is scalars:
+            g = _DEFAULT_FOR_CATEGORY[category(g)]
+        if result is None or category(g) > category(result):
+            result = g
+    return result
+
+
+def broadcast_shapes(*shapes: tuple) -> tuple:
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(ndim):
+        size = 1
+        for s in shapes:
+            j = i - (ndim - len(s))
+            if j < 0 or s[j] == 1:
+                continue
+            if size != 1 and s[j] != size:
+                shown = " and ".join(str(list(s)) for s in shapes)
+                raise ShapeError(f"shapes {shown} cannot be broadcast together (dim {i - ndim}: {size} vs {s[j]})")
+            size = s[j]
+        out.append(size)
+    return tuple(out)
+
+
+def scalar_tensor(value, dt: dtype) -> Tensor:
+    """A 0-d tensor holding a Python number in dtype ``dt``."""
+    t = empty_tensor((), dt)
+    if isinstance(value, float) and not dt.is_floating_point and value != value:
+        raise ValueError(f"cannot convert nan to {dt.name}")
+    ivalue = int(value) if not isinstance(value, float) or abs(value) < 2**63 else 0
+    check(lib.pf_fill(t._d(), float(value), ivalue))
+    return t
+
+
+def as_tensor_of(x, dt: dtype) -> Tensor:
+    """``x`` (tensor or number) as a tensor of dtype ``dt``, converting only when needed."""
+    if isinstance(x, Tensor):
+        return x if x.dtype is dt else cast(x, dt)
+    return scalar_tensor(x, dt)
+
+
+def cast(x: Tensor, dt: dtype) -> Tensor:
+    out = empty_tensor(x._shape, dt)
+    check(lib.pf_copy(x._d(), out._d()))
+    return out
+
+
+def overlaps(a: Tensor, b: Tensor) -> bool:
+    """Whether writing ``b`` could change what ``a`` reads, other than element-for-element."""
+    if a._storage is not b._storage:
+        return False
+    return not (a._offset == b._offset and a._strides == b._strides and a._shape == b._shape)
+
+
+def check_inplace_shape(target: Tensor, shape: tuple, op: str) -> None:
+    if shape != target._shape:
+        raise ShapeError(
+            f"{op}: output with shape {list(target._shape)} doesn't match the broadcast shape {list(shape)}"
+        )
+
+
+def check_inplace_dtype(target: Tensor, dt: dtype, op: str) -> None:
+    if category(dt) > category(target.dtype):
+        raise TypeError(f"{op}: result type {dt.name} can't be cast to the desired output type {target.dtype.name}")

@@ -1,0 +1,242 @@
+"""Indexing: basic indexing makes views; integer-array and mask indexing gather in C."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pyframe._backend import ShapeError, check, lib
+from pyframe._dtype import bool_, int32, int64
+from pyframe.ops import elementwise as ew
+from pyframe.ops._common import broadcast_shapes, cast
+from pyframe.ops.shape import contiguous, expand, permute, view_op
+from pyframe.tensor import Tensor, empty_tensor, normalize_dim
+
+
+def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """Same as torch.index_select (negative indices wrap)."""
+    index = _as_index(index)
+    if index.ndim > 1:
+        raise ShapeError(f"index_select: index must be 0-d or 1-d, got shape {list(index._shape)}")
+    if x.ndim == 0:
+        raise IndexError("index_select() cannot be applied to a 0-dim tensor")
+    d = normalize_dim(dim, x.ndim)
+    idx = index.reshape(-1)
+    out = empty_tensor(x._shape[:d] + (idx._numel,) + x._shape[d + 1 :], x.dtype)
+    check(lib.pf_index_select(x._d(), d, idx._d(), out._d()))
+    return out
+
+
+def index_add_(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha=1) -> Tensor:
+    """Same as torch.Tensor.index_add_; repeated indices accumulate."""
+    d = normalize_dim(dim, x.ndim)
+    src = source if alpha == 1 else ew.mul(source, alpha)
+    if src.dtype is not x.dtype:
+        src = cast(src, x.dtype)
+    check(lib.pf_index_add(x._d(), d, _as_index(index).reshape(-1)._d(), src._d()))
+    x._bump()
+    return x
+
+
+def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """Same as torch.gather."""
+    index = _as_index(index)
+    d = normalize_dim(dim, x.ndim)
+    out = empty_tensor(index._shape, x.dtype)
+    check(lib.pf_gather(x._d(), d, index._d(), out._d()))
+    return out
+
+
+def scatter_add_(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """Same as torch.Tensor.scatter_add_."""
+    d = normalize_dim(dim, x.ndim)
+    if src.dtype is not x.dtype:
+        src = cast(src, x.dtype)
+    check(lib.pf_scatter_add(x._d(), d, _as_index(index)._d(), src._d()))
+    x._bump()
+    return x
+
+
+def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    return scatter_add_(x.clone(), dim, index, src)
+
+
+def nonzero(x: Tensor, as_tuple: bool = False):
+    """Same as torch.nonzero: int64 coordinates [count, ndim] in row-major order."""
+    count = lib.pf_count_nonzero(x._d())
+    if count < 0:
+        check(lib.PF_ERR_VALUE)
+    out = empty_tensor((count, x.ndim), int64)
+    check(lib.pf_nonzero(x._d(), out._d()))
+    if as_tuple:
+        return tuple(out[:, k] for k in range(x.ndim))
+    return out
+
+
+def _as_index(index) -> Tensor:
+    if not isinstance(index, Tensor):
+        index = _index_tensor(index)
+    if index.dtype is int32:
+        return cast(index, int64)
+    if index.dtype is not int64:
+        raise IndexError(f"tensors used as indices must be long, int or bool tensors, got {index.dtype.name}")
+    return index
+
+
+def _index_tensor(obj) -> Tensor:
+    from pyframe.tensor import from_numpy
+
+    arr = np.asarray(obj)
+    if arr.dtype == np.bool_:
+        return from_numpy(arr.copy())
+    if arr.size == 0:
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise IndexError(f"only integers, slices, None, Ellipsis, and integer or bool tensors are valid indices, "
+                         f"got {obj!r}")
+    return from_numpy(arr.astype(np.int64))
+
+
+# ---- __getitem__ / __setitem__ ---------------------------------------------------------
+
+def _expand_index(x: Tensor, key) -> list:
+    """Key as a list with Ellipsis replaced by full slices and lists turned into tensors."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    items = []
+    for k in key:
+        if isinstance(k, (list, np.ndarray)):
+            k = _index_tensor(k)
+        items.append(k)
+    consumed = sum(
+        (k.ndim if isinstance(k, Tensor) and k.dtype is bool_ else 1)
+        for k in items if k is not None and k is not Ellipsis
+    )  # fmt: skip
+    if sum(k is Ellipsis for k in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    ell = [i for i, k in enumerate(items) if k is Ellipsis]
+    if ell:
+        i = ell[0]
+        items[i : i + 1] = [slice(None)] * (x.ndim - consumed)
+    return items
+
+
+def _basic(x: Tensor, items: list):
+    """Apply ints, slices and None; tensors stay for the advanced step as (view dim, tensor)."""
+    shape, strides, offset = [], [], x._offset
+    advanced = []
+    d = 0
+    for k in items:
+        if k is None:
+            shape.append(1)
+            strides.append(0)
+        elif isinstance(k, Tensor):
+            if k.dtype is bool_:
+                if k._shape != x._shape[d : d + k.ndim]:
+                    raise IndexError(
+                        f"the shape of the mask {list(k._shape)} does not match the shape of the indexed tensor "
+                        f"{list(x._shape)} starting at dim {d}"
+                    )
+                coords = nonzero(k)
+                for j in range(k.ndim):
+                    advanced.append((len(shape), coords[:, j]))
+                    shape.append(x._shape[d + j])
+                    strides.append(x._strides[d + j])
+                d += k.ndim
+            else:
+                advanced.append((len(shape), _as_index(k)))
+                shape.append(x._shape[d])
+                strides.append(x._strides[d])
+                d += 1
+        elif isinstance(k, slice):
+            size = x._shape[d]
+            start, stop, step = k.indices(size)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            n = max(0, -(-(stop - start) // step))
+            offset += start * x._strides[d] if n else 0
+            shape.append(n)
+            strides.append(x._strides[d] * step)
+            d += 1
+        elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k._numel == 1):
+            k = int(k)
+            size = x._shape[d]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {d} with size {size}")
+            offset += (k % size) * x._strides[d]
+            d += 1
+        else:
+            raise IndexError(
+                f"only integers, slices (`:`), ellipsis (`...`), None and long or bool tensors are valid indices "
+                f"(got {type(k).__name__})"
+            )
+    shape += x._shape[d:]
+    strides += x._strides[d:]
+    return view_op(x, tuple(shape), tuple(strides), offset), advanced
+
+
+def _linear_index(view: Tensor, advanced: list):
+    """Broadcast the index tensors, check bounds and fold them into one flat index over
+    the indexed dims, which are moved to the front of the returned view."""
+    dims = [d for d, _ in advanced]
+    bshape = broadcast_shapes(*(ix._shape for _, ix in advanced))
+    lin = None
+    for d, ix in advanced:
+        size = view._shape[d]
+        if ix._numel:
+            lo, hi = int(ix.min()), int(ix.max())
+            if lo < -size or hi >= size:
+                bad = lo if lo < -size else hi
+                raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+            if lo < 0:
+                ix = ew.where(ew.lt(ix, 0), ew.add(ix, size), ix)
+        lin = ix if lin is None else ew.add(ew.mul(lin, size), ix)
+    rest = [i for i in range(view.ndim) if i not in dims]
+    moved = permute(view, *dims, *rest)
+    flat = moved.reshape((math.prod(view._shape[d] for d in dims),) + tuple(view._shape[i] for i in rest))
+    lin = expand(lin, *bshape) if lin._shape != bshape else lin
+    return moved, flat, lin, bshape, dims, rest
+
+
+def getitem(x: Tensor, key) -> Tensor:
+    view, advanced = _basic(x, _expand_index(x, key))
+    if not advanced:
+        return view
+    _, flat, lin, bshape, dims, rest = _linear_index(view, advanced)
+    out = index_select(flat, 0, contiguous(lin).reshape(-1))
+    out = out.reshape(bshape + tuple(view._shape[i] for i in rest))
+    # PyTorch keeps the result dims in place when the indexed dims are adjacent
+    if dims == list(range(dims[0], dims[-1] + 1)) and dims[0] > 0:
+        nb = len(bshape)
+        order = list(range(nb, nb + dims[0])) + list(range(nb)) + list(range(nb + dims[0], out.ndim))
+        out = contiguous(permute(out, *order))
+    return out
+
+
+def setitem(x: Tensor, key, value) -> None:
+    view, advanced = _basic(x, _expand_index(x, key))
+    if not advanced:
+        ew.copy_(view, value)
+        return
+    moved, flat, lin, bshape, dims, rest = _linear_index(view, advanced)
+    rest_shape = tuple(view._shape[i] for i in rest)
+    if not isinstance(value, Tensor):
+        value = ew.scalar_tensor(value, x.dtype)
+    adjacent = dims == list(range(dims[0], dims[-1] + 1)) and dims[0] > 0
+    if adjacent and value.ndim > len(rest_shape):
+        # the value is laid out like the result of getitem: move the index dims to the front
+        nb, lead = len(bshape), dims[0]
+        full = (*view._shape[:lead], *bshape, *view._shape[dims[-1] + 1 :])
+        value = expand(value, *full) if value._shape != full else value
+        value = permute(value, *range(lead, lead + nb), *range(lead), *range(lead + nb, value.ndim))
+    src = contiguous(expand(value, *(bshape + rest_shape))).reshape((-1,) + rest_shape)
+    if src.dtype is not x.dtype:
+        src = cast(src, x.dtype)
+    idx = contiguous(lin).reshape(-1)
+    check(lib.pf_index_copy(flat._d(), 0, idx._d(), src._d()))
+    if flat._storage is not x._storage:  # reshape had to copy: write the result back
+        ew.copy_(moved, flat.reshape(moved._shape))
+    x._bump()

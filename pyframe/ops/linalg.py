@@ -1,0 +1,57 @@
+"""matmul with PyTorch's 1-d and batch-broadcast rules over the core's batched GEMM."""
+
+from __future__ import annotations
+
+from pyframe._backend import ShapeError, check, lib
+from pyframe.ops._common import as_tensor_of, broadcast_shapes, result_type
+from pyframe.ops.shape import expand, squeeze, unsqueeze
+from pyframe.tensor import Tensor, empty_tensor
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """Same as torch.matmul: 1-d operands are promoted to matrices and the added dim is
+    removed after; batch dims broadcast. Transposed inputs are read in place, no copy."""
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError(f"matmul: expected two Tensors, got {type(a).__name__} and {type(b).__name__}")
+    if a.ndim == 0 or b.ndim == 0:
+        raise ShapeError(f"matmul: both arguments need at least 1 dim, got shapes {list(a._shape)} and "
+                         f"{list(b._shape)}")
+    dt = result_type(a, b)
+    a, b = as_tensor_of(a, dt), as_tensor_of(b, dt)
+    a2 = unsqueeze(a, 0) if a.ndim == 1 else a
+    b2 = unsqueeze(b, 1) if b.ndim == 1 else b
+    (m, k), (k2, n) = a2._shape[-2:], b2._shape[-2:]
+    if k != k2:
+        raise ShapeError(
+            f"matmul: shapes {list(a._shape)} and {list(b._shape)} cannot be multiplied ({m}x{k} and {k2}x{n})"
+        )
+    batch = broadcast_shapes(a2._shape[:-2], b2._shape[:-2])
+    a3 = expand(a2, *batch, m, k) if a2._shape[:-2] != batch else a2
+    b3 = expand(b2, *batch, k, n) if b2._shape[:-2] != batch else b2
+    out = empty_tensor(batch + (m, n), dt)
+    check(lib.pf_matmul(a3._d(), b3._d(), out._d()))
+    if a.ndim == 1:
+        out = squeeze(out, -2)
+    if b.ndim == 1:
+        out = squeeze(out, -1)
+    return out
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim != 2 or b.ndim != 2:
+        raise ShapeError(f"mm: expected 2-d tensors, got shapes {list(a._shape)} and {list(b._shape)}")
+    return matmul(a, b)
+
+
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim != 3 or b.ndim != 3:
+        raise ShapeError(f"bmm: expected 3-d tensors, got shapes {list(a._shape)} and {list(b._shape)}")
+    if a._shape[0] != b._shape[0]:
+        raise ShapeError(f"bmm: batch sizes differ: {list(a._shape)} and {list(b._shape)}")
+    return matmul(a, b)
+
+
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim != 1 or b.ndim != 1:
+        raise ShapeError(f"dot: expected 1-d tensors, got shapes {list(a._shape)} and {list(b._shape)}")
+    return matmul(a, b)

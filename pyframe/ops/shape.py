@@ -1,0 +1,264 @@
+"""Views, copies, joins and splits. Views share storage; only contiguous(), clone(), to()
+and the joins copy, each with one C call per input."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyframe._backend import ShapeError, check, lib
+from pyframe._dtype import as_dtype, dtype
+from pyframe.ops._common import result_type
+from pyframe.tensor import Size, Tensor, _int_args, empty_tensor, normalize_dim
+
+__all__ = [
+    "transpose", "swapaxes", "swapdims", "permute", "t", "unsqueeze", "squeeze", "expand", "broadcast_to", "narrow",
+    "select", "contiguous", "clone", "detach", "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind",
+]  # fmt: skip
+
+
+def view_op(x: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
+    """Every view goes through here (autograd records the reshape back)."""
+    return x._view(shape, strides, offset)
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Same as torch.transpose: a view with two dims swapped."""
+    n = x.ndim
+    d0, d1 = normalize_dim(dim0, n), normalize_dim(dim1, n)
+    if n == 0:
+        return x._view((), ())
+    shape, strides = list(x._shape), list(x._strides)
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    strides[d0], strides[d1] = strides[d1], strides[d0]
+    return view_op(x, tuple(shape), tuple(strides), x._offset)
+
+
+swapaxes = swapdims = transpose
+
+
+def permute(x: Tensor, *dims) -> Tensor:
+    """Same as torch.permute."""
+    dims = _int_args(dims)
+    n = x.ndim
+    if len(dims) != n:
+        raise ShapeError(f"permute: number of dims {len(dims)} doesn't match the tensor's {n} dims")
+    norm = [normalize_dim(d, n) for d in dims]
+    if len(set(norm)) != n:
+        raise ShapeError(f"permute: repeated dim in {list(dims)}")
+    return view_op(x, tuple(x._shape[d] for d in norm), tuple(x._strides[d] for d in norm), x._offset)
+
+
+def t(x: Tensor) -> Tensor:
+    if x.ndim > 2:
+        raise ShapeError(f"t() expects a tensor with <= 2 dims, got {x.ndim}")
+    return transpose(x, 0, 1) if x.ndim == 2 else x._view(x._shape, x._strides)
+
+
+def reverse_dims(x: Tensor) -> Tensor:
+    """``.T``: all dims reversed."""
+    return permute(x, *reversed(range(x.ndim)))
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    d = normalize_dim(dim, x.ndim + 1)
+    inner = x._strides[d] * x._shape[d] if d < x.ndim else 1
+    return view_op(x, x._shape[:d] + (1,) + x._shape[d:], x._strides[:d] + (inner,) + x._strides[d:], x._offset)
+
+
+def squeeze(x: Tensor, dim=None) -> Tensor:
+    if dim is None:
+        dims = {i for i, n in enumerate(x._shape) if n == 1}
+    else:
+        dims = {normalize_dim(d, x.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+        dims = {d for d in dims if x.ndim and x._shape[d] == 1}
+    keep = [i for i in range(x.ndim) if i not in dims]
+    return view_op(x, tuple(x._shape[i] for i in keep), tuple(x._strides[i] for i in keep), x._offset)
+
+
+def expand(x: Tensor, *sizes) -> Tensor:
+    """Same as torch.Tensor.expand: size-1 dims grow with stride 0; -1 keeps a dim."""
+    sizes = _int_args(sizes)
+    if len(sizes) < x.ndim:
+        raise ShapeError(f"expand: the number of sizes {len(sizes)} must be >= the tensor's dims {x.ndim}")
+    lead = len(sizes) - x.ndim
+    shape, strides = [], []
+    for i, n in enumerate(sizes):
+        j = i - lead
+        if j < 0:
+            if n < 0:
+                raise ShapeError(f"expand: -1 is not allowed for a new leading dim, got sizes {list(sizes)}")
+            shape.append(n)
+            strides.append(0)
+            continue
+        old = x._shape[j]
+        if n == -1 or n == old:
+            shape.append(old)
+            strides.append(x._strides[j])
+        elif old == 1 and n >= 0:
+            shape.append(n)
+            strides.append(0)
+        else:
+            raise ShapeError(
+                f"expand: the expanded size {n} must match the existing size {old} at dim {i} "
+                f"(tensor shape {list(x._shape)}, sizes {list(sizes)})"
+            )
+    return view_op(x, tuple(shape), tuple(strides), x._offset)
+
+
+def broadcast_to(x: Tensor, shape) -> Tensor:
+    return expand(x, *shape)
+
+
+def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    return expand(x, *other._shape)
+
+
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    d = normalize_dim(dim, x.ndim)
+    size = x._shape[d]
+    if start < 0:
+        start += size
+    if not (0 <= start <= size and 0 <= length and start + length <= size):
+        raise IndexError(f"narrow: start {start} + length {length} exceeds dimension {d} of size {size}")
+    shape = x._shape[:d] + (length,) + x._shape[d + 1 :]
+    return view_op(x, shape, x._strides, x._offset + start * x._strides[d])
+
+
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    if x.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor")
+    d = normalize_dim(dim, x.ndim)
+    size = x._shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+    index %= size
+    return view_op(
+        x, x._shape[:d] + x._shape[d + 1 :], x._strides[:d] + x._strides[d + 1 :], x._offset + index * x._strides[d]
+    )
+
+
+def contiguous(x: Tensor) -> Tensor:
+    return x if x._contig else clone(x)
+
+
+def clone(x: Tensor) -> Tensor:
+    """A contiguous copy (autograd: gradient passes through)."""
+    out = empty_tensor(x._shape, x.dtype)
+    check(lib.pf_copy(x._d(), out._d()))
+    return out
+
+
+def to(x: Tensor, *args, dtype=None, copy: bool = False, **kwargs) -> Tensor:
+    """Same as torch.Tensor.to for dtypes (and the "cpu" device)."""
+    target = dtype
+    for a in args:
+        if isinstance(a, Tensor):
+            target = a.dtype
+        elif isinstance(a, str) and a.startswith("cpu"):
+            continue
+        elif a is not None:
+            target = a
+    device = kwargs.pop("device", None)
+    if device not in (None, "cpu"):
+        raise ValueError(f"pyframe runs on the CPU only; got device={device!r}")
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    if target is None:
+        return clone(x) if copy else x
+    dt = as_dtype(target)
+    if dt is x.dtype and not copy:
+        return x
+    out = empty_tensor(x._shape, dt)
+    check(lib.pf_copy(x._d(), out._d()))
+    return out
+
+
+def detach(x: Tensor) -> Tensor:
+    return x._view(x._shape, x._strides)
+
+
+# ---- joins and splits ------------------------------------------------------------------
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Same as torch.cat: joins along an existing dim, promoting dtypes."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("cat: expected a non-empty list of tensors")
+    for i, x in enumerate(tensors):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"cat: expected Tensors, got {type(x).__name__} at position {i}")
+    # PyTorch skips legacy 1-d empty tensors
+    parts = [x for x in tensors if not (x.ndim == 1 and x._numel == 0)] or tensors[:1]
+    ref = parts[0]
+    if ref.ndim == 0:
+        raise ShapeError("cat: zero-dimensional tensor cannot be concatenated")
+    d = normalize_dim(dim, ref.ndim)
+    for i, x in enumerate(parts):
+        if x.ndim != ref.ndim or any(x._shape[k] != ref._shape[k] for k in range(ref.ndim) if k != d):
+            raise ShapeError(
+                f"cat: sizes of tensors must match except in dimension {d}: expected {list(ref._shape)} "
+                f"(any size at dim {d}), got {list(x._shape)} for tensor {i}"
+            )
+    dt = result_type(*parts)
+    shape = list(ref._shape)
+    shape[d] = sum(x._shape[d] for x in parts)
+    out = empty_tensor(tuple(shape), dt)
+    start = 0
+    for x in parts:
+        n = x._shape[d]
+        if n:
+            check(lib.pf_copy(x._d(), narrow(out, d, start, n)._d()))
+        start += n
+    return out
+
+
+concat = concatenate = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack: expected a non-empty list of tensors")
+    first = tensors[0]._shape
+    for i, x in enumerate(tensors):
+        if x._shape != first:
+            raise ShapeError(f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
+                             f"{list(x._shape)} at entry {i}")
+    d = normalize_dim(dim, len(first) + 1)
+    return cat([unsqueeze(x, d) for x in tensors], d)
+
+
+def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Same as torch.split: views of size ``split_size`` (last may be smaller) or given sections."""
+    d = normalize_dim(dim, x.ndim)
+    size = x._shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0:
+            raise ValueError(f"split: split_size must be positive, got {step}")
+        sections = [min(step, size - s) for s in range(0, size, step)] or [0]
+    else:
+        sections = list(split_size_or_sections)
+        if sum(sections) != size or any(s < 0 for s in sections):
+            raise ShapeError(f"split: sections {sections} don't sum to the size {size} of dimension {d}")
+    out, start = [], 0
+    for n in sections:
+        out.append(narrow(x, d, start, n))
+        start += n
+    return tuple(out)
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    if chunks <= 0:
+        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+    size = x._shape[normalize_dim(dim, x.ndim)]
+    return split(x, max(-(-size // chunks), 1), dim)
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple:
+    d = normalize_dim(dim, x.ndim)
+    return tuple(select(x, d, i) for i in range(x._shape[d]))
+
+
+_ = (Size, dtype)

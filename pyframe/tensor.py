@@ -1,0 +1,422 @@
+"""The Tensor type: metadata over C-owned storage, views, indexing, conversions and repr.
+
+Math lives in ``pyframe.ops``; its functions are bound here as methods at the bottom,
+so ``x.exp()`` and ``pyframe.exp(x)`` are the same function.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from pyframe import _dtype
+from pyframe._backend import ShapeError, alloc, check, desc, ffi, lib
+from pyframe._dtype import as_dtype, dtype
+
+MAX_DIMS = 8
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints, printed like PyTorch's."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"pyframe.Size({list(self)})"
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+
+class Storage:
+    """A block of tensor memory: C-allocated, or a NumPy array's buffer kept alive by ``owner``."""
+
+    __slots__ = ("data", "nbytes", "owner", "version")
+
+    def __init__(self, data, nbytes: int, owner=None):
+        self.data = data
+        self.nbytes = nbytes
+        self.owner = owner
+        self.version = 0
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple:
+    strides, s = [], 1
+    for n in reversed(shape):
+        strides.append(s)
+        s *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def check_ndim(shape: Sequence[int]) -> None:
+    if len(shape) > MAX_DIMS:
+        raise ValueError(f"tensors have at most {MAX_DIMS} dims, got {len(shape)} (shape {list(shape)})")
+
+
+def normalize_dim(dim: int, ndim: int) -> int:
+    """A dim in [-ndim, ndim) as a non-negative index; 0-d tensors accept -1 and 0 like PyTorch."""
+    n = max(ndim, 1)
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def _new(storage: Storage, shape: tuple, strides: tuple, offset: int, dt: dtype) -> Tensor:
+    t = object.__new__(Tensor)
+    t._storage = storage
+    t._shape = shape
+    t._strides = strides
+    t._offset = offset
+    t.dtype = dt
+    t._ptr = storage.data + offset * dt.itemsize if offset else storage.data
+    t._numel = math.prod(shape)
+    t._contig = strides == contiguous_strides(shape) if t._numel > 1 else True
+    t._desc = None
+    t.requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    return t
+
+
+_object_new = object.__new__
+
+
+def fresh(data, nbytes: int, shape: tuple, strides: tuple, numel: int, dt: dtype) -> Tensor:
+    """A tensor over newly allocated contiguous memory, for the ops' fast paths: the
+    caller already knows every field, so nothing is recomputed."""
+    st = _object_new(Storage)
+    st.data = data
+    st.nbytes = nbytes
+    st.owner = None
+    st.version = 0
+    t = _object_new(Tensor)
+    t._storage = st
+    t._shape = shape
+    t._strides = strides
+    t._offset = 0
+    t.dtype = dt
+    t._ptr = data
+    t._numel = numel
+    t._contig = True
+    t._desc = None
+    t.requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    return t
+
+
+def empty_tensor(shape: tuple, dt: dtype) -> Tensor:
+    """A new contiguous tensor with uninitialised C memory."""
+    check_ndim(shape)
+    n = math.prod(shape)
+    nbytes = n * dt.itemsize
+    return _new(Storage(alloc(nbytes), nbytes), shape, contiguous_strides(shape), 0, dt)
+
+
+def as_shape(size) -> tuple:
+    """Shape from ``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])`` style arguments."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = size[0]
+    shape = []
+    for n in size:
+        if isinstance(n, Tensor):
+            n = n.item()
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+            raise TypeError(f"sizes must be ints, got {type(n).__name__} in {list(size)}")
+        if n < 0:
+            raise ValueError(f"negative dimension {n} in size {list(size)}")
+        shape.append(int(n))
+    check_ndim(shape)
+    return tuple(shape)
+
+
+class Tensor:
+    """A strided N-d array in C memory. Same as torch.Tensor, CPU only, at most 8 dims."""
+
+    __slots__ = (
+        "_storage", "_shape", "_strides", "_offset", "dtype", "_ptr", "_numel", "_contig", "_desc",
+        "requires_grad", "grad", "grad_fn", "__weakref__",
+    )  # fmt: skip
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("create tensors with pyframe.tensor(), pyframe.zeros() and the other factories")
+
+    # ---- metadata -------------------------------------------------------------------
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[normalize_dim(dim, len(self._shape))]
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    def numel(self) -> int:
+        return self._numel
+
+    def stride(self, dim: int | None = None):
+        if dim is None:
+            return self._strides
+        return self._strides[normalize_dim(dim, len(self._shape))]
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def is_contiguous(self) -> bool:
+        return self._contig
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    def data_ptr(self) -> int:
+        return int(ffi.cast("uintptr_t", self._ptr))
+
+    def _d(self):
+        """This tensor's C descriptor, built once: shape, strides and data never change."""
+        d = self._desc
+        if d is None:
+            d = self._desc = desc(self._ptr, self.dtype.code, self._shape, self._strides)
+        return d
+
+    def _bump(self) -> None:
+        """Record an in-place write (autograd's saved-tensor check reads the version)."""
+        self._storage.version += 1
+
+    @property
+    def _version(self) -> int:
+        return self._storage.version
+
+    # ---- views ----------------------------------------------------------------------
+
+    def _view(self, shape: tuple, strides: tuple, offset: int | None = None) -> Tensor:
+        check_ndim(shape)
+        return _new(self._storage, tuple(shape), tuple(strides), self._offset if offset is None else offset, self.dtype)
+
+    def _infer_shape(self, shape: tuple) -> tuple:
+        shape = list(shape)
+        unknown = [i for i, n in enumerate(shape) if n == -1]
+        if len(unknown) > 1:
+            raise ShapeError(f"only one dimension can be inferred, got shape {shape}")
+        for n in shape:
+            if n < -1:
+                raise ShapeError(f"invalid shape dimension {n} in {shape}")
+        known = math.prod(n for n in shape if n != -1)
+        if unknown:
+            if known == 0 or self._numel % known:
+                raise ShapeError(f"shape {shape} is invalid for input of size {self._numel}")
+            shape[unknown[0]] = self._numel // known
+        elif known != self._numel:
+            raise ShapeError(f"shape {shape} is invalid for input of size {self._numel}")
+        return tuple(shape)
+
+    def _view_strides(self, shape: tuple) -> tuple | None:
+        """Strides that express ``shape`` over this tensor's memory without a copy, or None.
+
+        PyTorch's computeStride: walk the old dims from the back in chunks that are
+        contiguous among themselves; each chunk must be split exactly by new dims."""
+        if self._contig or not self._shape:
+            return contiguous_strides(shape)
+        old_shape, old_strides = self._shape, self._strides
+        new_strides = [0] * len(shape)
+        view_d = len(shape) - 1
+        chunk_base = old_strides[-1]
+        tensor_numel = view_numel = 1
+        for d in range(len(old_shape) - 1, -1, -1):
+            tensor_numel *= old_shape[d]
+            if d == 0 or (old_shape[d - 1] != 1 and old_strides[d - 1] != tensor_numel * chunk_base):
+                while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                    new_strides[view_d] = view_numel * chunk_base
+                    view_numel *= shape[view_d]
+                    view_d -= 1
+                if view_numel != tensor_numel:
+                    return None
+                if d > 0:
+                    chunk_base = old_strides[d - 1]
+                    tensor_numel = view_numel = 1
+        return tuple(new_strides) if view_d == -1 else None
+
+    def view(self, *shape) -> Tensor:
+        if len(shape) == 1 and isinstance(shape[0], (dtype, str)):
+            raise TypeError("view(dtype) is not supported; use .to(dtype)")
+        shape = self._infer_shape(_int_args(shape))
+        strides = self._view_strides(shape)
+        if strides is None:
+            raise ShapeError(
+                f"view size {list(shape)} is not compatible with input tensor's size {list(self._shape)} and "
+                f"stride {list(self._strides)}; use .reshape(...) instead"
+            )
+        return view_op(self, shape, strides, self._offset)
+
+    def reshape(self, *shape) -> Tensor:
+        shape = self._infer_shape(_int_args(shape))
+        strides = self._view_strides(shape)
+        if strides is None:
+            return self.contiguous().view(shape)
+        return view_op(self, shape, strides, self._offset)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        if self.ndim == 0:
+            return self.reshape(1)
+        s, e = normalize_dim(start_dim, self.ndim), normalize_dim(end_dim, self.ndim)
+        if s > e:
+            raise ValueError(f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}")
+        return self.reshape(self._shape[:s] + (-1,) + self._shape[e + 1 :])
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return self.view(other._shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other._shape)
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._shape[0]))
+
+    # ---- conversions ----------------------------------------------------------------
+
+    def numpy(self) -> np.ndarray:
+        """A NumPy array sharing this tensor's memory (any strides). Same as torch.Tensor.numpy."""
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        st = self._storage
+        buf = ffi.buffer(st.data, st.nbytes) if st.nbytes else bytearray(1)
+        isz = self.dtype.itemsize
+        arr = np.ndarray(
+            self._shape, dtype=self.dtype.np, buffer=buf, offset=self._offset * isz if st.nbytes else 0,
+            strides=tuple(s * isz for s in self._strides),
+        )  # fmt: skip
+        return arr
+
+    def item(self):
+        if self._numel != 1:
+            raise RuntimeError(f"a Tensor with {self._numel} elements cannot be converted to Scalar")
+        return self.detach().numpy().reshape(()).item()
+
+    def tolist(self):
+        return self.detach().numpy().tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.dtype is _dtype.bool_ or self._numel != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._numel != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self._numel} values is ambiguous")
+        return bool(self.item())
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.detach().numpy()
+        return arr.astype(dtype) if dtype is not None else arr
+
+    __hash__ = object.__hash__
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self.detach().numpy().copy(), self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        out = self.detach().clone()
+        out.requires_grad = self.requires_grad
+        memo[id(self)] = out
+        return out
+
+    def __repr__(self) -> str:
+        from pyframe._format import format_tensor
+
+        return format_tensor(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._numel == 1 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+
+def _int_args(shape) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
+        shape = shape[0]
+    out = []
+    for n in shape:
+        if isinstance(n, Tensor):
+            n = n.item()
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+            raise TypeError(f"shape entries must be ints, got {type(n).__name__} in {list(shape)}")
+        out.append(int(n))
+    check_ndim(out)
+    return tuple(out)
+
+
+def _rebuild(arr: np.ndarray, requires_grad: bool) -> Tensor:
+    t = from_numpy(arr).clone()
+    t.requires_grad = requires_grad
+    return t
+
+
+def from_numpy(arr: np.ndarray) -> Tensor:
+    """A tensor sharing ``arr``'s memory; the array is kept alive, not copied."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray, got {type(arr).__name__}")
+    dt = _dtype.from_numpy_dtype(arr.dtype)
+    check_ndim(arr.shape)
+    isz = dt.itemsize
+    if any(s < 0 for s in arr.strides):
+        raise ValueError(
+            f"the given NumPy array has negative strides {arr.strides}; they are not supported, "
+            "copy the array first (np.ascontiguousarray)"
+        )
+    if any(s % isz for s in arr.strides):
+        raise ValueError(f"the given NumPy array has strides {arr.strides} that are not multiples of {isz} bytes")
+    if not arr.flags.writeable:
+        warnings.warn(
+            "The given NumPy array is not writable; pyframe shares its memory and does not protect it",
+            UserWarning,
+            stacklevel=2,
+        )
+    strides = tuple(s // isz for s in arr.strides)
+    if arr.size:
+        addr = arr.__array_interface__["data"][0]
+        span = sum((n - 1) * s for n, s in zip(arr.shape, strides, strict=True)) + 1
+        storage = Storage(ffi.cast("char *", addr), span * isz, owner=arr)
+    else:
+        storage = Storage(alloc(0), 0)
+    return _new(storage, tuple(arr.shape), strides, 0, dt)
+
+
+_ = (check, lib)  # re-exported helpers used by pyframe.ops
+
+from pyframe.ops.shape import view_op  # noqa: E402 - ops build on the Tensor defined above
