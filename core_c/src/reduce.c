@@ -62,19 +62,22 @@ enum { K_FSUM, K_FSS, K_FPROD, K_ISUM, K_IPROD, K_NZ, K_MAX, K_MIN };
 #define NZ_i32(e) ((e) != 0)
 #define NZ_b8(e) ((e) != 0)
 
-/* STEP sees element e, its index i + j in the run and its lane j (element k goes to
- * lane k % L whatever the stride, so strided and contiguous runs give identical
- * results); the contiguous case has its own loop so that gcc vectorizes it. */
-#define LANE_LOOP(L, T, STEP)                                              \
-    int64_t i = 0;                                                         \
-    if (s == 1)                                                            \
-        for (; i + L <= n; i += L)                                         \
-            for (int j = 0; j < L; j++) { T e = p[i + j]; STEP; }          \
-    for (; i + L <= n; i += L)                                             \
-        for (int j = 0; j < L; j++) { T e = p[(i + j) * s]; STEP; }        \
-    for (int j = 0; i + j < n; j++) { T e = p[(i + j) * s]; STEP; }
+/* Runs STEP over a run's full blocks of L elements: element e, index i + j in the run,
+ * lane j. Element k goes to lane k % L whatever the stride, so strided and contiguous
+ * runs give identical results; the contiguous case has its own loop so that gcc
+ * vectorizes it. TAIL_LOOP then visits the n % L elements left, from index i. */
+#define BLOCK_LOOP(L, T, STEP)                                                        \
+    int64_t i = 0;                                                                    \
+    if (s == 1)                                                                       \
+        for (; i + L <= n; i += L)                                                    \
+            for (int j = 0; j < L; j++) { T e = p[i + j]; STEP; }                     \
+    for (; i + L <= n; i += L)                                                        \
+        for (int j = 0; j < L; j++) { T e = p[(i + j) * s]; STEP; }
+#define TAIL_LOOP(T, STEP) for (; i < n; i++) { T e = p[i * s]; STEP; }
 
-/* lanes combined pairwise, in a fixed order */
+/* Lanes combine pairwise in a fixed order and the tail is added to that in order: a
+ * short run (the last dim of a [1e6, 10] tensor) then costs a few scalar adds, where
+ * tail elements spread over the lanes cost a store-forwarding stall. */
 static inline double lanes_sum(double *a) {
     for (int w = LANES / 2; w; w /= 2)
         for (int j = 0; j < w; j++) a[j] += a[j + w];
@@ -101,75 +104,93 @@ typedef double (*f_run)(const void *, int64_t, int64_t, double);
 typedef uint64_t (*u_run)(const void *, int64_t, int64_t);
 typedef int64_t (*best_run)(const void *, int64_t, int64_t);
 
-#define FLOAT_RUNS(sfx, T)                                                          \
+/* m: the mean, for the squared deviations */
+#define FLOAT_RUNS(sfx, T)                                                            \
     PF_SIMD static double fsum_##sfx(const void *pv, int64_t s, int64_t n, double m) { \
-        const T *p = pv;                                                            \
-        double a[LANES] = {0};                                                      \
-        (void)m;                                                                    \
-        LANE_LOOP(LANES, T, a[j] += LD_##sfx(e))                                           \
-        return lanes_sum(a);                                                        \
-    }                                                                               \
-    PF_SIMD static double fss_##sfx(const void *pv, int64_t s, int64_t n, double m) { \
-        const T *p = pv;                                                            \
-        double a[LANES] = {0};                                                      \
-        LANE_LOOP(LANES, T, double d = LD_##sfx(e) - m; a[j] += d * d)                     \
-        return lanes_sum(a);                                                        \
-    }                                                                               \
+        const T *p = pv;                                                              \
+        double a[LANES] = {0};                                                        \
+        (void)m;                                                                      \
+        BLOCK_LOOP(LANES, T, a[j] += LD_##sfx(e))                                     \
+        double r = lanes_sum(a);                                                      \
+        TAIL_LOOP(T, r += LD_##sfx(e))                                                \
+        return r;                                                                     \
+    }                                                                                 \
+    PF_SIMD static double fss_##sfx(const void *pv, int64_t s, int64_t n, double m) {  \
+        const T *p = pv;                                                              \
+        double a[LANES] = {0};                                                        \
+        BLOCK_LOOP(LANES, T, double d = LD_##sfx(e) - m; a[j] += d * d)               \
+        double r = lanes_sum(a);                                                      \
+        TAIL_LOOP(T, double d = LD_##sfx(e) - m; r += d * d)                          \
+        return r;                                                                     \
+    }                                                                                 \
     PF_SIMD static double fprod_##sfx(const void *pv, int64_t s, int64_t n, double m) { \
-        const T *p = pv;                                                            \
-        double a[LANES];                                                            \
-        (void)m;                                                                    \
-        for (int j = 0; j < LANES; j++) a[j] = 1;                                   \
-        LANE_LOOP(LANES, T, a[j] *= LD_##sfx(e))                                           \
-        return lanes_prod(a);                                                       \
+        const T *p = pv;                                                              \
+        double a[LANES];                                                              \
+        (void)m;                                                                      \
+        for (int j = 0; j < LANES; j++) a[j] = 1;                                     \
+        BLOCK_LOOP(LANES, T, a[j] *= LD_##sfx(e))                                     \
+        double r = lanes_prod(a);                                                     \
+        TAIL_LOOP(T, r *= LD_##sfx(e))                                                \
+        return r;                                                                     \
     }
 
-#define INT_RUNS(sfx, T)                                                            \
-    PF_SIMD static uint64_t isum_##sfx(const void *pv, int64_t s, int64_t n) {      \
-        const T *p = pv;                                                            \
-        uint64_t a[LANES] = {0};                                                    \
-        LANE_LOOP(LANES, T, a[j] += (uint64_t)(int64_t)e)                                  \
-        return lanes_usum(a);                                                       \
-    }                                                                               \
-    PF_SIMD static uint64_t iprod_##sfx(const void *pv, int64_t s, int64_t n) {     \
-        const T *p = pv;                                                            \
-        uint64_t a[LANES];                                                          \
-        for (int j = 0; j < LANES; j++) a[j] = 1;                                   \
-        LANE_LOOP(LANES, T, a[j] *= (uint64_t)(int64_t)e)                                  \
-        return lanes_uprod(a);                                                      \
+#define INT_RUNS(sfx, T)                                                              \
+    PF_SIMD static uint64_t isum_##sfx(const void *pv, int64_t s, int64_t n) {        \
+        const T *p = pv;                                                              \
+        uint64_t a[LANES] = {0};                                                      \
+        BLOCK_LOOP(LANES, T, a[j] += (uint64_t)(int64_t)e)                            \
+        uint64_t r = lanes_usum(a);                                                   \
+        TAIL_LOOP(T, r += (uint64_t)(int64_t)e)                                       \
+        return r;                                                                     \
+    }                                                                                 \
+    PF_SIMD static uint64_t iprod_##sfx(const void *pv, int64_t s, int64_t n) {       \
+        const T *p = pv;                                                              \
+        uint64_t a[LANES];                                                            \
+        for (int j = 0; j < LANES; j++) a[j] = 1;                                     \
+        BLOCK_LOOP(LANES, T, a[j] *= (uint64_t)(int64_t)e)                            \
+        uint64_t r = lanes_uprod(a);                                                  \
+        TAIL_LOOP(T, r *= (uint64_t)(int64_t)e)                                       \
+        return r;                                                                     \
     }
 
 /* Position of the first max (CMP >) or min (CMP <) of a run, 1 <= n <= CHUNK; a NaN
  * beats any number, and the first NaN wins. Every lane keeps its best and where it was
- * (int32 is enough within a chunk); it takes BLANES lanes, more than sums use, for
- * enough independent compare-and-blend chains to keep up with memory. */
+ * (int32 is enough within a chunk), the tail going to lane 0; it takes BLANES lanes,
+ * more than sums, for enough independent compare-and-blend chains to keep up with
+ * memory. Ties between lanes go to the smaller position. */
 #define BLANES 64
 #define BEATS(x, y, CMP) (((x) CMP (y)) | (((x) != (x)) & ((y) == (y))))
-#define BEST_RUN(name, sfx, T, V, CMP)                                              \
-    PF_SIMD static int64_t name(const void *pv, int64_t s, int64_t n) {             \
-        const T *p = pv;                                                            \
-        V b[BLANES];                                                                \
-        int32_t bi[BLANES];                                                         \
-        for (int j = 0; j < BLANES; j++) b[j] = LD_##sfx(p[0]), bi[j] = 0;          \
-        LANE_LOOP(BLANES, T, V x = LD_##sfx(e); int c = BEATS(x, b[j], CMP);        \
-                  b[j] = c ? x : b[j]; bi[j] = c ? (int32_t)(i + j) : bi[j])        \
-        V m = b[0];                                                                 \
-        int32_t k = bi[0];                                                          \
-        for (int j = 1; j < BLANES; j++) {                                          \
-            int tie = b[j] == m || (b[j] != b[j] && m != m);                        \
-            if (BEATS(b[j], m, CMP) || (tie && bi[j] < k)) m = b[j], k = bi[j];     \
-        }                                                                           \
-        return k;                                                                   \
+#define BEST_STEP(j, idx, CMP)                                                        \
+    int c = BEATS(x, b[j], CMP);                                                      \
+    b[j] = c ? x : b[j];                                                              \
+    bi[j] = c ? (int32_t)(idx) : bi[j]
+#define BEST_RUN(name, sfx, T, V, CMP)                                                \
+    PF_SIMD static int64_t name(const void *pv, int64_t s, int64_t n) {               \
+        const T *p = pv;                                                              \
+        V b[BLANES];                                                                  \
+        int32_t bi[BLANES];                                                           \
+        for (int j = 0; j < BLANES; j++) b[j] = LD_##sfx(p[0]), bi[j] = 0;            \
+        BLOCK_LOOP(BLANES, T, V x = LD_##sfx(e); BEST_STEP(j, i + j, CMP))            \
+        TAIL_LOOP(T, V x = LD_##sfx(e); BEST_STEP(0, i, CMP))                         \
+        V m = b[0];                                                                   \
+        int32_t k = bi[0];                                                            \
+        for (int j = 1; j < BLANES; j++) {                                            \
+            int tie = b[j] == m || (b[j] != b[j] && m != m);                          \
+            if (BEATS(b[j], m, CMP) || (tie && bi[j] < k)) m = b[j], k = bi[j];       \
+        }                                                                             \
+        return k;                                                                     \
     }
 
-#define ALL_RUNS(sfx, T, V)                                                         \
-    PF_SIMD static uint64_t nz_##sfx(const void *pv, int64_t s, int64_t n) {        \
-        const T *p = pv;                                                            \
-        uint64_t a[LANES] = {0};                                                    \
-        LANE_LOOP(LANES, T, a[j] += NZ_##sfx(e))                                           \
-        return lanes_usum(a);                                                       \
-    }                                                                               \
-    BEST_RUN(max_##sfx, sfx, T, V, >)                                               \
+#define ALL_RUNS(sfx, T, V)                                                           \
+    PF_SIMD static uint64_t nz_##sfx(const void *pv, int64_t s, int64_t n) {          \
+        const T *p = pv;                                                              \
+        uint64_t a[LANES] = {0};                                                      \
+        BLOCK_LOOP(LANES, T, a[j] += NZ_##sfx(e))                                     \
+        uint64_t r = lanes_usum(a);                                                   \
+        TAIL_LOOP(T, r += NZ_##sfx(e))                                                \
+        return r;                                                                     \
+    }                                                                                 \
+    BEST_RUN(max_##sfx, sfx, T, V, >)                                                 \
     BEST_RUN(min_##sfx, sfx, T, V, <)
 
 /* ---- column kernels: acc[v] op= row[v] for v < w, over nr rows rs elements apart ---- */

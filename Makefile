@@ -1,0 +1,68 @@
+# Two commands matter: `make demo` and `make test`. Both set everything up first.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+CC ?= cc
+
+SRCS := $(sort $(wildcard core_c/src/*.c))
+HDRS := core_c/include/pyframe_api.h core_c/src/core.h
+CTEST_SRCS := $(sort $(wildcard core_c/tests/test_*.c))
+CFLAGS_TEST := -std=c11 -O2 -g -Wall -Wextra -Werror -fopenmp -Icore_c/include -Icore_c/src
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+
+OBJS := $(patsubst core_c/src/%.c,build/c/%.o,$(SRCS))
+SAN_OBJS := $(patsubst core_c/src/%.c,build/csan/%.o,$(SRCS))
+CTESTS := $(patsubst core_c/tests/%.c,build/c/%,$(CTEST_SRCS))
+SAN_TESTS := $(patsubst core_c/tests/%.c,build/csan/%,$(CTEST_SRCS))
+
+.PHONY: all install demo test pytest ctest csan bench lint clean
+
+all: install
+
+# the virtual environment with pyframe (editable, C core compiled) and the test tools
+$(VENV)/.installed: pyproject.toml setup.py build_core.py $(SRCS) $(HDRS)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	$(PY) examples/demo.py
+
+test: install ctest csan pytest
+
+pytest: install
+	$(PY) -m pytest -q
+
+# the C core's own tests, then again under AddressSanitizer + UBSan
+build/c/%.o: core_c/src/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_TEST) -c $< -o $@
+
+build/c/test_%: core_c/tests/test_%.c core_c/tests/check.h $(OBJS)
+	$(CC) $(CFLAGS_TEST) $< $(OBJS) -o $@ -lm
+
+build/csan/%.o: core_c/src/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_TEST) $(SANFLAGS) -c $< -o $@
+
+build/csan/test_%: core_c/tests/test_%.c core_c/tests/check.h $(SAN_OBJS)
+	$(CC) $(CFLAGS_TEST) $(SANFLAGS) $< $(SAN_OBJS) -o $@ -lm
+
+ctest: $(CTESTS)
+	@set -e; for t in $(CTESTS); do OMP_NUM_THREADS=2 ./$$t; done
+
+csan: $(SAN_TESTS)
+	@set -e; for t in $(SAN_TESTS); do ASAN_OPTIONS=detect_leaks=1 OMP_NUM_THREADS=2 ./$$t; done
+
+bench: install
+	@set -e; for b in benchmarks/bench_*.py; do $(PY) $$b; done
+
+lint: install
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+clean:
+	rm -rf build $(VENV) pyframe/_core*.so *.egg-info

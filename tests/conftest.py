@@ -1,0 +1,54 @@
+"""Shared set-up for pyframe's tests.
+
+NumPy is the reference for most tests; its BLAS must stay single-threaded so that the
+2-core test machine is not oversubscribed while pyframe's own OpenMP threads run, so the
+variable is set here, before anything imports numpy.
+"""
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import pyframe  # noqa: E402
+
+try:  # optional: hypothesis profile for the property tests
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "pyframe", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+    settings.load_profile("pyframe")
+except ImportError:  # pragma: no cover
+    pass
+
+
+@pytest.fixture
+def rng():
+    """A fresh, seeded NumPy generator for each test."""
+    return np.random.default_rng(1234)
+
+
+@pytest.fixture
+def restore_threads():
+    """Lets a test change pyframe's thread count; puts the previous one back."""
+    before = pyframe.get_num_threads()
+    yield
+    pyframe.set_num_threads(before)
+
+
+@pytest.fixture
+def restore_gemm():
+    """Lets a test force a GEMM path; restores automatic selection afterwards."""
+    lib = pyframe._backend.lib
+    yield lib
+    assert lib.pf_gemm_select(b"auto") == 0
+
+
+@pytest.fixture
+def restore_seed():
+    """Lets a test reseed pyframe's generator; reseeds it afterwards so tests stay independent."""
+    yield
+    pyframe.manual_seed(0x5EED)
