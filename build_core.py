@@ -31,20 +31,27 @@ def _openmp_flags() -> list[str]:
     return ["-fopenmp"]
 
 
-omp = _openmp_flags()
-native = ["-march=native"] if os.environ.get("PYFRAME_NATIVE") == "1" else []
-sources = sorted(str(p) for p in (CORE / "src").glob("*.c"))
+def make_builder(sources: list[str]) -> FFI:
+    omp = _openmp_flags()
+    native = ["-march=native"] if os.environ.get("PYFRAME_NATIVE") == "1" else []
+    builder = FFI()
+    builder.cdef(HEADER.read_text())
+    builder.set_source(
+        "pyframe._core",
+        '#include <stddef.h>\n#include <stdint.h>\n#include "pyframe_api.h"\n',
+        sources=sources,
+        include_dirs=[str(CORE / "include"), str(CORE / "src")],
+        extra_compile_args=["-std=c11", "-O3", "-fno-math-errno", "-Wall", "-Wextra", *omp, *native],
+        extra_link_args=[*omp, "-lm"],
+    )
+    return builder
 
-ffibuilder = FFI()
-ffibuilder.cdef(HEADER.read_text())
-ffibuilder.set_source(
-    "pyframe._core",
-    "#include <stddef.h>\n#include <stdint.h>\n#include \"pyframe_api.h\"\n",
-    sources=sources,
-    include_dirs=[str(CORE / "include"), str(CORE / "src")],
-    extra_compile_args=["-std=c11", "-O3", "-fno-math-errno", "-Wall", "-Wextra", *omp, *native],
-    extra_link_args=[*omp, "-lm"],
-)
+
+# setuptools wants sources relative to setup.py's folder
+ffibuilder = make_builder(sorted(str(p.relative_to(ROOT)) for p in (CORE / "src").glob("*.c")))
 
 if __name__ == "__main__":
-    ffibuilder.compile(verbose=True)
+    # a development build in place: cffi compiles in a temporary folder, so absolute paths
+    make_builder(sorted(str(p) for p in (CORE / "src").glob("*.c"))).compile(tmpdir=str(ROOT / "build" / "cffi"))
+    for so in (ROOT / "build" / "cffi" / "pyframe").glob("_core*.so"):
+        so.replace(ROOT / "pyframe" / so.name)

@@ -59,7 +59,7 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
         dt = as_dtype(dtype) if dtype is not None else _infer_dtype(arr)
     if not dt.is_floating_point and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ValueError(f"tensor(): cannot convert non-finite values to {dt.name}")
-    src = from_numpy(np.ascontiguousarray(arr.astype(dt.np, copy=False)))
+    src = from_numpy(np.asarray(arr.astype(dt.np, copy=False), order="C"))  # ascontiguousarray makes 0-d 1-d
     out = empty_tensor(src._shape, dt)
     check(lib.pf_copy(src._d(), out._d()))
     return _finish(out, requires_grad)

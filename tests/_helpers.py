@@ -29,7 +29,7 @@ TOL = {
 
 def pf(arr: np.ndarray) -> pyframe.Tensor:
     """A pyframe tensor holding a copy of ``arr`` in the same dtype."""
-    return pyframe.tensor(np.ascontiguousarray(arr))
+    return pyframe.tensor(np.asarray(arr, order="C"))
 
 
 def npy(t: pyframe.Tensor) -> np.ndarray:

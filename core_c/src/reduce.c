@@ -748,50 +748,100 @@ int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *i
 
 /* ---- softmax ---- */
 
-#define ST_f32(v) (v)
-#define ST_f64(v) (v)
-#define ST_f16(v) pf_f2h(v)
+/* exp that gcc can vectorize (libm's expf is a call it cannot): Cody-Waite reduction
+ * and the cephes polynomial, about 1 ulp. A copy of elementwise.c's pf_expf, which
+ * is static there; both belong in core.h. */
+static inline float expf_vec(float x) {
+    float xc = x > 88.5f ? 88.5f : (x < -103.5f ? -103.5f : x);
+    float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
+    float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500E-4f;
+    p = p * r + 1.3981999507E-3f;
+    p = p * r + 8.3334519073E-3f;
+    p = p * r + 4.1665795894E-2f;
+    p = p * r + 1.6666665459E-1f;
+    p = p * r + 5.0000001201E-1f;
+    p = p * r * r + r + 1.0f;
+    /* 2^n in two halves, so n down to -150 (subnormal results) stays exact */
+    int32_t e = (int32_t)n, e1 = e / 2, e2 = e - e1;
+    int32_t b1 = (e1 + 127) << 23, b2 = (e2 + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, 4);
+    memcpy(&s2, &b2, 4);
+    float y = p * s1 * s2;
+    y = x > 88.72283935546875f ? INFINITY : y;
+    y = x < -103.97208f ? 0.0f : y;
+    return x != x ? x : y;
+}
 
-/* One row of n elements. The max is subtracted first so exp cannot overflow; a NaN in
- * the row makes it all NaN, and an all -inf row gives -inf - -inf = NaN, as torch.
- * KEEP_E: out holds exp(x - max) until the sum is known (float16 would round it, so it
- * computes exp again instead). */
-#define SOFTMAX_ROW(sfx, T, V, EXP, KEEP_E)                                                \
-    static void softmax_##sfx(const char *xv, int64_t sx, char *yv, int64_t sy, int64_t n, int take_log) { \
-        const T *x = (const T *)xv;                                                        \
-        T *y = (T *)yv;                                                                    \
-        V m = LD_##sfx(x[0]);                                                              \
-        int nan = 0;                                                                       \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            V v = LD_##sfx(x[i * sx]);                                                     \
-            m = v > m ? v : m;                                                             \
-            nan |= v != v;                                                                 \
-        }                                                                                  \
-        if (nan) m = NAN;                                                                  \
-        double s = 0;                                                                      \
-        if (take_log) {                                                                    \
-            for (int64_t i = 0; i < n; i++) s += EXP(LD_##sfx(x[i * sx]) - m);             \
-            V ls = (V)log(s);                                                              \
-            for (int64_t i = 0; i < n; i++) y[i * sy] = ST_##sfx(LD_##sfx(x[i * sx]) - m - ls); \
-        } else if (KEEP_E) {                                                               \
-            for (int64_t i = 0; i < n; i++) {                                              \
-                V e = EXP(LD_##sfx(x[i * sx]) - m);                                        \
-                y[i * sy] = ST_##sfx(e);                                                   \
-                s += e;                                                                    \
-            }                                                                              \
-            for (int64_t i = 0; i < n; i++) y[i * sy] = ST_##sfx((V)(LD_##sfx(y[i * sy]) / s)); \
-        } else {                                                                           \
-            for (int64_t i = 0; i < n; i++) s += EXP(LD_##sfx(x[i * sx]) - m);             \
-            for (int64_t i = 0; i < n; i++) y[i * sy] = ST_##sfx((V)(EXP(LD_##sfx(x[i * sx]) - m) / s)); \
-        }                                                                                  \
+/* One contiguous row, y may be x. The max is subtracted first so exp cannot overflow;
+ * a NaN anywhere makes the row NaN (the max is NaN then), and an all -inf row gives
+ * -inf - -inf = NaN, both as torch. Sums are in double lanes, for accuracy and so the
+ * loops vectorize; softmax keeps exp(x - max) in y until the sum is known. */
+#define SOFTMAX_ROW(name, V, EXP)                                                     \
+    /* sum of exp(x - m), storing the terms in y unless it is NULL */                 \
+    static inline double exp_sum_##name(const V *x, V *y, int64_t n, V m) {           \
+        double a[LANES] = {0};                                                        \
+        int64_t i = 0;                                                                \
+        for (; i + LANES <= n; i += LANES)                                            \
+            for (int j = 0; j < LANES; j++) {                                         \
+                V e = EXP(x[i + j] - m);                                              \
+                if (y) y[i + j] = e;                                                  \
+                a[j] += e;                                                            \
+            }                                                                         \
+        double s = lanes_sum(a);                                                      \
+        for (; i < n; i++) {                                                          \
+            V e = EXP(x[i] - m);                                                      \
+            if (y) y[i] = e;                                                          \
+            s += e;                                                                   \
+        }                                                                             \
+        return s;                                                                     \
+    }                                                                                 \
+    PF_SIMD static void name(const V *x, V *y, int64_t n, int take_log) {             \
+        V b[LANES];                                                                   \
+        for (int j = 0; j < LANES; j++) b[j] = x[0];                                  \
+        int64_t i = 0;                                                                \
+        for (; i + LANES <= n; i += LANES)                                            \
+            for (int j = 0; j < LANES; j++) b[j] = BEATS(x[i + j], b[j], >) ? x[i + j] : b[j]; \
+        V m = b[0];                                                                   \
+        for (int j = 1; j < LANES; j++) m = BEATS(b[j], m, >) ? b[j] : m;             \
+        for (; i < n; i++) m = BEATS(x[i], m, >) ? x[i] : m;                          \
+        double s = take_log ? exp_sum_##name(x, NULL, n, m) : exp_sum_##name(x, y, n, m); \
+        if (take_log) {                                                               \
+            V ls = (V)log(s);                                                         \
+            for (i = 0; i < n; i++) y[i] = x[i] - m - ls;                             \
+        } else {                                                                      \
+            for (i = 0; i < n; i++) y[i] = (V)(y[i] / s);                             \
+        }                                                                             \
     }
 
-SOFTMAX_ROW(f32, float, float, expf, 1)
-SOFTMAX_ROW(f64, double, double, exp, 1)
-SOFTMAX_ROW(f16, uint16_t, float, expf, 0)
+SOFTMAX_ROW(softmax_f32, float, expf_vec)
+SOFTMAX_ROW(softmax_f64, double, exp)
 
-typedef void (*softmax_row)(const char *, int64_t, char *, int64_t, int64_t, int);
-static const softmax_row softmax_t[3] = {softmax_f32, softmax_f64, softmax_f16};
+/* A row through the kernels: in place when contiguous, else (and for float16, which
+ * computes in float) through the thread's scratch row. */
+static void softmax_row(int dt, const char *x, int64_t sx, char *y, int64_t sy, int64_t n, int take_log,
+                        void *scratch) {
+    if (dt == PF_FLOAT32 && sx == 1 && sy == 1) return softmax_f32((const float *)x, (float *)y, n, take_log);
+    if (dt == PF_FLOAT64 && sx == 1 && sy == 1) return softmax_f64((const double *)x, (double *)y, n, take_log);
+    if (dt == PF_FLOAT64) {
+        double *t = scratch;
+        for (int64_t i = 0; i < n; i++) t[i] = ((const double *)x)[i * sx];
+        softmax_f64(t, t, n, take_log);
+        for (int64_t i = 0; i < n; i++) ((double *)y)[i * sy] = t[i];
+        return;
+    }
+    float *t = scratch;
+    if (dt == PF_FLOAT32)
+        for (int64_t i = 0; i < n; i++) t[i] = ((const float *)x)[i * sx];
+    else
+        for (int64_t i = 0; i < n; i++) t[i] = pf_h2f(((const uint16_t *)x)[i * sx]);
+    softmax_f32(t, t, n, take_log);
+    if (dt == PF_FLOAT32)
+        for (int64_t i = 0; i < n; i++) ((float *)y)[i * sy] = t[i];
+    else
+        for (int64_t i = 0; i < n; i++) ((uint16_t *)y)[i * sy] = pf_f2h(t[i]);
+}
 
 int pf_softmax(const pf_tensor *x, pf_tensor *out, int take_log) {
     int rc;
@@ -820,10 +870,14 @@ int pf_softmax(const pf_tensor *x, pf_tensor *out, int take_log) {
     size_t sz[2] = {pf_dtype_size[x->dtype], pf_dtype_size[x->dtype]};
     pf_walk ow;
     pf_walk_init(&ow, k, shape, 2, stp, sz);
-    softmax_row row = softmax_t[x->dtype];
+    int dt = x->dtype, nt = pf_threads_for(total);
+    char *scratch = NULL;
+    if (dt == PF_FLOAT16 || sx != 1 || sy != 1) {
+        scratch = pf_alloc((size_t)(nt * n) * sizeof(double));
+        if (!scratch) return pf_error(PF_ERR_NOMEM, "%s(): out of memory for a row of %lld", name, (long long)n);
+    }
     const char *xb = x->data;
     char *ob = out->data;
-    int nt = pf_threads_for(total);
     PF_PARALLEL
     {
         int t = 0, T = 1;
@@ -832,13 +886,16 @@ int pf_softmax(const pf_tensor *x, pf_tensor *out, int take_log) {
         pf_split(ow.numel, t, T, &b, &e);
         pf_walk w = ow;
         pf_walk_seek(&w, b);
+        void *mine = scratch ? scratch + (size_t)(t * n) * sizeof(double) : NULL;
         for (int64_t pos = b; pos < e;) {
             int64_t len = pf_walk_run(&w, e - pos);
             for (int64_t r = 0; r < len; r++)
-                row(xb + w.off[0] + r * w.inner[0], sx, ob + w.off[1] + r * w.inner[1], sy, n, take_log);
+                softmax_row(dt, xb + w.off[0] + r * w.inner[0], sx, ob + w.off[1] + r * w.inner[1], sy, n, take_log,
+                            mine);
             pos += len;
             pf_walk_advance(&w, len);
         }
     }
+    pf_free(scratch);
     return PF_OK;
 }

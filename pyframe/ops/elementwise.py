@@ -100,6 +100,15 @@ for _name in _identity_for_int:
     unary_ops[_name] = globals()[_name] = _rounding
 
 
+def _sign(x: Tensor, _f=unary_ops["sign"]) -> Tensor:
+    """Same as torch.sign; a bool tensor is its own sign (the core has no bool row)."""
+    return x.clone() if isinstance(x, Tensor) and x.dtype is bool_ else _f(x)
+
+
+_sign.__name__ = _sign.__qualname__ = "sign"
+unary_ops["sign"] = globals()["sign"] = _sign
+
+
 def _unary_params(op: int, x: Tensor, p0: float, p1: float, out: Tensor | None = None) -> Tensor:
     if out is None:
         out = empty_tensor(x._shape, x.dtype)

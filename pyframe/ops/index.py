@@ -226,8 +226,9 @@ def setitem(x: Tensor, key, value) -> None:
     if not isinstance(value, Tensor):
         value = ew.scalar_tensor(value, x.dtype)
     adjacent = dims == list(range(dims[0], dims[-1] + 1)) and dims[0] > 0
-    if adjacent and value.ndim > len(rest_shape):
-        # the value is laid out like the result of getitem: move the index dims to the front
+    if adjacent:
+        # the value broadcasts against the result of getitem: expand it to that layout, then
+        # move the index dims to the front
         nb, lead = len(bshape), dims[0]
         full = (*view._shape[:lead], *bshape, *view._shape[dims[-1] + 1 :])
         value = expand(value, *full) if value._shape != full else value

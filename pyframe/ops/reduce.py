@@ -55,6 +55,11 @@ def _reduce(op: int, x: Tensor, dim, keepdim: bool, out_dtype, want_values=True,
     return values, index
 
 
+def _full_if_empty(dim):
+    """torch.sum/mean/var/std/norm reduce every dim for ``dim=()`` (any/all reduce none)."""
+    return None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim
+
+
 def _sum_dtype(x: Tensor, dtype):
     if dtype is not None:
         return as_dtype(dtype)
@@ -66,7 +71,7 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:  # no
     dt = _sum_dtype(x, dtype)
     if dt is not x.dtype and dt.is_floating_point:
         x = cast(x, dt)
-    return _reduce(lib.PF_SUM, x, dim, keepdim, dt)[0]
+    return _reduce(lib.PF_SUM, x, _full_if_empty(dim), keepdim, dt)[0]
 
 
 def prod(x: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
@@ -85,7 +90,7 @@ def _require_float(x: Tensor, name: str, dtype=None) -> Tensor:
 
 def mean(x: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     x = _require_float(x, "mean", dtype)
-    return _reduce(lib.PF_MEAN, x, dim, keepdim, x.dtype)[0]
+    return _reduce(lib.PF_MEAN, x, _full_if_empty(dim), keepdim, x.dtype)[0]
 
 
 def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
@@ -95,7 +100,7 @@ def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     x = _require_float(x, "var")
-    return _reduce(lib.PF_VAR, x, dim, keepdim, x.dtype, correction=float(correction))[0]
+    return _reduce(lib.PF_VAR, x, _full_if_empty(dim), keepdim, x.dtype, correction=float(correction))[0]
 
 
 def std(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
