@@ -16,6 +16,7 @@ CTESTS := $(patsubst core_c/tests/%.c,build/c/%,$(CTEST_SRCS))
 SAN_TESTS := $(patsubst core_c/tests/%.c,build/csan/%,$(CTEST_SRCS))
 
 .PHONY: all install demo test pytest ctest csan bench lint clean
+.SECONDARY:
 
 all: install
 

@@ -24,7 +24,7 @@ typedef void (*binary_run)(const char *a, int64_t sa, const char *b, int64_t sb,
 /* exp that gcc can vectorize (libm's expf is a call it cannot): Cody-Waite reduction
  * x = n ln2 + r and the cephes minimax polynomial; about 1 ulp. */
 static inline float pf_expf(float x) {
-    float xc = x > 88.5f ? 88.5f : (x < -103.5f ? -103.5f : x);
+    float xc = x > 88.72283935546875f ? 88.72283935546875f : (x < -103.97208f ? -103.97208f : x);
     float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
     float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
     float p = 1.9875691500E-4f;
