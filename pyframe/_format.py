@@ -20,10 +20,10 @@ def _formatter(values: np.ndarray, dt) -> callable:
     finite = np.abs(values[np.isfinite(values)].astype(np.float64))
     nonzero = finite[finite != 0]
     if nonzero.size == 0:
-        return lambda v: _special(v) or "0."
+        return lambda v: _special(v) or f"{v:.0f}."  # keeps the sign of -0.
     lo, hi = nonzero.min(), nonzero.max()
-    if np.all(np.floor(finite) == finite):  # whole numbers: "3." unless huge
-        if hi > 1e8:
+    if np.all(np.floor(finite) == finite):  # whole numbers: "3." unless huge or far apart
+        if hi / lo > 1000 or hi > 1e8:
             return lambda v: _special(v) or f"{v:.{PRECISION}e}"
         return lambda v: _special(v) or f"{v:.0f}."
     if hi / lo > 1000 or hi > 1e8 or lo < 1e-4:
@@ -56,7 +56,7 @@ def _body(arr: np.ndarray, fmt, width: int, indent: int, summarize: bool) -> str
     if summarize and n > 2 * EDGEITEMS:
         idx = list(range(EDGEITEMS)) + [None] + list(range(n - EDGEITEMS, n))
     if arr.ndim == 1:
-        items = ["..." if i is None else fmt(arr[i].item()).rjust(width) for i in idx]
+        items = [" ..." if i is None else fmt(arr[i].item()).rjust(width) for i in idx]  # torch's " ..."
         per_line = max(1, (LINEWIDTH - indent) // (width + 2))
         lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
@@ -69,20 +69,38 @@ def format_tensor(t) -> str:
     arr = t.detach().numpy()
     prefix = "tensor("
     suffix = []
-    if t.dtype not in (_dtype.float32, _dtype.int64, _dtype.bool_):
-        suffix.append(f"dtype=pyframe.{t.dtype.name}")
-    if arr.size == 0:
+    if arr.size == 0:  # as torch: an empty tensor shows every dtype but float32, and its size unless 1-d
         body = "[]"
-        if arr.shape != (0,):
-            suffix.insert(0, f"size={tuple(arr.shape)}")
+        if arr.ndim != 1:
+            suffix.append(f"size={tuple(arr.shape)}")
+        if t.dtype is not _dtype.float32:
+            suffix.append(f"dtype=pyframe.{t.dtype.name}")
     else:
+        if t.dtype not in (_dtype.float32, _dtype.int64, _dtype.bool_):
+            suffix.append(f"dtype=pyframe.{t.dtype.name}")
         summarize = arr.size > THRESHOLD
         shown = _summarized(arr) if summarize else arr.reshape(-1)
         fmt = _formatter(shown.astype(np.float64) if t.dtype is not _dtype.bool_ else shown, t.dtype)
-        width = max(len(fmt(v.item())) for v in shown)
+        # as torch: a float's width comes from its nonzero finite values only
+        sized = shown[np.isfinite(shown) & (shown != 0)] if t.dtype.is_floating_point else shown
+        width = max([1] + [len(fmt(v.item())) for v in sized])
         body = _body(arr, fmt, width, len(prefix), summarize)
     if t.grad_fn is not None:
         suffix.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffix.append("requires_grad=True")
-    return prefix + ", ".join([body, *suffix]) + ")"
+    return _add_suffixes(prefix + body, suffix, len(prefix))
+
+
+def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
+    """torch's layout: a suffix that would pass the line width goes on a new line."""
+    parts = [text]
+    last_line_len = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    return "".join(parts) + ")"

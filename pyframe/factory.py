@@ -46,8 +46,8 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
     if isinstance(data, Tensor):
         out = data.detach().to(dtype or data.dtype, copy=True)
         return _finish(out, requires_grad)
-    if isinstance(data, np.ndarray):
-        arr = data
+    if isinstance(data, (np.ndarray, np.generic)):  # NumPy arrays and scalars keep their dtype, as torch
+        arr = np.asarray(data)
         dt = as_dtype(dtype) if dtype is not None else _dtype.from_numpy_dtype(arr.dtype)
     else:
         try:
@@ -210,15 +210,18 @@ def seed() -> int:
 
 
 def get_rng_state() -> Tensor:
-    return tensor([_default.seed >> 1, _default.offset], dtype=_dtype.int64)
+    """[seed, offset] as int64 (the 64-bit seed in two's complement, so no bit is lost)."""
+    seed = _default.seed - (1 << 64) if _default.seed >= 1 << 63 else _default.seed
+    return tensor([seed, _default.offset], dtype=_dtype.int64)
 
 
 def set_rng_state(state: Tensor) -> None:
     s, off = state.tolist()
-    _default.seed, _default.offset = int(s) << 1, int(off)
+    _default.seed, _default.offset = int(s) & 0xFFFFFFFFFFFFFFFF, int(off)
 
 
 def _draw(kind: int, t: Tensor, p0: float, p1: float) -> Tensor:
+    t._write_check()
     s, off = _default.take(t._numel)
     check(lib.pf_random(kind, t._d(), s, off, float(p0), float(p1)))
     t._bump()

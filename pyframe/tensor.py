@@ -12,9 +12,9 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from pyframe import _dtype
+from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError, alloc, check, desc, ffi, lib
-from pyframe._dtype import as_dtype, dtype
+from pyframe._dtype import dtype
 
 MAX_DIMS = 8
 
@@ -115,6 +115,8 @@ def empty_tensor(shape: tuple, dt: dtype) -> Tensor:
     check_ndim(shape)
     n = math.prod(shape)
     nbytes = n * dt.itemsize
+    if nbytes >= 1 << 62:
+        raise MemoryError(f"a tensor of shape {list(shape)} and dtype {dt.name} would need {nbytes} bytes")
     return _new(Storage(alloc(nbytes), nbytes), shape, contiguous_strides(shape), 0, dt)
 
 
@@ -179,7 +181,16 @@ class Tensor:
         return self.dtype.itemsize
 
     def is_contiguous(self) -> bool:
-        return self._contig
+        """PyTorch's definition: dims of size 1 may have any stride (``_contig`` is the strict form)."""
+        if self._contig:
+            return True
+        expected = 1
+        for n, s in zip(reversed(self._shape), reversed(self._strides), strict=True):
+            if n != 1:
+                if s != expected:
+                    return False
+                expected *= n
+        return True
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
@@ -201,6 +212,14 @@ class Tensor:
         if d is None:
             d = self._desc = desc(self._ptr, self.dtype.code, self._shape, self._strides)
         return d
+
+    def _write_check(self) -> None:
+        """PyTorch's rule: a leaf that requires grad may be written in place only under no_grad."""
+        if self.requires_grad and self.grad_fn is None and _grad_mode.enabled:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation; "
+                "wrap the write in `with pyframe.no_grad():`"
+            )
 
     def _bump(self) -> None:
         """Record an in-place write (autograd's saved-tensor check reads the version)."""

@@ -17,9 +17,7 @@ import pyframe  # noqa: E402
 try:  # optional: hypothesis profile for the property tests
     from hypothesis import HealthCheck, settings
 
-    settings.register_profile(
-        "pyframe", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-    )
+    settings.register_profile("pyframe", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     settings.load_profile("pyframe")
 except ImportError:  # pragma: no cover
     pass

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -36,38 +36,117 @@ def _np_sum(a, axis, keepdims):
 REDUCTIONS = [
     Red("sum", lambda t, d, k: t.sum(d, keepdim=k), _np_sum, ALL, "sum"),
     Red("sum_fn", lambda t, d, k: pyframe.sum(t, dim=d, keepdim=k), _np_sum, ALL, "sum"),
-    Red("prod", lambda t, d, k: t.prod(d, keepdim=k), lambda a, ax, kd: np.prod(a, axis=ax, keepdims=kd), ALL,
-        "sum", "near1"),  # fmt: skip
-    Red("mean", lambda t, d, k: t.mean(d, keepdim=k), lambda a, ax, kd: np.mean(a, axis=ax, keepdims=kd), FLOATS,
-        "same"),  # fmt: skip
-    Red("var", lambda t, d, k: t.var(d, keepdim=k), lambda a, ax, kd: np.var(a, axis=ax, ddof=1, keepdims=kd),
-        FLOATS, "same"),  # fmt: skip
-    Red("var_biased", lambda t, d, k: t.var(d, unbiased=False, keepdim=k),
-        lambda a, ax, kd: np.var(a, axis=ax, keepdims=kd), FLOATS, "same"),  # fmt: skip
-    Red("var_correction2", lambda t, d, k: pyframe.var(t, d, keepdim=k, correction=2),
-        lambda a, ax, kd: np.var(a, axis=ax, ddof=2, keepdims=kd), FLOATS, "same"),  # fmt: skip
-    Red("std", lambda t, d, k: t.std(d, keepdim=k), lambda a, ax, kd: np.std(a, axis=ax, ddof=1, keepdims=kd),
-        FLOATS, "same"),  # fmt: skip
-    Red("std_biased", lambda t, d, k: t.std(d, correction=0, keepdim=k),
-        lambda a, ax, kd: np.std(a, axis=ax, keepdims=kd), FLOATS, "same"),  # fmt: skip
-    Red("norm", lambda t, d, k: t.norm(dim=d, keepdim=k),
-        lambda a, ax, kd: np.sqrt(np.sum(a * a, axis=ax, keepdims=kd)), FLOATS, "same"),  # fmt: skip
-    Red("norm1", lambda t, d, k: t.norm(1, dim=d, keepdim=k),
-        lambda a, ax, kd: np.sum(np.abs(a), axis=ax, keepdims=kd), FLOATS, "same"),  # fmt: skip
-    Red("norm_inf", lambda t, d, k: t.norm(float("inf"), dim=d, keepdim=k),
-        lambda a, ax, kd: np.max(np.abs(a), axis=ax, keepdims=kd), FLOATS, "same"),  # fmt: skip
-    Red("norm3", lambda t, d, k: pyframe.norm(t, 3, d, k),
-        lambda a, ax, kd: np.sum(np.abs(a) ** 3, axis=ax, keepdims=kd) ** (1 / 3), FLOATS, "same"),  # fmt: skip
-    Red("amax", lambda t, d, k: t.amax(() if d is None else d, keepdim=k),
-        lambda a, ax, kd: np.max(a, axis=ax, keepdims=kd), ALL, "same"),  # fmt: skip
-    Red("amin", lambda t, d, k: pyframe.amin(t, () if d is None else d, keepdim=k),
-        lambda a, ax, kd: np.min(a, axis=ax, keepdims=kd), ALL, "same"),  # fmt: skip
-    Red("any", lambda t, d, k: t.any(d, keepdim=k), lambda a, ax, kd: np.any(a, axis=ax, keepdims=kd), ALL, "bool",
-        "sparse"),  # fmt: skip
-    Red("all", lambda t, d, k: t.all(d, keepdim=k), lambda a, ax, kd: np.all(a, axis=ax, keepdims=kd), ALL, "bool",
-        "dense"),  # fmt: skip
-    Red("logsumexp", lambda t, d, k: pyframe.logsumexp(t, tuple(range(t.ndim)) if d is None else d, keepdim=k),
-        _logsumexp, FLOATS, "same"),  # fmt: skip
+    Red(
+        "prod",
+        lambda t, d, k: t.prod(d, keepdim=k),
+        lambda a, ax, kd: np.prod(a, axis=ax, keepdims=kd),
+        ALL,
+        "sum",
+        "near1",
+    ),  # fmt: skip
+    Red(
+        "mean", lambda t, d, k: t.mean(d, keepdim=k), lambda a, ax, kd: np.mean(a, axis=ax, keepdims=kd), FLOATS, "same"
+    ),  # fmt: skip
+    Red(
+        "var",
+        lambda t, d, k: t.var(d, keepdim=k),
+        lambda a, ax, kd: np.var(a, axis=ax, ddof=1, keepdims=kd),
+        FLOATS,
+        "same",
+    ),  # fmt: skip
+    Red(
+        "var_biased",
+        lambda t, d, k: t.var(d, unbiased=False, keepdim=k),
+        lambda a, ax, kd: np.var(a, axis=ax, keepdims=kd),
+        FLOATS,
+        "same",
+    ),  # fmt: skip
+    Red(
+        "var_correction2",
+        lambda t, d, k: pyframe.var(t, d, keepdim=k, correction=2),
+        lambda a, ax, kd: np.var(a, axis=ax, ddof=2, keepdims=kd),
+        FLOATS,
+        "same",
+    ),  # fmt: skip
+    Red(
+        "std",
+        lambda t, d, k: t.std(d, keepdim=k),
+        lambda a, ax, kd: np.std(a, axis=ax, ddof=1, keepdims=kd),
+        FLOATS,
+        "same",
+    ),  # fmt: skip
+    Red(
+        "std_biased",
+        lambda t, d, k: t.std(d, correction=0, keepdim=k),
+        lambda a, ax, kd: np.std(a, axis=ax, keepdims=kd),
+        FLOATS,
+        "same",
+    ),  # fmt: skip
+    Red(
+        "norm",
+        lambda t, d, k: t.norm(dim=d, keepdim=k),
+        lambda a, ax, kd: np.sqrt(np.sum(a * a, axis=ax, keepdims=kd)),
+        FLOATS,
+        "same",
+    ),  # fmt: skip
+    Red(
+        "norm1",
+        lambda t, d, k: t.norm(1, dim=d, keepdim=k),
+        lambda a, ax, kd: np.sum(np.abs(a), axis=ax, keepdims=kd),
+        FLOATS,
+        "same",
+    ),  # fmt: skip
+    Red(
+        "norm_inf",
+        lambda t, d, k: t.norm(float("inf"), dim=d, keepdim=k),
+        lambda a, ax, kd: np.max(np.abs(a), axis=ax, keepdims=kd),
+        FLOATS,
+        "same",
+    ),  # fmt: skip
+    Red(
+        "norm3",
+        lambda t, d, k: pyframe.norm(t, 3, d, k),
+        lambda a, ax, kd: np.sum(np.abs(a) ** 3, axis=ax, keepdims=kd) ** (1 / 3),
+        FLOATS,
+        "same",
+    ),  # fmt: skip
+    Red(
+        "amax",
+        lambda t, d, k: t.amax(() if d is None else d, keepdim=k),
+        lambda a, ax, kd: np.max(a, axis=ax, keepdims=kd),
+        ALL,
+        "same",
+    ),  # fmt: skip
+    Red(
+        "amin",
+        lambda t, d, k: pyframe.amin(t, () if d is None else d, keepdim=k),
+        lambda a, ax, kd: np.min(a, axis=ax, keepdims=kd),
+        ALL,
+        "same",
+    ),  # fmt: skip
+    Red(
+        "any",
+        lambda t, d, k: t.any(d, keepdim=k),
+        lambda a, ax, kd: np.any(a, axis=ax, keepdims=kd),
+        ALL,
+        "bool",
+        "sparse",
+    ),  # fmt: skip
+    Red(
+        "all",
+        lambda t, d, k: t.all(d, keepdim=k),
+        lambda a, ax, kd: np.all(a, axis=ax, keepdims=kd),
+        ALL,
+        "bool",
+        "dense",
+    ),  # fmt: skip
+    Red(
+        "logsumexp",
+        lambda t, d, k: pyframe.logsumexp(t, tuple(range(t.ndim)) if d is None else d, keepdim=k),
+        _logsumexp,
+        FLOATS,
+        "same",
+    ),  # fmt: skip
 ]
 
 # 3-d views of shape (2, 3, 4), or larger along the last dim
@@ -75,11 +154,15 @@ LAYOUTS = {
     "contiguous": ((2, 3, 4), lambda t: t),
     "strided": ((2, 6, 4), lambda t: t[:, ::2]),
     "transposed": ((4, 3, 2), lambda t: t.T),
-    "expanded": ((1, 3, 4), lambda t: t.expand(2, 3, 4) if isinstance(t, pyframe.Tensor) else
-                 np.broadcast_to(t, (2, 3, 4))),  # fmt: skip
+    "expanded": (
+        (1, 3, 4),
+        lambda t: t.expand(2, 3, 4) if isinstance(t, pyframe.Tensor) else np.broadcast_to(t, (2, 3, 4)),
+    ),  # fmt: skip
     "long": ((2, 3, 700), lambda t: t),
-    "long_strided": ((3, 2, 1400), lambda t: t[:, :, 1::2].transpose(0, 1) if isinstance(t, pyframe.Tensor) else
-                     t[:, :, 1::2].swapaxes(0, 1)),  # fmt: skip
+    "long_strided": (
+        (3, 2, 1400),
+        lambda t: t[:, :, 1::2].transpose(0, 1) if isinstance(t, pyframe.Tensor) else t[:, :, 1::2].swapaxes(0, 1),
+    ),  # fmt: skip
 }
 DIMS = [None, 0, 1, 2, -1, -3, (0, 2), (-1, 0), (0, 1, 2), (1,), ()]
 
@@ -354,3 +437,17 @@ def test_logsumexp_handles_infinities():
     got = npy(pyframe.logsumexp(x, 1))
     assert got[0] == -np.inf and got[1] == np.inf
     np.testing.assert_allclose(got[2], 1000.0 + np.log(2), rtol=1e-6)
+
+
+def test_argmax_argmin_keepdim_without_dim_keeps_every_dim():
+    x = pyframe.tensor([[1.0, 9.0, 3.0], [4.0, 0.0, 6.0]])
+    assert x.argmax(keepdim=True).shape == (1, 1) and x.argmax(keepdim=True).item() == 1
+    assert pyframe.argmin(x, keepdim=True).shape == (1, 1) and x.argmin().item() == 4
+
+
+def test_max_min_results_print_like_torch_return_types():
+    x = pyframe.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert repr(x.max(0, keepdim=True)) == (
+        "pyframe.return_types.max(\nvalues=tensor([[3., 4.]]),\nindices=tensor([[1, 1]]))"
+    )
+    assert repr(x.min(dim=-1)) == "pyframe.return_types.min(\nvalues=tensor([1., 3.]),\nindices=tensor([0, 0]))"

@@ -50,8 +50,8 @@ static inline float pf_sigmoidf(float x) { return 1.0f / (1.0f + pf_expf(-x)); }
 static inline double pf_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 static inline float pf_relu_f(float x) { return x > 0.0f ? x : (x != x ? x : 0.0f); }
 static inline double pf_relu_d(double x) { return x > 0.0 ? x : (x != x ? x : 0.0); }
-static inline float pf_signf(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : x); }
-static inline double pf_sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
+static inline float pf_signf(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : (x != x ? x : 0.0f)); }
+static inline double pf_sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : (x != x ? x : 0.0)); }
 /* NaN-propagating max/min, as torch.maximum and clamp */
 static inline float pf_maxf(float a, float b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
 static inline float pf_minf(float a, float b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
@@ -66,6 +66,20 @@ static inline double pf_rem(double a, double b) {
     double r = fmod(a, b);
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
+
+/* floor(a / b) from the exact remainder, as Python and torch: floor of the rounded
+ * quotient is wrong when rounding crosses an integer (1 // 0.1 is 9, not 10) */
+#define PF_FLOORDIV(name, T, FMOD, FLOOR)                                   \
+    static inline T name(T a, T b) {                                        \
+        if (b == 0) return a / b;                                           \
+        T mod = FMOD(a, b), div = (a - mod) / b;                            \
+        if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;                   \
+        if (div == 0) return (T)copysign(0.0, (double)(a / b));             \
+        T fl = FLOOR(div);                                                  \
+        return div - fl > (T)0.5 ? fl + 1 : fl;                             \
+    }
+PF_FLOORDIV(pf_floordivf, float, fmodf, floorf)
+PF_FLOORDIV(pf_floordiv, double, fmod, floor)
 
 /* Integer ops that can fail set *err instead of trapping. */
 static inline int64_t pf_ipow(int64_t a, int64_t b, int *err) {
@@ -255,7 +269,7 @@ static int unary_out_dtype(int op, int dt) {
     X(PF_MINIMUM, minimum, pf_minf(a, b), pf_mind(a, b))                   \
     X(PF_ATAN2, atan2, atan2f(a, b), atan2(a, b))                          \
     X(PF_REMAINDER, remainder, pf_remf(a, b), pf_rem(a, b))                \
-    X(PF_FLOOR_DIVIDE, floordiv, floorf(a / b), floor(a / b))
+    X(PF_FLOOR_DIVIDE, floordiv, pf_floordivf(a, b), pf_floordiv(a, b))
 
 /* integer arithmetic in int64 with wrap-around (unsigned math avoids C's UB) */
 #define INT_BINARY(X)                                                       \
@@ -629,7 +643,7 @@ int pf_linspace(pf_tensor *dst, double start, double end) {
     size_t es = pf_dtype_size[dst->dtype];
     for (int64_t i = 0; i < n; i++) {
         /* symmetric, as torch: the second half counts back from `end`, so it lands exactly */
-        double v = i < n / 2 ? start + step * (double)i : end - step * (double)(n - 1 - i);
+        double v = n == 1 ? start : i < n / 2 ? start + step * (double)i : end - step * (double)(n - 1 - i);
         pf_store_f64((char *)dst->data + i * dst->strides[0] * (int64_t)es, dst->dtype, v);
     }
     return PF_OK;

@@ -31,6 +31,7 @@
 #define PF_OMP_ID(t, n) ((void)0)
 #endif
 
+/* accumulators per run kernel: 16 doubles are two AVX-512 registers */
 #define LANES 16
 /* Partials are per CHUNK positions of a block: big enough that merging them is noise,
  * small enough that a 1e7-element reduction splits over many threads. */
@@ -48,9 +49,24 @@ enum { K_FSUM, K_FSS, K_FPROD, K_ISUM, K_IPROD, K_NZ, K_MAX, K_MIN };
 
 /* ---- run kernels: n elements from p with element stride s ---- */
 
+/* pf_h2f with no branches, so loops over float16 vectorize; equal to it for all 65536
+ * inputs: the exponent is rebiased by a multiply, which also normalizes subnormals
+ * (so these read as 0 if a library turned on denormals-are-zero). */
+static inline float h2f_vec(uint16_t h) {
+    uint32_t em = h & 0x7fffu, bits = em << 13;
+    float f;
+    memcpy(&f, &bits, 4);
+    f *= 0x1p112f;
+    memcpy(&bits, &f, 4);
+    bits = em >= 0x7c00u ? 0x7f800000u | bits : bits; /* inf and NaN */
+    bits |= (uint32_t)(h & 0x8000u) << 16;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
 #define LD_f32(e) (e)
 #define LD_f64(e) (e)
-#define LD_f16(e) pf_h2f(e)
+#define LD_f16(e) h2f_vec(e)
 #define LD_i64(e) (e)
 #define LD_i32(e) (e)
 #define LD_b8(e) (e)
@@ -66,12 +82,12 @@ enum { K_FSUM, K_FSS, K_FPROD, K_ISUM, K_IPROD, K_NZ, K_MAX, K_MIN };
  * lane j. Element k goes to lane k % L whatever the stride, so strided and contiguous
  * runs give identical results; the contiguous case has its own loop so that gcc
  * vectorizes it. TAIL_LOOP then visits the n % L elements left, from index i. */
-#define BLOCK_LOOP(L, T, STEP)                                                        \
-    int64_t i = 0;                                                                    \
-    if (s == 1)                                                                       \
-        for (; i + L <= n; i += L)                                                    \
-            for (int j = 0; j < L; j++) { T e = p[i + j]; STEP; }                     \
-    for (; i + L <= n; i += L)                                                        \
+#define BLOCK_LOOP(L, T, STEP)                                                           \
+    int64_t i = 0;                                                                       \
+    if (s == 1)                                                                          \
+        for (; i + L <= n; i += L)                                                       \
+            for (int j = 0; j < L; j++) { T e = p[i + j]; STEP; }                        \
+    for (; i + L <= n; i += L)                                                           \
         for (int j = 0; j < L; j++) { T e = p[(i + j) * s]; STEP; }
 #define TAIL_LOOP(T, STEP) for (; i < n; i++) { T e = p[i * s]; STEP; }
 
@@ -105,93 +121,96 @@ typedef uint64_t (*u_run)(const void *, int64_t, int64_t);
 typedef int64_t (*best_run)(const void *, int64_t, int64_t);
 
 /* m: the mean, for the squared deviations */
-#define FLOAT_RUNS(sfx, T)                                                            \
-    PF_SIMD static double fsum_##sfx(const void *pv, int64_t s, int64_t n, double m) { \
-        const T *p = pv;                                                              \
-        double a[LANES] = {0};                                                        \
-        (void)m;                                                                      \
-        BLOCK_LOOP(LANES, T, a[j] += LD_##sfx(e))                                     \
-        double r = lanes_sum(a);                                                      \
-        TAIL_LOOP(T, r += LD_##sfx(e))                                                \
-        return r;                                                                     \
-    }                                                                                 \
-    PF_SIMD static double fss_##sfx(const void *pv, int64_t s, int64_t n, double m) {  \
-        const T *p = pv;                                                              \
-        double a[LANES] = {0};                                                        \
-        BLOCK_LOOP(LANES, T, double d = LD_##sfx(e) - m; a[j] += d * d)               \
-        double r = lanes_sum(a);                                                      \
-        TAIL_LOOP(T, double d = LD_##sfx(e) - m; r += d * d)                          \
-        return r;                                                                     \
-    }                                                                                 \
-    PF_SIMD static double fprod_##sfx(const void *pv, int64_t s, int64_t n, double m) { \
-        const T *p = pv;                                                              \
-        double a[LANES];                                                              \
-        (void)m;                                                                      \
-        for (int j = 0; j < LANES; j++) a[j] = 1;                                     \
-        BLOCK_LOOP(LANES, T, a[j] *= LD_##sfx(e))                                     \
-        double r = lanes_prod(a);                                                     \
-        TAIL_LOOP(T, r *= LD_##sfx(e))                                                \
-        return r;                                                                     \
+#define FLOAT_RUNS(sfx, T)                                                               \
+    PF_SIMD static double fsum_##sfx(const void *pv, int64_t s, int64_t n, double m) {   \
+        const T *p = pv;                                                                 \
+        double a[LANES] = {0};                                                           \
+        (void)m;                                                                         \
+        BLOCK_LOOP(LANES, T, a[j] += LD_##sfx(e))                                        \
+        double r = lanes_sum(a);                                                         \
+        TAIL_LOOP(T, r += LD_##sfx(e))                                                   \
+        return r;                                                                        \
+    }                                                                                    \
+    PF_SIMD static double fss_##sfx(const void *pv, int64_t s, int64_t n, double m) {    \
+        const T *p = pv;                                                                 \
+        double a[LANES] = {0};                                                           \
+        BLOCK_LOOP(LANES, T, double d = LD_##sfx(e) - m; a[j] += d * d)                  \
+        double r = lanes_sum(a);                                                         \
+        TAIL_LOOP(T, double d = LD_##sfx(e) - m; r += d * d)                             \
+        return r;                                                                        \
+    }                                                                                    \
+    PF_SIMD static double fprod_##sfx(const void *pv, int64_t s, int64_t n, double m) {  \
+        const T *p = pv;                                                                 \
+        double a[LANES];                                                                 \
+        (void)m;                                                                         \
+        for (int j = 0; j < LANES; j++) a[j] = 1;                                        \
+        BLOCK_LOOP(LANES, T, a[j] *= LD_##sfx(e))                                        \
+        double r = lanes_prod(a);                                                        \
+        TAIL_LOOP(T, r *= LD_##sfx(e))                                                   \
+        return r;                                                                        \
     }
 
-#define INT_RUNS(sfx, T)                                                              \
-    PF_SIMD static uint64_t isum_##sfx(const void *pv, int64_t s, int64_t n) {        \
-        const T *p = pv;                                                              \
-        uint64_t a[LANES] = {0};                                                      \
-        BLOCK_LOOP(LANES, T, a[j] += (uint64_t)(int64_t)e)                            \
-        uint64_t r = lanes_usum(a);                                                   \
-        TAIL_LOOP(T, r += (uint64_t)(int64_t)e)                                       \
-        return r;                                                                     \
-    }                                                                                 \
-    PF_SIMD static uint64_t iprod_##sfx(const void *pv, int64_t s, int64_t n) {       \
-        const T *p = pv;                                                              \
-        uint64_t a[LANES];                                                            \
-        for (int j = 0; j < LANES; j++) a[j] = 1;                                     \
-        BLOCK_LOOP(LANES, T, a[j] *= (uint64_t)(int64_t)e)                            \
-        uint64_t r = lanes_uprod(a);                                                  \
-        TAIL_LOOP(T, r *= (uint64_t)(int64_t)e)                                       \
-        return r;                                                                     \
+#define INT_RUNS(sfx, T)                                                                 \
+    PF_SIMD static uint64_t isum_##sfx(const void *pv, int64_t s, int64_t n) {           \
+        const T *p = pv;                                                                 \
+        uint64_t a[LANES] = {0};                                                         \
+        BLOCK_LOOP(LANES, T, a[j] += (uint64_t)(int64_t)e)                               \
+        uint64_t r = lanes_usum(a);                                                      \
+        TAIL_LOOP(T, r += (uint64_t)(int64_t)e)                                          \
+        return r;                                                                        \
+    }                                                                                    \
+    PF_SIMD static uint64_t iprod_##sfx(const void *pv, int64_t s, int64_t n) {          \
+        const T *p = pv;                                                                 \
+        uint64_t a[LANES];                                                               \
+        for (int j = 0; j < LANES; j++) a[j] = 1;                                        \
+        BLOCK_LOOP(LANES, T, a[j] *= (uint64_t)(int64_t)e)                               \
+        uint64_t r = lanes_uprod(a);                                                     \
+        TAIL_LOOP(T, r *= (uint64_t)(int64_t)e)                                          \
+        return r;                                                                        \
     }
 
-/* Position of the first max (CMP >) or min (CMP <) of a run, 1 <= n <= CHUNK; a NaN
+/* Position of the first max (NOT_WORSE <=) or min (>=) of a run, 1 <= n <= CHUNK; a NaN
  * beats any number, and the first NaN wins. Every lane keeps its best and where it was
- * (int32 is enough within a chunk), the tail going to lane 0; it takes BLANES lanes,
- * more than sums, for enough independent compare-and-blend chains to keep up with
- * memory. Ties between lanes go to the smaller position. */
+ * (IT: as wide as the values, so compare and blend vectorize together; int32 is enough
+ * within a chunk), the tail going to lane 0. BLANES lanes, more than sums take, give
+ * enough independent compare-and-blend chains to keep up with memory. Ties between
+ * lanes go to the smaller position. */
 #define BLANES 64
-#define BEATS(x, y, CMP) (((x) CMP (y)) | (((x) != (x)) & ((y) == (y))))
-#define BEST_STEP(j, idx, CMP)                                                        \
-    int c = BEATS(x, b[j], CMP);                                                      \
-    b[j] = c ? x : b[j];                                                              \
-    bi[j] = c ? (int32_t)(idx) : bi[j]
-#define BEST_RUN(name, sfx, T, V, CMP)                                                \
-    PF_SIMD static int64_t name(const void *pv, int64_t s, int64_t n) {               \
-        const T *p = pv;                                                              \
-        V b[BLANES];                                                                  \
-        int32_t bi[BLANES];                                                           \
-        for (int j = 0; j < BLANES; j++) b[j] = LD_##sfx(p[0]), bi[j] = 0;            \
-        BLOCK_LOOP(BLANES, T, V x = LD_##sfx(e); BEST_STEP(j, i + j, CMP))            \
-        TAIL_LOOP(T, V x = LD_##sfx(e); BEST_STEP(0, i, CMP))                         \
-        V m = b[0];                                                                   \
-        int32_t k = bi[0];                                                            \
-        for (int j = 1; j < BLANES; j++) {                                            \
-            int tie = b[j] == m || (b[j] != b[j] && m != m);                          \
-            if (BEATS(b[j], m, CMP) || (tie && bi[j] < k)) m = b[j], k = bi[j];       \
-        }                                                                             \
-        return k;                                                                     \
+/* x beats y: for max (NOT_WORSE <=) x > y, or x NaN and y not; for min (>=) x < y, or
+ * x NaN and y not. Written so, gcc vectorizes it both in lanes and in columns. */
+#define BEATS(x, y, NOT_WORSE) (!((x) NOT_WORSE (y)) && (y) == (y))
+#define BEST_STEP(j, idx, IT, NOT_WORSE)                                                 \
+    int c = BEATS(x, b[j], NOT_WORSE);                                                   \
+    b[j] = c ? x : b[j];                                                                 \
+    bi[j] = c ? (IT)(idx) : bi[j]
+#define BEST_RUN(name, sfx, T, V, IT, NOT_WORSE)                                         \
+    PF_SIMD static int64_t name(const void *pv, int64_t s, int64_t n) {                  \
+        const T *p = pv;                                                                 \
+        V b[BLANES];                                                                     \
+        IT bi[BLANES];                                                                   \
+        for (int j = 0; j < BLANES; j++) b[j] = LD_##sfx(p[0]), bi[j] = 0;               \
+        BLOCK_LOOP(BLANES, T, V x = LD_##sfx(e); BEST_STEP(j, i + j, IT, NOT_WORSE))     \
+        TAIL_LOOP(T, V x = LD_##sfx(e); BEST_STEP(0, i, IT, NOT_WORSE))                  \
+        V m = b[0];                                                                      \
+        IT k = bi[0];                                                                    \
+        for (int j = 1; j < BLANES; j++) {                                               \
+            int tie = b[j] == m || (b[j] != b[j] && m != m);                             \
+            if (BEATS(b[j], m, NOT_WORSE) || (tie && bi[j] < k)) m = b[j], k = bi[j];    \
+        }                                                                                \
+        return k;                                                                        \
     }
 
-#define ALL_RUNS(sfx, T, V)                                                           \
-    PF_SIMD static uint64_t nz_##sfx(const void *pv, int64_t s, int64_t n) {          \
-        const T *p = pv;                                                              \
-        uint64_t a[LANES] = {0};                                                      \
-        BLOCK_LOOP(LANES, T, a[j] += NZ_##sfx(e))                                     \
-        uint64_t r = lanes_usum(a);                                                   \
-        TAIL_LOOP(T, r += NZ_##sfx(e))                                                \
-        return r;                                                                     \
-    }                                                                                 \
-    BEST_RUN(max_##sfx, sfx, T, V, >)                                                 \
-    BEST_RUN(min_##sfx, sfx, T, V, <)
+#define ALL_RUNS(sfx, T, V, IT)                                                          \
+    PF_SIMD static uint64_t nz_##sfx(const void *pv, int64_t s, int64_t n) {             \
+        const T *p = pv;                                                                 \
+        uint64_t a[LANES] = {0};                                                         \
+        BLOCK_LOOP(LANES, T, a[j] += NZ_##sfx(e))                                        \
+        uint64_t r = lanes_usum(a);                                                      \
+        TAIL_LOOP(T, r += NZ_##sfx(e))                                                   \
+        return r;                                                                        \
+    }                                                                                    \
+    BEST_RUN(max_##sfx, sfx, T, V, IT, <=)                                               \
+    BEST_RUN(min_##sfx, sfx, T, V, IT, >=)
 
 /* ---- column kernels: acc[v] op= row[v] for v < w, over nr rows rs elements apart ---- */
 
@@ -199,62 +218,84 @@ typedef void (*fcol_run)(const void *, int64_t, int64_t, int64_t, double *restri
 typedef void (*ucol_run)(const void *, int64_t, int64_t, int64_t, uint64_t *restrict);
 typedef void (*bcol_run)(const void *, int64_t, int64_t, int64_t, void *restrict, int64_t *restrict, int64_t);
 
-#define COL_LOOP(T, STEP)                                                           \
-    for (int64_t r = 0; r < nr; r++) {                                              \
-        const T *restrict q = p + r * rs;                                           \
-        for (int64_t v = 0; v < w; v++) { T e = q[v]; STEP; }                       \
+/* Rows in order, COL_ROWS of them per sweep over the tile, so each column's state is
+ * loaded and stored once per COL_ROWS rows (the order, and so every rounding, is that
+ * of one row at a time): LOAD brings column v's state into locals, STEP takes element e
+ * of row r + k, SAVE writes the state back. */
+#define COL_ROWS 8
+#define COL_SWEEP(T, LOAD, STEP, SAVE)                                                   \
+    int64_t r = 0;                                                                       \
+    for (; r + COL_ROWS <= nr; r += COL_ROWS) {                                          \
+        const T *restrict q = p + r * rs;                                                \
+        for (int64_t v = 0; v < w; v++) {                                                \
+            LOAD;                                                                        \
+            for (int k = 0; k < COL_ROWS; k++) { T e = q[k * rs + v]; STEP; }            \
+            SAVE;                                                                        \
+        }                                                                                \
+    }                                                                                    \
+    for (; r < nr; r++) {                                                                \
+        const T *restrict q = p + r * rs;                                                \
+        for (int64_t v = 0; v < w; v++) {                                                \
+            LOAD;                                                                        \
+            for (int k = 0; k < 1; k++) { T e = q[v]; STEP; }                            \
+            SAVE;                                                                        \
+        }                                                                                \
+    }
+/* a[v] = a[v] OP X, X an expression of element e (and column v) */
+#define COL_FOLD(T, A, OP, X) COL_SWEEP(T, A t = a[v], t = t OP (X), a[v] = t)
+
+#define FLOAT_COLS(sfx, T)                                                               \
+    PF_SIMD static void cfsum_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w,   \
+                                    double *restrict a, const double *restrict m) {      \
+        const T *p = pv;                                                                 \
+        (void)m;                                                                         \
+        COL_FOLD(T, double, +, LD_##sfx(e))                                              \
+    }                                                                                    \
+    PF_SIMD static void cfss_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w,    \
+                                   double *restrict a, const double *restrict m) {       \
+        const T *p = pv;                                                                 \
+        COL_FOLD(T, double, +, (LD_##sfx(e) - m[v]) * (LD_##sfx(e) - m[v]))              \
+    }                                                                                    \
+    PF_SIMD static void cfprod_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w,  \
+                                     double *restrict a, const double *restrict m) {     \
+        const T *p = pv;                                                                 \
+        (void)m;                                                                         \
+        COL_FOLD(T, double, *, LD_##sfx(e))                                              \
     }
 
-#define FLOAT_COLS(sfx, T)                                                          \
-    PF_SIMD static void cfsum_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w, \
-                                    double *restrict a, const double *restrict m) { \
-        const T *p = pv;                                                            \
-        (void)m;                                                                    \
-        COL_LOOP(T, a[v] += LD_##sfx(e))                                            \
-    }                                                                               \
-    PF_SIMD static void cfss_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w, \
-                                   double *restrict a, const double *restrict m) {  \
-        const T *p = pv;                                                            \
-        COL_LOOP(T, double d = LD_##sfx(e) - m[v]; a[v] += d * d)                   \
-    }                                                                               \
-    PF_SIMD static void cfprod_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w, \
-                                     double *restrict a, const double *restrict m) { \
-        const T *p = pv;                                                            \
-        (void)m;                                                                    \
-        COL_LOOP(T, a[v] *= LD_##sfx(e))                                            \
-    }
-
-#define INT_COLS(sfx, T)                                                            \
-    PF_SIMD static void cisum_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w, \
-                                    uint64_t *restrict a) {                         \
-        const T *p = pv;                                                            \
-        COL_LOOP(T, a[v] += (uint64_t)(int64_t)e)                                   \
-    }                                                                               \
-    PF_SIMD static void ciprod_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w, \
-                                     uint64_t *restrict a) {                        \
-        const T *p = pv;                                                            \
-        COL_LOOP(T, a[v] *= (uint64_t)(int64_t)e)                                   \
+#define INT_COLS(sfx, T)                                                                 \
+    PF_SIMD static void cisum_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w,   \
+                                    uint64_t *restrict a) {                              \
+        const T *p = pv;                                                                 \
+        COL_FOLD(T, uint64_t, +, (uint64_t)(int64_t)e)                                   \
+    }                                                                                    \
+    PF_SIMD static void ciprod_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w,  \
+                                     uint64_t *restrict a) {                             \
+        const T *p = pv;                                                                 \
+        COL_FOLD(T, uint64_t, *, (uint64_t)(int64_t)e)                                   \
     }
 
 /* per column: best value so far in bv (compute type V) and its block position in bi;
  * strict comparison keeps the first occurrence */
-#define BEST_COL(name, sfx, T, V, CMP)                                              \
-    PF_SIMD static void name(const void *pv, int64_t rs, int64_t nr, int64_t w,     \
-                             void *restrict bv, int64_t *restrict bi, int64_t pos) { \
-        const T *p = pv;                                                            \
-        V *restrict b = bv;                                                         \
-        COL_LOOP(T, V x = LD_##sfx(e); int c = BEATS(x, b[v], CMP);                 \
-                 b[v] = c ? x : b[v]; bi[v] = c ? pos + r : bi[v])                  \
+#define BEST_COL(name, sfx, T, V, NOT_WORSE)                                             \
+    PF_SIMD static void name(const void *pv, int64_t rs, int64_t nr, int64_t w,          \
+                             void *restrict bv, int64_t *restrict bi, int64_t pos) {     \
+        const T *p = pv;                                                                 \
+        V *restrict b = bv;                                                              \
+        COL_SWEEP(T, V t = b[v]; int64_t ti = bi[v],                                     \
+                  V x = LD_##sfx(e); int c = BEATS(x, t, NOT_WORSE);                     \
+                  t = c ? x : t; ti = c ? pos + r + k : ti,                              \
+                  b[v] = t; bi[v] = ti)                                                  \
     }
 
-#define ALL_COLS(sfx, T, V)                                                         \
-    PF_SIMD static void cnz_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w, \
-                                  uint64_t *restrict a) {                           \
-        const T *p = pv;                                                            \
-        COL_LOOP(T, a[v] += NZ_##sfx(e))                                            \
-    }                                                                               \
-    BEST_COL(cmax_##sfx, sfx, T, V, >)                                              \
-    BEST_COL(cmin_##sfx, sfx, T, V, <)
+#define ALL_COLS(sfx, T, V)                                                              \
+    PF_SIMD static void cnz_##sfx(const void *pv, int64_t rs, int64_t nr, int64_t w,     \
+                                  uint64_t *restrict a) {                                \
+        const T *p = pv;                                                                 \
+        COL_FOLD(T, uint64_t, +, (uint64_t)NZ_##sfx(e))                                  \
+    }                                                                                    \
+    BEST_COL(cmax_##sfx, sfx, T, V, <=)                                                  \
+    BEST_COL(cmin_##sfx, sfx, T, V, >=)
 
 FLOAT_RUNS(f32, float)
 FLOAT_RUNS(f64, double)
@@ -262,12 +303,12 @@ FLOAT_RUNS(f16, uint16_t)
 INT_RUNS(i64, int64_t)
 INT_RUNS(i32, int32_t)
 INT_RUNS(b8, uint8_t)
-ALL_RUNS(f32, float, float)
-ALL_RUNS(f64, double, double)
-ALL_RUNS(f16, uint16_t, float)
-ALL_RUNS(i64, int64_t, int64_t)
-ALL_RUNS(i32, int32_t, int32_t)
-ALL_RUNS(b8, uint8_t, uint8_t)
+ALL_RUNS(f32, float, float, int32_t)
+ALL_RUNS(f64, double, double, int64_t)
+ALL_RUNS(f16, uint16_t, float, int32_t)
+ALL_RUNS(i64, int64_t, int64_t, int64_t)
+ALL_RUNS(i32, int32_t, int32_t, int32_t)
+ALL_RUNS(b8, uint8_t, uint8_t, int32_t)
 FLOAT_COLS(f32, float)
 FLOAT_COLS(f64, double)
 FLOAT_COLS(f16, uint16_t)
@@ -379,13 +420,13 @@ static part chunk(const rctx *c, int kind, pf_walk *w, const char *base, int64_t
     part a = part_init(kind);
     if (c->R == 1) { /* nred = 0 is a copy: the kernels' setup would dominate */
         part q = {.pos = 0, .at = base};
-        double d = pf_load_f64(base, c->dt) - m;
         switch (kind) {
         case K_FSUM:
         case K_FPROD: q.f = pf_load_f64(base, c->dt); break;
-        case K_FSS: q.f = d * d; break;
+        case K_FSS: q.f = (pf_load_f64(base, c->dt) - m) * (pf_load_f64(base, c->dt) - m); break;
+        case K_ISUM:
+        case K_IPROD: q.u = (uint64_t)pf_load_i64(base, c->dt); break;
         case K_NZ: q.u = pf_load_f64(base, c->dt) != 0; break;
-        default: q.u = (uint64_t)pf_load_i64(base, c->dt); break;
         }
         merge(c->dt, kind, &a, &q);
         return a;
@@ -512,17 +553,17 @@ static int drive_items(const rctx *c, const pf_walk *ow, const char *xb, char *o
 }
 
 /* all block positions, run by run, into a column tile of width w starting at xt */
-#define COL_PASS(CALL)                                                                 \
-    do {                                                                               \
-        pf_walk_seek(rw, 0);                                                           \
-        for (int64_t pos = 0; pos < c->R;) {                                           \
-            int64_t n = pf_walk_run(rw, c->R - pos);                                   \
-            const char *p = xt + rw->off[0];                                           \
-            int64_t rs = rw->inner[0] / c->isz;                                        \
-            CALL;                                                                      \
-            pos += n;                                                                  \
-            pf_walk_advance(rw, n);                                                    \
-        }                                                                              \
+#define COL_PASS(CALL)                                                                   \
+    do {                                                                                 \
+        pf_walk_seek(rw, 0);                                                             \
+        for (int64_t pos = 0; pos < c->R;) {                                             \
+            int64_t n = pf_walk_run(rw, c->R - pos);                                     \
+            const char *p = xt + rw->off[0];                                             \
+            int64_t rs = rw->inner[0] / c->isz;                                          \
+            CALL;                                                                        \
+            pos += n;                                                                    \
+            pf_walk_advance(rw, n);                                                      \
+        }                                                                                \
     } while (0)
 
 /* One tile: w outputs whose block starts are consecutive in x (at xt); o and ix step
@@ -749,10 +790,10 @@ int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *i
 /* ---- softmax ---- */
 
 /* exp that gcc can vectorize (libm's expf is a call it cannot): Cody-Waite reduction
- * and the cephes polynomial, about 1 ulp. A copy of elementwise.c's pf_expf, which
- * is static there; both belong in core.h. */
+ * and the cephes polynomial, about 1 ulp. elementwise.c's pf_expf, which is static
+ * there, but for the clamp: a NaN must not reach the float-to-int conversion. */
 static inline float expf_vec(float x) {
-    float xc = x > 88.5f ? 88.5f : (x < -103.5f ? -103.5f : x);
+    float xc = x > -103.5f ? (x < 88.5f ? x : 88.5f) : -103.5f; /* NaN too, for the int conversion */
     float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
     float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
     float p = 1.9875691500E-4f;
@@ -778,41 +819,41 @@ static inline float expf_vec(float x) {
  * a NaN anywhere makes the row NaN (the max is NaN then), and an all -inf row gives
  * -inf - -inf = NaN, both as torch. Sums are in double lanes, for accuracy and so the
  * loops vectorize; softmax keeps exp(x - max) in y until the sum is known. */
-#define SOFTMAX_ROW(name, V, EXP)                                                     \
+#define SOFTMAX_ROW(name, V, EXP)                                                        \
     /* sum of exp(x - m), storing the terms in y unless it is NULL */                 \
-    static inline double exp_sum_##name(const V *x, V *y, int64_t n, V m) {           \
-        double a[LANES] = {0};                                                        \
-        int64_t i = 0;                                                                \
-        for (; i + LANES <= n; i += LANES)                                            \
-            for (int j = 0; j < LANES; j++) {                                         \
-                V e = EXP(x[i + j] - m);                                              \
-                if (y) y[i + j] = e;                                                  \
-                a[j] += e;                                                            \
-            }                                                                         \
-        double s = lanes_sum(a);                                                      \
-        for (; i < n; i++) {                                                          \
-            V e = EXP(x[i] - m);                                                      \
-            if (y) y[i] = e;                                                          \
-            s += e;                                                                   \
-        }                                                                             \
-        return s;                                                                     \
-    }                                                                                 \
-    PF_SIMD static void name(const V *x, V *y, int64_t n, int take_log) {             \
-        V b[LANES];                                                                   \
-        for (int j = 0; j < LANES; j++) b[j] = x[0];                                  \
-        int64_t i = 0;                                                                \
-        for (; i + LANES <= n; i += LANES)                                            \
-            for (int j = 0; j < LANES; j++) b[j] = BEATS(x[i + j], b[j], >) ? x[i + j] : b[j]; \
-        V m = b[0];                                                                   \
-        for (int j = 1; j < LANES; j++) m = BEATS(b[j], m, >) ? b[j] : m;             \
-        for (; i < n; i++) m = BEATS(x[i], m, >) ? x[i] : m;                          \
+    static inline double exp_sum_##name(const V *x, V *y, int64_t n, V m) {              \
+        double a[LANES] = {0};                                                           \
+        int64_t i = 0;                                                                   \
+        for (; i + LANES <= n; i += LANES)                                               \
+            for (int j = 0; j < LANES; j++) {                                            \
+                V e = EXP(x[i + j] - m);                                                 \
+                if (y) y[i + j] = e;                                                     \
+                a[j] += e;                                                               \
+            }                                                                            \
+        double s = lanes_sum(a);                                                         \
+        for (; i < n; i++) {                                                             \
+            V e = EXP(x[i] - m);                                                         \
+            if (y) y[i] = e;                                                             \
+            s += e;                                                                      \
+        }                                                                                \
+        return s;                                                                        \
+    }                                                                                    \
+    PF_SIMD static void name(const V *x, V *y, int64_t n, int take_log) {                \
+        V b[LANES];                                                                      \
+        for (int j = 0; j < LANES; j++) b[j] = x[0];                                     \
+        int64_t i = 0;                                                                   \
+        for (; i + LANES <= n; i += LANES)                                               \
+            for (int j = 0; j < LANES; j++) b[j] = BEATS(x[i + j], b[j], <=) ? x[i + j] : b[j]; \
+        V m = b[0];                                                                      \
+        for (int j = 1; j < LANES; j++) m = BEATS(b[j], m, <=) ? b[j] : m;               \
+        for (; i < n; i++) m = BEATS(x[i], m, <=) ? x[i] : m;                            \
         double s = take_log ? exp_sum_##name(x, NULL, n, m) : exp_sum_##name(x, y, n, m); \
-        if (take_log) {                                                               \
-            V ls = (V)log(s);                                                         \
-            for (i = 0; i < n; i++) y[i] = x[i] - m - ls;                             \
-        } else {                                                                      \
-            for (i = 0; i < n; i++) y[i] = (V)(y[i] / s);                             \
-        }                                                                             \
+        if (take_log) {                                                                  \
+            V ls = (V)log(s);                                                            \
+            for (i = 0; i < n; i++) y[i] = x[i] - m - ls;                                \
+        } else {                                                                         \
+            for (i = 0; i < n; i++) y[i] = (V)(y[i] / s);                                \
+        }                                                                                \
     }
 
 SOFTMAX_ROW(softmax_f32, float, expf_vec)
@@ -822,20 +863,26 @@ SOFTMAX_ROW(softmax_f64, double, exp)
  * computes in float) through the thread's scratch row. */
 static void softmax_row(int dt, const char *x, int64_t sx, char *y, int64_t sy, int64_t n, int take_log,
                         void *scratch) {
-    if (dt == PF_FLOAT32 && sx == 1 && sy == 1) return softmax_f32((const float *)x, (float *)y, n, take_log);
-    if (dt == PF_FLOAT64 && sx == 1 && sy == 1) return softmax_f64((const double *)x, (double *)y, n, take_log);
     if (dt == PF_FLOAT64) {
+        if (sx == 1 && sy == 1) {
+            softmax_f64((const double *)x, (double *)y, n, take_log);
+            return;
+        }
         double *t = scratch;
         for (int64_t i = 0; i < n; i++) t[i] = ((const double *)x)[i * sx];
         softmax_f64(t, t, n, take_log);
         for (int64_t i = 0; i < n; i++) ((double *)y)[i * sy] = t[i];
         return;
     }
+    if (dt == PF_FLOAT32 && sx == 1 && sy == 1) {
+        softmax_f32((const float *)x, (float *)y, n, take_log);
+        return;
+    }
     float *t = scratch;
     if (dt == PF_FLOAT32)
         for (int64_t i = 0; i < n; i++) t[i] = ((const float *)x)[i * sx];
     else
-        for (int64_t i = 0; i < n; i++) t[i] = pf_h2f(((const uint16_t *)x)[i * sx]);
+        for (int64_t i = 0; i < n; i++) t[i] = h2f_vec(((const uint16_t *)x)[i * sx]);
     softmax_f32(t, t, n, take_log);
     if (dt == PF_FLOAT32)
         for (int64_t i = 0; i < n; i++) ((float *)y)[i * sy] = t[i];

@@ -76,6 +76,17 @@ static int same_float(double got, double want, double tol) {
     return fabs(got - want) <= tol;
 }
 
+/* Element comparisons are tallied, not CHECKed one by one: a wrong kernel shows as one
+ * failure per call, with its first mismatch. */
+typedef struct {
+    int64_t bad;
+    char first[256];
+} tally;
+#define TALLY(t, ok, ...)                                                                    \
+    do {                                                                                     \
+        if (!(ok) && (t)->bad++ == 0) snprintf((t)->first, sizeof (t)->first, __VA_ARGS__); \
+    } while (0)
+
 /* Runs op and compares every output with a naive reference computed here; out is
  * written with a stride of 2 when `spaced` (results must not assume contiguity). */
 static void check_op(int op, const pf_tensor *x, int nred, int odt, double corr, int spaced, const char *what) {
@@ -95,8 +106,9 @@ static void check_op(int op, const pf_tensor *x, int nred, int odt, double corr,
     int rc = pf_reduce(op, x, nred, arg ? NULL : &out, best ? &idx : NULL, corr);
     CHECK(rc == PF_OK, "%s op %d dtype %s nred %d: %s", what, op, pf_dtype_name[x->dtype], nred, pf_last_error());
     if (rc != PF_OK) goto done;
-    int dt = x->dtype, bad = 0;
-    for (int64_t o = 0; o < O && bad < 3; o++) {
+    int dt = x->dtype;
+    tally t = {0};
+    for (int64_t o = 0; o < O; o++) {
         const char *got = elem(&out, o);
         int64_t gi = *(const int64_t *)elem(&idx, o);
         if (best) {
@@ -114,18 +126,14 @@ static void check_op(int op, const pf_tensor *x, int nred, int odt, double corr,
                 if (take) bp = r;
             }
             int ok = gi == bp && (arg || !memcmp(got, elem(x, o * R + bp), pf_dtype_size[dt]));
-            if (!ok) bad++;
-            CHECK(ok, "%s op %d dtype %s nred %d out %lld: index %lld want %lld", what, op, pf_dtype_name[dt], nred,
-                  (long long)o, (long long)gi, (long long)bp);
+            TALLY(&t, ok, "out %lld: index %lld want %lld", (long long)o, (long long)gi, (long long)bp);
             continue;
         }
         if (op == PF_ANY || op == PF_ALL) {
             int64_t nz = 0;
             for (int64_t r = 0; r < R; r++) nz += pf_load_f64(elem(x, o * R + r), dt) != 0;
             int want = op == PF_ANY ? nz > 0 : nz == R;
-            if (*got != want) bad++;
-            CHECK(*got == want, "%s op %d dtype %s nred %d out %lld: %d", what, op, pf_dtype_name[dt], nred,
-                  (long long)o, *got);
+            TALLY(&t, *got == want, "out %lld: %d", (long long)o, *got);
             continue;
         }
         if (!pf_is_float(dt) && (op == PF_SUM || op == PF_PROD)) {
@@ -136,9 +144,7 @@ static void check_op(int op, const pf_tensor *x, int nred, int odt, double corr,
             }
             double g = pf_load_f64(got, odt);
             int ok = pf_is_float(odt) ? g == (double)(int64_t)acc : pf_load_i64(got, odt) == (int64_t)acc;
-            if (!ok) bad++;
-            CHECK(ok, "%s op %d dtype %s nred %d out %lld: %g want %lld", what, op, pf_dtype_name[dt], nred,
-                  (long long)o, g, (long long)acc);
+            TALLY(&t, ok, "out %lld: %g want %lld", (long long)o, g, (long long)acc);
             continue;
         }
         long double sum = 0, abs_sum = 0, prod = 1;
@@ -161,12 +167,12 @@ static void check_op(int op, const pf_tensor *x, int nred, int odt, double corr,
         }
         double g = pf_load_f64(got, odt);
         want = rounded(want, odt), tol += tiny_of(odt);
-        if (!same_float(g, want, tol)) bad++;
-        CHECK(same_float(g, want, tol), "%s op %d dtype %s nred %d out %lld: %.17g want %.17g", what, op,
-              pf_dtype_name[dt], nred, (long long)o, g, want);
+        TALLY(&t, same_float(g, want, tol), "out %lld: %.17g want %.17g", (long long)o, g, want);
     }
     if (spaced && !best) /* the gaps stay untouched */
-        for (int64_t o = 0; o < O; o++) CHECK(obuf[(2 * o + 1) * pf_dtype_size[odt]] == 0, "%s: wrote a gap", what);
+        for (int64_t o = 0; o < O; o++) TALLY(&t, obuf[(2 * o + 1) * pf_dtype_size[odt]] == 0, "wrote gap %lld", (long long)o);
+    CHECK(t.bad == 0, "%s op %d dtype %s nred %d: %lld wrong, first %s", what, op, pf_dtype_name[dt], nred,
+          (long long)t.bad, t.first);
 done:
     free(obuf);
     free(ibuf);
@@ -280,6 +286,7 @@ static void test_large(void) {
         fill(buf, dt, n, dt == PF_FLOAT16 ? DATA_TIES : DATA_RANDOM);
         pf_tensor full = pf_make(buf, dt, 1, &n);
         check_threads(&full, 1, "full 300001");
+        check_threads(&full, 0, "nred = 0 over 300001");
         int64_t rows[2] = {3, 100000}; /* few long rows: the items driver */
         pf_tensor r3 = pf_make(buf, dt, 2, rows);
         check_threads(&r3, 1, "[3, 100000]");
@@ -504,8 +511,8 @@ static void check_softmax(const pf_tensor *x, int spaced, int take_log, const ch
     for (int i = nd - 1; i >= 0; i--) y.shape[i] = x->shape[i], y.strides[i] = s, s *= x->shape[i];
     CHECK_OK(pf_softmax(x, &y, take_log));
     double tol = dt == PF_FLOAT16 ? 2e-3 : dt == PF_FLOAT32 ? 2e-6 : 1e-13;
-    int bad = 0;
-    for (int64_t r = 0; r < rows && bad < 3; r++) {
+    tally t = {0};
+    for (int64_t r = 0; r < rows; r++) {
         double m = -INFINITY, sum = 0, got_sum = 0;
         int nan = 0;
         for (int64_t i = 0; i < n; i++) {
@@ -519,13 +526,13 @@ static void check_softmax(const pf_tensor *x, int spaced, int take_log, const ch
             double want = nan ? NAN : take_log ? v - m - log(sum) : exp(v - m) / sum;
             int ok = same_float(g, want, tol * (take_log ? fabs(want) + 1 : 1));
             got_sum += take_log ? exp(g) : g;
-            if (!ok) bad++;
-            CHECK(ok, "%s %s dtype %s row %lld col %lld: %.9g want %.9g", what, take_log ? "log_softmax" : "softmax",
-                  pf_dtype_name[dt], (long long)r, (long long)i, g, want);
+            TALLY(&t, ok, "row %lld col %lld: %.9g want %.9g", (long long)r, (long long)i, g, want);
         }
         if (!nan && m > -INFINITY)
-            CHECK(fabs(got_sum - 1) < tol * n + 1e-6, "%s: row %lld sums to %.9g", what, (long long)r, got_sum);
+            TALLY(&t, fabs(got_sum - 1) < tol * n + 1e-6, "row %lld sums to %.9g", (long long)r, got_sum);
     }
+    CHECK(t.bad == 0, "%s %s dtype %s: %lld wrong, first %s", what, take_log ? "log_softmax" : "softmax",
+          pf_dtype_name[dt], (long long)t.bad, t.first);
     free(ybuf);
 }
 
@@ -576,6 +583,17 @@ static void test_softmax(void) {
     CHECK_OK(pf_softmax(&x, &o2, 0));
     pf_set_num_threads(0);
     CHECK(!memcmp(y1, y2, (size_t)n * 4), "softmax: 1 and 2 threads differ");
+    int64_t tsh[2] = {1000, 300};
+    int tp[2] = {1, 0}; /* transposed rows go through each thread's scratch row */
+    pf_tensor xt = permuted(a, PF_FLOAT32, 2, tsh, tp), t1 = pf_make(y1, PF_FLOAT32, 2, tsh);
+    pf_tensor t2 = pf_make(y2, PF_FLOAT32, 2, tsh);
+    check_softmax(&xt, 0, 1, "large transposed");
+    pf_set_num_threads(1);
+    CHECK_OK(pf_softmax(&xt, &t1, 1));
+    pf_set_num_threads(2);
+    CHECK_OK(pf_softmax(&xt, &t2, 1));
+    pf_set_num_threads(0);
+    CHECK(!memcmp(y1, y2, (size_t)n * 4), "log_softmax transposed: 1 and 2 threads differ");
     /* edges: empty last dim is a no-op, 0-d gives 1, errors */
     int64_t e[2] = {3, 0};
     pf_tensor xe = pf_make(a, PF_FLOAT32, 2, e), ye = pf_make(y1, PF_FLOAT32, 2, e);

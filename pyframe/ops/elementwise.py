@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from pyframe import _dtype, _grad_mode
+from pyframe import _dtype
 from pyframe._backend import SMALL_BYTES, alloc_large, alloc_small, check, lib
 from pyframe._dtype import bool_, float32
 from pyframe.ops._common import (
@@ -123,9 +123,9 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's na
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = x
         if min is not None:
-            out = maximum(out, min)
+            out = maximum(out, min)  # noqa: F821 - bound by globals().update below
         if max is not None:
-            out = minimum(out, max)
+            out = minimum(out, max)  # noqa: F821
         return out
     dt = result_type(x, *(v for v in (min, max) if v is not None))
     x = as_tensor_of(x, dt)
@@ -234,17 +234,12 @@ def _make_inplace(name: str):
     op, kind = _BINARY[name]
 
     def fn(self: Tensor, other) -> Tensor:
-        if self.requires_grad and self.grad_fn is None and _grad_enabled():
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        self._write_check()
         return _binary(op, self, other, kind, name, out=self)
 
     fn.__name__ = fn.__qualname__ = name + "_"
     fn.__doc__ = f"Same as torch.Tensor.{name}_."
     return fn
-
-
-def _grad_enabled() -> bool:
-    return _grad_mode.enabled
 
 
 __all__ = [
@@ -317,6 +312,7 @@ def tril(x: Tensor, diagonal: int = 0) -> Tensor:
 
 def copy_(dst: Tensor, src) -> Tensor:
     """Same as torch.Tensor.copy_: broadcasts ``src`` to ``dst`` and converts dtype."""
+    dst._write_check()
     if not isinstance(src, Tensor):
         src = scalar_tensor(src, dst.dtype)
     shape = broadcast_shapes(dst._shape, src._shape)
@@ -329,6 +325,7 @@ def copy_(dst: Tensor, src) -> Tensor:
 
 
 def fill_(dst: Tensor, value) -> Tensor:
+    dst._write_check()
     if isinstance(value, Tensor):
         if value._numel != 1:
             raise ValueError(f"fill_ only supports a 0-d value tensor, got shape {list(value._shape)}")

@@ -30,6 +30,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def index_add_(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha=1) -> Tensor:
     """Same as torch.Tensor.index_add_; repeated indices accumulate."""
+    x._write_check()
     d = normalize_dim(dim, x.ndim)
     src = source if alpha == 1 else ew.mul(source, alpha)
     if src.dtype is not x.dtype:
@@ -50,6 +51,7 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def scatter_add_(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """Same as torch.Tensor.scatter_add_."""
+    x._write_check()
     d = normalize_dim(dim, x.ndim)
     if src.dtype is not x.dtype:
         src = cast(src, x.dtype)
@@ -110,7 +112,7 @@ def _expand_index(x: Tensor, key) -> list:
             k = _index_tensor(k)
         items.append(k)
     consumed = sum(
-        (k.ndim if isinstance(k, Tensor) and k.dtype is bool_ else 1)
+        (k.ndim if isinstance(k, Tensor) and k.dtype is bool_ else 0 if isinstance(k, (bool, np.bool_)) else 1)
         for k in items if k is not None and k is not Ellipsis
     )  # fmt: skip
     if sum(k is Ellipsis for k in items) > 1:
@@ -132,6 +134,10 @@ def _basic(x: Tensor, items: list):
     for k in items:
         if k is None:
             shape.append(1)
+            strides.append(0)
+        elif isinstance(k, (bool, np.bool_)) or (isinstance(k, Tensor) and k.dtype is bool_ and k.ndim == 0):
+            # a 0-d mask, as NumPy and torch: a new dim of size 1 (True) or 0 (False)
+            shape.append(1 if bool(k) else 0)
             strides.append(0)
         elif isinstance(k, Tensor):
             if k.dtype is bool_:
@@ -217,6 +223,7 @@ def getitem(x: Tensor, key) -> Tensor:
 
 
 def setitem(x: Tensor, key, value) -> None:
+    x._write_check()
     view, advanced = _basic(x, _expand_index(x, key))
     if not advanced:
         ew.copy_(view, value)

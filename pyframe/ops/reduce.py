@@ -12,7 +12,6 @@ from pyframe.ops import elementwise as ew
 from pyframe.ops._common import cast
 from pyframe.tensor import Tensor, empty_tensor, normalize_dim
 
-
 __all__ = [
     "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all", "norm",
     "logsumexp", "softmax", "log_softmax",
@@ -24,6 +23,16 @@ class ValuesIndices(NamedTuple):
 
     values: Tensor
     indices: Tensor
+
+    def __repr__(self) -> str:  # torch.return_types.max's layout
+        name = "min" if isinstance(self, MinResult) else "max"
+        return f"pyframe.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+
+class MinResult(ValuesIndices):
+    """``min(dim)``'s result (a ValuesIndices that prints as torch.return_types.min)."""
+
+    __slots__ = ()
 
 
 def _dims(x: Tensor, dim) -> list:
@@ -117,7 +126,7 @@ def _extreme(op: int, name: str, x: Tensor, dim=None, keepdim: bool = False):
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"{name}(dim) takes a single dim; use amax/amin for several")
     values, index = _reduce(op, x, dim, keepdim, x.dtype, want_index=True)
-    return ValuesIndices(values, index)
+    return MinResult(values, index) if name == "min" else ValuesIndices(values, index)
 
 
 def max(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
@@ -140,13 +149,15 @@ def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
 def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Same as torch.argmax; with dim=None, an index into the flattened tensor."""
     if dim is None:
-        return _reduce(lib.PF_ARGMAX, x.reshape(-1), 0, False, None, False, True)[1]
+        out = _reduce(lib.PF_ARGMAX, x.reshape(-1), 0, False, None, False, True)[1]
+        return out.reshape((1,) * x.ndim) if keepdim else out  # torch: keepdim keeps every dim as 1
     return _reduce(lib.PF_ARGMAX, x, dim, keepdim, None, False, True)[1]
 
 
 def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     if dim is None:
-        return _reduce(lib.PF_ARGMIN, x.reshape(-1), 0, False, None, False, True)[1]
+        out = _reduce(lib.PF_ARGMIN, x.reshape(-1), 0, False, None, False, True)[1]
+        return out.reshape((1,) * x.ndim) if keepdim else out
     return _reduce(lib.PF_ARGMIN, x, dim, keepdim, None, False, True)[1]
 
 

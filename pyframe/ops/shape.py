@@ -118,7 +118,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     size = x._shape[d]
     if start < 0:
         start += size
-    if not (0 <= start <= size and 0 <= length and start + length <= size):
+    if not (0 <= start <= size and length >= 0 and start + length <= size):
         raise IndexError(f"narrow: start {start} + length {length} exceeds dimension {d} of size {size}")
     shape = x._shape[:d] + (length,) + x._shape[d + 1 :]
     return view_op(x, shape, x._strides, x._offset + start * x._strides[d])
@@ -138,7 +138,7 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
 
 
 def contiguous(x: Tensor) -> Tensor:
-    return x if x._contig else clone(x)
+    return x if x._contig or x.is_contiguous() else clone(x)
 
 
 def clone(x: Tensor) -> Tensor:

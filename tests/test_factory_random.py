@@ -1,0 +1,263 @@
+"""Tensor factories and the random generator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _helpers import ALL, DTYPES, FLOATS, npy
+
+import pyframe
+
+
+@pytest.mark.parametrize("make", [pyframe.zeros, pyframe.ones, pyframe.empty])
+def test_shape_forms_and_default_dtype(make):
+    for args in ((2, 3), ((2, 3),), ([2, 3],), (pyframe.Size([2, 3]),)):
+        t = make(*args)
+        assert t.shape == (2, 3) and t.dtype == pyframe.float32 and t.is_contiguous()
+        assert not t.requires_grad
+    assert make().shape == () and make(0).shape == (0,) and make(3, 0, 2).numel() == 0
+    assert make(2, dtype=pyframe.int32).dtype == pyframe.int32
+    assert make(2, requires_grad=True).requires_grad
+    assert make(np.int64(2)).shape == (2,)
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_zeros_ones_full_values(dtype):
+    d = DTYPES[dtype]
+    np.testing.assert_array_equal(npy(pyframe.zeros(2, 3, dtype=d)), np.zeros((2, 3), d.np))
+    np.testing.assert_array_equal(npy(pyframe.ones(4, dtype=dtype)), np.ones(4, d.np))
+    v = {"bool": True, "int64": -(2**40), "int32": 123}.get(dtype, -2.5)
+    np.testing.assert_array_equal(npy(pyframe.full((3, 2), v, dtype=d)), np.full((3, 2), v, d.np))
+    x = pyframe.full((2, 2), v, dtype=d)
+    for like, fill in ((pyframe.zeros_like, 0), (pyframe.ones_like, 1), (pyframe.empty_like, None)):
+        y = like(x)
+        assert y.shape == x.shape and y.dtype == x.dtype and y._storage is not x._storage
+        if fill is not None:
+            assert (npy(y) == fill).all()
+    np.testing.assert_array_equal(npy(pyframe.full_like(x, 1)), np.ones((2, 2), d.np))
+
+
+def test_full_infers_dtype_from_the_fill_value():
+    assert pyframe.full((2,), 3).dtype == pyframe.int64
+    assert pyframe.full((2,), 3.0).dtype == pyframe.float32
+    assert pyframe.full((2,), True).dtype == pyframe.bool
+    assert pyframe.full(3, 2.0).shape == (3,)
+    assert pyframe.full((2,), 7, dtype=pyframe.float64).tolist() == [7.0, 7.0]
+
+
+def test_like_factories_override_dtype_and_grad():
+    x = pyframe.ones(2, 3, dtype=pyframe.int32)
+    assert pyframe.zeros_like(x, dtype=pyframe.float64).dtype == pyframe.float64
+    assert pyframe.ones_like(x.float(), requires_grad=True).requires_grad
+    assert pyframe.rand_like(x.float()).shape == (2, 3)
+    assert pyframe.randn_like(x.double()).dtype == pyframe.float64
+    r = pyframe.randint_like(x, 5, 9)
+    assert r.dtype == pyframe.int32 and ((npy(r) >= 5) & (npy(r) < 9)).all()
+
+
+def test_requires_grad_only_for_floating_point():
+    with pytest.raises(RuntimeError, match="floating point"):
+        pyframe.zeros(2, dtype=pyframe.int64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="floating point"):
+        pyframe.tensor([1, 2], requires_grad=True)
+    t = pyframe.tensor([1.0], requires_grad=True)
+    assert t.requires_grad and t.is_leaf
+    assert not t.detach().requires_grad
+    assert pyframe.zeros(1).requires_grad_().requires_grad
+
+
+# ---- arange / linspace / eye -------------------------------------------------------------------------------
+
+ARANGE = [
+    ((5,), "int64"), ((2, 9, 3), "int64"), ((-3, 3, 2), "int64"), ((10, 0, -3), "int64"), ((0, 1, 0.1), "float32"),
+    ((1, 2.5, 0.5), "float32"), ((0.0, 5), "float32"), ((0, -1, -0.3), "float32"), ((3, 3), "int64"),
+    ((1e6, 1e6 + 5), "float32"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "dtype"), ARANGE, ids=[str(a) for a, _ in ARANGE])
+def test_arange(args, dtype):
+    t = pyframe.arange(*args)
+    assert t.dtype == DTYPES[dtype]
+    np.testing.assert_allclose(npy(t), np.arange(*args).astype(DTYPES[dtype].np), rtol=1e-6)
+
+
+def test_arange_dtype_argument_and_errors():
+    assert pyframe.arange(4, dtype=pyframe.float64).tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert pyframe.arange(1, 4, dtype=pyframe.float32).dtype == pyframe.float32
+    assert pyframe.arange(0, 2**40, 2**38).tolist() == [0, 2**38, 2**39, 3 * 2**38]
+    with pytest.raises(ValueError, match="nonzero"):
+        pyframe.arange(0, 5, 0)
+    with pytest.raises(ValueError, match="inconsistent with step sign"):
+        pyframe.arange(0, 5, -1)
+    with pytest.raises(ValueError, match="finite"):
+        pyframe.arange(0, float("inf"))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize(("start", "end", "steps"), [(0, 10, 5), (-1, 1, 0), (10, 0, 4), (0, 1, 2), (0, 1, 7),
+                                                     (-2.5, 7.25, 100)])  # fmt: skip
+def test_linspace(start, end, steps, dtype):
+    t = pyframe.linspace(start, end, steps, dtype=DTYPES[dtype])
+    assert t.dtype == DTYPES[dtype] and t.shape == (steps,)
+    expected = np.linspace(start, end, steps)
+    if dtype == "int64":
+        np.testing.assert_array_equal(npy(t), np.trunc(expected).astype(np.int64))
+    else:
+        np.testing.assert_allclose(npy(t), expected, rtol=1e-6, atol=1e-6)
+    assert pyframe.linspace(0, 1, 3).dtype == pyframe.float32
+
+
+def test_linspace_single_step_is_start():
+    assert pyframe.linspace(0, 1, 1).tolist() == [0.0]
+
+
+@pytest.mark.parametrize(("n", "m"), [(3, None), (2, 4), (4, 2), (0, None), (1, 1)])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_eye(n, m, dtype):
+    t = pyframe.eye(n, m, dtype=DTYPES[dtype])
+    assert t.dtype == DTYPES[dtype]
+    np.testing.assert_array_equal(npy(t), np.eye(n, m, dtype=DTYPES[dtype].np))
+    assert pyframe.eye(2).dtype == pyframe.float32
+
+
+# ---- random ---------------------------------------------------------------------------------------------------
+
+
+def test_manual_seed_reproducibility(restore_seed):
+    pyframe.manual_seed(42)
+    a = [pyframe.rand(100), pyframe.randn(3, 7), pyframe.randint(0, 1000, (50,))]
+    pyframe.manual_seed(42)
+    b = [pyframe.rand(100), pyframe.randn(3, 7), pyframe.randint(0, 1000, (50,))]
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(npy(x), npy(y))
+    pyframe.manual_seed(43)
+    assert not np.array_equal(npy(pyframe.rand(100)), npy(a[0]))
+    # consecutive draws differ, and one long draw equals the concatenation of short ones
+    pyframe.manual_seed(7)
+    long = npy(pyframe.rand(1000))
+    pyframe.manual_seed(7)
+    parts = np.concatenate([npy(pyframe.rand(n)) for n in (1, 2, 997)])
+    np.testing.assert_array_equal(long, parts)
+    assert pyframe.initial_seed() == 7
+
+
+def test_rng_state_round_trip(restore_seed):
+    for seed in (1, 12345, -1, 2**63 + 5):
+        pyframe.manual_seed(seed)
+        pyframe.rand(5)
+        state = pyframe.get_rng_state()
+        a = npy(pyframe.randn(10))
+        pyframe.set_rng_state(state)
+        np.testing.assert_array_equal(npy(pyframe.randn(10)), a, err_msg=f"seed {seed}")
+
+
+@pytest.mark.parametrize("draw", ["rand", "randn", "randint", "rand16", "randn64", "uniform_strided"])
+def test_draws_do_not_depend_on_thread_count(draw, restore_threads, restore_seed):
+    def make():
+        pyframe.manual_seed(2024)
+        if draw == "rand":
+            return pyframe.rand(1_000_000)
+        if draw == "randn":
+            return pyframe.randn(1000, 1000)
+        if draw == "randint":
+            return pyframe.randint(-50, 50, (1_000_000,))
+        if draw == "rand16":
+            return pyframe.rand(1_000_000, dtype=pyframe.float16)
+        if draw == "randn64":
+            return pyframe.randn(1_000_001, dtype=pyframe.float64)
+        t = pyframe.zeros(1000, 2000)[:, ::2]
+        return t.uniform_(-2, 3)
+
+    pyframe.set_num_threads(1)
+    one = npy(make())
+    pyframe.set_num_threads(2)
+    two = npy(make())
+    np.testing.assert_array_equal(one, two)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_uniform_range_and_moments(dtype, restore_seed):
+    pyframe.manual_seed(0)
+    x = npy(pyframe.rand(1_000_000, dtype=DTYPES[dtype])).astype(np.float64)
+    assert x.min() >= 0.0 and x.max() < 1.0
+    assert abs(x.mean() - 0.5) < 3e-3 and abs(x.var() - 1 / 12) < 3e-3
+    hist = np.histogram(x, bins=10, range=(0, 1))[0] / x.size
+    assert np.all(np.abs(hist - 0.1) < 0.01)
+    y = npy(pyframe.empty(200_000, dtype=DTYPES[dtype]).uniform_(-3, -1)).astype(np.float64)
+    assert y.min() >= -3 and y.max() < -1 and abs(y.mean() + 2) < 0.02
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_normal_moments(dtype, restore_seed):
+    pyframe.manual_seed(1)
+    z = npy(pyframe.randn(1_000_000, dtype=DTYPES[dtype])).astype(np.float64)
+    assert abs(z.mean()) < 5e-3 and abs(z.std() - 1) < 5e-3
+    assert abs(np.mean(z**3)) < 0.02 and abs(np.mean(z**4) - 3) < 0.05  # symmetric, normal tails
+    assert abs(np.mean(np.abs(z) < 1) - 0.6827) < 0.005
+    w = npy(pyframe.zeros(300_000, dtype=DTYPES[dtype]).normal_(3.0, 0.5)).astype(np.float64)
+    assert abs(w.mean() - 3) < 0.01 and abs(w.std() - 0.5) < 0.01
+    assert np.all(np.isfinite(z))
+
+
+@pytest.mark.parametrize(("low", "high"), [(0, 2), (-5, -2), (0, 10), (-(2**40), 2**40), (7, 8)])
+def test_randint_bounds(low, high, restore_seed):
+    pyframe.manual_seed(3)
+    r = pyframe.randint(low, high, (100_000,))
+    assert r.dtype == pyframe.int64
+    a = npy(r)
+    assert a.min() >= low and a.max() < high
+    if high - low <= 10:
+        assert set(np.unique(a)) == set(range(low, high))  # every value appears
+        counts = np.bincount(a - low) / a.size
+        assert np.all(np.abs(counts - 1 / (high - low)) < 0.01)
+
+
+def test_randint_signatures_and_dtypes(restore_seed):
+    assert pyframe.randint(5, (3,)).shape == (3,)
+    assert pyframe.randint(5, size=(2, 2)).shape == (2, 2)
+    assert pyframe.randint(2, 5, size=(4,)).min().item() >= 2
+    r = pyframe.randint(0, 100, (1000,), dtype=pyframe.int32)
+    assert r.dtype == pyframe.int32 and r.min().item() >= 0 and r.max().item() < 100
+    f = pyframe.randint(0, 4, (1000,), dtype=pyframe.float32)
+    assert f.dtype == pyframe.float32 and set(npy(f).tolist()) == {0.0, 1.0, 2.0, 3.0}
+
+
+def test_random_factories_shapes_dtypes_and_grad():
+    assert pyframe.rand(2, 3).dtype == pyframe.float32
+    assert pyframe.rand((2, 3)).shape == (2, 3)
+    assert pyframe.randn(4, dtype=pyframe.float64).dtype == pyframe.float64
+    assert pyframe.randn(2, requires_grad=True).requires_grad
+    assert pyframe.rand(0).shape == (0,) and pyframe.randn().shape == ()
+    with pytest.raises(TypeError, match="float"):
+        pyframe.rand(3, dtype=pyframe.int64)
+    with pytest.raises(TypeError, match="float"):
+        pyframe.randn(3, dtype=pyframe.bool)
+
+
+def test_random_fill_of_a_strided_view_leaves_the_rest(restore_seed):
+    t = pyframe.zeros(10, 6)
+    t[:, ::2].uniform_(1, 2)
+    t[:, 1::2][::2].normal_(5, 0.1)
+    a = npy(t)
+    assert ((a[:, ::2] >= 1) & (a[:, ::2] < 2)).all()
+    assert (np.abs(a[::2, 1::2] - 5) < 1).all()
+    assert (a[1::2, 1::2] == 0).all()
+
+
+def test_tensor_factory_inputs():
+    assert pyframe.tensor([pyframe.tensor(1.0), pyframe.tensor(2.0)]).tolist() == [1.0, 2.0]
+    assert pyframe.tensor([[pyframe.tensor(1)], [2]]).dtype == pyframe.int64
+    src = pyframe.tensor([1.0, 2.0])
+    copy = pyframe.tensor(src)
+    copy.fill_(0)
+    assert src.tolist() == [1.0, 2.0]
+    assert pyframe.tensor(src, dtype=pyframe.int32).dtype == pyframe.int32
+    assert pyframe.tensor(np.float64(1.5)).dtype == pyframe.float64  # NumPy scalars keep their dtype
+    assert pyframe.tensor(np.int32(3)).dtype == pyframe.int32
+    assert pyframe.tensor(np.array(2.5, dtype=np.float16)).shape == ()
+    assert pyframe.tensor(3.0).shape == () and pyframe.tensor([]).shape == (0,)
+    assert pyframe.tensor([[]]).shape == (1, 0)
+    assert pyframe.tensor(np.arange(6).reshape(2, 3).T).tolist() == [[0, 3], [1, 4], [2, 5]]
+    assert pyframe.tensor([1, 2], dtype=pyframe.float16).dtype == pyframe.float16
+    assert pyframe.tensor((1.5, 2)).tolist() == [1.5, 2.0]

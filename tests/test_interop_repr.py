@@ -1,0 +1,155 @@
+"""repr in PyTorch's format (hard-coded strings, and torch's own repr when torch is importable),
+plus NumPy interop: __array__, pickling, copy."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import re
+
+import numpy as np
+import pytest
+
+import pyframe
+
+nan, inf = float("nan"), float("inf")
+
+CASES = [
+    (lambda: pyframe.tensor([1.0, 2.0, 3.0]), "tensor([1., 2., 3.])"),
+    (lambda: pyframe.tensor([[1, 2], [3, 4]]), "tensor([[1, 2],\n        [3, 4]])"),
+    (lambda: pyframe.tensor([1.5, 2.25]), "tensor([1.5000, 2.2500])"),
+    (lambda: pyframe.zeros(0, 3), "tensor([], size=(0, 3))"),
+    (lambda: pyframe.tensor([1.0, 2.0], dtype=pyframe.float64), "tensor([1., 2.], dtype=pyframe.float64)"),
+    (lambda: pyframe.tensor([], dtype=pyframe.int64), "tensor([], dtype=pyframe.int64)"),
+    (lambda: pyframe.zeros(2, 0, dtype=pyframe.bool), "tensor([], size=(2, 0), dtype=pyframe.bool)"),
+    (lambda: pyframe.tensor(3.5), "tensor(3.5000)"),
+    (lambda: pyframe.tensor(7), "tensor(7)"),
+    (lambda: pyframe.tensor(2.0, dtype=pyframe.float64), "tensor(2., dtype=pyframe.float64)"),
+    (lambda: pyframe.tensor([True, False]), "tensor([ True, False])"),
+    (lambda: pyframe.tensor([1e-5, 1.0]), "tensor([1.0000e-05, 1.0000e+00])"),
+    (lambda: pyframe.tensor([1e10, 1.0]), "tensor([1.0000e+10, 1.0000e+00])"),
+    (lambda: pyframe.tensor([1e8, 1.0]), "tensor([1.0000e+08, 1.0000e+00])"),
+    (lambda: pyframe.tensor([nan, 1.0, inf]), "tensor([nan, 1., inf])"),
+    (lambda: pyframe.tensor([0.0, -0.0]), "tensor([0., -0.])"),
+    (lambda: pyframe.tensor([-1.5, 2.0], dtype=pyframe.float16), "tensor([-1.5000,  2.0000], dtype=pyframe.float16)"),
+    (lambda: pyframe.tensor([1, 2], dtype=pyframe.int32), "tensor([1, 2], dtype=pyframe.int32)"),
+    (lambda: pyframe.tensor([1.0, 2.0], requires_grad=True), "tensor([1., 2.], requires_grad=True)"),
+    (lambda: pyframe.arange(8.0).reshape(2, 2, 2),
+     "tensor([[[0., 1.],\n         [2., 3.]],\n\n        [[4., 5.],\n         [6., 7.]]])"),
+    (lambda: pyframe.arange(1001.0), "tensor([   0.,    1.,    2.,  ...,  998.,  999., 1000.])"),
+    (lambda: pyframe.arange(2000).reshape(40, 50),
+     "tensor([[   0,    1,    2,  ...,   47,   48,   49],\n"
+     "        [  50,   51,   52,  ...,   97,   98,   99],\n"
+     "        [ 100,  101,  102,  ...,  147,  148,  149],\n"
+     "        ...,\n"
+     "        [1850, 1851, 1852,  ..., 1897, 1898, 1899],\n"
+     "        [1900, 1901, 1902,  ..., 1947, 1948, 1949],\n"
+     "        [1950, 1951, 1952,  ..., 1997, 1998, 1999]])"),
+    (lambda: pyframe.arange(30.0),
+     "tensor([ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 11., 12., 13.,\n"
+     "        14., 15., 16., 17., 18., 19., 20., 21., 22., 23., 24., 25., 26., 27.,\n"
+     "        28., 29.])"),
+    (lambda: pyframe.tensor([[1.0, 2.0], [3.0, 4.0]]).T, "tensor([[1., 3.],\n        [2., 4.]])"),
+    (lambda: pyframe.arange(12.0, dtype=pyframe.float64).reshape(1, 12) * 1000.5,
+     "tensor([[    0.0000,  1000.5000,  2001.0000,  3001.5000,  4002.0000,  5002.5000,\n"
+     "          6003.0000,  7003.5000,  8004.0000,  9004.5000, 10005.0000, 11005.5000]],\n"
+     "       dtype=pyframe.float64)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("make", "expected"), CASES, ids=[str(i) for i in range(len(CASES))])
+def test_repr_hard_coded(make, expected):
+    assert repr(make()) == expected
+
+
+def test_str_and_format():
+    t = pyframe.tensor([1.5, 2.25])
+    assert str(t) == repr(t)
+    assert f"{pyframe.tensor(2.5):.2f}" == "2.50"
+    assert f"{t}" == repr(t)
+
+
+def test_size_repr():
+    assert repr(pyframe.zeros(2, 3).shape) == "pyframe.Size([2, 3])"
+    assert repr(pyframe.tensor(1.0).shape) == "pyframe.Size([])"
+
+
+# ---- against torch --------------------------------------------------------------------------------------
+
+
+def _random_arrays():
+    rng = np.random.default_rng(7)
+    out = []
+    for i in range(60):
+        nd = int(rng.integers(0, 5))
+        shape = tuple(int(rng.integers(1, 7)) for _ in range(nd))
+        dtype = (np.float32, np.float64, np.float16, np.int64, np.int32, np.bool_)[i % 6]
+        a = rng.standard_normal(shape) * 10.0 ** int(rng.integers(-5, 9))
+        if i % 5 == 0:
+            a = np.round(a)
+        if i % 7 == 0 and a.size:
+            a.reshape(-1)[0] = (nan, inf, -inf, 0.0)[i % 4]
+        if dtype in (np.int64, np.int32):
+            a = np.clip(np.nan_to_num(a, nan=0, posinf=0, neginf=0), -(2**31), 2**31 - 1)
+        with np.errstate(all="ignore"):
+            out.append(a.astype(dtype) if nd else np.array(a, dtype=dtype))
+    # summarized (> 1000 elements), in several ranks and value ranges
+    out += [
+        rng.standard_normal(1100).astype(np.float32),
+        rng.standard_normal((40, 40)).astype(np.float32) * 1e-6,
+        rng.integers(-1000, 1000, (30, 40)),
+        rng.random((4, 5, 60)).astype(np.float32),
+        rng.standard_normal((2, 3, 4, 200)),
+        rng.random((1001,)) < 0.5,
+        (rng.standard_normal((3, 700)) * 1e4).astype(np.float16),
+        np.arange(5000, dtype=np.int32).reshape(50, 100),
+    ]
+    return out
+
+
+def _normalize(text: str) -> str:
+    # "torch." is two characters shorter than "pyframe.", so a suffix can wrap in one and not the other
+    return re.sub(r",\n\s+(dtype|size|requires_grad)=", r", \1=", text)
+
+
+def test_repr_matches_torch():
+    torch = pytest.importorskip("torch")
+    for a in _random_arrays():
+        expected = repr(torch.tensor(a)).replace("torch.", "pyframe.")
+        got = repr(pyframe.tensor(a))
+        assert _normalize(got) == _normalize(expected), f"{a.dtype} {a.shape}"
+
+
+def test_repr_of_views_matches_torch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(3).standard_normal((6, 8)).astype(np.float32)
+    t, tt = pyframe.tensor(a), torch.tensor(a)
+    for key in (np.s_[:, ::3], np.s_[1], np.s_[::2, 1:4]):
+        assert repr(t[key]) == repr(tt[key])
+    assert repr(t.T) == repr(tt.T)
+    assert repr(t.expand(2, 6, 8)) == repr(tt.expand(2, 6, 8))
+
+
+# ---- NumPy interop, pickling, copying ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "bool"])
+def test_pickle_and_deepcopy_round_trip(dtype):
+    t = pyframe.arange(6).reshape(2, 3).to(dtype).T
+    for u in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):
+        assert u.dtype == t.dtype and u.shape == t.shape and u.tolist() == t.tolist()
+        assert u._storage is not t._storage
+    g = pyframe.ones(2, requires_grad=True)
+    assert pickle.loads(pickle.dumps(g)).requires_grad
+    assert copy.deepcopy(g).requires_grad
+
+
+def test_dtype_pickles_to_the_same_object():
+    assert pickle.loads(pickle.dumps(pyframe.float16)) is pyframe.float16
+
+
+def test_numpy_functions_accept_tensors():
+    t = pyframe.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert np.sum(np.asarray(t)) == 10.0
+    np.testing.assert_array_equal(np.array(t), [[1.0, 2.0], [3.0, 4.0]])
+    assert np.array(t).dtype == np.float32

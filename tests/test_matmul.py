@@ -1,0 +1,246 @@
+"""matmul against NumPy (references in float64), and every GEMM path this CPU supports."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _helpers import DTYPES, npy, pf
+
+import pyframe
+
+lib = pyframe._backend.lib
+PATHS = [p for p in ("avx512", "avx2", "portable") if lib.pf_cpu_supports(p.encode())]
+ROOT = Path(__file__).resolve().parents[1]
+
+EPS = {"float32": 2.0**-23, "float64": 2.0**-52}
+
+
+def _operand(rng, shape, dtype):
+    if dtype in ("int64", "int32"):
+        return rng.integers(-9, 10, size=shape).astype(DTYPES[dtype].np)
+    return rng.standard_normal(shape).astype(DTYPES[dtype].np)
+
+
+def _check(got: pyframe.Tensor, a: np.ndarray, b: np.ndarray, dtype: str, what: str = ""):
+    """``got`` equals a @ b: exactly for integers; for floats within the rounding error bound
+    k * eps * (|a| @ |b|), computed in float64."""
+    assert got.dtype == DTYPES[dtype], what
+    a64 = a.astype(np.float64) if dtype in EPS else a.astype(np.int64)
+    b64 = b.astype(np.float64) if dtype in EPS else b.astype(np.int64)
+    expected = np.matmul(a64, b64)
+    assert tuple(got.shape) == expected.shape, f"{what}: {tuple(got.shape)} != {expected.shape}"
+    g = npy(got)
+    if dtype not in EPS:
+        np.testing.assert_array_equal(g, expected, err_msg=what)
+        return
+    k = a.shape[-1] if a.ndim else 1
+    bound = np.matmul(np.abs(a64), np.abs(b64)) * (2 * k + 4) * EPS[dtype] + 1e-30
+    err = np.abs(g.astype(np.float64) - expected)
+    worst = np.max(err / bound) if err.size else 0.0
+    assert worst <= 1.0, f"{what}: error {worst:.3g} x the rounding bound"
+
+
+SQUARE = [1, 2, 7, 8, 16, 33, 64, 257]
+RECT = [(1, 300, 1), (5, 7, 3), (64, 1, 64), (17, 129, 65), (3, 0, 4), (0, 3, 4), (2, 5, 0), (100, 37, 1),
+        (1, 37, 100), (31, 500, 9)]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
+@pytest.mark.parametrize("n", SQUARE)
+def test_square(n, dtype, rng):
+    a, b = _operand(rng, (n, n), dtype), _operand(rng, (n, n), dtype)
+    _check(pf(a) @ pf(b), a, b, dtype, f"{n}x{n}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize(("m", "k", "n"), RECT, ids=[f"{m}x{k}x{n}" for m, k, n in RECT])
+def test_rectangular(m, k, n, dtype, rng):
+    a, b = _operand(rng, (m, k), dtype), _operand(rng, (k, n), dtype)
+    out = pyframe.matmul(pf(a), pf(b))
+    _check(out, a, b, dtype, f"{m}x{k} @ {k}x{n}")
+    if k == 0:
+        assert (npy(out) == 0).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("layout", ["aT", "bT", "both_T", "strided", "sliced_offset", "expanded"])
+def test_transposed_and_strided_inputs(layout, dtype, rng):
+    m, k, n = 19, 45, 23
+    if layout == "aT":
+        base_a, base_b = _operand(rng, (k, m), dtype), _operand(rng, (k, n), dtype)
+        a, b, ta, tb = base_a.T, base_b, pf(base_a).T, pf(base_b)
+    elif layout == "bT":
+        base_a, base_b = _operand(rng, (m, k), dtype), _operand(rng, (n, k), dtype)
+        a, b, ta, tb = base_a, base_b.T, pf(base_a), pf(base_b).T
+    elif layout == "both_T":
+        base_a, base_b = _operand(rng, (k, m), dtype), _operand(rng, (n, k), dtype)
+        a, b, ta, tb = base_a.T, base_b.T, pf(base_a).T, pf(base_b).T
+    elif layout == "strided":
+        base_a, base_b = _operand(rng, (m, 2 * k), dtype), _operand(rng, (3 * k, n), dtype)
+        a, b, ta, tb = base_a[:, ::2], base_b[::3], pf(base_a)[:, ::2], pf(base_b)[::3]
+    elif layout == "sliced_offset":
+        base_a, base_b = _operand(rng, (m + 3, k + 2), dtype), _operand(rng, (k + 1, n + 5), dtype)
+        a, b, ta, tb = base_a[3:, 2:], base_b[1:, 5:], pf(base_a)[3:, 2:], pf(base_b)[1:, 5:]
+    else:  # stride-0 rows and columns
+        base_a, base_b = _operand(rng, (1, k), dtype), _operand(rng, (k, 1), dtype)
+        a, b = np.broadcast_to(base_a, (m, k)), np.broadcast_to(base_b, (k, n))
+        ta, tb = pf(base_a).expand(m, k), pf(base_b).expand(k, n)
+    _check(ta @ tb, a, b, dtype, layout)
+    _check(pyframe.mm(ta, tb), a, b, dtype, layout)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_one_d_operands(dtype, rng):
+    v, w = _operand(rng, (7,), dtype), _operand(rng, (7,), dtype)
+    m, batch = _operand(rng, (7, 4), dtype), _operand(rng, (3, 5, 7), dtype)
+    out = pf(v) @ pf(w)
+    assert out.shape == ()
+    _check(out, v, w, dtype, "vec @ vec")
+    _check(pyframe.dot(pf(v), pf(w)), v, w, dtype, "dot")
+    _check(pf(v) @ pf(m), v, m, dtype, "vec @ mat")
+    _check(pf(m).T @ pf(v), m.T, v, dtype, "mat @ vec")
+    _check(pf(batch) @ pf(v), batch, v, dtype, "batch @ vec")
+    bt = _operand(rng, (2, 7, 3), dtype)
+    _check(pf(v) @ pf(bt), v, bt, dtype, "vec @ batch")
+    _check(pf(v)[::1] @ pf(w[::-1].copy()), v, w[::-1], dtype, "vec @ vec view")
+
+
+BATCHED = [
+    ((2, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 6)), ((3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5)),
+    ((1, 3, 4), (6, 4, 2)), ((2, 1, 1, 3, 4), (1, 2, 3, 4, 2)), ((0, 3, 4), (4, 5)), ((4, 1, 6), (4, 6, 1)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize(("sa", "sb"), BATCHED, ids=[f"{sa}@{sb}" for sa, sb in BATCHED])
+def test_batched_with_broadcasting(sa, sb, dtype, rng):
+    a, b = _operand(rng, sa, dtype), _operand(rng, sb, dtype)
+    _check(pf(a) @ pf(b), a, b, dtype, f"{sa} @ {sb}")
+    # the same with the last two dims of each operand transposed in memory
+    ta = pf(np.ascontiguousarray(np.swapaxes(a, -1, -2))).mT
+    tb = pf(np.ascontiguousarray(np.swapaxes(b, -1, -2))).mT
+    _check(pyframe.matmul(ta, tb), a, b, dtype, f"{sa} @ {sb} transposed")
+
+
+def test_bmm_and_promotion(rng):
+    a, b = _operand(rng, (4, 3, 5), "float32"), _operand(rng, (4, 5, 2), "float32")
+    _check(pyframe.bmm(pf(a), pf(b)), a, b, "float32", "bmm")
+    out = pf(a.astype(np.float64)) @ pf(b)
+    assert out.dtype == pyframe.float64
+    assert (pyframe.ones(2, 2, dtype=pyframe.int32) @ pyframe.ones(2, 2, dtype=pyframe.int32)).dtype == pyframe.int32
+
+
+def test_matmul_does_not_modify_inputs_and_output_is_new(rng):
+    a, b = _operand(rng, (8, 8), "float32"), _operand(rng, (8, 8), "float32")
+    ta, tb = pf(a), pf(b)
+    out = ta @ tb
+    np.testing.assert_array_equal(npy(ta), a)
+    np.testing.assert_array_equal(npy(tb), b)
+    assert out._storage is not ta._storage and out.is_contiguous()
+    self_product = ta @ ta  # aliasing operands
+    _check(self_product, a, a, "float32", "a @ a")
+
+
+def test_int64_matmul_is_exact_for_large_values():
+    a = np.array([[2**40, 3], [1, -(2**41)]], dtype=np.int64)
+    b = np.array([[5, 2**20], [7, 1]], dtype=np.int64)
+    np.testing.assert_array_equal(npy(pf(a) @ pf(b)), a @ b)
+
+
+def test_special_values_propagate():
+    a = pyframe.tensor([[1.0, np.nan], [1.0, 2.0]])
+    b = pyframe.tensor([[1.0, 0.0], [0.0, 1.0]])
+    out = npy(a @ b)
+    assert np.isnan(out[0]).all() and out[1].tolist() == [1.0, 2.0]
+    inf = pyframe.tensor([[np.inf, 1.0]]) @ pyframe.tensor([[1.0], [1.0]])
+    assert inf.item() == np.inf
+
+
+# ---- GEMM paths --------------------------------------------------------------------------------------------
+
+
+def test_gemm_paths_are_reported():
+    assert "portable" in PATHS
+    name = pyframe._backend.ffi.string(lib.pf_gemm_path()).decode()
+    assert name in PATHS
+    assert lib.pf_cpu_supports(b"auto") == 1 and lib.pf_cpu_supports(b"sse9") == 0
+
+
+def test_unknown_gemm_path_is_rejected(restore_gemm):
+    assert restore_gemm.pf_gemm_select(b"avx9000") != 0
+    msg = pyframe._backend.ffi.string(lib.pf_last_error()).decode()
+    assert "avx9000" in msg and "portable" in msg
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_gemm_path(path, dtype, restore_gemm, rng):
+    assert restore_gemm.pf_gemm_select(path.encode()) == 0
+    assert pyframe._backend.ffi.string(lib.pf_gemm_path()).decode() == path
+    shapes = [(1, 1, 1), (7, 7, 7), (33, 33, 33), (5, 300, 3), (65, 17, 129), (257, 64, 31), (16, 16, 16)]
+    for m, k, n in shapes:
+        a, b = _operand(rng, (m, k), dtype), _operand(rng, (k, n), dtype)
+        _check(pf(a) @ pf(b), a, b, dtype, f"{path} {m}x{k}x{n}")
+        _check(pf(np.ascontiguousarray(a.T)).T @ pf(np.ascontiguousarray(b.T)).T, a, b, dtype, f"{path} T")
+    a, b = _operand(rng, (3, 1, 20, 9), dtype), _operand(rng, (4, 9, 11), dtype)
+    _check(pf(a) @ pf(b), a, b, dtype, f"{path} batched")
+
+
+def test_gemm_paths_agree_closely(restore_gemm, rng):
+    a, b = _operand(rng, (70, 90), "float64"), _operand(rng, (90, 50), "float64")
+    results = {}
+    for path in PATHS:
+        restore_gemm.pf_gemm_select(path.encode())
+        results[path] = npy(pf(a) @ pf(b))
+    for path in PATHS:
+        np.testing.assert_allclose(results[path], results["portable"], rtol=1e-12, atol=1e-12, err_msg=path)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_pyframe_gemm_environment_variable(path):
+    """PYFRAME_GEMM picks the path at import time (checked in a fresh interpreter)."""
+    code = textwrap.dedent(
+        """
+        import numpy as np, pyframe
+        lib, ffi = pyframe._backend.lib, pyframe._backend.ffi
+        print(ffi.string(lib.pf_gemm_path()).decode())
+        a = np.random.default_rng(0).standard_normal((37, 41))
+        b = np.random.default_rng(1).standard_normal((41, 29))
+        got = (pyframe.tensor(a) @ pyframe.tensor(b)).numpy()
+        assert np.allclose(got, a @ b, rtol=1e-12, atol=1e-12)
+        print("ok")
+        """
+    )
+    env = dict(os.environ, PYFRAME_GEMM=path, OPENBLAS_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [path, "ok"]
+
+
+def test_bad_pyframe_gemm_environment_variable_fails_at_import():
+    env = dict(os.environ, PYFRAME_GEMM="nonsense")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-c", "import pyframe"], env=env, capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert proc.returncode != 0
+    assert "nonsense" in proc.stderr
+
+
+# ---- thread-count independence -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_matmul_same_result_with_one_or_two_threads(dtype, restore_threads, rng):
+    a, b = _operand(rng, (300, 200), dtype), _operand(rng, (200, 310), dtype)
+    pyframe.set_num_threads(1)
+    one = npy(pf(a) @ pf(b))
+    pyframe.set_num_threads(2)
+    two = npy(pf(a) @ pf(b))
+    np.testing.assert_array_equal(one, two)
