@@ -3,6 +3,7 @@
 #ifndef PF_CORE_H
 #define PF_CORE_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -110,6 +111,33 @@ static inline void pf_store_i64(char *p, int dt, int64_t v) {
     case PF_INT32: *(int32_t *)p = (int32_t)v; break;
     default: *(uint8_t *)p = v != 0; break;
     }
+}
+
+/* exp that gcc can vectorize (libm's expf is a call it cannot): Cody-Waite reduction
+ * x = n ln2 + r and the cephes minimax polynomial; within 1 ulp of libm. */
+static inline float pf_expf(float x) {
+    /* clamp first, NaN included (it lands on the upper bound), so the int conversion
+     * below is always defined; the selects at the end restore inf, 0 and NaN */
+    float xc = x > -103.97208f ? (x < 88.72283935546875f ? x : 88.72283935546875f) : -103.97208f;
+    float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
+    float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500E-4f;
+    p = p * r + 1.3981999507E-3f;
+    p = p * r + 8.3334519073E-3f;
+    p = p * r + 4.1665795894E-2f;
+    p = p * r + 1.6666665459E-1f;
+    p = p * r + 5.0000001201E-1f;
+    p = p * r * r + r + 1.0f;
+    /* 2^n in two halves, so n down to -150 (subnormal results) stays exact */
+    int32_t e = (int32_t)n, e1 = e / 2, e2 = e - e1;
+    int32_t b1 = (e1 + 127) << 23, b2 = (e2 + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, 4);
+    memcpy(&s2, &b2, 4);
+    float y = p * s1 * s2;
+    y = x > 88.72283935546875f ? INFINITY : y;
+    y = x < -103.97208f ? 0.0f : y;
+    return x != x ? x : y;
 }
 
 /* ---- validation ----------------------------------------------------------------- */

@@ -21,31 +21,6 @@ typedef void (*binary_run)(const char *a, int64_t sa, const char *b, int64_t sb,
 
 /* ---- scalar math ---- */
 
-/* exp that gcc can vectorize (libm's expf is a call it cannot): Cody-Waite reduction
- * x = n ln2 + r and the cephes minimax polynomial; about 1 ulp. */
-static inline float pf_expf(float x) {
-    float xc = x > 88.72283935546875f ? 88.72283935546875f : (x < -103.97208f ? -103.97208f : x);
-    float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
-    float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
-    float p = 1.9875691500E-4f;
-    p = p * r + 1.3981999507E-3f;
-    p = p * r + 8.3334519073E-3f;
-    p = p * r + 4.1665795894E-2f;
-    p = p * r + 1.6666665459E-1f;
-    p = p * r + 5.0000001201E-1f;
-    p = p * r * r + r + 1.0f;
-    /* 2^n in two halves, so n down to -150 (subnormal results) stays exact */
-    int32_t e = (int32_t)n, e1 = e / 2, e2 = e - e1;
-    int32_t b1 = (e1 + 127) << 23, b2 = (e2 + 127) << 23;
-    float s1, s2;
-    memcpy(&s1, &b1, 4);
-    memcpy(&s2, &b2, 4);
-    float y = p * s1 * s2;
-    y = x > 88.72283935546875f ? INFINITY : y;
-    y = x < -103.97208f ? 0.0f : y;
-    return x != x ? x : y;
-}
-
 static inline float pf_sigmoidf(float x) { return 1.0f / (1.0f + pf_expf(-x)); }
 static inline double pf_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 static inline float pf_relu_f(float x) { return x > 0.0f ? x : (x != x ? x : 0.0f); }

@@ -789,32 +789,6 @@ int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *i
 
 /* ---- softmax ---- */
 
-/* exp that gcc can vectorize (libm's expf is a call it cannot): Cody-Waite reduction
- * and the cephes polynomial, about 1 ulp. elementwise.c's pf_expf, which is static
- * there, but for the clamp: a NaN must not reach the float-to-int conversion. */
-static inline float expf_vec(float x) {
-    float xc = x > -103.5f ? (x < 88.5f ? x : 88.5f) : -103.5f; /* NaN too, for the int conversion */
-    float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
-    float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
-    float p = 1.9875691500E-4f;
-    p = p * r + 1.3981999507E-3f;
-    p = p * r + 8.3334519073E-3f;
-    p = p * r + 4.1665795894E-2f;
-    p = p * r + 1.6666665459E-1f;
-    p = p * r + 5.0000001201E-1f;
-    p = p * r * r + r + 1.0f;
-    /* 2^n in two halves, so n down to -150 (subnormal results) stays exact */
-    int32_t e = (int32_t)n, e1 = e / 2, e2 = e - e1;
-    int32_t b1 = (e1 + 127) << 23, b2 = (e2 + 127) << 23;
-    float s1, s2;
-    memcpy(&s1, &b1, 4);
-    memcpy(&s2, &b2, 4);
-    float y = p * s1 * s2;
-    y = x > 88.72283935546875f ? INFINITY : y;
-    y = x < -103.97208f ? 0.0f : y;
-    return x != x ? x : y;
-}
-
 /* One contiguous row, y may be x. The max is subtracted first so exp cannot overflow;
  * a NaN anywhere makes the row NaN (the max is NaN then), and an all -inf row gives
  * -inf - -inf = NaN, both as torch. Sums are in double lanes, for accuracy and so the
@@ -856,7 +830,7 @@ static inline float expf_vec(float x) {
         }                                                                                \
     }
 
-SOFTMAX_ROW(softmax_f32, float, expf_vec)
+SOFTMAX_ROW(softmax_f32, float, pf_expf)
 SOFTMAX_ROW(softmax_f64, double, exp)
 
 /* A row through the kernels: in place when contiguous, else (and for float16, which

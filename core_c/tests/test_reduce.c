@@ -310,6 +310,10 @@ static void test_large(void) {
         pf_tensor m = permuted(buf, dt, 3, ms, mp);
         check_threads(&m, 2, "[80, 60, 50] over (1, 2)");
     }
+    /* a product that neither underflows nor overflows, so its chunked rounding shows */
+    fill(buf, PF_FLOAT64, n, DATA_NEAR_ONE);
+    pf_tensor near = pf_make(buf, PF_FLOAT64, 1, &n);
+    check_threads(&near, 1, "near one, full 300001");
     free(buf);
 }
 
