@@ -3,7 +3,6 @@
 Target (issue 2): at least 0.9x NumPy's GFLOP/s for n >= 512 and 0.75x at n = 256.
 """
 
-import numpy as np
 from _harness import best_time, table, torch
 
 import pyframe as pf

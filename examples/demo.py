@@ -45,8 +45,10 @@ def time_matmul(n: int = 1024) -> None:
 
     tp, tn = best(lambda: a @ b), best(lambda: an @ bn)
     flops = 2 * n**3
-    print(f"  {n}x{n} float32 matmul: pyframe {flops / tp / 1e9:.0f} GFLOP/s, "
-          f"NumPy {flops / tn / 1e9:.0f} GFLOP/s, ratio {tn / tp:.2f}")
+    print(
+        f"  {n}x{n} float32 matmul: pyframe {flops / tp / 1e9:.0f} GFLOP/s, "
+        f"NumPy {flops / tn / 1e9:.0f} GFLOP/s, ratio {tn / tp:.2f}"
+    )
     diff = np.abs((a @ b).numpy() - an.astype(np.float64) @ bn.astype(np.float64)).max()
     print(f"  max abs difference from a float64 reference: {diff:.2e}")
 

@@ -2,31 +2,40 @@
 
 from __future__ import annotations
 
-from pyframe import _backend
-from pyframe.tensor import Size, Tensor  # first: the ops modules build on it
+import builtins
 
-from pyframe import _tensor_methods  # noqa: I001
+# The Tensor comes first: the ops modules build on it, and _tensor_methods binds them to it.
+from pyframe.tensor import Size, Tensor  # isort: skip
+from pyframe import _backend, _tensor_methods, factory, ops
 from pyframe._backend import ShapeError
-from pyframe._dtype import bool_ as bool  # noqa: A001 - PyTorch's name
-from pyframe._dtype import dtype, float16, float32, float64, int32, int64
+from pyframe._dtype import bool_, dtype, float16, float32, float64, int32, int64
 from pyframe._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from pyframe.factory import *  # noqa: F403
 from pyframe.ops import *  # noqa: F403
 
 __version__ = "0.1.0"
 
+# PyTorch's dtype names and aliases; they shadow builtins in this module only
+bool = bool_  # noqa: A001
 half, float, double, long, int = float16, float32, float64, int64, int32  # noqa: A001
+
 _tensor_methods.bind()
 
+__all__ = [
+    "Size", "Tensor", "ShapeError", "dtype", "bool", "float16", "float32", "float64", "int32", "int64", "half",
+    "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled",
+    "set_num_threads", "get_num_threads", "show_config", *factory.__all__, *ops.__all__,
+]  # fmt: skip
 
-def set_num_threads(n: int) -> None:
-    """Threads used by the C core's parallel kernels (at least 1)."""
-    if not isinstance(n, type(1)) or n < 1:
+
+def set_num_threads(n: builtins.int) -> None:
+    """Threads used by the C core's parallel kernels (at least 1). Same as torch.set_num_threads."""
+    if not isinstance(n, builtins.int) or isinstance(n, builtins.bool) or n < 1:
         raise ValueError(f"set_num_threads expects a positive int, got {n!r}")
     _backend.lib.pf_set_num_threads(n)
 
 
-def get_num_threads() -> int:
+def get_num_threads() -> builtins.int:
     return _backend.lib.pf_get_num_threads()
 
 

@@ -50,4 +50,3 @@ class enable_grad(ContextDecorator):  # noqa: N801
         global enabled
         enabled = self.prev
         return False
-

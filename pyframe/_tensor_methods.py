@@ -98,4 +98,3 @@ def _requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
         raise RuntimeError("you can only change requires_grad flags of leaf variables.")
     self.requires_grad = requires_grad
     return self
-

@@ -140,8 +140,9 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, dev
     if step == 0:
         raise ValueError("arange: step must be nonzero")
     if (end - start) * step < 0:
-        raise ValueError(f"arange: upper bound and lower bound inconsistent with step sign "
-                         f"(start={start}, end={end}, step={step})")
+        raise ValueError(
+            f"arange: upper bound and lower bound inconsistent with step sign (start={start}, end={end}, step={step})"
+        )
     if dtype is None:
         dtype = _dtype.int64 if all(isinstance(v, int) for v in (start, end, step)) else _dtype.float32
     n = math.ceil((end - start) / step)
@@ -168,6 +169,7 @@ def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False, d
 
 
 # ---- random ----------------------------------------------------------------------------
+
 
 class _Generator:
     """Counter-based: each draw takes the next ``numel`` counters of (seed, offset), so a

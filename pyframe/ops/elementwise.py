@@ -26,6 +26,7 @@ _binary_contig = lib.pf_binary_contig
 
 # ---- unary ------------------------------------------------------------------------------
 
+
 def _make_unary(name: str, op: int, floating: bool, result=None):
     """An op ``f(x)``. ``floating``: integer inputs are computed in float32, as PyTorch.
     ``result``: a fixed output dtype (bool for predicates)."""
@@ -142,6 +143,7 @@ def relu6(x: Tensor) -> Tensor:
 
 
 # ---- binary -----------------------------------------------------------------------------
+
 
 def _make_binary(name: str, op: int, kind: str):
     """An op ``f(a, b)`` with broadcasting and promotion.
@@ -309,6 +311,7 @@ def tril(x: Tensor, diagonal: int = 0) -> Tensor:
 
 
 # ---- writes into existing tensors ---------------------------------------------------------
+
 
 def copy_(dst: Tensor, src) -> Tensor:
     """Same as torch.Tensor.copy_: broadcasts ``src`` to ``dst`` and converts dtype."""

@@ -95,12 +95,14 @@ def _index_tensor(obj) -> Tensor:
     if arr.size == 0:
         arr = arr.astype(np.int64)
     if arr.dtype.kind not in "iu":
-        raise IndexError(f"only integers, slices, None, Ellipsis, and integer or bool tensors are valid indices, "
-                         f"got {obj!r}")
+        raise IndexError(
+            f"only integers, slices, None, Ellipsis, and integer or bool tensors are valid indices, got {obj!r}"
+        )
     return from_numpy(arr.astype(np.int64))
 
 
 # ---- __getitem__ / __setitem__ ---------------------------------------------------------
+
 
 def _expand_index(x: Tensor, key) -> list:
     """Key as a list with Ellipsis replaced by full slices and lists turned into tensors."""

@@ -14,8 +14,9 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError(f"matmul: expected two Tensors, got {type(a).__name__} and {type(b).__name__}")
     if a.ndim == 0 or b.ndim == 0:
-        raise ShapeError(f"matmul: both arguments need at least 1 dim, got shapes {list(a._shape)} and "
-                         f"{list(b._shape)}")
+        raise ShapeError(
+            f"matmul: both arguments need at least 1 dim, got shapes {list(a._shape)} and {list(b._shape)}"
+        )
     dt = result_type(a, b)
     a, b = as_tensor_of(a, dt), as_tensor_of(b, dt)
     a2 = unsqueeze(a, 0) if a.ndim == 1 else a

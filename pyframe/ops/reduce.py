@@ -45,8 +45,9 @@ def _dims(x: Tensor, dim) -> list:
     return sorted(norm) if x.ndim else []
 
 
-def _reduce(op: int, x: Tensor, dim, keepdim: bool, out_dtype, want_values=True, want_index=False,
-            correction: float = 0.0):
+def _reduce(
+    op: int, x: Tensor, dim, keepdim: bool, out_dtype, want_values=True, want_index=False, correction: float = 0.0
+):
     if not isinstance(x, Tensor):
         raise TypeError(f"expected a Tensor, got {type(x).__name__}")
     dims = _dims(x, dim)
@@ -55,8 +56,16 @@ def _reduce(op: int, x: Tensor, dim, keepdim: bool, out_dtype, want_values=True,
     out_shape = tuple(x._shape[i] for i in keep)
     values = empty_tensor(out_shape, out_dtype) if want_values else None
     index = empty_tensor(out_shape, int64) if want_index else None
-    check(lib.pf_reduce(op, moved._d(), len(dims), values._d() if values is not None else ffi.NULL,
-                        index._d() if index is not None else ffi.NULL, correction))
+    check(
+        lib.pf_reduce(
+            op,
+            moved._d(),
+            len(dims),
+            values._d() if values is not None else ffi.NULL,
+            index._d() if index is not None else ffi.NULL,
+            correction,
+        )
+    )
     if keepdim:
         kept = tuple(1 if i in dims else n for i, n in enumerate(x._shape))
         values = values.reshape(kept) if values is not None else None

@@ -180,6 +180,7 @@ def detach(x: Tensor) -> Tensor:
 
 # ---- joins and splits ------------------------------------------------------------------
 
+
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Same as torch.cat: joins along an existing dim, promoting dtypes."""
     tensors = list(tensors)
@@ -223,8 +224,10 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     first = tensors[0]._shape
     for i, x in enumerate(tensors):
         if x._shape != first:
-            raise ShapeError(f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
-                             f"{list(x._shape)} at entry {i}")
+            raise ShapeError(
+                f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
+                f"{list(x._shape)} at entry {i}"
+            )
     d = normalize_dim(dim, len(first) + 1)
     return cat([unsqueeze(x, d) for x in tensors], d)
 
