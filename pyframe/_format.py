@@ -86,7 +86,7 @@ def format_tensor(t) -> str:
         width = max([1] + [len(fmt(v.item())) for v in sized])
         body = _body(arr, fmt, width, len(prefix), summarize)
     if t.grad_fn is not None:
-        suffix.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+        suffix.append(f"grad_fn=<{t.grad_fn.name}>")
     elif t.requires_grad:
         suffix.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffix, len(prefix))

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pyframe import _dtype as _dt
-from pyframe import factory, ops
+from pyframe import autograd, factory, ops
 from pyframe.ops import elementwise as ew
 from pyframe.ops import index, reduce, shape
 from pyframe.tensor import Tensor
@@ -60,6 +60,10 @@ def bind() -> None:
     }  # fmt: skip
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
+    Tensor.backward = autograd.tensor_backward
+    Tensor.register_hook = autograd.register_hook
+    Tensor.retain_grad = autograd.retain_grad
+    Tensor.retains_grad = property(lambda self: self._retains_grad)
     Tensor.T = property(shape.reverse_dims)
     Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
 

@@ -80,6 +80,9 @@ def _new(storage: Storage, shape: tuple, strides: tuple, offset: int, dt: dtype)
     t.requires_grad = False
     t.grad = None
     t.grad_fn = None
+    t._output_nr = 0
+    t._retains_grad = False
+    t._base = None
     return t
 
 
@@ -107,6 +110,9 @@ def fresh(data, nbytes: int, shape: tuple, strides: tuple, numel: int, dt: dtype
     t.requires_grad = False
     t.grad = None
     t.grad_fn = None
+    t._output_nr = 0
+    t._retains_grad = False
+    t._base = None
     return t
 
 
@@ -142,7 +148,7 @@ class Tensor:
 
     __slots__ = (
         "_storage", "_shape", "_strides", "_offset", "dtype", "_ptr", "_numel", "_contig", "_desc",
-        "requires_grad", "grad", "grad_fn", "__weakref__",
+        "requires_grad", "grad", "grad_fn", "_output_nr", "_retains_grad", "_base", "__weakref__",
     )  # fmt: skip
 
     def __new__(cls, *args, **kwargs):

@@ -2,13 +2,14 @@
  *
  * float32 and float64 use the BLIS/Goto scheme: jc (NC) -> pc (KC) -> pack B -> ic (MC)
  * -> pack A -> jr (NR) -> ir (MR) -> micro-kernel on an MR x NR tile of C. Packing reads
- * through element strides, so transposed and broadcast views cost nothing extra, and
- * zero-pads the edges so micro-kernels never branch inside the k loop. The micro-kernel
+ * through element strides, so transposed and broadcast views cost nothing extra. Kernels
+ * always compute whole MR x NR tiles and store only the valid part, so packing zero-pads
+ * edge panels (zeros, not leftover bytes that could be slow denormals). The micro-kernel
  * set (AVX-512, AVX2 or portable C) is picked at run time: the build has no -march.
  * Integer dtypes take a plain correct loop. */
 #include "core.h"
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__)
 #define PF_X86 1
 #include <immintrin.h>
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
@@ -111,7 +112,7 @@ static inline __attribute__((always_inline)) T512 void f32_512_body(const int MR
 #pragma GCC unroll 16
     for (int i = 0; i < MR; i++) {
         c0[i] = c1[i] = _mm512_setzero_ps();
-        prefetch_row(c + i * rsc, 32 * sizeof(float));
+        if (i < m) prefetch_row(c + i * rsc, 32 * sizeof(float));
     }
     for (int64_t k = 0; k < kc; k++, a += astep, b += brs) {
         __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
@@ -143,7 +144,7 @@ static inline __attribute__((always_inline)) T512 void f64_512_body(const int MR
 #pragma GCC unroll 16
     for (int i = 0; i < MR; i++) {
         c0[i] = c1[i] = _mm512_setzero_pd();
-        prefetch_row(c + i * rsc, 16 * sizeof(double));
+        if (i < m) prefetch_row(c + i * rsc, 16 * sizeof(double));
     }
     for (int64_t k = 0; k < kc; k++, a += astep, b += brs) {
         __m512d b0 = _mm512_loadu_pd(b), b1 = _mm512_loadu_pd(b + 8);
@@ -174,7 +175,7 @@ static inline __attribute__((always_inline)) T512 void f64_512_body(const int MR
     _Pragma("GCC unroll 16")                                                              \
     for (int i = 0; i < MR; i++) {                                                        \
         c0[i] = c1[i] = SET0();                                                           \
-        prefetch_row(c + i * rsc, 2 * W * sizeof(T));                                     \
+        if (i < m) prefetch_row(c + i * rsc, 2 * W * sizeof(T));                          \
     }                                                                                     \
     for (int64_t k = 0; k < kc; k++, a += astep, b += brs) {                              \
         V b0 = LOAD(b), b1 = LOAD(b + W);                                                 \
@@ -276,7 +277,8 @@ PACK(pack_f64, double)
 /* Sources contiguous along k (row-major A, transposed B) need a transpose, one scalar
  * per element above; here whole 16 x 16 (8 x 8) blocks go through registers, which made
  * packing 3-4x cheaper. The k tail and other layouts fall back to pack_f32. */
-static T512 void pack_f32_512(int64_t kc, int64_t cnt, const void *src_, int64_t si, int64_t sk, int w, void *dst_) {
+static T512 void pack_f32_512(int64_t kc, int64_t cnt, const void *src_, int64_t si, int64_t sk, int w,
+                              void *dst_) {
     int64_t kv = kc & ~(int64_t)15;
     if (sk != 1 || si == 1 || kv == 0) {
         pack_f32(kc, cnt, src_, si, sk, w, dst_);
@@ -290,7 +292,8 @@ static T512 void pack_f32_512(int64_t kc, int64_t cnt, const void *src_, int64_t
         for (int64_t k0 = 0; k0 < kv; k0 += 16) {
             __m512 v[16], t[16];
 #pragma GCC unroll 16
-            for (int r = 0; r < 16; r++) v[r] = r < rows ? _mm512_loadu_ps(src + (i0 + r) * si + k0) : _mm512_setzero_ps();
+            for (int r = 0; r < 16; r++)
+                v[r] = r < rows ? _mm512_loadu_ps(src + (i0 + r) * si + k0) : _mm512_setzero_ps();
             /* 4 shuffle stages: pairs of rows, pairs of pairs, then 128-bit lanes twice */
 #pragma GCC unroll 8
             for (int q = 0; q < 16; q += 2) {
@@ -323,7 +326,8 @@ static T512 void pack_f32_512(int64_t kc, int64_t cnt, const void *src_, int64_t
         for (int i = 0; i < w; i++) dst[k * w + i] = i < cnt ? src[i * si + k] : 0;
 }
 
-static T256 void pack_f32_256(int64_t kc, int64_t cnt, const void *src_, int64_t si, int64_t sk, int w, void *dst_) {
+static T256 void pack_f32_256(int64_t kc, int64_t cnt, const void *src_, int64_t si, int64_t sk, int w,
+                              void *dst_) {
     int64_t kv = kc & ~(int64_t)7;
     if (sk != 1 || si == 1 || kv == 0) {
         pack_f32(kc, cnt, src_, si, sk, w, dst_);
@@ -337,7 +341,8 @@ static T256 void pack_f32_256(int64_t kc, int64_t cnt, const void *src_, int64_t
         for (int64_t k0 = 0; k0 < kv; k0 += 8) {
             __m256 v[8], t[8];
 #pragma GCC unroll 8
-            for (int r = 0; r < 8; r++) v[r] = r < rows ? _mm256_loadu_ps(src + (i0 + r) * si + k0) : _mm256_setzero_ps();
+            for (int r = 0; r < 8; r++)
+                v[r] = r < rows ? _mm256_loadu_ps(src + (i0 + r) * si + k0) : _mm256_setzero_ps();
 #pragma GCC unroll 4
             for (int q = 0; q < 8; q += 2) {
                 t[q] = _mm256_unpacklo_ps(v[q], v[q + 1]);
@@ -364,6 +369,70 @@ static T256 void pack_f32_256(int64_t kc, int64_t cnt, const void *src_, int64_t
 }
 #endif
 
+/* ---- matrix-vector kernels ---------------------------------------------------------- */
+
+/* y[j] = sum_k x[k] B[k, j] for j < n: one row of A, the shape of a one-sample Linear
+ * layer. The blocked path would pad x to MR rows and walk a large B in column strips, a
+ * new page per row; these read B once in memory order. Rows of B contiguous: axpy over
+ * them into a chunk of accumulators. Columns contiguous (x W^T): four dot products at a
+ * time, each kept in lane-wise partial sums so gcc vectorizes without -ffast-math; x must
+ * then be contiguous. One body, instantiated per ISA below. */
+typedef void (*gemv_fn)(int64_t K, int64_t n, const void *x, int64_t sx, const void *B, int64_t rsb, int64_t csb,
+                        void *y, int64_t sy);
+#define GEMV_CHUNK 1024
+
+#define GEMV_BODY(T)                                                                                   \
+    static inline __attribute__((always_inline)) void gemv_body_##T(int64_t K, int64_t n, const T *x,     \
+                                                                     int64_t sx, const T *B, int64_t rsb, \
+                                                                     int64_t csb, T *y, int64_t sy) {     \
+        enum { L = 64 / sizeof(T) };                                                                   \
+        if (csb == 1) {                                                                                \
+            for (int64_t j0 = 0; j0 < n; j0 += GEMV_CHUNK) {                                           \
+                int64_t jn = min64(GEMV_CHUNK, n - j0);                                                \
+                T acc[GEMV_CHUNK] = {0};                                                               \
+                for (int64_t k = 0; k < K; k++) {                                                      \
+                    const T xk = x[k * sx], *b = B + k * rsb + j0;                                     \
+                    for (int64_t j = 0; j < jn; j++) acc[j] += xk * b[j];                              \
+                }                                                                                      \
+                for (int64_t j = 0; j < jn; j++) y[(j0 + j) * sy] = acc[j];                            \
+            }                                                                                          \
+            return;                                                                                    \
+        }                                                                                              \
+        for (int64_t j = 0; j < n; j += 4) {                                                           \
+            int q = (int)min64(4, n - j);                                                              \
+            const T *b[4];                                                                             \
+            for (int c = 0; c < 4; c++) b[c] = B + (j + (c < q ? c : 0)) * csb;                        \
+            T acc[4][L] = {{0}};                                                                       \
+            int64_t k = 0;                                                                             \
+            for (; k + L <= K; k += L)                                                                 \
+                for (int c = 0; c < 4; c++)                                                            \
+                    for (int l = 0; l < L; l++) acc[c][l] += x[k + l] * b[c][k + l];                   \
+            for (int c = 0; c < q; c++) {                                                              \
+                T sum = 0;                                                                             \
+                for (int l = 0; l < L; l++) sum += acc[c][l];                                          \
+                for (int64_t r = k; r < K; r++) sum += x[r] * b[c][r];                                 \
+                y[(j + c) * sy] = sum;                                                                 \
+            }                                                                                          \
+        }                                                                                              \
+    }
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+GEMV_BODY(float)
+GEMV_BODY(double)
+
+#define GEMV(NAME, T, ATTR)                                                                                \
+    static ATTR void NAME(int64_t K, int64_t n, const void *x, int64_t sx, const void *B, int64_t rsb,      \
+                          int64_t csb, void *y, int64_t sy) {                                              \
+        gemv_body_##T(K, n, (const T *)x, sx, (const T *)B, rsb, csb, (T *)y, sy);                         \
+    }
+GEMV(gemv_f32_c, float, )
+GEMV(gemv_f64_c, double, )
+#ifdef PF_X86
+GEMV(gemv_f32_512, float, T512)
+GEMV(gemv_f64_512, double, T512)
+GEMV(gemv_f32_256, float, T256)
+GEMV(gemv_f64_256, double, T256)
+#endif
+
 /* ---- blocked driver ---------------------------------------------------------------- */
 
 typedef struct {
@@ -372,25 +441,29 @@ typedef struct {
     size_t esz;
     kern_fn kern, kern_small;
     pack_fn pack;
+    gemv_fn gemv;
 } gemm_desc;
 
 static const gemm_desc descs[NUM_PATHS][2] = {
-    [PATH_PORTABLE] = {{4, 8, 256, 128, 4096, 4, 4, f32_c, f32_c, pack_f32},
-                       {4, 4, 256, 128, 4096, 4, 8, f64_c, f64_c, pack_f64}},
+    [PATH_PORTABLE] = {{4, 8, 256, 128, 4096, 4, 4, f32_c, f32_c, pack_f32, gemv_f32_c},
+                       {4, 4, 256, 128, 4096, 4, 8, f64_c, f64_c, pack_f64, gemv_f64_c}},
 #ifdef PF_X86
-    [PATH_AVX2] = {{6, 16, 384, 192, 4096, 2, 4, f32_256_6, f32_256_2, pack_f32_256},
-                   {6, 8, 256, 192, 4096, 2, 8, f64_256_6, f64_256_2, pack_f64}},
-    [PATH_AVX512] = {{12, 32, 384, 384, 4096, 4, 4, f32_512_12, f32_512_4, pack_f32_512},
-                     {12, 16, 256, 240, 4096, 4, 8, f64_512_12, f64_512_4, pack_f64}},
+    [PATH_AVX2] = {{6, 16, 384, 192, 4096, 2, 4, f32_256_6, f32_256_2, pack_f32_256, gemv_f32_256},
+                   {6, 8, 256, 192, 4096, 2, 8, f64_256_6, f64_256_2, pack_f64, gemv_f64_256}},
+    [PATH_AVX512] = {{12, 32, 320, 192, 4096, 4, 4, f32_512_12, f32_512_4, pack_f32_512, gemv_f32_512},
+                     {12, 16, 256, 240, 4096, 4, 8, f64_512_12, f64_512_4, pack_f64, gemv_f64_512}},
 #endif
 };
 #define MAX_TILE 384 /* MR * NR elements of the largest kernel */
 
-/* Problems below this many multiply-adds stay on one thread. */
+/* Problems below this many multiply-adds stay on one thread. Batches of products below
+ * BATCH_WORK run whole products per thread rather than splitting each one, when the
+ * batch divides evenly enough among the threads. */
 #define PAR_WORK (1 << 17)
+#define BATCH_WORK (1 << 23)
 /* B is read in place (no packing) for short A or small problems when its rows are
  * contiguous: packing B costs K*N copies, which only pays off when reused over many rows. */
-#define DIRECT_M 32
+#define DIRECT_M 64
 #define DIRECT_WORK (64 * 64 * 64)
 
 typedef struct {
@@ -401,7 +474,6 @@ typedef struct {
 } gemm_prob;
 
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* One tile; strided C goes through a local tile since kernels want contiguous rows. */
 static void run_tile(const gemm_desc *d, int64_t kc, const char *a, const char *b, int64_t brs, char *c,
@@ -411,35 +483,69 @@ static void run_tile(const gemm_desc *d, int64_t kc, const char *a, const char *
         k(kc, a, d->mr, b, brs, c, rsc, m, n, acc);
         return;
     }
-    _Alignas(64) double tile[MAX_TILE];
-    k(kc, a, d->mr, b, brs, tile, d->nr, m, n, 0);
+    union {
+        float f[MAX_TILE];
+        double d[MAX_TILE];
+    } tile;
+    k(kc, a, d->mr, b, brs, &tile, d->nr, m, n, 0);
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             int64_t o = (i * rsc + j * csc) * (int64_t)d->esz;
             if (d->esz == 4) {
-                float v = ((const float *)tile)[i * d->nr + j];
+                float v = tile.f[i * d->nr + j];
                 *(float *)(c + o) = acc ? *(float *)(c + o) + v : v;
             } else {
-                double v = tile[i * d->nr + j];
+                double v = tile.d[i * d->nr + j];
                 *(double *)(c + o) = acc ? *(double *)(c + o) + v : v;
             }
         }
 }
 
-static int64_t padded(const gemm_desc *d, int64_t M, int64_t N) {
-    return cdiv(M, d->mr) * d->mr * cdiv(N, d->nr) * d->nr;
+static double padded(const gemm_desc *d, int64_t M, int64_t N) {
+    return (double)(cdiv(M, d->mr) * d->mr) * (double)(cdiv(N, d->nr) * d->nr);
+}
+
+/* the same product as C^T = B^T A^T */
+static gemm_prob transposed(const gemm_prob *p) {
+    return (gemm_prob){p->N, p->M, p->K, p->B, p->A, p->C, p->csb, p->rsb, p->csa, p->rsa, p->csc, p->rsc};
+}
+
+/* M = 1 with B contiguous along one axis; threads split the columns. */
+static int gemv(const gemm_desc *d, const gemm_prob *p, int nt) {
+    const int64_t es = (int64_t)d->esz, N = p->N;
+    int rows = p->csb == 1 && (N >= 16 || p->rsb != 1); /* a dot product per column wins for few columns */
+    const char *x = p->A;
+    int64_t sx = p->csa;
+    char *tmp = NULL;
+    if (!rows && sx != 1) { /* the dot products want x contiguous */
+        if (!(tmp = pf_alloc((size_t)(p->K * es)))) return PF_ERR_NOMEM;
+        for (int64_t k = 0; k < p->K; k++) memcpy(tmp + k * es, x + k * sx * es, (size_t)es);
+        x = tmp, sx = 1;
+    }
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int t = 0;
+        OMP_ID(t);
+        int64_t c0, c1;
+        pf_split(cdiv(N, 16), t, nt, &c0, &c1);
+        int64_t j0 = c0 * 16, j1 = min64(c1 * 16, N);
+        if (j0 < j1)
+            d->gemv(p->K, j1 - j0, x, sx, p->B + j0 * p->csb * es, p->rsb, rows ? 1 : p->csb, p->C + j0 * p->csc * es,
+                    p->csc);
+    }
+    pf_free(tmp);
+    return PF_OK;
 }
 
 /* C = A B for one matrix on nt threads; K > 0. Returns PF_ERR_NOMEM without a message
  * (it may run on a worker thread, whose error text the caller would not see). */
 static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt) {
+    if (p.N == 1 && p.M > 1) p = transposed(&p);
+    if (p.M == 1 && (p.csb == 1 || p.rsb == 1)) return gemv(d, &p, nt);
     /* C^T = B^T A^T wastes less of the MR x NR tiles when N is the short side */
-    if (4 * padded(d, p.N, p.M) < 3 * padded(d, p.M, p.N)) {
-        gemm_prob t = {p.N, p.M, p.K, p.B, p.A, p.C, p.csb, p.rsb, p.csa, p.rsa, p.csc, p.rsc};
-        p = t;
-    }
+    if (4 * padded(d, p.N, p.M) < 3 * padded(d, p.M, p.N)) p = transposed(&p);
     const int64_t M = p.M, N = p.N, K = p.K, es = (int64_t)d->esz, mr = d->mr, nr = d->nr;
-    int direct = p.csb == 1 && (M <= DIRECT_M || M * N * K <= DIRECT_WORK);
+    int direct = p.csb == 1 && (M <= DIRECT_M || (double)M * N * K <= DIRECT_WORK);
 
     /* thread grid pr x pc over row and column tiles, the most even split; rows win ties
      * because row threads share one packed B */
@@ -516,6 +622,7 @@ static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt) {
 /* Unsigned arithmetic wraps like NumPy's integer matmul instead of overflowing (UB). */
 #define INT_GEMM(NAME, S, U)                                                                           \
     static void NAME(const gemm_prob *p, int nt) {                                                     \
+        (void)nt; /* unused in a serial build */                                                       \
         _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")                       \
         for (int64_t i = 0; i < p->M; i++) {                                                           \
             S *c = (S *)p->C + i * p->rsc;                                                             \
@@ -548,10 +655,21 @@ static int64_t batch_offset(const pf_tensor *t, int64_t bi) {
     return off;
 }
 
-static int run_one(int dt, const gemm_desc *d, gemm_prob *p, int nt) {
-    if (dt == PF_INT64) gemm_i64(p, nt);
-    else if (dt == PF_INT32) gemm_i32(p, nt);
-    else return gemm_blocked(d, *p, nt);
+/* the product of batch entry `bi` */
+static gemm_prob at_batch(const gemm_prob *p, const pf_tensor *a, const pf_tensor *b, const pf_tensor *out,
+                          int64_t bi) {
+    gemm_prob q = *p;
+    int64_t es = (int64_t)pf_dtype_size[a->dtype];
+    q.A += batch_offset(a, bi) * es;
+    q.B += batch_offset(b, bi) * es;
+    q.C += batch_offset(out, bi) * es;
+    return q;
+}
+
+static int run_one(int dt, const gemm_desc *d, gemm_prob p, int nt) {
+    if (dt == PF_INT64) gemm_i64(&p, nt);
+    else if (dt == PF_INT32) gemm_i32(&p, nt);
+    else return gemm_blocked(d, p, nt);
     return PF_OK;
 }
 
@@ -591,27 +709,15 @@ int pf_matmul(const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
     const gemm_desc *d = &descs[current_path()][dt == PF_FLOAT64];
     gemm_prob p = {M, N, K, a->data, b->data, out->data, a->strides[nd - 2], a->strides[nd - 1],
                    b->strides[nd - 2], b->strides[nd - 1], out->strides[nd - 2], out->strides[nd - 1]};
-    int64_t work = M * N * K;
+    double work = (double)M * N * K; /* double: broadcast (stride 0) operands can be huge */
     int nt = work * nb >= PAR_WORK ? pf_threads() : 1, err = PF_OK;
-    /* many small products: one whole product per thread beats splitting each one */
-    if (nb > 1 && nt > 1 && work < (1 << 21)) {
+    if (nt > 1 && work < BATCH_WORK && (nb % nt == 0 || nb >= 4 * nt)) {
 #pragma omp parallel for num_threads(nt) schedule(static)
-        for (int64_t bi = 0; bi < nb; bi++) {
-            gemm_prob q = p;
-            q.A += batch_offset(a, bi) * (int64_t)es;
-            q.B += batch_offset(b, bi) * (int64_t)es;
-            q.C += batch_offset(out, bi) * (int64_t)es;
-            if (run_one(dt, d, &q, 1)) __atomic_store_n(&err, PF_ERR_NOMEM, __ATOMIC_RELAXED);
-        }
+        for (int64_t bi = 0; bi < nb; bi++)
+            if (run_one(dt, d, at_batch(&p, a, b, out, bi), 1)) __atomic_store_n(&err, PF_ERR_NOMEM, __ATOMIC_RELAXED);
     } else {
         nt = work >= PAR_WORK ? nt : 1;
-        for (int64_t bi = 0; bi < nb && !err; bi++) {
-            gemm_prob q = p;
-            q.A += batch_offset(a, bi) * (int64_t)es;
-            q.B += batch_offset(b, bi) * (int64_t)es;
-            q.C += batch_offset(out, bi) * (int64_t)es;
-            err = run_one(dt, d, &q, nt);
-        }
+        for (int64_t bi = 0; bi < nb && !err; bi++) err = run_one(dt, d, at_batch(&p, a, b, out, bi), nt);
     }
     if (err) return pf_error(PF_ERR_NOMEM, "matmul: out of memory for packing buffers (M=%lld, N=%lld, K=%lld)",
                              (long long)M, (long long)N, (long long)K);

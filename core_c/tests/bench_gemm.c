@@ -1,5 +1,5 @@
-/* float32 matmul throughput: best-of-runs GFLOP/s per GEMM path for square sizes and a
- * few layer-like shapes. Usage: bench_gemm [path ...] (default: every path this CPU has).
+/* matmul throughput: best-of-runs GFLOP/s per GEMM path, float32 for square sizes and a
+ * few layer-like shapes, then float64 squares. Usage: bench_gemm [path ...] (default: every path this CPU has).
  * Compare with numpy in a separate process: a shared process would fight over the cores. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,21 +13,26 @@ static double now(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* (M, K, N, transposed b) */
-static const int64_t shapes[][4] = {
+/* (M, K, N, transposed b, float64) */
+static const int64_t shapes[][5] = {
     {256, 256, 256, 0},  {512, 512, 512, 0},   {1024, 1024, 1024, 0}, {2048, 2048, 2048, 0},
     {1024, 1024, 1024, 1}, {64, 64, 64, 0},    {32, 32, 32, 0},       {64, 784, 128, 0},
     {64, 784, 128, 1},   {128, 512, 512, 0},   {128, 512, 512, 1},    {1, 784, 128, 0},
+    {256, 256, 256, 0, 1}, {1024, 1024, 1024, 0, 1},
 };
 
-static double bench(int64_t M, int64_t K, int64_t N, int tb) {
-    float *a = pf_alloc(M * K * 4), *b = pf_alloc(K * N * 4), *c = pf_alloc(M * N * 4);
-    for (int64_t i = 0; i < M * K; i++) a[i] = (float)(i % 17) * 0.1f - 0.8f;
-    for (int64_t i = 0; i < K * N; i++) b[i] = (float)(i % 13) * 0.1f - 0.6f;
-    pf_tensor ta = {.data = a, .dtype = PF_FLOAT32, .ndim = 2, .shape = {M, K}, .strides = {K, 1}};
-    pf_tensor tbt = {.data = b, .dtype = PF_FLOAT32, .ndim = 2, .shape = {K, N}, .strides = {N, 1}};
+static void *filled(int64_t n, int dt) {
+    void *p = pf_alloc(n * pf_dtype_size[dt]);
+    for (int64_t i = 0; i < n; i++) pf_store_f64((char *)p + i * pf_dtype_size[dt], dt, (double)(i % 17) * 0.1 - 0.8);
+    return p;
+}
+
+static double bench(int64_t M, int64_t K, int64_t N, int tb, int dt) {
+    void *a = filled(M * K, dt), *b = filled(K * N, dt), *c = filled(M * N, dt);
+    pf_tensor ta = {.data = a, .dtype = dt, .ndim = 2, .shape = {M, K}, .strides = {K, 1}};
+    pf_tensor tbt = {.data = b, .dtype = dt, .ndim = 2, .shape = {K, N}, .strides = {N, 1}};
     if (tb) tbt.strides[0] = 1, tbt.strides[1] = K;
-    pf_tensor tc = {.data = c, .dtype = PF_FLOAT32, .ndim = 2, .shape = {M, N}, .strides = {N, 1}};
+    pf_tensor tc = {.data = c, .dtype = dt, .ndim = 2, .shape = {M, N}, .strides = {N, 1}};
     /* best of many ~2 ms chunks over 0.4 s: other processes on a 2-core box only add time */
     double flops = 2.0 * M * N * K, best = 1e30, end = now() + 0.4;
     int reps = (int)(4e8 / flops) + 1;
@@ -50,15 +55,16 @@ int main(int argc, char **argv) {
     printf("   GFLOP/s\n");
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         char name[64];
-        snprintf(name, sizeof name, "%lldx%lldx%lld%s", (long long)shapes[s][0], (long long)shapes[s][1],
-                 (long long)shapes[s][2], shapes[s][3] ? " bT" : "");
+        snprintf(name, sizeof name, "%lldx%lldx%lld%s%s", (long long)shapes[s][0], (long long)shapes[s][1],
+                 (long long)shapes[s][2], shapes[s][3] ? " bT" : "", shapes[s][4] ? " f64" : "");
         printf("%-22s", name);
         for (int p = 0; p < np; p++) {
             if (pf_gemm_select(paths[p]) != PF_OK) {
                 printf("%10s", "-");
                 continue;
             }
-            printf("%10.1f", bench(shapes[s][0], shapes[s][1], shapes[s][2], (int)shapes[s][3]));
+            printf("%10.1f", bench(shapes[s][0], shapes[s][1], shapes[s][2], (int)shapes[s][3],
+                                    shapes[s][4] ? PF_FLOAT64 : PF_FLOAT32));
             fflush(stdout);
         }
         printf("\n");

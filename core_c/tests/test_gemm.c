@@ -81,6 +81,49 @@ static void run_case(const gcase *g, const char *path) {
     free(a.data), free(b.data), free(c.data);
 }
 
+/* two batch dims, b broadcast along the first and a with its batch dims swapped in memory */
+static void batch_4d(void) {
+    enum { B0 = 2, B1 = 3, M = 5, K = 7, N = 4 };
+    float a[B1][B0][M][K], b[B1][K][N], c[B0][B1][M][N];
+    for (int i = 0; i < B1 * B0 * M * K; i++) (&a[0][0][0][0])[i] = (float)urand();
+    for (int i = 0; i < B1 * K * N; i++) (&b[0][0][0])[i] = (float)urand();
+    pf_tensor ta = {.data = a, .dtype = PF_FLOAT32, .ndim = 4, .shape = {B0, B1, M, K},
+                    .strides = {M * K, B0 * M * K, K, 1}};
+    pf_tensor tb = {.data = b, .dtype = PF_FLOAT32, .ndim = 4, .shape = {B0, B1, K, N}, .strides = {0, K * N, N, 1}};
+    pf_tensor tc = pf_make(c, PF_FLOAT32, 4, (int64_t[]){B0, B1, M, N});
+    CHECK_OK(pf_matmul(&ta, &tb, &tc));
+    int bad = 0;
+    for (int p = 0; p < B0; p++)
+        for (int q = 0; q < B1; q++)
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    double ref = 0;
+                    for (int k = 0; k < K; k++) ref += (double)a[q][p][i][k] * b[q][k][j];
+                    bad += fabs(c[p][q][i][j] - ref) > 1e-5;
+                }
+    CHECK(bad == 0, "4-d batch: %d wrong", bad);
+}
+
+/* negative strides (flipped views) and stride 0 inside a matrix (expanded rows) */
+static void odd_strides(void) {
+    enum { M = 19, K = 45, N = 37 };
+    static float a[K], b[K][N], c[M][N];
+    for (int i = 0; i < K; i++) a[i] = (float)urand();
+    for (int i = 0; i < K * N; i++) (&b[0][0])[i] = (float)urand();
+    pf_tensor ta = {.data = a, .dtype = PF_FLOAT32, .ndim = 2, .shape = {M, K}, .strides = {0, 1}};
+    pf_tensor tb = {.data = &b[K - 1][0], .dtype = PF_FLOAT32, .ndim = 2, .shape = {K, N}, .strides = {-N, 1}};
+    pf_tensor tc = {.data = &c[M - 1][N - 1], .dtype = PF_FLOAT32, .ndim = 2, .shape = {M, N}, .strides = {-N, -1}};
+    CHECK_OK(pf_matmul(&ta, &tb, &tc));
+    int bad = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double ref = 0;
+            for (int k = 0; k < K; k++) ref += (double)a[k] * b[K - 1 - k][j];
+            bad += fabs(c[M - 1 - i][N - 1 - j] - ref) > 1e-5;
+        }
+    CHECK(bad == 0, "negative / zero strides: %d wrong", bad);
+}
+
 static void value_cases(const char *path) {
     static const int64_t sq[] = {1, 7, 33, 257};
     for (int s = 0; s < 4; s++)
@@ -96,6 +139,7 @@ static void value_cases(const char *path) {
     run_case(&(gcase){PF_FLOAT32, 3, 33, 40, 17, 0, 0, 0, 0}, path);
     run_case(&(gcase){PF_FLOAT32, 5, 20, 30, 25, 1, 0, 1, 0}, path);
     run_case(&(gcase){PF_FLOAT32, 2, 130, 140, 150, 0, 1, 1, 1}, path);
+    run_case(&(gcase){PF_FLOAT32, 8, 20, 30, 40, 1, 1, 1, 1}, path);
     run_case(&(gcase){PF_FLOAT32, 4, 0, 5, 6, 0, 0, 0, 0}, path);
     run_case(&(gcase){PF_FLOAT32, 3, 6, 0, 5, 0, 0, 0, 0}, path); /* K = 0: zeros */
     run_case(&(gcase){PF_FLOAT32, 0, 6, 0, 5, 1, 1, 0, 1}, path);
@@ -105,6 +149,8 @@ static void value_cases(const char *path) {
         run_case(&(gcase){PF_FLOAT64, 3, 40, 50, 60, t & 1, t >> 1, t == 1, 0}, path);
         run_case(&(gcase){PF_FLOAT64, 0, 150, 400, 140, t & 1, t >> 1, 0, 0}, path);
     }
+    batch_4d();
+    odd_strides();
 }
 
 static void int_cases(void) {

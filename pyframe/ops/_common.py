@@ -60,6 +60,12 @@ def scalar_tensor(value, dt: dtype) -> Tensor:
     return t
 
 
+def zeros_of(shape: tuple, dt: dtype) -> Tensor:
+    t = empty_tensor(shape, dt)
+    check(lib.pf_fill(t._d(), 0.0, 0))
+    return t
+
+
 def as_tensor_of(x, dt: dtype) -> Tensor:
     """``x`` (tensor or number) as a tensor of dtype ``dt``, converting only when needed."""
     if isinstance(x, Tensor):

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 
-from pyframe import _dtype
+from pyframe import _dtype, _grad_mode
 from pyframe._backend import SMALL_BYTES, alloc_large, alloc_small, check, lib
 from pyframe._dtype import bool_, float32
+from pyframe.autograd.graph import record
 from pyframe.ops._common import (
     as_tensor_of,
     broadcast_shapes,
@@ -24,61 +25,107 @@ _unary_contig = lib.pf_unary_contig
 _binary_contig = lib.pf_binary_contig
 
 
+# ---- autograd helpers --------------------------------------------------------------------
+
+
+def unbroadcast(g: Tensor, shape: tuple) -> Tensor:
+    """Sum ``g`` over the dims broadcasting added, so it matches an input of ``shape``."""
+    if g._shape == shape:
+        return g
+    from pyframe.ops.reduce import sum as _sum
+
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g._shape[lead + i] != 1)
+    return _sum(g, dims, keepdim=True).reshape(shape) if dims else g.reshape(shape)
+
+
+def _grad_to(g: Tensor | None, x) -> Tensor | None:
+    """A gradient for input ``x``: broadcasting summed away, in ``x``'s dtype."""
+    if g is None or not isinstance(x, Tensor) or not x.requires_grad:
+        return None
+    g = unbroadcast(g, x._shape)
+    return g if g.dtype is x.dtype else cast(g, x.dtype)
+
+
+def _view_base_check(t: Tensor, name: str) -> None:
+    if t._base is not None:
+        raise RuntimeError(
+            f"{name}: in-place operation on a view of a tensor that takes part in autograd is not supported; "
+            "use the out-of-place op or clone() the view first"
+        )
+
+
 # ---- unary ------------------------------------------------------------------------------
 
 
-def _make_unary(name: str, op: int, floating: bool, result=None):
+def _make_unary(name: str, op: int, floating: bool, deriv=None, identity_for=(), result=None, saves=""):
     """An op ``f(x)``. ``floating``: integer inputs are computed in float32, as PyTorch.
-    ``result``: a fixed output dtype (bool for predicates)."""
+    ``deriv(g, x, out)``: the gradient (None: not differentiable); ``saves``: which of
+    "x" and "y" (the output) it reads, checked for in-place changes at backward time.
+    ``identity_for``: dtypes on which the op is a copy. ``result``: a fixed output dtype."""
 
     def fn(x: Tensor) -> Tensor:
         if not isinstance(x, Tensor):
             raise TypeError(f"{name}(): expected a Tensor, got {type(x).__name__}")
         dt = x.dtype
+        if dt in identity_for:
+            return x.clone()
         if floating and not dt.is_floating_point:
             x = cast(x, float32)
             dt = float32
         out_dt = result or dt
-        if not x._contig:
+        if x._contig:
+            n = x._numel
+            nbytes = n * out_dt.itemsize
+            data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
+            rc = _unary_contig(op, dt.code, x._ptr, data, n)
+            if rc:
+                check(rc)
+            out = fresh(data, nbytes, x._shape, x._strides, n, out_dt)
+        else:
             out = empty_tensor(x._shape, out_dt)
             check(lib.pf_unary(op, x._d(), out._d(), 0.0, 0.0))
-            return out
-        n = x._numel
-        nbytes = n * out_dt.itemsize
-        data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
-        rc = _unary_contig(op, dt.code, x._ptr, data, n)
-        if rc:
-            check(rc)
-        return fresh(data, nbytes, x._shape, x._strides, n, out_dt)
+        if deriv is not None and x.requires_grad and _grad_mode.enabled:
+            saved = (x, out) if saves == "xy" else (x,) if saves == "x" else (out,) if saves == "y" else ()
+            record(backward_name, lambda g: (deriv(g, x, out),), (x,), out, saved)
+        return out
 
+    backward_name = name.capitalize() + "Backward0"
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Same as torch.{name}."
     return fn
 
 
+def _zero_grad(g, x, y):
+    return mul(g, 0.0)  # noqa: F821 - the binary ops are bound below
+
+
+_INTS_AND_BOOL = (_dtype.int64, _dtype.int32, _dtype.bool_)
+# name: (op code, computes in floating point, derivative(g, x, y) with y = f(x), dtypes it copies)
+# fmt: off
 _UNARY = {
-    # name: (op code, computes in floating point)
-    "neg": (lib.PF_NEG, False),
-    "abs": (lib.PF_ABS, False),
-    "exp": (lib.PF_EXP, True),
-    "log": (lib.PF_LOG, True),
-    "sqrt": (lib.PF_SQRT, True),
-    "rsqrt": (lib.PF_RSQRT, True),
-    "tanh": (lib.PF_TANH, True),
-    "sigmoid": (lib.PF_SIGMOID, True),
-    "relu": (lib.PF_RELU, False),
-    "sin": (lib.PF_SIN, True),
-    "cos": (lib.PF_COS, True),
-    "sign": (lib.PF_SIGN, False),
-    "reciprocal": (lib.PF_RECIPROCAL, True),
-    "square": (lib.PF_SQUARE, False),
-    "erf": (lib.PF_ERF, True),
-    "log1p": (lib.PF_LOG1P, True),
-    "expm1": (lib.PF_EXPM1, True),
-    "floor": (lib.PF_FLOOR, False),
-    "ceil": (lib.PF_CEIL, False),
-    "round": (lib.PF_ROUND, False),
+    "neg": (lib.PF_NEG, False, lambda g, x, y: neg(g), ()),  # noqa: F821
+    "abs": (lib.PF_ABS, False, lambda g, x, y: mul(g, sign(x)), ()),  # noqa: F821
+    "exp": (lib.PF_EXP, True, lambda g, x, y: mul(g, y), ()),  # noqa: F821
+    "log": (lib.PF_LOG, True, lambda g, x, y: div(g, x), ()),  # noqa: F821
+    "sqrt": (lib.PF_SQRT, True, lambda g, x, y: div(g, mul(y, 2.0)), ()),  # noqa: F821
+    "rsqrt": (lib.PF_RSQRT, True, lambda g, x, y: mul(g, mul(pow(y, 3.0), -0.5)), ()),  # noqa: F821
+    "tanh": (lib.PF_TANH, True, lambda g, x, y: mul(g, sub(1.0, mul(y, y))), ()),  # noqa: F821
+    "sigmoid": (lib.PF_SIGMOID, True, lambda g, x, y: mul(g, mul(y, sub(1.0, y))), ()),  # noqa: F821
+    "relu": (lib.PF_RELU, False, lambda g, x, y: where(gt(y, 0), g, 0.0), ()),  # noqa: F821
+    "sin": (lib.PF_SIN, True, lambda g, x, y: mul(g, cos(x)), ()),  # noqa: F821
+    "cos": (lib.PF_COS, True, lambda g, x, y: neg(mul(g, sin(x))), ()),  # noqa: F821
+    "sign": (lib.PF_SIGN, False, _zero_grad, (_dtype.bool_,)),
+    "reciprocal": (lib.PF_RECIPROCAL, True, lambda g, x, y: neg(mul(g, mul(y, y))), ()),  # noqa: F821
+    "square": (lib.PF_SQUARE, False, lambda g, x, y: mul(g, mul(x, 2.0)), ()),  # noqa: F821
+    "erf": (lib.PF_ERF, True, lambda g, x, y: mul(g, mul(exp(neg(mul(x, x))), 2.0 / math.sqrt(math.pi))), ()),  # noqa: F821
+    "log1p": (lib.PF_LOG1P, True, lambda g, x, y: div(g, add(x, 1.0)), ()),  # noqa: F821
+    "expm1": (lib.PF_EXPM1, True, lambda g, x, y: mul(g, add(y, 1.0)), ()),  # noqa: F821
+    "floor": (lib.PF_FLOOR, False, _zero_grad, _INTS_AND_BOOL),
+    "ceil": (lib.PF_CEIL, False, _zero_grad, _INTS_AND_BOOL),
+    "round": (lib.PF_ROUND, False, _zero_grad, _INTS_AND_BOOL),
 }
+# fmt: on
 _PREDICATES = {
     "isnan": lib.PF_ISNAN,
     "isinf": lib.PF_ISINF,
@@ -86,33 +133,20 @@ _PREDICATES = {
     "logical_not": lib.PF_LOGICAL_NOT,
 }
 
-unary_ops = {name: _make_unary(name, op, fl) for name, (op, fl) in _UNARY.items()}
-unary_ops.update({name: _make_unary(name, op, False, bool_) for name, op in _PREDICATES.items()})
+# what each derivative reads: the input x, the output y, or nothing
+_SAVES = {
+    "abs": "x", "exp": "y", "log": "x", "sqrt": "y", "rsqrt": "y", "tanh": "y", "sigmoid": "y", "relu": "y",
+    "sin": "x", "cos": "x", "reciprocal": "y", "square": "x", "erf": "x", "log1p": "x", "expm1": "y",
+}  # fmt: skip
+unary_ops = {
+    name: _make_unary(name, op, fl, d, ident, saves=_SAVES.get(name, "")) for name, (op, fl, d, ident) in _UNARY.items()
+}
+unary_ops.update({name: _make_unary(name, op, False, result=bool_) for name, op in _PREDICATES.items()})
 globals().update(unary_ops)
 
-_identity_for_int = {"floor", "ceil", "round"}
-for _name in _identity_for_int:
-    _float_only = unary_ops[_name]
 
-    def _rounding(x: Tensor, _f=_float_only) -> Tensor:
-        return x.clone() if not x.dtype.is_floating_point else _f(x)
-
-    _rounding.__name__ = _rounding.__qualname__ = _name
-    unary_ops[_name] = globals()[_name] = _rounding
-
-
-def _sign(x: Tensor, _f=unary_ops["sign"]) -> Tensor:
-    """Same as torch.sign; a bool tensor is its own sign (the core has no bool row)."""
-    return x.clone() if isinstance(x, Tensor) and x.dtype is bool_ else _f(x)
-
-
-_sign.__name__ = _sign.__qualname__ = "sign"
-unary_ops["sign"] = globals()["sign"] = _sign
-
-
-def _unary_params(op: int, x: Tensor, p0: float, p1: float, out: Tensor | None = None) -> Tensor:
-    if out is None:
-        out = empty_tensor(x._shape, x.dtype)
+def _unary_params(op: int, x: Tensor, p0: float, p1: float) -> Tensor:
+    out = empty_tensor(x._shape, x.dtype)
     check(lib.pf_unary(op, x._d(), out._d(), p0, p1))
     return out
 
@@ -132,7 +166,11 @@ def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's na
     x = as_tensor_of(x, dt)
     lo = -math.inf if min is None else float(min)
     hi = math.inf if max is None else float(max)
-    return _unary_params(lib.PF_CLAMP, x, lo, hi)
+    out = _unary_params(lib.PF_CLAMP, x, lo, hi)
+    if x.requires_grad and _grad_mode.enabled:
+        inside = logical_and(ge(x, lo), le(x, hi))  # noqa: F821
+        record("ClampBackward1", lambda g: (where(inside, g, 0.0),), (x,), out)
+    return out
 
 
 clip = clamp
@@ -145,10 +183,11 @@ def relu6(x: Tensor) -> Tensor:
 # ---- binary -----------------------------------------------------------------------------
 
 
-def _make_binary(name: str, op: int, kind: str):
+def _make_binary(name: str, op: int, kind: str, deriv=None):
     """An op ``f(a, b)`` with broadcasting and promotion.
     kind: "arith" (promoted dtype), "float" (floating result, int/int -> float32),
-    "compare" (bool result)."""
+    "compare" (bool result). ``deriv(g, a, b, out) -> (grad_a, grad_b)`` before
+    broadcasting is summed away."""
     out_bool = kind == "compare"
 
     def fn(a, b) -> Tensor:
@@ -165,15 +204,29 @@ def _make_binary(name: str, op: int, kind: str):
             rc = _binary_contig(op, dt.code, a._ptr, b._ptr, data, n)
             if rc:
                 check(rc)
-            return fresh(data, nbytes, a._shape, a._strides, n, out_dt)
-        return _binary(op, a, b, kind, name)
+            out = fresh(data, nbytes, a._shape, a._strides, n, out_dt)
+            if (a.requires_grad or b.requires_grad) and deriv is not None and _grad_mode.enabled:
+                _record_binary(name, deriv, a, b, a, b, out)
+            return out
+        return _binary(op, a, b, kind, name, deriv)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Same as torch.{name}."
     return fn
 
 
-def _binary(op: int, a, b, kind: str, name: str, out: Tensor | None = None) -> Tensor:
+def _record_binary(name: str, deriv, a0, b0, a: Tensor, b: Tensor, out: Tensor) -> None:
+    """Record ``out = name(a, b)``; a0/b0 are the caller's operands (before promotion)."""
+
+    def backward(g):
+        ga, gb = deriv(g, a, b, out)
+        return _grad_to(ga, a0), _grad_to(gb, b0)
+
+    saved = ((a, b, out) if name == "pow" else (a, b)) if name in _SAVES_OPERANDS else ()
+    record(_BACKWARD_NAMES[name], backward, (a0, b0), out, saved)
+
+
+def _binary(op: int, a, b, kind: str, name: str, deriv=None) -> Tensor:
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{name}(): expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}")
     dt = result_type(a, b)
@@ -181,49 +234,57 @@ def _binary(op: int, a, b, kind: str, name: str, out: Tensor | None = None) -> T
         dt = float32
     if kind == "arith" and dt is bool_ and name in ("sub", "pow", "remainder", "floor_divide"):
         raise TypeError(f"{name}: not supported for two bool tensors; use logical ops (~, ^, |, &) on masks")
+    a0, b0 = a, b
     a = as_tensor_of(a, dt)
     b = as_tensor_of(b, dt)
-    shape = broadcast_shapes(a._shape, b._shape)
-    if out is None:
-        out = empty_tensor(shape, bool_ if kind == "compare" else dt)
-        check(lib.pf_binary(op, a._d(), b._d(), out._d()))
-        return out
-    # in place: compute in the promoted dtype, into `out` directly when that is safe
-    check_inplace_shape(out, shape, name + "_")
-    check_inplace_dtype(out, dt, name + "_")
-    if dt is out.dtype and not overlaps(out, a) and not overlaps(out, b):
-        check(lib.pf_binary(op, a._d(), b._d(), out._d()))
-    else:
-        tmp = empty_tensor(shape, dt)
-        check(lib.pf_binary(op, a._d(), b._d(), tmp._d()))
-        check(lib.pf_copy(tmp._d(), out._d()))
-    out._bump()
+    out = empty_tensor(broadcast_shapes(a._shape, b._shape), bool_ if kind == "compare" else dt)
+    check(lib.pf_binary(op, a._d(), b._d(), out._d()))
+    if (
+        deriv is not None
+        and _grad_mode.enabled
+        and (getattr(a0, "requires_grad", False) or getattr(b0, "requires_grad", False))
+    ):
+        _record_binary(name, deriv, a0, b0, a, b, out)
     return out
 
 
-_BINARY = {
-    "add": (lib.PF_ADD, "arith"),
-    "sub": (lib.PF_SUB, "arith"),
-    "mul": (lib.PF_MUL, "arith"),
-    "div": (lib.PF_DIV, "float"),
-    "pow": (lib.PF_POW, "arith"),
-    "maximum": (lib.PF_MAXIMUM, "arith"),
-    "minimum": (lib.PF_MINIMUM, "arith"),
-    "atan2": (lib.PF_ATAN2, "float"),
-    "remainder": (lib.PF_REMAINDER, "arith"),
-    "floor_divide": (lib.PF_FLOOR_DIVIDE, "arith"),
-    "eq": (lib.PF_EQ, "compare"),
-    "ne": (lib.PF_NE, "compare"),
-    "lt": (lib.PF_LT, "compare"),
-    "le": (lib.PF_LE, "compare"),
-    "gt": (lib.PF_GT, "compare"),
-    "ge": (lib.PF_GE, "compare"),
-    "logical_and": (lib.PF_LOGICAL_AND, "compare"),
-    "logical_or": (lib.PF_LOGICAL_OR, "compare"),
-    "logical_xor": (lib.PF_LOGICAL_XOR, "compare"),
-}
+def _half_ties(g, a, b, wins):
+    """maximum/minimum: the winner takes the gradient, ties split it (as torch)."""
+    tie = eq(a, b)  # noqa: F821
+    return where(wins, g, where(tie, mul(g, 0.5), 0.0)), where(logical_or(wins, tie), where(tie, mul(g, 0.5), 0.0), g)  # noqa: F821
 
-binary_ops = {name: _make_binary(name, op, kind) for name, (op, kind) in _BINARY.items()}
+
+# fmt: off
+_BINARY = {
+    # name: (op code, kind, derivative(g, a, b, out) -> (grad a, grad b))
+    "add": (lib.PF_ADD, "arith", lambda g, a, b, y: (g, g)),
+    "sub": (lib.PF_SUB, "arith", lambda g, a, b, y: (g, neg(g))),  # noqa: F821
+    "mul": (lib.PF_MUL, "arith", lambda g, a, b, y: (mul(g, b), mul(g, a))),  # noqa: F821
+    "div": (lib.PF_DIV, "float", lambda g, a, b, y: (div(g, b), neg(div(mul(g, a), mul(b, b))))),  # noqa: F821
+    "pow": (lib.PF_POW, "arith", lambda g, a, b, y: (
+        mul(g, mul(b, pow(a, sub(b, 1.0)))) if a.requires_grad else None,  # noqa: F821
+        mul(g, mul(y, log(where(gt(a, 0.0), a, 1.0)))) if b.requires_grad else None)),  # noqa: F821
+    "maximum": (lib.PF_MAXIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, gt(a, b))),  # noqa: F821
+    "minimum": (lib.PF_MINIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, lt(a, b))),  # noqa: F821
+    "atan2": (lib.PF_ATAN2, "float", lambda g, a, b, y: (
+        div(mul(g, b), add(mul(a, a), mul(b, b))), neg(div(mul(g, a), add(mul(a, a), mul(b, b)))))),  # noqa: F821
+    "remainder": (lib.PF_REMAINDER, "arith", lambda g, a, b, y: (g, neg(mul(g, floor_divide(a, b))))),  # noqa: F821
+    "floor_divide": (lib.PF_FLOOR_DIVIDE, "arith", lambda g, a, b, y: (mul(g, 0.0), mul(g, 0.0))),  # noqa: F821
+    "eq": (lib.PF_EQ, "compare", None),
+    "ne": (lib.PF_NE, "compare", None),
+    "lt": (lib.PF_LT, "compare", None),
+    "le": (lib.PF_LE, "compare", None),
+    "gt": (lib.PF_GT, "compare", None),
+    "ge": (lib.PF_GE, "compare", None),
+    "logical_and": (lib.PF_LOGICAL_AND, "compare", None),
+    "logical_or": (lib.PF_LOGICAL_OR, "compare", None),
+    "logical_xor": (lib.PF_LOGICAL_XOR, "compare", None),
+}
+# fmt: on
+_SAVES_OPERANDS = {"mul", "div", "pow", "maximum", "minimum", "atan2", "remainder"}
+_BACKWARD_NAMES = {name: name.capitalize() + "Backward0" for name in _BINARY}
+
+binary_ops = {name: _make_binary(name, op, kind, d) for name, (op, kind, d) in _BINARY.items()}
 globals().update(binary_ops)
 true_divide = divide = binary_ops["div"]
 multiply = binary_ops["mul"]
@@ -232,12 +293,39 @@ greater, greater_equal, less, less_equal = gt, ge, lt, le  # noqa: F821 - bound 
 not_equal = ne  # noqa: F821
 
 
-def _make_inplace(name: str):
-    op, kind = _BINARY[name]
+# ---- in place ---------------------------------------------------------------------------
 
+
+def _inplace_binary(name: str, self: Tensor, other) -> Tensor:
+    op, kind, deriv = _BINARY[name]
+    self._write_check()
+    dt = result_type(self, other)
+    if kind == "float" and not dt.is_floating_point:
+        dt = float32
+    check_inplace_dtype(self, dt, name + "_")
+    b = as_tensor_of(other, dt)
+    shape = broadcast_shapes(self._shape, b._shape)
+    check_inplace_shape(self, shape, name + "_")
+    grad = deriv is not None and _grad_mode.enabled and (self.requires_grad or getattr(other, "requires_grad", False))
+    if grad:
+        _view_base_check(self, name + "_")
+    # the derivative may need self's value from before the write
+    a = self if dt is self.dtype and not grad else cast(self, dt)
+    if dt is self.dtype and not overlaps(self, b) and a is self:
+        check(lib.pf_binary(op, a._d(), b._d(), self._d()))
+    else:
+        tmp = empty_tensor(shape, dt)
+        check(lib.pf_binary(op, a._d(), b._d(), tmp._d()))
+        check(lib.pf_copy(tmp._d(), self._d()))
+    self._bump()
+    if grad:
+        _record_binary(name, deriv, self, other, a, b, self)
+    return self
+
+
+def _make_inplace(name: str):
     def fn(self: Tensor, other) -> Tensor:
-        self._write_check()
-        return _binary(op, self, other, kind, name, out=self)
+        return _inplace_binary(name, self, other)
 
     fn.__name__ = fn.__qualname__ = name + "_"
     fn.__doc__ = f"Same as torch.Tensor.{name}_."
@@ -263,9 +351,20 @@ def where(condition: Tensor, a, b) -> Tensor:
         got = condition.dtype.name if isinstance(condition, Tensor) else type(condition).__name__
         raise TypeError(f"where: condition must be a bool tensor, got {got}")
     dt = result_type(a, b)
+    a0, b0 = a, b
     a, b = as_tensor_of(a, dt), as_tensor_of(b, dt)
     out = empty_tensor(broadcast_shapes(condition._shape, a._shape, b._shape), dt)
     check(lib.pf_where(condition._d(), a._d(), b._d(), out._d()))
+    if (a.requires_grad or b.requires_grad) and _grad_mode.enabled:
+        zero = scalar_tensor(0, dt)
+
+        def backward(g):
+            return (
+                _grad_to(where(condition, g, zero), a0) if a.requires_grad else None,
+                _grad_to(where(condition, zero, g), b0) if b.requires_grad else None,
+            )
+
+        record("WhereBackward0", backward, (a0, b0), out)
     return out
 
 
@@ -313,6 +412,13 @@ def tril(x: Tensor, diagonal: int = 0) -> Tensor:
 # ---- writes into existing tensors ---------------------------------------------------------
 
 
+def _take_history(dst: Tensor, src: Tensor) -> None:
+    """After copying ``src`` over all of ``dst`` in place, ``dst`` carries ``src``'s history."""
+    dst.requires_grad = True
+    dst.grad_fn = src.grad_fn
+    dst._output_nr = src._output_nr
+
+
 def copy_(dst: Tensor, src) -> Tensor:
     """Same as torch.Tensor.copy_: broadcasts ``src`` to ``dst`` and converts dtype."""
     dst._write_check()
@@ -320,10 +426,21 @@ def copy_(dst: Tensor, src) -> Tensor:
         src = scalar_tensor(src, dst.dtype)
     shape = broadcast_shapes(dst._shape, src._shape)
     check_inplace_shape(dst, shape, "copy_")
-    if overlaps(dst, src):
+    grad = _grad_mode.enabled and (src.requires_grad or dst.requires_grad)
+    if grad:
+        _view_base_check(dst, "copy_")
+        if src.requires_grad:  # the gradient flows to src, summed over what broadcasting repeated
+            src = src.expand(*shape).to(dst.dtype) if src._shape != shape or src.dtype is not dst.dtype else src
+            src = src.clone()
+    elif overlaps(dst, src):
         src = src.clone()
     check(lib.pf_copy(src._d(), dst._d()))
     dst._bump()
+    if grad:
+        if src.requires_grad:
+            _take_history(dst, src)
+        else:  # overwritten by a constant: nothing flows back
+            dst.requires_grad, dst.grad_fn = False, None
     return dst
 
 
@@ -337,6 +454,9 @@ def fill_(dst: Tensor, value) -> Tensor:
         raise TypeError(f"fill_: expected a number, got {type(value).__name__}")
     if not dst.dtype.is_floating_point and isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"fill_: cannot fill a {dst.dtype.name} tensor with {value}")
+    if dst.requires_grad and _grad_mode.enabled:
+        _view_base_check(dst, "fill_")
+        dst.requires_grad, dst.grad_fn = False, None
     ivalue = int(value) if dst.dtype is not _dtype.bool_ else int(bool(value))
     check(lib.pf_fill(dst._d(), float(value), ivalue))
     dst._bump()

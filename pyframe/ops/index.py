@@ -6,10 +6,12 @@ import math
 
 import numpy as np
 
+from pyframe import _grad_mode
 from pyframe._backend import ShapeError, check, lib
 from pyframe._dtype import bool_, int32, int64
+from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
-from pyframe.ops._common import broadcast_shapes, cast
+from pyframe.ops._common import broadcast_shapes, cast, zeros_of
 from pyframe.ops.shape import contiguous, expand, permute, view_op
 from pyframe.tensor import Tensor, empty_tensor, normalize_dim
 
@@ -25,7 +27,20 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     idx = index.reshape(-1)
     out = empty_tensor(x._shape[:d] + (idx._numel,) + x._shape[d + 1 :], x.dtype)
     check(lib.pf_index_select(x._d(), d, idx._d(), out._d()))
+    if x.requires_grad and _grad_mode.enabled:
+
+        def backward(g):
+            return (index_add_(zeros_of(x._shape, g.dtype), d, idx, g),)
+
+        record("IndexSelectBackward0", backward, (x,), out)
     return out
+
+
+def _record_accumulate(name: str, x: Tensor, src: Tensor, src_grad) -> None:
+    """After ``x += scatter(src)`` in place: x's gradient passes through, src's is gathered."""
+    if _grad_mode.enabled and (x.requires_grad or src.requires_grad):
+        ew._view_base_check(x, name)
+        record(name.capitalize() + "Backward0", lambda g: (g, src_grad(g) if src.requires_grad else None), (x, src), x)
 
 
 def index_add_(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha=1) -> Tensor:
@@ -34,9 +49,11 @@ def index_add_(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha=1) -> T
     d = normalize_dim(dim, x.ndim)
     src = source if alpha == 1 else ew.mul(source, alpha)
     if src.dtype is not x.dtype:
-        src = cast(src, x.dtype)
-    check(lib.pf_index_add(x._d(), d, _as_index(index).reshape(-1)._d(), src._d()))
+        src = src.to(x.dtype)
+    idx = _as_index(index).reshape(-1)
+    check(lib.pf_index_add(x._d(), d, idx._d(), src._d()))
     x._bump()
+    _record_accumulate("index_add_", x, src, lambda g: index_select(g, d, idx))
     return x
 
 
@@ -46,6 +63,12 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     d = normalize_dim(dim, x.ndim)
     out = empty_tensor(index._shape, x.dtype)
     check(lib.pf_gather(x._d(), d, index._d(), out._d()))
+    if x.requires_grad and _grad_mode.enabled:
+
+        def backward(g):
+            return (scatter_add_(zeros_of(x._shape, g.dtype), d, index, g),)
+
+        record("GatherBackward0", backward, (x,), out)
     return out
 
 
@@ -54,13 +77,16 @@ def scatter_add_(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     x._write_check()
     d = normalize_dim(dim, x.ndim)
     if src.dtype is not x.dtype:
-        src = cast(src, x.dtype)
-    check(lib.pf_scatter_add(x._d(), d, _as_index(index)._d(), src._d()))
+        src = src.to(x.dtype)
+    index = _as_index(index)
+    check(lib.pf_scatter_add(x._d(), d, index._d(), src._d()))
     x._bump()
+    _record_accumulate("scatter_add_", x, src, lambda g: gather(g, d, index))
     return x
 
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """Same as torch.scatter_add (out of place)."""
     return scatter_add_(x.clone(), dim, index, src)
 
 
@@ -225,7 +251,30 @@ def getitem(x: Tensor, key) -> Tensor:
 
 
 def setitem(x: Tensor, key, value) -> None:
+    """``x[key] = value``, writing through; with autograd, x's gradient is zero where it was
+    overwritten and ``value`` gets the gradient of ``x[key]``."""
     x._write_check()
+    value_grad = isinstance(value, Tensor) and value.requires_grad
+    if not (_grad_mode.enabled and (x.requires_grad or value_grad)):
+        _setitem(x, key, value)
+        return
+    ew._view_base_check(x, "__setitem__")
+    with _grad_mode.no_grad():
+        _setitem(x, key, value)
+
+    def backward(g):
+        gx = None
+        if x_grad:
+            gx = g.clone()
+            with _grad_mode.no_grad():
+                _setitem(gx, key, 0)
+        return gx, ew._grad_to(getitem(g, key), value) if value_grad else None
+
+    x_grad = x.requires_grad
+    record("IndexPutBackward0", backward, (x, value), x)
+
+
+def _setitem(x: Tensor, key, value) -> None:
     view, advanced = _basic(x, _expand_index(x, key))
     if not advanced:
         ew.copy_(view, value)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from pyframe import _grad_mode
 from pyframe._backend import ShapeError, check, lib
+from pyframe.autograd.graph import record
 from pyframe.ops._common import as_tensor_of, broadcast_shapes, result_type
 from pyframe.ops.shape import expand, squeeze, unsqueeze
 from pyframe.tensor import Tensor, empty_tensor
@@ -31,6 +33,16 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     b3 = expand(b2, *batch, k, n) if b2._shape[:-2] != batch else b2
     out = empty_tensor(batch + (m, n), dt)
     check(lib.pf_matmul(a3._d(), b3._d(), out._d()))
+    if (a3.requires_grad or b3.requires_grad) and _grad_mode.enabled:
+        # transposes are read in place by the GEMM's packing: no copies here
+
+        def backward(g):
+            return (
+                matmul(g, b3.mT) if a3.requires_grad else None,
+                matmul(a3.mT, g) if b3.requires_grad else None,
+            )
+
+        record("MmBackward0", backward, (a3, b3), out, (a3, b3))
     if a.ndim == 1:
         out = squeeze(out, -2)
     if b.ndim == 1:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from pyframe import _grad_mode
 from pyframe._backend import ShapeError, check, ffi, lib
 from pyframe._dtype import as_dtype, bool_, float32, int64
+from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
-from pyframe.ops._common import cast
+from pyframe.ops._common import cast, zeros_of
 from pyframe.tensor import Tensor, empty_tensor, normalize_dim
 
 __all__ = [
@@ -46,8 +48,18 @@ def _dims(x: Tensor, dim) -> list:
 
 
 def _reduce(
-    op: int, x: Tensor, dim, keepdim: bool, out_dtype, want_values=True, want_index=False, correction: float = 0.0
+    op: int,
+    x: Tensor,
+    dim,
+    keepdim: bool,
+    out_dtype,
+    want_values=True,
+    want_index=False,
+    correction: float = 0.0,
+    deriv=None,
 ):
+    """Reduce ``x`` over ``dim``. ``deriv(g, x, y, index, dims)`` gives the gradient from
+    ``g`` and the result ``y`` (and ``index``), all shaped as with keepdim=True."""
     if not isinstance(x, Tensor):
         raise TypeError(f"expected a Tensor, got {type(x).__name__}")
     dims = _dims(x, dim)
@@ -66,11 +78,59 @@ def _reduce(
             correction,
         )
     )
+    kept = tuple(1 if i in dims else n for i, n in enumerate(x._shape))
     if keepdim:
-        kept = tuple(1 if i in dims else n for i, n in enumerate(x._shape))
         values = values.reshape(kept) if values is not None else None
         index = index.reshape(kept) if index is not None else None
+    if deriv is not None and x.requires_grad and _grad_mode.enabled:
+        y, ix = values, index
+
+        def backward(g):
+            return (deriv(g.reshape(kept), x, y.reshape(kept), None if ix is None else ix.reshape(kept), dims),)
+
+        record(_REDUCE_NAMES[op], backward, (x,), values, () if deriv in (_d_sum, _d_mean) else (x,))
     return values, index
+
+
+_REDUCE_NAMES = {
+    lib.PF_SUM: "SumBackward1", lib.PF_MEAN: "MeanBackward1", lib.PF_PROD: "ProdBackward1",
+    lib.PF_VAR: "VarBackward0", lib.PF_MAX: "MaxBackward0", lib.PF_MIN: "MinBackward0",
+}  # fmt: skip
+
+
+def _count(x: Tensor, dims: list) -> int:
+    return math.prod(x._shape[d] for d in dims)
+
+
+def _d_sum(g, x, y, ix, dims):
+    return g.expand(*x._shape)
+
+
+def _d_mean(g, x, y, ix, dims):
+    return ew.div(g, float(_count(x, dims))).expand(*x._shape)
+
+
+def _d_prod(g, x, y, ix, dims):
+    return ew.div(ew.mul(g, y), x)
+
+
+def _d_extreme(g, x, y, ix, dims):
+    """Ties share the gradient evenly (torch's amax/amin and full max/min)."""
+    if ix is not None:  # max/min along one dim: the gradient goes to the returned index
+        from pyframe.ops.index import scatter_add
+
+        return scatter_add(zeros_of(x._shape, g.dtype), dims[0], ix, g)
+    mask = cast(ew.eq(x, y), g.dtype)
+    return ew.div(ew.mul(g, mask), sum(mask, dims, keepdim=True))
+
+
+def _d_var(correction: float):
+    def deriv(g, x, y, ix, dims):
+        n = _count(x, dims) - correction
+        centred = ew.sub(x, mean(x, dims, keepdim=True))
+        return ew.mul(g, ew.mul(centred, 2.0 / n if n > 0 else math.nan))
+
+    return deriv
 
 
 def _full_if_empty(dim):
@@ -88,17 +148,18 @@ def sum(x: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:  # no
     """Same as torch.sum; integer and bool inputs sum to int64."""
     dt = _sum_dtype(x, dtype)
     if dt is not x.dtype and dt.is_floating_point:
-        x = cast(x, dt)
-    return _reduce(lib.PF_SUM, x, _full_if_empty(dim), keepdim, dt)[0]
+        x = x.to(dt)
+    return _reduce(lib.PF_SUM, x, _full_if_empty(dim), keepdim, dt, deriv=_d_sum)[0]
 
 
 def prod(x: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-    return _reduce(lib.PF_PROD, x, dim, keepdim, _sum_dtype(x, dtype))[0]
+    """Same as torch.prod (the gradient divides by the input, so it is undefined at zeros)."""
+    return _reduce(lib.PF_PROD, x, dim, keepdim, _sum_dtype(x, dtype), deriv=_d_prod)[0]
 
 
 def _require_float(x: Tensor, name: str, dtype=None) -> Tensor:
     if dtype is not None:
-        return cast(x, as_dtype(dtype)) if as_dtype(dtype) is not x.dtype else x
+        return x.to(as_dtype(dtype))
     if not x.dtype.is_floating_point:
         raise TypeError(
             f"{name}(): could not infer output dtype. Input dtype must be a floating point dtype, got {x.dtype.name}"
@@ -108,7 +169,7 @@ def _require_float(x: Tensor, name: str, dtype=None) -> Tensor:
 
 def mean(x: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     x = _require_float(x, "mean", dtype)
-    return _reduce(lib.PF_MEAN, x, _full_if_empty(dim), keepdim, x.dtype)[0]
+    return _reduce(lib.PF_MEAN, x, _full_if_empty(dim), keepdim, x.dtype, deriv=_d_mean)[0]
 
 
 def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
@@ -118,7 +179,8 @@ def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     x = _require_float(x, "var")
-    return _reduce(lib.PF_VAR, x, _full_if_empty(dim), keepdim, x.dtype, correction=float(correction))[0]
+    c = float(correction)
+    return _reduce(lib.PF_VAR, x, _full_if_empty(dim), keepdim, x.dtype, correction=c, deriv=_d_var(c))[0]
 
 
 def std(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
@@ -131,10 +193,10 @@ def _extreme(op: int, name: str, x: Tensor, dim=None, keepdim: bool = False):
     if dim is None:
         if x._numel == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
-        return _reduce(op, x, None, False, x.dtype)[0]
+        return _reduce(op, x, None, False, x.dtype, deriv=_d_extreme)[0]
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"{name}(dim) takes a single dim; use amax/amin for several")
-    values, index = _reduce(op, x, dim, keepdim, x.dtype, want_index=True)
+    values, index = _reduce(op, x, dim, keepdim, x.dtype, want_index=True, deriv=_d_extreme)
     return MinResult(values, index) if name == "min" else ValuesIndices(values, index)
 
 
@@ -148,11 +210,11 @@ def min(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
 
 
 def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
-    return _reduce(lib.PF_MAX, x, None if dim == () else dim, keepdim, x.dtype)[0]
+    return _reduce(lib.PF_MAX, x, None if dim == () else dim, keepdim, x.dtype, deriv=_d_extreme)[0]
 
 
 def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
-    return _reduce(lib.PF_MIN, x, None if dim == () else dim, keepdim, x.dtype)[0]
+    return _reduce(lib.PF_MIN, x, None if dim == () else dim, keepdim, x.dtype, deriv=_d_extreme)[0]
 
 
 def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
@@ -208,7 +270,7 @@ def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
 
 def _softmax(x: Tensor, dim: int, log: bool, dtype=None) -> Tensor:
     if dtype is not None:
-        x = cast(x, as_dtype(dtype))
+        x = x.to(as_dtype(dtype))
     elif not x.dtype.is_floating_point:
         raise TypeError(f"{'log_softmax' if log else 'softmax'}: expected a floating point input, got {x.dtype.name}")
     d = normalize_dim(dim, x.ndim)
@@ -219,6 +281,18 @@ def _softmax(x: Tensor, dim: int, log: bool, dtype=None) -> Tensor:
         return t._view(tuple(t._shape[i] for i in order), tuple(t._strides[i] for i in order))
 
     check(lib.pf_softmax(last(x)._d(), last(out)._d(), int(log)))
+    if x.requires_grad and _grad_mode.enabled:
+        if log:  # d log_softmax: g - softmax * sum(g)
+
+            def backward(g):
+                return (ew.sub(g, ew.mul(ew.exp(out), sum(g, d, keepdim=True))),)
+
+        else:  # d softmax: y * (g - sum(g * y))
+
+            def backward(g):
+                return (ew.mul(out, ew.sub(g, sum(ew.mul(g, out), d, keepdim=True))),)
+
+        record("LogSoftmaxBackward0" if log else "SoftmaxBackward0", backward, (x,), out, (out,))
     return out
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pyframe import _grad_mode
 from pyframe._backend import ShapeError, check, lib
 from pyframe._dtype import as_dtype, dtype
-from pyframe.ops._common import result_type
+from pyframe.autograd.graph import record
+from pyframe.ops._common import result_type, zeros_of
+from pyframe.ops.elementwise import unbroadcast
 from pyframe.tensor import Size, Tensor, _int_args, empty_tensor, normalize_dim
 
 __all__ = [
@@ -16,9 +19,29 @@ __all__ = [
 ]  # fmt: skip
 
 
-def view_op(x: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
-    """Every view goes through here (autograd records the reshape back)."""
-    return x._view(shape, strides, offset)
+def view_op(x: Tensor, shape: tuple, strides: tuple, offset: int, backward=None) -> Tensor:
+    """Every view goes through here. ``backward(g)`` maps the view's gradient to ``x``'s
+    (default: a reshape, right for views that keep the element order)."""
+    out = x._view(shape, strides, offset)
+    out._base = x if x._base is None else x._base
+    if x.requires_grad and _grad_mode.enabled:
+        fn = backward or (lambda g: g.reshape(x._shape))
+        record(_VIEW_NAMES.get(getattr(backward, "__name__", ""), "ViewBackward0"), lambda g: (fn(g),), (x,), out)
+    return out
+
+
+_VIEW_NAMES = {"transpose_back": "TransposeBackward0", "permute_back": "PermuteBackward0",
+               "expand_back": "ExpandBackward0", "slice_back": "SliceBackward0"}  # fmt: skip
+
+
+def embed(g: Tensor, shape: tuple, key) -> Tensor:
+    """A zero tensor of ``shape`` with ``g`` written at ``key``: the gradient of ``x[key]``."""
+    from pyframe.ops.index import setitem
+
+    z = zeros_of(shape, g.dtype)
+    with _grad_mode.no_grad():
+        setitem(z, key, g)
+    return z
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -30,7 +53,11 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     shape, strides = list(x._shape), list(x._strides)
     shape[d0], shape[d1] = shape[d1], shape[d0]
     strides[d0], strides[d1] = strides[d1], strides[d0]
-    return view_op(x, tuple(shape), tuple(strides), x._offset)
+
+    def transpose_back(g):
+        return transpose(g, d0, d1)
+
+    return view_op(x, tuple(shape), tuple(strides), x._offset, transpose_back)
 
 
 swapaxes = swapdims = transpose
@@ -45,7 +72,12 @@ def permute(x: Tensor, *dims) -> Tensor:
     norm = [normalize_dim(d, n) for d in dims]
     if len(set(norm)) != n:
         raise ShapeError(f"permute: repeated dim in {list(dims)}")
-    return view_op(x, tuple(x._shape[d] for d in norm), tuple(x._strides[d] for d in norm), x._offset)
+    inverse = [norm.index(i) for i in range(n)]
+
+    def permute_back(g):
+        return permute(g, *inverse)
+
+    return view_op(x, tuple(x._shape[d] for d in norm), tuple(x._strides[d] for d in norm), x._offset, permute_back)
 
 
 def t(x: Tensor) -> Tensor:
@@ -102,7 +134,11 @@ def expand(x: Tensor, *sizes) -> Tensor:
                 f"expand: the expanded size {n} must match the existing size {old} at dim {i} "
                 f"(tensor shape {list(x._shape)}, sizes {list(sizes)})"
             )
-    return view_op(x, tuple(shape), tuple(strides), x._offset)
+
+    def expand_back(g):
+        return unbroadcast(g, x._shape)
+
+    return view_op(x, tuple(shape), tuple(strides), x._offset, expand_back)
 
 
 def broadcast_to(x: Tensor, shape) -> Tensor:
@@ -121,7 +157,11 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     if not (0 <= start <= size and length >= 0 and start + length <= size):
         raise IndexError(f"narrow: start {start} + length {length} exceeds dimension {d} of size {size}")
     shape = x._shape[:d] + (length,) + x._shape[d + 1 :]
-    return view_op(x, shape, x._strides, x._offset + start * x._strides[d])
+
+    def slice_back(g):
+        return embed(g, x._shape, (slice(None),) * d + (slice(start, start + length),))
+
+    return view_op(x, shape, x._strides, x._offset + start * x._strides[d], slice_back)
 
 
 def select(x: Tensor, dim: int, index: int) -> Tensor:
@@ -132,9 +172,14 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
     if not -size <= index < size:
         raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
     index %= size
+
+    def select_back(g):
+        return embed(g, x._shape, (slice(None),) * d + (index,))
+
     return view_op(
-        x, x._shape[:d] + x._shape[d + 1 :], x._strides[:d] + x._strides[d + 1 :], x._offset + index * x._strides[d]
-    )
+        x, x._shape[:d] + x._shape[d + 1 :], x._strides[:d] + x._strides[d + 1 :], x._offset + index * x._strides[d],
+        select_back,
+    )  # fmt: skip
 
 
 def contiguous(x: Tensor) -> Tensor:
@@ -145,6 +190,8 @@ def clone(x: Tensor) -> Tensor:
     """A contiguous copy (autograd: gradient passes through)."""
     out = empty_tensor(x._shape, x.dtype)
     check(lib.pf_copy(x._d(), out._d()))
+    if x.requires_grad and _grad_mode.enabled:
+        record("CloneBackward0", lambda g: (g,), (x,), out)
     return out
 
 
@@ -171,6 +218,8 @@ def to(x: Tensor, *args, dtype=None, copy: bool = False, **kwargs) -> Tensor:
         return x
     out = empty_tensor(x._shape, dt)
     check(lib.pf_copy(x._d(), out._d()))
+    if x.requires_grad and dt.is_floating_point and _grad_mode.enabled:
+        record("ToCopyBackward0", lambda g: (to(g, x.dtype),), (x,), out)
     return out
 
 
@@ -209,9 +258,23 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     for x in parts:
         n = x._shape[d]
         if n:
-            check(lib.pf_copy(x._d(), narrow(out, d, start, n)._d()))
+            check(lib.pf_copy(x._d(), out._view(*_narrowed(out, d, start, n))._d()))
         start += n
+    if _grad_mode.enabled and any(x.requires_grad for x in parts):
+        sizes = [x._shape[d] for x in parts]
+
+        def backward(g):
+            return tuple(
+                to(gi, x.dtype) if x.requires_grad else None for gi, x in zip(split(g, sizes, d), parts, strict=True)
+            )
+
+        record("CatBackward0", backward, parts, out)
     return out
+
+
+def _narrowed(x: Tensor, d: int, start: int, length: int) -> tuple:
+    """Shape, strides and offset of ``x.narrow(d, start, length)``, for writing without a view node."""
+    return x._shape[:d] + (length,) + x._shape[d + 1 :], x._strides, x._offset + start * x._strides[d]
 
 
 concat = concatenate = cat

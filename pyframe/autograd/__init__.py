@@ -1,0 +1,202 @@
+"""Reverse-mode autograd: ``Tensor.backward``, ``grad``, ``Function`` and ``gradcheck``."""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from collections.abc import Callable, Sequence
+
+from pyframe import _grad_mode
+from pyframe._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from pyframe.autograd.function import Function, FunctionCtx
+from pyframe.autograd.graph import AccumulateGrad, Node, _grad_accumulator, run_backward
+from pyframe.tensor import Tensor
+
+__all__ = [
+    "Function", "FunctionCtx", "Node", "backward", "grad", "gradcheck", "no_grad", "enable_grad",
+    "set_grad_enabled", "is_grad_enabled",
+]  # fmt: skip
+
+
+def _as_list(x) -> list:
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _root_grads(outputs: list, grad_outputs) -> list:
+    from pyframe.factory import ones_like
+
+    grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(grads)} gradients for {len(outputs)} outputs")
+    out = []
+    for t, g in zip(outputs, grads, strict=True):
+        if g is None:
+            if t._numel != 1:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs; got an output of shape {list(t._shape)}"
+                )
+            g = ones_like(t)
+        elif not isinstance(g, Tensor):
+            raise TypeError(f"gradients must be tensors, got {type(g).__name__}")
+        elif g._shape != t._shape:
+            raise RuntimeError(f"gradient of shape {list(g._shape)} does not match the output's {list(t._shape)}")
+        out.append(g)
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
+    """Same as torch.autograd.backward: accumulate gradients of ``tensors`` into leaves' ``.grad``."""
+    outputs = _as_list(tensors)
+    run_backward(outputs, _root_grads(outputs, grad_tensors), create_graph if retain_graph is None else retain_graph,
+                 create_graph)  # fmt: skip
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple:
+    """Same as torch.autograd.grad: gradients of ``outputs`` with respect to ``inputs``,
+    returned instead of accumulated."""
+    outs, ins = _as_list(outputs), _as_list(inputs)
+    res = run_backward(outs, _root_grads(outs, grad_outputs), create_graph if retain_graph is None else retain_graph,
+                       create_graph, inputs=ins)  # fmt: skip
+    for i, g in enumerate(res):
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
+                "Set allow_unused=True if this is the desired behavior."
+            )
+    return tuple(res)
+
+
+# ---- Tensor methods --------------------------------------------------------------------
+
+
+def tensor_backward(self: Tensor, gradient=None, retain_graph: bool | None = None, create_graph: bool = False,
+                    inputs=None) -> None:  # fmt: skip
+    """Same as torch.Tensor.backward."""
+    if inputs is not None:
+        for t, g in zip(_as_list(inputs), grad(self, inputs, gradient, retain_graph, create_graph, True), strict=True):
+            if g is not None:
+                t.grad = g if t.grad is None else t.grad + g
+        return
+    backward(self, gradient, retain_graph, create_graph)
+
+
+def register_hook(self: Tensor, hook: Callable):
+    """Same as torch.Tensor.register_hook: ``hook(grad)`` may return a replacement gradient."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    node = self.grad_fn if self.grad_fn is not None else _grad_accumulator(self)
+    nr = self._output_nr
+
+    def pre_hook(grads):
+        g = grads[nr]
+        if g is None:
+            return None
+        new = hook(g)
+        if new is None:
+            return None
+        if not isinstance(new, Tensor) or new._shape != g._shape:
+            raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} must return None or a tensor of shape "
+                               f"{list(g._shape)}")  # fmt: skip
+        grads = list(grads)
+        grads[nr] = new
+        return grads
+
+    return node.register_prehook(pre_hook)
+
+
+def retain_grad(self: Tensor) -> None:
+    """Same as torch.Tensor.retain_grad: keep ``.grad`` on a non-leaf tensor."""
+    if not self.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self.grad_fn is None or self._retains_grad:
+        return
+    self._retains_grad = True
+    ref = weakref.ref(self)
+    nr = self._output_nr
+
+    def keep(grads):
+        t = ref()
+        if t is not None and grads[nr] is not None:
+            g = grads[nr].detach()
+            t.grad = g.clone() if t.grad is None else t.grad + g
+
+    self.grad_fn.register_prehook(keep)
+
+
+# ---- gradcheck -------------------------------------------------------------------------
+
+
+def gradcheck(
+    fn: Callable,
+    inputs: Sequence[Tensor] | Tensor,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+) -> bool:
+    """Same as torch.autograd.gradcheck: compares the analytic Jacobian (one backward per
+    output element) with central finite differences. Inputs should be float64."""
+    from pyframe.factory import zeros_like
+
+    inputs = tuple(_as_list(inputs))
+    diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    for i in diff:
+        if inputs[i].dtype.name != "float64":
+            warnings.warn(f"gradcheck input {i} is {inputs[i].dtype.name}, not float64: expect false failures",
+                          stacklevel=2)  # fmt: skip
+
+    def outputs_of():
+        out = fn(*inputs)
+        return [o for o in _as_list(out) if isinstance(o, Tensor) and o.dtype.is_floating_point]
+
+    outs = outputs_of()
+    for k, out in enumerate(outs):
+        n_out = out._numel
+        for i in diff:
+            x = inputs[i]
+            xa = x.detach().numpy()  # shares memory: perturb in place
+            flat = xa.reshape(-1) if xa.flags.c_contiguous else None
+            if flat is None:
+                raise ValueError(f"gradcheck needs contiguous inputs; input {i} is not")
+            numeric = [[0.0] * x._numel for _ in range(n_out)]
+            with no_grad():
+                for j in range(x._numel):
+                    orig = flat[j]
+                    flat[j] = orig + eps
+                    plus = outputs_of()[k].detach().numpy().reshape(-1).copy()
+                    flat[j] = orig - eps
+                    minus = outputs_of()[k].detach().numpy().reshape(-1).copy()
+                    flat[j] = orig
+                    for r in range(n_out):
+                        numeric[r][j] = (plus[r] - minus[r]) / (2 * eps)
+            x._bump()
+            for r in range(n_out):
+                seed = zeros_like(out)
+                seed.detach().numpy().reshape(-1)[r] = 1.0
+                with enable_grad():
+                    out_r = outputs_of()[k]
+                    (g,) = grad(out_r, [x], seed, allow_unused=True)
+                analytic = [0.0] * x._numel if g is None else g.detach().numpy().reshape(-1).tolist()
+                for j in range(x._numel):
+                    a, n = analytic[j], numeric[r][j]
+                    if abs(a - n) > atol + rtol * abs(n):
+                        msg = (f"Jacobian mismatch for output {k} element {r} with respect to input {i} element {j}: "
+                               f"numerical {n}, analytical {a}")  # fmt: skip
+                        if raise_exception:
+                            raise GradcheckError(msg)
+                        return False
+    return True
+
+
+class GradcheckError(RuntimeError):
+    """Analytic and numeric gradients differ."""
+
+
+_ = (AccumulateGrad, Node, _grad_mode, set_grad_enabled, is_grad_enabled)

@@ -1,0 +1,96 @@
+"""Custom differentiable ops: subclass ``Function`` with static ``forward`` and ``backward``.
+Same as torch.autograd.Function."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyframe import _grad_mode
+from pyframe.autograd.graph import needs_grad, record
+from pyframe.tensor import Tensor
+
+
+class FunctionCtx:
+    """What ``forward`` hands to ``backward``: saved tensors and any attributes set on it."""
+
+    def __init__(self, needs_input_grad: tuple):
+        self.needs_input_grad = needs_input_grad
+        self._saved: tuple = ()
+        self._non_differentiable: set = set()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save tensors or None, got {type(t).__name__}")
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        return self._saved
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        self._non_differentiable.update(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = value
+
+
+class Function:
+    """Define ``forward(ctx, *args)`` (runs without recording) and ``backward(ctx, *grads)``
+    returning one gradient (or None) per ``forward`` argument; call ``MyFn.apply(*args)``."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args: Any) -> Any:
+        raise NotImplementedError("subclasses of Function must implement forward")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Tensor) -> Any:
+        raise NotImplementedError("subclasses of Function must implement backward")
+
+    @classmethod
+    def apply(cls, *args: Any) -> Any:
+        ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
+        with _grad_mode.no_grad():
+            out = cls.forward(ctx, *args)
+        if not needs_grad(*args):
+            return out
+        outs = out if isinstance(out, tuple) else (out,)
+        for o in outs:
+            if o is not None and not isinstance(o, Tensor):
+                raise TypeError(f"{cls.__name__}.forward must return tensors, got {type(o).__name__}")
+        # an output that is an input must not take over the input's history
+        outs = tuple(o.detach() if any(o is a for a in args) else o for o in outs)
+        differentiable = tuple(None if o is None or id(o) in ctx._non_differentiable else o for o in outs)
+        n_args = len(args)
+
+        def backward(*grads):
+            if ctx.materialize_grads:
+                grads = tuple(
+                    g if g is not None or o is None else _zeros_like(o) for g, o in zip(grads, outs, strict=False)
+                )
+            result = cls.backward(ctx, *grads)
+            if not isinstance(result, tuple):
+                result = (result,)
+            if len(result) < n_args or any(r is not None for r in result[n_args:]):
+                raise RuntimeError(
+                    f"{cls.__name__}.backward returned {len(result)} gradients, expected {n_args} "
+                    "(one per forward argument, None for non-tensors)"
+                )
+            for i, (g, a) in enumerate(zip(result, args, strict=False)):
+                if g is not None and isinstance(a, Tensor) and g._shape != a._shape:
+                    raise RuntimeError(
+                        f"{cls.__name__}.backward returned a gradient of shape {list(g._shape)} for input {i} "
+                        f"of shape {list(a._shape)}"
+                    )
+            return result[:n_args]
+
+        saved = tuple(t for t in ctx._saved if t is not None)
+        record(f"{cls.__name__}Backward", backward, args, differentiable, saved)
+        return outs if isinstance(out, tuple) else outs[0]
+
+
+def _zeros_like(t: Tensor) -> Tensor:
+    from pyframe.factory import zeros
+
+    return zeros(*t._shape, dtype=t.dtype)

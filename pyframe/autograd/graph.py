@@ -1,0 +1,269 @@
+"""The recorded graph and the backward engine.
+
+An op whose inputs require grad records one ``Node``: its backward function and one
+edge per input (the input's own node and which of its outputs it was, or ``None`` when
+that input needs no gradient). Leaves that require grad end in an ``AccumulateGrad``
+node, one per leaf, which adds into ``.grad``. ``backward`` walks the graph with
+Kahn's algorithm: an explicit queue, no recursion, deterministic order.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+
+from pyframe import _grad_mode
+from pyframe.tensor import Tensor
+
+_object_new = object.__new__
+
+
+class Node:
+    """A recorded op. ``fn(*grads)`` maps the gradients of its outputs to those of its inputs."""
+
+    __slots__ = ("name", "fn", "next", "saved", "versions", "pre_hooks", "hooks", "__weakref__")
+
+    def __repr__(self) -> str:
+        return f"<{self.name} object at {id(self):#x}>"
+
+    def __call__(self, *grads):
+        return self.fn(*grads)
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next)
+
+    def register_hook(self, hook: Callable):
+        """``hook(grad_inputs, grad_outputs)`` after this node ran; may return new grad_inputs."""
+        from pyframe.utils.hooks import RemovableHandle
+
+        if self.hooks is None:
+            self.hooks = {}
+        return RemovableHandle(self.hooks, hook)
+
+    def register_prehook(self, hook: Callable):
+        """``hook(grad_outputs)`` before this node runs; may return new grad_outputs."""
+        from pyframe.utils.hooks import RemovableHandle
+
+        if self.pre_hooks is None:
+            self.pre_hooks = {}
+        return RemovableHandle(self.pre_hooks, hook)
+
+
+class AccumulateGrad(Node):
+    """The end of a leaf tensor's edge: adds the incoming gradient into ``leaf.grad``."""
+
+    __slots__ = ("leaf",)
+
+
+def _accumulate(node: AccumulateGrad, grad: Tensor):
+    leaf = node.leaf()
+    if leaf is None:
+        return ()
+    if grad._shape != leaf._shape:
+        raise RuntimeError(f"gradient of shape {list(grad._shape)} does not match the leaf's shape {list(leaf._shape)}")
+    if leaf.grad is None:
+        # a fresh tensor the leaf owns: the incoming one may be shared with other nodes
+        leaf.grad = grad.detach().clone() if grad._storage is not None else grad
+    elif _grad_mode.enabled and grad.requires_grad:
+        leaf.grad = leaf.grad + grad  # create_graph: keep the graph of the sum
+    else:
+        with _grad_mode.no_grad():
+            leaf.grad.add_(grad)
+    return ()
+
+
+def _grad_accumulator(leaf: Tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad, created once and dropped when the leaf dies. Keyed by id:
+    a Tensor's ``==`` is elementwise, so it cannot key a dict itself."""
+    entry = _accumulators.get(id(leaf))
+    acc = entry[1] if entry is not None and entry[0]() is leaf else None
+    if acc is None:
+        key = id(leaf)
+        ref = weakref.ref(leaf, lambda _, key=key: _accumulators.pop(key, None))
+        acc = _object_new(AccumulateGrad)
+        acc.name = "AccumulateGrad"
+        acc.leaf = ref
+        acc.fn = None
+        acc.next = ()
+        acc.saved = None
+        acc.versions = None
+        acc.pre_hooks = None
+        acc.hooks = None
+        _accumulators[key] = (ref, acc)
+    return acc
+
+
+_accumulators: dict[int, tuple] = {}
+
+
+def edge(t: Tensor):
+    """The edge an op records for input ``t``: (node, output index), or None."""
+    if not t.requires_grad:
+        return None
+    fn = t.grad_fn
+    if fn is None:
+        return (_grad_accumulator(t), 0)
+    return (fn, t._output_nr)
+
+
+def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[Tensor] = ()) -> None:
+    """Attach a node computing ``fn(*output_grads) -> input grads`` to ``outputs``.
+
+    ``saved`` are tensors ``fn`` reads: their versions are checked at backward time, so an
+    in-place change after the forward raises instead of giving a wrong gradient."""
+    node = _object_new(Node)
+    node.name = name
+    node.fn = fn
+    node.next = tuple(edge(t) if isinstance(t, Tensor) else None for t in inputs)
+    node.saved = tuple(saved)
+    node.versions = tuple(t._storage.version for t in saved)
+    node.pre_hooks = None
+    node.hooks = None
+    if isinstance(outputs, Tensor):
+        outputs.grad_fn = node
+        outputs.requires_grad = True
+        outputs._output_nr = 0
+    else:
+        for i, out in enumerate(outputs):
+            if out is not None and out.dtype.is_floating_point:
+                out.grad_fn = node
+                out.requires_grad = True
+                out._output_nr = i
+    return node
+
+
+def needs_grad(*tensors) -> bool:
+    """Whether an op on these inputs should record: grad mode on and any input requires grad."""
+    return _grad_mode.enabled and any(isinstance(t, Tensor) and t.requires_grad for t in tensors)
+
+
+# ---- the engine -----------------------------------------------------------------------
+
+
+def _check_saved(node: Node) -> None:
+    if node.saved is None:
+        raise RuntimeError(
+            "Trying to backward through the graph a second time (or directly access saved tensors after they "
+            "have already been freed). Specify retain_graph=True if you need to backward a second time."
+        )
+    for t, v in zip(node.saved, node.versions, strict=True):
+        if t._storage.version != v:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+                f"[{t.dtype.name} {list(t._shape)}] is at version {t._storage.version}; expected version {v} "
+                f"instead (the tensor was saved by {node.name})"
+            )
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def run_backward(
+    roots: Sequence[Tensor],
+    grads: Sequence[Tensor],
+    retain_graph: bool,
+    create_graph: bool = False,
+    inputs: Sequence[Tensor] | None = None,
+):
+    """Propagate ``grads`` from ``roots``. With ``inputs``, return their gradients instead
+    of accumulating into leaves (``autograd.grad``)."""
+    root_edges = []
+    for t, g in zip(roots, grads, strict=True):
+        if not t.requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        root_edges.append((edge(t), g))
+
+    # which (node, output) pairs the caller wants back, for autograd.grad
+    wanted = {}
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            e = edge(t)
+            if e is None:
+                raise RuntimeError(f"input {i} of autograd.grad does not require grad")
+            wanted.setdefault((id(e[0]), e[1]), []).append(i)
+
+    # count, per node, the edges that lead into it from nodes reachable from the roots
+    deps: dict[int, int] = {}
+    nodes: dict[int, Node] = {}
+    stack = [e[0] for e, _ in root_edges]
+    for n in stack:
+        nodes[id(n)] = n
+    seen = {id(n) for n in stack}
+    while stack:
+        n = stack.pop()
+        for e in n.next:
+            if e is None:
+                continue
+            child = e[0]
+            deps[id(child)] = deps.get(id(child), 0) + 1
+            if id(child) not in seen:
+                seen.add(id(child))
+                nodes[id(child)] = child
+                stack.append(child)
+
+    buffers: dict[int, list] = {}
+    for (node, nr), g in root_edges:
+        buf = buffers.setdefault(id(node), [None] * max(nr + 1, 1))
+        if len(buf) <= nr:
+            buf.extend([None] * (nr + 1 - len(buf)))
+        buf[nr] = _add(buf[nr], g)
+    results = [None] * (len(inputs) if inputs is not None else 0)
+    # a root reachable from another root waits for its dependencies like any node
+    ready = []
+    for e, _ in root_edges:
+        if deps.get(id(e[0]), 0) == 0 and all(n is not e[0] for n in ready):
+            ready.append(e[0])
+
+    with _grad_mode.set_grad_enabled(create_graph):
+        while ready:
+            node = ready.pop()
+            buf = buffers.pop(id(node), [None])
+            if inputs is not None:
+                for nr, g in enumerate(buf):
+                    for i in wanted.get((id(node), nr), ()):
+                        results[i] = g
+            if node.pre_hooks:
+                for hook in list(node.pre_hooks.values()):
+                    new = hook(tuple(buf))
+                    if new is not None:
+                        buf = list(new)
+            if isinstance(node, AccumulateGrad):
+                if inputs is None and buf[0] is not None:
+                    _accumulate(node, buf[0])
+                in_grads = ()
+            else:
+                _check_saved(node)
+                if all(g is None for g in buf):  # nothing flows through this node
+                    in_grads = (None,) * len(node.next)
+                else:
+                    in_grads = node.fn(*buf)
+                    if not isinstance(in_grads, tuple):
+                        in_grads = (in_grads,)
+                if node.hooks:
+                    for hook in list(node.hooks.values()):
+                        new = hook(in_grads, tuple(buf))
+                        if new is not None:
+                            in_grads = tuple(new)
+                if not retain_graph:
+                    node.saved = None
+            for e, g in zip(node.next, in_grads, strict=False):
+                if e is None:
+                    continue
+                child, nr = e
+                cb = buffers.get(id(child))
+                if cb is None:
+                    cb = buffers[id(child)] = [None] * (nr + 1)
+                elif len(cb) <= nr:
+                    cb.extend([None] * (nr + 1 - len(cb)))
+                if g is not None:
+                    cb[nr] = _add(cb[nr], g)
+                deps[id(child)] -= 1
+                if deps[id(child)] == 0:
+                    ready.append(child)
+    return results
