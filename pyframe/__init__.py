@@ -22,8 +22,8 @@ half, float, double, long, int = float16, float32, float64, int64, int32  # noqa
 _tensor_methods.bind()
 
 __all__ = [
-    "Size", "Tensor", "ShapeError", "autograd", "dtype", "bool", "float16", "float32", "float64", "int32", "int64", "half",
-    "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled",
+    "Size", "Tensor", "ShapeError", "autograd", "dtype", "bool", "float16", "float32", "float64", "int32", "int64",
+    "half", "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled",
     "set_num_threads", "get_num_threads", "show_config", *factory.__all__, *ops.__all__,
 ]  # fmt: skip
 

@@ -22,6 +22,9 @@
 #define OMP_ID(t) ((void)0)
 #endif
 
+static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
 /* ---- path selection ------------------------------------------------------------- */
 
 enum { PATH_PORTABLE, PATH_AVX2, PATH_AVX512, NUM_PATHS };
@@ -377,16 +380,16 @@ static T256 void pack_f32_256(int64_t kc, int64_t cnt, const void *src_, int64_t
  * them into a chunk of accumulators. Columns contiguous (x W^T): four dot products at a
  * time, each kept in lane-wise partial sums so gcc vectorizes without -ffast-math; x must
  * then be contiguous. One body, instantiated per ISA below. */
-typedef void (*gemv_fn)(int64_t K, int64_t n, const void *x, int64_t sx, const void *B, int64_t rsb, int64_t csb,
-                        void *y, int64_t sy);
+typedef void (*gemv_fn)(int by_rows, int64_t K, int64_t n, const void *x, int64_t sx, const void *B, int64_t rsb,
+                        int64_t csb, void *y, int64_t sy);
 #define GEMV_CHUNK 1024
 
 #define GEMV_BODY(T)                                                                                   \
-    static inline __attribute__((always_inline)) void gemv_body_##T(int64_t K, int64_t n, const T *x,     \
-                                                                     int64_t sx, const T *B, int64_t rsb, \
-                                                                     int64_t csb, T *y, int64_t sy) {     \
+    static inline __attribute__((always_inline)) void gemv_body_##T(                                  \
+        int by_rows, int64_t K, int64_t n, const T *x, int64_t sx, const T *B, int64_t rsb, int64_t csb,   \
+        T *y, int64_t sy) {                                                                            \
         enum { L = 64 / sizeof(T) };                                                                   \
-        if (csb == 1) {                                                                                \
+        if (by_rows) {                                                                                 \
             for (int64_t j0 = 0; j0 < n; j0 += GEMV_CHUNK) {                                           \
                 int64_t jn = min64(GEMV_CHUNK, n - j0);                                                \
                 T acc[GEMV_CHUNK] = {0};                                                               \
@@ -415,14 +418,13 @@ typedef void (*gemv_fn)(int64_t K, int64_t n, const void *x, int64_t sx, const v
             }                                                                                          \
         }                                                                                              \
     }
-static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 GEMV_BODY(float)
 GEMV_BODY(double)
 
 #define GEMV(NAME, T, ATTR)                                                                                \
-    static ATTR void NAME(int64_t K, int64_t n, const void *x, int64_t sx, const void *B, int64_t rsb,      \
-                          int64_t csb, void *y, int64_t sy) {                                              \
-        gemv_body_##T(K, n, (const T *)x, sx, (const T *)B, rsb, csb, (T *)y, sy);                         \
+    static ATTR void NAME(int by_rows, int64_t K, int64_t n, const void *x, int64_t sx, const void *B,      \
+                          int64_t rsb, int64_t csb, void *y, int64_t sy) {                                 \
+        gemv_body_##T(by_rows, K, n, (const T *)x, sx, (const T *)B, rsb, csb, (T *)y, sy);                \
     }
 GEMV(gemv_f32_c, float, )
 GEMV(gemv_f64_c, double, )
@@ -472,8 +474,6 @@ typedef struct {
     char *C;
     int64_t rsa, csa, rsb, csb, rsc, csc; /* element strides */
 } gemm_prob;
-
-static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* One tile; strided C goes through a local tile since kernels want contiguous rows. */
 static void run_tile(const gemm_desc *d, int64_t kc, const char *a, const char *b, int64_t brs, char *c,
@@ -530,7 +530,7 @@ static int gemv(const gemm_desc *d, const gemm_prob *p, int nt) {
         pf_split(cdiv(N, 16), t, nt, &c0, &c1);
         int64_t j0 = c0 * 16, j1 = min64(c1 * 16, N);
         if (j0 < j1)
-            d->gemv(p->K, j1 - j0, x, sx, p->B + j0 * p->csb * es, p->rsb, rows ? 1 : p->csb, p->C + j0 * p->csc * es,
+            d->gemv(rows, p->K, j1 - j0, x, sx, p->B + j0 * p->csb * es, p->rsb, p->csb, p->C + j0 * p->csc * es,
                     p->csc);
     }
     pf_free(tmp);

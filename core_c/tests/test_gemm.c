@@ -124,13 +124,41 @@ static void odd_strides(void) {
     CHECK(bad == 0, "negative / zero strides: %d wrong", bad);
 }
 
+/* M = 1 or N = 1 (the matrix-vector path) with x strided, forcing its copy */
+static void gemv_cases(const char *path) {
+    enum { K = 150, N = 40, S = 3 };
+    static float a[K * S], b[K * N], c[N * S];
+    for (int i = 0; i < K * S; i++) a[i] = (float)urand();
+    for (int i = 0; i < K * N; i++) b[i] = (float)urand();
+    /* x (1 x K, stride S) times b viewed as K x N with rows 1 apart (W^T); and
+     * b (N x K, row-major) times x viewed as a K x 1 column of stride S */
+    pf_tensor x_row = {.data = a, .dtype = PF_FLOAT32, .ndim = 2, .shape = {1, K}, .strides = {K * S, S}};
+    pf_tensor wt = {.data = b, .dtype = PF_FLOAT32, .ndim = 2, .shape = {K, N}, .strides = {1, K}};
+    pf_tensor y_row = {.data = c, .dtype = PF_FLOAT32, .ndim = 2, .shape = {1, N}, .strides = {N * S, S}};
+    pf_tensor w = {.data = b, .dtype = PF_FLOAT32, .ndim = 2, .shape = {N, K}, .strides = {K, 1}};
+    pf_tensor x_col = {.data = a, .dtype = PF_FLOAT32, .ndim = 2, .shape = {K, 1}, .strides = {S, 1}};
+    pf_tensor y_col = {.data = c, .dtype = PF_FLOAT32, .ndim = 2, .shape = {N, 1}, .strides = {S, 1}};
+    for (int form = 0; form < 2; form++) {
+        memset(c, 0x7f, sizeof c);
+        CHECK_OK(form ? pf_matmul(&w, &x_col, &y_col) : pf_matmul(&x_row, &wt, &y_row));
+        int bad = 0;
+        for (int j = 0; j < N; j++) {
+            double ref = 0;
+            for (int k = 0; k < K; k++) ref += (double)a[k * S] * b[j * K + k];
+            bad += !(fabs(c[j * S] - ref) <= 1e-5 * K);
+        }
+        CHECK(bad == 0, "%s gemv form %d: %d wrong", path, form, bad);
+    }
+}
+
 static void value_cases(const char *path) {
     static const int64_t sq[] = {1, 7, 33, 257};
     for (int s = 0; s < 4; s++)
         for (int t = 0; t < 4; t++) run_case(&(gcase){PF_FLOAT32, 0, sq[s], sq[s], sq[s], t & 1, t >> 1, 0, 0}, path);
     static const int64_t mkn[][3] = {
-        {5, 300, 17},  {257, 33, 129}, {1, 784, 128}, {64, 784, 1}, {3, 70, 1000}, {100, 64, 3},
-        {300, 800, 200}, {900, 50, 40}, {8, 10, 4200}, {40, 3, 33}, {13, 1, 45},
+        {5, 300, 17},    {257, 33, 129}, {1, 784, 128}, {64, 784, 1}, {3, 70, 1000}, {100, 64, 3},  {300, 800, 200},
+        {900, 50, 40},   {8, 10, 4200},  {40, 3, 33},   {13, 1, 45},  {1, 1000, 1}, {1, 70, 2500}, {2500, 70, 1},
+        {1, 5000, 7},
     };
     for (size_t s = 0; s < sizeof mkn / sizeof mkn[0]; s++)
         for (int t = 0; t < 4; t++)
@@ -151,6 +179,7 @@ static void value_cases(const char *path) {
     }
     batch_4d();
     odd_strides();
+    gemv_cases(path);
 }
 
 static void int_cases(void) {
