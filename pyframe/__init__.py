@@ -12,6 +12,7 @@ from pyframe._dtype import bool_, dtype, float16, float32, float64, int32, int64
 from pyframe._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from pyframe.factory import *  # noqa: F403
 from pyframe.ops import *  # noqa: F403
+from pyframe.serialization import load, save
 
 __version__ = "0.1.0"
 
@@ -24,7 +25,7 @@ _tensor_methods.bind()
 __all__ = [
     "Size", "Tensor", "ShapeError", "autograd", "dtype", "bool", "float16", "float32", "float64", "int32", "int64",
     "half", "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled",
-    "set_num_threads", "get_num_threads", "show_config", *factory.__all__, *ops.__all__,
+    "set_num_threads", "get_num_threads", "show_config", "save", "load", *factory.__all__, *ops.__all__,
 ]  # fmt: skip
 
 
