@@ -6,7 +6,9 @@ import os
 
 from pyframe._core import ffi, lib
 
-__all__ = ["ffi", "lib", "check", "alloc", "desc", "ShapeError"]
+__all__ = ["ffi", "lib", "check", "alloc", "desc", "ShapeError", "NULL"]
+
+NULL = ffi.NULL  # for optional pointer arguments
 
 
 class ShapeError(ValueError, RuntimeError):

@@ -175,3 +175,17 @@ int pf_nonzero(const pf_tensor *x, pf_tensor *out);
 /* random (random.c): counter-based Philox; element i depends only on (seed, offset + i) */
 int pf_random(int kind, pf_tensor *dst, uint64_t seed, uint64_t offset,
               double p0, double p1);
+
+/* optimizers (optim.c) */
+/* One fused in-place step over a contiguous parameter of n elements, float32 or float64,
+ * every buffer of the parameter's dtype; the update is torch.optim's (foreach=False). */
+/* torch.optim.SGD; momentum_buf may be NULL when momentum == 0; on first_step the
+ * buffer is set to the (decayed) gradient, as torch does */
+int pf_sgd_step(int dtype, void *param, const void *grad, void *momentum_buf, int64_t n, double lr,
+                double momentum, double dampening, double weight_decay, int nesterov, int maximize,
+                int first_step);
+/* torch.optim.Adam, or AdamW when decoupled; step is the 1-based step count (after this
+ * step's increment); max_exp_avg_sq may be NULL when !amsgrad */
+int pf_adam_step(int dtype, void *param, const void *grad, void *exp_avg, void *exp_avg_sq,
+                 void *max_exp_avg_sq, int64_t n, int64_t step, double lr, double beta1, double beta2,
+                 double eps, double weight_decay, int amsgrad, int decoupled, int maximize);

@@ -1,0 +1,279 @@
+"""The ``Optimizer`` base class: parameter groups, per-parameter state, ``zero_grad``,
+``state_dict`` / ``load_state_dict``. Same as torch.optim.Optimizer, without its hooks.
+
+Subclasses implement ``_update(group)``, which steps one group's parameters under no_grad;
+``step`` runs the closure (with grad enabled) and then every group.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from copy import deepcopy
+from typing import Any
+
+from pyframe import _dtype, _grad_mode
+from pyframe._backend import ShapeError
+from pyframe.tensor import Tensor, empty_tensor
+
+__all__ = ["Optimizer"]
+
+_STEPPED_DTYPES = (_dtype.float32, _dtype.float64)  # what the fused C kernels update
+
+
+class Optimizer:
+    """Same as torch.optim.Optimizer: ``params`` is an iterable of tensors, of ``(name, tensor)``
+    pairs, or of dicts each defining a parameter group (``{"params": [...], "lr": ...}``) whose
+    missing options are filled from ``defaults``.
+
+    pyframe differs in: a parameter repeated within a group is an error (torch warns), and
+    ``state_dict()`` returns copies of the state tensors (torch returns references)."""
+
+    # state entries shaped like their parameter; load_state_dict checks their shapes
+    _param_shaped_state: tuple[str, ...] = ()
+
+    def __init__(self, params, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                f"but got {type(params).__name__}"
+            )
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def __repr__(self) -> str:
+        text = type(self).__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
+
+    # ---- parameter groups --------------------------------------------------------------
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Adds a group of parameters with its own options (missing ones from ``defaults``)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        if "params" not in param_group:
+            raise ValueError("param_group must have a 'params' entry")
+        group = dict(param_group)
+        params = group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, (set, frozenset)):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the ordering of "
+                "tensors in sets will change between runs. Please use a list instead."
+            )
+        else:
+            params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        params = [p[1] if isinstance(p, tuple) and len(p) == 2 else p for p in params]
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            group["param_names"] = names
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
+            if not (p.is_leaf or p._retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        if len({id(p) for p in params}) != len(params):
+            raise ValueError("optimizer contains a parameter group with duplicate parameters")
+        group["params"] = params
+        for name, default in self.defaults.items():
+            group.setdefault(name, default)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        for g in self.param_groups:
+            if ("param_names" in g) != ("param_names" in group):
+                which = "with names" if "param_names" in group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {which} to the optimizer"
+                )
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    # ---- gradients and steps -------------------------------------------------------------
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Resets the gradients of every parameter: to None (default), or to zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    g.grad_fn = None  # detach_() in place, as torch
+                    g.requires_grad = False
+                    g.zero_()
+
+    def step(self, closure: Callable[[], Any] | None = None):
+        """One optimization step over every group; returns ``closure()``'s loss when given (the
+        closure runs with grad enabled, the update under no_grad)."""
+        loss = None
+        if closure is not None:
+            with _grad_mode.enable_grad():
+                loss = closure()
+        with _grad_mode.no_grad():
+            for group in self.param_groups:
+                self._update(group)
+        return loss
+
+    def _update(self, group: dict[str, Any]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not implement step()")
+
+    # helpers for subclasses: the C kernels want contiguous buffers of the parameter's dtype
+
+    def _grad_of(self, p: Tensor) -> Tensor:
+        """``p.grad`` checked against ``p`` and made contiguous."""
+        if p.dtype not in _STEPPED_DTYPES:
+            raise TypeError(f"{type(self).__name__} steps float32 and float64 parameters, got {p.dtype.name}")
+        g = p.grad
+        if not isinstance(g, Tensor):
+            raise TypeError(f"a parameter's grad must be a Tensor or None, got {type(g).__name__}")
+        if g._shape != p._shape:
+            raise ShapeError(f"gradient of shape {list(g._shape)} does not match its parameter's {list(p._shape)}")
+        if g.dtype is not p.dtype:
+            raise TypeError(f"gradient of dtype {g.dtype.name} does not match its parameter's {p.dtype.name}")
+        return g if g._contig or g.is_contiguous() else g.contiguous()
+
+    @staticmethod
+    def _buffer(state: dict[str, Any], key: str, p: Tensor) -> Tensor:
+        """State tensor ``key``, checked against ``p`` and made contiguous of ``p``'s dtype."""
+        t = state[key]
+        if not isinstance(t, Tensor) or t._shape != p._shape:
+            what = f"shape {list(t._shape)}" if isinstance(t, Tensor) else type(t).__name__
+            raise ShapeError(f"optimizer state {key!r} is {what}, but its parameter has shape {list(p._shape)}")
+        if t.dtype is not p.dtype:
+            t = state[key] = t.to(p.dtype)
+        elif not (t._contig or t.is_contiguous()):
+            t = state[key] = t.contiguous()
+        return t
+
+    @staticmethod
+    def _next_step(state: dict[str, Any]) -> float:
+        """Adds one to ``state["step"]`` (a 0-d float32 tensor, as torch's) and returns it."""
+        t = state.get("step")
+        if not (isinstance(t, Tensor) and t._numel == 1 and t.dtype.is_floating_point):
+            # a number or an odd tensor from a loaded state: make it torch's kind
+            value = 0.0 if t is None else float(t)
+            t = state["step"] = empty_tensor((), _dtype.float32).fill_(value)
+        t.add_(1.0)  # rounds to float32, as torch's float32 step += 1
+        return t.item()
+
+    @staticmethod
+    def _target(p: Tensor) -> Tensor:
+        """``p`` itself when its memory is contiguous, else a contiguous copy for the kernel to
+        update (``_written`` copies it back)."""
+        return p if p._contig or p.is_contiguous() else p.contiguous()
+
+    @staticmethod
+    def _written(p: Tensor, target: Tensor) -> None:
+        """After the kernel updated ``target``: bump ``p``'s version, so autograd sees the
+        in-place write (copying back first when ``target`` was a copy)."""
+        if target is p:
+            p._bump()
+        else:
+            p.copy_(target)
+
+    # ---- state_dict --------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}``: torch's
+        format, parameters replaced by their position across all groups; state tensors are copies."""
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {}
+        for key, value in self.state.items():
+            k = index[id(key)] if isinstance(key, Tensor) and id(key) in index else key
+            state[k] = {n: v.detach().clone() if isinstance(v, Tensor) else deepcopy(v) for n, v in value.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Loads what ``state_dict()`` returned (from this optimizer class, with the same group
+        sizes): state tensors are copied and cast to their parameter's dtype (``step`` is kept)."""
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"state_dict must be a dict, got {type(state_dict).__name__}")
+        for key in ("state", "param_groups"):
+            if key not in state_dict:
+                raise ValueError(f"loaded state dict has no {key!r} entry (expected keys 'state' and 'param_groups')")
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError(
+                f"loaded state dict has a different number of parameter groups: {len(saved_groups)}, "
+                f"but the optimizer has {len(groups)}"
+            )
+        for i, (g, s) in enumerate(zip(groups, saved_groups, strict=True)):
+            if not isinstance(s, dict) or "params" not in s:
+                raise ValueError(f"loaded parameter group {i} is not a dict with a 'params' entry")
+            if len(g["params"]) != len(s["params"]):
+                raise ValueError(
+                    "loaded state dict contains a parameter group that doesn't match the size of optimizer's "
+                    f"group: group {i} has {len(s['params'])} parameters saved, the optimizer's has "
+                    f"{len(g['params'])}"
+                )
+        id_map = {}
+        for g, s in zip(groups, saved_groups, strict=True):
+            id_map.update(zip(s["params"], g["params"], strict=True))
+
+        state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
+        for k, value in state_dict["state"].items():
+            param = id_map.get(k)
+            if param is None:  # state not tied to a parameter is kept as it is (as torch)
+                state[k] = value
+                continue
+            if not isinstance(value, dict):
+                raise ValueError(f"state of parameter {k} must be a dict, got {type(value).__name__}")
+            state[param] = {name: self._load_value(param, k, name, v) for name, v in value.items()}
+
+        new_groups = []
+        for g, s in zip(groups, saved_groups, strict=True):
+            s["params"] = g["params"]
+            if "param_names" in g and "param_names" not in s:
+                s["param_names"] = g["param_names"]
+            for name, default in self.defaults.items():
+                s.setdefault(name, default)
+            new_groups.append(s)
+        self.__setstate__({"state": state, "param_groups": new_groups})
+
+    def _load_value(self, param: Tensor, index, name: str, value):
+        if not isinstance(value, Tensor):
+            return deepcopy(value)
+        value = value.detach()
+        if name == "step":
+            return value.clone()
+        if name in self._param_shaped_state and value._shape != param._shape:
+            raise ShapeError(
+                f"loaded state {name!r} of parameter {index} has shape {list(value._shape)}, "
+                f"but the parameter has shape {list(param._shape)}"
+            )
+        if param.dtype.is_floating_point and value.dtype is not param.dtype:
+            return value.to(param.dtype)  # a new tensor already
+        return value.clone()

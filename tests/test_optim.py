@@ -1,0 +1,404 @@
+"""pyframe.optim against torch.optim: trajectories of SGD, Adam and AdamW on a small
+least-squares problem, state_dict round trips, param groups, zero_grad, closures and
+argument errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyframe
+from pyframe import optim
+
+torch = pytest.importorskip("torch")
+
+TOL = {"float32": 1e-6, "float64": 1e-12}
+STEPS = 10
+
+# least squares: loss = 0.5 * ||A W + b - Y||^2 / N over the weight W [4, 3] and bias b [3]
+_rng = np.random.default_rng(7)
+A = _rng.standard_normal((6, 4))
+Y = _rng.standard_normal((6, 3))
+W0 = _rng.standard_normal((4, 3))
+B0 = _rng.standard_normal(3)
+
+
+def grads_of(w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The loss's gradient, in the parameters' own dtype (both frameworks call this)."""
+    a, y = A.astype(w.dtype), Y.astype(w.dtype)
+    r = (a @ w + b - y) / np.asarray(len(a), dtype=w.dtype)
+    return a.T @ r, r.sum(0)
+
+
+def make_params(dtype: str):
+    """The same starting point as pyframe leaves and torch leaves."""
+    pf = [pyframe.tensor(x.astype(dtype), requires_grad=True) for x in (W0, B0)]
+    th = [torch.tensor(x.astype(dtype), requires_grad=True) for x in (W0, B0)]
+    return pf, th
+
+
+def set_grads(pf_params, th_params) -> None:
+    for params, mod in ((pf_params, pyframe), (th_params, torch)):
+        w, b = (p.detach().numpy().copy() for p in params)
+        for p, g in zip(params, grads_of(w, b), strict=True):
+            p.grad = mod.tensor(g)
+
+
+def assert_same(pf_params, th_params, dtype: str, what: str = "") -> None:
+    tol = TOL[dtype]
+    for i, (p, q) in enumerate(zip(pf_params, th_params, strict=True)):
+        assert p.dtype == getattr(pyframe, dtype)
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=tol, atol=tol, err_msg=f"{what} {i}")
+
+
+def run_both(pf_opt, th_opt, pf_params, th_params, dtype: str, steps: int = STEPS) -> None:
+    for s in range(steps):
+        set_grads(pf_params, th_params)
+        pf_opt.step()
+        th_opt.step()
+        assert_same(pf_params, th_params, dtype, f"step {s}")
+
+
+SGD_CASES = [
+    dict(momentum=m, dampening=d, weight_decay=wd, nesterov=n, maximize=mx)
+    for m, d, n in ((0, 0, False), (0.9, 0, False), (0.9, 0, True), (0.9, 0.5, False))
+    for wd in (0, 0.1)
+    for mx in (False, True)
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kw", SGD_CASES, ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()))
+def test_sgd_matches_torch(dtype, kw):
+    pf_params, th_params = make_params(dtype)
+    pf_opt = optim.SGD(pf_params, lr=0.05, **kw)
+    th_opt = torch.optim.SGD(th_params, lr=0.05, **kw)
+    run_both(pf_opt, th_opt, pf_params, th_params, dtype)
+    if kw["momentum"]:
+        for p, q in zip(pf_params, th_params, strict=True):
+            np.testing.assert_allclose(
+                pf_opt.state[p]["momentum_buffer"].numpy(), th_opt.state[q]["momentum_buffer"].numpy(),
+                rtol=TOL[dtype], atol=TOL[dtype],
+            )  # fmt: skip
+
+
+ADAM_CASES = [
+    (cls, dict(amsgrad=ams, weight_decay=wd, maximize=mx))
+    for cls in ("Adam", "AdamW")
+    for ams in (False, True)
+    for wd in (0, 0.1)
+    for mx in (False, True)
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "cls,kw", ADAM_CASES, ids=lambda c: c if isinstance(c, str) else "-".join(f"{k}={v}" for k, v in c.items())
+)
+def test_adam_matches_torch(dtype, cls, kw):
+    pf_params, th_params = make_params(dtype)
+    pf_opt = getattr(optim, cls)(pf_params, lr=0.05, **kw)
+    th_opt = getattr(torch.optim, cls)(th_params, lr=0.05, **kw)
+    run_both(pf_opt, th_opt, pf_params, th_params, dtype)
+    for p, q in zip(pf_params, th_params, strict=True):
+        ps, ts = pf_opt.state[p], th_opt.state[q]
+        assert sorted(ps) == sorted(ts)
+        assert float(ps["step"]) == float(ts["step"]) == STEPS
+        assert ps["step"].dtype == pyframe.float32
+        for key in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
+            if key in ts:
+                np.testing.assert_allclose(ps[key].numpy(), ts[key].numpy(), rtol=TOL[dtype], atol=TOL[dtype])
+
+
+@pytest.mark.parametrize("cls", ["Adam", "AdamW"])
+def test_adam_other_betas_eps(cls):
+    # beta1 = 0.3 takes torch's other lerp branch (weight 0.7 >= 0.5)
+    pf_params, th_params = make_params("float64")
+    kw = dict(lr=0.02, betas=(0.3, 0.8), eps=1e-3, weight_decay=0.05)
+    run_both(getattr(optim, cls)(pf_params, **kw), getattr(torch.optim, cls)(th_params, **kw), pf_params, th_params,
+             "float64")  # fmt: skip
+
+
+def test_adamw_defaults():
+    pf_params, th_params = make_params("float64")
+    pf_opt, th_opt = optim.AdamW(pf_params), torch.optim.AdamW(th_params)
+    assert pf_opt.defaults["weight_decay"] == 1e-2 and pf_opt.defaults["decoupled_weight_decay"] is True
+    assert set(pf_opt.defaults) == set(th_opt.defaults)
+    assert set(optim.SGD(pf_params).defaults) == set(torch.optim.SGD(th_params).defaults)
+    run_both(pf_opt, th_opt, pf_params, th_params, "float64", steps=3)
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps, m: m.SGD(ps, lr=0.1, momentum=0.8, nesterov=True),
+    lambda ps, m: m.Adam(ps, lr=0.1, amsgrad=True),
+])  # fmt: skip
+def test_autograd_end_to_end(make):
+    """Gradients from each framework's own backward (float64), several parameters."""
+    pf_params, th_params = make_params("float64")
+    pf_opt, th_opt = make(pf_params, optim), make(th_params, torch.optim)
+    for mod, params, opt in ((pyframe, pf_params, pf_opt), (torch, th_params, th_opt)):
+        a, y = mod.tensor(A), mod.tensor(Y)
+        for _ in range(STEPS):
+            opt.zero_grad()
+            loss = (((a @ params[0] + params[1] - y) ** 2).sum()) * 0.5
+            loss.backward()
+            opt.step()
+    assert_same(pf_params, th_params, "float64")
+
+
+def test_large_parameter_threads():
+    """Above the C core's grain size the kernels run threaded."""
+    rng = np.random.default_rng(3)
+    x0 = rng.standard_normal(70001).astype(np.float32)
+    p, q = pyframe.tensor(x0, requires_grad=True), torch.tensor(x0, requires_grad=True)
+    pf_opt, th_opt = optim.Adam([p], lr=0.01, weight_decay=0.1), torch.optim.Adam([q], lr=0.01, weight_decay=0.1)
+    pf_sgd, th_sgd = optim.SGD([p], lr=0.01, momentum=0.9), torch.optim.SGD([q], lr=0.01, momentum=0.9)
+    for s in range(3):
+        g = np.sin(x0 * (s + 1)).astype(np.float32)
+        p.grad, q.grad = pyframe.tensor(g), torch.tensor(g)
+        for o in (pf_opt, th_opt, pf_sgd, th_sgd):
+            o.step()
+    np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+# ---- state_dict ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("SGD", dict(lr=0.05, momentum=0.9, weight_decay=0.1)),
+    ("Adam", dict(lr=0.05, amsgrad=True)),
+    ("AdamW", dict(lr=0.05)),
+])  # fmt: skip
+def test_state_dict_round_trip(name, kw):
+    pf_params, th_params = make_params("float64")
+    pf_opt = getattr(optim, name)(pf_params, **kw)
+    th_opt = getattr(torch.optim, name)(th_params, **kw)
+    run_both(pf_opt, th_opt, pf_params, th_params, "float64", steps=5)
+
+    sd, tsd = pf_opt.state_dict(), th_opt.state_dict()
+    assert sorted(sd) == ["param_groups", "state"]
+    assert sd["param_groups"][0].keys() == tsd["param_groups"][0].keys()
+    assert sd["param_groups"][0]["params"] == tsd["param_groups"][0]["params"] == [0, 1]
+    assert sorted(sd["state"]) == sorted(tsd["state"]) == [0, 1]
+    for i in (0, 1):
+        assert sorted(sd["state"][i]) == sorted(tsd["state"][i])
+    # copies: stepping on does not change what was saved
+    saved = {k: v.numpy().copy() for k, v in sd["state"][0].items()}
+
+    # a fresh optimizer over copies of the parameters continues exactly as the original
+    clones = [p.detach().clone().requires_grad_() for p in pf_params]
+    fresh = getattr(optim, name)(clones, lr=123.0)
+    fresh.load_state_dict(sd)
+    assert fresh.param_groups[0]["lr"] == 0.05 and fresh.param_groups[0]["params"][0] is clones[0]
+    for _ in range(5):
+        set_grads(pf_params, th_params)
+        for p, c in zip(pf_params, clones, strict=True):
+            c.grad = p.grad.clone()
+        pf_opt.step()
+        fresh.step()
+        th_opt.step()
+    for p, c in zip(pf_params, clones, strict=True):
+        np.testing.assert_array_equal(p.detach().numpy(), c.detach().numpy())
+    assert_same(clones, th_params, "float64")
+    for k, v in saved.items():
+        np.testing.assert_array_equal(sd["state"][0][k].numpy(), v)
+
+
+def test_load_state_dict_casts_to_param_dtype():
+    p64, _ = make_params("float64")
+    opt = optim.Adam(p64, lr=0.05)
+    p64[0].grad, p64[1].grad = pyframe.ones(4, 3, dtype=pyframe.float64), pyframe.ones(3, dtype=pyframe.float64)
+    opt.step()
+    p32, _ = make_params("float32")
+    opt32 = optim.Adam(p32)
+    opt32.load_state_dict(opt.state_dict())
+    st = opt32.state[p32[0]]
+    assert st["exp_avg"].dtype == pyframe.float32 and st["exp_avg_sq"].dtype == pyframe.float32
+    assert st["step"].dtype == pyframe.float32 and float(st["step"]) == 1  # step is kept as saved
+    p32[0].grad, p32[1].grad = pyframe.ones(4, 3), pyframe.ones(3)
+    opt32.step()
+    assert float(st["step"]) == 2
+
+
+def test_load_state_dict_errors():
+    pf_params, _ = make_params("float64")
+    opt = optim.SGD(pf_params, lr=0.1, momentum=0.9)
+    for p in pf_params:
+        p.grad = pyframe.ones_like(p)
+    opt.step()
+    sd = opt.state_dict()
+
+    two_groups = optim.SGD([{"params": [pf_params[0]]}, {"params": [pf_params[1]]}], lr=0.1)
+    with pytest.raises(ValueError, match="different number of parameter groups"):
+        two_groups.load_state_dict(sd)
+    one = optim.SGD([pf_params[0]], lr=0.1)
+    with pytest.raises(ValueError, match="doesn't match the size of optimizer's group"):
+        one.load_state_dict(sd)
+    with pytest.raises(ValueError, match="param_groups"):
+        opt.load_state_dict({"state": {}})
+    with pytest.raises(TypeError):
+        opt.load_state_dict([1, 2])
+    swapped = optim.SGD(pf_params[::-1], lr=0.5, momentum=0.9)  # state shapes do not fit the parameters
+    with pytest.raises(ValueError, match="momentum_buffer"):
+        swapped.load_state_dict(sd)
+    # a failed load changes nothing
+    assert not swapped.state and swapped.param_groups[0]["lr"] == 0.5
+    assert one.param_groups[0]["momentum"] == 0 and not one.state
+    assert len(two_groups.param_groups) == 2 and not two_groups.state
+
+
+# ---- groups, zero_grad, closure -------------------------------------------------------
+
+
+def test_param_groups_with_different_lr():
+    pf_params, th_params = make_params("float64")
+    pf_opt = optim.SGD([{"params": [pf_params[0]]}, {"params": [pf_params[1]], "lr": 0.2}], lr=0.01, momentum=0.5)
+    th_opt = torch.optim.SGD([{"params": [th_params[0]]}, {"params": [th_params[1]], "lr": 0.2}], lr=0.01,
+                             momentum=0.5)  # fmt: skip
+    assert [g["lr"] for g in pf_opt.param_groups] == [0.01, 0.2]
+    assert pf_opt.param_groups[1]["momentum"] == 0.5
+    run_both(pf_opt, th_opt, pf_params, th_params, "float64")
+    # changing a group's lr between steps (what an lr scheduler does)
+    pf_opt.param_groups[0]["lr"] = th_opt.param_groups[0]["lr"] = 0.3
+    run_both(pf_opt, th_opt, pf_params, th_params, "float64", steps=3)
+
+
+def test_add_param_group():
+    pf_params, _ = make_params("float32")
+    opt = optim.Adam([pf_params[0]], lr=0.1)
+    opt.add_param_group({"params": pf_params[1], "betas": (0.5, 0.6)})
+    g = opt.param_groups[1]
+    assert len(g["params"]) == 1 and g["params"][0] is pf_params[1]
+    assert g["betas"] == (0.5, 0.6) and g["lr"] == 0.1 and g["eps"] == 1e-8
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        opt.add_param_group({"params": [pf_params[0]]})
+    x = pyframe.randn(3, requires_grad=True)
+    with pytest.raises(ValueError, match="duplicate"):
+        optim.SGD([x, x])
+    with pytest.raises(ValueError, match="non-leaf"):
+        optim.SGD([x * 2])
+    with pytest.raises(TypeError, match="only optimize Tensors"):
+        optim.SGD([x, 3.0])
+    with pytest.raises(TypeError, match="iterable of Tensors"):
+        optim.SGD(x)
+    with pytest.raises(TypeError, match="ordered collections"):
+        opt.add_param_group({"params": {pyframe.randn(2, requires_grad=True)}})
+    with pytest.raises(ValueError, match="empty parameter list"):
+        optim.Adam([])
+    with pytest.raises(TypeError, match="must be a dict"):
+        opt.add_param_group([x])
+    assert len(opt.param_groups) == 2
+    named = optim.SGD([("w", pf_params[0]), ("b", pf_params[1])])
+    assert named.param_groups[0]["param_names"] == ["w", "b"]
+    assert named.param_groups[0]["params"][1] is pf_params[1]
+
+
+def test_zero_grad():
+    pf_params, _ = make_params("float32")
+    opt = optim.SGD(pf_params, lr=0.1)
+    grads = [pyframe.ones_like(p) for p in pf_params]
+    for p, g in zip(pf_params, grads, strict=True):
+        p.grad = g
+    opt.zero_grad(set_to_none=False)
+    for p, g in zip(pf_params, grads, strict=True):
+        assert p.grad is g and not g.numpy().any()
+    opt.zero_grad()
+    assert all(p.grad is None for p in pf_params)
+
+
+def test_step_skips_params_without_grad_and_bumps_version():
+    pf_params, _ = make_params("float32")
+    w, b = pf_params
+    opt = optim.Adam(pf_params, lr=0.1)
+    w.grad = pyframe.ones_like(w)
+    before_w, before_b, version = w.detach().numpy().copy(), b.detach().numpy().copy(), w._version
+    opt.step()
+    assert w._version > version
+    assert b not in opt.state and len(opt.state) == 1
+    np.testing.assert_array_equal(b.detach().numpy(), before_b)
+    assert np.all(w.detach().numpy() < before_w)
+    assert w.requires_grad and w.is_leaf and w.grad_fn is None
+
+
+def test_closure():
+    pf_params, th_params = make_params("float64")
+    a, y = pyframe.tensor(A), pyframe.tensor(Y)
+    calls = []
+    opt = optim.SGD(pf_params, lr=0.01)
+
+    def closure():
+        calls.append(pyframe.is_grad_enabled())
+        opt.zero_grad()
+        loss = ((a @ pf_params[0] + pf_params[1] - y) ** 2).sum()
+        loss.backward()
+        return loss
+
+    with pyframe.no_grad():  # the closure still runs with grad enabled
+        loss = opt.step(closure)
+    assert calls == [True] and isinstance(loss, pyframe.Tensor)
+    assert opt.step() is None
+    loss2 = opt.step(closure)
+    assert loss2.item() < loss.item()
+
+
+def test_noncontiguous_grad_and_param():
+    x = pyframe.tensor(W0.T.copy()).t().detach().requires_grad_()  # a non-contiguous leaf [4, 3]
+    assert not x.is_contiguous()
+    q = torch.tensor(W0, requires_grad=True)
+    pf_opt, th_opt = optim.SGD([x], lr=0.1, momentum=0.9), torch.optim.SGD([q], lr=0.1, momentum=0.9)
+    for s in range(3):
+        g = np.cos(W0 * (s + 1))
+        x.grad = pyframe.tensor(g.T.copy()).t()  # non-contiguous too
+        q.grad = torch.tensor(g)
+        pf_opt.step()
+        th_opt.step()
+    np.testing.assert_allclose(x.detach().numpy(), q.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_bad_grad_and_dtype():
+    x = pyframe.randn(3, requires_grad=True)
+    opt = optim.Adam([x])
+    x.grad = pyframe.ones(4)
+    with pytest.raises(ValueError, match="does not match"):
+        opt.step()
+    x.grad = pyframe.ones(3, dtype=pyframe.float64)
+    with pytest.raises(TypeError, match="dtype"):
+        opt.step()
+    x.grad = [1.0, 2.0, 3.0]
+    with pytest.raises(TypeError, match="grad must be a Tensor"):
+        opt.step()
+    h = pyframe.randn(3, dtype=pyframe.float16, requires_grad=True)
+    h.grad = pyframe.ones(3, dtype=pyframe.float16)
+    with pytest.raises(TypeError, match="float16"):
+        optim.SGD([h], lr=0.1, momentum=0.9).step()
+
+
+# ---- hyperparameter validation: torch's messages -------------------------------------------
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("SGD", dict(lr=-1)),
+    ("SGD", dict(lr=0.1, momentum=-0.5)),
+    ("SGD", dict(lr=0.1, weight_decay=-1e-3)),
+    ("SGD", dict(lr=0.1, nesterov=True)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, nesterov=True)),
+    ("Adam", dict(lr=-0.5)),
+    ("Adam", dict(eps=-1.0)),
+    ("Adam", dict(betas=(1.0, 0.999))),
+    ("Adam", dict(betas=(0.9, -0.1))),
+    ("Adam", dict(weight_decay=-1.0)),
+    ("AdamW", dict(lr=-1e-3)),
+    ("AdamW", dict(betas=(0.9, 1.5))),
+])  # fmt: skip
+def test_bad_hyperparameters(name, kw):
+    with pytest.raises(ValueError) as want:
+        getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], **kw)
+    with pytest.raises(ValueError) as got:
+        getattr(optim, name)([pyframe.zeros(2, requires_grad=True)], **kw)
+    assert str(got.value) == str(want.value)
+
+
+def test_repr():
+    opt = optim.SGD([pyframe.zeros(2, requires_grad=True)], lr=0.1)
+    tref = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=0.1)
+    assert repr(opt) == repr(tref)
