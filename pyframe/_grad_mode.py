@@ -1,52 +1,104 @@
-"""Grad mode: whether ops record the autograd graph. Same as torch.no_grad and friends."""
+"""Grad mode: whether ops record the autograd graph. Same as torch.no_grad and friends.
+
+The mode is per thread, as PyTorch's: a backward (which runs with grad mode off) or a ``no_grad`` block in one
+thread must not stop another thread's recording. Read it as ``_grad_mode.enabled``; a new thread starts enabled."""
 
 from __future__ import annotations
 
+import sys
+import threading
+import types
 from contextlib import ContextDecorator
 
-enabled = True
+
+class _State(threading.local):
+    enabled = True  # the class attribute is every new thread's default (no failed lookup: fast)
+
+
+_state = _State()
+
+
+class _Module(types.ModuleType):
+    """This module's type: ``_grad_mode.enabled`` reads the calling thread's mode (a property, as fast as a
+    function call; a module ``__getattr__`` is several times slower)."""
+
+    @property
+    def enabled(self) -> bool:
+        return _state.enabled
+
+    @enabled.setter
+    def enabled(self, mode: bool) -> None:  # assigning ``_grad_mode.enabled`` still works: this thread's mode
+        _state.enabled = bool(mode)
+
+
+sys.modules[__name__].__class__ = _Module
+
+
+def _get() -> bool:
+    return _state.enabled
+
+
+def _set(mode: bool) -> None:
+    _state.enabled = mode
 
 
 def is_grad_enabled() -> bool:
-    return enabled
+    return _state.enabled
 
 
 class set_grad_enabled(ContextDecorator):  # noqa: N801 - PyTorch's name
     """Sets grad mode at once; as a context manager, restores the previous mode on exit."""
 
     def __init__(self, mode: bool):
-        global enabled
-        self.prev = enabled
-        enabled = bool(mode)
+        self.prev = _get()
+        self.mode = bool(mode)
+        _set(self.mode)
+
+    def __call__(self, func):
+        _set(self.prev)  # used as a decorator: undo the switch made above; each call switches instead
+        return super().__call__(func)
+
+    def _recreate_cm(self):
+        return set_grad_enabled(self.mode)  # built at call time: switches now, restores on exit
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        global enabled
-        enabled = self.prev
+        _set(self.prev)
         return False
 
 
-class no_grad(ContextDecorator):  # noqa: N801
+class _Mode(ContextDecorator):
+    """A decorator use gets a fresh context per call, so recursive calls restore the right mode; usable
+    bare (``@no_grad``) as well as called (``@no_grad()``), as PyTorch."""
+
+    def __new__(cls, func=None):
+        if func is None:
+            return super().__new__(cls)
+        return cls()(func)
+
+    def _recreate_cm(self):
+        return type(self)()
+
+
+class no_grad(_Mode):  # noqa: N801
     def __enter__(self):
-        global enabled
-        self.prev, enabled = enabled, False
+        self.prev = _get()
+        _state.enabled = False
         return self
 
     def __exit__(self, *exc):
-        global enabled
-        enabled = self.prev
+        _state.enabled = self.prev
         return False
 
 
-class enable_grad(ContextDecorator):  # noqa: N801
+class enable_grad(_Mode):  # noqa: N801
     def __enter__(self):
-        global enabled
-        self.prev, enabled = enabled, True
+        self.prev = _get()
+        _state.enabled = True
         return self
 
     def __exit__(self, *exc):
-        global enabled
-        enabled = self.prev
+        _state.enabled = self.prev
         return False

@@ -83,6 +83,7 @@ def _new(storage: Storage, shape: tuple, strides: tuple, offset: int, dt: dtype)
     t._output_nr = 0
     t._retains_grad = False
     t._base = None
+    t._grad_version = 0
     return t
 
 
@@ -113,7 +114,18 @@ def fresh(data, nbytes: int, shape: tuple, strides: tuple, numel: int, dt: dtype
     t._output_nr = 0
     t._retains_grad = False
     t._base = None
+    t._grad_version = 0
     return t
+
+
+_MEMORY_SLOTS = ("_storage", "_shape", "_strides", "_offset", "dtype", "_ptr", "_numel", "_contig", "_desc")
+
+
+def set_data(t: Tensor, new: Tensor) -> None:
+    """Rebinds ``t`` to ``new``'s memory, shape and dtype, keeping the ``t`` object (and so its
+    identity in optimizers and hooks): what ``t.data = new`` does."""
+    for name in _MEMORY_SLOTS:
+        object.__setattr__(t, name, getattr(new, name))
 
 
 def empty_tensor(shape: tuple, dt: dtype) -> Tensor:
@@ -148,7 +160,7 @@ class Tensor:
 
     __slots__ = (
         "_storage", "_shape", "_strides", "_offset", "dtype", "_ptr", "_numel", "_contig", "_desc",
-        "requires_grad", "grad", "grad_fn", "_output_nr", "_retains_grad", "_base", "__weakref__",
+        "requires_grad", "grad", "grad_fn", "_output_nr", "_retains_grad", "_base", "_grad_version", "__weakref__",
     )  # fmt: skip
 
     def __new__(cls, *args, **kwargs):
@@ -234,6 +246,18 @@ class Tensor:
     @property
     def _version(self) -> int:
         return self._storage.version
+
+    @property
+    def data(self) -> Tensor:
+        """A tensor sharing this one's memory, outside autograd. Assigning a tensor rebinds this
+        one to the other's memory, shape and dtype, keeping its identity (same as torch)."""
+        return _new(self._storage, self._shape, self._strides, self._offset, self.dtype)
+
+    @data.setter
+    def data(self, new: Tensor) -> None:
+        if not isinstance(new, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(new).__name__}")
+        set_data(self, new)
 
     # ---- views ----------------------------------------------------------------------
 

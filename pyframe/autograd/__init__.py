@@ -40,6 +40,8 @@ def _root_grads(outputs: list, grad_outputs) -> list:
             raise TypeError(f"gradients must be tensors, got {type(g).__name__}")
         elif g._shape != t._shape:
             raise RuntimeError(f"gradient of shape {list(g._shape)} does not match the output's {list(t._shape)}")
+        elif g.dtype is not t.dtype:
+            g = g.to(t.dtype)  # as torch: the seed takes the output's dtype, so the leaves get theirs
         out.append(g)
     return out
 
@@ -81,8 +83,15 @@ def tensor_backward(self: Tensor, gradient=None, retain_graph: bool | None = Non
     """Same as torch.Tensor.backward."""
     if inputs is not None:
         for t, g in zip(_as_list(inputs), grad(self, inputs, gradient, retain_graph, create_graph, True), strict=True):
-            if g is not None:
-                t.grad = g if t.grad is None else t.grad + g
+            if g is None:
+                continue
+            if t.grad is None:  # a copy the tensor owns: g may be shared with another input, or an expanded view
+                t.grad = g.clone() if create_graph else g.detach().clone()
+            elif create_graph:
+                t.grad = t.grad + g
+            else:
+                with no_grad():
+                    t.grad.add_(g)
         return
     backward(self, gradient, retain_graph, create_graph)
 
@@ -95,7 +104,7 @@ def register_hook(self: Tensor, hook: Callable):
     nr = self._output_nr
 
     def pre_hook(grads):
-        g = grads[nr]
+        g = grads[nr] if nr < len(grads) else None  # outputs after the last one with a gradient
         if g is None:
             return None
         new = hook(g)
@@ -108,7 +117,10 @@ def register_hook(self: Tensor, hook: Callable):
         grads[nr] = new
         return grads
 
-    return node.register_prehook(pre_hook)
+    handle = node.register_prehook(pre_hook)
+    for key in [k for k, h in node.pre_hooks.items() if getattr(h, "_retains_grad", False)]:
+        node.pre_hooks[key] = node.pre_hooks.pop(key)  # retain_grad's hook stays last: .grad is the hooked gradient
+    return handle
 
 
 def retain_grad(self: Tensor) -> None:
@@ -123,10 +135,11 @@ def retain_grad(self: Tensor) -> None:
 
     def keep(grads):
         t = ref()
-        if t is not None and grads[nr] is not None:
+        if t is not None and nr < len(grads) and grads[nr] is not None:
             g = grads[nr].detach()
             t.grad = g.clone() if t.grad is None else t.grad + g
 
+    keep._retains_grad = True  # register_hook keeps it after every tensor hook, as torch
     self.grad_fn.register_prehook(keep)
 
 

@@ -65,6 +65,7 @@ class Function:
         n_args = len(args)
 
         def backward(*grads):
+            grads += (None,) * (len(outs) - len(grads))  # one per output, also for outputs no gradient reached
             if ctx.materialize_grads:
                 grads = tuple(
                     g if g is not None or o is None else _zeros_like(o) for g, o in zip(grads, outs, strict=False)

@@ -62,9 +62,12 @@ def _accumulate(node: AccumulateGrad, grad: Tensor):
         return ()
     if grad._shape != leaf._shape:
         raise RuntimeError(f"gradient of shape {list(grad._shape)} does not match the leaf's shape {list(leaf._shape)}")
+    if grad.dtype is not leaf.dtype:  # e.g. a custom Function's float64 gradient for a float32 leaf (torch casts)
+        grad = grad.to(leaf.dtype)
     if leaf.grad is None:
-        # a fresh tensor the leaf owns: the incoming one may be shared with other nodes
-        leaf.grad = grad.detach().clone() if grad._storage is not None else grad
+        # a fresh tensor the leaf owns: the incoming one may be shared with other nodes; under
+        # create_graph the clone keeps the gradient's graph, so .grad can be differentiated again
+        leaf.grad = grad.clone() if _grad_mode.enabled and grad.requires_grad else grad.detach().clone()
     elif _grad_mode.enabled and grad.requires_grad:
         leaf.grad = leaf.grad + grad  # create_graph: keep the graph of the sum
     else:
@@ -104,6 +107,12 @@ def edge(t: Tensor):
     fn = t.grad_fn
     if fn is None:
         return (_grad_accumulator(t), 0)
+    if t._base is not None and t._storage.version != t._grad_version:
+        # the view's history predates an in-place write to its base: its gradient would be wrong
+        raise RuntimeError(
+            f"a view of shape {list(t._shape)} is used after its base was modified in place; pyframe does not "
+            "replay views, so take the view again after the in-place operation"
+        )
     return (fn, t._output_nr)
 
 
@@ -124,12 +133,14 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
         outputs.grad_fn = node
         outputs.requires_grad = True
         outputs._output_nr = 0
+        outputs._grad_version = outputs._storage.version
     else:
         for i, out in enumerate(outputs):
             if out is not None and out.dtype.is_floating_point:
                 out.grad_fn = node
                 out.requires_grad = True
                 out._output_nr = i
+                out._grad_version = out._storage.version
     return node
 
 
@@ -224,15 +235,15 @@ def run_backward(
         while ready:
             node = ready.pop()
             buf = buffers.pop(id(node), [None])
-            if inputs is not None:
-                for nr, g in enumerate(buf):
-                    for i in wanted.get((id(node), nr), ()):
-                        results[i] = g
             if node.pre_hooks:
                 for hook in list(node.pre_hooks.values()):
                     new = hook(tuple(buf))
                     if new is not None:
                         buf = list(new)
+            if inputs is not None:  # after the hooks: autograd.grad returns what a tensor hook made of it, as torch
+                for nr, g in enumerate(buf):
+                    for i in wanted.get((id(node), nr), ()):
+                        results[i] = g
             if isinstance(node, AccumulateGrad):
                 if inputs is None and buf[0] is not None:
                     _accumulate(node, buf[0])
@@ -250,8 +261,9 @@ def run_backward(
                         new = hook(in_grads, tuple(buf))
                         if new is not None:
                             in_grads = tuple(new)
-                if not retain_graph:
+                if not retain_graph:  # free what backward needed: the closure holds the saved tensors too
                     node.saved = None
+                    node.fn = None
             for e, g in zip(node.next, in_grads, strict=False):
                 if e is None:
                     continue

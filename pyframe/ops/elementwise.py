@@ -218,9 +218,18 @@ def _make_binary(name: str, op: int, kind: str, deriv=None):
 def _record_binary(name: str, deriv, a0, b0, a: Tensor, b: Tensor, out: Tensor) -> None:
     """Record ``out = name(a, b)``; a0/b0 are the caller's operands (before promotion)."""
 
-    def backward(g):
-        ga, gb = deriv(g, a, b, out)
-        return _grad_to(ga, a0), _grad_to(gb, b0)
+    if name == "pow":  # a and b may be promoted copies: which grads are needed comes from a0 and b0
+        need = (getattr(a0, "requires_grad", False), getattr(b0, "requires_grad", False))
+
+        def backward(g):
+            ga, gb = deriv(g, a, b, out, *need)
+            return _grad_to(ga, a0), _grad_to(gb, b0)
+
+    else:
+
+        def backward(g):
+            ga, gb = deriv(g, a, b, out)
+            return _grad_to(ga, a0), _grad_to(gb, b0)
 
     saved = ((a, b, out) if name == "pow" else (a, b)) if name in _SAVES_OPERANDS else ()
     record(_BACKWARD_NAMES[name], backward, (a0, b0), out, saved)
@@ -261,9 +270,10 @@ _BINARY = {
     "sub": (lib.PF_SUB, "arith", lambda g, a, b, y: (g, neg(g))),  # noqa: F821
     "mul": (lib.PF_MUL, "arith", lambda g, a, b, y: (mul(g, b), mul(g, a))),  # noqa: F821
     "div": (lib.PF_DIV, "float", lambda g, a, b, y: (div(g, b), neg(div(mul(g, a), mul(b, b))))),  # noqa: F821
-    "pow": (lib.PF_POW, "arith", lambda g, a, b, y: (
-        mul(g, mul(b, pow(a, sub(b, 1.0)))) if a.requires_grad else None,  # noqa: F821
-        mul(g, mul(y, log(where(gt(a, 0.0), a, 1.0)))) if b.requires_grad else None)),  # noqa: F821
+    "pow": (lib.PF_POW, "arith", lambda g, a, b, y, need_a=True, need_b=True: (
+        # b = 0: the derivative is 0, also at a = 0 where b * a^(b - 1) is 0 * inf (torch masks it the same way)
+        where(eq(b, 0.0), 0.0, mul(g, mul(b, pow(a, sub(b, 1.0))))) if need_a else None,  # noqa: F821
+        mul(g, mul(y, log(where(gt(a, 0.0), a, 1.0)))) if need_b else None)),  # noqa: F821
     "maximum": (lib.PF_MAXIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, gt(a, b))),  # noqa: F821
     "minimum": (lib.PF_MINIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, lt(a, b))),  # noqa: F821
     "atan2": (lib.PF_ATAN2, "float", lambda g, a, b, y: (
@@ -355,13 +365,15 @@ def where(condition: Tensor, a, b) -> Tensor:
     a, b = as_tensor_of(a, dt), as_tensor_of(b, dt)
     out = empty_tensor(broadcast_shapes(condition._shape, a._shape, b._shape), dt)
     check(lib.pf_where(condition._d(), a._d(), b._d(), out._d()))
-    if (a.requires_grad or b.requires_grad) and _grad_mode.enabled:
+    # a and b may be promoted copies: whether a gradient is needed comes from a0 and b0
+    need_a, need_b = getattr(a0, "requires_grad", False), getattr(b0, "requires_grad", False)
+    if (need_a or need_b) and _grad_mode.enabled:
         zero = scalar_tensor(0, dt)
 
         def backward(g):
             return (
-                _grad_to(where(condition, g, zero), a0) if a.requires_grad else None,
-                _grad_to(where(condition, zero, g), b0) if b.requires_grad else None,
+                _grad_to(where(condition, g, zero), a0) if need_a else None,
+                _grad_to(where(condition, zero, g), b0) if need_b else None,
             )
 
         record("WhereBackward0", backward, (a0, b0), out)
@@ -373,10 +385,13 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         if value._numel != 1:
             raise ValueError(f"masked_fill only supports a 0-d value tensor, got shape {list(value._shape)}")
-        value = value.item()
+        if not (value.requires_grad and _grad_mode.enabled):
+            value = value.item()
     if not isinstance(mask, Tensor) or mask.dtype is not bool_:
         raise TypeError("masked_fill: mask must be a bool tensor")
-    out = where(mask, scalar_tensor(value, x.dtype), x)
+    if isinstance(value, Tensor):  # a value that requires grad gets the gradient of the filled places
+        value = value.reshape(()) if value.dtype is x.dtype else value.reshape(()).to(x.dtype)
+    out = where(mask, value if isinstance(value, Tensor) else scalar_tensor(value, x.dtype), x)
     if out._shape != x._shape:
         check_inplace_shape(x, out._shape, "masked_fill")
     return out
@@ -416,6 +431,7 @@ def _take_history(dst: Tensor, src: Tensor) -> None:
     """After copying ``src`` over all of ``dst`` in place, ``dst`` carries ``src``'s history."""
     dst.requires_grad = True
     dst.grad_fn = src.grad_fn
+    dst._grad_version = dst._storage.version
     dst._output_nr = src._output_nr
 
 
@@ -440,8 +456,13 @@ def copy_(dst: Tensor, src) -> Tensor:
         if src.requires_grad:
             _take_history(dst, src)
         else:  # overwritten by a constant: nothing flows back
-            dst.requires_grad, dst.grad_fn = False, None
+            _overwritten(dst, "CopyBackwards")
     return dst
+
+
+def _overwritten(dst: Tensor, name: str) -> None:
+    """``dst`` was overwritten by constants: it keeps requiring grad, with zero gradient to its past."""
+    record(name, lambda g: (mul(g, 0.0),), (dst,), dst)  # noqa: F821
 
 
 def fill_(dst: Tensor, value) -> Tensor:
@@ -454,12 +475,14 @@ def fill_(dst: Tensor, value) -> Tensor:
         raise TypeError(f"fill_: expected a number, got {type(value).__name__}")
     if not dst.dtype.is_floating_point and isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"fill_: cannot fill a {dst.dtype.name} tensor with {value}")
-    if dst.requires_grad and _grad_mode.enabled:
+    grad = dst.requires_grad and _grad_mode.enabled
+    if grad:
         _view_base_check(dst, "fill_")
-        dst.requires_grad, dst.grad_fn = False, None
     ivalue = int(value) if dst.dtype is not _dtype.bool_ else int(bool(value))
     check(lib.pf_fill(dst._d(), float(value), ivalue))
     dst._bump()
+    if grad:
+        _overwritten(dst, "FillBackward0")
     return dst
 
 

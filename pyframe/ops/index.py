@@ -12,7 +12,7 @@ from pyframe._dtype import bool_, int32, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import broadcast_shapes, cast, zeros_of
-from pyframe.ops.shape import contiguous, expand, permute, view_op
+from pyframe.ops.shape import contiguous, embed, expand, permute, view_op
 from pyframe.tensor import Tensor, empty_tensor, normalize_dim
 
 
@@ -158,16 +158,20 @@ def _basic(x: Tensor, items: list):
     """Apply ints, slices and None; tensors stay for the advanced step as (view dim, tensor)."""
     shape, strides, offset = [], [], x._offset
     advanced = []
+    basic_key = []  # the key without its tensors: the view's gradient is written back through it
     d = 0
     for k in items:
         if k is None:
             shape.append(1)
             strides.append(0)
+            basic_key.append(None)
         elif isinstance(k, (bool, np.bool_)) or (isinstance(k, Tensor) and k.dtype is bool_ and k.ndim == 0):
             # a 0-d mask, as NumPy and torch: a new dim of size 1 (True) or 0 (False)
             shape.append(1 if bool(k) else 0)
             strides.append(0)
+            basic_key.append(bool(k))
         elif isinstance(k, Tensor):
+            basic_key.extend([slice(None)] * (k.ndim if k.dtype is bool_ else 1))
             if k.dtype is bool_:
                 if k._shape != x._shape[d : d + k.ndim]:
                     raise IndexError(
@@ -194,6 +198,7 @@ def _basic(x: Tensor, items: list):
             offset += start * x._strides[d] if n else 0
             shape.append(n)
             strides.append(x._strides[d] * step)
+            basic_key.append(k)
             d += 1
         elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k._numel == 1):
             k = int(k)
@@ -201,6 +206,7 @@ def _basic(x: Tensor, items: list):
             if not -size <= k < size:
                 raise IndexError(f"index {k} is out of bounds for dimension {d} with size {size}")
             offset += (k % size) * x._strides[d]
+            basic_key.append(k)
             d += 1
         else:
             raise IndexError(
@@ -209,7 +215,11 @@ def _basic(x: Tensor, items: list):
             )
     shape += x._shape[d:]
     strides += x._strides[d:]
-    return view_op(x, tuple(shape), tuple(strides), offset), advanced
+
+    def slice_back(g):
+        return embed(g, x._shape, tuple(basic_key))
+
+    return view_op(x, tuple(shape), tuple(strides), offset, slice_back), advanced
 
 
 def _linear_index(view: Tensor, advanced: list):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyframe import _grad_mode
 from pyframe._backend import ShapeError, check, lib
 from pyframe.autograd.graph import record
-from pyframe.ops._common import as_tensor_of, broadcast_shapes, result_type
+from pyframe.ops._common import broadcast_shapes, result_type
 from pyframe.ops.shape import expand, squeeze, unsqueeze
 from pyframe.tensor import Tensor, empty_tensor
 
@@ -20,7 +20,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             f"matmul: both arguments need at least 1 dim, got shapes {list(a._shape)} and {list(b._shape)}"
         )
     dt = result_type(a, b)
-    a, b = as_tensor_of(a, dt), as_tensor_of(b, dt)
+    # .to records the cast, so a promoted operand still gets its gradient (as_tensor_of would drop it)
+    a, b = a.to(dt), b.to(dt)
     a2 = unsqueeze(a, 0) if a.ndim == 1 else a
     b2 = unsqueeze(b, 1) if b.ndim == 1 else b
     (m, k), (k2, n) = a2._shape[-2:], b2._shape[-2:]

@@ -88,7 +88,10 @@ def _reduce(
         def backward(g):
             return (deriv(g.reshape(kept), x, y.reshape(kept), None if ix is None else ix.reshape(kept), dims),)
 
-        record(_REDUCE_NAMES[op], backward, (x,), values, () if deriv in (_d_sum, _d_mean) else (x,))
+        # prod and full/amax-style max and min also read their result: changing it in place must raise at
+        # backward (max/min along a dim read the indices instead, as torch)
+        saved = () if deriv in (_d_sum, _d_mean) else (x,) if op == lib.PF_VAR or ix is not None else (x, values)
+        record(_REDUCE_NAMES[op], backward, (x,), values, saved)
     return values, index
 
 
@@ -184,7 +187,21 @@ def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False
 
 
 def std(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
-    return ew.sqrt(var(x, dim, unbiased, keepdim, correction=correction))
+    return _sqrt0(var(x, dim, unbiased, keepdim, correction=correction))
+
+
+def _sqrt0(v: Tensor) -> Tensor:
+    """sqrt whose gradient is 0 where the result is 0, as torch's std and norm backward (plain sqrt gives
+    inf * 0 = nan there: the norm of a zero vector, the std of a constant)."""
+    with _grad_mode.no_grad():
+        out = ew.sqrt(v)
+    if v.requires_grad and _grad_mode.enabled:
+
+        def backward(g):
+            return (ew.where(ew.eq(out, 0.0), 0.0, ew.div(g, ew.mul(out, 2.0))),)
+
+        record("SqrtBackward0", backward, (v,), out, (out,))
+    return out
 
 
 def _extreme(op: int, name: str, x: Tensor, dim=None, keepdim: bool = False):
@@ -246,7 +263,7 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
         raise TypeError(f"norm(): input dtype should be floating point, got {x.dtype.name}")
     a = ew.abs(x)
     if p in ("fro", 2, 2.0):
-        return ew.sqrt(sum(ew.mul(x, x), dim, keepdim))
+        return _sqrt0(sum(ew.mul(x, x), dim, keepdim))
     if p == 1:
         return sum(a, dim, keepdim)
     if p == math.inf:

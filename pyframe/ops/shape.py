@@ -39,8 +39,7 @@ def embed(g: Tensor, shape: tuple, key) -> Tensor:
     from pyframe.ops.index import setitem
 
     z = zeros_of(shape, g.dtype)
-    with _grad_mode.no_grad():
-        setitem(z, key, g)
+    setitem(z, key, g)  # records only under create_graph (g requires grad): double backward through views
     return z
 
 
@@ -49,7 +48,7 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     n = x.ndim
     d0, d1 = normalize_dim(dim0, n), normalize_dim(dim1, n)
     if n == 0:
-        return x._view((), ())
+        return view_op(x, (), (), x._offset)
     shape, strides = list(x._shape), list(x._strides)
     shape[d0], shape[d1] = shape[d1], shape[d0]
     strides[d0], strides[d1] = strides[d1], strides[d0]
@@ -83,7 +82,7 @@ def permute(x: Tensor, *dims) -> Tensor:
 def t(x: Tensor) -> Tensor:
     if x.ndim > 2:
         raise ShapeError(f"t() expects a tensor with <= 2 dims, got {x.ndim}")
-    return transpose(x, 0, 1) if x.ndim == 2 else x._view(x._shape, x._strides)
+    return transpose(x, 0, 1) if x.ndim == 2 else view_op(x, x._shape, x._strides, x._offset)
 
 
 def reverse_dims(x: Tensor) -> Tensor:

@@ -1,0 +1,10 @@
+"""Neural-network building blocks: ``Module``, ``Parameter``, layers, losses, containers, and
+the ``functional``, ``init`` and ``utils`` submodules. Same as torch.nn."""
+
+from pyframe.nn import functional, init  # isort: skip - the layers are built on these
+from pyframe.nn import utils
+from pyframe.nn.modules import *  # noqa: F403
+from pyframe.nn.modules import __all__ as _modules_all
+from pyframe.nn.parameter import Parameter
+
+__all__ = ["Parameter", "functional", "init", "utils", *_modules_all]

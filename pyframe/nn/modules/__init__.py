@@ -1,0 +1,31 @@
+"""The Module base class, containers and layers."""
+
+from pyframe.nn.modules import (
+    activation,
+    container,
+    conv,
+    dropout,
+    flatten,
+    linear,
+    loss,
+    module,
+    normalization,
+    pooling,
+    sparse,
+)
+from pyframe.nn.modules.activation import *  # noqa: F403
+from pyframe.nn.modules.container import *  # noqa: F403
+from pyframe.nn.modules.conv import *  # noqa: F403
+from pyframe.nn.modules.dropout import *  # noqa: F403
+from pyframe.nn.modules.flatten import *  # noqa: F403
+from pyframe.nn.modules.linear import *  # noqa: F403
+from pyframe.nn.modules.loss import *  # noqa: F403
+from pyframe.nn.modules.module import *  # noqa: F403
+from pyframe.nn.modules.normalization import *  # noqa: F403
+from pyframe.nn.modules.pooling import *  # noqa: F403
+from pyframe.nn.modules.sparse import *  # noqa: F403
+
+__all__ = [
+    *module.__all__, *container.__all__, *linear.__all__, *conv.__all__, *pooling.__all__, *normalization.__all__,
+    *sparse.__all__, *dropout.__all__, *flatten.__all__, *activation.__all__, *loss.__all__,
+]  # fmt: skip

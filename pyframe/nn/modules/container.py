@@ -1,0 +1,275 @@
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``. Same as torch.nn's.
+
+Every child they add goes through ``Module._register`` (so the global registration hooks see it).
+A child registered as None (a blocked registration, API.md) keeps its index (``len``, indexing)
+but iterating a ``Sequential`` or ``ModuleList`` skips it, so ``Sequential.forward`` and the
+usual ``for layer in self.layers: x = layer(x)`` treat it as the identity.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import chain, islice
+from typing import Any
+
+from pyframe.nn.modules.module import Module, _addindent
+
+__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+
+
+def _renumber(module: Module) -> None:
+    """Keys "0".."n-1" again after a deletion; the children were registered already."""
+    object.__setattr__(module, "_modules", {str(i): m for i, m in enumerate(module._modules.values())})
+
+
+def _insert(module: Module, index: int, child: Module) -> None:
+    n = len(module._modules)
+    if not -n <= index <= n:
+        raise IndexError(f"Index out of range: {index}")
+    if index < 0:
+        index += n
+    child = module._prepare("module", str(index), child)  # checked and hooked before anything moves
+    mods = module._modules
+    for i in range(n, index, -1):
+        mods[str(i)] = mods[str(i - 1)]
+    mods[str(index)] = child
+
+
+class Sequential(Module):
+    """Same as torch.nn.Sequential: ``Sequential(*modules)`` or ``Sequential(OrderedDict)``."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, module in args[0].items():
+                self.add_module(key, module)
+        else:
+            for idx, module in enumerate(args):
+                self.add_module(str(idx), module)
+
+    def _key(self, idx: int) -> str:
+        size = len(self)
+        idx = operator.index(idx)
+        if not -size <= idx < size:
+            raise IndexError(f"index {idx} is out of range")
+        return next(islice(iter(self._modules), idx % size, None))
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return self._modules[self._key(idx)]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, self._key(idx), module)
+
+    def __delitem__(self, idx: int | slice) -> None:
+        keys = list(self._modules)[idx] if isinstance(idx, slice) else [self._key(idx)]
+        for key in keys:
+            delattr(self, key)
+        _renumber(self)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return (m for m in self._modules.values() if m is not None)  # a blocked child is skipped
+
+    def __dir__(self) -> list:
+        return [k for k in super().__dir__() if not k.isdigit()]
+
+    def __add__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        ret = Sequential()
+        for layer in chain(self, other):
+            ret.append(layer)
+        return ret
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return self.extend(other)
+
+    def __mul__(self, other: int) -> Sequential:
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        combined = Sequential()
+        for i, module in enumerate(m for _ in range(other) for m in self):
+            combined.add_module(str(i), module)
+        return combined
+
+    __rmul__ = __mul__
+
+    def append(self, module: Module) -> Sequential:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def insert(self, index: int, module: Module) -> Sequential:
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        _insert(self, index, module)
+        return self
+
+    def extend(self, sequential: Iterable[Module]) -> Sequential:
+        for layer in sequential:
+            self.append(layer)
+        return self
+
+    def pop(self, key: int | slice) -> Module:
+        v = self[key]
+        del self[key]
+        return v
+
+    def forward(self, input: Any) -> Any:  # noqa: A002 - torch's name
+        for module in self:
+            input = module(input)
+        return input
+
+
+class ModuleList(Module):
+    """Same as torch.nn.ModuleList: a list of submodules, indexed like a list."""
+
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self += modules
+
+    def _key(self, idx: int) -> str:
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f"index {idx} is out of range")
+        return str(idx % len(self))
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[self._key(idx)]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, self._key(idx), module)
+
+    def __delitem__(self, idx: int | slice) -> None:
+        keys = [str(k) for k in range(len(self._modules))[idx]] if isinstance(idx, slice) else [self._key(idx)]
+        for key in keys:
+            delattr(self, key)
+        _renumber(self)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return (m for m in self._modules.values() if m is not None)  # a blocked child is skipped
+
+    def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
+        return self.extend(modules)
+
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        combined = ModuleList()
+        for i, module in enumerate(chain(self, other)):
+            combined.add_module(str(i), module)
+        return combined
+
+    def __dir__(self) -> list:
+        return [k for k in super().__dir__() if not k.isdigit()]
+
+    def __repr__(self) -> str:
+        """torch's: runs of identical children are shown once, as ``(0-2): 3 x Linear(...)``."""
+        reprs = [repr(m) for m in self._modules.values()]
+        if not reprs:
+            return self._get_name() + "()"
+        blocks = []  # [start, end, repr]
+        for i, r in enumerate(reprs):
+            if blocks and blocks[-1][2] == r:
+                blocks[-1][1] = i
+            else:
+                blocks.append([i, i, r])
+        lines = []
+        for start, end, r in blocks:
+            text = f"({start}): {r}" if start == end else f"({start}-{end}): {end - start + 1} x {r}"
+            lines.append(_addindent(text, 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+    def insert(self, index: int, module: Module) -> None:
+        _insert(self, index, module)
+
+    def append(self, module: Module) -> ModuleList:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def pop(self, key: int | slice) -> Module:
+        v = self[key]
+        del self[key]
+        return v
+
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
+        if not isinstance(modules, Iterable):
+            raise TypeError("ModuleList.extend should be called with an iterable, but got " + type(modules).__name__)
+        offset = len(self)
+        for i, module in enumerate(modules):
+            self.add_module(str(offset + i), module)
+        return self
+
+
+class ModuleDict(Module):
+    """Same as torch.nn.ModuleDict: submodules by name, in insertion order."""
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._modules
+
+    def clear(self) -> None:
+        self._modules.clear()
+
+    def pop(self, key: str) -> Module:
+        v = self[key]
+        del self[key]
+        return v
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules: Mapping[str, Module] | Iterable) -> None:
+        if isinstance(modules, (Mapping, ModuleDict)):
+            for key, module in modules.items():
+                self[key] = module
+            return
+        if not isinstance(modules, Iterable):
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value pairs, but got "
+                + type(modules).__name__
+            )
+        for j, m in enumerate(modules):
+            if not isinstance(m, Iterable):
+                raise TypeError(f"ModuleDict update sequence element #{j} should be Iterable; is {type(m).__name__}")
+            if len(m) != 2:
+                raise ValueError(f"ModuleDict update sequence element #{j} has length {len(m)}; 2 is required")
+            self[m[0]] = m[1]

@@ -1,0 +1,62 @@
+"""``Linear`` and ``Identity``. Same as torch.nn's."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pyframe import _grad_mode, factory
+from pyframe.nn import functional as F
+from pyframe.nn import init
+from pyframe.nn.modules.module import Module
+from pyframe.nn.parameter import Parameter
+from pyframe.tensor import Tensor
+
+__all__ = ["Identity", "Linear"]
+
+
+class Identity(Module):
+    """Same as torch.nn.Identity: returns its input; ignores constructor arguments."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        return input
+
+
+def init_weight_and_bias(weight: Tensor, bias: Tensor | None, fan_in: int) -> None:
+    """PyTorch's default for Linear and Conv: kaiming-uniform with a = sqrt(5) (bound
+    1/sqrt(fan_in)) for the weight, uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the bias."""
+    with _grad_mode.no_grad():
+        init.kaiming_uniform_(weight, a=math.sqrt(5))
+        if bias is not None:
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(bias, -bound, bound)
+
+
+class Linear(Module):
+    """Same as torch.nn.Linear: ``y = x @ weight.T + bias``. The parameters are created and
+    initialised before they are registered (API.md), so a registration hook has the last word."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        weight = factory.empty(out_features, in_features, dtype=dtype, device=device)
+        b = factory.empty(out_features, dtype=dtype, device=device) if bias else None
+        init_weight_and_bias(weight, b, in_features)
+        self.weight = Parameter(weight)
+        if b is not None:
+            self.bias = Parameter(b)
+        else:
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        init_weight_and_bias(self.weight, self.bias, self.in_features)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

@@ -1,0 +1,811 @@
+"""``Module``: the base class of every layer. Same as torch.nn.Module.
+
+Three things differ in how, not what:
+
+- Every registration (``register_parameter``, ``register_buffer``, ``add_module``, attribute
+  assignment, containers) goes through one method, ``Module._register``: validate, run the
+  global registration chain, check what it returned, then commit. A hook or check that raises
+  leaves the module as it was.
+- ``__call__`` tests one condition ("any hook at all?") and otherwise calls ``forward``.
+- Full backward hooks put the module between two pass-through nodes of pyframe's own autograd
+  (one on the inputs, one on the outputs, see ``_backward_hooks.py``); nothing is a view, so
+  in-place ops after a hooked module stay legal.
+
+The global hooks of API.md plug in at two places in this file, both module-level objects that a
+later layer replaces: ``registration_chain`` (``run(kind, module, name, value)``) and
+``call_hooks`` plus the ``_global_hooks_active`` flag (read by ``__call__``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from pyframe import _dtype, _grad_mode
+from pyframe.nn.modules._backward_hooks import BackwardHookState
+from pyframe.nn.parameter import Parameter, _set_data
+from pyframe.tensor import Tensor
+from pyframe.utils.hooks import RemovableHandle
+
+__all__ = ["Module", "BLOCK"]
+
+
+# ---- extension points for the global hooks (API.md "The global hook registries") ---------------
+
+
+class _Block:
+    """``pyframe.nn.BLOCK``: what a registration hook returns to block a registration."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "pyframe.nn.BLOCK"
+
+    def __reduce__(self):
+        return "BLOCK"
+
+
+BLOCK = _Block()
+
+
+class RegistrationChain:
+    """The chain every registration passes through. ``run(kind, module, name, value)`` gets
+    ``kind`` "parameter", "buffer" or "module" and the value about to be registered (possibly
+    None), and returns what to register instead (the value itself, another one, or ``BLOCK``).
+    ``Module._register`` then checks the result's type, so a chain cannot store a wrong kind.
+    This default runs no hooks; the global-hooks layer installs its own object in
+    ``registration_chain``."""
+
+    def run(self, kind: str, module: Module, name: str, value: Any) -> Any:
+        return value
+
+
+class CallHooks:
+    """The global forward/backward hooks ``Module.__call__`` runs before the module's own, and
+    only when ``_global_hooks_active`` is true. Each method returns this call's snapshot:
+
+    - ``forward_pre(module)``: ``(hook, with_kwargs)`` pairs; ``hook(module, args)`` returns None
+      or new args, ``hook(module, args, kwargs)`` None or ``(args, kwargs)``.
+    - ``forward(module)``: ``(hook_id, hook, with_kwargs, always_call)``; ``hook(module, args,
+      output)`` (or ``(module, args, kwargs, output)``) returns None or a new output.
+    - ``backward_pre(module)``: ``hook(module, grad_output)``, returns None or new grad_output.
+    - ``backward(module)``: ``hook(module, grad_input, grad_output)``, None or new grad_input.
+
+    This default has none."""
+
+    def forward_pre(self, module: Module) -> tuple:
+        return ()
+
+    def forward(self, module: Module) -> tuple:
+        return ()
+
+    def backward_pre(self, module: Module) -> tuple:
+        return ()
+
+    def backward(self, module: Module) -> tuple:
+        return ()
+
+
+registration_chain = RegistrationChain()
+call_hooks = CallHooks()
+# set while any global forward or backward hook exists; the one global ``__call__`` reads
+_global_hooks_active = False
+
+
+# ---- helpers ---------------------------------------------------------------------------------------
+
+
+def _typename(obj: Any) -> str:
+    if isinstance(obj, Parameter):
+        return "pyframe.nn.Parameter"
+    if isinstance(obj, Tensor):
+        return "pyframe.Tensor"
+    cls = type(obj)
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _addindent(text: str, spaces: int) -> str:
+    first, *rest = text.split("\n")
+    if not rest:
+        return text
+    return first + "\n" + "\n".join(" " * spaces + line for line in rest)
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns. Same as torch's."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+_DTYPE_NAMES = {d.name for d in _dtype.ALL} | {"float", "double", "half", "long", "int"}
+_KIND_DICT = {"parameter": "_parameters", "buffer": "_buffers", "module": "_modules"}
+
+
+def _forward_unimplemented(self, *args: Any) -> Any:
+    raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+
+# ---- Module ----------------------------------------------------------------------------------------
+
+
+class Module:
+    """Base class for all neural network modules. Same as torch.nn.Module (see the module
+    docstring for what is built differently)."""
+
+    training: bool
+    _version: int = 1
+    dump_patches: bool = False
+    forward: Callable[..., Any] = _forward_unimplemented
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args or kwargs:
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got unexpected arguments: Module.__init__ takes none "
+                f"(got {len(args)} positional, keywords {sorted(kwargs)})"
+            )
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", {})
+        setattr_(self, "_buffers", {})
+        setattr_(self, "_non_persistent_buffers_set", set())
+        setattr_(self, "_modules", {})
+        self._init_hook_dicts()
+
+    def _init_hook_dicts(self, missing_only: bool = False) -> None:
+        for name in (
+            "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
+            "_forward_hooks_always_called", "_backward_pre_hooks", "_backward_hooks", "_state_dict_hooks",
+            "_state_dict_pre_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
+        ):  # fmt: skip
+            if not (missing_only and name in self.__dict__):
+                object.__setattr__(self, name, OrderedDict())
+
+    # ---- registration: one path for parameters, buffers and submodules -------------------------
+
+    def _register(self, kind: str, name: Any, value: Any, *, assign: bool = False, persistent: bool = True) -> None:
+        """Validates, runs the global registration chain, checks its result, then commits.
+        ``assign``: attribute-assignment semantics (``m.x = value``): another binding of ``name``
+        (plain attribute, or another kind) is replaced instead of being an error."""
+        value = self._prepare(kind, name, value, assign)
+        self._commit(kind, name, value, assign, persistent)
+
+    def _prepare(self, kind: str, name: Any, value: Any, assign: bool = False) -> Any:
+        """Everything before the commit: returns the value to store. Raises before any change."""
+        self._check_value(kind, name, value)
+        self._check_name(kind, name, assign)
+        result = registration_chain.run(kind, self, name, value)
+        if result is BLOCK:
+            return None
+        if result is not value:
+            if kind == "parameter" and isinstance(result, Tensor) and not isinstance(result, Parameter):
+                # API.md: a plain tensor from a hook (``return param.to(dtype=...)``) becomes a Parameter
+                result = Parameter(result.detach(), result.requires_grad)
+            self._check_value(kind, name, result)
+            self._check_name(kind, name, assign)  # a hook may have bound the name meanwhile
+        return result
+
+    def _check_name(self, kind: str, name: Any, assign: bool) -> None:
+        d = self.__dict__
+        if "_parameters" not in d:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if name in d[_KIND_DICT[kind]]:
+            return
+        # m.x = value replaces instance attributes and other kinds; a class attribute (a method, a
+        # property) would shadow a registered parameter, so that is still an error (as torch)
+        clash = (kind == "parameter" and hasattr(type(self), name)) if assign else hasattr(self, name)
+        if clash:
+            raise KeyError(f"attribute '{name}' already exists")
+
+    @staticmethod
+    def _check_value(kind: str, name: str, value: Any) -> None:
+        if value is None:
+            return
+        if kind == "parameter":
+            if not isinstance(value, Parameter):
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' object to parameter '{name}' "
+                    "(pyframe.nn.Parameter or None required)"
+                )
+            if value.grad_fn is not None:
+                raise ValueError(
+                    f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
+                    f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
+                    "the forward() method."
+                )
+        elif kind == "buffer":
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' object to buffer '{name}' (pyframe.Tensor or None required)"
+                )
+        elif not isinstance(value, Module):
+            raise TypeError(f"{_typename(value)} is not a Module subclass")
+
+    def _commit(self, kind: str, name: str, value: Any, assign: bool, persistent: bool) -> None:
+        d = self.__dict__
+        if assign:
+            d.pop(name, None)
+            for other in ("_parameters", "_buffers", "_modules"):
+                if other != _KIND_DICT[kind]:
+                    d[other].pop(name, None)
+            if kind != "buffer":
+                d["_non_persistent_buffers_set"].discard(name)
+        d[_KIND_DICT[kind]][name] = value
+        if kind == "buffer":
+            if persistent:
+                d["_non_persistent_buffers_set"].discard(name)
+            else:
+                d["_non_persistent_buffers_set"].add(name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Same as torch.nn.Module.register_parameter."""
+        self._register("parameter", name, param)
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Same as torch.nn.Module.register_buffer; a non-persistent buffer stays out of state_dict."""
+        self._register("buffer", name, tensor, persistent=persistent)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Same as torch.nn.Module.add_module."""
+        self._register("module", name, module)
+
+    register_module = add_module
+
+    # ---- attribute access --------------------------------------------------------------------
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for key in ("_parameters", "_buffers", "_modules"):
+            store = d.get(key)
+            if store is not None and name in store:
+                return store[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._register("parameter", name, value, assign=True)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' (pyframe.nn.Parameter or None expected)"
+                )
+            self._register("parameter", name, None, assign=True)
+        elif isinstance(value, Module):
+            if d.get("_modules") is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._register("module", name, value, assign=True)
+        elif name in d.get("_modules", ()):
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as child module '{name}' (pyframe.nn.Module or None expected)"
+                )
+            self._register("module", name, None, assign=True)
+        elif name in d.get("_buffers", ()):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as buffer '{name}' (pyframe.Tensor or None expected)"
+                )
+            self._register("buffer", name, value, assign=True,
+                           persistent=name not in d["_non_persistent_buffers_set"])  # fmt: skip
+        else:
+            object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        d = self.__dict__
+        if name in d["_parameters"]:
+            del d["_parameters"][name]
+        elif name in d["_buffers"]:
+            del d["_buffers"][name]
+            d["_non_persistent_buffers_set"].discard(name)
+        elif name in d["_modules"]:
+            del d["_modules"][name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self) -> list:
+        keys = [*dir(type(self)), *self.__dict__, *self._parameters, *self._modules, *self._buffers]
+        return sorted({k for k in keys if not k[0].isdigit()})
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def get_submodule(self, target: str) -> Module:
+        """Same as torch.nn.Module.get_submodule: ``"net.0.conv"`` style paths."""
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return mod._buffers[name]
+
+    # ---- iteration -----------------------------------------------------------------------------
+
+    def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
+        """Same as torch.nn.Module.named_modules: this module, then its descendants depth first."""
+        if memo is None:
+            memo = set()
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        memo = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in memo:
+                memo.add(module)
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        for _, module in self.named_children():
+            yield module
+
+    def _named_members(self, get_members: Callable, prefix: str = "", recurse: bool = True,
+                       remove_duplicate: bool = True):  # fmt: skip
+        seen = set()  # ids: a Tensor's == is elementwise, so tensors cannot go in a set themselves
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, value in get_members(module):
+                if value is None or id(value) in seen:
+                    continue
+                if remove_duplicate:
+                    seen.add(id(value))
+                yield module_prefix + ("." if module_prefix else "") + name, value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """Same as torch.nn.Module.named_parameters."""
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    # ---- modes and conversions --------------------------------------------------------------------
+
+    def train(self, mode: bool = True) -> Module:
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Same as torch.nn.Module.zero_grad."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                if p.grad.grad_fn is not None:
+                    p.grad = p.grad.detach()
+                else:
+                    p.grad.requires_grad_(False)
+                with _grad_mode.no_grad():
+                    p.grad.zero_()
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
+        """Converts every parameter and buffer with ``fn``. A parameter keeps its identity (its
+        memory is rebound, as ``param.data = fn(param)`` in torch), so optimizers built before
+        still hold it; buffers are replaced."""
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        with _grad_mode.no_grad():
+            for param in self._parameters.values():
+                if param is None:
+                    continue
+                new = fn(param)
+                if new is not param:
+                    _set_data(param, new)
+                if param.grad is not None:
+                    new_grad = fn(param.grad)
+                    if new_grad is not param.grad:
+                        _set_data(param.grad, new_grad)
+            for key, buf in self._buffers.items():
+                if buf is not None:
+                    self._buffers[key] = fn(buf)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Same as torch.nn.Module.to for dtypes (floating parameters and buffers are converted in
+        place) and the "cpu" device."""
+        target = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                target = a.dtype
+            elif isinstance(a, str) and a not in _DTYPE_NAMES:
+                device = a
+            elif a is not None and not isinstance(a, bool):
+                target = a
+        if device is not None and str(device).split(":")[0] != "cpu":
+            raise ValueError(f"pyframe runs on the CPU only; got device={device!r}")
+        if target is None:
+            return self
+        dt = _dtype.as_dtype(target)
+        if not dt.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dt}")
+        return self._apply(lambda t: t.to(dt) if t.dtype.is_floating_point else t)
+
+    def float(self) -> Module:
+        return self.to(_dtype.float32)
+
+    def double(self) -> Module:
+        return self.to(_dtype.float64)
+
+    def half(self) -> Module:
+        return self.to(_dtype.float16)
+
+    def cpu(self) -> Module:
+        return self
+
+    def type(self, dst_type) -> Module:
+        return self._apply(lambda t: t.to(dst_type))
+
+    # ---- state_dict ------------------------------------------------------------------------------
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+
+    def state_dict(self, *args: Any, destination=None, prefix: str = "", keep_vars: bool = False) -> dict:
+        """Same as torch.nn.Module.state_dict: an OrderedDict of parameters and persistent
+        buffers (detached unless ``keep_vars``), with ``_metadata`` holding each module's version."""
+        if args:  # torch's deprecated positional form (destination, prefix, keep_vars)
+            destination = args[0]
+            prefix = args[1] if len(args) > 1 else prefix
+            keep_vars = args[2] if len(args) > 2 else keep_vars
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        metadata = getattr(destination, "_metadata", None)
+        if metadata is not None:
+            metadata[prefix[:-1]] = {"version": self._version}
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, {"version": self._version})
+            if result is not None:
+                destination = result
+        return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:  # fmt: skip
+        """Copies this module's own entries (not its children's) from ``state_dict``. Same
+        contract as torch's, so subclasses can override it to migrate old checkpoints."""
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        local = {k: v for k, v in self._parameters.items() if v is not None}
+        local.update(
+            (k, v) for k, v in self._buffers.items() if v is not None and k not in self._non_persistent_buffers_set
+        )
+        for name, current in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", expected pyframe.Tensor from checkpoint '
+                    f"but received {type(value)}"
+                )
+                continue
+            if current.ndim == 0 and value.ndim == 1 and value._numel == 1:  # torch's old 0-d format
+                value = value[0]
+            if value._shape != current._shape:
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
+                    f"the shape in current model is {current.shape}."
+                )
+                continue
+            try:
+                with _grad_mode.no_grad():
+                    if assign:
+                        self._assign_loaded(name, current, value)
+                    else:
+                        current.copy_(value)
+            except Exception as ex:  # noqa: BLE001 - reported with the key, as torch does
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", whose dimensions in the model are '
+                    f"{current.shape} and whose dimensions in the checkpoint are {value.shape}, an exception "
+                    f"occurred : {ex.args}."
+                )
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix):
+                    first, dot, _ = key[len(prefix) :].partition(".")
+                    if (dot and first not in self._modules) or (not dot and first not in local):
+                        unexpected_keys.append(key)
+
+    def _assign_loaded(self, name: str, current: Tensor, value: Tensor) -> None:
+        if name in self._parameters:
+            if isinstance(value, Parameter):
+                value.requires_grad = current.requires_grad
+            else:
+                value = Parameter(value.detach(), current.requires_grad)
+            self._parameters[name] = value
+        else:
+            self._buffers[name] = value
+
+    def load_state_dict(self, state_dict: Mapping, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
+        """Same as torch.nn.Module.load_state_dict: copies values in place under no_grad (or,
+        with ``assign``, stores the given tensors); returns ``(missing_keys, unexpected_keys)``
+        and raises RuntimeError listing every problem when ``strict`` or a shape is wrong."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing_keys: list = []
+        unexpected_keys: list = []
+        error_msgs: list = []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+
+        def load(module: Module, local_state: dict, prefix: str = "") -> None:
+            local_metadata = dict(metadata.get(prefix[:-1], {})) if metadata is not None else {}
+            if assign:
+                local_metadata["assign_to_params_buffers"] = True
+            module._load_from_state_dict(local_state, prefix, local_metadata, True, missing_keys, unexpected_keys,
+                                         error_msgs)  # fmt: skip
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_state.items() if k.startswith(child_prefix)}, child_prefix)
+            keys = _IncompatibleKeys(missing_keys, unexpected_keys)
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, keys) is not None:
+                    raise RuntimeError("load_state_dict post hooks should return None")
+
+        load(self, state_dict)
+        if strict:
+            if unexpected_keys:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected_keys)))  # fmt: skip
+            if missing_keys:
+                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing_keys)))  # fmt: skip
+        if error_msgs:
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(self._get_name(), "\n\t".join(error_msgs))
+            )
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
+        return RemovableHandle(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` after this module's entries were saved."""
+        return RemovableHandle(self._state_dict_hooks, hook)
+
+    _register_state_dict_hook = register_state_dict_post_hook
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)`` before this module's entries are loaded; may edit ``state_dict`` in place."""
+        return RemovableHandle(self._load_state_dict_pre_hooks, hook)
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` after loading; may edit the key lists in place."""
+        return RemovableHandle(self._load_state_dict_post_hooks, hook)
+
+    # ---- per-module hooks --------------------------------------------------------------------------
+
+    @staticmethod
+    def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool, flags: tuple = ()) -> RemovableHandle:
+        """Adds ``hook``; ``flags``: (dict, enabled) pairs recording per-hook options under the same id."""
+        handle = RemovableHandle(hooks, hook, extra_dicts=tuple(d for d, _ in flags))
+        for d, on in flags:
+            if on:
+                d[handle.id] = True
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:  # fmt: skip
+        """Same as torch.nn.Module.register_forward_pre_hook: ``hook(module, args)`` returns None or
+        new args; with ``with_kwargs``, ``hook(module, args, kwargs)`` returns None or (args, kwargs)."""
+        return self._add_hook(self._forward_pre_hooks, hook, prepend,
+                              ((self._forward_pre_hooks_with_kwargs, with_kwargs),))  # fmt: skip
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:  # fmt: skip
+        """Same as torch.nn.Module.register_forward_hook: ``hook(module, args, output)`` (or
+        ``(module, args, kwargs, output)``) returns None or a new output; ``always_call``: also run
+        when forward raises."""
+        flags = ((self._forward_hooks_with_kwargs, with_kwargs), (self._forward_hooks_always_called, always_call))
+        return self._add_hook(self._forward_hooks, hook, prepend, flags)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Same as torch.nn.Module.register_full_backward_pre_hook: ``hook(module, grad_output)``
+        before the module's gradients are computed; returns None or a new grad_output tuple."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Same as torch.nn.Module.register_full_backward_hook: ``hook(module, grad_input,
+        grad_output)`` once the gradients of the module's inputs are known; returns None or a new
+        grad_input tuple. Entries are None where no gradient flows."""
+        return self._add_hook(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """The full backward hook (PyTorch's deprecated non-full semantics are not reproduced)."""
+        return self.register_full_backward_hook(hook)
+
+    # ---- calling -------------------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not (_global_hooks_active or self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
+                or self._backward_pre_hooks):  # fmt: skip
+            return self.forward(*args, **kwargs)
+        return self._call_impl(args, kwargs)
+
+    def _call_impl(self, args: tuple, kwargs: dict) -> Any:
+        """PyTorch's order: global then module forward pre-hooks, the input side of the backward
+        hooks, forward, global then module forward hooks, the output side of the backward hooks.
+        Each kind is read from a snapshot taken when its turn comes (as torch), so a hook may add
+        or remove hooks."""
+        glob = call_hooks if _global_hooks_active else None
+        result = None
+        called = set()  # always_call forward hooks that already ran
+        try:
+            bw_pre = [*(glob.backward_pre(self) if glob else ()), *self._backward_pre_hooks.values()]
+            bw = [*(glob.backward(self) if glob else ()), *self._backward_hooks.values()]
+            kw_pre = self._forward_pre_hooks_with_kwargs
+            pre = [*(glob.forward_pre(self) if glob else ()),
+                   *((h, k in kw_pre) for k, h in self._forward_pre_hooks.items())]  # fmt: skip
+            for hook, with_kwargs in pre:
+                if with_kwargs:
+                    out = hook(self, args, kwargs)
+                    if out is not None:
+                        if not (isinstance(out, tuple) and len(out) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                               f"new_kwargs), but got {out}.")  # fmt: skip
+                        args, kwargs = out
+                else:
+                    out = hook(self, args)
+                    if out is not None:
+                        args = out if isinstance(out, tuple) else (out,)
+            state = None
+            if bw or bw_pre:
+                state = BackwardHookState(self, bw, bw_pre)
+                args = state.wrap_inputs(args)
+            result = self.forward(*args, **kwargs)
+            for key, hook, with_kwargs, always in self._forward_hook_list(glob):
+                if always:
+                    called.add(key)
+                out = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+                if out is not None:
+                    result = out
+            if state is not None:
+                result = state.wrap_outputs(result)
+            return result
+        except Exception:
+            for key, hook, with_kwargs, always in self._forward_hook_list(glob):
+                if always and key not in called:
+                    try:
+                        out = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+                        if out is not None:
+                            result = out
+                    except Exception as e:  # noqa: BLE001 - the forward's own error wins, as in torch
+                        warnings.warn(
+                            "module forward hook with ``always_call=True`` raised an exception that was silenced "
+                            f"as another error was raised in forward: {e}",
+                            stacklevel=2,
+                        )
+            raise
+
+    def _forward_hook_list(self, glob: CallHooks | None) -> list:
+        """(id, hook, with_kwargs, always_call) for the global forward hooks, then the module's."""
+        kw, always = self._forward_hooks_with_kwargs, self._forward_hooks_always_called
+        return [*(glob.forward(self) if glob else ()),
+                *((k, h, k in kw, k in always) for k, h in self._forward_hooks.items())]  # fmt: skip
+
+    # ---- repr, pickling ------------------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        """The module-specific part of ``repr``; override in subclasses. Same as torch's."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): " + _addindent(repr(module), 2) for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+    def __getstate__(self) -> dict:
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._init_hook_dicts(missing_only=True)  # states from before a hook kind existed

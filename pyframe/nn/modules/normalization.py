@@ -1,0 +1,193 @@
+"""``BatchNorm1d``, ``BatchNorm2d``, ``LayerNorm`` and ``GroupNorm``. Same as torch.nn's."""
+
+from __future__ import annotations
+
+from pyframe import _dtype, _grad_mode, factory
+from pyframe.nn import functional as F
+from pyframe.nn.modules.module import Module
+from pyframe.nn.parameter import Parameter
+from pyframe.tensor import Tensor
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm"]
+
+
+class _BatchNorm(Module):
+    """Batch normalisation over dim 1. Buffers ``running_mean``, ``running_var`` and
+    ``num_batches_tracked`` when ``track_running_stats``; ``weight`` and (unless ``bias=False``,
+    keyword-only as in torch 2.13) ``bias`` when ``affine``."""
+
+    _version = 2  # version 2 added num_batches_tracked (see _load_from_state_dict)
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:  # fmt: skip
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(factory.ones(num_features, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(factory.zeros(num_features, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", factory.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", factory.ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", factory.tensor(0, dtype=_dtype.int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            with _grad_mode.no_grad():
+                if self.running_mean is not None:
+                    self.running_mean.zero_()
+                if self.running_var is not None:
+                    self.running_var.fill_(1)
+                if self.num_batches_tracked is not None:
+                    self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            with _grad_mode.no_grad():
+                if self.weight is not None:
+                    self.weight.fill_(1)
+                if self.bias is not None:
+                    self.bias.zero_()
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        raise NotImplementedError
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            with _grad_mode.no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked)
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        use_stats = not self.training or self.track_running_stats
+        return F.batch_norm(
+            input,
+            self.running_mean if use_stats else None,
+            self.running_var if use_stats else None,
+            self.weight,
+            self.bias,
+            bn_training,
+            factor,
+            self.eps,
+        )
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:  # fmt: skip
+        version = local_metadata.get("version")
+        if (version is None or version < 2) and self.track_running_stats:
+            # checkpoints from before num_batches_tracked existed
+            key = prefix + "num_batches_tracked"
+            if key not in state_dict:
+                nbt = self.num_batches_tracked
+                state_dict[key] = nbt if nbt is not None else factory.tensor(0, dtype=_dtype.int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")  # fmt: skip
+
+
+class BatchNorm1d(_BatchNorm):
+    """Same as torch.nn.BatchNorm1d: input ``(N, C)`` or ``(N, C, L)``."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Same as torch.nn.BatchNorm2d: input ``(N, C, H, W)``."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class LayerNorm(Module):
+    """Same as torch.nn.LayerNorm: normalises over the last ``len(normalized_shape)`` dims."""
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+                 device=None, dtype=None) -> None:  # fmt: skip
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(factory.ones(*self.normalized_shape, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(factory.zeros(*self.normalized_shape, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        with _grad_mode.no_grad():
+            if self.weight is not None:
+                self.weight.fill_(1)
+            if self.bias is not None:
+                self.bias.zero_()
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")  # fmt: skip
+
+
+class GroupNorm(Module):
+    """Same as torch.nn.GroupNorm: normalises each of ``num_groups`` channel groups per sample."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None,
+                 dtype=None, *, bias: bool = True) -> None:  # fmt: skip
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(factory.ones(num_channels, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(factory.zeros(num_channels, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        with _grad_mode.no_grad():
+            if self.weight is not None:
+                self.weight.fill_(1)
+            if self.bias is not None:
+                self.bias.zero_()
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")  # fmt: skip

@@ -1,0 +1,56 @@
+"""``Parameter``: a leaf tensor that a Module registers as trainable. Same as torch.nn.Parameter."""
+
+from __future__ import annotations
+
+from pyframe.tensor import Tensor
+from pyframe.tensor import set_data as _set_data
+
+
+class Parameter(Tensor):
+    """A tensor that is a Module parameter: sharing ``data``'s memory, a leaf, ``requires_grad``
+    True unless told otherwise. Same as torch.nn.Parameter; ``Parameter()`` is an empty one."""
+
+    __slots__ = ()
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
+        if data is None:
+            from pyframe.factory import empty
+
+            data = empty(0)
+        elif not isinstance(data, Tensor):
+            raise TypeError(f"Parameter data must be a Tensor, got {type(data).__name__}")
+        if requires_grad and not data.dtype.is_floating_point:
+            raise RuntimeError(
+                f"Only Tensors of floating point dtype can require gradients, got {data.dtype.name}; "
+                "pass requires_grad=False"
+            )
+        p = object.__new__(cls)
+        _set_data(p, data)
+        p.requires_grad = bool(requires_grad)
+        p.grad = None
+        p.grad_fn = None
+        p._output_nr = 0
+        p._retains_grad = False
+        p._base = None
+        p._grad_version = 0
+        return p
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
+        pass  # everything happens in __new__ (Tensor has no __init__ to call)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (self.detach(), self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        out = type(self)(self.detach().clone(), self.requires_grad)
+        memo[id(self)] = out
+        return out
+
+
+def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:
+    return Parameter(data, requires_grad)
