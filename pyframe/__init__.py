@@ -6,7 +6,7 @@ import builtins
 
 # The Tensor comes first: the ops modules build on it, and _tensor_methods binds them to it.
 from pyframe.tensor import Size, Tensor  # isort: skip
-from pyframe import _backend, _tensor_methods, autograd, factory, ops, optim
+from pyframe import _backend, _tensor_methods, autograd, factory, nn, ops, optim
 from pyframe._backend import ShapeError
 from pyframe._dtype import bool_, dtype, float16, float32, float64, int32, int64
 from pyframe._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -23,9 +23,10 @@ half, float, double, long, int = float16, float32, float64, int64, int32  # noqa
 _tensor_methods.bind()
 
 __all__ = [
-    "Size", "Tensor", "ShapeError", "autograd", "optim", "dtype", "bool", "float16", "float32", "float64", "int32",
-    "int64", "half", "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled",
-    "set_num_threads", "get_num_threads", "show_config", "save", "load", *factory.__all__, *ops.__all__,
+    "Size", "Tensor", "ShapeError", "autograd", "nn", "optim", "dtype", "bool", "float16", "float32", "float64",
+    "int32", "int64", "half", "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled",
+    "set_grad_enabled", "set_num_threads", "get_num_threads", "show_config", "save", "load", *factory.__all__,
+    *ops.__all__,
 ]  # fmt: skip
 
 
