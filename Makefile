@@ -67,3 +67,7 @@ lint: install
 
 clean:
 	rm -rf build $(VENV) pyframe/_core*.so *.egg-info
+
+# the C-level GEMM benchmark (benchmarks/bench_matmul.py is the side-by-side one)
+build/c/bench_gemm: core_c/bench/bench_gemm.c $(OBJS)
+	$(CC) $(CFLAGS_TEST) -O3 $< $(OBJS) -o $@ -lm

@@ -1,6 +1,7 @@
 /* matmul throughput: best-of-runs GFLOP/s per GEMM path, float32 for square sizes and a
  * few layer-like shapes, then float64 squares. Usage: bench_gemm [path ...] (default: every path this CPU has).
- * Compare with numpy in a separate process: a shared process would fight over the cores. */
+ * Compare with numpy in a separate process: a shared process would fight over the cores.
+ * Build: make build/c/bench_gemm */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
