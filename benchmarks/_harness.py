@@ -18,8 +18,11 @@ except ImportError:  # torch is optional: its column is left out
 
 
 def best_time(fn: Callable[[], object], min_time: float = 0.2, repeats: int = 5) -> float:
-    """Best per-call seconds over ``repeats`` rounds, each running at least ``min_time``."""
-    fn()
+    """Best per-call seconds over ``repeats`` rounds, each running at least ``min_time``.
+    A few warm-up calls first: the first large allocations of a process pay for the kernel
+    assembling huge pages, which is not the op's cost."""
+    for _ in range(3):
+        fn()
     number = 1
     while True:
         t0 = time.perf_counter()
