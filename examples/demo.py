@@ -1,67 +1,59 @@
-"""pyframe's demo: the C core at work until the training demo lands.
+"""pyframe's demo: train a small network on a synthetic task, checkpoint it, reload it.
 
-Fits a linear model by gradient descent with hand-written gradients (autograd comes
-next), then times a float32 matmul against NumPy.
+Two interleaved spirals (a classic task a linear model cannot solve): an MLP trained with
+Adam reaches near-100% accuracy in a few seconds on 2 cores. Everything below runs on the
+C core; NumPy is not imported.
 """
 
+import math
+import os
+import tempfile
 import time
 
-import numpy as np
-
 import pyframe as pf
+import pyframe.nn as nn
+import pyframe.nn.functional as F
 
 
-def fit_linear_model() -> None:
-    pf.manual_seed(0)
-    n, d = 4096, 16
-    true_w = pf.randn(d, 1)
-    x = pf.randn(n, d)
-    y = x @ true_w + 0.01 * pf.randn(n, 1)
-    w = pf.zeros(d, 1)
-    lr = 0.1
-    for step in range(101):
-        residual = x @ w - y
-        loss = (residual * residual).mean()
-        grad = x.T @ residual * (2.0 / n)  # d(loss)/dw, transposed input read in place
-        w -= lr * grad
-        if step % 25 == 0:
-            print(f"  step {step:3d}  loss {loss.item():.6f}")
-    err = (w - true_w).abs().max().item()
-    print(f"  max |w - true_w| = {err:.4f}")
-
-
-def time_matmul(n: int = 1024) -> None:
-    a, b = pf.rand(n, n), pf.rand(n, n)
-    an, bn = a.numpy(), b.numpy()
-
-    def best(fn, reps: int = 5) -> float:
-        fn()
-        times = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return min(times)
-
-    tp, tn = best(lambda: a @ b), best(lambda: an @ bn)
-    flops = 2 * n**3
-    print(
-        f"  {n}x{n} float32 matmul: pyframe {flops / tp / 1e9:.0f} GFLOP/s, "
-        f"NumPy {flops / tn / 1e9:.0f} GFLOP/s, ratio {tn / tp:.2f}"
-    )
-    diff = np.abs((a @ b).numpy() - an.astype(np.float64) @ bn.astype(np.float64)).max()
-    print(f"  max abs difference from a float64 reference: {diff:.2e}")
+def spirals(n_per_class: int = 500, noise: float = 0.05) -> tuple[pf.Tensor, pf.Tensor]:
+    """Points on two spirals, labels 0 and 1."""
+    t = pf.linspace(0.25, 1.0, n_per_class) * (3 * math.pi)
+    points, labels = [], []
+    for label, phase in ((0, 0.0), (1, math.pi)):
+        r = t / (3 * math.pi)
+        xy = pf.stack([r * (t + phase).cos(), r * (t + phase).sin()], dim=1)
+        points.append(xy + noise * pf.randn(n_per_class, 2))
+        labels.append(pf.full((n_per_class,), label))
+    return pf.cat(points), pf.cat(labels)
 
 
 def main() -> None:
     pf.show_config()
-    x = pf.arange(12.0).reshape(3, 4)
-    print("\nviews share memory: x.T[1:, ::2] =", x.T[1:, ::2].tolist())
-    print("softmax rows sum to", x.softmax(dim=1).sum(dim=1).tolist())
-    print("\nlinear regression by gradient descent:")
-    fit_linear_model()
-    print("\nGEMM:")
-    time_matmul()
+    pf.manual_seed(0)
+    x, y = spirals()
+    model = nn.Sequential(nn.Linear(2, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, 2))
+    opt = pf.optim.Adam(model.parameters(), lr=0.01)
+    print(f"\n{model}\n\ntraining on {x.shape[0]} points:")
+    start = time.perf_counter()
+    for step in range(1, 601):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        if step % 100 == 0:
+            with pf.no_grad():
+                acc = (model(x).argmax(dim=1) == y).float().mean().item()
+            print(f"  step {step:4d}  loss {loss.item():.4f}  accuracy {acc:.1%}")
+    print(f"  {time.perf_counter() - start:.1f} s")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "spirals.pyframe")
+        pf.save({"model": model.state_dict(), "optimizer": opt.state_dict()}, path)
+        restored = nn.Sequential(nn.Linear(2, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, 2))
+        restored.load_state_dict(pf.load(path)["model"])
+        with pf.no_grad():
+            same = (model(x) == restored(x)).all().item()
+        print(f"\ncheckpoint: {os.path.getsize(path)} bytes, reloaded model gives identical outputs: {bool(same)}")
 
 
 if __name__ == "__main__":
