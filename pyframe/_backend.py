@@ -51,13 +51,7 @@ def alloc(nbytes: int):
 
 def desc(ptr, code: int, shape: tuple, strides: tuple):
     """A pf_tensor descriptor for the given data pointer and element strides."""
-    d = ffi.new("pf_tensor *")
-    d.data = ptr
-    d.dtype = code
-    d.ndim = len(shape)
-    d.shape[0 : len(shape)] = shape
-    d.strides[0 : len(strides)] = strides
-    return d
+    return ffi.new("pf_tensor *", (ptr, code, len(shape), shape, strides))
 
 
 def _select_gemm() -> None:

@@ -110,9 +110,11 @@ typedef struct {
     int64_t strides[PF_MAX_DIMS];
 } pf_tensor;
 
-/* memory: 64-byte aligned; pf_free(NULL) is a no-op */
+/* memory: 64-byte aligned, cached by size class for reuse (up to 1 GiB kept);
+ * pf_free(NULL) is a no-op; pf_empty_cache returns the cached blocks to the system */
 void *pf_alloc(size_t nbytes);
 void pf_free(void *ptr);
+void pf_empty_cache(void);
 
 /* errors: message of the last failing call on this thread */
 const char *pf_last_error(void);

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include "core.h"
 
@@ -38,23 +39,99 @@ const char *pf_shape_str(const pf_tensor *t, char *buf) {
 
 /* ---- memory ---- */
 
-/* Large blocks are 2 MiB aligned and advised as transparent huge pages: first-touch page
- * faults otherwise cost more than an add over the whole block (NumPy does the same). */
-#define PF_HUGE (size_t)(2 << 20)
+/* Tensor memory is cached by size class: a training step frees and allocates the same
+ * sizes every iteration, and fresh memory from the OS costs a page fault per 4 KiB on first
+ * touch (an add over a 3 MB tensor took 6x longer in fresh memory than in reused memory).
+ * A freed block goes on its class's list while the cache holds under PF_CACHE_MAX bytes.
+ * Each block has a 64-byte header in front (the user pointer stays 64-byte aligned);
+ * blocks of 2 MiB and more are 2 MiB aligned and advised as transparent huge pages.
+ * Under AddressSanitizer blocks go straight back to free(), so use-after-free is caught. */
+#define PF_HUGE ((size_t)2 << 20)
+#define PF_CACHE_MAX ((size_t)1 << 30)
+#define PF_HEADER 64
+#define PF_CLASSES 272
 
-void *pf_alloc(size_t nbytes) {
-    size_t align = nbytes >= PF_HUGE ? PF_HUGE : 64;
-    /* round up: aligned_alloc wants a multiple of the alignment, and 0 bytes is legal */
-    size_t n = (nbytes + align - 1) & ~(align - 1);
-    if (n < nbytes) return NULL;
-    void *p = aligned_alloc(align, n ? n : align);
-#ifdef MADV_HUGEPAGE
-    if (p && align == PF_HUGE) madvise(p, n, MADV_HUGEPAGE);
-#endif
-    return p;
+typedef struct block {
+    struct block *next;
+    size_t size; /* usable bytes: the class size */
+    int cls;
+} block;
+_Static_assert(sizeof(block) <= PF_HEADER, "block header must fit in front of the data");
+
+static block *free_lists[PF_CLASSES];
+static size_t cached_bytes;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Size class of n bytes and its rounded size: 64-byte steps up to 4 KiB, then four
+ * classes per power of two (at most 25% slack). */
+static int size_class(size_t n, size_t *rounded) {
+    if (n <= 4096) {
+        size_t c = n ? (n + 63) / 64 : 1;
+        *rounded = c * 64;
+        return (int)c - 1;
+    }
+    int k = 63 - __builtin_clzll((unsigned long long)(n - 1)); /* 2^k <= n - 1 < 2^(k+1) */
+    size_t q = (n - 1) >> (k - 2);                             /* 4..7 */
+    *rounded = (q + 1) << (k - 2);
+    return 64 + (k - 12) * 4 + (int)(q - 4);
 }
 
-void pf_free(void *ptr) { free(ptr); }
+void *pf_alloc(size_t nbytes) {
+    if (nbytes > ((size_t)1 << 60)) return NULL;
+    size_t size;
+    int cls = size_class(nbytes, &size);
+    block *b = NULL;
+#ifndef __SANITIZE_ADDRESS__
+    pthread_mutex_lock(&cache_lock);
+    b = free_lists[cls];
+    if (b) {
+        free_lists[cls] = b->next;
+        cached_bytes -= b->size;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    if (b) return (char *)b + PF_HEADER;
+#endif
+    size_t total = size + PF_HEADER, align = total >= PF_HUGE ? PF_HUGE : 64;
+    total = (total + align - 1) & ~(align - 1); /* aligned_alloc wants a multiple of the alignment */
+    b = aligned_alloc(align, total);
+    if (!b) return NULL;
+#ifdef MADV_HUGEPAGE
+    if (align == PF_HUGE) madvise(b, total, MADV_HUGEPAGE);
+#endif
+    b->size = size;
+    b->cls = cls;
+    return (char *)b + PF_HEADER;
+}
+
+void pf_free(void *ptr) {
+    if (!ptr) return;
+    block *b = (block *)((char *)ptr - PF_HEADER);
+#ifndef __SANITIZE_ADDRESS__
+    pthread_mutex_lock(&cache_lock);
+    int keep = cached_bytes + b->size <= PF_CACHE_MAX;
+    if (keep) {
+        b->next = free_lists[b->cls];
+        free_lists[b->cls] = b;
+        cached_bytes += b->size;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    if (keep) return;
+#endif
+    free(b);
+}
+
+void pf_empty_cache(void) {
+    pthread_mutex_lock(&cache_lock);
+    for (int c = 0; c < PF_CLASSES; c++) {
+        while (free_lists[c]) {
+            block *b = free_lists[c];
+            free_lists[c] = b->next;
+            free(b);
+        }
+    }
+    cached_bytes = 0;
+    pthread_mutex_unlock(&cache_lock);
+}
 
 /* ---- threads ---- */
 

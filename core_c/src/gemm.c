@@ -542,19 +542,96 @@ static int gemv(const gemm_desc *d, const gemm_prob *p, int nt) {
         for (int64_t k = 0; k < p->K; k++) memcpy(tmp + k * es, x + k * sx * es, (size_t)es);
         x = tmp, sx = 1;
     }
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        int t = 0;
-        OMP_ID(t);
-        int64_t c0, c1;
-        pf_split(cdiv(N, 16), t, nt, &c0, &c1);
-        int64_t j0 = c0 * 16, j1 = min64(c1 * 16, N);
-        if (j0 < j1)
-            d->gemv(rows, p->K, j1 - j0, x, sx, p->B + j0 * p->csb * es, p->rsb, p->csb, p->C + j0 * p->csc * es,
-                    p->csc);
+    if (nt == 1) {
+        d->gemv(rows, p->K, N, x, sx, p->B, p->rsb, p->csb, p->C, p->csc);
+    } else {
+#pragma omp parallel num_threads(nt)
+        {
+            int t = 0;
+            OMP_ID(t);
+            int64_t c0, c1;
+            pf_split(cdiv(N, 16), t, nt, &c0, &c1);
+            int64_t j0 = c0 * 16, j1 = min64(c1 * 16, N);
+            if (j0 < j1)
+                d->gemv(rows, p->K, j1 - j0, x, sx, p->B + j0 * p->csb * es, p->rsb, p->csb,
+                        p->C + j0 * p->csc * es, p->csc);
+        }
     }
     pf_free(tmp);
     return PF_OK;
+}
+
+/* What gemm_blocked's threads share. */
+typedef struct {
+    const gemm_desc *d;
+    gemm_prob p;
+    int64_t M, N, K, es, mr, nr, mt, ntl, kc, mc;
+    int direct, gr, gc;
+    int shared; /* run by a team of its own: worksharing and barriers apply */
+    char *buf;
+    size_t bbytes, abytes;
+} blocked_job;
+
+/* Thread t's part of a blocked product. With one thread it runs outside any OpenMP region
+ * of its own, possibly inside a caller's (the batch loop), so it must not use worksharing
+ * or barriers then: those would bind to the caller's team. */
+static void blocked_thread(const blocked_job *job, int t) {
+    const gemm_desc *d = job->d;
+    const gemm_prob p = job->p;
+    const int64_t M = job->M, N = job->N, K = job->K, es = job->es, mr = job->mr, nr = job->nr, mt = job->mt,
+                  ntl = job->ntl, kc = job->kc, mc = job->mc;
+    const int direct = job->direct, gr = job->gr, gc = job->gc;
+    char *buf = job->buf;
+    const size_t bbytes = job->bbytes, abytes = job->abytes;
+    int64_t r0, r1, c0, c1;
+    pf_split(mt, t / gc, gr, &r0, &r1);
+    pf_split(ntl, t % gc, gc, &c0, &c1);
+    int64_t i0 = r0 * mr, i1 = min64(r1 * mr, M), j0 = c0 * nr, j1 = min64(c1 * nr, N);
+    int64_t mine = i1 > i0 ? i1 - i0 : 0;
+    int64_t mct = mine ? cdiv(cdiv(mine, cdiv(mine, d->mc)), mr) * mr : 1;
+    char *abuf = buf + bbytes + (size_t)t * abytes, *ebuf = abuf + mc * kc * es;
+    for (int64_t jc = 0; jc < N; jc += d->nc) {
+        int64_t ncur = min64(d->nc, N - jc), ja = j0 > jc ? j0 : jc, jb = min64(j1, jc + ncur);
+        for (int64_t pc = 0; pc < K; pc += kc) {
+            int64_t kcur = min64(kc, K - pc);
+            int64_t npan = cdiv(ncur, nr);
+            if (!direct && job->shared) {
+#pragma omp for schedule(static)
+                for (int64_t q = 0; q < npan; q++)
+                    d->pack(kcur, min64(nr, ncur - q * nr), p.B + (pc * p.rsb + (jc + q * nr) * p.csb) * es,
+                            p.csb, p.rsb, nr, buf + q * nr * kcur * es);
+            } else if (!direct) {
+                for (int64_t q = 0; q < npan; q++)
+                    d->pack(kcur, min64(nr, ncur - q * nr), p.B + (pc * p.rsb + (jc + q * nr) * p.csb) * es,
+                            p.csb, p.rsb, nr, buf + q * nr * kcur * es);
+            }
+            for (int64_t ic = i0; ic < i1 && ja < jb; ic += mct) {
+                int64_t mcur = min64(mct, i1 - ic);
+                for (int64_t q = 0; q < mcur; q += mr)
+                    d->pack(kcur, min64(mr, mcur - q), p.A + ((ic + q) * p.rsa + pc * p.csa) * es, p.rsa,
+                            p.csa, mr, abuf + q * kcur * es);
+                for (int64_t jr = ja; jr < jb; jr += nr) {
+                    int n = (int)min64(nr, jb - jr);
+                    const char *bp = buf + (jr - jc) * kcur * es;
+                    int64_t brs = nr;
+                    if (direct && n == nr) {
+                        bp = p.B + (pc * p.rsb + jr) * es;
+                        brs = p.rsb;
+                    } else if (direct) {
+                        d->pack(kcur, n, p.B + (pc * p.rsb + jr) * es, 1, p.rsb, nr, ebuf);
+                        bp = ebuf;
+                    }
+                    for (int64_t ir = 0; ir < mcur; ir += mr)
+                        run_tile(d, kcur, abuf + ir * kcur * es, bp, brs,
+                                 p.C + ((ic + ir) * p.rsc + jr * p.csc) * es, p.rsc, p.csc,
+                                 (int)min64(mr, mcur - ir), n, pc > 0);
+                }
+            }
+            if (!direct && job->shared) {
+#pragma omp barrier
+            }
+        }
+    }
 }
 
 /* C = A B for one matrix on nt threads; K > 0. Returns PF_ERR_NOMEM without a message
@@ -584,55 +661,17 @@ static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt) {
     if (!buf) return PF_ERR_NOMEM;
 
     /* Thread t owns C[i0:i1, j0:j1]. All threads pack the shared B block together; each
-     * packs A for its own rows, in blocks sized so its rows split evenly. */
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        int t = 0;
-        OMP_ID(t);
-        int64_t r0, r1, c0, c1;
-        pf_split(mt, t / gc, gr, &r0, &r1);
-        pf_split(ntl, t % gc, gc, &c0, &c1);
-        int64_t i0 = r0 * mr, i1 = min64(r1 * mr, M), j0 = c0 * nr, j1 = min64(c1 * nr, N);
-        int64_t mine = i1 > i0 ? i1 - i0 : 0;
-        int64_t mct = mine ? cdiv(cdiv(mine, cdiv(mine, d->mc)), mr) * mr : 1;
-        char *abuf = buf + bbytes + (size_t)t * abytes, *ebuf = abuf + mc * kc * es;
-        for (int64_t jc = 0; jc < N; jc += d->nc) {
-            int64_t ncur = min64(d->nc, N - jc), ja = j0 > jc ? j0 : jc, jb = min64(j1, jc + ncur);
-            for (int64_t pc = 0; pc < K; pc += kc) {
-                int64_t kcur = min64(kc, K - pc);
-                int64_t npan = cdiv(ncur, nr);
-                if (!direct) {
-#pragma omp for schedule(static)
-                    for (int64_t q = 0; q < npan; q++)
-                        d->pack(kcur, min64(nr, ncur - q * nr), p.B + (pc * p.rsb + (jc + q * nr) * p.csb) * es,
-                                p.csb, p.rsb, nr, buf + q * nr * kcur * es);
-                }
-                for (int64_t ic = i0; ic < i1 && ja < jb; ic += mct) {
-                    int64_t mcur = min64(mct, i1 - ic);
-                    for (int64_t q = 0; q < mcur; q += mr)
-                        d->pack(kcur, min64(mr, mcur - q), p.A + ((ic + q) * p.rsa + pc * p.csa) * es, p.rsa,
-                                p.csa, mr, abuf + q * kcur * es);
-                    for (int64_t jr = ja; jr < jb; jr += nr) {
-                        int n = (int)min64(nr, jb - jr);
-                        const char *bp = buf + (jr - jc) * kcur * es;
-                        int64_t brs = nr;
-                        if (direct && n == nr) {
-                            bp = p.B + (pc * p.rsb + jr) * es;
-                            brs = p.rsb;
-                        } else if (direct) {
-                            d->pack(kcur, n, p.B + (pc * p.rsb + jr) * es, 1, p.rsb, nr, ebuf);
-                            bp = ebuf;
-                        }
-                        for (int64_t ir = 0; ir < mcur; ir += mr)
-                            run_tile(d, kcur, abuf + ir * kcur * es, bp, brs,
-                                     p.C + ((ic + ir) * p.rsc + jr * p.csc) * es, p.rsc, p.csc,
-                                     (int)min64(mr, mcur - ir), n, pc > 0);
-                    }
-                }
-                if (!direct) {
-#pragma omp barrier
-                }
-            }
+     * packs A for its own rows, in blocks sized so its rows split evenly. A single thread
+     * skips the OpenMP region: even `if (0)` costs a team set-up, a lot for a tiny product. */
+    blocked_job job = {d, p, M, N, K, es, mr, nr, mt, ntl, kc, mc, direct, gr, gc, nt > 1, buf, bbytes, abytes};
+    if (nt == 1) {
+        blocked_thread(&job, 0);
+    } else {
+#pragma omp parallel num_threads(nt)
+        {
+            int t = 0;
+            OMP_ID(t);
+            blocked_thread(&job, t);
         }
     }
     pf_free(buf);
