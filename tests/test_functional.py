@@ -118,6 +118,19 @@ def test_conv2d_matches_torch(rng, xs, ws, stride, padding, dilation, groups):
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("chunk_bytes", [1, 13000])
+def test_conv2d_in_batch_chunks(rng, monkeypatch, chunk_bytes):
+    """Batches are unfolded in chunks: one sample at a time, and uneven chunks."""
+    monkeypatch.setattr(F, "_CONV_CHUNK_BYTES", chunk_bytes)
+    x = rng.standard_normal((5, 4, 6, 5)).astype(np.float32)
+    w, b = rng.standard_normal((6, 2, 3, 3)).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+    compare(
+        lambda x, w, b: F.conv2d(x.permute(0, 1, 3, 2), w, b, 1, 1, 1, 2),
+        lambda x, w, b: TF.conv2d(x.permute(0, 1, 3, 2), w, b, 1, 1, 1, 2),
+        x, w, b, rtol=1e-4, atol=1e-5,
+    )  # fmt: skip
+
+
 def test_conv2d_float32_no_bias_and_unbatched(rng):
     x, w = rng.standard_normal((3, 8, 8)).astype(np.float32), rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
     compare(lambda x, w: F.conv2d(x, w, padding=1), lambda x, w: TF.conv2d(x, w, padding=1), x, w, rtol=1e-4, atol=1e-5)
@@ -221,6 +234,15 @@ def test_max_pool2d_matches_torch(rng, k, s, p, d):
     tout, tidx = TF.max_pool2d(torch.tensor(x), k, s, p, d, return_indices=True)
     np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
     assert idx.dtype == pf.int64
+
+
+def test_max_pool2d_ties_and_nan_like_torch():
+    """All-zero windows (common after ReLU) send the gradient to the first position; NaN wins."""
+    x = np.zeros((1, 1, 4, 6))
+    x[0, 0, 2, 3] = np.nan
+    compare(lambda x: F.max_pool2d(x, 2), lambda x: TF.max_pool2d(x, 2), x)
+    idx = F.max_pool2d(pf.tensor(x), 2, return_indices=True)[1]
+    np.testing.assert_array_equal(idx.numpy(), TF.max_pool2d(torch.tensor(x), 2, return_indices=True)[1].numpy())
 
 
 def test_max_pool2d_unbatched_and_float32(rng):
