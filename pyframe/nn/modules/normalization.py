@@ -131,22 +131,10 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(factory.ones(*self.normalized_shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(factory.zeros(*self.normalized_shape, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, self.normalized_shape, elementwise_affine, bias, dtype)
 
     def reset_parameters(self) -> None:
-        with _grad_mode.no_grad():
-            if self.weight is not None:
-                self.weight.fill_(1)
-            if self.bias is not None:
-                self.bias.zero_()
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -168,22 +156,10 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(factory.ones(num_channels, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(factory.zeros(num_channels, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, (num_channels,), affine, bias, dtype)
 
     def reset_parameters(self) -> None:
-        with _grad_mode.no_grad():
-            if self.weight is not None:
-                self.weight.fill_(1)
-            if self.bias is not None:
-                self.bias.zero_()
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -191,3 +167,18 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")  # fmt: skip
+
+
+def _register_affine(module: Module, shape: tuple, affine: bool, bias: bool, dtype) -> None:
+    """LayerNorm's and GroupNorm's weight (ones) and bias (zeros), or None for each left out."""
+    weight = Parameter(factory.ones(*shape, dtype=dtype)) if affine else None
+    module.register_parameter("weight", weight)
+    module.register_parameter("bias", Parameter(factory.zeros(*shape, dtype=dtype)) if affine and bias else None)
+
+
+def _reset_affine(module: Module) -> None:
+    with _grad_mode.no_grad():
+        if module.weight is not None:
+            module.weight.fill_(1)
+        if module.bias is not None:
+            module.bias.zero_()
