@@ -15,7 +15,7 @@ SAN_OBJS := $(patsubst core_c/src/%.c,build/csan/%.o,$(SRCS))
 CTESTS := $(patsubst core_c/tests/%.c,build/c/%,$(CTEST_SRCS))
 SAN_TESTS := $(patsubst core_c/tests/%.c,build/csan/%,$(CTEST_SRCS))
 
-.PHONY: all install demo test pytest ctest csan bench lint clean
+.PHONY: all install demo test pytest plugin-tests ctest csan bench lint clean
 .SECONDARY:
 
 all: install
@@ -32,7 +32,7 @@ install: $(VENV)/.installed
 demo: install
 	$(PY) examples/demo.py
 
-test: install ctest csan pytest
+test: install ctest csan pytest plugin-tests
 
 pytest: install $(VENV)/.oracle
 	$(PY) -m pytest -q
@@ -42,6 +42,20 @@ pytest: install $(VENV)/.oracle
 $(VENV)/.oracle: $(VENV)/.installed
 	$(PY) -m pip install -q torch==2.13.0 || echo "torch not installed: its oracle tests will skip"
 	touch $@
+
+# The plugin distributions install into a folder of their own, not .venv: installed there,
+# every `import pyframe` in the core suite would autoload them (grad-clipper clamps all
+# gradients). Their tests put that folder on the path, so entry-point discovery finds them.
+PLUGINS := $(notdir $(wildcard plugins/*))
+PLUGIN_SITE := build/plugin-site
+
+$(PLUGIN_SITE)/.installed: $(VENV)/.installed $(wildcard plugins/*/pyproject.toml plugins/*/pyframe_*/*.py)
+	rm -rf $(PLUGIN_SITE)
+	$(PY) -m pip install -q --no-deps --no-build-isolation --target $(PLUGIN_SITE) $(addprefix plugins/,$(PLUGINS))
+	touch $@
+
+plugin-tests: $(PLUGIN_SITE)/.installed $(VENV)/.oracle
+	@set -e; for p in $(PLUGINS); do PYTHONPATH=$(PLUGIN_SITE) $(PY) -m pytest -q plugins/$$p/tests; done
 
 # the C core's own tests, then again under AddressSanitizer + UBSan
 build/c/%.o: core_c/src/%.c $(HDRS)

@@ -6,13 +6,16 @@ import builtins
 
 # The Tensor comes first: the ops modules build on it, and _tensor_methods binds them to it.
 from pyframe.tensor import Size, Tensor  # isort: skip
-from pyframe import _backend, _tensor_methods, autograd, factory, nn, ops, optim
+from pyframe import _backend, _tensor_methods, autograd, factory, hookspecs, nn, ops, optim
 from pyframe._backend import ShapeError
 from pyframe._dtype import bool_, dtype, float16, float32, float64, int32, int64
 from pyframe._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from pyframe.factory import *  # noqa: F403
+from pyframe.hookspecs import hookimpl
 from pyframe.ops import *  # noqa: F403
 from pyframe.serialization import load, save
+
+from pyframe import plugins  # isort: skip
 
 __version__ = "0.1.0"
 
@@ -25,8 +28,8 @@ _tensor_methods.bind()
 __all__ = [
     "Size", "Tensor", "ShapeError", "autograd", "nn", "optim", "dtype", "bool", "float16", "float32", "float64",
     "int32", "int64", "half", "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled",
-    "set_grad_enabled", "set_num_threads", "get_num_threads", "show_config", "save", "load", *factory.__all__,
-    *ops.__all__,
+    "set_grad_enabled", "hookimpl", "hookspecs", "set_num_threads", "get_num_threads", "show_config", "save",
+    "load", *factory.__all__, *ops.__all__,
 ]  # fmt: skip
 
 
@@ -55,3 +58,8 @@ def show_config() -> str:
     ])  # fmt: skip
     print(text)
     return text
+
+
+# last, so that plugins see a complete pyframe: read the plugin config (a bad value fails here) and load the
+# enabled plugins; disabled ones are never imported
+plugins._load_at_import()

@@ -2,12 +2,15 @@
 
 NumPy is the reference for most tests; its BLAS must stay single-threaded so that the
 2-core test machine is not oversubscribed while pyframe's own OpenMP threads run, so the
-variable is set here, before anything imports numpy.
+variable is set here, before anything imports numpy. Installed plugins (make test installs
+the ones in plugins/) change numerics, so pyframe's own suite runs without entry-point
+plugins; the plugin tests turn them on themselves.
 """
 
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("PYFRAME_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

@@ -557,3 +557,12 @@ def test_python_scalar_on_either_side(dtype, scalar, rng):
         if what == "t ** 2":
             dt = dtype
         assert_matches(got, expected, dt, what=f"{what} with {dtype} and {scalar!r}")
+
+
+def test_predicates_store_zero_or_one():
+    # glibc's isinf returns -1 for -inf: a bool tensor must still hold exactly 0/1, so sums count
+    x = pyframe.tensor([float("inf"), float("-inf"), 1.0, float("nan")])
+    assert pyframe.isinf(x).sum().item() == 2
+    assert pyframe.isfinite(x).sum().item() == 1
+    assert pyframe.isnan(x).sum().item() == 1
+    assert pyframe.isinf(x).to(pyframe.int64).tolist() == [1, 1, 0, 0]

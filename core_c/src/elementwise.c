@@ -148,8 +148,8 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
 /* ops on any dtype with a bool result: X(op, name, float expr, int expr) */
 #define PRED_UNARY(X)                                        \
     X(PF_ISNAN, isnan, x != x, x != x)                          \
-    X(PF_ISINF, isinf, isinf(x), x != x)                        \
-    X(PF_ISFINITE, isfinite, isfinite(x), x == x)               \
+    X(PF_ISINF, isinf, isinf(x) != 0, x != x)                        \
+    X(PF_ISFINITE, isfinite, isfinite(x) != 0, x == x)               \
     X(PF_LOGICAL_NOT, lnot, x == 0, x == 0)
 
 /* integer ops (int64/int32 computed in int64): X(op, name, expr) */

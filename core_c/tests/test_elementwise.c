@@ -46,6 +46,16 @@ static void test_unary(void) {
     pf_tensor te = pf_make(edge, PF_FLOAT32, 1, s6), to = pf_make(out, PF_FLOAT32, 1, s6);
     CHECK_OK(pf_unary_contig(PF_EXP, PF_FLOAT32, edge, out, 6));
     for (int i = 0; i < 6; i++) CHECK(close_f(out[i], expf(edge[i]), 2e-6), "exp(%g) = %g", edge[i], out[i]);
+    /* predicates store exactly 0 or 1 (glibc's isinf returns -1 for -inf) */
+    uint8_t pb[6];
+    int64_t s6b[1] = {6};
+    pf_tensor tpb = pf_make(pb, PF_BOOL, 1, s6b);
+    float infs[6] = {INFINITY, -INFINITY, 1.0f, NAN, -0.0f, 3.0f};
+    pf_tensor tinf = pf_make(infs, PF_FLOAT32, 1, s6b);
+    CHECK_OK(pf_unary(PF_ISINF, &tinf, &tpb, 0, 0));
+    CHECK(pb[0] == 1 && pb[1] == 1 && pb[2] == 0 && pb[3] == 0, "isinf stores %d %d %d %d", pb[0], pb[1], pb[2], pb[3]);
+    CHECK_OK(pf_unary(PF_ISFINITE, &tinf, &tpb, 0, 0));
+    CHECK(pb[0] == 0 && pb[2] == 1 && pb[3] == 0 && pb[4] == 1, "isfinite stores %d %d %d %d", pb[0], pb[2], pb[3], pb[4]);
     /* clamp with an open side, relu keeps nan */
     CHECK_OK(pf_unary(PF_CLAMP, &te, &to, -INFINITY, 0.0));
     CHECK(out[0] == 0.0f && out[1] == -87.5f && isnan(out[4]), "clamp");

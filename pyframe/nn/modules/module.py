@@ -11,9 +11,11 @@ Three things differ in how, not what:
   (one on the inputs, one on the outputs, see ``_backward_hooks.py``); nothing is a view, so
   in-place ops after a hooked module stay legal.
 
-The global hooks of API.md plug in at two places in this file, both module-level objects that a
-later layer replaces: ``registration_chain`` (``run(kind, module, name, value)``) and
-``call_hooks`` plus the ``_global_hooks_active`` flag (read by ``__call__``).
+The global hooks of API.md plug in at two places in this file, both module-level objects
+installed from ``pyframe/_hooks.py`` (the pluggy registries): ``registration_chain`` (``run(kind,
+module, name, value)``) and ``call_hooks`` plus the ``_global_hooks_active`` flag (read by
+``__call__``, kept in sync by a ``_hooks`` listener). The eight ``register_module_*`` functions
+are at the end of this file.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from pyframe import _dtype, _grad_mode
+from pyframe import _dtype, _grad_mode, _hooks
+from pyframe._hooks import BLOCK
 from pyframe.nn.modules._backward_hooks import BackwardHookState
 from pyframe.nn.parameter import Parameter, _set_data
 from pyframe.tensor import Tensor
@@ -33,21 +36,6 @@ __all__ = ["Module", "BLOCK"]
 
 
 # ---- extension points for the global hooks (API.md "The global hook registries") ---------------
-
-
-class _Block:
-    """``pyframe.nn.BLOCK``: what a registration hook returns to block a registration."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "pyframe.nn.BLOCK"
-
-    def __reduce__(self):
-        return "BLOCK"
-
-
-BLOCK = _Block()
 
 
 class RegistrationChain:
@@ -88,10 +76,19 @@ class CallHooks:
         return ()
 
 
-registration_chain = RegistrationChain()
-call_hooks = CallHooks()
+# pyframe._hooks installs its registries here (the defaults above stay for tests and embedders)
+registration_chain: RegistrationChain = _hooks.registration_chain
+call_hooks: CallHooks = _hooks.call_hooks
 # set while any global forward or backward hook exists; the one global ``__call__`` reads
 _global_hooks_active = False
+
+
+def _sync_global_flag() -> None:
+    global _global_hooks_active
+    _global_hooks_active = _hooks.any_call_hooks()
+
+
+_hooks.add_listener(_sync_global_flag)
 
 
 # ---- helpers ---------------------------------------------------------------------------------------
@@ -132,6 +129,12 @@ _KIND_DICT = {"parameter": "_parameters", "buffer": "_buffers", "module": "_modu
 
 def _forward_unimplemented(self, *args: Any) -> Any:
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+
+def _note_global(glob: Any, exc: BaseException, kind: str, index: int) -> None:
+    note = getattr(glob, "note", None)
+    if note is not None:
+        note(exc, kind, index)
 
 
 # ---- Module ----------------------------------------------------------------------------------------
@@ -727,28 +730,38 @@ class Module:
         """PyTorch's order: global then module forward pre-hooks, the input side of the backward
         hooks, forward, global then module forward hooks, the output side of the backward hooks.
         Each kind is read from a snapshot taken when its turn comes (as torch), so a hook may add
-        or remove hooks."""
+        or remove hooks. A global hook that raises gets a note naming it (``call_hooks.note``)."""
         glob = call_hooks if _global_hooks_active else None
         result = None
-        called = set()  # always_call forward hooks that already ran
+        called = None  # keys of the always_call forward hooks that already ran
         try:
-            bw_pre = [*(glob.backward_pre(self) if glob else ()), *self._backward_pre_hooks.values()]
-            bw = [*(glob.backward(self) if glob else ()), *self._backward_hooks.values()]
-            kw_pre = self._forward_pre_hooks_with_kwargs
-            pre = [*(glob.forward_pre(self) if glob else ()),
-                   *((h, k in kw_pre) for k, h in self._forward_pre_hooks.items())]  # fmt: skip
-            for hook, with_kwargs in pre:
+            bw_pre = glob.backward_pre(self) if glob else ()
+            if self._backward_pre_hooks:
+                bw_pre = [*bw_pre, *self._backward_pre_hooks.values()]
+            bw = glob.backward(self) if glob else ()
+            if self._backward_hooks:
+                bw = [*bw, *self._backward_hooks.values()]
+            pre = glob.forward_pre(self) if glob else ()
+            n_glob = len(pre)
+            if self._forward_pre_hooks:
+                kw_pre = self._forward_pre_hooks_with_kwargs
+                pre = [*pre, *((h, k in kw_pre) for k, h in self._forward_pre_hooks.items())]
+            for i, (hook, with_kwargs) in enumerate(pre):
+                try:
+                    out = hook(self, args, kwargs) if with_kwargs else hook(self, args)
+                except Exception as e:
+                    if i < n_glob:
+                        _note_global(glob, e, "forward_pre", i)
+                    raise
+                if out is None:
+                    continue
                 if with_kwargs:
-                    out = hook(self, args, kwargs)
-                    if out is not None:
-                        if not (isinstance(out, tuple) and len(out) == 2):
-                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
-                                               f"new_kwargs), but got {out}.")  # fmt: skip
-                        args, kwargs = out
+                    if not (isinstance(out, tuple) and len(out) == 2):
+                        raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                           f"but got {out}.")  # fmt: skip
+                    args, kwargs = out
                 else:
-                    out = hook(self, args)
-                    if out is not None:
-                        args = out if isinstance(out, tuple) else (out,)
+                    args = out if isinstance(out, tuple) else (out,)
             state = None
             if bw or bw_pre:
                 state = BackwardHookState(self, bw, bw_pre)
@@ -756,8 +769,15 @@ class Module:
             result = self.forward(*args, **kwargs)
             for key, hook, with_kwargs, always in self._forward_hook_list(glob):
                 if always:
+                    if called is None:
+                        called = set()
                     called.add(key)
-                out = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+                try:
+                    out = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+                except Exception as e:
+                    if type(key) is tuple:  # a global hook: ("global", index)
+                        _note_global(glob, e, "forward", key[1])
+                    raise
                 if out is not None:
                     result = out
             if state is not None:
@@ -765,7 +785,7 @@ class Module:
             return result
         except Exception:
             for key, hook, with_kwargs, always in self._forward_hook_list(glob):
-                if always and key not in called:
+                if always and (called is None or key not in called):
                     try:
                         out = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
                         if out is not None:
@@ -778,11 +798,13 @@ class Module:
                         )
             raise
 
-    def _forward_hook_list(self, glob: CallHooks | None) -> list:
+    def _forward_hook_list(self, glob: CallHooks | None) -> Any:
         """(id, hook, with_kwargs, always_call) for the global forward hooks, then the module's."""
-        kw, always = self._forward_hooks_with_kwargs, self._forward_hooks_always_called
-        return [*(glob.forward(self) if glob else ()),
-                *((k, h, k in kw, k in always) for k, h in self._forward_hooks.items())]  # fmt: skip
+        hooks = glob.forward(self) if glob else ()
+        if self._forward_hooks:
+            kw, always = self._forward_hooks_with_kwargs, self._forward_hooks_always_called
+            hooks = [*hooks, *((k, h, k in kw, k in always) for k, h in self._forward_hooks.items())]
+        return hooks
 
     # ---- repr, pickling ------------------------------------------------------------------------------
 
@@ -809,3 +831,66 @@ class Module:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._init_hook_dicts(missing_only=True)  # states from before a hook kind existed
+
+
+# ---- the eight global hook registries (API.md "The global hook registries"; pyframe/_hooks.py) ----------
+
+
+def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, param)`` for every parameter registered in any Module (``param`` may
+    be None). Returns None to keep it, a tensor to register instead (a plain tensor becomes a
+    Parameter keeping its ``requires_grad``), or ``pyframe.nn.BLOCK`` to register None. Hooks
+    chain in registration order after plugins' implementations."""
+    return _hooks.parameter_registration.register(hook)
+
+
+def register_module_buffer_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, buffer)`` for every buffer registered in any Module (``buffer`` may be
+    None). None keeps, a tensor replaces, ``pyframe.nn.BLOCK`` registers None."""
+    return _hooks.buffer_registration.register(hook)
+
+
+def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, submodule)`` for every submodule registered in any Module. None keeps,
+    a Module replaces, ``pyframe.nn.BLOCK`` registers None (containers then skip it)."""
+    return _hooks.module_registration.register(hook)
+
+
+def register_module_forward_pre_hook(hook: Callable, *, with_kwargs: bool = False) -> RemovableHandle:
+    """``hook(module, args)`` before every Module's forward (before the module's own pre-hooks);
+    returns None or new args. With ``with_kwargs`` (a pyframe extension; torch's global
+    pre-hook has none): ``hook(module, args, kwargs)`` returns None or ``(args, kwargs)``."""
+    return _hooks.forward_pre.register(hook, with_kwargs)
+
+
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:  # fmt: skip
+    """``hook(module, args, output)`` (or ``(module, args, kwargs, output)``) after every Module's
+    forward (before the module's own forward hooks); returns None or a new output.
+    ``always_call``: also run when forward raises. Same as torch."""
+    return _hooks.forward.register(hook, with_kwargs, always_call)
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, grad_output)`` before every Module's backward; returns None or a new
+    grad_output tuple of the same length."""
+    return _hooks.full_backward_pre.register(hook)
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, grad_input, grad_output)`` after every Module's backward; returns None or a
+    new grad_input tuple of the same length. Entries are None where no gradient flows."""
+    return _hooks.full_backward.register(hook)
+
+
+def register_module_backward_hook(hook: Callable) -> RemovableHandle:
+    """The full backward hook under seed 003's name (PyTorch's deprecated non-full semantics are
+    not reproduced): same as :func:`register_module_full_backward_hook`."""
+    return _hooks.full_backward.register(hook)
+
+
+__all__ += [
+    "register_module_parameter_registration_hook", "register_module_buffer_registration_hook",
+    "register_module_module_registration_hook", "register_module_forward_pre_hook", "register_module_forward_hook",
+    "register_module_full_backward_pre_hook", "register_module_backward_hook", "register_module_full_backward_hook",
+]  # fmt: skip

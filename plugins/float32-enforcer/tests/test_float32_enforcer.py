@@ -1,0 +1,291 @@
+"""Tests of the float32-enforcer plugin: the hook functions directly, then registered with pyframe."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import subprocess
+import sys
+
+import pyframe_float32_enforcer as plugin
+import pytest
+
+import pyframe
+from pyframe.nn import Module, Parameter
+
+NAME = "float32-enforcer"
+
+
+@pytest.fixture(autouse=True)
+def _defaults():
+    plugin.pyframe_unconfigure()
+    yield
+    plugin.pyframe_unconfigure()
+
+
+# ---- registering the plugin through the public API (skips until pyframe provides it) -----------
+
+
+def _plugins_api():
+    try:
+        import pyframe.plugins as plugins
+    except ImportError:
+        return None
+    return plugins if hasattr(plugins, "register") else None
+
+
+def _plugin_manager():
+    try:
+        from pyframe._hooks import plugin_manager
+    except ImportError:
+        return None
+    return plugin_manager
+
+
+def _unregister(plugins, handle, pm) -> None:
+    for attr in ("unregister", "remove", "close"):
+        fn = getattr(handle, attr, None)
+        if callable(fn):
+            fn()
+            return
+    if plugins is not None and hasattr(plugins, "unregister"):
+        plugins.unregister(NAME)
+    elif pm is not None and pm.is_registered(plugin):
+        pm.unregister(plugin)
+
+
+def _configure(**settings) -> None:
+    """Sets this plugin's settings the way a user would at run time (or directly, without a manager)."""
+    plugins = _plugins_api()
+    if plugins is not None and hasattr(plugins, "configure"):
+        plugins.configure(NAME, **settings)
+    else:
+        plugin.pyframe_configure({**plugin.DEFAULTS, **settings})
+
+
+SHIPPED = {
+    "float32-enforcer": "pyframe_float32_enforcer",
+    "grad-clipper": "pyframe_grad_clipper",
+    "nan-detector": "pyframe_nan_detector",
+}
+
+
+def _other_active_plugins(pm) -> list[str]:
+    """The other plugins shipped with pyframe that are active now (say, autoloaded by entry point)."""
+    if pm is None:
+        return []
+    return [n for n, mod in SHIPPED.items() if n != NAME and mod in sys.modules and pm.is_registered(sys.modules[mod])]
+
+
+def _known_to_manager(plugins) -> bool:
+    """True when pyframe's plugin manager already has a record named NAME (found by entry point)."""
+    if plugins is None or not hasattr(plugins, "get") or not hasattr(plugins, "enable"):
+        return False
+    try:
+        plugins.get(NAME)
+    except Exception:
+        return False
+    return True
+
+
+@pytest.fixture
+def registered():
+    """The plugin registered with pyframe for one test (the other shipped plugins turned off meanwhile),
+    then unregistered and reset to its defaults. If it is already active (autoloaded through its entry
+    point), the test uses it as it is."""
+    plugins, pm = _plugins_api(), _plugin_manager()
+    if plugins is None and pm is None:
+        pytest.skip("neither pyframe.plugins.register nor pyframe._hooks.plugin_manager exists yet")
+    with contextlib.ExitStack() as stack:
+        others = _other_active_plugins(pm)
+        if others:
+            if plugins is None or not hasattr(plugins, "disabled"):
+                pytest.skip(f"other plugins are active ({others}); run with PYFRAME_DISABLE_PLUGIN_AUTOLOAD=1")
+            stack.enter_context(plugins.disabled(*others))
+        already = pm is not None and pm.is_registered(plugin)
+        handle = None
+        if not already and _known_to_manager(plugins):  # installed, but off (say autoload = false)
+            plugins.enable(NAME)
+            stack.callback(plugins.disable, NAME)
+            already = True
+        if not already:
+            handle = plugins.register(plugin, name=NAME) if plugins is not None else pm.register(plugin, name=NAME)
+        try:
+            _configure(**plugin.DEFAULTS)
+            yield plugin
+        finally:
+            try:
+                _configure(**plugin.DEFAULTS)
+            finally:
+                if not already:
+                    _unregister(plugins, handle, pm)
+                plugin.pyframe_unconfigure()
+
+
+# ---- the hook functions, called directly --------------------------------------------------------
+
+
+def test_float64_parameter_becomes_float32_parameter():
+    m = Module()
+    p = Parameter(pyframe.ones(2, 3, dtype=pyframe.float64))
+    out = plugin.pyframe_module_parameter_registration(m, "w", p)
+    assert isinstance(out, Parameter)
+    assert out.dtype == pyframe.float32
+    assert out.requires_grad
+    assert out.shape == p.shape
+    assert out.tolist() == p.tolist()
+
+
+def test_requires_grad_false_is_kept():
+    p = Parameter(pyframe.ones(2, dtype=pyframe.float16), requires_grad=False)
+    out = plugin.pyframe_module_parameter_registration(Module(), "w", p)
+    assert isinstance(out, Parameter)
+    assert out.dtype == pyframe.float32
+    assert not out.requires_grad
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "int32", "bool"])
+def test_float32_integer_bool_and_none_are_kept(dtype):
+    m = Module()
+    t = pyframe.ones(3, dtype=getattr(pyframe, "bool_" if dtype == "bool" else dtype, None) or dtype)
+    assert plugin.pyframe_module_buffer_registration(m, "b", t) is None
+    assert plugin.pyframe_module_buffer_registration(m, "b", None) is None
+    assert plugin.pyframe_module_parameter_registration(m, "p", None) is None
+
+
+def test_float64_buffer_becomes_float32_tensor():
+    t = pyframe.tensor([1.5, 2.5], dtype=pyframe.float64)
+    out = plugin.pyframe_module_buffer_registration(Module(), "running_mean", t)
+    assert isinstance(out, pyframe.Tensor) and not isinstance(out, Parameter)
+    assert out.dtype == pyframe.float32
+    assert out.tolist() == [1.5, 2.5]
+
+
+@pytest.mark.parametrize("name, expected", [("float64", "float64"), ("double", "float64"), ("float16", "float16")])
+def test_dtype_setting(name, expected):
+    plugin.pyframe_configure({"dtype": name, "strict": False, "log": False})
+    out = plugin.pyframe_module_buffer_registration(Module(), "b", pyframe.ones(2, dtype=pyframe.float32))
+    assert out.dtype == getattr(pyframe, expected)
+    # a tensor already of the target dtype is kept as it is
+    t = pyframe.ones(2, dtype=getattr(pyframe, expected))
+    assert plugin.pyframe_module_buffer_registration(Module(), "b", t) is None
+
+
+def test_non_floating_dtype_setting_is_rejected():
+    with pytest.raises(ValueError, match="dtype"):
+        plugin.pyframe_configure({"dtype": "int64"})
+    assert plugin.target_dtype() == pyframe.float32
+
+
+def test_strict_raises_naming_module_name_and_dtype():
+    class Net(Module):
+        pass
+
+    plugin.pyframe_configure({"dtype": "float32", "strict": True, "log": False})
+    p = Parameter(pyframe.ones(2, dtype=pyframe.float64))
+    with pytest.raises(TypeError, match=r"Net\.weight.*float64"):
+        plugin.pyframe_module_parameter_registration(Net(), "weight", p)
+    # strict still accepts tensors of the right dtype and leaves integer buffers alone
+    assert plugin.pyframe_module_parameter_registration(Net(), "w", Parameter(pyframe.ones(2))) is None
+    assert plugin.pyframe_module_buffer_registration(Net(), "n", pyframe.ones(2, dtype=pyframe.int64)) is None
+
+
+def test_log_records_each_conversion(caplog):
+    plugin.pyframe_configure({"dtype": "float32", "strict": False, "log": True})
+    with caplog.at_level(logging.INFO, logger="pyframe.plugins.float32_enforcer"):
+        plugin.pyframe_module_buffer_registration(Module(), "b", pyframe.ones(2, dtype=pyframe.float64))
+        plugin.pyframe_module_buffer_registration(Module(), "c", pyframe.ones(2))  # no conversion, no record
+    records = [r for r in caplog.records if r.name == "pyframe.plugins.float32_enforcer"]
+    assert len(records) == 1
+    assert "Module.b" in records[0].getMessage() and "float64" in records[0].getMessage()
+
+
+def test_no_log_by_default(caplog):
+    with caplog.at_level(logging.DEBUG, logger="pyframe.plugins.float32_enforcer"):
+        plugin.pyframe_module_buffer_registration(Module(), "b", pyframe.ones(2, dtype=pyframe.float64))
+    assert not [r for r in caplog.records if r.name == "pyframe.plugins.float32_enforcer"]
+
+
+# ---- registered with pyframe, on real modules -----------------------------------------------------
+
+
+def test_linear_built_as_float64_is_float32(registered):
+    m = pyframe.nn.Linear(3, 2, dtype=pyframe.float64)
+    assert isinstance(m.weight, Parameter) and m.weight.requires_grad
+    assert m.weight.dtype == pyframe.float32
+    assert m.bias.dtype == pyframe.float32
+    y = m(pyframe.ones(4, 3))
+    assert y.dtype == pyframe.float32
+
+
+def test_assignment_and_buffers(registered):
+    m = Module()
+    m.w = Parameter(pyframe.ones(2, dtype=pyframe.float64), requires_grad=False)
+    m.register_buffer("stat", pyframe.zeros(2, dtype=pyframe.float16))
+    m.register_buffer("count", pyframe.zeros(1, dtype=pyframe.int64))
+    assert m.w.dtype == pyframe.float32 and not m.w.requires_grad
+    assert m.stat.dtype == pyframe.float32
+    assert m.count.dtype == pyframe.int64
+    assert {k: v.dtype for k, v in m.state_dict().items()} == {
+        "w": pyframe.float32,
+        "stat": pyframe.float32,
+        "count": pyframe.int64,
+    }
+
+
+def test_strict_leaves_module_unchanged(registered):
+    _configure(strict=True)
+    m = Module()
+    with pytest.raises(TypeError, match="float64"):
+        m.register_buffer("b", pyframe.ones(2, dtype=pyframe.float64))
+    assert "b" not in m._buffers
+    m.register_buffer("b", pyframe.ones(2))
+    assert m.b.dtype == pyframe.float32
+
+
+def test_dtype_setting_on_a_model(registered):
+    _configure(dtype="float64")
+    m = pyframe.nn.Linear(2, 2)
+    assert m.weight.dtype == pyframe.float64
+
+
+# ---- packaging and settings ---------------------------------------------------------------------
+
+
+def test_entry_point_names_the_module():
+    from importlib.metadata import entry_points
+
+    eps = [ep for ep in entry_points(group="pyframe") if ep.name == NAME]
+    if not eps:
+        pytest.skip(f"the distribution providing {NAME!r} is not installed")
+    assert eps[0].value == plugin.__name__
+    assert eps[0].load() is plugin
+
+
+def test_declared_settings_match_defaults():
+    plugins = pytest.importorskip("pyframe.plugins")
+    if not hasattr(plugins, "Setting"):
+        pytest.skip("pyframe.plugins.Setting does not exist yet")
+    declared = plugin.pyframe_declare_settings()
+    assert set(declared) == set(plugin.DEFAULTS)
+    for key, setting in declared.items():
+        assert isinstance(setting, plugins.Setting)
+        assert setting.default == plugin.DEFAULTS[key]
+
+
+def test_importing_the_plugin_before_pyframe_is_safe():
+    """``import <plugin>`` first, then pyframe's entry-point autoload: the plugin is complete when loaded."""
+    from importlib.metadata import entry_points
+
+    if not [ep for ep in entry_points(group="pyframe") if ep.name == NAME]:
+        pytest.skip(f"the distribution providing {NAME!r} is not installed")
+    plugins = _plugins_api()
+    if plugins is None or not hasattr(plugins, "get"):
+        pytest.skip("pyframe.plugins.get does not exist yet")
+    code = f"import {plugin.__name__}\nimport pyframe.plugins as P\nprint(sorted(P.get({NAME!r}).settings))"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYFRAME_")}
+    env["PYFRAME_PLUGINS"] = NAME
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == repr(sorted(plugin.DEFAULTS))

@@ -1,0 +1,266 @@
+"""Tests of the grad-clipper plugin: the hook functions directly, then registered with pyframe."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import subprocess
+import sys
+
+import pyframe_grad_clipper as plugin
+import pytest
+
+import pyframe
+from pyframe.nn import Linear, Module, Parameter, Sequential
+
+NAME = "grad-clipper"
+
+
+@pytest.fixture(autouse=True)
+def _defaults():
+    plugin.pyframe_unconfigure()
+    yield
+    plugin.pyframe_unconfigure()
+
+
+def _norm(t) -> float:
+    return math.sqrt(sum(v * v for v in t.flatten().tolist()))
+
+
+# ---- registering the plugin through the public API (skips until pyframe provides it) -----------
+
+
+def _plugins_api():
+    try:
+        import pyframe.plugins as plugins
+    except ImportError:
+        return None
+    return plugins if hasattr(plugins, "register") else None
+
+
+def _plugin_manager():
+    try:
+        from pyframe._hooks import plugin_manager
+    except ImportError:
+        return None
+    return plugin_manager
+
+
+def _unregister(plugins, handle, pm) -> None:
+    for attr in ("unregister", "remove", "close"):
+        fn = getattr(handle, attr, None)
+        if callable(fn):
+            fn()
+            return
+    if plugins is not None and hasattr(plugins, "unregister"):
+        plugins.unregister(NAME)
+    elif pm is not None and pm.is_registered(plugin):
+        pm.unregister(plugin)
+
+
+def _configure(**settings) -> None:
+    """Sets this plugin's settings the way a user would at run time (or directly, without a manager)."""
+    plugins = _plugins_api()
+    if plugins is not None and hasattr(plugins, "configure"):
+        plugins.configure(NAME, **settings)
+    else:
+        plugin.pyframe_configure({**plugin.DEFAULTS, **settings})
+
+
+SHIPPED = {
+    "float32-enforcer": "pyframe_float32_enforcer",
+    "grad-clipper": "pyframe_grad_clipper",
+    "nan-detector": "pyframe_nan_detector",
+}
+
+
+def _other_active_plugins(pm) -> list[str]:
+    """The other plugins shipped with pyframe that are active now (say, autoloaded by entry point)."""
+    if pm is None:
+        return []
+    return [n for n, mod in SHIPPED.items() if n != NAME and mod in sys.modules and pm.is_registered(sys.modules[mod])]
+
+
+def _known_to_manager(plugins) -> bool:
+    """True when pyframe's plugin manager already has a record named NAME (found by entry point)."""
+    if plugins is None or not hasattr(plugins, "get") or not hasattr(plugins, "enable"):
+        return False
+    try:
+        plugins.get(NAME)
+    except Exception:
+        return False
+    return True
+
+
+@pytest.fixture
+def registered():
+    """The plugin registered with pyframe for one test (the other shipped plugins turned off meanwhile),
+    then unregistered and reset to its defaults. If it is already active (autoloaded through its entry
+    point), the test uses it as it is."""
+    plugins, pm = _plugins_api(), _plugin_manager()
+    if plugins is None and pm is None:
+        pytest.skip("neither pyframe.plugins.register nor pyframe._hooks.plugin_manager exists yet")
+    with contextlib.ExitStack() as stack:
+        others = _other_active_plugins(pm)
+        if others:
+            if plugins is None or not hasattr(plugins, "disabled"):
+                pytest.skip(f"other plugins are active ({others}); run with PYFRAME_DISABLE_PLUGIN_AUTOLOAD=1")
+            stack.enter_context(plugins.disabled(*others))
+        already = pm is not None and pm.is_registered(plugin)
+        handle = None
+        if not already and _known_to_manager(plugins):  # installed, but off (say autoload = false)
+            plugins.enable(NAME)
+            stack.callback(plugins.disable, NAME)
+            already = True
+        if not already:
+            handle = plugins.register(plugin, name=NAME) if plugins is not None else pm.register(plugin, name=NAME)
+        try:
+            _configure(**plugin.DEFAULTS)
+            yield plugin
+        finally:
+            try:
+                _configure(**plugin.DEFAULTS)
+            finally:
+                if not already:
+                    _unregister(plugins, handle, pm)
+                plugin.pyframe_unconfigure()
+
+
+# ---- the hook functions, called directly --------------------------------------------------------
+
+
+def test_value_mode_clamps_every_element_and_keeps_none():
+    g = pyframe.tensor([[-5.0, 0.5], [2.0, -0.25]])
+    out = plugin.pyframe_module_full_backward(Linear(2, 2), (g, None), (pyframe.ones(2),))
+    assert isinstance(out, tuple) and len(out) == 2
+    assert out[0].tolist() == [[-1.0, 0.5], [1.0, -0.25]]
+    assert out[1] is None
+
+
+def test_max_value_setting():
+    plugin.pyframe_configure({"max_value": 0.1, "mode": "value", "max_norm": 1.0, "modules": []})
+    (out,) = plugin.pyframe_module_full_backward(Module(), (pyframe.tensor([0.5, -0.5, 0.05]),), ())
+    assert out.tolist() == pytest.approx([0.1, -0.1, 0.05])
+
+
+def test_norm_mode_scales_each_tensor_down_to_max_norm():
+    plugin.pyframe_configure({"max_value": 1.0, "mode": "norm", "max_norm": 2.0, "modules": []})
+    big = pyframe.tensor([3.0, 4.0])  # norm 5
+    small = pyframe.tensor([0.3, 0.4])  # norm 0.5: kept
+    a, b, c = plugin.pyframe_module_full_backward(Module(), (big, small, None), ())
+    assert a.tolist() == pytest.approx([1.2, 1.6])
+    assert _norm(a) == pytest.approx(2.0)
+    assert b.tolist() == pytest.approx([0.3, 0.4])
+    assert c is None
+
+
+def test_all_none_grad_input_is_kept():
+    assert plugin.pyframe_module_full_backward(Module(), (None, None), ()) is None
+
+
+def test_modules_setting_restricts_by_class_name():
+    class Block(Linear):
+        pass
+
+    plugin.pyframe_configure({"max_value": 1.0, "mode": "value", "max_norm": 1.0, "modules": ["Linear"]})
+    g = (pyframe.tensor([9.0]),)
+    assert plugin.pyframe_module_full_backward(Sequential(), g, ()) is None
+    assert plugin.pyframe_module_full_backward(Linear(1, 1), g, ())[0].tolist() == [1.0]
+    assert plugin.pyframe_module_full_backward(Block(1, 1), g, ())[0].tolist() == [1.0]  # a subclass counts
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{"mode": "clip"}, {"max_value": 0.0}, {"max_norm": -1.0}, {"modules": "Linear"}],
+)
+def test_bad_settings_are_rejected_and_leave_state_alone(settings):
+    with pytest.raises(ValueError, match="grad-clipper"):
+        plugin.pyframe_configure({**plugin.DEFAULTS, **settings})
+    assert (plugin.max_value, plugin.mode, plugin.max_norm, plugin.modules) == (1.0, "value", 1.0, frozenset())
+
+
+# ---- registered with pyframe, on real modules -----------------------------------------------------
+
+
+def _big_linear() -> Linear:
+    m = Linear(3, 2)
+    m.weight = Parameter(pyframe.full((2, 3), 10.0))
+    m.bias = Parameter(pyframe.zeros(2))
+    return m
+
+
+def test_input_gradient_is_clamped(registered):
+    m = _big_linear()
+    x = pyframe.ones(4, 3, requires_grad=True)
+    m(x).sum().backward()
+    assert x.grad.tolist() == [[1.0] * 3] * 4  # 20 per element without the plugin
+    assert m.weight.grad.tolist() == [[4.0] * 3] * 2  # parameter gradients are not grad_input
+
+
+def test_norm_mode_on_a_model(registered):
+    _configure(mode="norm", max_norm=0.5)
+    m = _big_linear()
+    x = pyframe.ones(4, 3, requires_grad=True)
+    m(x).sum().backward()
+    assert _norm(x.grad) == pytest.approx(0.5, rel=1e-5)
+    assert x.grad.tolist()[0] == pytest.approx([0.5 / math.sqrt(12)] * 3, rel=1e-5)
+
+
+def test_nested_modules_clip_at_every_level(registered):
+    _configure(max_value=5.0)
+    net = Sequential(_big_linear(), _big_linear().__class__(2, 1))
+    net[1].weight = Parameter(pyframe.full((1, 2), 10.0))
+    x = pyframe.ones(1, 3, requires_grad=True)
+    net(x).sum().backward()
+    # the second Linear's input grad (10) is clamped to 5, then the first's (2 * 5 * 10 = 100) to 5
+    assert x.grad.tolist() == [[5.0, 5.0, 5.0]]
+
+
+def test_modules_setting_on_a_model(registered):
+    _configure(modules=["Conv2d"])
+    m = _big_linear()
+    x = pyframe.ones(1, 3, requires_grad=True)
+    m(x).sum().backward()
+    assert x.grad.tolist() == [[20.0] * 3]
+
+
+# ---- packaging and settings ---------------------------------------------------------------------
+
+
+def test_entry_point_names_the_module():
+    from importlib.metadata import entry_points
+
+    eps = [ep for ep in entry_points(group="pyframe") if ep.name == NAME]
+    if not eps:
+        pytest.skip(f"the distribution providing {NAME!r} is not installed")
+    assert eps[0].value == plugin.__name__
+    assert eps[0].load() is plugin
+
+
+def test_declared_settings_match_defaults():
+    plugins = pytest.importorskip("pyframe.plugins")
+    if not hasattr(plugins, "Setting"):
+        pytest.skip("pyframe.plugins.Setting does not exist yet")
+    declared = plugin.pyframe_declare_settings()
+    assert set(declared) == set(plugin.DEFAULTS)
+    for key, setting in declared.items():
+        assert isinstance(setting, plugins.Setting)
+        assert setting.default == plugin.DEFAULTS[key]
+
+
+def test_importing_the_plugin_before_pyframe_is_safe():
+    """``import <plugin>`` first, then pyframe's entry-point autoload: the plugin is complete when loaded."""
+    from importlib.metadata import entry_points
+
+    if not [ep for ep in entry_points(group="pyframe") if ep.name == NAME]:
+        pytest.skip(f"the distribution providing {NAME!r} is not installed")
+    plugins = _plugins_api()
+    if plugins is None or not hasattr(plugins, "get"):
+        pytest.skip("pyframe.plugins.get does not exist yet")
+    code = f"import {plugin.__name__}\nimport pyframe.plugins as P\nprint(sorted(P.get({NAME!r}).settings))"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYFRAME_")}
+    env["PYFRAME_PLUGINS"] = NAME
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == repr(sorted(plugin.DEFAULTS))

@@ -1,0 +1,141 @@
+"""pyframe's plugins: discovery, configuration, run-time control. See ``docs/plugins.md``.
+
+``list()``, ``get(name)``, ``enable(name)``, ``disable(name)``, ``disabled(*names)``, ``register(obj, name=None)``,
+``configure(name, **settings)``, ``reload_config()``; ``Setting`` for plugin authors.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import contextlib as _contextlib
+import warnings as _warnings
+from typing import Any
+
+from pyframe.plugins.manager import (
+    ENTRY_POINT_GROUP,
+    Manager,
+    PluginError,
+    PluginHandle,
+    PluginInfo,
+    PluginWarning,
+)
+from pyframe.plugins.settings import PluginConfigError, Setting
+
+__all__ = [
+    "Setting", "PluginInfo", "PluginHandle", "PluginError", "PluginConfigError", "PluginWarning", "ENTRY_POINT_GROUP",
+    "BUILTIN_PLUGINS", "list", "get", "enable", "disable", "disabled", "register", "configure", "reload_config",
+    "effective_config",
+]  # fmt: skip
+
+# Built-in plugins: (name, object) pairs registered with source "built-in" (parametrize arrives here later).
+BUILTIN_PLUGINS: _builtins.list[tuple[str, Any]] = []
+
+_manager = Manager(BUILTIN_PLUGINS)
+
+
+def list() -> _builtins.list[PluginInfo]:  # noqa: A001
+    """Every known plugin, enabled or not, in the order their hooks run."""
+    return _manager.list()
+
+
+def get(name: str) -> PluginInfo:
+    """The record of one plugin (``nan_detector`` and ``pyframe-nan-detector`` also name ``nan-detector``)."""
+    return _manager.get(name)
+
+
+def enable(name: str) -> None:
+    """Turns a plugin on for this process (beats every config file and variable); imports it if needed."""
+    _manager.set_enabled(name, True, "enabled by pyframe.plugins.enable()")
+
+
+def disable(name: str) -> None:
+    """Turns a plugin off for this process: ``pyframe_unconfigure`` is called and its hooks stop running."""
+    _manager.set_enabled(name, False, "disabled by pyframe.plugins.disable()")
+
+
+def disabled(*names: str) -> _contextlib.AbstractContextManager[None]:
+    """``with pyframe.plugins.disabled("nan-detector"): ...`` turns plugins off inside the block only."""
+    return _manager.disabled(*names)
+
+
+def register(obj: Any, name: str | None = None) -> PluginHandle:
+    """Registers an object (a module, an instance; a class is instantiated) with ``@pyframe.hookimpl``
+    functions. Returns a handle whose ``remove()`` unregisters it."""
+    return _manager.register(obj, name)
+
+
+def configure(name: str, **settings: Any) -> None:
+    """Sets a plugin's settings at run time (highest precedence), validated, delivered via ``pyframe_configure``."""
+    _manager.configure(name, **settings)
+
+
+def reload_config() -> None:
+    """Reads config files and environment variables again, rediscovers entry points and reconfigures plugins.
+    Run-time calls (``enable``, ``disable``, ``configure``, ``register``) are kept."""
+    _manager.load()
+
+
+def effective_config() -> dict[str, Any]:
+    """The effective configuration and where each value came from (what ``pyframe config`` prints)."""
+    return _manager.effective_config()
+
+
+def _load_at_import() -> None:
+    """Called by ``import pyframe``: reads the config (errors are fatal) and loads the enabled plugins."""
+    from pyframe import serialization
+
+    global _load_handle
+    if _load_handle is None:
+        _load_handle = serialization.register_metadata_hook("plugins", on_load=_on_load)
+    _manager.after_sync = _update_save_hook
+    _manager.load()
+
+
+# Checkpoints record the active plugin set under metadata["plugins"] while at least one plugin is active (a
+# process without plugins writes the same files as before); every load compares the record with the plugins
+# active now and warns on a difference.
+_load_handle = None
+_save_handle = None
+
+
+def _update_save_hook() -> None:
+    global _save_handle
+    active = any(r.enabled and r.registered for r in _manager._records.values())
+    if active and _save_handle is None:
+        from pyframe import serialization
+
+        _save_handle = serialization.register_metadata_hook("plugins", on_save=_on_save)
+    elif not active and _save_handle is not None:
+        _save_handle.remove()
+        _save_handle = None
+
+
+def _on_save() -> Any:
+    return {"plugins": _manager.active_set()}
+
+
+def _on_load(value: Any, source: str) -> None:
+    saved_list = value.get("plugins") if isinstance(value, dict) else None
+    if not isinstance(saved_list, _builtins.list):
+        saved_list = []  # saved with no plugin active (or before plugins were recorded)
+    saved = {p.get("name"): p for p in saved_list if isinstance(p, dict)}
+    now = {p["name"]: p for p in _manager.active_set()}
+    diffs = []
+    for name in sorted(set(saved) | set(now), key=str):
+        a, b = saved.get(name), now.get(name)
+        if a is None:
+            diffs.append(f"'{name}' is active now but was not when it was saved")
+        elif b is None:
+            diffs.append(f"'{name}' {a.get('version')} was active when it was saved but is not now")
+        elif a.get("version") != b["version"]:
+            diffs.append(f"'{name}' was version {a.get('version')}, now {b['version']}")
+        elif a.get("settings") != b["settings"]:
+            diffs.append(f"'{name}' settings were {a.get('settings')}, now {b['settings']}")
+    if diffs:
+        _warnings.warn(
+            f"{source}: the pyframe plugins active now differ from those active when it was saved: "
+            + "; ".join(diffs)
+            + " (plugins such as float32-enforcer change numerics)",
+            PluginWarning,
+            stacklevel=3,
+        )

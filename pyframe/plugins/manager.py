@@ -1,0 +1,585 @@
+"""The plugin manager: pyframe's own record per plugin on top of the shared pluggy manager.
+
+It discovers entry-point plugins (group ``pyframe``) from their metadata without importing them, decides which
+are enabled (and records why), imports only the enabled ones, tolerates a broken plugin (a warning, or an error
+under ``strict_plugins = true``), validates each plugin's settings against its ``pyframe_declare_settings()`` and
+delivers them through ``pyframe_configure(settings)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import inspect
+import re
+import types
+import warnings
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from pyframe.plugins import config as _config
+from pyframe.plugins.settings import PluginConfigError, Setting, did_you_mean
+
+__all__ = ["PluginInfo", "PluginHandle", "PluginError", "PluginWarning", "Manager", "ENTRY_POINT_GROUP"]
+
+ENTRY_POINT_GROUP = "pyframe"
+BUILT_IN, ENTRY_POINT, RUNTIME = "built-in", "entry point", "runtime"
+
+
+class PluginError(RuntimeError):
+    """A plugin failed to import or to set up while ``strict_plugins = true``."""
+
+
+class PluginWarning(UserWarning):
+    """A plugin failed to import or to set up; pyframe went on without it."""
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """What ``pyframe.plugins.list()`` / ``get()`` return about one plugin."""
+
+    name: str
+    version: str | None
+    source: str  # "built-in" | "entry point" | "runtime"
+    enabled: bool
+    reason: str  # why it is enabled or not: which file, variable or call decided it
+    hooks: tuple[str, ...]  # the hooks it implements (empty while it has never been imported)
+    distribution: str | None
+    error: str | None = None  # why it failed to import or set up, if it did
+    settings: Mapping[str, Any] = field(default_factory=dict)  # its validated settings when enabled
+
+
+@dataclass
+class _Record:
+    name: str
+    source: str
+    distribution: str | None = None
+    version: str | None = None
+    entry_point: Any = None
+    obj: Any = None
+    loaded: bool = False
+    registered: bool = False
+    enabled: bool = False
+    reason: str = ""
+    error: str | None = None
+    declared: dict[str, Setting] | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    setting_origins: dict[str, str] = field(default_factory=dict)
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", str(name)).lower()
+
+
+class PluginHandle:
+    """Returned by ``pyframe.plugins.register``: ``remove()`` unregisters the plugin (also a context manager)."""
+
+    def __init__(self, manager: Manager, name: str, obj: Any) -> None:
+        self.name, self.plugin, self._manager = name, obj, manager
+
+    def remove(self) -> None:
+        self._manager.unregister(self.name, self.plugin)
+
+    def __enter__(self) -> PluginHandle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+    def __repr__(self) -> str:
+        return f"<PluginHandle {self.name!r}>"
+
+
+class Manager:
+    """One per process (``pyframe.plugins._manager``); tests may build their own."""
+
+    def __init__(self, builtins: list[tuple[str, Any]] | None = None, pm: pluggy.PluginManager | None = None) -> None:
+        self.builtins: list[tuple[str, Any]] = list(builtins or [])
+        self._pm = pm
+        self._records: dict[str, _Record] = {}
+        self._layers: list[_config.Layer] = []
+        self._runtime_state: dict[str, tuple[bool, str]] = {}  # name -> (enabled, reason) from enable()/disable()
+        self._runtime_settings: dict[str, dict[str, Any]] = {}
+        self._order: list[str] = []
+        self.loaded = False
+        self.after_sync: Any = None  # called after every change of the plugin set
+
+    # ---- the pluggy manager (shared with pyframe._hooks when it exists) -------------------------------
+
+    @staticmethod
+    def _hooks_module():
+        try:
+            from pyframe import _hooks
+        except ImportError:
+            return None
+        return _hooks
+
+    @property
+    def pm(self) -> pluggy.PluginManager:
+        if self._pm is None:
+            hooks = self._hooks_module()
+            if hooks is not None and hasattr(hooks, "plugin_manager"):
+                self._pm = hooks.plugin_manager
+            else:  # pyframe._hooks not there: a private manager with the same specs
+                from pyframe import hookspecs
+
+                self._pm = pluggy.PluginManager(hookspecs.PROJECT)
+                self._pm.add_hookspecs(hookspecs)
+        return self._pm
+
+    # ---- configuration --------------------------------------------------------------------------------
+
+    def _effective(self, key: str) -> tuple[Any, str, int]:
+        for layer in reversed(self._layers):
+            if key in layer.values:
+                return layer.values[key], layer.origins[key], layer.rank
+        return _config.DEFAULTS[key], "default", _config.RANK_DEFAULT
+
+    def value(self, key: str) -> Any:
+        return self._effective(key)[0]
+
+    def resolve(self, name: str) -> str | None:
+        """The plugin called ``name``; also accepts ``nan_detector`` or ``pyframe-nan-detector``."""
+        if name in self._records:
+            return name
+        n = _norm(name)
+        for rec in self._records.values():
+            cands = {_norm(rec.name)}
+            if rec.distribution:
+                d = _norm(rec.distribution)
+                cands |= {d, d.removeprefix("pyframe-")}
+            if n in cands:
+                return rec.name
+        return None
+
+    def _unknown(self, name: str) -> str:
+        known = sorted(self._records)
+        return f"unknown plugin {name!r}{did_you_mean(name, known)}; known plugins: {', '.join(known) or '(none)'}"
+
+    # ---- discovery ------------------------------------------------------------------------------------
+
+    def _discover(self) -> None:
+        for name, obj in self.builtins:
+            if name not in self._records:
+                import pyframe
+
+                self._records[name] = _Record(name, BUILT_IN, "pyframe", getattr(pyframe, "__version__", None), obj=obj)
+                self._records[name].loaded = True
+        found: dict[str, Any] = {}
+        eps = sorted(_entry_points(), key=lambda e: (e.name, e.value))
+        for ep in eps:
+            if ep.name in found or (ep.name in self._records and self._records[ep.name].source != ENTRY_POINT):
+                other = found.get(ep.name)
+                where = other.dist.name if other is not None and other.dist else "pyframe"
+                warnings.warn(
+                    f"pyframe plugin name {ep.name!r} of distribution {_dist_name(ep)} is already used by {where}; "
+                    "ignoring the second one",
+                    PluginWarning,
+                    stacklevel=3,
+                )
+                continue
+            found[ep.name] = ep
+        for name in [n for n, r in self._records.items() if r.source == ENTRY_POINT and n not in found]:
+            rec = self._records.pop(name)
+            if rec.registered:
+                self._unregister(rec)
+        for name, ep in found.items():
+            rec = self._records.get(name)
+            if rec is None:
+                rec = self._records[name] = _Record(name, ENTRY_POINT)
+            rec.entry_point = ep
+            rec.distribution = ep.dist.name if ep.dist else None
+            rec.version = ep.dist.version if ep.dist else None
+
+    # ---- the decision: enabled or not, and why ------------------------------------------------------------
+
+    def _decide(self, rec: _Record) -> tuple[bool, str]:
+        if rec.name in self._runtime_state:
+            return self._runtime_state[rec.name]
+        if rec.source == RUNTIME:
+            return True, "registered at run time (pyframe.plugins.register())"
+        cands: list[tuple[int, int, bool, str]] = []  # rank, tie-break, enabled, reason
+        if rec.source == BUILT_IN:
+            cands.append((0, 0, True, "built-in"))
+        else:
+            plugins, p_origin, p_rank = self._effective("plugins")
+            autoload, a_origin, a_rank = self._effective("autoload")
+            if plugins is not None:
+                listed = any(self.resolve(n) == rec.name for n in plugins)
+                what = "listed" if listed else "not listed"
+                cands.append((p_rank, 1, listed, f"{what} in plugins: {p_origin}"))
+            elif not autoload:
+                cands.append((a_rank, 0, False, f"autoload is off: {a_origin}"))
+            else:
+                why = "autoload is on by default" if a_origin == "default" else f"autoload is on: {a_origin}"
+                cands.append((a_rank, 0, True, f"installed; {why}"))
+        for layer in self._layers:
+            names = layer.values.get("disable_plugins") or []
+            if any(self.resolve(n) == rec.name for n in names):
+                cands.append((layer.rank, 2, False, f"in disable_plugins: {layer.origins['disable_plugins']}"))
+        _, _, enabled, reason = max(cands, key=lambda c: (c[0], c[1]))
+        return enabled, reason
+
+    def _resolved_order(self) -> list[str]:
+        first: list[str] = []
+        for n in self.value("order"):
+            r = self.resolve(n)
+            if r is not None and r not in first:
+                first.append(r)
+        return first + sorted(n for n in self._records if n not in first)
+
+    # ---- loading, registering, configuring -----------------------------------------------------------
+
+    def describe(self, rec: _Record) -> str:
+        if rec.source == BUILT_IN:
+            return f"plugin '{rec.name}' (built-in, pyframe {rec.version})"
+        if rec.source == RUNTIME:
+            return f"plugin '{rec.name}' (registered at run time)"
+        return f"plugin '{rec.name}' (distribution {rec.distribution} {rec.version})"
+
+    def describe_plugin(self, plugin: Any) -> str:
+        """``plugin 'x' (distribution pyframe-x 0.1.0)`` for a plugin object or name; used in error notes."""
+        if isinstance(plugin, str):
+            rec = self._records.get(plugin)
+        else:
+            rec = next((r for r in self._records.values() if r.obj is plugin and r.loaded), None)
+            if rec is None:
+                name = self.pm.get_name(plugin) if plugin is not None else None
+                rec = self._records.get(name) if name else None
+                if rec is None:
+                    return f"plugin {name or plugin!r}"
+        return self.describe(rec) if rec is not None else f"plugin {plugin!r}"
+
+    def _fail(self, rec: _Record, what: str, exc: BaseException) -> None:
+        rec.error = f"{what}: {type(exc).__name__}: {exc}"
+        rec.enabled, rec.reason = False, f"failed ({rec.error})"
+        if rec.registered:
+            with contextlib.suppress(Exception):
+                self._unregister(rec, unconfigure=False)
+        msg = f"pyframe {self.describe(rec)} {rec.error}"
+        if self.value("strict_plugins"):
+            raise PluginError(f"{msg} (strict_plugins = true: {self._effective('strict_plugins')[1]})") from exc
+        warnings.warn(
+            f"{msg}; the other plugins were loaded. Disable it with PYFRAME_DISABLE_PLUGINS={rec.name}, "
+            "or set strict_plugins = true to make this an error",
+            PluginWarning,
+            stacklevel=4,
+        )
+
+    def _hookimpl(self, rec: _Record, hookname: str):
+        caller = getattr(self.pm.hook, hookname, None)
+        if caller is None:
+            return None
+        return next((i for i in caller.get_hookimpls() if i.plugin is rec.obj), None)
+
+    def _call(self, rec: _Record, hookname: str, **kwargs: Any) -> Any:
+        impl = self._hookimpl(rec, hookname)
+        if impl is None:
+            return None
+        return impl.function(*[kwargs[a] for a in impl.argnames])
+
+    def _load_and_register(self, rec: _Record) -> bool:
+        """Imports (entry points only), registers and reads the declared settings. False on failure (warned)."""
+        if not rec.loaded:
+            try:
+                obj = rec.entry_point.load()
+                if getattr(getattr(obj, "__spec__", None), "_initializing", False):
+                    raise ImportError(
+                        f"module {obj.__name__!r} is still being imported: it imports pyframe at its top and was "
+                        "imported before pyframe, so its hooks are not defined yet. Import pyframe first, or have "
+                        "the plugin import pyframe inside its functions (pluggy.HookimplMarker('pyframe') gives "
+                        "the hookimpl marker without importing pyframe)"
+                    )
+                if inspect.isclass(obj):
+                    obj = obj()
+            except Exception as e:
+                self._fail(rec, "failed to import", e)
+                return False
+            rec.obj, rec.loaded = obj, True
+        if not rec.registered:
+            try:
+                if self.pm.is_registered(rec.obj):
+                    raise ValueError("the same object is already registered as another plugin")
+                self.pm.register(rec.obj, name=rec.name)
+                rec.registered = True
+                unknown = [c.name for c in self.pm.get_hookcallers(rec.obj) or [] if not c.has_spec()]
+                if unknown:
+                    known = [n for n, c in vars(self.pm.hook).items() if getattr(c, "has_spec", lambda: False)()]
+                    raise ValueError(
+                        "implements unknown hook(s) " + ", ".join(f"{u!r}{did_you_mean(u, known)}" for u in unknown)
+                    )
+            except Exception as e:
+                self._fail(rec, "failed to register", e)
+                return False
+        if rec.declared is None:
+            try:
+                declared = self._call(rec, "pyframe_declare_settings") or {}
+                if not isinstance(declared, dict) or not all(
+                    isinstance(k, str) and isinstance(v, Setting) for k, v in declared.items()
+                ):
+                    raise TypeError("pyframe_declare_settings must return {str: pyframe.plugins.Setting}")
+            except Exception as e:
+                self._fail(rec, "raised in pyframe_declare_settings", e)
+                return False
+            rec.declared = declared
+        return True
+
+    def _compute_settings(self, rec: _Record) -> None:
+        declared = rec.declared or {}
+        values = {k: s.default for k, s in declared.items()}
+        origins = dict.fromkeys(declared, "default")
+
+        def put(key: str, value: Any, where: str, origin: str) -> None:
+            if key not in declared:
+                allowed = ", ".join(declared) or "(this plugin declares no settings)"
+                raise PluginConfigError(
+                    f"{where}: unknown setting of {self.describe(rec)}{did_you_mean(key, declared)}; "
+                    f"allowed keys: {allowed}"
+                )
+            values[key] = declared[key].validate(value, where=where)
+            origins[key] = origin
+
+        for layer in self._layers:
+            for tname, table in layer.tables.items():
+                if self.resolve(tname) != rec.name:
+                    continue
+                for key, value in table.items():
+                    spelled = f"{layer.table_prefix}{tname}.{key}"
+                    put(key, value, f"{layer.path}: key '{spelled}'", f"{layer.path} ({spelled})")
+        for key, value in self._runtime_settings.get(rec.name, {}).items():
+            put(key, value, f"pyframe.plugins.configure({rec.name!r}, {key}=...)", "pyframe.plugins.configure()")
+        rec.settings, rec.setting_origins = values, origins
+
+    def _configure(self, rec: _Record) -> None:
+        self._compute_settings(rec)  # a config error propagates: always fatal
+        try:
+            self._call(rec, "pyframe_configure", settings=types.MappingProxyType(dict(rec.settings)))
+        except Exception as e:
+            self._fail(rec, "raised in pyframe_configure", e)
+
+    def _unregister(self, rec: _Record, unconfigure: bool = True) -> None:
+        if not rec.registered:
+            return
+        try:
+            if unconfigure:
+                self._call(rec, "pyframe_unconfigure")
+        finally:
+            with contextlib.suppress(ValueError):
+                self.pm.unregister(rec.obj, name=rec.name)
+            rec.registered = False
+
+    # ---- the whole cycle -------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Reads the configuration, discovers plugins and brings every plugin to its decided state."""
+        layers = _config.read_layers()
+        self._layers = layers
+        self._discover()
+        for n in self.value("plugins") or []:
+            if self.resolve(n) is None:
+                raise PluginConfigError(f"{self._effective('plugins')[1]}: {self._unknown(n)}")
+        for key in ("disable_plugins", "order"):
+            for n in self.value(key):
+                if self.resolve(n) is None:
+                    warnings.warn(f"{self._effective(key)[1]}: {self._unknown(n)}", PluginWarning, stacklevel=3)
+        for layer in self._layers:
+            for tname in layer.tables:
+                if self.resolve(tname) is None:
+                    warnings.warn(
+                        f"{layer.path}: table [{layer.table_prefix}{tname}]: {self._unknown(tname)}; its settings "
+                        "are not used",
+                        PluginWarning,
+                        stacklevel=3,
+                    )
+        self.loaded = True
+        self.sync(reconfigure=True)
+
+    def sync(self, reconfigure: bool = False) -> None:
+        """Brings every plugin to its decided state (after a run-time call) and applies the order."""
+        order = self._resolved_order()
+        for name in order:
+            rec = self._records[name]
+            enabled, reason = self._decide(rec)
+            if not enabled:
+                rec.enabled, rec.reason = False, reason
+                self._unregister(rec)
+                continue
+            was = rec.registered
+            if rec.error is not None and not reconfigure and rec.name not in self._runtime_state:
+                continue  # failed before; retried on reload_config() or enable()
+            rec.error = None
+            rec.enabled, rec.reason = True, reason
+            if not self._load_and_register(rec):
+                continue
+            if reconfigure or not was:
+                self._configure(rec)
+        self._order = order
+        if self.after_sync is not None:
+            self.after_sync()
+        hooks = self._hooks_module()
+        if hooks is not None:
+            setter = getattr(hooks, "set_plugin_order", None)
+            if setter is not None:
+                setter([n for n in order if self._records[n].registered])
+            describer = getattr(hooks, "set_plugin_describer", None)
+            if describer is not None:  # it prefixes "plugin " itself
+                describer(lambda plugin: self.describe_plugin(plugin).removeprefix("plugin "))
+            elif hasattr(hooks, "describe_plugin"):
+                hooks.describe_plugin = self.describe_plugin
+
+    def ensure_loaded(self) -> None:
+        if not self.loaded:
+            self.load()
+
+    # ---- run-time calls ----------------------------------------------------------------------------------
+
+    def _require(self, name: str) -> _Record:
+        self.ensure_loaded()
+        resolved = self.resolve(name)
+        if resolved is None:
+            raise PluginConfigError(self._unknown(name))
+        return self._records[resolved]
+
+    def set_enabled(self, name: str, enabled: bool, reason: str) -> None:
+        rec = self._require(name)
+        self._runtime_state[rec.name] = (enabled, reason)
+        if enabled:
+            rec.error = None
+        self.sync()
+
+    @contextlib.contextmanager
+    def disabled(self, *names: str) -> Iterator[None]:
+        recs = [self._require(n) for n in names]
+        saved = {r.name: self._runtime_state.get(r.name) for r in recs}
+        for r in recs:
+            self._runtime_state[r.name] = (False, "disabled inside pyframe.plugins.disabled()")
+        self.sync()
+        try:
+            yield
+        finally:
+            for name, state in saved.items():
+                if state is None:
+                    self._runtime_state.pop(name, None)
+                else:
+                    self._runtime_state[name] = state
+            self.sync()
+
+    def register(self, obj: Any, name: str | None = None) -> PluginHandle:
+        self.ensure_loaded()
+        if inspect.isclass(obj):
+            obj = obj()
+        if name is None:
+            name = getattr(obj, "__name__", None) or type(obj).__name__
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"plugin name must be a non-empty str, got {name!r}")
+        if name in self._records:
+            raise ValueError(f"a plugin named {name!r} is already known ({self.describe(self._records[name])})")
+        if self.pm.is_registered(obj):
+            raise ValueError(f"{obj!r} is already registered as plugin {self.pm.get_name(obj)!r}")
+        rec = self._records[name] = _Record(
+            name, RUNTIME, version=getattr(obj, "__version__", None), obj=obj, loaded=True
+        )
+        try:
+            self.sync()
+        except BaseException:
+            self._unregister(rec)
+            self._records.pop(name, None)
+            raise
+        return PluginHandle(self, name, obj)
+
+    def unregister(self, name: str, obj: Any = None) -> None:
+        rec = self._records.get(name)
+        if rec is None or (obj is not None and rec.obj is not obj):
+            return
+        self._unregister(rec)
+        del self._records[name]
+        self._runtime_state.pop(name, None)
+        self._runtime_settings.pop(name, None)
+        self.sync()
+
+    def configure(self, name: str, **settings: Any) -> None:
+        rec = self._require(name)
+        if rec.declared is not None:  # validate now, so a bad call fails at the call
+            for key, value in settings.items():
+                if key not in rec.declared:
+                    raise PluginConfigError(
+                        f"pyframe.plugins.configure({rec.name!r}, {key}=...): unknown setting of "
+                        f"{self.describe(rec)}{did_you_mean(key, rec.declared)}; "
+                        f"allowed keys: {', '.join(rec.declared) or '(none)'}"
+                    )
+                rec.declared[key].validate(value, where=f"pyframe.plugins.configure({rec.name!r}, {key}=...)")
+        self._runtime_settings.setdefault(rec.name, {}).update(settings)
+        if rec.registered:
+            self._configure(rec)
+
+    def reset(self) -> None:
+        """Forgets run-time calls and run-time plugins, then reloads (for tests)."""
+        for name in [n for n, r in self._records.items() if r.source == RUNTIME]:
+            self._unregister(self._records.pop(name))
+        self._runtime_state.clear()
+        self._runtime_settings.clear()
+        self.load()
+
+    # ---- reports -----------------------------------------------------------------------------------------
+
+    def info(self, rec: _Record) -> PluginInfo:
+        hooks: tuple[str, ...] = ()
+        if rec.loaded and rec.obj is not None:
+            if rec.registered:
+                hooks = tuple(sorted(c.name for c in self.pm.get_hookcallers(rec.obj) or []))
+            else:
+                hooks = tuple(
+                    sorted(n for n in dir(rec.obj) if n.startswith("pyframe_") and callable(getattr(rec.obj, n, None)))
+                )
+        return PluginInfo(
+            name=rec.name,
+            version=rec.version,
+            source=rec.source,
+            enabled=rec.enabled,
+            reason=rec.reason,
+            hooks=hooks,
+            distribution=rec.distribution,
+            error=rec.error,
+            settings=types.MappingProxyType(dict(rec.settings)) if rec.enabled else types.MappingProxyType({}),
+        )
+
+    def list(self) -> list[PluginInfo]:
+        self.ensure_loaded()
+        return [self.info(self._records[n]) for n in self._resolved_order() if n in self._records]
+
+    def get(self, name: str) -> PluginInfo:
+        return self.info(self._require(name))
+
+    def effective_config(self) -> dict[str, Any]:
+        """``{"files": [...], "values": {key: {"value", "source"}}}``; plugin settings as ``plugin.key``."""
+        self.ensure_loaded()
+        values: dict[str, dict[str, Any]] = {}
+        for key in _config.DEFAULTS:
+            value, origin, _ = self._effective(key)
+            values[key] = {"value": value, "source": origin}
+        for name in self._resolved_order():
+            rec = self._records[name]
+            if rec.enabled:
+                for key, value in rec.settings.items():
+                    values[f"{name}.{key}"] = {"value": value, "source": rec.setting_origins.get(key, "default")}
+        files = [str(layer.path) for layer in self._layers if layer.path is not None]
+        return {"files": files, "values": values}
+
+    def active_set(self) -> list[dict[str, Any]]:
+        return [
+            {"name": i.name, "version": i.version, "source": i.source, "settings": dict(i.settings)}
+            for i in self.list()
+            if i.enabled
+        ]
+
+
+def _entry_points() -> list:
+    """The installed entry points of group ``pyframe`` (a function, so tests can narrow it)."""
+    return list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _dist_name(ep: Any) -> str:
+    return f"{ep.dist.name} {ep.dist.version}" if getattr(ep, "dist", None) else "(unknown distribution)"

@@ -1,0 +1,200 @@
+"""pyframe's configuration: where it is read from, precedence, validation messages, ``Setting``."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from test_plugins import site  # noqa: F401  (fixture)
+
+from pyframe import plugins
+from pyframe.plugins import PluginConfigError, Setting
+from pyframe.plugins import config as cfg
+
+
+def _write(path, text):
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def _values():
+    return plugins.effective_config()["values"]
+
+
+# ---- Setting -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "setting, good, bad, words",
+    [
+        (Setting(bool, False), [True, False], [1, "true", None], "true or false"),
+        (Setting(int, 1), [0, -3, 10**9], [1.5, True, "1"], "an integer"),
+        (Setting(float, 1.0), [1, 2.5], [True, "1.0", None], "a number"),
+        (Setting(str, "a"), ["", "x"], [1, None, ["a"]], "a string"),
+        (Setting(list[str], []), [[], ["a", "b"]], ["a", [1], None], "a list of strings"),
+        (Setting(str, "value", choices=["value", "norm"]), ["norm"], ["nrom", 1], "one of 'value', 'norm'"),
+        (Setting(list[str], [], choices=["x", "y"]), [["x", "y"]], [["z"]], "a list of 'x', 'y'"),
+    ],
+)
+def test_setting_validation(setting, good, bad, words):
+    for v in good:
+        setting.validate(v, where="here")
+    for v in bad:
+        with pytest.raises(PluginConfigError, match=f"^here: expected {words}, got"):
+            setting.validate(v, where="here")
+
+
+def test_setting_converts_and_checks_its_default():
+    assert Setting(float, 1).default == 1.0 and isinstance(Setting(float, 1).default, float)
+    assert Setting(list, ("a",)).type == list[str] and Setting(list, ("a",)).default == ["a"]
+    with pytest.raises(PluginConfigError, match="Setting default: expected one of 'a'"):
+        Setting(str, "b", choices=["a"])
+    with pytest.raises(TypeError, match="bool, int, float, str, list"):
+        Setting(dict, {})
+    assert "did you mean 'norm'" in str(
+        pytest.raises(PluginConfigError, Setting(str, "norm", choices=["norm"]).validate, "nrm", where="w").value
+    )
+
+
+# ---- where the config comes from ---------------------------------------------------------------------
+
+
+def test_defaults(site):  # noqa: F811
+    plugins.reload_config()
+    v = _values()
+    assert {k: (v[k]["value"], v[k]["source"]) for k in cfg.DEFAULTS} == {
+        "autoload": (True, "default"),
+        "plugins": (None, "default"),
+        "disable_plugins": ([], "default"),
+        "order": ([], "default"),
+        "strict_plugins": (False, "default"),
+    }
+    assert plugins.effective_config()["files"] == []
+
+
+def test_precedence_pyproject_then_pyframe_toml_then_env(site, monkeypatch):  # noqa: F811
+    site.add("alpha")
+    site.add("beta")
+    pp = _write(site.proj / "pyproject.toml", '[tool.pyframe]\norder = ["beta"]\nautoload = false\n')
+    plugins.reload_config()
+    assert _values()["order"] == {"value": ["beta"], "source": f"{pp} (tool.pyframe.order)"}
+    assert not plugins.get("alpha").enabled and str(pp) in plugins.get("alpha").reason
+    pf = _write(site.proj / "pyframe.toml", "autoload = true\n")
+    plugins.reload_config()
+    assert _values()["autoload"] == {"value": True, "source": f"{pf} (autoload)"}
+    assert _values()["order"]["value"] == ["beta"]  # keys merge across files: later wins per key
+    assert plugins.get("alpha").enabled
+    assert plugins.effective_config()["files"] == [str(pp), str(pf)]
+    monkeypatch.setenv("PYFRAME_DISABLE_PLUGIN_AUTOLOAD", "1")
+    plugins.reload_config()
+    assert _values()["autoload"] == {"value": False, "source": "PYFRAME_DISABLE_PLUGIN_AUTOLOAD=1"}
+    assert not plugins.get("alpha").enabled
+    monkeypatch.setenv("PYFRAME_PLUGINS", "alpha")  # explicitly named: loaded even with autoload off
+    plugins.reload_config()
+    assert plugins.get("alpha").enabled and not plugins.get("beta").enabled
+    plugins.disable("alpha")  # run-time calls beat everything
+    assert not plugins.get("alpha").enabled
+
+
+def test_later_source_can_reenable_what_an_earlier_one_disabled(site, monkeypatch):  # noqa: F811
+    site.add("alpha")
+    _write(site.proj / "pyframe.toml", 'disable_plugins = ["alpha"]\n')
+    plugins.reload_config()
+    assert not plugins.get("alpha").enabled
+    monkeypatch.setenv("PYFRAME_PLUGINS", "alpha")
+    plugins.reload_config()
+    assert plugins.get("alpha").enabled and "PYFRAME_PLUGINS=alpha" in plugins.get("alpha").reason
+
+
+def test_files_are_found_in_parent_directories(site, monkeypatch):  # noqa: F811
+    pf = _write(site.proj / "pyframe.toml", "strict_plugins = true\n")
+    sub = site.proj / "a" / "b"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    plugins.reload_config()
+    assert _values()["strict_plugins"] == {"value": True, "source": f"{pf} (strict_plugins)"}
+
+
+def test_pyproject_without_tool_pyframe_is_ignored(site):  # noqa: F811
+    _write(site.proj / "pyproject.toml", "[project]\nname = 'x'\n")
+    plugins.reload_config()
+    assert plugins.effective_config()["files"] == []
+
+
+def test_pyframe_config_names_the_file_outright(site, monkeypatch, tmp_path):  # noqa: F811
+    _write(site.proj / "pyframe.toml", "strict_plugins = true\n")
+    other = _write(tmp_path / "elsewhere.toml", 'order = ["x"]\n')
+    monkeypatch.setenv("PYFRAME_CONFIG", str(other))
+    with pytest.warns(plugins.PluginWarning, match="unknown plugin 'x'"):
+        plugins.reload_config()
+    assert _values()["strict_plugins"]["source"] == "default"  # the searched file is not read
+    assert _values()["order"]["source"] == f"{other} (order)"
+    monkeypatch.setenv("PYFRAME_CONFIG", str(tmp_path / "missing.toml"))
+    with pytest.raises(PluginConfigError, match="PYFRAME_CONFIG=.*missing.toml: no such file"):
+        plugins.reload_config()
+
+
+def test_pyframe_config_may_name_a_pyproject(site, monkeypatch, tmp_path):  # noqa: F811
+    pp = _write(tmp_path / "pyproject.toml", "[tool.pyframe]\nstrict_plugins = true\n")
+    monkeypatch.setenv("PYFRAME_CONFIG", str(pp))
+    plugins.reload_config()
+    assert _values()["strict_plugins"] == {"value": True, "source": f"{pp} (tool.pyframe.strict_plugins)"}
+
+
+# ---- validation errors name the file, the key and what is allowed ---------------------------------------
+
+
+def test_unknown_key(site):  # noqa: F811
+    path = _write(site.proj / "pyframe.toml", "autolaod = false\n")
+    with pytest.raises(PluginConfigError) as exc:
+        plugins.reload_config()
+    msg = str(exc.value)
+    assert str(path) in msg and "'autolaod'" in msg and "did you mean 'autoload'" in msg
+    assert "allowed keys: autoload, plugins, disable_plugins, order, strict_plugins" in msg
+
+
+def test_bad_value_in_pyproject(site):  # noqa: F811
+    path = _write(site.proj / "pyproject.toml", '[tool.pyframe]\nautoload = "no"\n')
+    with pytest.raises(
+        PluginConfigError, match=rf"{path}: key 'tool.pyframe.autoload': expected true or false, got 'no'"
+    ):
+        plugins.reload_config()
+
+
+def test_bad_list_value(site):  # noqa: F811
+    _write(site.proj / "pyframe.toml", 'disable_plugins = "alpha"\n')
+    with pytest.raises(PluginConfigError, match="'disable_plugins': expected a list of strings, got 'alpha'"):
+        plugins.reload_config()
+
+
+def test_invalid_toml(site):  # noqa: F811
+    path = _write(site.proj / "pyframe.toml", "autoload = \n")
+    with pytest.raises(PluginConfigError, match=rf"{path}: not valid TOML"):
+        plugins.reload_config()
+
+
+def test_bad_environment_value(site, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("PYFRAME_DISABLE_PLUGIN_AUTOLOAD", "maybe")
+    with pytest.raises(PluginConfigError, match="PYFRAME_DISABLE_PLUGIN_AUTOLOAD='maybe': expected one of '1'"):
+        plugins.reload_config()
+
+
+def test_table_for_an_unknown_plugin_warns(site):  # noqa: F811
+    site.add("alpha")
+    _write(site.proj / "pyframe.toml", "[alpah]\nlevel = 2\n")
+    with pytest.warns(plugins.PluginWarning, match=r"table \[alpah\].*did you mean 'alpha'"):
+        plugins.reload_config()
+
+
+def test_config_error_fails_import(site, tmp_path):  # noqa: F811
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    _write(site.proj / "pyframe.toml", "autoload = 3\n")
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    r = subprocess.run([sys.executable, "-c", "import pyframe"], cwd=site.proj, env=env, capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "PluginConfigError" in r.stderr and "'autoload': expected true or false, got 3" in r.stderr
