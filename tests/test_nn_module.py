@@ -1067,3 +1067,18 @@ def test_parameters_to_vector_and_back():
     assert m.bias.data_ptr() == new.data_ptr() + 6 * 4  # shares vec's memory, as torch
     with pytest.raises(TypeError):
         nn.utils.vector_to_parameters([1.0], m.parameters())
+
+
+def test_fast_path_flag_follows_hooks_added_and_removed():
+    # __call__ tests one flag; adding a hook sets it, and the first call after the last hook is
+    # removed clears it, so a removed hook never runs and hook-free calls skip the slow path
+    m = nn.Linear(2, 2)
+    assert not m._may_have_hooks
+    calls = []
+    h = m.register_forward_hook(lambda mod, args, out: calls.append(1))
+    assert m._may_have_hooks
+    m(pyframe.randn(1, 2))
+    h.remove()
+    m(pyframe.randn(1, 2))
+    assert calls == [1]
+    assert not m._may_have_hooks

@@ -391,6 +391,104 @@ def test_register_at_run_time_returns_a_handle(site):
     assert "rec" not in [i.name for i in plugins.list()]
 
 
+# ---- activated(): a plugin on for one block, for plugin authors' tests ----------------------------------
+
+
+def _states() -> dict:
+    return {i.name: (i.enabled, i.reason, dict(i.settings)) for i in plugins.list()}
+
+
+def test_activated_registers_an_unknown_object_with_settings_then_removes_it(site):
+    reload()
+    obj = Recorder()
+    with plugins.activated(obj, "rec", k=3) as got:
+        assert got is obj
+        info = plugins.get("rec")
+        assert info.enabled and info.source == "runtime" and dict(info.settings) == {"k": 3}
+        assert obj.calls[-1] == {"k": 3}
+    assert obj.calls[-1] == "unconfigure"
+    assert "rec" not in [i.name for i in plugins.list()]
+
+
+def test_activated_is_exclusive_and_restores_everything(site):
+    a, b = site.add("alpha"), site.add("beta")
+    reload()
+    plugins.disable("beta")
+    plugins.configure("alpha", level=5)
+    other = Recorder()
+    with plugins.register(other, name="other"):
+        before = _states()
+        with plugins.activated("alpha", mode="b"):
+            info = plugins.get("alpha")
+            assert info.enabled and "activated()" in info.reason
+            assert (info.settings["level"], info.settings["mode"]) == (5, "b")
+            assert not plugins.get("beta").enabled and not plugins.get("other").enabled
+            assert other.calls[-1] == "unconfigure"
+            plugins.configure("alpha", level=9)  # changed inside the block: undone too
+        assert _states() == before
+        assert calls(a)[-1] == ("configure", {"level": 5, "mode": "a", "names": [], "scale": 1.0, "on": True})
+        assert other.calls[-1] == {"k": 0}
+    assert plugins.get("beta").reason == "disabled by pyframe.plugins.disable()"
+    assert calls(b)[-1] == ("unconfigure",)
+
+
+def test_activated_not_exclusive_leaves_the_others_on(site):
+    site.add("alpha"), site.add("beta")
+    reload()
+    with plugins.activated("alpha", exclusive=False):
+        assert plugins.get("beta").enabled
+    with plugins.activated("alpha"):
+        assert not plugins.get("beta").enabled
+    assert plugins.get("beta").enabled
+
+
+def test_activated_enables_an_installed_plugin_by_name_or_object(site, monkeypatch):
+    mod = site.add("alpha")
+    monkeypatch.setenv("PYFRAME_DISABLE_PLUGIN_AUTOLOAD", "1")
+    reload()
+    assert not plugins.get("alpha").enabled and mod not in sys.modules
+    with plugins.activated("pyframe-alpha", level=2) as got:  # a distribution name works too
+        assert got is sys.modules[mod] and plugins.get("alpha").enabled
+        assert calls(mod)[-1] == ("configure", {"level": 2, "mode": "a", "names": [], "scale": 1.0, "on": True})
+    assert not plugins.get("alpha").enabled and calls(mod)[-1] == ("unconfigure",)
+    # the module object itself, known through its entry point: enabled, not registered a second time
+    with plugins.activated(sys.modules[mod], "alpha"):
+        assert [i.name for i in plugins.list() if i.enabled] == ["alpha"]
+    assert not plugins.get("alpha").enabled
+    with pytest.raises(ValueError, match="different object"), plugins.activated(Recorder(), "alpha"):
+        pass
+    with pytest.raises(PluginConfigError, match="unknown plugin"), plugins.activated("nope"):
+        pass
+
+
+def test_activated_nests(site):
+    site.add("alpha"), site.add("beta")
+    reload()
+    before = _states()
+    with plugins.activated("alpha", level=2):
+        with plugins.activated("beta", exclusive=False, level=3):
+            assert plugins.get("alpha").enabled and plugins.get("beta").enabled
+            assert plugins.get("beta").settings["level"] == 3
+        assert not plugins.get("beta").enabled
+        assert plugins.get("alpha").settings["level"] == 2
+        with plugins.activated("beta"):
+            assert not plugins.get("alpha").enabled
+        assert plugins.get("alpha").enabled and plugins.get("alpha").settings["level"] == 2
+    assert _states() == before
+
+
+def test_activated_restores_after_an_error_and_rejects_bad_settings(site):
+    site.add("alpha"), site.add("beta")
+    reload()
+    before = _states()
+    with pytest.raises(KeyError), plugins.activated("alpha", level=4):
+        raise KeyError("inside")
+    assert _states() == before
+    with pytest.raises(PluginConfigError, match="unknown setting"), plugins.activated("alpha", lvl=4):
+        pass
+    assert _states() == before
+
+
 def test_describe_plugin_names_distribution_and_version(site):
     hooks = pytest.importorskip("pyframe._hooks")
     site.add("alpha", version="2.0.1")

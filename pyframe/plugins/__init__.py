@@ -1,7 +1,8 @@
 """pyframe's plugins: discovery, configuration, run-time control. See ``docs/plugins.md``.
 
 ``list()``, ``get(name)``, ``enable(name)``, ``disable(name)``, ``disabled(*names)``, ``register(obj, name=None)``,
-``configure(name, **settings)``, ``reload_config()``; ``Setting`` for plugin authors.
+``configure(name, **settings)``, ``reload_config()``; ``Setting`` and ``activated(plugin, name)`` (for tests) for
+plugin authors.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pyframe.plugins.settings import PluginConfigError, Setting
 __all__ = [
     "Setting", "PluginInfo", "PluginHandle", "PluginError", "PluginConfigError", "PluginWarning", "ENTRY_POINT_GROUP",
     "BUILTIN_PLUGINS", "list", "get", "enable", "disable", "disabled", "register", "configure", "reload_config",
-    "effective_config",
+    "effective_config", "activated",
 ]  # fmt: skip
 
 # Built-in plugins: (name, object) pairs registered with source "built-in" (parametrize arrives here later).
@@ -56,6 +57,20 @@ def disable(name: str) -> None:
 def disabled(*names: str) -> _contextlib.AbstractContextManager[None]:
     """``with pyframe.plugins.disabled("nan-detector"): ...`` turns plugins off inside the block only."""
     return _manager.disabled(*names)
+
+
+def activated(
+    plugin: Any, name: str | None = None, *, exclusive: bool = True, **settings: Any
+) -> _contextlib.AbstractContextManager[Any]:
+    """For plugin authors' tests: ``with pyframe.plugins.activated(my_plugin, "my-plugin", level=2): ...``.
+
+    Inside the block ``plugin`` (a plugin object such as a module, or the name of a known plugin) is active with
+    ``settings`` on top of its configured ones: registered under ``name`` if pyframe does not know it, enabled if
+    it is known but off. With ``exclusive=True`` every other plugin except the built-in ones is off meanwhile.
+    Afterwards the previous state comes back: registration, ``enable``/``disable`` calls and ``configure``
+    settings (a plugin that ends off or unregistered gets ``pyframe_unconfigure``). Yields the plugin object.
+    Nests; raises ``PluginError`` if the plugin fails to load, register or configure."""
+    return _manager.activated(plugin, name, exclusive=exclusive, **settings)
 
 
 def register(obj: Any, name: str | None = None) -> PluginHandle:

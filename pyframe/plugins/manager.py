@@ -467,6 +467,70 @@ class Manager:
                     self._runtime_state[name] = state
             self.sync()
 
+    @contextlib.contextmanager
+    def activated(
+        self, plugin: Any, name: str | None = None, *, exclusive: bool = True, **settings: Any
+    ) -> Iterator[Any]:
+        """Makes ``plugin`` (an object, or the name of a known plugin) active with ``settings`` inside the block
+        (registering or enabling it as needed), the other non-built-in plugins off when ``exclusive``; then
+        restores the run-time state (registration, enable/disable calls, run-time settings). Yields the object."""
+        self.ensure_loaded()
+        if isinstance(plugin, str):
+            rec: _Record | None = self._require(plugin)
+            if name is not None and self.resolve(name) != rec.name:
+                raise ValueError(f"activated({plugin!r}, {name!r}): the two names are different plugins")
+        else:
+            rec = next((r for r in self._records.values() if r.loaded and r.obj is plugin), None)
+            if rec is not None and name is not None and self.resolve(name) != rec.name:
+                raise ValueError(f"{plugin!r} is already known as plugin {rec.name!r}, not {name!r}")
+            if rec is None:
+                default = name or getattr(plugin, "__name__", None) or type(plugin).__name__
+                resolved = self.resolve(default) if isinstance(default, str) else None
+                rec = self._records[resolved] if resolved is not None else None
+                if rec is not None and rec.loaded and rec.obj is not plugin:
+                    raise ValueError(f"a different object is already known as {self.describe(rec)}")
+        saved_state = dict(self._runtime_state)
+        saved_settings = {k: dict(v) for k, v in self._runtime_settings.items()}
+        handle = None
+        try:
+            if rec is None:  # not known at all: registered for the block only
+                handle = self.register(plugin, name)
+                rec = self._records[handle.name]
+            self._runtime_state[rec.name] = (True, "activated by pyframe.plugins.activated()")
+            if exclusive:
+                for other in self._records.values():
+                    if other is not rec and other.source != BUILT_IN:
+                        self._runtime_state[other.name] = (False, "disabled inside pyframe.plugins.activated()")
+            rec.error = None
+            self.sync()
+            if not rec.registered:
+                raise PluginError(f"pyframe.plugins.activated(): {self.describe(rec)} {rec.error or 'is not active'}")
+            if not isinstance(plugin, str) and rec.obj is not plugin:
+                raise ValueError(f"{self.describe(rec)} loads {rec.obj!r}, not {plugin!r}")
+            if settings:
+                self.configure(rec.name, **settings)
+            yield rec.obj
+        finally:
+            changed = {
+                n
+                for n in {*saved_settings, *self._runtime_settings}
+                if saved_settings.get(n) != self._runtime_settings.get(n)
+            }
+            if rec is not None:
+                changed.add(rec.name)
+            self._runtime_state.clear()
+            self._runtime_state.update(saved_state)
+            self._runtime_settings.clear()
+            self._runtime_settings.update(saved_settings)
+            if handle is not None:
+                handle.remove()  # unregisters it (pyframe_unconfigure) and syncs the others back
+            else:
+                self.sync()
+            for n in changed:  # still on: their previous settings again
+                r = self._records.get(n)
+                if r is not None and r.registered:
+                    self._configure(r)
+
     def register(self, obj: Any, name: str | None = None) -> PluginHandle:
         self.ensure_loaded()
         if inspect.isclass(obj):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import subprocess
@@ -45,103 +44,15 @@ class Sqrt(Module):
         return pyframe.sqrt(x)
 
 
-# ---- registering the plugin through the public API (skips until pyframe provides it) -----------
-
-
-def _plugins_api():
-    try:
-        import pyframe.plugins as plugins
-    except ImportError:
-        return None
-    return plugins if hasattr(plugins, "register") else None
-
-
-def _plugin_manager():
-    try:
-        from pyframe._hooks import plugin_manager
-    except ImportError:
-        return None
-    return plugin_manager
-
-
-def _unregister(plugins, handle, pm) -> None:
-    for attr in ("unregister", "remove", "close"):
-        fn = getattr(handle, attr, None)
-        if callable(fn):
-            fn()
-            return
-    if plugins is not None and hasattr(plugins, "unregister"):
-        plugins.unregister(NAME)
-    elif pm is not None and pm.is_registered(plugin):
-        pm.unregister(plugin)
-
-
-def _configure(**settings) -> None:
-    """Sets this plugin's settings the way a user would at run time (or directly, without a manager)."""
-    plugins = _plugins_api()
-    if plugins is not None and hasattr(plugins, "configure"):
-        plugins.configure(NAME, **settings)
-    else:
-        plugin.pyframe_configure({**plugin.DEFAULTS, **settings})
-
-
-SHIPPED = {
-    "float32-enforcer": "pyframe_float32_enforcer",
-    "grad-clipper": "pyframe_grad_clipper",
-    "nan-detector": "pyframe_nan_detector",
-}
-
-
-def _other_active_plugins(pm) -> list[str]:
-    """The other plugins shipped with pyframe that are active now (say, autoloaded by entry point)."""
-    if pm is None:
-        return []
-    return [n for n, mod in SHIPPED.items() if n != NAME and mod in sys.modules and pm.is_registered(sys.modules[mod])]
-
-
-def _known_to_manager(plugins) -> bool:
-    """True when pyframe's plugin manager already has a record named NAME (found by entry point)."""
-    if plugins is None or not hasattr(plugins, "get") or not hasattr(plugins, "enable"):
-        return False
-    try:
-        plugins.get(NAME)
-    except Exception:
-        return False
-    return True
+# ---- the plugin active in pyframe for one test ---------------------------------------------------------
 
 
 @pytest.fixture
 def registered():
-    """The plugin registered with pyframe for one test (the other shipped plugins turned off meanwhile),
-    then unregistered and reset to its defaults. If it is already active (autoloaded through its entry
-    point), the test uses it as it is."""
-    plugins, pm = _plugins_api(), _plugin_manager()
-    if plugins is None and pm is None:
-        pytest.skip("neither pyframe.plugins.register nor pyframe._hooks.plugin_manager exists yet")
-    with contextlib.ExitStack() as stack:
-        others = _other_active_plugins(pm)
-        if others:
-            if plugins is None or not hasattr(plugins, "disabled"):
-                pytest.skip(f"other plugins are active ({others}); run with PYFRAME_DISABLE_PLUGIN_AUTOLOAD=1")
-            stack.enter_context(plugins.disabled(*others))
-        already = pm is not None and pm.is_registered(plugin)
-        handle = None
-        if not already and _known_to_manager(plugins):  # installed, but off (say autoload = false)
-            plugins.enable(NAME)
-            stack.callback(plugins.disable, NAME)
-            already = True
-        if not already:
-            handle = plugins.register(plugin, name=NAME) if plugins is not None else pm.register(plugin, name=NAME)
-        try:
-            _configure(**plugin.DEFAULTS)
-            yield plugin
-        finally:
-            try:
-                _configure(**plugin.DEFAULTS)
-            finally:
-                if not already:
-                    _unregister(plugins, handle, pm)
-                plugin.pyframe_unconfigure()
+    """The plugin active in pyframe with its default settings and no other plugin on (registered or enabled as
+    needed, also under autoload); afterwards pyframe's plugin state is what it was."""
+    with pyframe.plugins.activated(plugin, NAME, **plugin.DEFAULTS):
+        yield plugin
 
 
 # ---- the hook functions, called directly --------------------------------------------------------
@@ -236,7 +147,7 @@ def test_nested_qualified_name(registered):
 
 
 def test_backward_inf_gradient_is_reported(registered):
-    _configure(check_forward=False)
+    pyframe.plugins.configure(NAME, check_forward=False)
     first = Linear(2, 2)
     first.weight = Parameter(pyframe.zeros(2, 2))
     first.bias = Parameter(pyframe.zeros(2))
@@ -247,7 +158,7 @@ def test_backward_inf_gradient_is_reported(registered):
 
 
 def test_warn_mode_on_a_model(registered):
-    _configure(action="warn")
+    pyframe.plugins.configure(NAME, action="warn")
     net = Sequential(Linear(2, 2), MulBy(NAN))
     with pytest.warns(NanDetectedWarning) as record:
         y = net(pyframe.ones(1, 2))
@@ -260,7 +171,7 @@ def test_warn_mode_on_a_model(registered):
 
 
 def test_zero_mode_on_a_model_trains_on(registered):
-    _configure(action="zero")
+    pyframe.plugins.configure(NAME, action="zero")
     first = Linear(2, 2)
     first.weight = Parameter(pyframe.zeros(2, 2))
     first.bias = Parameter(pyframe.zeros(2))
@@ -297,13 +208,10 @@ def test_entry_point_names_the_module():
 
 
 def test_declared_settings_match_defaults():
-    plugins = pytest.importorskip("pyframe.plugins")
-    if not hasattr(plugins, "Setting"):
-        pytest.skip("pyframe.plugins.Setting does not exist yet")
     declared = plugin.pyframe_declare_settings()
     assert set(declared) == set(plugin.DEFAULTS)
     for key, setting in declared.items():
-        assert isinstance(setting, plugins.Setting)
+        assert isinstance(setting, pyframe.plugins.Setting)
         assert setting.default == plugin.DEFAULTS[key]
 
 
@@ -313,9 +221,6 @@ def test_importing_the_plugin_before_pyframe_is_safe():
 
     if not [ep for ep in entry_points(group="pyframe") if ep.name == NAME]:
         pytest.skip(f"the distribution providing {NAME!r} is not installed")
-    plugins = _plugins_api()
-    if plugins is None or not hasattr(plugins, "get"):
-        pytest.skip("pyframe.plugins.get does not exist yet")
     code = f"import {plugin.__name__}\nimport pyframe.plugins as P\nprint(sorted(P.get({NAME!r}).settings))"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYFRAME_")}
     env["PYFRAME_PLUGINS"] = NAME
