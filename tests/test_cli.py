@@ -40,7 +40,7 @@ def test_plugins_json(site, capsys):  # noqa: F811
     site.add("alpha", version="1.2.3")
     pyframe.plugins.reload_config()
     assert main(["plugins", "--json"]) == 0
-    (rec,) = json.loads(capsys.readouterr().out)
+    (rec,) = [r for r in json.loads(capsys.readouterr().out) if r["source"] != "built-in"]
     assert rec["name"] == "alpha" and rec["version"] == "1.2.3" and rec["distribution"] == "pyframe-alpha"
     assert rec["source"] == "entry point" and rec["enabled"] is True and "pyframe_configure" in rec["hooks"]
     assert rec["settings"]["level"] == 1
@@ -72,7 +72,8 @@ def test_python_m_pyframe_plugins(site):  # noqa: F811
     site.add("alpha", version="3.1.4")
     r = _run(["plugins", "--json"], site.proj, EXTRA_PATH=str(site.root))
     assert r.returncode == 0, r.stderr
-    assert [(p["name"], p["version"], p["enabled"]) for p in json.loads(r.stdout)] == [("alpha", "3.1.4", True)]
+    listed = [(p["name"], p["version"], p["enabled"]) for p in json.loads(r.stdout) if p["source"] != "built-in"]
+    assert listed == [("alpha", "3.1.4", True)]
     r = _run(["plugins"], site.proj, EXTRA_PATH=str(site.root), PYFRAME_DISABLE_PLUGIN_AUTOLOAD="1")
     assert r.returncode == 0, r.stderr
     assert "PYFRAME_DISABLE_PLUGIN_AUTOLOAD=1" in r.stdout

@@ -28,8 +28,10 @@ __all__ = [
     "effective_config", "activated",
 ]  # fmt: skip
 
-# Built-in plugins: (name, object) pairs registered with source "built-in" (parametrize arrives here later).
-BUILTIN_PLUGINS: _builtins.list[tuple[str, Any]] = []
+# Built-in plugins: (name, object) pairs registered with source "built-in".
+from pyframe.plugins import builtin_parametrize as _builtin_parametrize  # noqa: E402
+
+BUILTIN_PLUGINS: _builtins.list[tuple[str, Any]] = [("parametrize", _builtin_parametrize)]
 
 _manager = Manager(BUILTIN_PLUGINS)
 
@@ -106,16 +108,16 @@ def _load_at_import() -> None:
     _manager.load()
 
 
-# Checkpoints record the active plugin set under metadata["plugins"] while at least one plugin is active (a
-# process without plugins writes the same files as before); every load compares the record with the plugins
-# active now and warns on a difference.
+# Checkpoints record the active plugin set (built-in plugins left out) under metadata["plugins"] while at least
+# one such plugin is active (a process without plugins writes the same files as before); every load compares the
+# record with the plugins active now and warns on a difference.
 _load_handle = None
 _save_handle = None
 
 
 def _update_save_hook() -> None:
     global _save_handle
-    active = any(r.enabled and r.registered for r in _manager._records.values())
+    active = any(r.enabled and r.registered and r.source != "built-in" for r in _manager._records.values())
     if active and _save_handle is None:
         from pyframe import serialization
 
@@ -125,8 +127,13 @@ def _update_save_hook() -> None:
         _save_handle = None
 
 
+def _recorded_set() -> _builtins.list[dict[str, Any]]:
+    # built-in plugins ship with pyframe (the header's "writer" names its version): not recorded
+    return [p for p in _manager.active_set() if p["source"] != "built-in"]
+
+
 def _on_save() -> Any:
-    return {"plugins": _manager.active_set()}
+    return {"plugins": _recorded_set()}
 
 
 def _on_load(value: Any, source: str) -> None:
@@ -134,7 +141,7 @@ def _on_load(value: Any, source: str) -> None:
     if not isinstance(saved_list, _builtins.list):
         saved_list = []  # saved with no plugin active (or before plugins were recorded)
     saved = {p.get("name"): p for p in saved_list if isinstance(p, dict)}
-    now = {p["name"]: p for p in _manager.active_set()}
+    now = {p["name"]: p for p in _recorded_set()}
     diffs = []
     for name in sorted(set(saved) | set(now), key=str):
         a, b = saved.get(name), now.get(name)
