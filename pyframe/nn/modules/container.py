@@ -12,7 +12,7 @@ import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain, islice
-from typing import Any
+from typing import Any, Self
 
 from pyframe.nn.modules.module import Module, _addindent
 
@@ -37,17 +37,9 @@ def _insert(module: Module, index: int, child: Module) -> None:
     mods[str(index)] = child
 
 
-class Sequential(Module):
-    """Same as torch.nn.Sequential: ``Sequential(*modules)`` or ``Sequential(OrderedDict)``."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for key, module in args[0].items():
-                self.add_module(key, module)
-        else:
-            for idx, module in enumerate(args):
-                self.add_module(str(idx), module)
+class _Numbered(Module):
+    """What Sequential and ModuleList share: children keyed "0", "1", ... in order, renumbered after a
+    delete, indexed like a list."""
 
     def _key(self, idx: int) -> str:
         size = len(self)
@@ -55,11 +47,6 @@ class Sequential(Module):
         if not -size <= idx < size:
             raise IndexError(f"index {idx} is out of range")
         return next(islice(iter(self._modules), idx % size, None))
-
-    def __getitem__(self, idx: int | slice) -> Any:
-        if isinstance(idx, slice):
-            return type(self)(OrderedDict(list(self._modules.items())[idx]))
-        return self._modules[self._key(idx)]
 
     def __setitem__(self, idx: int, module: Module) -> None:
         setattr(self, self._key(idx), module)
@@ -78,6 +65,33 @@ class Sequential(Module):
 
     def __dir__(self) -> list:
         return [k for k in super().__dir__() if not k.isdigit()]
+
+    def append(self, module: Module) -> Self:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def pop(self, key: int | slice) -> Module:
+        v = self[key]
+        del self[key]
+        return v
+
+
+class Sequential(_Numbered):
+    """Same as torch.nn.Sequential: ``Sequential(*modules)`` or ``Sequential(OrderedDict)``."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, module in args[0].items():
+                self.add_module(key, module)
+        else:
+            for idx, module in enumerate(args):
+                self.add_module(str(idx), module)
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return self._modules[self._key(idx)]
 
     def __add__(self, other: Sequential) -> Sequential:
         if not isinstance(other, Sequential):
@@ -104,10 +118,6 @@ class Sequential(Module):
 
     __rmul__ = __mul__
 
-    def append(self, module: Module) -> Sequential:
-        self.add_module(str(len(self)), module)
-        return self
-
     def insert(self, index: int, module: Module) -> Sequential:
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
@@ -119,18 +129,13 @@ class Sequential(Module):
             self.append(layer)
         return self
 
-    def pop(self, key: int | slice) -> Module:
-        v = self[key]
-        del self[key]
-        return v
-
     def forward(self, input: Any) -> Any:  # noqa: A002 - torch's name
         for module in self:
             input = module(input)
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_Numbered):
     """Same as torch.nn.ModuleList: a list of submodules, indexed like a list."""
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
@@ -138,31 +143,10 @@ class ModuleList(Module):
         if modules is not None:
             self += modules
 
-    def _key(self, idx: int) -> str:
-        idx = operator.index(idx)
-        if not -len(self) <= idx < len(self):
-            raise IndexError(f"index {idx} is out of range")
-        return str(idx % len(self))
-
     def __getitem__(self, idx: int | slice) -> Any:
         if isinstance(idx, slice):
             return type(self)(list(self._modules.values())[idx])
         return self._modules[self._key(idx)]
-
-    def __setitem__(self, idx: int, module: Module) -> None:
-        setattr(self, self._key(idx), module)
-
-    def __delitem__(self, idx: int | slice) -> None:
-        keys = [str(k) for k in range(len(self._modules))[idx]] if isinstance(idx, slice) else [self._key(idx)]
-        for key in keys:
-            delattr(self, key)
-        _renumber(self)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return (m for m in self._modules.values() if m is not None)  # a blocked child is skipped
 
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)
@@ -172,9 +156,6 @@ class ModuleList(Module):
         for i, module in enumerate(chain(self, other)):
             combined.add_module(str(i), module)
         return combined
-
-    def __dir__(self) -> list:
-        return [k for k in super().__dir__() if not k.isdigit()]
 
     def __repr__(self) -> str:
         """torch's: runs of identical children are shown once, as ``(0-2): 3 x Linear(...)``."""
@@ -195,15 +176,6 @@ class ModuleList(Module):
 
     def insert(self, index: int, module: Module) -> None:
         _insert(self, index, module)
-
-    def append(self, module: Module) -> ModuleList:
-        self.add_module(str(len(self)), module)
-        return self
-
-    def pop(self, key: int | slice) -> Module:
-        v = self[key]
-        del self[key]
-        return v
 
     def extend(self, modules: Iterable[Module]) -> ModuleList:
         if not isinstance(modules, Iterable):
