@@ -53,3 +53,22 @@ def restore_seed():
     """Lets a test reseed pyframe's generator; reseeds it afterwards so tests stay independent."""
     yield
     pyframe.manual_seed(0x5EED)
+
+
+@pytest.fixture
+def no_installed_plugins():
+    """Every plugin object registered with pyframe's plugin manager (built-in, entry point or run-time) is
+    unregistered for the test, so only the test's own hooks run; plugin order and naming are restored."""
+    from pyframe import _hooks
+
+    pm = _hooks.plugin_manager
+    saved = [(name, obj) for name, obj in pm.list_name_plugin() if not isinstance(obj, _hooks._FunctionPlugin)]
+    order, describer = _hooks._plugin_order, _hooks._describer
+    for _, obj in saved:
+        pm.unregister(obj)
+    yield
+    for name, obj in saved:
+        if not pm.is_registered(obj):
+            pm.register(obj, name=name)
+    _hooks.set_plugin_order(order)
+    _hooks.set_plugin_describer(describer)

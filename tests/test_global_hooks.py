@@ -20,19 +20,8 @@ except ImportError:  # torch is the oracle only
 
 
 @pytest.fixture(autouse=True)
-def no_installed_plugins():
-    """The tests see only their own hooks: installed plugins are unregistered meanwhile."""
-    pm = _hooks.plugin_manager
-    saved = [(name, obj) for name, obj in pm.list_name_plugin() if not isinstance(obj, _hooks._FunctionPlugin)]
-    order, describer = _hooks._plugin_order, _hooks._describer
-    for _, obj in saved:
-        pm.unregister(obj)
-    yield
-    for name, obj in saved:
-        if not pm.is_registered(obj):
-            pm.register(obj, name=name)
-    _hooks.set_plugin_order(order)
-    _hooks.set_plugin_describer(describer)
+def _only_own_hooks(no_installed_plugins):
+    """Installed plugins (which might change dtypes or gradients) are off while these tests run."""
 
 
 @pytest.fixture

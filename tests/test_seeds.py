@@ -9,23 +9,14 @@ import pytest
 
 import pyframe
 import pyframe.nn as nn
-from pyframe import _hooks
 from pyframe.nn.modules import module as module_mod
 
 log = logging.getLogger("test_seeds")
 
 
 @pytest.fixture(autouse=True)
-def no_installed_plugins():
-    """The seeds' examples run without installed plugins (which might change dtypes or gradients)."""
-    pm = _hooks.plugin_manager
-    saved = [(name, obj) for name, obj in pm.list_name_plugin() if not isinstance(obj, _hooks._FunctionPlugin)]
-    for _, obj in saved:
-        pm.unregister(obj)
-    yield
-    for name, obj in saved:
-        if not pm.is_registered(obj):
-            pm.register(obj, name=name)
+def _only_own_hooks(no_installed_plugins):
+    """Installed plugins (which might change dtypes or gradients) are off while these tests run."""
 
 
 @pytest.fixture
