@@ -66,8 +66,9 @@ def normalize_dim(dim: int, ndim: int) -> int:
     return dim % n
 
 
-def _new(storage: Storage, shape: tuple, strides: tuple, offset: int, dt: dtype) -> Tensor:
-    t = object.__new__(Tensor)
+def _new(storage: Storage, shape: tuple, strides: tuple, offset: int, dt: dtype, cls: type | None = None) -> Tensor:
+    """A tensor (or ``cls``, a Tensor subclass) over ``storage``: a leaf outside autograd."""
+    t = object.__new__(cls or Tensor)
     t._storage = storage
     t._shape = shape
     t._strides = strides

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pyframe.tensor import Tensor
-from pyframe.tensor import set_data as _set_data
+from pyframe.tensor import Tensor, _new
 
 
 class Parameter(Tensor):
@@ -24,15 +23,8 @@ class Parameter(Tensor):
                 f"Only Tensors of floating point dtype can require gradients, got {data.dtype.name}; "
                 "pass requires_grad=False"
             )
-        p = object.__new__(cls)
-        _set_data(p, data)
+        p = _new(data._storage, data._shape, data._strides, data._offset, data.dtype, cls)
         p.requires_grad = bool(requires_grad)
-        p.grad = None
-        p.grad_fn = None
-        p._output_nr = 0
-        p._retains_grad = False
-        p._base = None
-        p._grad_version = 0
         return p
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True):

@@ -28,8 +28,9 @@ from typing import Any
 from pyframe import _dtype, _grad_mode, _hooks
 from pyframe._hooks import BLOCK
 from pyframe.nn.modules._backward_hooks import BackwardHookState
-from pyframe.nn.parameter import Parameter, _set_data
+from pyframe.nn.parameter import Parameter
 from pyframe.tensor import Tensor
+from pyframe.tensor import set_data as _set_data
 from pyframe.utils.hooks import RemovableHandle
 
 __all__ = ["Module", "BLOCK"]

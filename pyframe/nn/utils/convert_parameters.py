@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pyframe.nn.parameter import _set_data
 from pyframe.ops import shape as _shape
 from pyframe.tensor import Tensor
+from pyframe.tensor import set_data as _set_data
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 

@@ -31,8 +31,9 @@ from typing import Any
 from pyframe import _grad_mode
 from pyframe.nn.modules.container import ModuleDict, ModuleList
 from pyframe.nn.modules.module import Module
-from pyframe.nn.parameter import Parameter, _set_data
+from pyframe.nn.parameter import Parameter
 from pyframe.tensor import Tensor
+from pyframe.tensor import set_data as _set_data
 
 __all__ = [
     "register_parametrization", "remove_parametrizations", "is_parametrized", "cached",
