@@ -121,7 +121,7 @@ def test_conv2d_matches_torch(rng, xs, ws, stride, padding, dilation, groups):
 @pytest.mark.parametrize("chunk_bytes", [1, 13000])
 def test_conv2d_in_batch_chunks(rng, monkeypatch, chunk_bytes):
     """Batches are unfolded in chunks: one sample at a time, and uneven chunks."""
-    monkeypatch.setattr(F, "_CONV_CHUNK_BYTES", chunk_bytes)
+    monkeypatch.setattr(F.conv, "_CONV_CHUNK_BYTES", chunk_bytes)
     x = rng.standard_normal((5, 4, 6, 5)).astype(np.float32)
     w, b = rng.standard_normal((6, 2, 3, 3)).astype(np.float32), rng.standard_normal(6).astype(np.float32)
     compare(

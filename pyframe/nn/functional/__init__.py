@@ -1,0 +1,58 @@
+"""Functional forms of the layers, activations and losses. Same as torch.nn.functional.
+
+Every tensor computation runs in the C core through pyframe's ops. Layers with a costly
+or numerically delicate gradient (linear, conv2d, the pools, batch_norm, layer_norm, the
+binary cross entropies) record one node with a dedicated backward written in the same ops;
+the rest are compositions and get their gradient from the ops they are made of.
+
+The functions live in one module per family (``conv``, ``pooling``, ``norm``,
+``activation``, ``loss``, ...); this package re-exports them under torch's names.
+
+Differences from PyTorch are listed in each docstring. Common to all: CPU only, float32
+and float64 for the im2col-based ops (conv, pools, unfold, fold).
+"""
+
+from pyframe.nn.functional.activation import (
+    elu,
+    gelu,
+    hardtanh,
+    leaky_relu,
+    log_softmax,
+    logsigmoid,
+    relu,
+    relu6,
+    relu_,
+    sigmoid,
+    silu,
+    softmax,
+    softmin,
+    softplus,
+    tanh,
+)
+from pyframe.nn.functional.conv import conv2d, fold, unfold
+from pyframe.nn.functional.dense import bilinear, linear
+from pyframe.nn.functional.dropouts import dropout
+from pyframe.nn.functional.loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
+from pyframe.nn.functional.norm import batch_norm, group_norm, layer_norm, normalize
+from pyframe.nn.functional.padding import pad
+from pyframe.nn.functional.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from pyframe.nn.functional.sparse import embedding, one_hot
+
+__all__ = [
+    "linear", "bilinear", "conv2d", "unfold", "fold", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+    "batch_norm", "layer_norm", "group_norm", "embedding", "dropout", "one_hot", "pad",
+    "relu", "relu_", "relu6", "leaky_relu", "elu", "hardtanh", "gelu", "tanh", "sigmoid", "silu", "softplus",
+    "logsigmoid", "softmax", "softmin", "log_softmax", "normalize",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div",
+]  # fmt: skip

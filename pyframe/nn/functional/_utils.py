@@ -1,0 +1,102 @@
+"""Argument checks and C descriptor helpers shared by the functional families."""
+
+from __future__ import annotations
+
+from pyframe import _grad_mode
+from pyframe._backend import ffi
+from pyframe.ops import reduce as rd
+from pyframe.tensor import Tensor
+
+
+def _tensor_arg(x, fn: str, name: str = "input") -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' must be a Tensor, got {type(x).__name__}")
+    return x
+
+
+def _float_arg(x, fn: str, name: str = "input") -> Tensor:
+    _tensor_arg(x, fn, name)
+    if not x.dtype.is_floating_point:
+        raise TypeError(f"{fn}(): {name} must be a floating point tensor, got {x.dtype.name}")
+    return x
+
+
+def _same_dtype(fn: str, ref: Tensor, **others) -> None:
+    for name, t in others.items():
+        if t is not None and t.dtype is not ref.dtype:
+            raise TypeError(f"{fn}(): input is {ref.dtype.name} but {name} is {t.dtype.name}; convert one of them")
+
+
+def _pair(v, fn: str, name: str, minimum: int) -> tuple:
+    """An int or a pair of ints as (h, w), each at least ``minimum``."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = (v, v)
+    elif isinstance(v, (tuple, list)) and len(v) == 1:
+        v = (v[0], v[0])
+    if not (
+        isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(n, int) and not isinstance(n, bool) for n in v)
+    ):
+        raise TypeError(f"{fn}(): {name} must be an int or a pair of ints, got {v!r}")
+    if v[0] < minimum or v[1] < minimum:
+        raise ValueError(f"{fn}(): {name} must be >= {minimum}, got {tuple(v)}")
+    return (v[0], v[1])
+
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _check_reduction(reduction: str, fn: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{fn}(): {reduction!r} is not a valid value for reduction; use 'none', 'mean' or 'sum'")
+
+
+def _reduce_loss(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return rd.mean(loss)
+    if reduction == "sum":
+        return rd.sum(loss)
+    return loss
+
+
+def _regrad(composite, inputs: tuple, grads) -> tuple:
+    """Gradients of ``composite(*inputs)`` with a graph of their own (``create_graph=True``):
+    dedicated backwards compute on values saved without history, so a double backward
+    differentiates the op's composition of differentiable ops instead."""
+    from pyframe.autograd import grad
+
+    with _grad_mode.enable_grad():
+        out = composite(*inputs)
+    wanted = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+    got = iter(grad(out, wanted, grads, retain_graph=True, create_graph=True, allow_unused=True))
+    return tuple(next(got) if isinstance(t, Tensor) and t.requires_grad else None for t in inputs)
+
+
+_new_desc = ffi.new
+
+
+def _desc(ptr, code: int, shape: tuple, strides: tuple):
+    """A pf_tensor descriptor (whole-array assignment is about twice as fast as _backend.desc)."""
+    d = _new_desc("pf_tensor *")
+    d.data = ptr
+    d.dtype = code
+    d.ndim = len(shape)
+    d.shape = shape
+    d.strides = strides
+    return d
+
+
+# Descriptors for linear's hot path (transposed weights, broadcast biases, outputs), keyed by
+# everything they hold (address, dtype, shape, strides), so an entry can never describe other
+# memory than its key says. The key holds a non-owning pointer: caching never keeps memory alive.
+_desc_cache: dict = {}
+_cast = ffi.cast
+
+
+def _cached_desc(ptr, code: int, shape: tuple, strides: tuple):
+    key = (_cast("char *", ptr), code, shape, strides)
+    d = _desc_cache.get(key)
+    if d is None:
+        if len(_desc_cache) > 512:
+            _desc_cache.clear()
+        d = _desc_cache[key] = _desc(ptr, code, shape, strides)
+    return d

@@ -1,0 +1,103 @@
+"""Linear layers: linear and bilinear."""
+
+from __future__ import annotations
+
+from pyframe import _grad_mode
+from pyframe._backend import SMALL_BYTES, ShapeError, alloc_large, alloc_small, check, lib
+from pyframe.autograd.graph import record
+from pyframe.nn.functional._utils import _cached_desc, _cast, _desc_cache, _same_dtype, _tensor_arg
+from pyframe.ops import elementwise as ew
+from pyframe.ops import reduce as rd
+from pyframe.ops.linalg import matmul
+from pyframe.tensor import Tensor, fresh
+
+_matmul = lib.pf_matmul
+_binary = lib.pf_binary
+_binary_contig = lib.pf_binary_contig
+_ADD = lib.PF_ADD
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """Same as torch.nn.functional.linear: ``input @ weight.T + bias``, one GEMM that reads
+    the transposed weight in place."""
+    # fast path: 2-d input and weight of one dtype, bias None or [out_features]
+    if (
+        isinstance(input, Tensor) and isinstance(weight, Tensor) and len(input._shape) == 2
+        and len(weight._shape) == 2 and input.dtype is weight.dtype
+        and (bias is None or (isinstance(bias, Tensor) and bias.dtype is input.dtype
+                             and bias._shape == weight._shape[:1]))
+    ):  # fmt: skip
+        return _linear2d(input, weight, bias)
+    _tensor_arg(input, "linear")
+    _tensor_arg(weight, "linear", "weight")
+    if weight.ndim != 2:
+        raise ShapeError(f"linear(): weight must be 2-d [out_features, in_features], got shape {list(weight._shape)}")
+    if bias is not None:
+        _tensor_arg(bias, "linear", "bias")
+    _same_dtype("linear", input, weight=weight, bias=bias)
+    if input.ndim == 0:
+        raise ShapeError("linear(): input must have at least 1 dim, got a 0-d tensor")
+    lead = input._shape[:-1]
+    plain = bias is None or bias._shape == weight._shape[:1]
+    out = _linear2d(input.reshape(-1, input._shape[-1]), weight, bias if plain else None)
+    out = out.reshape(lead + (weight._shape[0],))
+    return out if plain else ew.add(out, bias)
+
+
+def _linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    m, k = x._shape
+    n, k2 = w._shape
+    if k != k2:
+        raise ShapeError(
+            f"linear(): input of shape {list(x._shape)} has {k} features but weight of shape {list(w._shape)} "
+            f"expects {k2} (mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n}))"
+        )
+    dt = x.dtype
+    code = dt.code
+    numel = m * n
+    nbytes = numel * dt.itemsize
+    data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
+    shape, strides = (m, n), (n, 1)
+    out = fresh(data, nbytes, shape, strides, numel, dt)
+    # the descriptor cache, inlined: this path is benchmarked per call
+    key = (_cast("char *", data), code, shape, strides)
+    od = _desc_cache.get(key) or _cached_desc(data, code, shape, strides)
+    out._desc = od
+    ws = w._strides
+    key = (_cast("char *", w._ptr), code, (k, n), (ws[1], ws[0]))
+    wd = _desc_cache.get(key) or _cached_desc(w._ptr, code, (k, n), (ws[1], ws[0]))
+    rc = _matmul(x._desc or x._d(), wd, od)
+    if rc:
+        check(rc)
+    if b is not None:
+        if m == 1 and b._contig:
+            rc = _binary_contig(_ADD, code, data, b._ptr, data, n)
+        else:
+            rc = _binary(_ADD, od, _cached_desc(b._ptr, code, shape, (0, b._strides[0])), od)
+        if rc:
+            check(rc)
+    if _grad_mode.enabled and (x.requires_grad or w.requires_grad or (b is not None and b.requires_grad)):
+
+        def backward(g):
+            return (
+                matmul(g, w) if x.requires_grad else None,
+                matmul(g.mT, x) if w.requires_grad else None,
+                rd.sum(g, 0).reshape(b._shape) if b is not None and b.requires_grad else None,
+            )
+
+        record("AddmmBackward0", backward, (x, w, b), out, (x, w))
+    return out
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """Same as torch.nn.functional.bilinear: ``y_k = x1 W_k x2 + b_k``, as two matmuls."""
+    if weight.ndim != 3 or input1._shape[-1] != weight._shape[1] or input2._shape[-1] != weight._shape[2]:
+        raise ShapeError(
+            f"bilinear(): weight [out, in1, in2] of shape {list(weight._shape)} does not fit inputs of shapes "
+            f"{list(input1._shape)} and {list(input2._shape)}"
+        )
+    o, i1, i2 = weight._shape
+    t = matmul(input1, weight.permute(1, 0, 2).reshape(i1, o * i2))  # [..., o * i2]
+    t = t.reshape(input1._shape[:-1] + (o, i2))
+    out = rd.sum(ew.mul(t, input2.unsqueeze(-2)), -1)
+    return ew.add(out, bias) if bias is not None else out

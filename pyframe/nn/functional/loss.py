@@ -1,0 +1,281 @@
+"""Losses."""
+
+from __future__ import annotations
+
+import warnings
+
+from pyframe import _grad_mode
+from pyframe._backend import ShapeError
+from pyframe.autograd.graph import needs_grad, record
+from pyframe.nn.functional._utils import _REDUCTIONS, _check_reduction, _float_arg, _reduce_loss, _tensor_arg
+from pyframe.nn.functional.activation import _softplus_neg_abs
+from pyframe.nn.functional.sparse import _index_arg
+from pyframe.ops import elementwise as ew
+from pyframe.ops import index as ix
+from pyframe.ops import reduce as rd
+from pyframe.tensor import Tensor
+
+
+def _check_same_size(fn: str, input: Tensor, target: Tensor, strict: bool) -> None:
+    if target._shape != input._shape:
+        msg = (
+            f"{fn}(): using a target size ({list(target._shape)}) that is different to the input size "
+            f"({list(input._shape)})"
+        )
+        if strict:
+            raise ValueError(msg + "; please ensure they have the same size")
+        warnings.warn(msg + ". This will likely lead to incorrect results due to broadcasting.", stacklevel=3)
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Same as torch.nn.functional.mse_loss."""
+    _check_reduction(reduction, "mse_loss")
+    _check_same_size("mse_loss", _tensor_arg(input, "mse_loss"), _tensor_arg(target, "mse_loss", "target"), False)
+    return _reduce_loss(ew.square(ew.sub(input, target)), reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Same as torch.nn.functional.l1_loss."""
+    _check_reduction(reduction, "l1_loss")
+    _check_same_size("l1_loss", _tensor_arg(input, "l1_loss"), _tensor_arg(target, "l1_loss", "target"), False)
+    return _reduce_loss(ew.abs(ew.sub(input, target)), reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Same as torch.nn.functional.smooth_l1_loss."""
+    _check_reduction(reduction, "smooth_l1_loss")
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss(): beta must be non-negative, got {beta}")
+    _check_same_size("smooth_l1_loss", input, target, False)
+    d = ew.abs(ew.sub(input, target))
+    if beta == 0:
+        return _reduce_loss(d, reduction)
+    loss = ew.where(ew.lt(d, beta), ew.div(ew.mul(ew.square(d), 0.5), beta), ew.sub(d, 0.5 * beta))
+    return _reduce_loss(loss, reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    """Same as torch.nn.functional.huber_loss."""
+    _check_reduction(reduction, "huber_loss")
+    if delta <= 0:
+        raise ValueError(f"huber_loss(): delta must be positive, got {delta}")
+    _check_same_size("huber_loss", input, target, False)
+    d = ew.abs(ew.sub(input, target))
+    loss = ew.where(ew.lt(d, delta), ew.mul(ew.square(d), 0.5), ew.mul(ew.sub(d, 0.5 * delta), delta))
+    return _reduce_loss(loss, reduction)
+
+
+def _classes_last(fn: str, input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, tuple]:
+    """input (C), (N, C) or (N, C, d1, ...) as [M, C] and an int64 target as [M], with the
+    target's shape (the shape of an unreduced loss)."""
+    if input.ndim == 0:
+        raise ShapeError(f"{fn}(): input must have a class dim, got a 0-d tensor")
+    expected = () if input.ndim == 1 else (input._shape[0],) + input._shape[2:]
+    if target._shape != expected:
+        raise ShapeError(
+            f"{fn}(): expected target of shape {list(expected)} for input of shape {list(input._shape)} "
+            f"(classes in dim {0 if input.ndim == 1 else 1}), got target of shape {list(target._shape)}"
+        )
+    c = input._shape[0 if input.ndim == 1 else 1]
+    if input.ndim == 1:
+        return input.view(1, c), target.reshape(1), expected
+    if input.ndim == 2:
+        return input, target, expected
+    return input.permute(0, *range(2, input.ndim), 1).reshape(-1, c), target.reshape(-1), expected
+
+
+def nll_loss(
+    input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+    reduction: str = "mean",
+) -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.nll_loss, for input (C), (N, C) or (N, C, d1, ...).
+    ``size_average`` and ``reduce`` (deprecated in torch) must be None."""
+    if size_average is not None or reduce is not None:
+        raise NotImplementedError("nll_loss(): size_average and reduce are deprecated; use reduction=")
+    _check_reduction(reduction, "nll_loss")
+    _float_arg(input, "nll_loss")
+    target = _index_arg(target, "nll_loss")
+    inp, t, shape = _classes_last("nll_loss", input, target)
+    c = inp._shape[1]
+    if weight is not None and (_tensor_arg(weight, "nll_loss", "weight")._shape != (c,)):
+        raise ShapeError(f"nll_loss(): weight should have shape [{c}] ({c} classes), got {list(weight._shape)}")
+    valid = ew.ne(t, ignore_index)
+    tt = ew.where(valid, t, 0)
+    if tt._numel:
+        lo, hi = int(rd.amin(tt)), int(rd.amax(tt))
+        if lo < 0 or hi >= c:
+            raise IndexError(f"nll_loss(): target {lo if lo < 0 else hi} is out of bounds for {c} classes")
+    picked = ix.gather(inp, 1, tt.view(-1, 1)).view(-1)
+    wt = valid.to(inp.dtype)
+    if weight is not None:
+        wt = ew.mul(ix.index_select(weight, 0, tt), wt)
+    loss = ew.neg(ew.mul(picked, wt))
+    if reduction == "none":
+        return loss.reshape(shape)
+    if reduction == "sum":
+        return rd.sum(loss)
+    return ew.div(rd.sum(loss), rd.sum(wt))
+
+
+def cross_entropy(
+    input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+    reduction: str = "mean", label_smoothing: float = 0.0,
+) -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.cross_entropy: log_softmax over the class dim, then the
+    negative log likelihood; class-index targets (N,) / (N, d1, ...) or class probabilities
+    shaped like the input; ``label_smoothing`` as torch."""
+    if size_average is not None or reduce is not None:
+        raise NotImplementedError("cross_entropy(): size_average and reduce are deprecated; use reduction=")
+    _check_reduction(reduction, "cross_entropy")
+    _float_arg(input, "cross_entropy")
+    _tensor_arg(target, "cross_entropy", "target")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy(): label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    cdim = 0 if input.ndim == 1 else 1
+    c = input._shape[cdim] if input.ndim else 0
+    if weight is not None and _tensor_arg(weight, "cross_entropy", "weight")._shape != (c,):
+        raise ShapeError(f"cross_entropy(): weight should have shape [{c}] ({c} classes), got {list(weight._shape)}")
+    lsm = rd.log_softmax(input, cdim)
+    wshape = tuple(c if i == cdim else 1 for i in range(input.ndim))
+    if target.dtype.is_floating_point:  # class probabilities
+        if target._shape != input._shape:
+            raise ShapeError(
+                f"cross_entropy(): probability targets must have the input's shape {list(input._shape)}, "
+                f"got {list(target._shape)}"
+            )
+        if label_smoothing > 0:
+            target = ew.add(ew.mul(target, 1.0 - label_smoothing), label_smoothing / c)
+        prod = ew.mul(lsm, target)
+        if weight is not None:
+            prod = ew.mul(prod, weight.view(wshape))
+        loss = ew.neg(rd.sum(prod, cdim))
+        return _reduce_loss(loss, reduction)
+    nll = nll_loss(lsm, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0:
+        return nll
+    target = _index_arg(target, "cross_entropy")
+    smooth = ew.neg(rd.sum(ew.mul(lsm, weight.view(wshape)) if weight is not None else lsm, cdim))
+    ignored = ew.eq(target, ignore_index)
+    smooth = ew.where(ignored, 0.0, smooth)
+    if reduction == "sum":
+        smooth = rd.sum(smooth)
+    elif reduction == "mean":
+        if weight is not None:
+            kept = ix.index_select(weight, 0, ew.where(ignored, 0, target).reshape(-1))
+            denom = rd.sum(ew.where(ignored.reshape(-1), 0.0, kept))
+        else:
+            denom = rd.sum(ew.logical_not(ignored)).to(input.dtype)
+        smooth = ew.div(rd.sum(smooth), denom)
+    return ew.add(ew.mul(nll, 1.0 - label_smoothing), ew.mul(smooth, label_smoothing / c))
+
+
+def _weighted(loss: Tensor, weight, reduction: str) -> Tensor:
+    if weight is not None:
+        loss = ew.mul(loss, weight)
+    return _reduce_loss(loss, reduction)
+
+
+def binary_cross_entropy(
+    input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None, reduction: str = "mean"
+) -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.binary_cross_entropy: logs clamped at -100 and a gradient
+    of (x - t) / max(x (1 - x), 1e-12), as torch."""
+    if size_average is not None or reduce is not None:
+        raise NotImplementedError("binary_cross_entropy(): size_average and reduce are deprecated; use reduction=")
+    _check_reduction(reduction, "binary_cross_entropy")
+    _float_arg(input, "binary_cross_entropy")
+    _float_arg(target, "binary_cross_entropy", "target")
+    _check_same_size("binary_cross_entropy", input, target, True)
+    if input._numel:
+        lo, hi = float(rd.amin(input)), float(rd.amax(input))
+        if not (lo >= 0.0 and hi <= 1.0):
+            raise ValueError(
+                f"binary_cross_entropy(): all elements of input should be between 0 and 1, got values in [{lo}, {hi}]"
+            )
+    x, t = input, target
+
+    def logs(x):
+        return ew.clamp(ew.log(x), min=-100.0), ew.clamp(ew.log1p(ew.neg(x)), min=-100.0)
+
+    with _grad_mode.no_grad():
+        logx, log1mx = logs(x)
+        loss = ew.neg(ew.add(ew.mul(t, logx), ew.mul(ew.sub(1.0, t), log1mx)))
+    if needs_grad(x, t):
+
+        def backward(g):
+            gx = gt = None
+            if x.requires_grad:
+                gx = ew.div(ew.mul(g, ew.sub(x, t)), ew.clamp(ew.mul(ew.sub(1.0, x), x), min=1e-12))
+            if t.requires_grad:
+                lx, l1x = logs(x)
+                gt = ew.mul(g, ew.sub(l1x, lx))
+            return gx, gt
+
+        record("BinaryCrossEntropyBackward0", backward, (x, t), loss, (x, t))
+    return _weighted(loss, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None, reduction: str = "mean",
+    pos_weight=None,
+) -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.binary_cross_entropy_with_logits, computed stably:
+    (1 - t) x + (1 + (pw - 1) t) softplus(-x), with softplus(-x) = log1p(exp(-|x|)) + max(-x, 0);
+    the gradient sigmoid(x) (1 + (pw - 1) t) - pw t is exact at x = 0 too."""
+    if size_average is not None or reduce is not None:
+        raise NotImplementedError("binary_cross_entropy_with_logits(): size_average and reduce are deprecated")
+    fn = "binary_cross_entropy_with_logits"
+    _check_reduction(reduction, fn)
+    _float_arg(input, fn)
+    _float_arg(target, fn, "target")
+    _check_same_size(fn, input, target, True)
+    x, t, pw = input, target, pos_weight
+
+    def sp_neg(x):  # softplus(-x)
+        return ew.add(_softplus_neg_abs(x), ew.relu(ew.neg(x)))
+
+    with _grad_mode.no_grad():
+        spn = sp_neg(x)
+        lin = ew.mul(ew.sub(1.0, t), x)
+        loss = ew.add(lin, ew.mul(ew.add(ew.mul(ew.sub(pw, 1.0), t), 1.0), spn) if pw is not None else spn)
+    if needs_grad(x, t, pw):
+
+        def backward(g):
+            gx = gt = gp = None
+            if x.requires_grad:
+                s = ew.sigmoid(x)
+                if pw is None:
+                    gx = ew.mul(g, ew.sub(s, t))
+                else:
+                    pt = ew.mul(pw, t)
+                    gx = ew.mul(g, ew.sub(ew.mul(s, ew.add(ew.sub(pt, t), 1.0)), pt))
+            if t.requires_grad:
+                if pw is None:
+                    gt = ew.neg(ew.mul(g, x))
+                else:
+                    sn = sp_neg(x)
+                    gt = ew.mul(g, ew.sub(ew.mul(pw, sn), ew.add(sn, x)))  # pw softplus(-x) - softplus(x)
+            if pw is not None and pw.requires_grad:
+                gp = ew._grad_to(ew.mul(ew.mul(g, t), sp_neg(x)), pw)
+            return gx, gt, gp
+
+        record("BinaryCrossEntropyWithLogitsBackward0", backward, (x, t, pw), loss, (x, t))
+    return _weighted(loss, weight, reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.kl_div (input holds log-probabilities); "batchmean" too."""
+    if size_average is not None or reduce is not None:
+        raise NotImplementedError("kl_div(): size_average and reduce are deprecated; use reduction=")
+    if reduction not in _REDUCTIONS + ("batchmean",):
+        raise ValueError(f"kl_div(): {reduction!r} is not a valid value for reduction")
+    if log_target:
+        loss = ew.mul(ew.exp(target), ew.sub(target, input))
+    else:  # 0 log 0 = 0
+        pos = ew.gt(target, 0.0)
+        safe = ew.where(pos, target, 1.0)
+        loss = ew.where(pos, ew.mul(target, ew.sub(ew.log(safe), input)), 0.0)
+    if reduction == "batchmean":
+        return ew.div(rd.sum(loss), input._shape[0] if input.ndim else 1)
+    return _reduce_loss(loss, reduction)

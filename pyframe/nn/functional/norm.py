@@ -1,0 +1,184 @@
+"""Normalization: batch, layer and group norm, normalize."""
+
+from __future__ import annotations
+
+from pyframe import _grad_mode
+from pyframe._backend import ShapeError
+from pyframe.autograd.graph import needs_grad, record
+from pyframe.nn.functional._utils import _float_arg, _regrad, _same_dtype, _tensor_arg
+from pyframe.ops import elementwise as ew
+from pyframe.ops import reduce as rd
+from pyframe.tensor import Tensor
+
+
+def _normalized(x: Tensor, red: tuple, eps: float):
+    """(x - mean) / sqrt(var + eps) over dims ``red``, with the mean, biased var and 1/std."""
+    mean = rd.mean(x, red, keepdim=True)
+    var = rd.var(x, red, keepdim=True, correction=0)
+    invstd = ew.rsqrt(ew.add(var, eps))
+    return ew.mul(ew.sub(x, mean), invstd), mean, var, invstd
+
+
+def _norm_composite(red: tuple, wshape: tuple, eps: float):
+    def composite(x, w, b):
+        y = _normalized(x, red, eps)[0]
+        if w is not None:
+            y = ew.mul(y, w.reshape(wshape))
+        return ew.add(y, b.reshape(wshape)) if b is not None else y
+
+    return composite
+
+
+def _layer_normalize(x: Tensor, red: tuple, lead: tuple, shape: tuple, w, b, eps: float) -> Tensor:
+    """Normalize over the last dims ``red``, then scale and shift by ``w``, ``b`` (of ``shape``),
+    as one node; backward is the closed form gx = invstd * (gh - mean(gh) - xhat * mean(gh * xhat))
+    with gh = g * w, and gw, gb are sums over the ``lead`` dims."""
+    with _grad_mode.no_grad():
+        xhat, _, _, invstd = _normalized(x, red, eps)
+        y = ew.mul(xhat, w) if w is not None else xhat
+        if b is not None:
+            y = ew.add(y, b)
+        elif w is None:
+            y = xhat.clone()  # xhat is saved: the output may be changed in place
+    if needs_grad(x, w, b):
+
+        def backward(g):
+            if _grad_mode.enabled:  # create_graph: differentiate the composition instead
+                return _regrad(_norm_composite(red, shape, eps), (x, w, b), g)
+            gx = gw = gb = None
+            if x.requires_grad:
+                gh = ew.mul(g, w) if w is not None else g
+                proj = rd.mean(ew.mul(gh, xhat), red, keepdim=True)
+                gx = ew.mul(ew.sub(ew.sub(gh, rd.mean(gh, red, keepdim=True)), ew.mul(xhat, proj)), invstd)
+            if w is not None and w.requires_grad:
+                gw = rd.sum(ew.mul(g, xhat), lead)
+            if b is not None and b.requires_grad:
+                gb = rd.sum(g, lead)
+            return gx, gw, gb
+
+        record("NativeLayerNormBackward0", backward, (x, w, b), y, tuple(t for t in (x, w) if t is not None))
+    return y
+
+
+def _batch_normalize(x: Tensor, red: tuple, bshape: tuple, w, b, eps: float):
+    """Batch-statistics normalization of (N, C, ...) per channel as one node. The per-channel
+    affine map is folded into y = x * scale + shift (two passes over x), and backward needs
+    six: with xc = x - mean, a = w * invstd and m values per channel,
+    gx = a * (g - sum(g) / m) - xc * a * invstd^2 * sum(g * xc) / m."""
+    c = x._shape[1]
+    m = x._numel // c
+    with _grad_mode.no_grad():
+        mean = rd.mean(x, red, keepdim=True)
+        var = rd.var(x, red, keepdim=True, correction=0)
+        invstd = ew.rsqrt(ew.add(var, eps))
+        scale = ew.mul(invstd, w.view(bshape)) if w is not None else invstd
+        shift = ew.mul(mean, scale)
+        shift = ew.sub(b.view(bshape), shift) if b is not None else ew.neg(shift)
+        y = ew.add(ew.mul(x, scale), shift)
+    if needs_grad(x, w, b):
+
+        def backward(g):
+            if _grad_mode.enabled:  # create_graph: differentiate the composition instead
+                return _regrad(_norm_composite(red, bshape, eps), (x, w, b), g)
+            sum_g = rd.sum(g, red, keepdim=True)
+            xc = ew.sub(x, mean)
+            sum_gxhat = ew.mul(rd.sum(ew.mul(g, xc), red, keepdim=True), invstd)
+            gx = None
+            if x.requires_grad:
+                k = ew.mul(ew.mul(scale, invstd), ew.div(sum_gxhat, m))
+                gx = ew.sub(ew.mul(ew.sub(g, ew.div(sum_g, m)), scale), ew.mul(xc, k))
+            gw = sum_gxhat.view(c) if w is not None and w.requires_grad else None
+            gb = sum_g.view(c) if b is not None and b.requires_grad else None
+            return gx, gw, gb
+
+        record("NativeBatchNormBackward0", backward, (x, w, b), y, tuple(t for t in (x, w) if t is not None))
+    return y, mean, var
+
+
+def batch_norm(
+    input: Tensor, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5
+):  # fmt: skip
+    """Same as torch.nn.functional.batch_norm for inputs (N, C, ...): batch statistics when
+    training (biased variance to normalize, unbiased for the running update, done in place
+    without recording), the running statistics otherwise. ``momentum`` must be a number."""
+    _float_arg(input, "batch_norm")
+    if input.ndim < 2:
+        raise ShapeError(
+            f"batch_norm(): expected an input of at least 2 dims (N, C, ...), got shape {list(input._shape)}"
+        )
+    c = input._shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        if t is not None:
+            _tensor_arg(t, "batch_norm", name)
+            if t._shape != (c,):
+                raise ShapeError(
+                    f"batch_norm(): {name} should have shape [{c}] for an input of shape {list(input._shape)} "
+                    f"({c} channels), got {list(t._shape)}"
+                )
+    _same_dtype("batch_norm", input, weight=weight, bias=bias)
+    red = (0,) + tuple(range(2, input.ndim))
+    bshape = (1, c) + (1,) * (input.ndim - 2)
+    if not training:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm(): running_mean and running_var must be given when training=False")
+        scale = ew.rsqrt(ew.add(running_var, eps))
+        if weight is not None:
+            scale = ew.mul(scale, weight)
+        shift = ew.mul(running_mean, scale)
+        shift = ew.sub(bias, shift) if bias is not None else ew.neg(shift)
+        return ew.add(ew.mul(input, scale.view(bshape)), shift.view(bshape))
+    count = input._numel // c if c else 0
+    if count <= 1:
+        raise ValueError(
+            f"batch_norm(): expected more than 1 value per channel when training, got input size {list(input._shape)}"
+        )
+    if not isinstance(momentum, (int, float)):
+        raise TypeError(f"batch_norm(): momentum must be a number, got {momentum!r}")
+    y, mean, var = _batch_normalize(input, red, bshape, weight, bias, eps)
+    with _grad_mode.no_grad():
+        if running_mean is not None:
+            running_mean.mul_(1.0 - momentum).add_(ew.mul(mean.view(c), momentum))
+        if running_var is not None:
+            running_var.mul_(1.0 - momentum).add_(ew.mul(var.view(c), momentum * count / (count - 1)))
+    return y
+
+
+def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
+    """Same as torch.nn.functional.layer_norm."""
+    _float_arg(input, "layer_norm")
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or input._shape[input.ndim - k :] != shape or input.ndim < k:
+        raise ShapeError(
+            f"layer_norm(): given normalized_shape={list(shape)}, expected input with shape [*, "
+            f"{', '.join(map(str, shape))}], but got input of size {list(input._shape)}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and _tensor_arg(t, "layer_norm", name)._shape != shape:
+            raise ShapeError(f"layer_norm(): {name} should have shape {list(shape)}, got {list(t._shape)}")
+    _same_dtype("layer_norm", input, weight=weight, bias=bias)
+    red = tuple(range(input.ndim - k, input.ndim))
+    lead = tuple(range(input.ndim - k))
+    return _layer_normalize(input, red, lead, shape, weight, bias, eps)
+
+
+def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps=1e-5) -> Tensor:
+    """Same as torch.nn.functional.group_norm (a composition of the ops)."""
+    _float_arg(input, "group_norm")
+    if input.ndim < 2 or input._shape[1] % num_groups:
+        raise ShapeError(
+            f"group_norm(): expected an input (N, C, ...) with C divisible by num_groups={num_groups}, got shape "
+            f"{list(input._shape)}"
+        )
+    n, c = input._shape[:2]
+    xg = input.reshape(n, num_groups, -1)
+    y = _normalized(xg, (2,), eps)[0].reshape(input._shape)
+    bshape = (1, c) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        y = ew.mul(y, weight.view(bshape))
+    return ew.add(y, bias.view(bshape)) if bias is not None else y
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """Same as torch.nn.functional.normalize: x / max(||x||_p, eps) along ``dim``."""
+    return ew.div(input, ew.clamp(rd.norm(input, p, dim, keepdim=True), min=eps))

@@ -1,0 +1,131 @@
+"""Pooling: max, average and adaptive average pools."""
+
+from __future__ import annotations
+
+import math
+
+from pyframe import _grad_mode
+from pyframe.autograd.graph import needs_grad, record
+from pyframe.nn.functional._utils import _pair
+from pyframe.nn.functional.conv import _batched, _check_im2col_dtype, _im2col, _out_size, fold
+from pyframe.ops import elementwise as ew
+from pyframe.ops import index as ix
+from pyframe.ops import reduce as rd
+from pyframe.ops._common import zeros_of
+from pyframe.tensor import Tensor, empty_tensor
+
+
+def _pool_args(fn: str, kernel_size, stride, padding, dilation, ceil_mode) -> tuple:
+    if ceil_mode:
+        raise NotImplementedError(f"{fn}(): ceil_mode=True is not supported; pad the input instead")
+    k = _pair(kernel_size, fn, "kernel_size", 1)
+    s = (
+        k
+        if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0)
+        else _pair(stride, fn, "stride", 1)
+    )
+    p, d = _pair(padding, fn, "padding", 0), _pair(dilation, fn, "dilation", 1)
+    for i in (0, 1):
+        if p[i] * 2 > d[i] * (k[i] - 1) + 1:
+            raise ValueError(
+                f"{fn}(): pad should be at most half of effective kernel size, but got pad={p[i]}, "
+                f"kernel_size={k[i]} and dilation={d[i]}"
+            )
+    return k, s, p, d
+
+
+def max_pool2d(
+    input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):  # fmt: skip
+    """Same as torch.nn.functional.max_pool2d: im2col with -inf padding, then a max over the
+    kernel positions; backward scatters into those positions and col2im adds them up.
+    ``ceil_mode=True`` is not supported (NotImplementedError)."""
+    x, batched = _batched("max_pool2d", input)
+    _check_im2col_dtype("max_pool2d", x)
+    k, s, p, d = _pool_args("max_pool2d", kernel_size, stride, padding, dilation, ceil_mode)
+    n, c, h, w = x._shape
+    oh, ow = _out_size("max_pool2d", x._shape, k, s, p, d)
+    kk, length = k[0] * k[1], oh * ow
+    with _grad_mode.no_grad():
+        col = _im2col(x, k, s, p, d, oh, ow, -math.inf)
+        values, arg = rd.max(col.view(n, c, kk, length), 2)  # [N, C, L]; arg indexes the kernel positions
+    out = values.view(n, c, oh, ow)
+    if needs_grad(x):
+
+        def backward(gy):
+            gcol = zeros_of((n, c, kk, length), gy.dtype)
+            ix.scatter_add_(gcol, 2, arg.view(n, c, 1, length), gy.reshape(n, c, 1, length))
+            return (fold(gcol.view(n, c * kk, length), (h, w), k, d, p, s),)
+
+        record("MaxPool2DWithIndicesBackward0", backward, (x,), out)
+    if not batched:
+        out = out.squeeze(0)
+    if not return_indices:
+        return out
+    # flat index into each input plane: row = oh*sh - ph + (a // kw)*dh, col = ow*sw - pw + (a % kw)*dw
+    from pyframe.factory import arange
+
+    with _grad_mode.no_grad():
+        a = arg.view(n, c, oh, ow)
+        rows = ew.add(ew.mul(ew.floor_divide(a, k[1]), d[0]), ew.sub(ew.mul(arange(oh).view(oh, 1), s[0]), p[0]))
+        cols = ew.add(ew.mul(ew.remainder(a, k[1]), d[1]), ew.sub(ew.mul(arange(ow), s[1]), p[1]))
+        indices = ew.add(ew.mul(rows, w), cols)
+    return out, (indices if batched else indices.squeeze(0))
+
+
+def avg_pool2d(
+    input: Tensor, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None
+):  # fmt: skip
+    """Same as torch.nn.functional.avg_pool2d: im2col, a sum over the kernel positions and one
+    division; backward spreads the gradient back with col2im. ``ceil_mode=True`` is not
+    supported (NotImplementedError)."""
+    x, batched = _batched("avg_pool2d", input)
+    _check_im2col_dtype("avg_pool2d", x)
+    k, s, p, d = _pool_args("avg_pool2d", kernel_size, stride, padding, 1, ceil_mode)
+    if divisor_override is not None and (not isinstance(divisor_override, int) or divisor_override <= 0):
+        raise ValueError(f"avg_pool2d(): divisor_override must be a positive int, got {divisor_override!r}")
+    n, c, h, w = x._shape
+    oh, ow = _out_size("avg_pool2d", x._shape, k, s, p, d)
+    kk, length = k[0] * k[1], oh * ow
+    with _grad_mode.no_grad():
+        if divisor_override is not None:
+            div = float(divisor_override)
+        elif count_include_pad or p == (0, 0):
+            div = float(kk)
+        else:  # the number of real (unpadded) pixels under each window
+            ones = ew.fill_(empty_tensor((1, 1, h, w), x.dtype), 1.0)
+            div = rd.sum(_im2col(ones, k, s, p, d, oh, ow), 1).view(length)
+        col = _im2col(x, k, s, p, d, oh, ow)
+        out = ew.div(rd.sum(col.view(n, c, kk, length), 2), div).view(n, c, oh, ow)
+    if needs_grad(x):
+
+        def backward(gy):
+            g = ew.div(gy.reshape(n, c, 1, length), div)
+            return (fold(g.expand(n, c, kk, length).contiguous().view(n, c * kk, length), (h, w), k, d, p, s),)
+
+        record("AvgPool2DBackward0", backward, (x,), out)
+    return out if batched else out.squeeze(0)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Same as torch.nn.functional.adaptive_avg_pool2d. Sizes that divide the input evenly
+    use avg_pool2d; others average each window separately (slower)."""
+    x, batched = _batched("adaptive_avg_pool2d", input)
+    h, w = x._shape[2:]
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    oh, ow = (h if output_size[0] is None else output_size[0]), (w if output_size[1] is None else output_size[1])
+    if oh < 1 or ow < 1:
+        raise ValueError(f"adaptive_avg_pool2d(): output_size must be positive, got {tuple(output_size)}")
+    if h % oh == 0 and w % ow == 0:
+        out = avg_pool2d(x, (h // oh, w // ow))
+    else:
+        from pyframe.ops.shape import stack
+
+        rows = []
+        for i in range(oh):
+            h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+            cells = [rd.mean(x[:, :, h0:h1, (j * w) // ow : -(-((j + 1) * w) // ow)], (2, 3)) for j in range(ow)]
+            rows.append(stack(cells, -1))
+        out = stack(rows, -2)
+    return out if batched else out.squeeze(0)
