@@ -21,10 +21,12 @@
 #define T256 __attribute__((target("avx2,fma")))
 #endif
 
+/* t = this thread, n = the team OpenMP actually granted: it may be smaller than asked for
+ * (OMP_THREAD_LIMIT, OMP_DYNAMIC, nesting), so work is always split by n. */
 #ifdef _OPENMP
-#define OMP_ID(t) (t = omp_get_thread_num())
+#define OMP_ID(t, n) (t = omp_get_thread_num(), n = omp_get_num_threads())
 #else
-#define OMP_ID(t) ((void)0)
+#define OMP_ID(t, n) ((void)0)
 #endif
 
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -547,10 +549,10 @@ static int gemv(const gemm_desc *d, const gemm_prob *p, int nt) {
     } else {
 #pragma omp parallel num_threads(nt)
         {
-            int t = 0;
-            OMP_ID(t);
+            int t = 0, team = 1;
+            OMP_ID(t, team);
             int64_t c0, c1;
-            pf_split(cdiv(N, 16), t, nt, &c0, &c1);
+            pf_split(cdiv(N, 16), t, team, &c0, &c1);
             int64_t j0 = c0 * 16, j1 = min64(c1 * 16, N);
             if (j0 < j1)
                 d->gemv(rows, p->K, j1 - j0, x, sx, p->B + j0 * p->csb * es, p->rsb, p->csb,
@@ -566,21 +568,33 @@ typedef struct {
     const gemm_desc *d;
     gemm_prob p;
     int64_t M, N, K, es, mr, nr, mt, ntl, kc, mc;
-    int direct, gr, gc;
+    int direct;
     int shared; /* run by a team of its own: worksharing and barriers apply */
     char *buf;
     size_t bbytes, abytes;
 } blocked_job;
 
+/* thread grid gr x gc over row and column tiles for a team of nt, the most even split;
+ * rows win ties because row threads share one packed B */
+static void thread_grid(int nt, int64_t mt, int64_t ntl, int *gr, int *gc) {
+    int64_t best = INT64_MAX;
+    *gr = 1;
+    for (int r = nt; r >= 1; r--)
+        if (nt % r == 0 && cdiv(mt, r) * cdiv(ntl, nt / r) < best) best = cdiv(mt, r) * cdiv(ntl, nt / r), *gr = r;
+    *gc = nt / *gr;
+}
+
 /* Thread t's part of a blocked product. With one thread it runs outside any OpenMP region
  * of its own, possibly inside a caller's (the batch loop), so it must not use worksharing
  * or barriers then: those would bind to the caller's team. */
-static void blocked_thread(const blocked_job *job, int t) {
+static void blocked_thread(const blocked_job *job, int t, int team) {
     const gemm_desc *d = job->d;
     const gemm_prob p = job->p;
     const int64_t M = job->M, N = job->N, K = job->K, es = job->es, mr = job->mr, nr = job->nr, mt = job->mt,
                   ntl = job->ntl, kc = job->kc, mc = job->mc;
-    const int direct = job->direct, gr = job->gr, gc = job->gc;
+    const int direct = job->direct;
+    int gr, gc;
+    thread_grid(team, mt, ntl, &gr, &gc);
     char *buf = job->buf;
     const size_t bbytes = job->bbytes, abytes = job->abytes;
     int64_t r0, r1, c0, c1;
@@ -644,16 +658,10 @@ static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt) {
     const int64_t M = p.M, N = p.N, K = p.K, es = (int64_t)d->esz, mr = d->mr, nr = d->nr;
     int direct = p.csb == 1 && (M <= DIRECT_M || (double)M * N * K <= DIRECT_WORK);
 
-    /* thread grid gr x gc over row and column tiles, the most even split; rows win ties
-     * because row threads share one packed B */
-    int64_t mt = cdiv(M, mr), ntl = cdiv(N, nr), best = INT64_MAX;
-    int gr = 1;
-    for (int r = nt; r >= 1; r--)
-        if (nt % r == 0 && cdiv(mt, r) * cdiv(ntl, nt / r) < best) best = cdiv(mt, r) * cdiv(ntl, nt / r), gr = r;
-    int gc = nt / gr;
-
+    int64_t mt = cdiv(M, mr), ntl = cdiv(N, nr);
     int64_t kc = cdiv(K, cdiv(K, d->kc)); /* equal K blocks, none tiny */
-    int64_t mc = min64(cdiv(mt, gr), cdiv(d->mc, mr)) * mr; /* bounds every thread's block below */
+    /* bounds every thread's A block for any team size (the grid is chosen per team) */
+    int64_t mc = min64(mt, cdiv(d->mc, mr)) * mr;
     int64_t ncp = cdiv(min64(N, d->nc), nr) * nr;
     size_t bbytes = direct ? 0 : (size_t)(kc * ncp * es + 63) & ~(size_t)63;
     size_t abytes = (size_t)((mc + nr) * kc * es + 63) & ~(size_t)63; /* A block + an edge B panel */
@@ -663,15 +671,15 @@ static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt) {
     /* Thread t owns C[i0:i1, j0:j1]. All threads pack the shared B block together; each
      * packs A for its own rows, in blocks sized so its rows split evenly. A single thread
      * skips the OpenMP region: even `if (0)` costs a team set-up, a lot for a tiny product. */
-    blocked_job job = {d, p, M, N, K, es, mr, nr, mt, ntl, kc, mc, direct, gr, gc, nt > 1, buf, bbytes, abytes};
+    blocked_job job = {d, p, M, N, K, es, mr, nr, mt, ntl, kc, mc, direct, nt > 1, buf, bbytes, abytes};
     if (nt == 1) {
-        blocked_thread(&job, 0);
+        blocked_thread(&job, 0, 1);
     } else {
 #pragma omp parallel num_threads(nt)
         {
-            int t = 0;
-            OMP_ID(t);
-            blocked_thread(&job, t);
+            int t = 0, team = 1;
+            OMP_ID(t, team);
+            blocked_thread(&job, t, team);
         }
     }
     pf_free(buf);
