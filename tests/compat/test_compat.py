@@ -1,0 +1,124 @@
+"""Torch programs run unchanged through `import pyframe as torch`.
+
+Each file in `programs/` is an ordinary PyTorch program in the style of the tutorials and
+pytorch/examples. The test changes only its import lines (`import torch` becomes
+`import pyframe as torch`, `from torch.x import y` becomes `from pyframe.x import y`), runs it
+in a fresh interpreter, and reads the `RESULT {json}` line it prints last. Where torch is
+installed the untouched program runs too, and every result whose key does not start with `_`
+must agree to the tolerance the program declares (`# compat-tolerance: rtol atol`). Programs
+take weights and data from NumPy, so both libraries start from the same numbers; keys starting
+with `_` come from sampling (dropout, `multinomial`, `randn_like`) and are only checked by the
+program itself.
+"""
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+PROGRAMS = sorted((Path(__file__).parent / "programs").glob("*.py"))
+_IMPORT = re.compile(r"^(\s*)import torch(\.[\w.]+)?(\s+as\s+\w+)?\s*$", re.M)
+_FROM = re.compile(r"^(\s*)from torch(\.[\w.]+)?\s+import\s", re.M)
+_TOLERANCE = re.compile(r"^# compat-tolerance: (\S+) (\S+)", re.M)
+
+
+def as_pyframe(source: str) -> str:
+    """The program with only its import lines changed, as a user would port it."""
+
+    def rewrite_import(m: re.Match) -> str:
+        indent, sub, alias = m.group(1), m.group(2) or "", m.group(3)
+        if alias:
+            return f"{indent}import pyframe{sub}{alias}"
+        if sub:  # `import torch.nn` binds `torch`: import the submodule, then bind the name
+            return f"{indent}import pyframe{sub}; import pyframe as torch"
+        return f"{indent}import pyframe as torch"
+
+    source = _IMPORT.sub(rewrite_import, source)
+    return _FROM.sub(lambda m: f"{m.group(1)}from pyframe{m.group(2) or ''} import ", source)
+
+
+def run(source: str, workdir: Path, name: str) -> dict:
+    path = workdir / name
+    path.write_text(source)
+    env = dict(os.environ, PYFRAME_DISABLE_PLUGIN_AUTOLOAD="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    proc = subprocess.run(
+        [sys.executable, str(path)], cwd=workdir, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, f"{name} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, f"{name} printed no RESULT line:\n{proc.stdout[-2000:]}"
+    return json.loads(lines[-1][len("RESULT ") :])
+
+
+def test_import_rewrite_touches_only_imports():
+    src = "import torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader\nx = torch.zeros(1)\n"
+    assert as_pyframe(src) == (
+        "import pyframe as torch\nimport pyframe.nn as nn\nfrom pyframe.utils.data import DataLoader\n"
+        "x = torch.zeros(1)\n"
+    )
+
+
+# Programs that stop on a torch API pyframe does not have yet (issue 8); each entry goes once
+# its program runs. Not strict, so the engineer who lands the API is not blocked by the list.
+PENDING = {
+    "checkpoint_resume": "optim.lr_scheduler, NumPy arrays in checkpoints",
+    "gan": "in-place LeakyReLU after a saved tensor",
+    "gpt": "topk, multinomial, scaled_dot_product_attention",
+    "lstm_lm": "nn.LSTM, nn.GRU, new_zeros",
+    "mnist_cnn": "utils.data, Adadelta, lr_scheduler, device",
+    "parametrizations": "linalg.solve, matrix_exp, linalg.eigvalsh, allclose, dist",
+    "policy_gradient": "distributions.Categorical",
+    "poly_autograd": "cuda.is_available, set_default_device",
+    "poly_custom_function": "device",
+    "poly_nn_optim": "optim.RMSprop",
+    "poly_tensors": "device",
+    "pruning": "nn.utils.prune",
+    "seq2seq_gru": "nn.GRU, bmm, topk",
+    "transformer_classifier": "TransformerEncoderLayer, MultiheadAttention, OneCycleLR",
+    "vae": "utils.data, binary_cross_entropy",
+}
+
+
+def flatten(results: dict, prefix: str = "") -> dict:
+    """Nested result dicts as one level of dotted keys, so each leaf is compared on its own."""
+    flat = {}
+    for key, value in results.items():
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[prefix + key] = value
+    return flat
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(reason=f"needs {PENDING[p.stem]}")) if p.stem in PENDING else p
+        for p in PROGRAMS
+    ],
+    ids=[p.stem for p in PROGRAMS],
+)
+def test_program_runs_unchanged_and_matches_torch(program, tmp_path):
+    source = program.read_text()
+    (tmp_path / "pf").mkdir()
+    ours = run(as_pyframe(source), tmp_path / "pf", program.name)
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("ran on pyframe; torch is not installed to compare against")
+    (tmp_path / "torch").mkdir()
+    theirs = run(source, tmp_path / "torch", program.name)
+    ours, theirs = flatten(ours), flatten(theirs)
+    assert ours.keys() == theirs.keys()
+    m = _TOLERANCE.search(source)
+    rtol, atol = (float(m.group(1)), float(m.group(2))) if m else (1e-4, 1e-5)
+    for key in sorted(k for k in ours if not k.split(".")[-1].startswith("_")):
+        a, b = ours[key], theirs[key]
+        if isinstance(b, str | bool) or (isinstance(b, list) and b and isinstance(b[0], str)):
+            assert a == b, key
+        else:
+            np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol, atol, err_msg=key)
