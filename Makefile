@@ -40,6 +40,7 @@ pytest: install $(VENV)/.oracle
 # torch as a test oracle (CPU build, from the local wheel these machines carry); the tests
 # that use it skip when it is missing, so a failed install only narrows what is checked
 $(VENV)/.oracle: $(VENV)/.installed
+	@echo "make test: installing torch 2.13.0 (CPU, about 1 GB) into $(VENV) as the tests' oracle; pyframe never imports it"
 	$(PY) -m pip install -q torch==2.13.0 || echo "torch not installed: its oracle tests will skip"
 	touch $@
 

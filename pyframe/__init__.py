@@ -61,5 +61,14 @@ def show_config() -> str:
 
 
 # last, so that plugins see a complete pyframe: read the plugin config (a bad value fails here) and load the
-# enabled plugins; disabled ones are never imported
-plugins._load_at_import()
+# enabled plugins; disabled ones are never imported. The `pyframe` command imports this package before its own
+# code runs, and exists to diagnose such errors: under it the error is kept for the command to print.
+_startup_error: Exception | None = None
+try:
+    if _backend.startup_error is not None:
+        raise _backend.startup_error
+    plugins._load_at_import()
+except (ValueError, plugins.PluginError) as _e:
+    if not plugins._invoked_as_cli():
+        raise
+    _startup_error = _e

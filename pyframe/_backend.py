@@ -54,9 +54,16 @@ def desc(ptr, code: int, shape: tuple, strides: tuple):
     return ffi.new("pf_tensor *", (ptr, code, len(shape), shape, strides))
 
 
+# a bad PYFRAME_GEMM: raised by ``import pyframe`` once the package is complete (the CLI prints it instead)
+startup_error: ValueError | None = None
+
+
 def _select_gemm() -> None:
+    global startup_error
     path = os.environ.get("PYFRAME_GEMM", "auto")
-    check(lib.pf_gemm_select(path.encode()))
+    if lib.pf_gemm_select(path.encode()):  # name the variable, not a shape
+        reason = ffi.string(lib.pf_last_error()).decode()
+        startup_error = ValueError(f"environment variable PYFRAME_GEMM={path!r}: {reason} (or unset it)")
 
 
 _select_gemm()

@@ -18,7 +18,8 @@ def _write(path, text):
 
 
 def _values():
-    return plugins.effective_config()["values"]
+    """Each key's value and winning source (``pyframe config`` also shows help and overridden layers)."""
+    return {k: {"value": v["value"], "source": v["source"]} for k, v in plugins.effective_config()["values"].items()}
 
 
 # ---- Setting -----------------------------------------------------------------------------------------
@@ -54,6 +55,63 @@ def test_setting_converts_and_checks_its_default():
     assert "did you mean 'norm'" in str(
         pytest.raises(PluginConfigError, Setting(str, "norm", choices=["norm"]).validate, "nrm", where="w").value
     )
+
+
+@pytest.mark.parametrize(
+    "setting, good, bad, words",
+    [
+        (Setting(float, 1.0, gt=0), [1e-9, 3], [0, -1.0, float("nan")], "a number > 0"),
+        (Setting(int, 1, ge=1, le=8), [1, 8], [0, 9], "an integer >= 1 and <= 8"),
+        (Setting(float, 0.5, ge=0, lt=1), [0, 0.99], [1.0, -0.1], "a number >= 0 and < 1"),
+    ],
+)
+def test_setting_bounds(setting, good, bad, words):
+    for v in good:
+        setting.validate(v, where="here")
+    for v in bad:
+        with pytest.raises(PluginConfigError, match=f"^here: expected {words}, got"):
+            setting.validate(v, where="here")
+
+
+def test_setting_validator():
+    def even(v):
+        if v % 2:
+            raise ValueError("expected an even number")
+
+    s = Setting(int, 2, validator=even)
+    assert s.validate(4, where="here") == 4
+    with pytest.raises(PluginConfigError, match=r"^here: expected an even number \(got 3\)$"):
+        s.validate(3, where="here")
+    with pytest.raises(PluginConfigError, match="Setting default: expected an even number"):
+        Setting(int, 1, validator=even)
+
+
+def test_setting_constraint_arguments_are_checked():
+    with pytest.raises(TypeError, match="bounds an int or float setting"):
+        Setting(str, "a", ge=1)
+    with pytest.raises(TypeError, match="ge must be a number"):
+        Setting(int, 1, ge="0")
+    with pytest.raises(TypeError, match="validator must be callable"):
+        Setting(int, 1, validator=3)
+    assert "gt=0" in repr(Setting(float, 1.0, gt=0))
+
+
+def test_out_of_range_plugin_setting_names_file_key_and_range(site):  # noqa: F811
+    site.add(
+        "alpha",
+        """
+        import pyframe
+        from pyframe.plugins import Setting
+
+        @pyframe.hookimpl
+        def pyframe_declare_settings():
+            return {"max_value": Setting(float, 1.0, gt=0)}
+        """,
+    )
+    path = _write(site.proj / "pyframe.toml", "[alpha]\nmax_value = -1.0\n")
+    with pytest.raises(PluginConfigError) as exc:
+        plugins.reload_config()
+    assert str(exc.value) == f"{path}: key 'alpha.max_value': expected a number > 0, got -1.0"
 
 
 # ---- where the config comes from ---------------------------------------------------------------------

@@ -286,7 +286,7 @@ def test_settings_precedence_files_then_runtime(site):
     values = plugins.effective_config()["values"]
     assert values["alpha.level"]["source"].endswith("pyframe.toml (alpha.level)")
     assert values["alpha.mode"]["source"].endswith("pyproject.toml (tool.pyframe.alpha.mode)")
-    assert values["alpha.scale"] == {"value": 1.0, "source": "default"}
+    assert (values["alpha.scale"]["value"], values["alpha.scale"]["source"]) == (1.0, "default")
     plugins.configure("alpha", level=7)
     assert calls(mod)[-1][1]["level"] == 7
     assert plugins.effective_config()["values"]["alpha.level"]["source"] == "pyframe.plugins.configure()"
@@ -507,7 +507,7 @@ def test_builtin_plugins_survive_autoload_false(site, monkeypatch):
     reload()
     info = plugins.get("builtin-thing")
     assert info.source == "built-in" and info.enabled and info.reason == "built-in"
-    assert info.distribution == "pyframe" and info.version == pyframe.__version__
+    assert info.distribution == "pyframe-core" and info.version == pyframe.__version__
     monkeypatch.setenv("PYFRAME_PLUGINS", "")
     reload()
     assert plugins.get("builtin-thing").enabled

@@ -34,7 +34,7 @@ def _make_plugin(folder: Path) -> None:
             [project]
             name = "pyframe-tiny-doubler"
             version = "0.2.0"
-            dependencies = ["pyframe"]
+            dependencies = ["pyframe-core"]
 
             [project.entry-points.pyframe]
             tiny-doubler = "pyframe_tiny_doubler"

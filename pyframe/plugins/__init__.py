@@ -97,6 +97,18 @@ def effective_config() -> dict[str, Any]:
     return _manager.effective_config()
 
 
+def _invoked_as_cli() -> bool:
+    """True in the ``pyframe`` command (``pyframe ...`` or ``python -m pyframe ...``), which reports a config
+    error itself instead of failing at ``import pyframe``."""
+    import os
+    import sys
+
+    argv = getattr(sys, "orig_argv", [])
+    as_module = any(a == "-m" and b == "pyframe" for a, b in zip(argv, argv[1:], strict=False))
+    script = os.path.basename(sys.argv[0]) if sys.argv else ""  # the console script pip generates
+    return as_module or script == "pyframe"
+
+
 def _load_at_import() -> None:
     """Called by ``import pyframe``: reads the config (errors are fatal) and loads the enabled plugins."""
     from pyframe import serialization

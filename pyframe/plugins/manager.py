@@ -26,6 +26,7 @@ from pyframe.plugins.settings import PluginConfigError, Setting, did_you_mean
 __all__ = ["PluginInfo", "PluginHandle", "PluginError", "PluginWarning", "Manager", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "pyframe"
+DISTRIBUTION = "pyframe-core"  # pyframe's distribution name ("pyframe" on PyPI is an unrelated package)
 BUILT_IN, ENTRY_POINT, RUNTIME = "built-in", "entry point", "runtime"
 
 
@@ -148,7 +149,7 @@ class Manager:
         n = _norm(name)
         for rec in self._records.values():
             cands = {_norm(rec.name)}
-            if rec.distribution:
+            if rec.distribution and rec.source != BUILT_IN:  # "core" must not name a built-in plugin
                 d = _norm(rec.distribution)
                 cands |= {d, d.removeprefix("pyframe-")}
             if n in cands:
@@ -166,14 +167,16 @@ class Manager:
             if name not in self._records:
                 import pyframe
 
-                self._records[name] = _Record(name, BUILT_IN, "pyframe", getattr(pyframe, "__version__", None), obj=obj)
+                self._records[name] = _Record(
+                    name, BUILT_IN, DISTRIBUTION, getattr(pyframe, "__version__", None), obj=obj
+                )
                 self._records[name].loaded = True
         found: dict[str, Any] = {}
         eps = sorted(_entry_points(), key=lambda e: (e.name, e.value))
         for ep in eps:
             if ep.name in found or (ep.name in self._records and self._records[ep.name].source != ENTRY_POINT):
                 other = found.get(ep.name)
-                where = other.dist.name if other is not None and other.dist else "pyframe"
+                where = other.dist.name if other is not None and other.dist else DISTRIBUTION
                 warnings.warn(
                     f"pyframe plugin name {ep.name!r} of distribution {_dist_name(ep)} is already used by {where}; "
                     "ignoring the second one",
@@ -618,17 +621,35 @@ class Manager:
         return self.info(self._require(name))
 
     def effective_config(self) -> dict[str, Any]:
-        """``{"files": [...], "values": {key: {"value", "source"}}}``; plugin settings as ``plugin.key``."""
+        """``{"files": [...], "values": {key: {"value", "source", "help", "overridden"}}}``; plugin settings as
+        ``plugin.key``. ``overridden`` lists the lower layers that also set the key; ``disable_plugins`` merges every
+        layer (all of them apply), so its value is their union and its source names each."""
         self.ensure_loaded()
         values: dict[str, dict[str, Any]] = {}
         for key in _config.DEFAULTS:
             value, origin, _ = self._effective(key)
-            values[key] = {"value": value, "source": origin}
+            setters = [layer for layer in self._layers if key in layer.values and layer.rank > _config.RANK_DEFAULT]
+            entry = {"value": value, "source": origin, "help": _config.TOP_LEVEL[key].help, "overridden": []}
+            if key == "disable_plugins" and len(setters) > 1:
+                merged = [n for layer in setters for n in layer.values[key]]
+                entry["value"] = list(dict.fromkeys(merged))
+                entry["source"] = "; ".join(layer.origins[key] for layer in setters)
+            else:
+                entry["overridden"] = [
+                    {"value": layer.values[key], "source": layer.origins[key]} for layer in reversed(setters[:-1])
+                ]
+            values[key] = entry
         for name in self._resolved_order():
             rec = self._records[name]
             if rec.enabled:
+                declared = rec.declared or {}
                 for key, value in rec.settings.items():
-                    values[f"{name}.{key}"] = {"value": value, "source": rec.setting_origins.get(key, "default")}
+                    values[f"{name}.{key}"] = {
+                        "value": value,
+                        "source": rec.setting_origins.get(key, "default"),
+                        "help": getattr(declared.get(key), "help", ""),
+                        "overridden": [],
+                    }
         files = [str(layer.path) for layer in self._layers if layer.path is not None]
         return {"files": files, "values": values}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["Setting", "PluginConfigError", "did_you_mean"]
@@ -24,16 +25,36 @@ def _type_name(t: Any) -> str:
     return _TYPES.get(t, getattr(t, "__name__", repr(t)))
 
 
+_BOUNDS = (("ge", ">=", lambda v, b: v >= b), ("gt", ">", lambda v, b: v > b), ("le", "<=", lambda v, b: v <= b),
+           ("lt", "<", lambda v, b: v < b))  # fmt: skip
+
+
 class Setting:
-    """A plugin setting: ``Setting(type, default, *, choices=None, help="")``.
+    """A plugin setting: ``Setting(type, default, *, choices=None, ge=None, gt=None, le=None, lt=None,
+    validator=None, help="")``.
 
     ``type`` is one of ``bool``, ``int``, ``float``, ``str`` or ``list[str]`` (``list`` means ``list[str]``).
-    ``choices``, when given, lists the allowed values (for ``list[str]``: the allowed items). An ``int`` is
-    accepted for a ``float`` setting; a ``bool`` is never accepted as a number."""
+    ``choices``, when given, lists the allowed values (for ``list[str]``: the allowed items). ``ge``, ``gt``,
+    ``le``, ``lt`` bound an ``int`` or ``float`` setting (>=, >, <=, <). ``validator(value)`` is called last with
+    the converted value and rejects it by raising ``ValueError`` (or ``TypeError``) with a message saying what is
+    allowed. Every rejection is a ``PluginConfigError`` naming where the value came from (file and key, variable
+    or call) and what is allowed. An ``int`` is accepted for a ``float`` setting; a ``bool`` is never a number."""
 
-    __slots__ = ("type", "default", "choices", "help")
+    __slots__ = ("type", "default", "choices", "help", "ge", "gt", "le", "lt", "validator")
 
-    def __init__(self, type: Any, default: Any, *, choices=None, help: str = "") -> None:  # noqa: A002
+    def __init__(
+        self,
+        type: Any,  # noqa: A002
+        default: Any,
+        *,
+        choices=None,
+        ge: float | None = None,
+        gt: float | None = None,
+        le: float | None = None,
+        lt: float | None = None,
+        validator: Callable[[Any], Any] | None = None,
+        help: str = "",  # noqa: A002
+    ) -> None:
         if type is list or type == _LIST_STR:
             type = _LIST_STR  # noqa: A001  (one object, so ``is`` comparisons below hold)
         if type not in _TYPES:
@@ -41,10 +62,23 @@ class Setting:
         self.type = type
         self.choices = tuple(choices) if choices is not None else None
         self.help = str(help)
+        self.ge, self.gt, self.le, self.lt = ge, gt, le, lt
+        for key, _, _ in _BOUNDS:
+            bound = getattr(self, key)
+            if bound is None:
+                continue
+            if type not in (int, float):
+                raise TypeError(f"Setting: {key}= bounds an int or float setting, not a {_type_name(type)} one")
+            if isinstance(bound, bool) or not isinstance(bound, (int, float)) or bound != bound:
+                raise TypeError(f"Setting: {key} must be a number, got {bound!r}")
+        if validator is not None and not callable(validator):
+            raise TypeError(f"Setting: validator must be callable, got {validator!r}")
+        self.validator = validator
         self.default = self.validate(default, where="Setting default")
 
     def __repr__(self) -> str:
         extra = f", choices={list(self.choices)!r}" if self.choices is not None else ""
+        extra += "".join(f", {k}={getattr(self, k)!r}" for k, _, _ in _BOUNDS if getattr(self, k) is not None)
         return f"Setting({_type_name(self.type)}, {self.default!r}{extra})"
 
     def allowed(self) -> str:
@@ -52,9 +86,11 @@ class Setting:
         if self.choices is not None:
             alts = ", ".join(repr(c) for c in self.choices)
             return f"a list of {alts}" if self.type is _LIST_STR else f"one of {alts}"
-        return {bool: "true or false", int: "an integer", float: "a number", str: "a string"}.get(
+        words = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}.get(
             self.type, "a list of strings"
         )
+        bounds = [f"{op} {getattr(self, k)!r}" for k, op, _ in _BOUNDS if getattr(self, k) is not None]
+        return f"{words} {' and '.join(bounds)}" if bounds else words
 
     def validate(self, value: Any, *, where: str) -> Any:
         """Returns the value converted to this setting's type, or raises PluginConfigError naming ``where``."""
@@ -85,4 +121,13 @@ class Setting:
             for item in items:
                 if item not in self.choices:
                     raise bad(did_you_mean(item, self.choices))
+        for key, _, ok in _BOUNDS:
+            bound = getattr(self, key)
+            if bound is not None and not (value == value and ok(value, bound)):  # NaN is never in range
+                raise bad()
+        if self.validator is not None:
+            try:
+                self.validator(value)
+            except (ValueError, TypeError) as e:
+                raise PluginConfigError(f"{where}: {e} (got {value!r})") from None
         return value

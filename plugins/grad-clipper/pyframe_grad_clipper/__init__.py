@@ -35,19 +35,32 @@ max_norm = 1.0
 modules: frozenset[str] = frozenset()
 
 
+def _finite(value: float) -> None:
+    if math.isinf(value):
+        raise ValueError("expected a finite number")
+
+
 @hookimpl
 def pyframe_declare_settings() -> dict:
     from pyframe.plugins import Setting
 
     return {
         "max_value": Setting(
-            float, DEFAULTS["max_value"], help='mode "value": clamp every gradient element to [-max_value, max_value]'
+            float,
+            DEFAULTS["max_value"],
+            gt=0.0,
+            validator=_finite,
+            help='mode "value": clamp every gradient element to [-max_value, max_value]',
         ),
         "mode": Setting(
             str, DEFAULTS["mode"], choices=MODES, help='"value": clamp elements; "norm": rescale each tensor\'s norm'
         ),
         "max_norm": Setting(
-            float, DEFAULTS["max_norm"], help='mode "norm": scale each gradient tensor down to at most this 2-norm'
+            float,
+            DEFAULTS["max_norm"],
+            gt=0.0,
+            validator=_finite,
+            help='mode "norm": scale each gradient tensor down to at most this 2-norm',
         ),
         "modules": Setting(
             list, list(DEFAULTS["modules"]), help="class names of the modules to clip; empty: every module"

@@ -169,3 +169,18 @@ def test_importing_the_plugin_before_pyframe_is_safe():
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == repr(sorted(plugin.DEFAULTS))
+
+
+@pytest.mark.parametrize(("key", "value"), [("max_value", -1.0), ("max_norm", 0.0), ("max_value", math.inf)])
+def test_out_of_range_setting_is_a_config_error(key, value):
+    """A bad bound must not silently switch the plugin off: it is rejected where it is set, naming what is allowed."""
+    declared = plugin.pyframe_declare_settings()
+    with pytest.raises(pyframe.plugins.PluginConfigError, match=rf"pyframe.toml: key '{NAME}.{key}'.*") as exc:
+        declared[key].validate(value, where=f"pyframe.toml: key '{NAME}.{key}'")
+    assert "> 0.0" in str(exc.value) or "finite" in str(exc.value)
+
+
+def test_out_of_range_setting_at_run_time(registered):
+    with pytest.raises(pyframe.plugins.PluginConfigError, match=r"max_value=.*expected a number > 0.0, got -1.0"):
+        pyframe.plugins.configure(NAME, max_value=-1.0)
+    assert plugin.max_value == 1.0
