@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import builtins
+import math
 
 # The Tensor comes first: the ops modules build on it, and _tensor_methods binds them to it.
 from pyframe.tensor import Size, Tensor  # isort: skip
-from pyframe import _backend, _tensor_methods, autograd, factory, hookspecs, nn, ops, optim
+from pyframe import _backend, _tensor_methods, accelerator, autograd, backends, cuda, factory, hookspecs, nn, ops, optim
 from pyframe._backend import ShapeError
+from pyframe._device import DeviceError, device, get_default_device, set_default_device
 from pyframe._dtype import bool_, dtype, float16, float32, float64, int32, int64
 from pyframe._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from pyframe.factory import *  # noqa: F403
@@ -19,6 +21,9 @@ from pyframe import plugins  # isort: skip
 
 __version__ = "0.1.0"
 
+# torch's constants
+pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
+
 # PyTorch's dtype names and aliases; they shadow builtins in this module only
 bool = bool_  # noqa: A001
 half, float, double, long, int = float16, float32, float64, int64, int32  # noqa: A001
@@ -29,7 +34,8 @@ __all__ = [
     "Size", "Tensor", "ShapeError", "autograd", "nn", "optim", "dtype", "bool", "float16", "float32", "float64",
     "int32", "int64", "half", "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled",
     "set_grad_enabled", "hookimpl", "hookspecs", "set_num_threads", "get_num_threads", "show_config", "save",
-    "load", *factory.__all__, *ops.__all__,
+    "load", "DeviceError", "device", "set_default_device", "get_default_device", "cuda", "accelerator", "backends",
+    "pi", "e", "inf", "nan", *factory.__all__, *ops.__all__,
 ]  # fmt: skip
 
 

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+from pyframe import _device, autograd, factory, ops
 from pyframe import _dtype as _dt
-from pyframe import autograd, factory, ops
 from pyframe.ops import elementwise as ew
 from pyframe.ops import index, reduce, shape
 from pyframe.tensor import Tensor
@@ -57,6 +57,8 @@ def bind() -> None:
         "int": lambda self: self.to(_dt.int32), "bool": lambda self: self.to(_dt.bool_),
         "type_as": lambda self, other: self.to(other.dtype),
         "requires_grad_": _requires_grad_,
+        "cpu": lambda self, memory_format=None: self, "cuda": _cuda, "get_device": lambda self: -1,
+        "pin_memory": lambda self, device=None: self, "is_pinned": lambda self, device=None: False,
     }  # fmt: skip
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
@@ -64,8 +66,16 @@ def bind() -> None:
     Tensor.register_hook = autograd.register_hook
     Tensor.retain_grad = autograd.retain_grad
     Tensor.retains_grad = property(lambda self: self._retains_grad)
+    Tensor.is_cuda = property(lambda self: False)
+    Tensor.is_cpu = property(lambda self: True)
     Tensor.T = property(shape.reverse_dims)
     Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
+
+
+def _cuda(self: Tensor, device=None, non_blocking: bool = False) -> Tensor:
+    """Raises pyframe's device error: there is no GPU."""
+    _device.device("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
+    return self
 
 
 def _equality(fn):

@@ -9,6 +9,7 @@ import numpy as np
 
 from pyframe import _dtype
 from pyframe._backend import check, lib
+from pyframe._device import check_device
 from pyframe._dtype import as_dtype, dtype
 from pyframe.ops import elementwise as ew
 from pyframe.tensor import Tensor, as_shape, empty_tensor, from_numpy
@@ -16,7 +17,8 @@ from pyframe.tensor import Tensor, as_shape, empty_tensor, from_numpy
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
     "empty_like", "zeros_like", "ones_like", "full_like", "rand", "randn", "randint", "rand_like", "randn_like",
-    "randint_like", "manual_seed", "initial_seed", "seed", "get_rng_state", "set_rng_state", "uniform_", "normal_",
+    "randint_like", "Generator", "manual_seed", "initial_seed", "seed", "get_rng_state", "set_rng_state", "uniform_",
+    "normal_",
 ]  # fmt: skip
 
 
@@ -41,8 +43,7 @@ def _infer_dtype(arr: np.ndarray) -> dtype:
 def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Same as torch.tensor: always copies; floats default to float32, ints to int64.
     A NumPy array keeps its own dtype."""
-    if device not in (None, "cpu"):
-        raise ValueError(f"pyframe runs on the CPU only; got device={device!r}")
+    check_device(device)
     if isinstance(data, Tensor):
         out = data.detach().to(dtype or data.dtype, copy=True)
         return _finish(out, requires_grad)
@@ -82,7 +83,8 @@ def as_tensor(data, dtype=None) -> Tensor:
     return tensor(data, dtype)
 
 
-def _make(size, dtype, requires_grad, fill=None) -> Tensor:
+def _make(size, dtype, requires_grad, fill=None, device=None) -> Tensor:
+    check_device(device)
     t = empty_tensor(as_shape(size), as_dtype(dtype) if dtype is not None else _dtype.float32)
     if fill is not None:
         ew.fill_(t, fill)
@@ -90,42 +92,53 @@ def _make(size, dtype, requires_grad, fill=None) -> Tensor:
 
 
 def empty(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    return _make(size, dtype, requires_grad)
+    return _make(size, dtype, requires_grad, device=device)
 
 
 def zeros(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    return _make(size, dtype, requires_grad, 0)
+    return _make(size, dtype, requires_grad, 0, device)
 
 
 def ones(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    return _make(size, dtype, requires_grad, 1)
+    return _make(size, dtype, requires_grad, 1, device)
 
 
 def full(size, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Same as torch.full; the dtype follows ``fill_value`` when not given."""
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value)
-    return _make((size,) if isinstance(size, int) else tuple(size), dtype, requires_grad, fill_value)
+    return _make((size,) if isinstance(size, int) else tuple(size), dtype, requires_grad, fill_value, device)
 
 
 def _like(x: Tensor, dtype) -> dtype:
     return as_dtype(dtype) if dtype is not None else x.dtype
 
 
-def empty_like(x: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _make(x._shape, _like(x, dtype), requires_grad)
+def empty_like(x: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+    _like_kwargs(kwargs)
+    return _make(x._shape, _like(x, dtype), requires_grad, None, device)
 
 
-def zeros_like(x: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _make(x._shape, _like(x, dtype), requires_grad, 0)
+def zeros_like(x: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+    _like_kwargs(kwargs)
+    return _make(x._shape, _like(x, dtype), requires_grad, 0, device)
 
 
-def ones_like(x: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _make(x._shape, _like(x, dtype), requires_grad, 1)
+def ones_like(x: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+    _like_kwargs(kwargs)
+    return _make(x._shape, _like(x, dtype), requires_grad, 1, device)
 
 
-def full_like(x: Tensor, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _make(x._shape, _like(x, dtype), requires_grad, fill_value)
+def full_like(x: Tensor, fill_value, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+    _like_kwargs(kwargs)
+    return _make(x._shape, _like(x, dtype), requires_grad, fill_value, device)
+
+
+def _like_kwargs(kwargs: dict) -> None:
+    """torch's layout/memory_format/pin_memory: accepted, as every pyframe tensor is strided CPU memory."""
+    unknown = set(kwargs) - {"layout", "memory_format", "pin_memory"}
+    if unknown:
+        raise TypeError(f"got unexpected keyword arguments {sorted(unknown)}")
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
@@ -146,6 +159,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, dev
     if dtype is None:
         dtype = _dtype.int64 if all(isinstance(v, int) for v in (start, end, step)) else _dtype.float32
     n = math.ceil((end - start) / step)
+    check_device(device)
     t = empty_tensor((n,), as_dtype(dtype))
     check(lib.pf_arange(t._d(), float(start), float(step)))
     return _finish(t, requires_grad)
@@ -154,6 +168,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, dev
 def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"linspace: number of steps must be a non-negative int, got {steps!r}")
+    check_device(device)
     t = empty_tensor((steps,), as_dtype(dtype) if dtype is not None else _dtype.float32)
     check(lib.pf_linspace(t._d(), float(start), float(end)))
     return _finish(t, requires_grad)
@@ -161,7 +176,7 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False, de
 
 def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     m = n if m is None else m
-    t = zeros(n, m, dtype=dtype)
+    t = zeros(n, m, dtype=dtype, device=device)
     k = min(n, m)
     if k:  # the diagonal is a strided view with stride m + 1
         ew.fill_(t._view((k,), (m + 1,)), 1)
@@ -194,6 +209,41 @@ class _Generator:
 _default = _Generator(0x5EED)
 
 
+class Generator(_Generator):
+    """Same as torch.Generator (CPU): a counter-based stream of its own, for ``generator=`` arguments.
+
+    Differs: the numbers are pyframe's Philox stream, not torch's Mersenne Twister; ``seed`` is the
+    current seed (an int), not torch's method that reseeds."""
+
+    def __init__(self, device=None) -> None:
+        check_device(device)
+        super().__init__(67280421310721)  # torch's default seed
+        self._initial = 67280421310721
+
+    @property
+    def device(self):
+        from pyframe._device import CPU
+
+        return CPU
+
+    def manual_seed(self, seed: int) -> Generator:
+        super().manual_seed(int(seed))
+        self._initial = int(seed)
+        return self
+
+    def initial_seed(self) -> int:
+        return self._initial
+
+    def get_state(self) -> Tensor:
+        seed = self.seed - (1 << 64) if self.seed >= 1 << 63 else self.seed
+        return tensor([seed, self.offset], dtype=_dtype.int64)
+
+    def set_state(self, state: Tensor) -> Generator:
+        s, off = state.tolist()
+        self.seed, self.offset = int(s) & 0xFFFFFFFFFFFFFFFF, int(off)
+        return self
+
+
 def manual_seed(seed: int) -> None:
     """Same as torch.manual_seed."""
     _default.manual_seed(int(seed))
@@ -222,35 +272,45 @@ def set_rng_state(state: Tensor) -> None:
     _default.seed, _default.offset = int(s) & 0xFFFFFFFFFFFFFFFF, int(off)
 
 
-def _draw(kind: int, t: Tensor, p0: float, p1: float) -> Tensor:
+def _draw(kind: int, t: Tensor, p0: float, p1: float, generator=None) -> Tensor:
     t._write_check()
-    s, off = _default.take(t._numel)
+    s, off = _generator(generator).take(t._numel)
     check(lib.pf_random(kind, t._d(), s, off, float(p0), float(p1)))
     t._bump()
     return t
 
 
-def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
     if not a <= b:
         raise ValueError(f"uniform_ expects a <= b, got a={a}, b={b}")
-    return _draw(lib.PF_RAND_UNIFORM, t, a, b)
+    return _draw(lib.PF_RAND_UNIFORM, t, a, b, generator)
 
 
-def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     if not std >= 0:
         raise ValueError(f"normal_ expects std >= 0, got std={std}")
-    return _draw(lib.PF_RAND_NORMAL, t, mean, std)
+    return _draw(lib.PF_RAND_NORMAL, t, mean, std, generator)
 
 
-def rand(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    return _finish(uniform_(_make(size, dtype, False)), requires_grad)
+def _generator(generator) -> _Generator:
+    """The generator a draw uses: the default one, or any object with ``take(n) -> (seed, offset)``
+    (pyframe.Generator)."""
+    if generator is None:
+        return _default
+    if not callable(getattr(generator, "take", None)):
+        raise TypeError(f"generator must be a pyframe.Generator, got {type(generator).__name__}")
+    return generator
 
 
-def randn(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    return _finish(normal_(_make(size, dtype, False)), requires_grad)
+def rand(*size, dtype=None, requires_grad: bool = False, device=None, generator=None) -> Tensor:
+    return _finish(uniform_(_make(size, dtype, False, device=device), generator=generator), requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def randn(*size, dtype=None, requires_grad: bool = False, device=None, generator=None) -> Tensor:
+    return _finish(normal_(_make(size, dtype, False, device=device), generator=generator), requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=None, requires_grad: bool = False, device=None, generator=None) -> Tensor:
     """Same as torch.randint(low=0, high, size): integers in [low, high), int64 by default."""
     if size is None:
         if isinstance(high, (tuple, list)):
@@ -264,8 +324,8 @@ def randint(low, high=None, size=None, dtype=None, requires_grad: bool = False, 
             raise ValueError(f"randint bounds must be finite numbers, got {name}={v!r}")
     if not low < high:
         raise ValueError(f"randint: low must be less than high, got low={low}, high={high}")
-    t = _make(tuple(size), dtype or _dtype.int64, False)
-    return _finish(_draw(lib.PF_RAND_INT, t, low, high), requires_grad)
+    t = _make(tuple(size), dtype or _dtype.int64, False, device=device)
+    return _finish(_draw(lib.PF_RAND_INT, t, low, high, generator), requires_grad)
 
 
 def rand_like(x: Tensor, dtype=None) -> Tensor:

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from pyframe import _dtype, _grad_mode
+from pyframe import _device, _dtype, _grad_mode
 from pyframe._backend import ShapeError, alloc, check, desc, ffi, lib
 from pyframe._dtype import dtype
 
@@ -219,8 +219,8 @@ class Tensor:
         return self.grad_fn is None
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self) -> _device.device:
+        return _device.CPU
 
     def data_ptr(self) -> int:
         return int(ffi.cast("uintptr_t", self._ptr))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyframe import _grad_mode
+from pyframe import _device, _grad_mode
 from pyframe._backend import ShapeError, check, lib
 from pyframe._dtype import as_dtype, dtype
 from pyframe.autograd.graph import record
@@ -195,19 +195,22 @@ def clone(x: Tensor) -> Tensor:
 
 
 def to(x: Tensor, *args, dtype=None, copy: bool = False, **kwargs) -> Tensor:
-    """Same as torch.Tensor.to for dtypes (and the "cpu" device)."""
+    """Same as torch.Tensor.to: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``.
+    The device must be the CPU; an accelerator raises pyframe's one device error."""
     target = dtype
+    device = kwargs.pop("device", None)
     for a in args:
         if isinstance(a, Tensor):
             target = a.dtype
-        elif isinstance(a, str) and a.startswith("cpu"):
+        elif isinstance(a, (str, _device.device)) and not _is_dtype_name(a):
+            device = a
+        elif isinstance(a, bool):  # to(dtype, non_blocking, copy) positional flags
             continue
         elif a is not None:
             target = a
-    device = kwargs.pop("device", None)
-    if device not in (None, "cpu"):
-        raise ValueError(f"pyframe runs on the CPU only; got device={device!r}")
+    _device.check_device(device)
     kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     if target is None:
@@ -220,6 +223,16 @@ def to(x: Tensor, *args, dtype=None, copy: bool = False, **kwargs) -> Tensor:
     if x.requires_grad and dt.is_floating_point and _grad_mode.enabled:
         record("ToCopyBackward0", lambda g: (to(g, x.dtype),), (x,), out)
     return out
+
+
+def _is_dtype_name(a) -> bool:
+    if not isinstance(a, str):
+        return False
+    try:
+        as_dtype(a)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def detach(x: Tensor) -> Tensor:

@@ -25,7 +25,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from pyframe import _dtype, _grad_mode, _hooks
+from pyframe import _device, _dtype, _grad_mode, _hooks
 from pyframe._hooks import BLOCK
 from pyframe.nn.modules._backward_hooks import BackwardHookState
 from pyframe.nn.parameter import Parameter
@@ -499,12 +499,11 @@ class Module:
         for a in args:
             if isinstance(a, Tensor):
                 target = a.dtype
-            elif isinstance(a, str) and a not in _DTYPE_NAMES:
+            elif isinstance(a, _device.device) or (isinstance(a, str) and a not in _DTYPE_NAMES):
                 device = a
             elif a is not None and not isinstance(a, bool):
                 target = a
-        if device is not None and str(device).split(":")[0] != "cpu":
-            raise ValueError(f"pyframe runs on the CPU only; got device={device!r}")
+        _device.check_device(device)
         if target is None:
             return self
         dt = _dtype.as_dtype(target)
@@ -522,6 +521,11 @@ class Module:
         return self.to(_dtype.float16)
 
     def cpu(self) -> Module:
+        return self
+
+    def cuda(self, device=None) -> Module:
+        """Raises pyframe's device error: there is no GPU."""
+        _device.device("cuda" if device is None else f"cuda:{device}")
         return self
 
     def type(self, dst_type) -> Module:

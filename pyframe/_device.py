@@ -1,0 +1,112 @@
+"""Devices: pyframe computes on the CPU only, so ``device`` names the CPU and asking for any
+accelerator is one clear error wherever it is asked (factories, ``to``, ``Module.to``, ``device()``)."""
+
+from __future__ import annotations
+
+__all__ = ["device", "DeviceError", "as_device", "check_device", "set_default_device", "get_default_device"]
+
+_ACCELERATORS = ("cuda", "mps", "xpu", "xla", "hip", "meta", "mtia", "ipu", "vulkan", "hpu", "privateuseone")
+
+
+class DeviceError(RuntimeError, ValueError):
+    """An accelerator was asked for: a RuntimeError as torch raises, and a ValueError (a bad argument)."""
+
+
+def _refuse(spec) -> DeviceError:
+    return DeviceError(
+        f"pyframe runs on the CPU only; device {str(spec)!r} is not available "
+        "(pyframe.cuda.is_available() and pyframe.accelerator.is_available() are False). Use 'cpu', or write "
+        "`device = 'cuda' if torch.cuda.is_available() else 'cpu'`"
+    )
+
+
+class device:  # noqa: N801 - torch's name
+    """Same as torch.device, for the CPU: ``device("cpu")``, ``device("cpu:0")``, ``device("cpu", 0)``.
+
+    Differs: a device also compares equal to its string (``device("cpu") == "cpu"``), and any
+    accelerator type ("cuda", "mps", ...) raises ``DeviceError`` at construction."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str | device, index: int | None = None) -> None:  # noqa: A002 - torch's name
+        if isinstance(type, device):
+            if index is not None:
+                raise ValueError("device(device, index): give the index in the string or the int, not both")
+            self.type, self.index = type.type, type.index
+            return
+        if isinstance(type, int) and not isinstance(type, bool):
+            raise _refuse(f"cuda:{type}")  # torch reads a bare int as an accelerator ordinal
+        if not isinstance(type, str):
+            raise TypeError(f"device(): expected a string like 'cpu', got {type.__class__.__name__}")
+        name, sep, ordinal = type.strip().partition(":")
+        if name in _ACCELERATORS:
+            raise _refuse(type)
+        if name != "cpu":
+            raise ValueError(
+                f"Expected one of cpu, cuda, mps, ... device type at start of device string: {type!r} "
+                "(pyframe supports only 'cpu')"
+            )
+        if sep:
+            if index is not None:
+                raise ValueError(f"device({type!r}, {index}): the index is given twice")
+            if not ordinal.isdigit():
+                raise ValueError(f"Invalid device string: {type!r}")
+            index = int(ordinal)
+        if index is not None and (not isinstance(index, int) or isinstance(index, bool) or index < 0):
+            raise ValueError(f"device index must be a non-negative int, got {index!r}")
+        self.type, self.index = "cpu", index
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            try:
+                other = device(other)
+            except (ValueError, TypeError):
+                return False
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type={self.type!r})"
+        return f"device(type={self.type!r}, index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+CPU = device("cpu")
+_default = CPU
+
+
+def as_device(spec) -> device:
+    """``spec`` (None, a string, an int or a device) as a device; None is the default device."""
+    if spec is None:
+        return _default
+    if isinstance(spec, device):
+        return spec
+    return device(spec)
+
+
+def check_device(spec) -> None:
+    """Raises unless ``spec`` is None or names the CPU: factories call this for ``device=``."""
+    if spec is None or spec is CPU or spec == "cpu":
+        return
+    as_device(spec)
+
+
+def set_default_device(device_spec) -> None:
+    """Same as torch.set_default_device; only the CPU (or None, the same) is accepted."""
+    global _default
+    _default = CPU if device_spec is None else as_device(device_spec)
+
+
+def get_default_device() -> device:
+    """Same as torch.get_default_device: always the CPU."""
+    return _default
