@@ -955,3 +955,21 @@ def test_grad_mode_is_per_thread():
     release.set()
     t.join()
     assert seen == {"start": True, "inside": False}
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [("leaky_relu", {"negative_slope": 0.2}), ("elu", {}), ("silu", {}), ("hardtanh", {}), ("relu6", {}), ("relu", {})],
+)
+def test_inplace_activation_after_a_saved_tensor_backpropagates(name, kwargs):
+    """An in-place activation overwrites a tensor the graph saved (a Linear output, which the
+    next matmul reads in backward): backward must give the out-of-place gradients, as torch."""
+    fn = getattr(pyframe.nn.functional, name)
+    x = pyframe.tensor([[1.0, -2.0], [0.5, 3.0]])
+    grads = []
+    for inplace in (False, True):
+        w = pyframe.tensor([[0.5, -1.0], [2.0, 0.25], [-0.75, 1.5]], requires_grad=True)
+        h = x @ w.T
+        (fn(h, inplace=inplace, **kwargs) @ w).pow(2).sum().backward()
+        grads.append(w.grad.numpy().copy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)

@@ -68,7 +68,6 @@ def test_import_rewrite_touches_only_imports():
 # its program runs. Not strict, so the engineer who lands the API is not blocked by the list.
 PENDING = {
     "checkpoint_resume": "optim.lr_scheduler, NumPy arrays in checkpoints",
-    "gan": "in-place LeakyReLU after a saved tensor",
     "gpt": "topk, multinomial, scaled_dot_product_attention",
     "lstm_lm": "nn.LSTM, nn.GRU, new_zeros",
     "mnist_cnn": "utils.data, Adadelta, lr_scheduler, device",

@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 
+from pyframe._grad_mode import is_grad_enabled
 from pyframe.nn.functional._utils import _float_arg
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
 from pyframe.tensor import Tensor
 
 
-def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
-    return ew.copy_(input, out) if inplace else out
+def _activate(input: Tensor, inplace: bool, fn: Callable[[Tensor], Tensor]) -> Tensor:
+    """``fn(input)``, written into ``input`` when ``inplace``.
+
+    In place under autograd, ``fn`` reads a copy: its graph saves that copy, which the write does
+    not touch, so backward stays legal (torch keeps the original ``self`` the same way). Without
+    a graph there is nothing to save and no copy is made.
+    """
+    if not inplace:
+        return fn(input)
+    source = input.clone() if input.requires_grad and is_grad_enabled() else input
+    return ew.copy_(input, fn(source))
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -26,27 +37,30 @@ def relu_(input: Tensor) -> Tensor:
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.relu6."""
-    return _maybe_inplace(input, ew.clamp(input, 0.0, 6.0), inplace)
+    return _activate(input, inplace, lambda x: ew.clamp(x, 0.0, 6.0))
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.hardtanh."""
     if min_val > max_val:
         raise ValueError(f"hardtanh(): min_val {min_val} cannot be greater than max_val {max_val}")
-    return _maybe_inplace(input, ew.clamp(input, min_val, max_val), inplace)
+    return _activate(input, inplace, lambda x: ew.clamp(x, min_val, max_val))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.leaky_relu."""
     _float_arg(input, "leaky_relu")
-    return _maybe_inplace(input, ew.where(ew.gt(input, 0.0), input, ew.mul(input, negative_slope)), inplace)
+    return _activate(input, inplace, lambda x: ew.where(ew.gt(x, 0.0), x, ew.mul(x, negative_slope)))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.elu."""
     _float_arg(input, "elu")
-    neg = ew.mul(ew.expm1(ew.clamp(input, max=0.0)), alpha)
-    return _maybe_inplace(input, ew.where(ew.gt(input, 0.0), input, neg), inplace)
+
+    def fn(x: Tensor) -> Tensor:
+        return ew.where(ew.gt(x, 0.0), x, ew.mul(ew.expm1(ew.clamp(x, max=0.0)), alpha))
+
+    return _activate(input, inplace, fn)
 
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -78,7 +92,7 @@ def sigmoid(input: Tensor) -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.silu: x * sigmoid(x)."""
-    return _maybe_inplace(input, ew.mul(input, ew.sigmoid(input)), inplace)
+    return _activate(input, inplace, lambda x: ew.mul(x, ew.sigmoid(x)))
 
 
 def _softplus_neg_abs(x: Tensor) -> Tensor:
