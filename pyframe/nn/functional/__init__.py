@@ -29,6 +29,7 @@ from pyframe.nn.functional.activation import (
     softplus,
     tanh,
 )
+from pyframe.nn.functional.attention import multi_head_attention_forward, scaled_dot_product_attention
 from pyframe.nn.functional.conv import conv2d, fold, unfold
 from pyframe.nn.functional.dense import bilinear, linear
 from pyframe.nn.functional.dropouts import dropout
@@ -54,5 +55,5 @@ __all__ = [
     "relu", "relu_", "relu6", "leaky_relu", "elu", "hardtanh", "gelu", "tanh", "sigmoid", "silu", "softplus",
     "logsigmoid", "softmax", "softmin", "log_softmax", "normalize",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "kl_div",
+    "binary_cross_entropy_with_logits", "kl_div", "scaled_dot_product_attention", "multi_head_attention_forward",
 ]  # fmt: skip

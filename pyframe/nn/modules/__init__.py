@@ -2,6 +2,7 @@
 
 from pyframe.nn.modules import (
     activation,
+    attention,
     container,
     conv,
     dropout,
@@ -12,8 +13,10 @@ from pyframe.nn.modules import (
     normalization,
     pooling,
     sparse,
+    transformer,
 )
 from pyframe.nn.modules.activation import *  # noqa: F403
+from pyframe.nn.modules.attention import *  # noqa: F403
 from pyframe.nn.modules.container import *  # noqa: F403
 from pyframe.nn.modules.conv import *  # noqa: F403
 from pyframe.nn.modules.dropout import *  # noqa: F403
@@ -24,8 +27,10 @@ from pyframe.nn.modules.module import *  # noqa: F403
 from pyframe.nn.modules.normalization import *  # noqa: F403
 from pyframe.nn.modules.pooling import *  # noqa: F403
 from pyframe.nn.modules.sparse import *  # noqa: F403
+from pyframe.nn.modules.transformer import *  # noqa: F403
 
 __all__ = [
     *module.__all__, *container.__all__, *linear.__all__, *conv.__all__, *pooling.__all__, *normalization.__all__,
     *sparse.__all__, *dropout.__all__, *flatten.__all__, *activation.__all__, *loss.__all__,
+    *attention.__all__, *transformer.__all__,
 ]  # fmt: skip
