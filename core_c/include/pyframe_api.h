@@ -30,6 +30,7 @@
 #define PF_ERR_TYPE 3
 #define PF_ERR_RUNTIME 4
 #define PF_ERR_NOMEM 5
+#define PF_ERR_LINALG 6  /* a singular or indefinite matrix, no convergence: LinAlgError */
 
 /* unary ops: y = f(x; p0, p1); output dtype = input dtype unless noted */
 #define PF_NEG 0
@@ -191,3 +192,28 @@ int pf_sgd_step(int dtype, void *param, const void *grad, void *momentum_buf, in
 int pf_adam_step(int dtype, void *param, const void *grad, void *exp_avg, void *exp_avg_sq,
                  void *max_exp_avg_sq, int64_t n, int64_t step, double lr, double beta1, double beta2,
                  double eps, double weight_decay, int amsgrad, int decoupled, int maximize);
+
+/* dense linear algebra (linalg.c): the last two dims are the matrix, the leading dims a batch
+ * that every operand shares (broadcast with stride 0 beforehand); float32 or float64, one
+ * dtype per call, any strides; computed in double. NaN or Inf in the input, a singular or
+ * non positive-definite matrix and non-convergence are PF_ERR_LINALG naming the batch element. */
+/* x = a^-1 b: a [..., n, n], b and x [..., n, k]; LU with partial pivoting */
+int pf_linalg_solve(const pf_tensor *a, const pf_tensor *b, pf_tensor *x);
+/* x = a^-1 b for triangular a, reading only its upper (or lower) triangle; unit: diagonal taken as 1 */
+int pf_linalg_solve_triangular(const pf_tensor *a, const pf_tensor *b, pf_tensor *x, int upper, int unit);
+/* det, its sign and log|det| [...] by LU (each output may be NULL); a singular matrix is not an
+ * error here: det 0, sign 0, logabsdet -inf */
+int pf_linalg_det(const pf_tensor *a, pf_tensor *det, pf_tensor *sign, pf_tensor *logabsdet);
+/* a = l l^T from a's lower triangle; l [..., n, n] lower, zeros above */
+int pf_linalg_cholesky(const pf_tensor *a, pf_tensor *l);
+/* Householder QR with LAPACK's signs: a [..., m, n], q [..., m, k] (NULL: R only), r [..., k, n],
+ * k = m when complete, else min(m, n) */
+int pf_linalg_qr(const pf_tensor *a, pf_tensor *q, pf_tensor *r, int complete);
+/* symmetric eigendecomposition (cyclic Jacobi) of the matrix in a's lower (upper) triangle:
+ * w [..., n] ascending, v [..., n, n] eigenvectors as columns (may be NULL) */
+int pf_linalg_eigh(const pf_tensor *a, pf_tensor *w, pf_tensor *v, int upper);
+/* a = u diag(s) vh by one-sided Jacobi, s [..., k] descending, k = min(m, n); u [..., m, full ? m : k]
+ * and vh [..., full ? n : k, n], both NULL for singular values only */
+int pf_linalg_svd(const pf_tensor *a, pf_tensor *u, pf_tensor *s, pf_tensor *vh, int full);
+/* out = exp(a) by Pade 13 with scaling and squaring (Higham 2005) */
+int pf_linalg_matrix_exp(const pf_tensor *a, pf_tensor *out);
