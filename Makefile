@@ -24,7 +24,7 @@ all: install
 $(VENV)/.installed: pyproject.toml setup.py build_core.py $(SRCS) $(HDRS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,dist]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -34,7 +34,8 @@ demo: install
 
 test: install ctest csan pytest plugin-tests
 
-pytest: install $(VENV)/.oracle
+# the plugin folder too: the multi-process tests (tests/test_distributed_mpi.py) run the mpi plugin from it
+pytest: install $(VENV)/.oracle $(PLUGIN_SITE)/.installed
 	$(PY) -m pytest -q
 
 # torch as a test oracle (CPU build, from the local wheel these machines carry); the tests

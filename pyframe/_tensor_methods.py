@@ -64,6 +64,7 @@ def bind() -> None:
         setattr(Tensor, name, fn)
     Tensor.backward = autograd.tensor_backward
     Tensor.register_hook = autograd.register_hook
+    Tensor.register_post_accumulate_grad_hook = autograd.register_post_accumulate_grad_hook
     Tensor.retain_grad = autograd.retain_grad
     Tensor.retains_grad = property(lambda self: self._retains_grad)
     Tensor.is_cuda = property(lambda self: False)

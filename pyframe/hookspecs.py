@@ -84,3 +84,14 @@ def pyframe_configure(settings: Any) -> None:
 @hookspec
 def pyframe_unconfigure() -> None:
     """Called when the plugin is disabled or unregistered: undo what ``pyframe_configure`` set up."""
+
+
+# ---- distributed backends ------------------------------------------------------------------
+
+
+@hookspec
+def pyframe_distributed_backends() -> dict:
+    """The process-group backends this plugin provides: ``{"name": factory}``, where
+    ``factory(timeout: float)`` starts the backend (``timeout`` in seconds bounds every wait) and
+    returns an object following ``pyframe.distributed.Backend``. Called by
+    ``pyframe.distributed.init_process_group``; keep it cheap (import the transport inside the factory)."""

@@ -123,6 +123,23 @@ def register_hook(self: Tensor, hook: Callable):
     return handle
 
 
+def register_post_accumulate_grad_hook(self: Tensor, hook: Callable):
+    """Same as torch.Tensor.register_post_accumulate_grad_hook: ``hook(tensor)`` runs after
+    backward has accumulated into ``tensor.grad``; its return value is ignored."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    ref = weakref.ref(self)
+
+    def post(grad_inputs, grad_outputs):
+        t = ref()
+        if t is not None:
+            hook(t)
+
+    return _grad_accumulator(self).register_hook(post)
+
+
 def retain_grad(self: Tensor) -> None:
     """Same as torch.Tensor.retain_grad: keep ``.grad`` on a non-leaf tensor."""
     if not self.requires_grad:

@@ -247,6 +247,9 @@ def run_backward(
             if isinstance(node, AccumulateGrad):
                 if inputs is None and buf[0] is not None:
                     _accumulate(node, buf[0])
+                    if node.hooks:  # torch's AccumulateGrad hooks: after .grad holds the sum (DDP's bucket trigger)
+                        for hook in list(node.hooks.values()):
+                            hook((), tuple(buf))
                 in_grads = ()
             else:
                 _check_saved(node)
