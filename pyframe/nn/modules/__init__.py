@@ -12,6 +12,7 @@ from pyframe.nn.modules import (
     module,
     normalization,
     pooling,
+    rnn,
     sparse,
     transformer,
 )
@@ -26,11 +27,12 @@ from pyframe.nn.modules.loss import *  # noqa: F403
 from pyframe.nn.modules.module import *  # noqa: F403
 from pyframe.nn.modules.normalization import *  # noqa: F403
 from pyframe.nn.modules.pooling import *  # noqa: F403
+from pyframe.nn.modules.rnn import *  # noqa: F403
 from pyframe.nn.modules.sparse import *  # noqa: F403
 from pyframe.nn.modules.transformer import *  # noqa: F403
 
 __all__ = [
     *module.__all__, *container.__all__, *linear.__all__, *conv.__all__, *pooling.__all__, *normalization.__all__,
     *sparse.__all__, *dropout.__all__, *flatten.__all__, *activation.__all__, *loss.__all__,
-    *attention.__all__, *transformer.__all__,
+    *attention.__all__, *transformer.__all__, *rnn.__all__,
 ]  # fmt: skip

@@ -1,0 +1,105 @@
+"""Recurrent cells: one time step of RNN (tanh, relu), LSTM and GRU, and the multi-layer,
+optionally bidirectional loop over a sequence that nn.RNN/LSTM/GRU run.
+
+The input half of every gate (``x W_ih^T + b_ih``) is one GEMM over the whole sequence;
+each step then costs one GEMM for ``h W_hh^T`` and a few elementwise C-core ops."""
+
+from __future__ import annotations
+
+from pyframe.nn.functional.dense import linear
+from pyframe.nn.functional.dropouts import dropout
+from pyframe.ops import elementwise as ew
+from pyframe.ops.shape import stack
+from pyframe.tensor import Tensor
+
+
+def _rnn_tanh_step(xw: Tensor, h: Tensor, w_hh: Tensor, b_hh) -> Tensor:
+    return ew.tanh(ew.add(xw, linear(h, w_hh, b_hh)))
+
+
+def _rnn_relu_step(xw: Tensor, h: Tensor, w_hh: Tensor, b_hh) -> Tensor:
+    return ew.relu(ew.add(xw, linear(h, w_hh, b_hh)))
+
+
+def _lstm_step(xw: Tensor, hc: tuple, w_hh: Tensor, b_hh) -> tuple:
+    h, c = hc
+    gates = ew.add(xw, linear(h, w_hh, b_hh))
+    i, f, g, o = gates.chunk(4, -1)
+    c = ew.add(ew.mul(ew.sigmoid(f), c), ew.mul(ew.sigmoid(i), ew.tanh(g)))
+    return ew.mul(ew.sigmoid(o), ew.tanh(c)), c
+
+
+def _gru_step(xw: Tensor, h: Tensor, w_hh: Tensor, b_hh) -> Tensor:
+    x_r, x_z, x_n = xw.chunk(3, -1)
+    h_r, h_z, h_n = linear(h, w_hh, b_hh).chunk(3, -1)
+    r = ew.sigmoid(ew.add(x_r, h_r))
+    z = ew.sigmoid(ew.add(x_z, h_z))
+    n = ew.tanh(ew.add(x_n, ew.mul(r, h_n)))
+    return ew.add(n, ew.mul(z, ew.sub(h, n)))  # (1 - z) n + z h
+
+
+STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_step, "GRU": _gru_step}
+
+
+def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih=None, b_hh=None) -> Tensor:
+    """One step of nn.RNNCell with tanh (torch's ``torch.rnn_tanh_cell``)."""
+    return _rnn_tanh_step(linear(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih=None, b_hh=None) -> Tensor:
+    """One step of nn.RNNCell with relu (torch's ``torch.rnn_relu_cell``)."""
+    return _rnn_relu_step(linear(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+def lstm_cell(input: Tensor, hx: tuple, w_ih: Tensor, w_hh: Tensor, b_ih=None, b_hh=None) -> tuple:
+    """One step of nn.LSTMCell: gates (i, f, g, o) in that order, as torch; returns (h, c)."""
+    return _lstm_step(linear(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih=None, b_hh=None) -> Tensor:
+    """One step of nn.GRUCell: gates (r, z, n) in that order, as torch."""
+    return _gru_step(linear(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+def _direction(mode: str, x: Tensor, state, weights: tuple, reverse: bool) -> tuple:
+    """One layer in one direction over ``x`` [L, N, in]: (outputs [L, N, H], final state)."""
+    w_ih, w_hh, b_ih, b_hh = weights
+    step = STEPS[mode]
+    xw = linear(x, w_ih, b_ih)  # [L, N, G*H], one GEMM for the whole sequence
+    outs = []
+    for t in reversed(range(x._shape[0])) if reverse else range(x._shape[0]):
+        state = step(xw[t], state, w_hh, b_hh)
+        outs.append(state[0] if mode == "LSTM" else state)
+    if reverse:
+        outs.reverse()
+    return stack(outs), state
+
+
+def run_rnn(mode: str, x: Tensor, hx, weights: list, num_layers: int, bidirectional: bool, dropout_p: float,
+            training: bool) -> tuple:  # fmt: skip
+    """Sequence-first ``x`` [L, N, in]; ``hx`` [layers*dirs, N, H] (a pair for LSTM);
+    ``weights`` one (w_ih, w_hh, b_ih, b_hh) per layer and direction. Returns (output, h_n)
+    with h_n a pair for LSTM."""
+    from pyframe.ops.shape import cat
+
+    dirs = 2 if bidirectional else 1
+    lstm = mode == "LSTM"
+    finals_h, finals_c = [], []
+    layer_in = x
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            state = (hx[0][k], hx[1][k]) if lstm else hx[k]
+            out, state = _direction(mode, layer_in, state, weights[k], reverse=d == 1)
+            outs.append(out)
+            if lstm:
+                finals_h.append(state[0])
+                finals_c.append(state[1])
+            else:
+                finals_h.append(state)
+        layer_in = outs[0] if dirs == 1 else cat(outs, -1)
+        if dropout_p > 0.0 and training and layer < num_layers - 1:
+            layer_in = dropout(layer_in, dropout_p, True)
+    h_n = stack(finals_h)
+    return layer_in, ((h_n, stack(finals_c)) if lstm else h_n)

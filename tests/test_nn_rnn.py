@@ -1,0 +1,169 @@
+"""RNN, LSTM, GRU and their cells against torch from identical weights (float64): outputs,
+final states and every gradient; float64 gradchecks; torch's parameter names, init and errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import pyframe as pf
+import pyframe.nn as nn
+from pyframe.autograd import gradcheck
+
+torch = pytest.importorskip("torch")
+
+
+def rand(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape) * 0.7
+
+
+def close(p, t, rtol=1e-9, atol=1e-10):
+    np.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=rtol, atol=atol)
+
+
+def twin(build):
+    torch.manual_seed(0)
+    t, p = build(torch.nn).double(), build(nn).double()
+    tsd, psd = t.state_dict(), p.state_dict()
+    assert list(tsd) == list(psd)
+    with pf.no_grad():
+        for k in tsd:
+            assert tuple(tsd[k].shape) == tuple(psd[k].shape), k
+            psd[k].copy_(pf.tensor(tsd[k].numpy().copy()))
+    return t, p
+
+
+def flat(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def run_both(t, p, x, h0=None):
+    px, tx = pf.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    args_p, args_t = (px,), (tx,)
+    if h0 is not None:
+        hp = tuple(pf.tensor(h, requires_grad=True) for h in h0)
+        ht = tuple(torch.tensor(h, requires_grad=True) for h in h0)
+        args_p += (hp if len(hp) == 2 else hp[0],)
+        args_t += (ht if len(ht) == 2 else ht[0],)
+    po, to = p(*args_p), t(*args_t)
+    po_l = [a for o in flat(po) for a in flat(o)]
+    to_l = [a for o in flat(to) for a in flat(o)]
+    assert len(po_l) == len(to_l)
+    loss_p, loss_t = 0, 0
+    for i, (a, b) in enumerate(zip(po_l, to_l, strict=True)):
+        close(a, b)
+        w = rand(*b.shape, seed=20 + i)
+        loss_p = (a * pf.tensor(w)).sum() + loss_p
+        loss_t = (b * torch.tensor(w)).sum() + loss_t
+    loss_p.backward()
+    loss_t.backward()
+    close(px.grad, tx.grad)
+    if h0 is not None:
+        for a, b in zip(flat(args_p[1]), flat(args_t[1]), strict=True):
+            close(a.grad, b.grad)
+    for a, b in zip(p.parameters(), t.parameters(), strict=True):
+        close(a.grad, b.grad)
+
+
+CASES = {
+    "lstm": (lambda n: n.LSTM(3, 4), (5, 2, 3), True),
+    "lstm_2layer_bidir_batch_first": (lambda n: n.LSTM(3, 4, 2, batch_first=True, bidirectional=True), (2, 5, 3), True),
+    "lstm_no_bias_unbatched": (lambda n: n.LSTM(3, 4, bias=False), (5, 3), True),
+    "gru": (lambda n: n.GRU(3, 4, 2), (6, 2, 3), True),
+    "gru_bidir": (lambda n: n.GRU(3, 5, bidirectional=True, batch_first=True), (2, 4, 3), False),
+    "rnn_tanh": (lambda n: n.RNN(3, 4, 2), (5, 2, 3), True),
+    "rnn_relu_bidir": (lambda n: n.RNN(3, 4, nonlinearity="relu", bidirectional=True), (5, 2, 3), False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_recurrent_matches_torch(name):
+    build, shape, with_h0 = CASES[name]
+    t, p = twin(build)
+    x = rand(*shape)
+    run_both(t, p, x)
+    if with_h0:
+        dirs = 2 if t.bidirectional else 1
+        n = shape[0] if t.batch_first else shape[1]
+        hshape = (t.num_layers * dirs, n, t.hidden_size) if len(shape) == 3 else (t.num_layers * dirs, t.hidden_size)
+        h0 = [rand(*hshape, seed=5)] + ([rand(*hshape, seed=6)] if isinstance(t, torch.nn.LSTM) else [])
+        t.zero_grad()
+        p.zero_grad()
+        run_both(t, p, x, h0)
+
+
+@pytest.mark.parametrize("cell", ["LSTMCell", "GRUCell", "RNNCell"])
+@pytest.mark.parametrize("batched", [True, False])
+def test_cells_match_torch(cell, batched):
+    t, p = twin(lambda n: getattr(n, cell)(3, 4))
+    x = rand(2, 3) if batched else rand(3)
+    run_both(t, p, x)
+    hshape = (2, 4) if batched else (4,)
+    h0 = [rand(*hshape, seed=3)] + ([rand(*hshape, seed=4)] if cell == "LSTMCell" else [])
+    t.zero_grad()
+    p.zero_grad()
+    run_both(t, p, x, h0)
+
+
+def test_lstm_gradcheck_float64():
+    m = nn.LSTM(2, 3, bidirectional=True).double()
+    w = pf.tensor(rand(4, 1, 6, seed=9))
+    x = pf.tensor(rand(4, 1, 2), requires_grad=True)
+    assert gradcheck(lambda x: (m(x)[0] * w).sum(), (x,), eps=1e-6, atol=1e-6, rtol=1e-4)
+    g = nn.GRUCell(2, 3).double()
+    h = pf.tensor(rand(1, 3, seed=2), requires_grad=True)
+    assert gradcheck(lambda x, h: g(x, h).sum(), (pf.tensor(rand(1, 2), requires_grad=True), h), eps=1e-6,
+                     atol=1e-6, rtol=1e-4)  # fmt: skip
+
+
+def test_parameter_names_and_init():
+    m = nn.LSTM(3, 16, 2, bidirectional=True)
+    t = torch.nn.LSTM(3, 16, 2, bidirectional=True)
+    assert [k for k, _ in m.named_parameters()] == [k for k, _ in t.named_parameters()]
+    bound = 1 / math.sqrt(16)
+    for q in m.parameters():
+        a = q.detach().numpy()
+        assert np.abs(a).max() <= bound and np.abs(a).max() > 0.5 * bound
+    assert len(m.all_weights) == 4 and m.all_weights[1][0] is m.weight_ih_l0_reverse
+    assert repr(m) == repr(t)
+    assert [k for k, _ in nn.GRUCell(3, 4, bias=False).named_parameters()] == ["weight_ih", "weight_hh"]
+
+
+def test_dropout_between_layers_only_in_training():
+    pf.manual_seed(0)
+    m = nn.GRU(3, 4, 3, dropout=0.5)
+    x = pf.randn(5, 2, 3)
+    m.eval()
+    with pf.no_grad():
+        a, b = m(x)[0], m(x)[0]
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        m.train()
+        assert not np.allclose(m(x)[0].numpy(), a.numpy())
+    with pytest.warns(UserWarning, match="num_layers greater than 1"):
+        nn.LSTM(3, 4, dropout=0.2)
+
+
+def test_bad_input():
+    m = nn.LSTM(3, 4)
+    with pytest.raises(RuntimeError, match="input_size. Expected 3, got 5"):
+        m(pf.randn(2, 1, 5))
+    with pytest.raises(RuntimeError, match="2D or 3D"):
+        m(pf.randn(2, 1, 1, 3))
+    with pytest.raises(RuntimeError, match=r"hidden\[0\] size \[1, 1, 4\], got \[1, 2, 4\]"):
+        m(pf.randn(2, 1, 3), (pf.zeros(1, 2, 4), pf.zeros(1, 1, 4)))
+    with pytest.raises(TypeError, match="tuple"):
+        m(pf.randn(2, 1, 3), pf.zeros(1, 1, 4))
+    with pytest.raises(TypeError, match="floating point"):
+        m(pf.ones(2, 1, 3, dtype=pf.int64))
+    with pytest.raises(ValueError, match="dropout should be"):
+        nn.GRU(3, 4, dropout=1.5)
+    with pytest.raises(ValueError, match="hidden_size must be a positive"):
+        nn.RNN(3, 0)
+    with pytest.raises(ValueError, match="nonlinearity"):
+        nn.RNN(3, 4, nonlinearity="gelu")
+    with pytest.raises(RuntimeError, match="inconsistent input_size"):
+        nn.GRUCell(3, 4)(pf.randn(2, 5))
+    with pytest.raises(RuntimeError, match="hidden size"):
+        nn.GRUCell(3, 4)(pf.randn(2, 3), pf.randn(3, 4))
