@@ -7,7 +7,20 @@ import math
 
 # The Tensor comes first: the ops modules build on it, and _tensor_methods binds them to it.
 from pyframe.tensor import Size, Tensor  # isort: skip
-from pyframe import _backend, _tensor_methods, accelerator, autograd, backends, cuda, factory, hookspecs, nn, ops, optim
+from pyframe import (
+    _backend,
+    _tensor_methods,
+    accelerator,
+    autograd,
+    backends,
+    cuda,
+    factory,
+    hookspecs,
+    nn,
+    ops,
+    optim,
+    utils,
+)
 from pyframe._backend import ShapeError
 from pyframe._device import DeviceError, device, get_default_device, set_default_device
 from pyframe._dtype import bool_, dtype, float16, float32, float64, int32, int64
@@ -32,7 +45,7 @@ _tensor_methods.bind()
 
 __all__ = [
     "Size", "Tensor", "ShapeError", "autograd", "nn", "optim", "dtype", "bool", "float16", "float32", "float64",
-    "int32", "int64", "half", "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled",
+    "utils", "int32", "int64", "half", "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled",
     "set_grad_enabled", "hookimpl", "hookspecs", "set_num_threads", "get_num_threads", "show_config", "save",
     "load", "DeviceError", "device", "set_default_device", "get_default_device", "cuda", "accelerator", "backends",
     "pi", "e", "inf", "nan", *factory.__all__, *ops.__all__,

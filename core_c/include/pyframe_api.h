@@ -217,3 +217,15 @@ int pf_linalg_eigh(const pf_tensor *a, pf_tensor *w, pf_tensor *v, int upper);
 int pf_linalg_svd(const pf_tensor *a, pf_tensor *u, pf_tensor *s, pf_tensor *vh, int full);
 /* out = exp(a) by Pade 13 with scaling and squaring (Higham 2005) */
 int pf_linalg_matrix_exp(const pf_tensor *a, pf_tensor *out);
+
+/* pyframe.utils.data (data.c); sampler outputs are contiguous 1-d int64 */
+/* a uniformly random permutation of 0 .. n-1 (n = out's length); uses counters offset .. offset + n - 1 */
+int pf_randperm(pf_tensor *out, uint64_t seed, uint64_t offset);
+/* len(out) indices drawn with probability proportional to the 1-d float weights (finite, >= 0,
+ * positive sum); without replacement needs len(out) <= the number of positive weights. Uses
+ * len(out) counters with replacement, len(weights) without */
+int pf_weighted_sample(const pf_tensor *weights, pf_tensor *out, int replacement, uint64_t seed,
+                       uint64_t offset);
+/* out[j] = x[idx[j]] along dim 0 (negatives wrap), x and out contiguous within a row (dim 0 may
+ * be strided), idx contiguous 1-d int64: a DataLoader batch in one call */
+int pf_gather_rows(const pf_tensor *x, const pf_tensor *idx, pf_tensor *out);
