@@ -31,8 +31,10 @@ from pyframe.nn.functional.activation import (
 )
 from pyframe.nn.functional.attention import multi_head_attention_forward, scaled_dot_product_attention
 from pyframe.nn.functional.conv import conv2d, fold, unfold
+from pyframe.nn.functional.conv1d import adaptive_avg_pool1d, avg_pool1d, conv1d, max_pool1d
+from pyframe.nn.functional.conv_transpose import conv_transpose1d, conv_transpose2d
 from pyframe.nn.functional.dense import bilinear, linear
-from pyframe.nn.functional.dropouts import dropout
+from pyframe.nn.functional.dropouts import dropout, dropout1d, dropout2d, dropout3d
 from pyframe.nn.functional.loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -48,6 +50,7 @@ from pyframe.nn.functional.norm import batch_norm, group_norm, layer_norm, norma
 from pyframe.nn.functional.padding import pad
 from pyframe.nn.functional.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from pyframe.nn.functional.sparse import embedding, one_hot
+from pyframe.nn.functional.vision import interpolate, pixel_shuffle, pixel_unshuffle, upsample
 
 __all__ = [
     "linear", "bilinear", "conv2d", "unfold", "fold", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
@@ -56,4 +59,6 @@ __all__ = [
     "logsigmoid", "softmax", "softmin", "log_softmax", "normalize",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "scaled_dot_product_attention", "multi_head_attention_forward",
+    "conv1d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
+    "dropout1d", "dropout2d", "dropout3d", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
 ]  # fmt: skip

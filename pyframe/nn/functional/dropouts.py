@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from pyframe import _grad_mode
 from pyframe._backend import lib
 from pyframe.nn.functional._utils import _float_arg
@@ -30,3 +32,54 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if inplace:
         return ew.inplace_ops["mul_"](input, mask)
     return ew.mul(input, mask)
+
+
+def _feature_dropout(fn: str, input: Tensor, p: float, training: bool, inplace: bool, dims: int) -> Tensor:
+    """Zeroes whole channels: one Bernoulli draw per (sample, channel) for a (N, C, *spatial)
+    input with ``dims`` spatial dims, or per channel for an unbatched (C, *spatial) one."""
+    _float_arg(input, fn)
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"{fn}(): dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (dims + 1, dims + 2):
+        raise ValueError(f"{fn}(): expected a {dims + 1}-d (unbatched) or {dims + 2}-d (batched) input, got shape "
+                         f"{list(input._shape)}")  # fmt: skip
+    if not training or p == 0.0:
+        return input
+    from pyframe.factory import _draw
+
+    lead = 2 if input.ndim == dims + 2 else 1
+    with _grad_mode.no_grad():
+        mask = empty_tensor(input._shape[:lead] + (1,) * dims, input.dtype)
+        if p == 1.0:
+            ew.fill_(mask, 0.0)
+        else:
+            _draw(lib.PF_RAND_BERNOULLI, mask, 1.0 - p, 0.0)
+            ew.inplace_ops["mul_"](mask, 1.0 / (1.0 - p))
+    if inplace:
+        return ew.inplace_ops["mul_"](input, mask)
+    return ew.mul(input, mask)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Same as torch.nn.functional.dropout1d: zeroes whole channels of (N, C, L) or (C, L)."""
+    return _feature_dropout("dropout1d", input, p, training, inplace, 1)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Same as torch.nn.functional.dropout2d: zeroes whole channels of (N, C, H, W). A 3-d input
+    is taken as (N, C, L) with torch's warning (torch's current behaviour)."""
+    if isinstance(input, Tensor) and input.ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+            "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
+            "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
+            "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+        return _feature_dropout("dropout2d", input, p, training, inplace, 1)
+    return _feature_dropout("dropout2d", input, p, training, inplace, 2)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Same as torch.nn.functional.dropout3d: zeroes whole channels of (N, C, D, H, W) or (C, D, H, W)."""
+    return _feature_dropout("dropout3d", input, p, training, inplace, 3)

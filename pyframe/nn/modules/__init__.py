@@ -5,6 +5,7 @@ from pyframe.nn.modules import (
     attention,
     container,
     conv,
+    conv_extra,
     dropout,
     flatten,
     linear,
@@ -20,6 +21,7 @@ from pyframe.nn.modules.activation import *  # noqa: F403
 from pyframe.nn.modules.attention import *  # noqa: F403
 from pyframe.nn.modules.container import *  # noqa: F403
 from pyframe.nn.modules.conv import *  # noqa: F403
+from pyframe.nn.modules.conv_extra import *  # noqa: F403
 from pyframe.nn.modules.dropout import *  # noqa: F403
 from pyframe.nn.modules.flatten import *  # noqa: F403
 from pyframe.nn.modules.linear import *  # noqa: F403
@@ -34,5 +36,5 @@ from pyframe.nn.modules.transformer import *  # noqa: F403
 __all__ = [
     *module.__all__, *container.__all__, *linear.__all__, *conv.__all__, *pooling.__all__, *normalization.__all__,
     *sparse.__all__, *dropout.__all__, *flatten.__all__, *activation.__all__, *loss.__all__,
-    *attention.__all__, *transformer.__all__, *rnn.__all__,
+    *attention.__all__, *transformer.__all__, *rnn.__all__, *conv_extra.__all__,
 ]  # fmt: skip

@@ -6,7 +6,7 @@ from pyframe.nn import functional as F
 from pyframe.nn.modules.module import Module
 from pyframe.tensor import Tensor
 
-__all__ = ["Dropout"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
 
 
 class Dropout(Module):
@@ -25,3 +25,24 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(Dropout):
+    """Same as torch.nn.Dropout1d: zeroes whole channels of (N, C, L) or (C, L)."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(Dropout):
+    """Same as torch.nn.Dropout2d: zeroes whole channels of (N, C, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(Dropout):
+    """Same as torch.nn.Dropout3d: zeroes whole channels of (N, C, D, H, W) or (C, D, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.dropout3d(input, self.p, self.training, self.inplace)
