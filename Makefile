@@ -15,7 +15,8 @@ SAN_OBJS := $(patsubst core_c/src/%.c,build/csan/%.o,$(SRCS))
 CTESTS := $(patsubst core_c/tests/%.c,build/c/%,$(CTEST_SRCS))
 SAN_TESTS := $(patsubst core_c/tests/%.c,build/csan/%,$(CTEST_SRCS))
 
-.PHONY: all install demo test pytest plugin-tests ctest csan bench lint clean
+
+.PHONY: all install demo docs test pytest plugin-tests ctest csan bench lint clean
 .SECONDARY:
 
 all: install
@@ -29,13 +30,22 @@ $(VENV)/.installed: pyproject.toml setup.py build_core.py $(SRCS) $(HDRS)
 
 install: $(VENV)/.installed
 
-demo: install
-	$(PY) examples/demo.py
+# an extra of pyproject.toml (demo, docs) installed into .venv without reinstalling pyframe (no C rebuild)
+$(VENV)/.extra-%: $(VENV)/.installed pyproject.toml
+	$(PY) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['$*'], sep='\n')" \
+		| xargs $(PY) -m pip install -q
+	touch $@
+
+# The main job: the three shipped plugins (installed beside pyframe, in $(PLUGIN_SITE), so that the core test suite
+# in .venv never sees them) change how a small CNN trains on scikit-learn's digits, configured by examples/demo.toml.
+demo: $(VENV)/.extra-demo $(PLUGIN_SITE)/.installed
+	PYFRAME_CONFIG=examples/demo.toml PYTHONPATH=$(PLUGIN_SITE) $(PY) examples/demo.py
 
 test: install ctest csan pytest plugin-tests
 
-# the plugin folder too: the multi-process tests (tests/test_distributed_mpi.py) run the mpi plugin from it
-pytest: install $(VENV)/.oracle $(PLUGIN_SITE)/.installed
+# the plugin folder: the multi-process tests (tests/test_distributed_mpi.py) run the mpi plugin from it, and
+# tests/test_examples.py the demo with the shipped plugins (the demo's extras too); docs for tests/test_docs.py
+pytest: install $(VENV)/.oracle $(VENV)/.extra-demo $(VENV)/.extra-docs $(PLUGIN_SITE)/.installed
 	$(PY) -m pytest -q
 
 # torch as a test oracle (CPU build, from the local wheel these machines carry); the tests

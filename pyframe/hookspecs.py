@@ -95,3 +95,13 @@ def pyframe_distributed_backends() -> dict:
     ``factory(timeout: float)`` starts the backend (``timeout`` in seconds bounds every wait) and
     returns an object following ``pyframe.distributed.Backend``. Called by
     ``pyframe.distributed.init_process_group``; keep it cheap (import the transport inside the factory)."""
+
+
+# ---- reporting ---------------------------------------------------------------------------------
+
+
+@hookspec
+def pyframe_summary() -> Any:
+    """Optional. What this plugin has done since it was last configured, as ``{"what": number}`` in the order to
+    show (e.g. ``{"gradients clipped": 120, "gradients seen": 3000}``), or None. Cheap to call: read at the end of
+    a run by ``pyframe.plugins.summary()`` for reports. Counters restart at ``pyframe_configure``."""

@@ -25,7 +25,7 @@ from pyframe.plugins.settings import PluginConfigError, Setting
 __all__ = [
     "Setting", "PluginInfo", "PluginHandle", "PluginError", "PluginConfigError", "PluginWarning", "ENTRY_POINT_GROUP",
     "BUILTIN_PLUGINS", "list", "get", "enable", "disable", "disabled", "register", "configure", "reload_config",
-    "effective_config", "activated",
+    "effective_config", "activated", "report_header", "summary",
 ]  # fmt: skip
 
 # Built-in plugins: (name, object) pairs registered with source "built-in".
@@ -95,6 +95,38 @@ def reload_config() -> None:
 def effective_config() -> dict[str, Any]:
     """The effective configuration and where each value came from (what ``pyframe config`` prints)."""
     return _manager.effective_config()
+
+
+def report_header() -> str:
+    """One line naming every active plugin with its version and settings (built-in ones left out), as pytest
+    prints its plugins: ``plugins: grad-clipper-0.1.0 (mode='norm', max_norm=0.05), nan-detector-0.1.0 (...)``.
+    ``plugins: none`` when no installed plugin is active."""
+    parts = []
+    for p in _recorded_set():
+        settings = ", ".join(f"{k}={v!r}" for k, v in p["settings"].items())
+        version = f"-{p['version']}" if p["version"] else ""
+        parts.append(f"{p['name']}{version}" + (f" ({settings})" if settings else ""))
+    return "plugins: " + (", ".join(parts) if parts else "none")
+
+
+def summary() -> dict[str, dict[str, Any]]:
+    """What each active plugin reports it did since it was configured (its ``pyframe_summary`` hook), by plugin
+    name, e.g. ``{"grad-clipper": {"gradients clipped": 120, "gradients seen": 3000}}``. Plugins without the hook
+    are left out; one that raises in it is reported as ``{"error": "..."}`` (a report must not end a run)."""
+    out: dict[str, dict[str, Any]] = {}
+    _manager.ensure_loaded()
+    for info in _manager.list():
+        rec = _manager._records[info.name]
+        if not (rec.enabled and rec.registered) or _manager._hookimpl(rec, "pyframe_summary") is None:
+            continue
+        try:
+            got = _manager._call(rec, "pyframe_summary")
+        except Exception as e:  # noqa: BLE001
+            out[info.name] = {"error": f"{type(e).__name__}: {e}"}
+            continue
+        if got is not None:
+            out[info.name] = dict(got)
+    return out
 
 
 def _invoked_as_cli() -> bool:

@@ -27,6 +27,7 @@ __all__ = [
     "pyframe_unconfigure",
     "pyframe_module_parameter_registration",
     "pyframe_module_buffer_registration",
+    "pyframe_summary",
 ]
 __version__ = "0.1.0"
 
@@ -42,6 +43,8 @@ dtype_name = "float32"  # the configured name, as given
 _target = None  # the pyframe dtype, resolved on first use
 strict = False
 log = False
+# what pyframe_summary reports; restarted by pyframe_configure
+stats = {"parameters converted": 0, "buffers converted": 0}
 
 
 @hookimpl
@@ -93,6 +96,7 @@ def pyframe_configure(settings: Mapping) -> None:
     dtype_name, _target = getattr(dt, "name", name), dt
     strict = bool(settings.get("strict", DEFAULTS["strict"]))
     log = bool(settings.get("log", DEFAULTS["log"]))
+    stats.update(dict.fromkeys(stats, 0))
 
 
 @hookimpl
@@ -119,6 +123,7 @@ def _enforce(kind: str, module: Any, name: str, value: Any) -> Any:
         converted = Parameter(value.detach().to(target), value.requires_grad)
     else:
         converted = value.to(target)
+    stats[f"{kind}s converted"] += 1
     if log:
         logger.info(
             "converted %s %s.%s from %s to %s",
@@ -139,3 +144,9 @@ def pyframe_module_parameter_registration(module: Any, name: str, param: Any) ->
 @hookimpl
 def pyframe_module_buffer_registration(module: Any, name: str, buffer: Any) -> Any:
     return _enforce("buffer", module, name, buffer)
+
+
+@hookimpl
+def pyframe_summary() -> dict:
+    """Floating parameters and buffers registered in another dtype and converted."""
+    return dict(stats)

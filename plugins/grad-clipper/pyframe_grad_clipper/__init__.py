@@ -22,7 +22,13 @@ import pluggy
 # register this module half-initialized, with no hooks. pyframe is imported inside the functions.
 hookimpl = pluggy.HookimplMarker("pyframe")
 
-__all__ = ["pyframe_declare_settings", "pyframe_configure", "pyframe_unconfigure", "pyframe_module_full_backward"]
+__all__ = [
+    "pyframe_declare_settings",
+    "pyframe_configure",
+    "pyframe_unconfigure",
+    "pyframe_module_full_backward",
+    "pyframe_summary",
+]
 __version__ = "0.1.0"
 
 MODES = ("value", "norm")
@@ -33,6 +39,8 @@ max_value = 1.0
 mode = "value"
 max_norm = 1.0
 modules: frozenset[str] = frozenset()
+# what pyframe_summary reports; restarted by pyframe_configure
+stats = {"gradients seen": 0, "gradients clipped": 0}
 
 
 def _finite(value: float) -> None:
@@ -87,6 +95,7 @@ def pyframe_configure(settings: Mapping) -> None:
     if isinstance(names, str) or not all(isinstance(n, str) for n in names):
         raise ValueError(f"grad-clipper: modules must be a list of class names, got {names!r}")
     max_value, mode, max_norm, modules = new_value, new_mode, new_norm, frozenset(names)
+    stats.update(dict.fromkeys(stats, 0))
 
 
 @hookimpl
@@ -108,10 +117,15 @@ def clip(grad: Any) -> Any:
 
     if grad is None or not isinstance(grad, pyframe.Tensor) or not grad.is_floating_point():
         return grad
+    stats["gradients seen"] += 1
     if mode == "value":
-        return grad.clamp(-max_value, max_value)
+        if float(grad.abs().max().item()) > max_value:
+            stats["gradients clipped"] += 1
+            return grad.clamp(-max_value, max_value)
+        return grad
     norm = float(grad.norm().item())
     if norm > max_norm and math.isfinite(norm):
+        stats["gradients clipped"] += 1
         return grad * (max_norm / norm)
     return grad
 
@@ -121,3 +135,9 @@ def pyframe_module_full_backward(module: Any, grad_input: tuple, grad_output: tu
     if not applies_to(module) or all(g is None for g in grad_input):
         return None
     return tuple(clip(g) for g in grad_input)
+
+
+@hookimpl
+def pyframe_summary() -> dict:
+    """Gradient tensors seen and clipped (some element beyond max_value, or the norm beyond max_norm)."""
+    return dict(stats)

@@ -37,6 +37,7 @@ __all__ = [
     "pyframe_module_forward",
     "pyframe_module_full_backward_pre",
     "qualified_name",
+    "pyframe_summary",
 ]
 __version__ = "0.1.0"
 
@@ -46,6 +47,8 @@ DEFAULTS = {"action": "raise", "check_forward": True}
 # configured state; the defaults equal the declared defaults, so the plugin works unconfigured
 action = "raise"
 check_forward = True
+# what pyframe_summary reports; restarted by pyframe_configure
+stats = {"tensors checked": 0, "non-finite found": 0}
 
 # child module -> (weak reference to its parent, the name it was registered under)
 _parents: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -80,6 +83,7 @@ def pyframe_configure(settings: Mapping) -> None:
         raise ValueError(f"nan-detector: action must be one of {list(ACTIONS)}, got {new_action!r}")
     action = new_action
     check_forward = bool(settings.get("check_forward", DEFAULTS["check_forward"]))
+    stats.update(dict.fromkeys(stats, 0))
 
 
 @hookimpl
@@ -139,8 +143,10 @@ def _problem(t: Any) -> str | None:
 
     if not isinstance(t, pyframe.Tensor) or not t.is_floating_point():
         return None
+    stats["tensors checked"] += 1
     if bool(pyframe.isfinite(t).all()):
         return None
+    stats["non-finite found"] += 1
     # counted as int64: summing a bool mask directly is not reliable in every pyframe version
     n_nan = int(pyframe.isnan(t).to(pyframe.int64).sum().item())
     n_inf = int(pyframe.isinf(t).to(pyframe.int64).sum().item())
@@ -207,3 +213,9 @@ def pyframe_module_full_backward_pre(module: Any, grad_output: tuple) -> Any:
         changed = changed or c
         new.append(v)
     return tuple(new) if changed else None
+
+
+@hookimpl
+def pyframe_summary() -> dict:
+    """Floating tensors checked (outputs and incoming gradients) and how many held NaN or Inf."""
+    return dict(stats)
