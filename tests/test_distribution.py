@@ -42,8 +42,7 @@ def test_plugins_depend_on_the_core_and_readmes_name_installable_things(plugin):
     readme = (plugin / "README.md").read_text()
     # every `pip install X` names a path in this repository or the core, never an unpublished distribution
     for target in re.findall(r"pip install (?:-e )?([^\s`]+)", readme):
-        assert target.startswith("./") or target == ".", f"{plugin.name}/README.md: pip install {target}"
-        assert (ROOT / target).exists(), target
+        assert (ROOT / target).exists(), f"{plugin.name}/README.md: pip install {target}: no such path here"
 
 
 @pytest.mark.slow
