@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from pyframe import _device, autograd, factory, ops
+from pyframe import _device, autograd, factory, linalg, ops
 from pyframe import _dtype as _dt
 from pyframe.ops import elementwise as ew
 from pyframe.ops import index, reduce, shape
@@ -60,6 +60,8 @@ def bind() -> None:
         "cpu": lambda self, memory_format=None: self, "cuda": _cuda, "get_device": lambda self: -1,
         "pin_memory": lambda self, device=None: self, "is_pinned": lambda self, device=None: False,
     }  # fmt: skip
+    # torch's linear-algebra methods (pyframe.linalg)
+    methods.update(det=linalg.det, inverse=linalg.inv, matrix_exp=linalg.matrix_exp, slogdet=linalg.slogdet)
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.backward = autograd.tensor_backward

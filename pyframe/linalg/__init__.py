@@ -1,0 +1,18 @@
+"""pyframe.linalg: same as torch.linalg, computed by small LAPACK-style kernels of pyframe's own C core
+(LU with partial pivoting, Cholesky, Householder QR, Jacobi eigensolver and SVD, Pade matrix_exp), batched
+over leading dims, float32 and float64, with torch's gradient formulas. Failures raise
+:class:`LinAlgError`, a RuntimeError naming the batch element. See docs/linalg.md."""
+
+from __future__ import annotations
+
+from pyframe.linalg._common import LinAlgError
+from pyframe.linalg.decomp import EighResult, QRResult, SVDResult, eigh, eigvalsh, qr, svd, svdvals
+from pyframe.linalg.norms import matrix_norm, norm, vector_norm
+from pyframe.linalg.solve import SlogdetResult, cholesky, det, inv, matrix_exp, slogdet, solve, solve_triangular
+from pyframe.ops.linalg import matmul
+
+__all__ = [
+    "LinAlgError", "solve", "solve_triangular", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "eigvalsh",
+    "svd", "svdvals", "matrix_exp", "vector_norm", "matrix_norm", "norm", "matmul", "EighResult", "QRResult",
+    "SVDResult", "SlogdetResult",
+]  # fmt: skip

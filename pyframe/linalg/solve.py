@@ -1,0 +1,210 @@
+"""Linear systems and determinants: solve, solve_triangular, inv, det, slogdet, cholesky, matrix_exp.
+
+Each forward is one batched C call (LU with partial pivoting, triangular substitution, Cholesky, Pade);
+each backward sits under it as pyframe ops (torch's formulas), so create_graph differentiates again."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from pyframe._backend import NULL, ShapeError, lib
+from pyframe.autograd.graph import needs_grad, record
+from pyframe.linalg._common import call, check_matrix, check_same_dtype, identity_like
+from pyframe.ops import elementwise as ew
+from pyframe.ops import reduce as rd
+from pyframe.ops._common import broadcast_shapes
+from pyframe.ops.linalg import matmul
+from pyframe.ops.shape import cat, expand, stack
+from pyframe.tensor import Tensor, empty_tensor
+
+__all__ = ["solve", "solve_triangular", "inv", "det", "slogdet", "cholesky", "matrix_exp"]
+
+
+def _broadcast_batch(A: Tensor, B: Tensor) -> tuple[Tensor, Tensor]:
+    """A (..., n, n) and B (..., n, k) expanded to one batch shape (stride 0, no copy)."""
+    batch = broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    if A.shape[:-2] != batch:
+        A = expand(A, *batch, *A.shape[-2:])
+    if B.shape[:-2] != batch:
+        B = expand(B, *batch, *B.shape[-2:])
+    return A, B
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """Same as torch.linalg.solve: X with A X = B (X A = B when ``left=False``), by LU with partial
+    pivoting; B may be a vector (..., n). A singular A raises LinAlgError naming the batch element."""
+    fn = "linalg.solve"
+    check_matrix(A, fn)
+    check_same_dtype(A, B, fn)
+    n = A.shape[-1]
+    vector = left and (B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1]))
+    if not left:
+        if B.ndim < 2:
+            raise ShapeError(f"{fn}: with left=False B must have at least 2 dimensions, got shape {list(B.shape)}")
+        return solve(A.mT, B.mT).mT
+    B2 = B.unsqueeze(-1) if vector else B
+    if B2.ndim < 2 or B2.shape[-2] != n:
+        raise ShapeError(
+            f"{fn}: incompatible shapes of A and B for the equation AX = B ({list(A.shape)} and {list(B.shape)})"
+        )
+    A3, B3 = _broadcast_batch(A, B2)
+    X = empty_tensor(B3._shape, A.dtype)
+    call(fn, lib.pf_linalg_solve(A3._d(), B3._d(), X._d()))
+    if needs_grad(A3, B3):
+
+        def backward(g):
+            gB = solve(A3.mT, g)
+            return (ew.neg(matmul(gB, X.mT)) if A3.requires_grad else None), (gB if B3.requires_grad else None)
+
+        record("LinalgSolveExBackward0", backward, (A3, B3), X, (A3, X))
+    return X.squeeze(-1) if vector else X
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
+    """Same as torch.linalg.solve_triangular: reads only the upper (or lower) triangle of A. A zero on
+    the diagonal raises LinAlgError (torch returns inf/nan)."""
+    fn = "linalg.solve_triangular"
+    check_matrix(A, fn)
+    check_same_dtype(A, B, fn)
+    if B.ndim < 2:
+        raise ShapeError(f"{fn}: B must have at least 2 dimensions, got shape {list(B.shape)}")
+    if not left:  # X A = B  <=>  A^T X^T = B^T, and A^T's upper triangle is A's lower one
+        return solve_triangular(A.mT, B.mT, upper=not upper, unitriangular=unitriangular).mT
+    if B.shape[-2] != A.shape[-1]:
+        raise ShapeError(
+            f"{fn}: incompatible shapes of A and B for the equation AX = B ({list(A.shape)} and {list(B.shape)})"
+        )
+    A3, B3 = _broadcast_batch(A, B)
+    X = empty_tensor(B3._shape, A.dtype)
+    call(fn, lib.pf_linalg_solve_triangular(A3._d(), B3._d(), X._d(), int(upper), int(unitriangular)))
+    if needs_grad(A3, B3):
+
+        def backward(g):
+            gB = solve_triangular(A3.mT, g, upper=not upper, unitriangular=unitriangular)
+            gA = None
+            if A3.requires_grad:
+                gA = ew.neg(matmul(gB, X.mT))
+                k = 1 if unitriangular else 0
+                gA = ew.triu(gA, k) if upper else ew.tril(gA, -k)
+            return gA, (gB if B3.requires_grad else None)
+
+        record("LinalgSolveTriangularBackward0", backward, (A3, B3), X, (A3, X))
+    return X
+
+
+def inv(A: Tensor) -> Tensor:
+    """Same as torch.linalg.inv. A singular A raises LinAlgError naming the batch element."""
+    fn = "linalg.inv"
+    check_matrix(A, fn)
+    Id = expand(identity_like(A), *A.shape)
+    X = empty_tensor(A._shape, A.dtype)
+    call(fn, lib.pf_linalg_solve(A._d(), Id._d(), X._d()))
+    if needs_grad(A):
+
+        def backward(g):
+            Xt = X.mT
+            return ew.neg(matmul(matmul(Xt, g), Xt))
+
+        record("LinalgInvExBackward0", backward, (A,), X, (X,))
+    return X
+
+
+def det(A: Tensor) -> Tensor:
+    """Same as torch.linalg.det (and torch.det): by LU; a singular matrix has det 0 and its gradient (the
+    adjugate) comes from an SVD, as torch's."""
+    fn = "linalg.det"
+    check_matrix(A, fn)
+    d = empty_tensor(A._shape[:-2], A.dtype)
+    call(fn, lib.pf_linalg_det(A._d(), d._d(), NULL, NULL))
+    if needs_grad(A):
+
+        def backward(g):
+            return _det_grad(A, d, g)
+
+        record("LinalgDetBackward0", backward, (A,), d, (A, d))
+    return d
+
+
+def _det_grad(A: Tensor, d: Tensor, g: Tensor) -> Tensor:
+    """d det / dA = adj(A)^T: det * A^-T when A is invertible; otherwise, with A = U S Vh,
+    det(U) det(Vh) U diag(prod_{j != i} s_j) Vh, which holds for every A."""
+    scale = ew.mul(g, d).unsqueeze(-1).unsqueeze(-1)
+    if bool(rd.all(ew.ne(d.detach(), 0.0))):
+        return ew.mul(scale, inv(A).mT)
+    from pyframe.linalg.decomp import svd  # decomp's QR backward imports this module
+
+    U, S, Vh = svd(A, full_matrices=False)
+    n = S.shape[-1]
+    others = [rd.prod(cat([S.narrow(-1, 0, i), S.narrow(-1, i + 1, n - 1 - i)], -1), -1) for i in range(n)]
+    p = stack(others, -1)
+    sign = ew.mul(det(U.detach()), det(Vh.detach()))
+    return ew.mul(ew.mul(g, sign).unsqueeze(-1).unsqueeze(-1), matmul(ew.mul(U, p.unsqueeze(-2)), Vh))
+
+
+class SlogdetResult(NamedTuple):
+    """torch.return_types.linalg_slogdet."""
+
+    sign: Tensor
+    logabsdet: Tensor
+
+
+def slogdet(A: Tensor) -> SlogdetResult:
+    """Same as torch.linalg.slogdet: (sign, log|det|); a singular matrix gives (0, -inf). The gradient
+    flows through logabsdet (A^-T), as torch's."""
+    fn = "linalg.slogdet"
+    check_matrix(A, fn)
+    sign = empty_tensor(A._shape[:-2], A.dtype)
+    logabs = empty_tensor(A._shape[:-2], A.dtype)
+    call(fn, lib.pf_linalg_det(A._d(), NULL, sign._d(), logabs._d()))
+    if needs_grad(A):
+
+        def backward(gsign=None, glogabs=None):
+            if glogabs is None:
+                return None
+            return ew.mul(glogabs.unsqueeze(-1).unsqueeze(-1), inv(A).mT)
+
+        # the sign is piecewise constant: only logabsdet (output 1) carries a gradient
+        record("LinalgSlogdetBackward0", backward, (A,), (None, logabs), (A,))
+    return SlogdetResult(sign, logabs)
+
+
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    """Same as torch.linalg.cholesky: L with A = L L^T from A's lower triangle (``upper=True`` returns
+    L^T). A non positive-definite A raises LinAlgError naming the batch element and the failing minor."""
+    fn = "linalg.cholesky"
+    check_matrix(A, fn)
+    L = empty_tensor(A._shape, A.dtype)
+    call(fn, lib.pf_linalg_cholesky(A._d(), L._d()))
+    if needs_grad(A):
+
+        def backward(gL):
+            # torch's cholesky_backward: gA = L^-T phi(L^T gL) L^-1, symmetrized; phi takes the lower
+            # triangle with the diagonal halved
+            Linv = solve_triangular(L, expand(identity_like(L), *L.shape), upper=False)
+            P = matmul(L.mT, gL)
+            phi = ew.sub(ew.tril(P), ew.mul(ew.mul(P, identity_like(L)), 0.5))
+            gA = matmul(matmul(Linv.mT, phi), Linv)
+            return ew.mul(ew.add(gA, gA.mT), 0.5)
+
+        record("LinalgCholeskyExBackward0", backward, (A,), L, (L,))
+    return L.mT if upper else L
+
+
+def matrix_exp(A: Tensor) -> Tensor:
+    """Same as torch.linalg.matrix_exp (and torch.matrix_exp): Pade 13 with scaling and squaring. Its
+    gradient is the upper-right block of exp([[A^T, G], [0, A^T]]), as torch's."""
+    fn = "linalg.matrix_exp"
+    check_matrix(A, fn)
+    E = empty_tensor(A._shape, A.dtype)
+    call(fn, lib.pf_linalg_matrix_exp(A._d(), E._d()))
+    if needs_grad(A):
+
+        def backward(g):
+            n = A.shape[-1]
+            At = A.mT
+            zero = ew.mul(g, 0.0)
+            big = cat([cat([At, g], -1), cat([zero, At], -1)], -2)
+            return matrix_exp(big).narrow(-2, 0, n).narrow(-1, n, n)
+
+        record("LinalgMatrixExpBackward0", backward, (A,), E, (A,))
+    return E
