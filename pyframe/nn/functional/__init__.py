@@ -13,38 +13,63 @@ and float64 for the im2col-based ops (conv, pools, unfold, fold).
 """
 
 from pyframe.nn.functional.activation import (
+    celu,
     elu,
     gelu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
     hardtanh,
     leaky_relu,
     log_softmax,
     logsigmoid,
+    mish,
+    prelu,
     relu,
     relu6,
     relu_,
+    rrelu,
+    selu,
     sigmoid,
     silu,
     softmax,
     softmin,
     softplus,
+    softshrink,
+    softsign,
     tanh,
+    tanhshrink,
+    threshold,
 )
 from pyframe.nn.functional.attention import multi_head_attention_forward, scaled_dot_product_attention
 from pyframe.nn.functional.conv import conv2d, fold, unfold
 from pyframe.nn.functional.conv1d import adaptive_avg_pool1d, avg_pool1d, conv1d, max_pool1d
 from pyframe.nn.functional.conv_transpose import conv_transpose1d, conv_transpose2d
 from pyframe.nn.functional.dense import bilinear, linear
+from pyframe.nn.functional.distance import cosine_similarity, pairwise_distance
 from pyframe.nn.functional.dropouts import dropout, dropout1d, dropout2d, dropout3d
 from pyframe.nn.functional.loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
+    gaussian_nll_loss,
     huber_loss,
     kl_div,
     l1_loss,
     mse_loss,
     nll_loss,
+    poisson_nll_loss,
     smooth_l1_loss,
+)
+from pyframe.nn.functional.margin_loss import (
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_soft_margin_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
 )
 from pyframe.nn.functional.norm import batch_norm, group_norm, layer_norm, normalize
 from pyframe.nn.functional.padding import pad
@@ -61,4 +86,8 @@ __all__ = [
     "binary_cross_entropy_with_logits", "kl_div", "scaled_dot_product_attention", "multi_head_attention_forward",
     "conv1d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
     "dropout1d", "dropout2d", "dropout3d", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
+    "mish", "selu", "celu", "hardsigmoid", "hardswish", "softsign", "tanhshrink", "softshrink", "hardshrink",
+    "threshold", "glu", "prelu", "rrelu", "pairwise_distance", "cosine_similarity", "soft_margin_loss",
+    "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
+    "multilabel_soft_margin_loss", "multi_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
 ]  # fmt: skip

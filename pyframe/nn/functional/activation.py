@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Callable
 
 from pyframe._grad_mode import is_grad_enabled
-from pyframe.nn.functional._utils import _float_arg
+from pyframe.nn.functional._utils import _float_arg, _tensor_arg
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
 from pyframe.tensor import Tensor
@@ -139,3 +139,140 @@ def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor
 def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """Same as torch.nn.functional.log_softmax (one C kernel)."""
     return rd.log_softmax(input, _softmax_dim(input.ndim, "log_softmax", _stacklevel) if dim is None else dim, dtype)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """Same as torch.nn.functional.mish: x * tanh(softplus(x))."""
+    _float_arg(input, "mish")
+    return _activate(input, inplace, lambda x: ew.mul(x, ew.tanh(softplus(x))))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Same as torch.nn.functional.selu: scale * elu(x, alpha) with torch's constants."""
+    _float_arg(input, "selu")
+    return _activate(input, inplace, lambda x: ew.mul(elu(x, _SELU_ALPHA), _SELU_SCALE))
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """Same as torch.nn.functional.celu: max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
+    _float_arg(input, "celu")
+    if alpha == 0:
+        raise ValueError("celu(): alpha cannot be 0")
+
+    def fn(x: Tensor) -> Tensor:
+        neg = ew.mul(ew.expm1(ew.div(ew.clamp(x, max=0.0), alpha)), alpha)
+        return ew.where(ew.gt(x, 0.0), x, neg)
+
+    return _activate(input, inplace, fn)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """Same as torch.nn.functional.hardsigmoid: relu6(x + 3) / 6."""
+    _float_arg(input, "hardsigmoid")
+    return _activate(input, inplace, lambda x: ew.div(ew.clamp(ew.add(x, 3.0), 0.0, 6.0), 6.0))
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """Same as torch.nn.functional.hardswish: x * relu6(x + 3) / 6."""
+    _float_arg(input, "hardswish")
+    return _activate(input, inplace, lambda x: ew.mul(x, ew.div(ew.clamp(ew.add(x, 3.0), 0.0, 6.0), 6.0)))
+
+
+def softsign(input: Tensor) -> Tensor:
+    """Same as torch.nn.functional.softsign: x / (1 + |x|)."""
+    _float_arg(input, "softsign")
+    return ew.div(input, ew.add(ew.abs(input), 1.0))
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """Same as torch.nn.functional.tanhshrink: x - tanh(x)."""
+    _float_arg(input, "tanhshrink")
+    return ew.sub(input, ew.tanh(input))
+
+
+def _check_lambd(fn: str, lambd: float) -> None:
+    if not isinstance(lambd, (int, float)) or isinstance(lambd, bool) or lambd < 0:
+        raise ValueError(f"{fn}(): lambda must be greater or equal to 0, but found to be {lambd!r}")
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """Same as torch.nn.functional.softshrink: x - lambd above lambd, x + lambd below -lambd, else 0."""
+    _float_arg(input, "softshrink")
+    _check_lambd("softshrink", lambd)
+    return ew.where(ew.gt(input, lambd), ew.sub(input, lambd),
+                    ew.where(ew.lt(input, -lambd), ew.add(input, lambd), 0.0))  # fmt: skip
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """Same as torch.nn.functional.hardshrink: x where |x| > lambd, else 0."""
+    _float_arg(input, "hardshrink")
+    _check_lambd("hardshrink", lambd)
+    return ew.where(ew.gt(ew.abs(input), lambd), input, 0.0)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """Same as torch.nn.functional.threshold: x where x > threshold, else ``value``."""
+    _tensor_arg(input, "threshold")
+    return _activate(input, inplace, lambda x: ew.where(ew.gt(x, threshold), x, value))
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Same as torch.nn.functional.glu: a * sigmoid(b) for the two halves of ``dim``."""
+    _float_arg(input, "glu")
+    if input.ndim == 0:
+        raise ValueError("glu(): glu does not support scalars because halving size must be even")
+    d = dim + input.ndim if dim < 0 else dim
+    if not 0 <= d < input.ndim:
+        raise IndexError(f"glu(): dim {dim} is out of range for a {input.ndim}-d input")
+    if input._shape[d] % 2:
+        raise ValueError(f"glu(): Halving dimension must be even, but dimension {d} is size {input._shape[d]}")
+    a, b = input.chunk(2, d)
+    return ew.mul(a, ew.sigmoid(b))
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """Same as torch.nn.functional.prelu: x where x > 0, else weight * x; ``weight`` has one
+    element or one per channel (dim 1)."""
+    _float_arg(input, "prelu")
+    _tensor_arg(weight, "prelu", "weight")
+    n = weight._numel
+    if n != 1:
+        channels = input._shape[1] if input.ndim >= 2 else (input._shape[0] if input.ndim == 1 else 1)
+        if weight.ndim != 1 or n != channels:
+            raise ValueError(f"prelu(): mismatch of parameter numbers and input channel size: found {n} weights "
+                             f"for {channels} channels (input shape {list(input._shape)})")  # fmt: skip
+        shape = [1] * input.ndim
+        shape[1 if input.ndim >= 2 else 0] = n
+        weight = weight.reshape(shape)
+    elif weight.ndim:
+        weight = weight.reshape(())
+    return ew.where(ew.gt(input, 0.0), input, ew.mul(weight, input))
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.rrelu: in training a slope uniform in [lower, upper] per
+    element of the negative part (pyframe's random stream), else the mean slope."""
+    _float_arg(input, "rrelu")
+    if not lower <= upper:
+        raise ValueError(f"rrelu(): lower bound {lower} must be at most upper bound {upper}")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    from pyframe import _grad_mode
+    from pyframe.factory import uniform_
+    from pyframe.tensor import empty_tensor
+
+    with _grad_mode.no_grad():
+        slope = uniform_(empty_tensor(input._shape, input.dtype), lower, upper)
+    return _activate(input, inplace, lambda x: ew.where(ew.ge(x, 0.0), x, ew.mul(x, slope)))
+
+
+def _softmax2d(input: Tensor) -> Tensor:
+    """torch.nn.Softmax2d's computation: softmax over the channel dim of (N, C, H, W) or (C, H, W)."""
+    if input.ndim not in (3, 4):
+        raise ValueError(f"Softmax2d: expected a 3-d or 4-d input, got shape {list(input._shape)}")
+    return rd.softmax(input, -3)

@@ -279,3 +279,52 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     if reduction == "batchmean":
         return ew.div(rd.sum(loss), input._shape[0] if input.ndim else 1)
     return _reduce_loss(loss, reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False, size_average=None,
+                     eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.poisson_nll_loss: exp(x) - y x (``log_input``) or
+    x - y log(x + eps), plus Stirling's term for y > 1 when ``full``."""
+    _float_arg(input, "poisson_nll_loss")
+    _check_reduction(reduction, "poisson_nll_loss")
+    if log_input:
+        loss = ew.sub(ew.exp(input), ew.mul(target, input))
+    else:
+        loss = ew.sub(input, ew.mul(target, ew.log(ew.add(input, eps))))
+    if full:
+        import math
+
+        safe = ew.where(ew.gt(target, 1.0), target, 2.0)  # the unused branch stays finite
+        stirling = ew.add(ew.sub(ew.mul(safe, ew.log(safe)), safe), ew.mul(ew.log(ew.mul(safe, 2 * math.pi)), 0.5))
+        loss = ew.add(loss, ew.where(ew.gt(target, 1.0), stirling, 0.0))
+    return _reduce_loss(loss, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.gaussian_nll_loss: 0.5 (log var + (x - y)^2 / var), var
+    clamped at ``eps`` without stopping its gradient (as torch); ``var`` may lack the last dim
+    or have size 1 there."""
+    import math
+
+    fn = "gaussian_nll_loss"
+    _float_arg(input, fn)
+    _check_reduction(reduction, fn)
+    if not isinstance(var, Tensor):
+        from pyframe.ops._common import as_tensor_of
+
+        var = as_tensor_of(float(var), input.dtype)
+    if var._shape != input._shape:
+        if input._shape[:-1] == var._shape:
+            var = var.unsqueeze(-1)
+        elif not (input._shape[:-1] == var._shape[:-1] and var._shape[-1:] == (1,)) and var.ndim:
+            raise ShapeError(f"{fn}(): var is of incorrect size: {list(var._shape)} for input {list(input._shape)}")
+    with _grad_mode.no_grad():
+        if bool(rd.any(ew.lt(var, 0)).item()):
+            raise ValueError(f"{fn}(): var has negative entry/entries")
+        lift = ew.sub(ew.clamp(var, min=eps), var)  # added without history: var's gradient passes unchanged
+    v = ew.add(var, lift)
+    loss = ew.mul(ew.add(ew.log(v), ew.div(ew.square(ew.sub(input, target)), v)), 0.5)
+    if full:
+        loss = ew.add(loss, 0.5 * math.log(2 * math.pi))
+    return _reduce_loss(loss, reduction)
