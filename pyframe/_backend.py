@@ -4,7 +4,21 @@ from __future__ import annotations
 
 import os
 
-from pyframe._core import ffi, lib
+# libgomp's idle threads spin about 3 ms (GOMP_SPINCOUNT=300000) before sleeping; with a
+# second busy process on the machine those spinning threads take the cores its work
+# needs, and both collapse (100x measured). A bounded spin still bridges the gaps between
+# a training step's kernels. libgomp reads the variable once, when it is loaded by the
+# import below, so it is set for that moment only: child processes see the user's
+# environment, and a user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+_SPIN = "GOMP_SPINCOUNT"
+_set_spin = _SPIN not in os.environ and "OMP_WAIT_POLICY" not in os.environ
+if _set_spin:
+    os.environ[_SPIN] = "20000"
+try:
+    from pyframe._core import ffi, lib
+finally:
+    if _set_spin:
+        del os.environ[_SPIN]
 
 __all__ = ["ffi", "lib", "check", "alloc", "desc", "ShapeError", "NULL"]
 

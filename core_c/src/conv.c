@@ -136,19 +136,26 @@ static int run(int fold, const pf_tensor *xt, const pf_tensor *colt, const geom 
     char *x = xt->data, *col = colt->data;
     const int64_t *xs = xt->strides, *cs = colt->strides;
     int dt = xt->dtype;
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-    for (int64_t p = 0; p < planes; p++) {
-        int64_t n = p / C, c = p % C;
-        char *xp = x + (n * xs[0] + c * xs[1]) * (int64_t)es;
-        char *cp = col + (n * cs[0] + c * g->kh * g->kw * cs[1]) * (int64_t)es;
-        if (dt == PF_FLOAT32) {
-            if (fold) col2im_plane_float((const float *)cp, (float *)xp, g);
-            else im2col_plane_float((const float *)xp, (float *)cp, g, (float)pad_value);
-        } else {
-            if (fold) col2im_plane_double((const double *)cp, (double *)xp, g);
-            else im2col_plane_double((const double *)xp, (double *)cp, g, pad_value);
+    pf_team tm;
+    pf_team_start(&tm);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+#pragma omp for schedule(static) nowait
+        for (int64_t p = 0; p < planes; p++) {
+            int64_t n = p / C, c = p % C;
+            char *xp = x + (n * xs[0] + c * xs[1]) * (int64_t)es;
+            char *cp = col + (n * cs[0] + c * g->kh * g->kw * cs[1]) * (int64_t)es;
+            if (dt == PF_FLOAT32) {
+                if (fold) col2im_plane_float((const float *)cp, (float *)xp, g);
+                else im2col_plane_float((const float *)xp, (float *)cp, g, (float)pad_value);
+            } else {
+                if (fold) col2im_plane_double((const double *)cp, (double *)xp, g);
+                else im2col_plane_double((const double *)xp, (double *)cp, g, pad_value);
+            }
         }
+        pf_team_done(&tm);
     }
+    pf_team_finish(&tm);
     return PF_OK;
 }
 

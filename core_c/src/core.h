@@ -155,9 +155,32 @@ int pf_broadcast_strides(const pf_tensor *in, int out_ndim, const int64_t *out_s
 
 /* Below this many elements a kernel stays serial: a fork/join costs about 0.6 us. */
 #define PF_GRAIN 32768
+/* Threads for the next parallel region: the set count, or 1 while the machine is found
+ * oversubscribed (see pf_team below). */
 int pf_threads(void);
 /* Threads worth using for `work` elements: 1 below the grain, else pf_threads(). */
 static inline int pf_threads_for(int64_t work) { return work < PF_GRAIN ? 1 : pf_threads(); }
+
+/* Busy-machine detection. A fork/join waits for its slowest thread; when other processes
+ * hold the cores, a worker may not run for a whole scheduler slice (milliseconds), and a
+ * training step with dozens of regions collapses 100x. Each instrumented region records
+ * when the calling thread (thread 0, which always has the largest share) finished its
+ * part and when the last worker did; a worker finishing well after it means the team did
+ * not get its cores, so pf_threads() answers 1 for a while (doubling while it persists),
+ * then probes again. Serial work never waits for anyone, and results never depend on the
+ * thread count, so the fallback only changes speed.
+ *
+ *     pf_team tm; pf_team_start(&tm);
+ *     #pragma omp parallel num_threads(nt)
+ *     { ... this thread's share ...; pf_team_done(&tm); }
+ *     pf_team_finish(&tm);
+ */
+typedef struct {
+    int64_t t0, main_end, last_end; /* CLOCK_MONOTONIC ns */
+} pf_team;
+void pf_team_start(pf_team *tm);
+void pf_team_done(pf_team *tm);
+void pf_team_finish(pf_team *tm);
 
 /* ---- strided walker --------------------------------------------------------------- */
 

@@ -359,12 +359,16 @@ static int int_error(int err, const char *op) {
         if (nt_ == 1) {                                                              \
             PF_WALK_SLICE(w, 0, 1, CALL);                                            \
         } else {                                                                     \
+            pf_team tm_;                                                             \
+            pf_team_start(&tm_);                                                     \
             _Pragma("omp parallel num_threads(nt_)")                                 \
             {                                                                        \
                 int t_ = 0, n_ = 1;                                                  \
                 PF_OMP_ID(t_, n_);                                                   \
                 PF_WALK_SLICE(w, t_, n_, CALL);                                      \
+                pf_team_done(&tm_);                                                  \
             }                                                                        \
+            pf_team_finish(&tm_);                                                    \
         }                                                                            \
     } while (0)
 
@@ -409,6 +413,8 @@ int pf_unary_contig(int op, int dtype, const void *x, void *out, int64_t n) {
     if (nt == 1) {
         run(x, si, out, so, n, 0, 0, &err);
     } else {
+        pf_team tm;
+        pf_team_start(&tm);
 #pragma omp parallel num_threads(nt)
         {
             int t = 0, k = 1;
@@ -416,7 +422,9 @@ int pf_unary_contig(int op, int dtype, const void *x, void *out, int64_t n) {
             int64_t b, e;
             pf_split(n, t, k, &b, &e);
             run((const char *)x + b * si, si, (char *)out + b * so, so, e - b, 0, 0, &err);
+            pf_team_done(&tm);
         }
+        pf_team_finish(&tm);
     }
     return err ? int_error(err, unary_name[op]) : PF_OK;
 }
@@ -468,6 +476,8 @@ int pf_binary_contig(int op, int dtype, const void *a, const void *b, void *out,
     if (nt == 1) {
         run(a, si, b, si, out, so, n, &err);
     } else {
+        pf_team tm;
+        pf_team_start(&tm);
 #pragma omp parallel num_threads(nt)
         {
             int t = 0, k = 1;
@@ -475,7 +485,9 @@ int pf_binary_contig(int op, int dtype, const void *a, const void *b, void *out,
             int64_t s, e;
             pf_split(n, t, k, &s, &e);
             run((const char *)a + s * si, si, (const char *)b + s * si, si, (char *)out + s * so, so, e - s, &err);
+            pf_team_done(&tm);
         }
+        pf_team_finish(&tm);
     }
     return err ? int_error(err, binary_name[op]) : PF_OK;
 }

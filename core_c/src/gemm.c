@@ -547,6 +547,8 @@ static int gemv(const gemm_desc *d, const gemm_prob *p, int nt) {
     if (nt == 1) {
         d->gemv(rows, p->K, N, x, sx, p->B, p->rsb, p->csb, p->C, p->csc);
     } else {
+        pf_team tm;
+        pf_team_start(&tm);
 #pragma omp parallel num_threads(nt)
         {
             int t = 0, team = 1;
@@ -557,7 +559,9 @@ static int gemv(const gemm_desc *d, const gemm_prob *p, int nt) {
             if (j0 < j1)
                 d->gemv(rows, p->K, j1 - j0, x, sx, p->B + j0 * p->csb * es, p->rsb, p->csb,
                         p->C + j0 * p->csc * es, p->csc);
+            pf_team_done(&tm);
         }
+        pf_team_finish(&tm);
     }
     pf_free(tmp);
     return PF_OK;
@@ -675,12 +679,16 @@ static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt) {
     if (nt == 1) {
         blocked_thread(&job, 0, 1);
     } else {
+        pf_team tm;
+        pf_team_start(&tm);
 #pragma omp parallel num_threads(nt)
         {
             int t = 0, team = 1;
             OMP_ID(t, team);
             blocked_thread(&job, t, team);
+            pf_team_done(&tm);
         }
+        pf_team_finish(&tm);
     }
     pf_free(buf);
     return PF_OK;
@@ -785,9 +793,17 @@ int pf_matmul(const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
     double work = (double)M * N * K; /* double: broadcast (stride 0) operands can be huge */
     int nt = work * nb >= PAR_WORK ? pf_threads() : 1, err = PF_OK;
     if (nt > 1 && work < BATCH_WORK && (nb % nt == 0 || nb >= 4 * nt)) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-        for (int64_t bi = 0; bi < nb; bi++)
-            if (run_one(dt, d, at_batch(&p, a, b, out, bi), 1)) __atomic_store_n(&err, PF_ERR_NOMEM, __ATOMIC_RELAXED);
+        pf_team tm;
+        pf_team_start(&tm);
+#pragma omp parallel num_threads(nt)
+        {
+#pragma omp for schedule(static) nowait
+            for (int64_t bi = 0; bi < nb; bi++)
+                if (run_one(dt, d, at_batch(&p, a, b, out, bi), 1))
+                    __atomic_store_n(&err, PF_ERR_NOMEM, __ATOMIC_RELAXED);
+            pf_team_done(&tm);
+        }
+        pf_team_finish(&tm);
     } else {
         nt = work >= PAR_WORK ? nt : 1;
         for (int64_t bi = 0; bi < nb && !err; bi++) err = run_one(dt, d, at_batch(&p, a, b, out, bi), nt);

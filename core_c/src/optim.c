@@ -100,6 +100,8 @@ int pf_sgd_step(int dtype, void *param, const void *grad, void *momentum_buf, in
         sgd_chunk(dtype, (char *)param, (const char *)grad, buf, 0, n, &a);
         return PF_OK;
     }
+    pf_team tm;
+    pf_team_start(&tm);
 #pragma omp parallel num_threads(nt)
     {
         int t = 0, k = 1;
@@ -107,7 +109,9 @@ int pf_sgd_step(int dtype, void *param, const void *grad, void *momentum_buf, in
         int64_t b, e;
         pf_split(n, t, k, &b, &e);
         sgd_chunk(dtype, (char *)param, (const char *)grad, buf, b, e, &a);
+        pf_team_done(&tm);
     }
+    pf_team_finish(&tm);
     return PF_OK;
 }
 
@@ -213,6 +217,8 @@ int pf_adam_step(int dtype, void *param, const void *grad, void *exp_avg, void *
         adam_chunk(dtype, (char *)param, (const char *)grad, (char *)exp_avg, (char *)exp_avg_sq, vmax, 0, n, &a);
         return PF_OK;
     }
+    pf_team tm;
+    pf_team_start(&tm);
 #pragma omp parallel num_threads(nt)
     {
         int t = 0, k = 1;
@@ -220,6 +226,8 @@ int pf_adam_step(int dtype, void *param, const void *grad, void *exp_avg, void *
         int64_t b, e;
         pf_split(n, t, k, &b, &e);
         adam_chunk(dtype, (char *)param, (const char *)grad, (char *)exp_avg, (char *)exp_avg_sq, vmax, b, e, &a);
+        pf_team_done(&tm);
     }
+    pf_team_finish(&tm);
     return PF_OK;
 }

@@ -485,6 +485,8 @@ static void reduce_one(const rctx *c, pf_walk *w, const char *base, char *o, cha
 /* ---- drivers; ow walks the output space with operands x, out, idx ---- */
 
 static void drive_rows(const rctx *c, const pf_walk *ow, const char *xb, char *ob, char *ib, int nt) {
+    pf_team tm;
+    pf_team_start(&tm);
     PF_PARALLEL
     {
         int t = 0, T = 1;
@@ -501,7 +503,9 @@ static void drive_rows(const rctx *c, const pf_walk *ow, const char *xb, char *o
             pos += n;
             pf_walk_advance(&w, n);
         }
+        pf_team_done(&tm);
     }
+    pf_team_finish(&tm);
 }
 
 /* One pass over every (output, chunk) item in parallel, then each output's partials are
@@ -509,6 +513,8 @@ static void drive_rows(const rctx *c, const pf_walk *ow, const char *xb, char *o
 static void items_pass(const rctx *c, int kind, int64_t O, const char *const *xo, const double *m, part *parts,
                        part *tot, int nt) {
     int64_t nitems = O * c->nch;
+    pf_team tm;
+    pf_team_start(&tm);
     PF_PARALLEL
     {
         int t = 0, T = 1;
@@ -520,7 +526,9 @@ static void items_pass(const rctx *c, int kind, int64_t O, const char *const *xo
             int64_t o = it / c->nch;
             parts[it] = chunk(c, kind, &rw, xo[o], it % c->nch, m ? m[o] : 0);
         }
+        pf_team_done(&tm);
     }
+    pf_team_finish(&tm);
     for (int64_t o = 0; o < O; o++) {
         tot[o] = part_init(kind);
         for (int64_t ci = 0; ci < c->nch; ci++) merge(c->dt, kind, &tot[o], &parts[o * c->nch + ci]);
@@ -641,6 +649,8 @@ static void drive_cols(const rctx *c, const pf_walk *ow, const char *xb, char *o
         vw = ((V + per - 1) / per + 7) / 8 * 8;
     }
     int64_t nvb = (V + vw - 1) / vw, tiles = P * nvb;
+    pf_team tm;
+    pf_team_start(&tm);
     PF_PARALLEL
     {
         int t = 0, T = 1;
@@ -654,7 +664,9 @@ static void drive_cols(const rctx *c, const pf_walk *ow, const char *xb, char *o
             col_tile(c, &rw, xb + w.off[0], width, ob ? ob + w.off[1] : NULL, w.inner[1], ib ? ib + w.off[2] : NULL,
                      w.inner[2]);
         }
+        pf_team_done(&tm);
     }
+    pf_team_finish(&tm);
 }
 
 /* ---- pf_reduce ---- */
@@ -899,6 +911,8 @@ int pf_softmax(const pf_tensor *x, pf_tensor *out, int take_log) {
     }
     const char *xb = x->data;
     char *ob = out->data;
+    pf_team tm;
+    pf_team_start(&tm);
     PF_PARALLEL
     {
         int t = 0, T = 1;
@@ -916,7 +930,9 @@ int pf_softmax(const pf_tensor *x, pf_tensor *out, int take_log) {
             pos += len;
             pf_walk_advance(&w, len);
         }
+        pf_team_done(&tm);
     }
+    pf_team_finish(&tm);
     pf_free(scratch);
     return PF_OK;
 }

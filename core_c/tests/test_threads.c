@@ -1,0 +1,39 @@
+/* The busy-machine fallback in common.c: a late worker makes pf_threads() answer 1 for
+ * the backoff, the set count stays what the user set, and punctual regions clear it. */
+#include <stdint.h>
+#include <time.h>
+#include "core.h"
+#include "check.h"
+
+static int64_t now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* a finished region whose last worker ended `lag_ns` after thread 0, which worked 10 us */
+static void region(int64_t lag_ns) {
+    pf_team tm;
+    tm.t0 = now() - 10000 - (lag_ns > 0 ? lag_ns : 0);
+    tm.main_end = tm.t0 + 10000;
+    tm.last_end = tm.main_end + lag_ns;
+    pf_team_finish(&tm);
+}
+
+int main(void) {
+    pf_set_num_threads(4);
+    CHECK(pf_threads() == 4, "threads %d before any region", pf_threads());
+    region(20000); /* 20 us late: a wake-up, not a busy machine */
+    CHECK(pf_threads() == 4, "a punctual worker changed the count to %d", pf_threads());
+    region(5000000); /* 5 ms late: the worker had no core */
+    CHECK(pf_threads() == 1, "a late worker left %d threads", pf_threads());
+    CHECK(pf_get_num_threads() == 4, "the set count changed to %d", pf_get_num_threads());
+    /* a real region still runs (serial now) and records nothing wrong */
+    pf_team tm;
+    pf_team_start(&tm);
+#pragma omp parallel num_threads(2)
+    pf_team_done(&tm);
+    pf_team_finish(&tm);
+    CHECK(pf_threads() == 1, "the serial spell ended early: %d", pf_threads());
+    return pf_test_summary("test_threads");
+}
