@@ -73,14 +73,10 @@ PENDING = {
     "mnist_cnn": "utils.data, Adadelta, lr_scheduler, device",
     "parametrizations": "linalg.solve, matrix_exp, linalg.eigvalsh, allclose, dist",
     "policy_gradient": "distributions.Categorical",
-    "poly_autograd": "cuda.is_available, set_default_device",
-    "poly_custom_function": "device",
     "poly_nn_optim": "optim.RMSprop",
-    "poly_tensors": "device",
     "pruning": "nn.utils.prune",
     "seq2seq_gru": "nn.GRU, bmm, topk",
     "transformer_classifier": "TransformerEncoderLayer, MultiheadAttention, OneCycleLR",
-    "vae": "utils.data, binary_cross_entropy",
 }
 
 
