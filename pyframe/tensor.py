@@ -322,6 +322,9 @@ class Tensor:
         return view_op(self, shape, strides, self._offset)
 
     def reshape(self, *shape) -> Tensor:
+        if self._contig and all(type(n) is int and n >= 0 for n in shape) and math.prod(shape) == self._numel:
+            # the common case: a contiguous tensor and plain sizes that fit
+            return view_op(self, shape, contiguous_strides(shape), self._offset)
         shape = self._infer_shape(_int_args(shape))
         strides = self._view_strides(shape)
         if strides is None:
@@ -370,7 +373,10 @@ class Tensor:
     def item(self):
         if self._numel != 1:
             raise RuntimeError(f"a Tensor with {self._numel} elements cannot be converted to Scalar")
-        return self.detach().numpy().reshape(()).item()
+        read = _ITEM_READERS[self.dtype.code]
+        if read is None:  # float16: NumPy widens it
+            return self.detach().numpy().reshape(()).item()
+        return read(ffi.cast(_ITEM_CTYPES[self.dtype.code], self._ptr)[0])
 
     def tolist(self):
         return self.detach().numpy().tolist()
@@ -415,6 +421,11 @@ class Tensor:
         if self._numel == 1 and spec:
             return format(self.item(), spec)
         return repr(self)
+
+
+# item() reads the element through cffi: a NumPy round trip costs five times as much
+_ITEM_CTYPES = {0: "float *", 1: "double *", 2: None, 3: "int64_t *", 4: "int32_t *", 5: "uint8_t *"}
+_ITEM_READERS = {0: float, 1: float, 2: None, 3: int, 4: int, 5: bool}
 
 
 def _int_args(shape) -> tuple:

@@ -24,7 +24,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     if x.ndim == 0:
         raise IndexError("index_select() cannot be applied to a 0-dim tensor")
     d = normalize_dim(dim, x.ndim)
-    idx = index.reshape(-1)
+    idx = index if index.ndim == 1 else index.reshape(-1)
     out = empty_tensor(x._shape[:d] + (idx._numel,) + x._shape[d + 1 :], x.dtype)
     check(lib.pf_index_select(x._d(), d, idx._d(), out._d()))
     if x.requires_grad and _grad_mode.enabled:
@@ -222,6 +222,13 @@ def _basic(x: Tensor, items: list):
     return view_op(x, tuple(shape), tuple(strides), offset, slice_back), advanced
 
 
+def _int_back(x: Tensor, key: int):
+    def slice_back(g):
+        return embed(g, x._shape, (key,))
+
+    return slice_back
+
+
 def _linear_index(view: Tensor, advanced: list):
     """Broadcast the index tensors, check bounds and fold them into one flat index over
     the indexed dims, which are moved to the front of the returned view."""
@@ -246,6 +253,13 @@ def _linear_index(view: Tensor, advanced: list):
 
 
 def getitem(x: Tensor, key) -> Tensor:
+    # fast paths for the two commonest keys: one int, one 1-d integer tensor
+    if type(key) is int and x._shape:
+        size = x._shape[0]
+        if -size <= key < size:
+            return view_op(x, x._shape[1:], x._strides[1:], x._offset + (key % size) * x._strides[0], _int_back(x, key))
+    elif type(key) is Tensor and key.ndim == 1 and (key.dtype is int64 or key.dtype is int32) and x._shape:
+        return index_select(x, 0, key)
     view, advanced = _basic(x, _expand_index(x, key))
     if not advanced:
         return view

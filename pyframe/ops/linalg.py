@@ -3,11 +3,39 @@
 from __future__ import annotations
 
 from pyframe import _grad_mode
-from pyframe._backend import ShapeError, check, lib
+from pyframe._backend import ShapeError, alloc, check, desc, lib
+from pyframe._dtype import float32, float64
 from pyframe.autograd.graph import record
 from pyframe.ops._common import broadcast_shapes, result_type
 from pyframe.ops.shape import expand, squeeze, unsqueeze
-from pyframe.tensor import Tensor, empty_tensor
+from pyframe.tensor import Tensor, empty_tensor, fresh
+
+
+def _matmul_small(a: Tensor, b: Tensor) -> Tensor | None:
+    """1-d or 2-d float operands of one dtype outside autograd: one allocation and one C
+    call, with the 1-d operands described as a row or a column in place. None when the
+    general path is needed (or must report an error)."""
+    sa, sb = a._shape, b._shape
+    if len(sa) == 2:
+        m, k = sa
+        da = a._d()
+    else:
+        m, k = 1, sa[0]
+        da = desc(a._ptr, a.dtype.code, (1, k), (k * a._strides[0], a._strides[0]))
+    if len(sb) == 2:
+        k2, n = sb
+        db = b._d()
+    else:
+        k2, n = sb[0], 1
+        db = desc(b._ptr, b.dtype.code, (k2, 1), (b._strides[0], 1))
+    if k != k2:
+        return None
+    shape = sa[:-1] + sb[1:]  # drops the dim a 1-d operand gained
+    dt = a.dtype
+    nbytes = m * n * dt.itemsize
+    data = alloc(nbytes)
+    check(lib.pf_matmul(da, db, desc(data, dt.code, (m, n), (n, 1))))
+    return fresh(data, nbytes, shape, (n, 1)[2 - len(shape) :], m * n, dt)
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
@@ -15,6 +43,16 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     removed after; batch dims broadcast. Transposed inputs are read in place, no copy."""
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError(f"matmul: expected two Tensors, got {type(a).__name__} and {type(b).__name__}")
+    if (
+        a.dtype is b.dtype
+        and (a.dtype is float32 or a.dtype is float64)
+        and 0 < len(a._shape) <= 2
+        and 0 < len(b._shape) <= 2
+        and not ((a.requires_grad or b.requires_grad) and _grad_mode.enabled)
+    ):
+        out = _matmul_small(a, b)
+        if out is not None:
+            return out
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(
             f"matmul: both arguments need at least 1 dim, got shapes {list(a._shape)} and {list(b._shape)}"

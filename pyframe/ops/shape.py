@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pyframe import _device, _grad_mode
-from pyframe._backend import ShapeError, check, lib
+from pyframe._backend import ShapeError, check, desc, lib
 from pyframe._dtype import as_dtype, dtype
 from pyframe.autograd.graph import record
 from pyframe.ops._common import result_type, zeros_of
@@ -266,11 +266,11 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     shape = list(ref._shape)
     shape[d] = sum(x._shape[d] for x in parts)
     out = empty_tensor(tuple(shape), dt)
-    start = 0
+    start, step = 0, out._strides[d] * dt.itemsize
     for x in parts:
         n = x._shape[d]
-        if n:
-            check(lib.pf_copy(x._d(), out._view(*_narrowed(out, d, start, n))._d()))
+        if n:  # a descriptor of out's slab, no view object
+            check(lib.pf_copy(x._d(), desc(out._ptr + start * step, dt.code, x._shape, out._strides)))
         start += n
     if _grad_mode.enabled and any(x.requires_grad for x in parts):
         sizes = [x._shape[d] for x in parts]
@@ -282,11 +282,6 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
         record("CatBackward0", backward, parts, out)
     return out
-
-
-def _narrowed(x: Tensor, d: int, start: int, length: int) -> tuple:
-    """Shape, strides and offset of ``x.narrow(d, start, length)``, for writing without a view node."""
-    return x._shape[:d] + (length,) + x._shape[d + 1 :], x._strides, x._offset + start * x._strides[d]
 
 
 concat = concatenate = cat
