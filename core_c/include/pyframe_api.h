@@ -229,3 +229,17 @@ int pf_weighted_sample(const pf_tensor *weights, pf_tensor *out, int replacement
 /* out[j] = x[idx[j]] along dim 0 (negatives wrap), x and out contiguous within a row (dim 0 may
  * be strided), idx contiguous 1-d int64: a DataLoader batch in one call */
 int pf_gather_rows(const pf_tensor *x, const pf_tensor *idx, pf_tensor *out);
+
+/* adaptive optimizers (optim_adaptive.c): one fused in-place step of torch.optim's update
+ * (foreach=False) over a contiguous parameter of n elements, float32 or float64, state buffers
+ * s0..s2 of its dtype (unused ones may be NULL); hp holds the kind's scalars, listed in the
+ * source, step-dependent ones computed by the caller in double as torch does in Python */
+#define PF_OPTIM_ADADELTA 0
+#define PF_OPTIM_ADAGRAD 1
+#define PF_OPTIM_RMSPROP 2
+#define PF_OPTIM_ADAMAX 3
+#define PF_OPTIM_NADAM 4
+#define PF_OPTIM_RADAM 5
+#define PF_NUM_OPTIM 6
+int pf_optim_step(int kind, int dtype, int64_t n, void *param, const void *grad, void *s0, void *s1, void *s2,
+                  const double *hp, int nhp);

@@ -1,7 +1,11 @@
-"""Optimizers. Same as torch.optim: ``SGD``, ``Adam``, ``AdamW`` on the ``Optimizer`` base."""
+"""Optimizers and learning-rate schedulers. Same as torch.optim."""
 
+from pyframe.optim import lr_scheduler
 from pyframe.optim.adam import Adam, AdamW
+from pyframe.optim.adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop
 from pyframe.optim.optimizer import Optimizer
 from pyframe.optim.sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+__all__ = [
+    "Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam", "lr_scheduler",
+]  # fmt: skip
