@@ -13,6 +13,7 @@ from pyframe.utils.data.dataset import (
     TensorDataset,
     random_split,
 )
+from pyframe.utils.data.distributed import DistributedSampler
 from pyframe.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -23,7 +24,7 @@ from pyframe.utils.data.sampler import (
 )
 
 __all__ = [
-    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler",
-    "Sampler", "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler", "TensorDataset",
+    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler", "IterableDataset",
+    "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler", "TensorDataset",
     "WeightedRandomSampler", "WorkerInfo", "default_collate", "default_convert", "get_worker_info", "random_split",
 ]  # fmt: skip
