@@ -25,9 +25,10 @@ hookimpl = pluggy.HookimplMarker("pyframe")
 __all__ = ["pyframe_distributed_backends", "MPIBackend"]
 __version__ = "0.1.0"
 
-# busy polling is fastest for short collectives; past this many tries, sleep between polls so a
-# waiting rank gives the core back to the ranks it waits for (2 ranks often share 2 cores)
-_SPIN_TRIES = 200
+# Poll busily for a short while (MPI progresses a collective only inside MPI calls, so a rank that
+# sleeps when its peer needs its reply delays the peer), then sleep between polls so a waiting rank
+# gives the core back to the ranks it waits for: ranks often share cores with each other.
+_SPIN_SECONDS = 1e-3
 _POLL_SLEEP = 2e-4
 
 
@@ -53,12 +54,12 @@ class _Request:
         if self._done:
             return
         req, timeout = self._req, self._backend.timeout
-        deadline = time.monotonic() + timeout
-        tries = 0
+        start = time.monotonic()
+        deadline, spin_until = start + timeout, start + _SPIN_SECONDS
         while not req.Test():
-            tries += 1
-            if tries > _SPIN_TRIES:
-                if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > spin_until:
+                if now > deadline:
                     self._backend.failed = True
                     from pyframe.distributed import DistTimeoutError
 
