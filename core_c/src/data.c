@@ -181,3 +181,61 @@ int pf_gather_rows(const pf_tensor *x, const pf_tensor *idx, pf_tensor *out) {
     }
     return PF_OK;
 }
+
+/* Categorical draws for pyframe.distributions: row b of probs [B, K] (any strides, finite,
+ * >= 0, positive sum; rows need not be normalised) gives out[s * B + b] for s < S by the
+ * inverse CDF of u[s * B + b], u from counters offset .. offset + S * B - 1. */
+int pf_categorical_sample(const pf_tensor *probs, pf_tensor *out, uint64_t seed, uint64_t offset) {
+    int rc = check_index_out(out, "categorical_sample");
+    if (rc) return rc;
+    if (!probs || probs->ndim != 2 || !pf_is_float(probs->dtype))
+        return pf_error(PF_ERR_VALUE, "categorical_sample: probs must be a 2-d [batch, categories] floating tensor");
+    int64_t B = probs->shape[0], K = probs->shape[1], total = out->shape[0];
+    if (K == 0) return pf_error(PF_ERR_VALUE, "categorical_sample: there must be at least one category");
+    if (B == 0 ? total != 0 : total % B != 0)
+        return pf_error(PF_ERR_VALUE, "categorical_sample: %lld outputs is not a whole number of %lld-row draws",
+                        (long long)total, (long long)B);
+    if (total == 0) return PF_OK;
+    double *cdf = malloc((size_t)(B * K) * sizeof *cdf);
+    if (!cdf) return pf_error(PF_ERR_NOMEM, "categorical_sample: cannot allocate %lld doubles", (long long)(B * K));
+    size_t sz = pf_dtype_size[probs->dtype];
+    for (int64_t b = 0; b < B; b++) {
+        double run = 0;
+        for (int64_t k = 0; k < K; k++) {
+            const char *at = (const char *)probs->data + (size_t)(b * probs->strides[0] + k * probs->strides[1]) * sz;
+            double v = pf_load_f64(at, probs->dtype);
+            if (!(v >= 0) || isinf(v)) {
+                free(cdf);
+                return pf_error(PF_ERR_VALUE, "categorical_sample: probability [%lld, %lld] is %g; it must be finite "
+                                "and >= 0", (long long)b, (long long)k, v);
+            }
+            cdf[b * K + k] = run += v;
+        }
+        if (!(run > 0) || isinf(run)) {
+            free(cdf);
+            return pf_error(PF_ERR_VALUE, "categorical_sample: row %lld sums to %g; it must be positive and finite",
+                            (long long)b, run);
+        }
+    }
+    double *u = uniforms(total, seed, offset, &rc);
+    if (!u) {
+        free(cdf);
+        return rc;
+    }
+    int64_t *dst = out->data;
+    for (int64_t i = 0; i < total; i++) {
+        const double *c = cdf + (i % B) * K;
+        double target = u[i] * c[K - 1];
+        int64_t lo = 0, hi = K - 1;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (c[mid] > target) hi = mid;
+            else lo = mid + 1;
+        }
+        while (lo > 0 && c[lo] == c[lo - 1]) lo--; /* u * total rounding up to total */
+        dst[i] = lo;
+    }
+    free(cdf);
+    free(u);
+    return PF_OK;
+}
