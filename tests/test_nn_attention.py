@@ -262,3 +262,30 @@ def test_transformer_encoder_layer_dropout_trains():
     assert all(q.grad is not None for q in enc.parameters())
     with pytest.raises(RuntimeError, match="activation"):
         nn.TransformerEncoderLayer(8, 2, activation="swish")
+
+
+@pytest.mark.parametrize("batch_first, norm_first", [(False, False), (True, True)])
+def test_full_transformer_matches_torch(batch_first, norm_first):
+    def build(n):
+        return n.Transformer(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=12,
+                             dropout=0.0, batch_first=batch_first, norm_first=norm_first)  # fmt: skip
+
+    t, p = twin(build)
+    src, tgt = rand(2, 5, 8) if batch_first else rand(5, 2, 8), rand(2, 4, 8, seed=1) if batch_first else rand(
+        4, 2, 8, seed=1)  # fmt: skip
+    mask = nn.Transformer.generate_square_subsequent_mask(4, dtype=pf.float64)
+    kpm = np.zeros((2, 5), dtype=bool)
+    kpm[1, -2:] = True
+    (ps, ts), (pt, tt) = both(src, True), both(tgt, True)
+    po = p(ps, pt, tgt_mask=mask, src_key_padding_mask=pf.tensor(kpm), memory_key_padding_mask=pf.tensor(kpm))
+    to = t(ts, tt, tgt_mask=torch.tensor(mask.numpy()), src_key_padding_mask=torch.tensor(kpm),
+           memory_key_padding_mask=torch.tensor(kpm))  # fmt: skip
+    close(po, to)
+    po.sum().backward()
+    to.sum().backward()
+    close(ps.grad, ts.grad)
+    close(pt.grad, tt.grad)
+    for tp, pp in zip(t.parameters(), p.parameters(), strict=True):
+        close(pp.grad, tp.grad)
+    with pytest.raises(RuntimeError, match="d_model"):
+        p(pf.randn(*src.shape[:-1], 6).double(), pf.randn(*tgt.shape[:-1], 6).double())

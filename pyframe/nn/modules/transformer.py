@@ -1,4 +1,4 @@
-"""``TransformerEncoderLayer`` and ``TransformerEncoder``. Same as torch.nn's."""
+"""The transformer layers, stacks and ``Transformer``. Same as torch.nn's."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ from pyframe.ops import elementwise as ew
 from pyframe.ops._common import scalar_tensor
 from pyframe.tensor import Tensor
 
-__all__ = ["Transformer", "TransformerEncoder", "TransformerEncoderLayer"]
+__all__ = [
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+]  # fmt: skip
 
 
 def _activation(activation) -> Callable:
@@ -101,9 +103,140 @@ class TransformerEncoder(Module):
         return out
 
 
-class Transformer:
-    """Only ``Transformer.generate_square_subsequent_mask`` (the full encoder-decoder model
-    is not implemented yet)."""
+class TransformerDecoderLayer(Module):
+    """Same as torch.nn.TransformerDecoderLayer: self-attention, attention over ``memory``, then
+    the feed-forward block, each with dropout and a residual; post-norm or ``norm_first``.
+    Submodule names as torch's (``self_attn``, ``multihead_attn``, ``norm1``-``norm3``, ...)."""
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable = F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:  # fmt: skip
+        super().__init__()
+        act = _activation(activation)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                            dtype=dtype)  # fmt: skip
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                 batch_first=batch_first, dtype=dtype)  # fmt: skip
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = act
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool = False,
+                memory_is_causal: bool = False) -> Tensor:  # fmt: skip
+        x = tgt
+        if self.norm_first:
+            x = ew.add(x, self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+            x = ew.add(x, self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask,
+                                          memory_is_causal))  # fmt: skip
+            x = ew.add(x, self._ff_block(self.norm3(x)))
+        else:
+            x = self.norm1(ew.add(x, self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal)))
+            x = self.norm2(ew.add(x, self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
+                                                     memory_is_causal)))  # fmt: skip
+            x = self.norm3(ew.add(x, self._ff_block(x)))
+        return x
+
+    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]  # fmt: skip
+        return self.dropout1(x)
+
+    def _mha_block(self, x: Tensor, mem: Tensor, attn_mask, key_padding_mask, is_causal: bool) -> Tensor:
+        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                                need_weights=False, is_causal=is_causal)[0]  # fmt: skip
+        return self.dropout2(x)
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerDecoder(Module):
+    """Same as torch.nn.TransformerDecoder: ``num_layers`` deep copies of ``decoder_layer``, then
+    the optional final ``norm``."""
+
+    def __init__(self, decoder_layer: Module, num_layers: int, norm: Module | None = None) -> None:
+        super().__init__()
+        if not isinstance(num_layers, int) or num_layers < 0:
+            raise ValueError(f"TransformerDecoder: num_layers must be a non-negative int, got {num_layers!r}")
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool | None = None,
+                memory_is_causal: bool = False) -> Tensor:  # fmt: skip
+        out = tgt
+        for mod in self.layers:
+            out = mod(out, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                      tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
+                      tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal)  # fmt: skip
+        if self.norm is not None:
+            out = self.norm(out)
+        return out
+
+
+class Transformer(Module):
+    """Same as torch.nn.Transformer: an encoder and a decoder stack, each with a final
+    LayerNorm, every parameter with more than one dim re-initialised xavier-uniform."""
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable = F.relu, custom_encoder: Module | None = None,
+                 custom_decoder: Module | None = None, layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:  # fmt: skip
+        super().__init__()
+        from pyframe import _grad_mode
+        from pyframe.nn import init
+
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                                            batch_first, norm_first, bias, dtype=dtype)  # fmt: skip
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+            self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                                            batch_first, norm_first, bias, dtype=dtype)  # fmt: skip
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+            self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
+        with _grad_mode.no_grad():
+            for p in self.parameters():
+                if p.ndim > 1:
+                    init.xavier_uniform_(p)
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
+                src_is_causal: bool | None = None, tgt_is_causal: bool | None = None,
+                memory_is_causal: bool = False) -> Tensor:  # fmt: skip
+        batched = src.ndim == 3
+        if batched and src._shape[0 if self.batch_first else 1] != tgt._shape[0 if self.batch_first else 1]:
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src._shape[-1] != self.d_model or tgt._shape[-1] != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)  # fmt: skip
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+                            memory_is_causal=memory_is_causal)  # fmt: skip
 
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
