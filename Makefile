@@ -30,6 +30,10 @@ $(VENV)/.installed: pyproject.toml setup.py build_core.py $(SRCS) $(HDRS)
 
 install: $(VENV)/.installed
 
+# the documentation site, into build/site; warnings are errors (mkdocs.yml: strict)
+docs: $(VENV)/.extra-docs
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 # an extra of pyproject.toml (demo, docs) installed into .venv without reinstalling pyframe (no C rebuild)
 $(VENV)/.extra-%: $(VENV)/.installed pyproject.toml
 	$(PY) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['$*'], sep='\n')" \

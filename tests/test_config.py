@@ -256,3 +256,26 @@ def test_config_error_fails_import(site, tmp_path):  # noqa: F811
     r = subprocess.run([sys.executable, "-c", "import pyframe"], cwd=site.proj, env=env, capture_output=True, text=True)
     assert r.returncode != 0
     assert "PluginConfigError" in r.stderr and "'autoload': expected true or false, got 3" in r.stderr
+
+
+# ---- warnings point at the user's file, failures at the plugin's line -----------------------------------
+
+
+def test_unknown_table_warning_points_at_the_config_file(site):  # noqa: F811
+    site.add("alpha")
+    path = _write(site.proj / "pyframe.toml", "strict_plugins = false\n\n[alpah]\nlevel = 2\n")
+    with pytest.warns(plugins.PluginWarning, match=r"table \[alpah\]") as rec:
+        plugins.reload_config()
+    (w,) = [w for w in rec if "alpah" in str(w.message)]
+    assert (w.filename, w.lineno) == (str(path), 3)
+
+
+def test_plugin_failure_warning_names_the_line_and_points_at_the_caller(site):  # noqa: F811
+    import pyframe
+
+    site.add("broken", "import pyframe\n\nx = 1\nraise RuntimeError('boom')\n")
+    with pytest.warns(plugins.PluginWarning, match=r"RuntimeError: boom \(at .*pftest_broken\.py:4\)") as rec:
+        plugins.reload_config()
+    (w,) = [w for w in rec if "boom" in str(w.message)]
+    assert w.filename == __file__  # this test's call, not pyframe's manager
+    assert "pftest_broken.py:4" in pyframe.plugins.get("broken").error

@@ -8,14 +8,17 @@ defaults < ``[tool.pyframe]`` in the nearest ``pyproject.toml`` < the nearest ``
 from __future__ import annotations
 
 import os
+import re
+import sys
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pyframe.plugins.settings import PluginConfigError, Setting, did_you_mean
 
-__all__ = ["Layer", "TOP_LEVEL", "DEFAULTS", "read_layers", "find_upward", "ENV_VARS"]
+__all__ = ["Layer", "TOP_LEVEL", "DEFAULTS", "read_layers", "find_upward", "ENV_VARS", "warn_user"]
 
 # the top-level keys and their types; a table (dict) at top level is a plugin's own settings
 TOP_LEVEL: dict[str, Setting] = {
@@ -154,3 +157,32 @@ def read_layers(cwd: Path | None = None, environ=None) -> list[Layer]:
                     layers.append(layer)
     layers.append(_env_layer(environ))
     return layers
+
+
+_PACKAGE = str(Path(__file__).resolve().parents[1])  # pyframe/
+
+
+def _line_of(path: Path, table: str) -> int:
+    """The line of ``[table]`` in a TOML file (1 when it cannot be found)."""
+    pattern = re.compile(rf"^[ \t]*\[[ \t]*{re.escape(table)}[ \t]*\]", re.M)
+    try:
+        text = path.read_text()
+    except OSError:
+        return 1
+    m = pattern.search(text)
+    return text.count("\n", 0, m.start()) + 1 if m else 1
+
+
+def warn_user(message: str, category: type[Warning], *, path: Path | None = None, table: str | None = None) -> None:
+    """Warns at the user's file: the line of ``[table]`` in the config file ``path`` when given, else the first
+    frame of the call stack outside pyframe and the import machinery (the user's ``import pyframe`` or call)."""
+    if path is not None:
+        lineno = _line_of(path, table) if table else 1
+        warnings.warn_explicit(message, category, filename=str(path), lineno=lineno, module="pyframe.config")
+        return
+    frame, level = sys._getframe(1), 2
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE) or frame.f_code.co_filename.startswith("<frozen")
+    ):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

@@ -13,7 +13,6 @@ import importlib.metadata
 import inspect
 import re
 import types
-import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +26,7 @@ __all__ = ["PluginInfo", "PluginHandle", "PluginError", "PluginWarning", "Manage
 
 ENTRY_POINT_GROUP = "pyframe"
 DISTRIBUTION = "pyframe-core"  # pyframe's distribution name ("pyframe" on PyPI is an unrelated package)
-BUILT_IN, ENTRY_POINT, RUNTIME = "built-in", "entry point", "runtime"
+BUILT_IN, ENTRY_POINT, RUNTIME, MODULE = "built-in", "entry point", "runtime", "module"
 
 
 class PluginError(RuntimeError):
@@ -149,6 +148,8 @@ class Manager:
         n = _norm(name)
         for rec in self._records.values():
             cands = {_norm(rec.name)}
+            if rec.source == MODULE:  # module pyframe_output_scaler also answers to output-scaler
+                cands.add(_norm(rec.name).removeprefix("pyframe-"))
             if rec.distribution and rec.source != BUILT_IN:  # "core" must not name a built-in plugin
                 d = _norm(rec.distribution)
                 cands |= {d, d.removeprefix("pyframe-")}
@@ -177,11 +178,10 @@ class Manager:
             if ep.name in found or (ep.name in self._records and self._records[ep.name].source != ENTRY_POINT):
                 other = found.get(ep.name)
                 where = other.dist.name if other is not None and other.dist else DISTRIBUTION
-                warnings.warn(
+                _config.warn_user(
                     f"pyframe plugin name {ep.name!r} of distribution {_dist_name(ep)} is already used by {where}; "
                     "ignoring the second one",
                     PluginWarning,
-                    stacklevel=3,
                 )
                 continue
             found[ep.name] = ep
@@ -241,6 +241,8 @@ class Manager:
             return f"plugin '{rec.name}' (built-in, pyframe {rec.version})"
         if rec.source == RUNTIME:
             return f"plugin '{rec.name}' (registered at run time)"
+        if rec.source == MODULE:
+            return f"plugin '{rec.name}' (module named in plugins, not installed)"
         return f"plugin '{rec.name}' (distribution {rec.distribution} {rec.version})"
 
     def describe_plugin(self, plugin: Any) -> str:
@@ -257,7 +259,7 @@ class Manager:
         return self.describe(rec) if rec is not None else f"plugin {plugin!r}"
 
     def _fail(self, rec: _Record, what: str, exc: BaseException) -> None:
-        rec.error = f"{what}: {type(exc).__name__}: {exc}"
+        rec.error = f"{what}: {type(exc).__name__}: {exc}{_where(exc)}"
         rec.enabled, rec.reason = False, f"failed ({rec.error})"
         if rec.registered:
             with contextlib.suppress(Exception):
@@ -265,11 +267,10 @@ class Manager:
         msg = f"pyframe {self.describe(rec)} {rec.error}"
         if self.value("strict_plugins"):
             raise PluginError(f"{msg} (strict_plugins = true: {self._effective('strict_plugins')[1]})") from exc
-        warnings.warn(
+        _config.warn_user(
             f"{msg}; the other plugins were loaded. Disable it with PYFRAME_DISABLE_PLUGINS={rec.name}, "
             "or set strict_plugins = true to make this an error",
             PluginWarning,
-            stacklevel=4,
         )
 
     def _hookimpl(self, rec: _Record, hookname: str):
@@ -380,22 +381,27 @@ class Manager:
         """Reads the configuration, discovers plugins and brings every plugin to its decided state."""
         layers = _config.read_layers()
         self._layers = layers
+        for name in [n for n, r in self._records.items() if r.source == MODULE]:  # named again below, or gone
+            self._unregister(self._records.pop(name))
         self._discover()
         for n in self.value("plugins") or []:
+            if self.resolve(n) is None and _importable(n):  # as pytest's -p: a module named outright
+                self._records[n] = _Record(n, MODULE, entry_point=_ModuleEntryPoint(n))
             if self.resolve(n) is None:
                 raise PluginConfigError(f"{self._effective('plugins')[1]}: {self._unknown(n)}")
         for key in ("disable_plugins", "order"):
             for n in self.value(key):
                 if self.resolve(n) is None:
-                    warnings.warn(f"{self._effective(key)[1]}: {self._unknown(n)}", PluginWarning, stacklevel=3)
+                    _config.warn_user(f"{self._effective(key)[1]}: {self._unknown(n)}", PluginWarning)
         for layer in self._layers:
             for tname in layer.tables:
                 if self.resolve(tname) is None:
-                    warnings.warn(
+                    _config.warn_user(
                         f"{layer.path}: table [{layer.table_prefix}{tname}]: {self._unknown(tname)}; its settings "
                         "are not used",
                         PluginWarning,
-                        stacklevel=3,
+                        path=layer.path,
+                        table=f"{layer.table_prefix}{tname}",
                     )
         self.loaded = True
         self.sync(reconfigure=True)
@@ -659,6 +665,42 @@ class Manager:
             for i in self.list()
             if i.enabled
         ]
+
+
+def _where(exc: BaseException) -> str:
+    """`` (at file:line)`` of the innermost frame that raised ``exc`` outside the import machinery, or ""."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return ""  # its message already names the file and line
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
+    return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+
+
+def _importable(name: str) -> bool:
+    """True when ``name`` is a module that can be imported (a dotted name, found without importing it)."""
+    import importlib.util
+
+    if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
+        return False
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class _ModuleEntryPoint:
+    """Stands in for an entry point when ``plugins`` / ``PYFRAME_PLUGINS`` names an importable module outright."""
+
+    dist = None
+
+    def __init__(self, module: str) -> None:
+        self.name = self.value = module
+
+    def load(self) -> Any:
+        import importlib
+
+        return importlib.import_module(self.value)
 
 
 def _entry_points() -> list:

@@ -1,0 +1,11 @@
+import pyframe_output_scaler
+
+import pyframe
+
+
+def test_scales_output():
+    with pyframe.plugins.activated(pyframe_output_scaler, "output-scaler", factor=3.0):
+        m = pyframe.nn.Linear(2, 2)
+        with pyframe.plugins.disabled("output-scaler"):
+            plain = m(pyframe.ones(1, 2))
+        assert m(pyframe.ones(1, 2)).tolist() == (plain * 3.0).tolist()
