@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pyframe import _device, autograd, factory, linalg, ops
 from pyframe import _dtype as _dt
+from pyframe.ops import compare, index, inplace, rearrange, reduce, sampling, shape, sorting
 from pyframe.ops import elementwise as ew
-from pyframe.ops import index, reduce, shape
 from pyframe.tensor import Tensor
 
 
@@ -57,6 +57,16 @@ def bind() -> None:
         "int": lambda self: self.to(_dt.int32), "bool": lambda self: self.to(_dt.bool_),
         "type_as": lambda self, other: self.to(other.dtype),
         "requires_grad_": _requires_grad_,
+        **inplace.inplace_unary_ops,
+        "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort, "topk": sorting.topk,
+        "kthvalue": sorting.kthvalue, "unique": sorting.unique, "cumsum": sorting.cumsum, "cumprod": sorting.cumprod,
+        "flip": _varargs(rearrange.flip), "fliplr": rearrange.fliplr, "flipud": rearrange.flipud,
+        "roll": rearrange.roll, "repeat": rearrange.repeat, "repeat_interleave": rearrange.repeat_interleave,
+        "tile": _varargs(rearrange.tile), "unflatten": rearrange.unflatten,
+        "isclose": compare.isclose, "allclose": compare.allclose, "equal": compare.equal, "dist": compare.dist,
+        "multinomial": sampling.multinomial, "bernoulli": sampling.bernoulli, "bernoulli_": sampling.bernoulli_,
+        "new_empty": factory.new_empty, "new_zeros": factory.new_zeros, "new_ones": factory.new_ones,
+        "new_full": factory.new_full, "new_tensor": factory.new_tensor,
         "cpu": lambda self, memory_format=None: self, "cuda": _cuda, "get_device": lambda self: -1,
         "pin_memory": lambda self, device=None: self, "is_pinned": lambda self, device=None: False,
     }  # fmt: skip
@@ -73,6 +83,19 @@ def bind() -> None:
     Tensor.is_cpu = property(lambda self: True)
     Tensor.T = property(shape.reverse_dims)
     Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
+
+
+def _varargs(fn):
+    """``x.flip(0, 1)`` as well as ``x.flip((0, 1))``: torch's methods take dims either way."""
+
+    def method(self, *dims, **kwargs):
+        if len(dims) == 1 and not isinstance(dims[0], int):
+            dims = dims[0]
+        return fn(self, dims, **kwargs) if dims != () else fn(self, **kwargs)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
 
 
 def _cuda(self: Tensor, device=None, non_blocking: bool = False) -> Tensor:

@@ -338,3 +338,41 @@ def randn_like(x: Tensor, dtype=None) -> Tensor:
 
 def randint_like(x: Tensor, low, high=None, dtype=None) -> Tensor:
     return randint(low, high, x._shape, dtype=_like(x, dtype))
+
+
+# ---- Tensor.new_*: factories that default to the tensor's dtype ----------------------------
+
+
+def _new_size(size) -> tuple:
+    return as_shape(size if len(size) != 1 or not isinstance(size[0], int) else (size[0],))
+
+
+def new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    """Same as torch.Tensor.new_empty: uninitialised, in this tensor's dtype unless ``dtype`` is given."""
+    _like_kwargs(kwargs)
+    return _make(_new_size(size), dtype or self.dtype, requires_grad, None, device)
+
+
+def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    """Same as torch.Tensor.new_zeros."""
+    _like_kwargs(kwargs)
+    return _make(_new_size(size), dtype or self.dtype, requires_grad, 0, device)
+
+
+def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    """Same as torch.Tensor.new_ones."""
+    _like_kwargs(kwargs)
+    return _make(_new_size(size), dtype or self.dtype, requires_grad, 1, device)
+
+
+def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):
+    """Same as torch.Tensor.new_full."""
+    _like_kwargs(kwargs)
+    return _make(as_shape((size,) if isinstance(size, int) else tuple(size)), dtype or self.dtype, requires_grad,
+                 fill_value, device)  # fmt: skip
+
+
+def new_tensor(self: Tensor, data, *, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    """Same as torch.Tensor.new_tensor: a copy of ``data`` in this tensor's dtype unless ``dtype`` is given."""
+    _like_kwargs(kwargs)
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad, device=device)

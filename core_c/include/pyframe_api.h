@@ -97,6 +97,10 @@
 #define PF_ALL 9         /* -> bool */
 #define PF_NUM_REDUCE 10
 
+/* scans (scan.c) */
+#define PF_SCAN_SUM 0
+#define PF_SCAN_PROD 1
+
 /* random kinds */
 #define PF_RAND_UNIFORM 0 /* [p0, p1) */
 #define PF_RAND_NORMAL 1  /* mean p0, std p1 */
@@ -149,6 +153,19 @@ int pf_linspace(pf_tensor *dst, double start, double end);
 int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *idx, double correction);
 /* softmax / log_softmax over the last dim of x */
 int pf_softmax(const pf_tensor *x, pf_tensor *out, int log);
+
+/* sorting and selection (sort.c): along `dim` of a contiguous x; values (x's dtype) and indices
+ * (int64) contiguous with x's shape but k at dim. NaN counts as the largest value. sort is
+ * stable; topk returns the k largest (or smallest), in order, ties to the lower index. */
+int pf_sort(const pf_tensor *x, int dim, int descending, pf_tensor *values, pf_tensor *indices);
+int pf_topk(const pf_tensor *x, int dim, int64_t k, int largest, pf_tensor *values, pf_tensor *indices);
+
+/* scans (scan.c): cumsum / cumprod along `dim`; x and out contiguous of one shape, out's dtype may
+ * differ (accumulation in double for floating out, int64 for integer out) */
+int pf_scan(int op, const pf_tensor *x, int dim, pf_tensor *out);
+/* multinomial sampling: probs [rows, n] float64 (non-negative, finite, positive row sums),
+ * u [rows, k] float64 uniforms in [0, 1), out [rows, k] int64 category indices */
+int pf_multinomial(const pf_tensor *probs, const pf_tensor *u, int replacement, pf_tensor *out);
 
 /* batched matmul (gemm.c): a [..., M, K] @ b [..., K, N] -> out [..., M, N];
  * batch dims of a, b and out equal (broadcast with stride 0 beforehand) */

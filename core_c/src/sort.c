@@ -1,0 +1,243 @@
+/* Sorting and selection along one dim: sort (stable merge sort), topk (a bounded heap when k is
+ * small, else a full sort), both NaN-aware as torch: NaN is larger than every number.
+ *
+ * x is contiguous, viewed as [outer, n, inner] around the dim; values/indices are contiguous
+ * [outer, k, inner]. A row (o, i) is gathered into (key, index) pairs, ordered, and scattered
+ * back, so one kernel serves every dim without a transposing copy. Keys are double for every
+ * dtype but int64, whose keys stay int64 (doubles would merge values above 2^53). */
+#include <stdlib.h>
+#include "core.h"
+
+typedef struct {
+    double k;
+    int64_t i;
+} pair_d;
+typedef struct {
+    int64_t k;
+    int64_t i;
+} pair_i;
+
+/* "a comes before b": ascending puts NaN last, descending puts it first */
+#define ASC_D(a, b) ((a).k < (b).k || ((b).k != (b).k && (a).k == (a).k))
+#define DESC_D(a, b) ((a).k > (b).k || ((a).k != (a).k && (b).k == (b).k))
+#define ASC_I(a, b) ((a).k < (b).k)
+#define DESC_I(a, b) ((a).k > (b).k)
+/* the same with ties broken by the lower index: a total order, for the heap path's final sort */
+#define ASC_DT(a, b) (ASC_D(a, b) || (!ASC_D(b, a) && (a).i < (b).i))
+#define DESC_DT(a, b) (DESC_D(a, b) || (!DESC_D(b, a) && (a).i < (b).i))
+#define ASC_IT(a, b) ((a).k < (b).k || ((a).k == (b).k && (a).i < (b).i))
+#define DESC_IT(a, b) ((a).k > (b).k || ((a).k == (b).k && (a).i < (b).i))
+
+/* Stable bottom-up merge sort: insertion-sorted runs of 16, then merges that take the left
+ * element unless the right one strictly comes before it. */
+#define DEFINE_MSORT(NAME, T, BEFORE)                                                    \
+    static void NAME(T *a, T *tmp, int64_t n) {                                          \
+        for (int64_t s = 0; s < n; s += 16) {                                            \
+            int64_t e = s + 16 < n ? s + 16 : n;                                         \
+            for (int64_t i = s + 1; i < e; i++) {                                        \
+                T v = a[i];                                                              \
+                int64_t j = i;                                                           \
+                while (j > s && BEFORE(v, a[j - 1])) {                                   \
+                    a[j] = a[j - 1];                                                     \
+                    j--;                                                                 \
+                }                                                                        \
+                a[j] = v;                                                                \
+            }                                                                            \
+        }                                                                                \
+        T *src = a, *dst = tmp;                                                          \
+        for (int64_t w = 16; w < n; w *= 2) {                                            \
+            for (int64_t lo = 0; lo < n; lo += 2 * w) {                                  \
+                int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n; \
+                int64_t i = lo, j = mid, k = lo;                                         \
+                while (i < mid && j < hi) dst[k++] = BEFORE(src[j], src[i]) ? src[j++] : src[i++]; \
+                while (i < mid) dst[k++] = src[i++];                                     \
+                while (j < hi) dst[k++] = src[j++];                                      \
+            }                                                                            \
+            T *t = src;                                                                  \
+            src = dst;                                                                   \
+            dst = t;                                                                     \
+        }                                                                                \
+        if (src != a) memcpy(a, src, (size_t)n * sizeof(T));                             \
+    }
+
+DEFINE_MSORT(msort_asc_d, pair_d, ASC_D)
+DEFINE_MSORT(msort_desc_d, pair_d, DESC_D)
+DEFINE_MSORT(msort_asc_i, pair_i, ASC_I)
+DEFINE_MSORT(msort_desc_i, pair_i, DESC_I)
+DEFINE_MSORT(msort_asc_dt, pair_d, ASC_DT)
+DEFINE_MSORT(msort_desc_dt, pair_d, DESC_DT)
+DEFINE_MSORT(msort_asc_it, pair_i, ASC_IT)
+DEFINE_MSORT(msort_desc_it, pair_i, DESC_IT)
+
+/* Keeps the k best of a stream in h[0..k): h[0] is the worst kept (a heap on "comes after").
+ * BETTER(a, b): a should be kept over b. Ties keep the earlier element. */
+#define DEFINE_HEAP(NAME, T, BETTER)                                               \
+    static void NAME(T *h, int64_t k, int64_t pos) {                               \
+        T v = h[pos];                                                              \
+        for (;;) {                                                                 \
+            int64_t c = 2 * pos + 1;                                               \
+            if (c >= k) break;                                                     \
+            if (c + 1 < k && BETTER(h[c], h[c + 1])) c++;                          \
+            if (!BETTER(v, h[c])) break;                                           \
+            h[pos] = h[c];                                                         \
+            pos = c;                                                               \
+        }                                                                          \
+        h[pos] = v;                                                                \
+    }
+/* sift down in a heap whose root is the worst: a child that is worse than v moves up */
+DEFINE_HEAP(sift_desc_d, pair_d, DESC_DT)
+DEFINE_HEAP(sift_asc_d, pair_d, ASC_DT)
+DEFINE_HEAP(sift_desc_i, pair_i, DESC_IT)
+DEFINE_HEAP(sift_asc_i, pair_i, ASC_IT)
+
+static int check_layout(const pf_tensor *x, int dim, const pf_tensor *values, const pf_tensor *indices,
+                        int64_t k, const char *op) {
+    int rc;
+    if ((rc = pf_check(x, "x")) || (rc = pf_check(values, "values")) || (rc = pf_check(indices, "indices")))
+        return rc;
+    if (dim < 0 || dim >= (x->ndim ? x->ndim : 1))
+        return pf_error(PF_ERR_INDEX, "%s: dim %d out of range for a %d-d tensor", op, dim, x->ndim);
+    if (indices->dtype != PF_INT64)
+        return pf_error(PF_ERR_TYPE, "%s: indices must be int64, got %s", op, pf_dtype_name[indices->dtype]);
+    if (values->dtype != x->dtype)
+        return pf_error(PF_ERR_TYPE, "%s: values dtype %s differs from x's %s", op, pf_dtype_name[values->dtype],
+                        pf_dtype_name[x->dtype]);
+    int64_t n = x->ndim ? x->shape[dim] : 1;
+    if (k < 0 || k > n)
+        return pf_error(PF_ERR_VALUE, "%s: k = %lld is out of range for a dim of size %lld (0 <= k <= %lld)", op,
+                        (long long)k, (long long)n, (long long)n);
+    /* every operand contiguous, values and indices of x's shape with k at dim */
+    const pf_tensor *ops[3] = {x, values, indices};
+    for (int t = 0; t < 3; t++) {
+        if (ops[t]->ndim != x->ndim)
+            return pf_error(PF_ERR_VALUE, "%s: operand %d has %d dims, x has %d", op, t, ops[t]->ndim, x->ndim);
+        int64_t expect = 1;
+        for (int d = x->ndim - 1; d >= 0; d--) {
+            int64_t size = d == dim && t ? k : x->shape[d];
+            if (ops[t]->shape[d] != size) {
+                char a[128], b[128];
+                return pf_error(PF_ERR_VALUE, "%s: output shape %s does not fit x's %s with k = %lld at dim %d", op,
+                                pf_shape_str(ops[t], a), pf_shape_str(x, b), (long long)k, dim);
+            }
+            if (size > 1 && ops[t]->strides[d] != expect)
+                return pf_error(PF_ERR_VALUE, "%s: operand %d must be contiguous", op, t);
+            expect *= size > 1 ? size : 1;
+        }
+    }
+    return PF_OK;
+}
+
+static void geometry(const pf_tensor *x, int dim, int64_t *outer, int64_t *n, int64_t *inner) {
+    *outer = *inner = 1;
+    *n = x->ndim ? x->shape[dim] : 1;
+    for (int d = 0; d < dim; d++) *outer *= x->shape[d];
+    for (int d = dim + 1; d < x->ndim; d++) *inner *= x->shape[d];
+}
+
+/* Gathers row (o, i) into pairs, orders the best k first, and writes them out. */
+static void do_row(const pf_tensor *x, pf_tensor *values, pf_tensor *indices, int64_t o, int64_t i, int64_t n,
+                   int64_t inner, int64_t k, int largest, void *buf, void *tmp) {
+    size_t isz = pf_dtype_size[x->dtype];
+    const char *src = (const char *)x->data + (size_t)(o * n * inner + i) * isz;
+    char *vout = (char *)values->data + (size_t)(o * k * inner + i) * isz;
+    int64_t *iout = (int64_t *)indices->data + o * k * inner + i;
+    int use_heap = k < n && k * 8 <= n; /* a bounded heap beats a full sort when k is small */
+    int64_t m = use_heap ? k : n;
+    if (x->dtype == PF_INT64) {
+        pair_i *p = buf;
+        const int64_t *xs = (const int64_t *)src;
+        if (use_heap) {
+            for (int64_t j = 0; j < k; j++) p[j] = (pair_i){xs[j * inner], j};
+            for (int64_t j = k / 2 - 1; j >= 0; j--) (largest ? sift_desc_i : sift_asc_i)(p, k, j);
+            for (int64_t j = k; j < n; j++) {
+                pair_i v = {xs[j * inner], j};
+                if (largest ? DESC_IT(v, p[0]) : ASC_IT(v, p[0])) {
+                    p[0] = v;
+                    (largest ? sift_desc_i : sift_asc_i)(p, k, 0);
+                }
+            }
+            (largest ? msort_desc_it : msort_asc_it)(p, tmp, k);
+        } else {
+            for (int64_t j = 0; j < n; j++) p[j] = (pair_i){xs[j * inner], j};
+            (largest ? msort_desc_i : msort_asc_i)(p, tmp, n);
+        }
+        for (int64_t j = 0; j < k && j < m; j++) {
+            memcpy(vout + (size_t)(j * inner) * isz, src + (size_t)(p[j].i * inner) * isz, isz);
+            iout[j * inner] = p[j].i;
+        }
+        return;
+    }
+    pair_d *p = buf;
+    int dt = x->dtype;
+#define LOAD(j) pf_load_f64(src + (size_t)((j) * inner) * isz, dt)
+    if (use_heap) {
+        for (int64_t j = 0; j < k; j++) p[j] = (pair_d){LOAD(j), j};
+        for (int64_t j = k / 2 - 1; j >= 0; j--) (largest ? sift_desc_d : sift_asc_d)(p, k, j);
+        for (int64_t j = k; j < n; j++) {
+            pair_d v = {LOAD(j), j};
+            if (largest ? DESC_DT(v, p[0]) : ASC_DT(v, p[0])) {
+                p[0] = v;
+                (largest ? sift_desc_d : sift_asc_d)(p, k, 0);
+            }
+        }
+        (largest ? msort_desc_dt : msort_asc_dt)(p, tmp, k);
+    } else {
+        if (dt == PF_FLOAT32 && inner == 1) {
+            const float *xs = (const float *)src;
+            for (int64_t j = 0; j < n; j++) p[j] = (pair_d){xs[j], j};
+        } else if (dt == PF_FLOAT64 && inner == 1) {
+            const double *xs = (const double *)src;
+            for (int64_t j = 0; j < n; j++) p[j] = (pair_d){xs[j], j};
+        } else {
+            for (int64_t j = 0; j < n; j++) p[j] = (pair_d){LOAD(j), j};
+        }
+        (largest ? msort_desc_d : msort_asc_d)(p, tmp, n);
+    }
+#undef LOAD
+    for (int64_t j = 0; j < k; j++) {
+        memcpy(vout + (size_t)(j * inner) * isz, src + (size_t)(p[j].i * inner) * isz, isz);
+        iout[j * inner] = p[j].i;
+    }
+}
+
+int pf_topk(const pf_tensor *x, int dim, int64_t k, int largest, pf_tensor *values, pf_tensor *indices) {
+    int rc = check_layout(x, dim, values, indices, k, "topk");
+    if (rc) return rc;
+    int64_t outer, n, inner;
+    geometry(x, dim, &outer, &n, &inner);
+    int64_t rows = outer * inner;
+    if (rows == 0 || k == 0) return PF_OK;
+    int nt = pf_threads_for(rows * n);
+    if (rows < nt) nt = (int)rows;
+    int failed = 0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt) reduction(| : failed)
+#endif
+    {
+        /* pair_i and pair_d are both 16 bytes: one buffer serves either */
+        void *buf = malloc((size_t)n * sizeof(pair_d)), *tmp = malloc((size_t)n * sizeof(pair_d));
+        if (!buf || !tmp) {
+            failed = 1;
+        } else {
+            int t = 0, team = 1;
+#ifdef _OPENMP
+            t = omp_get_thread_num();
+            team = omp_get_num_threads();
+#endif
+            int64_t begin, end;
+            pf_split(rows, t, team, &begin, &end);
+            for (int64_t r = begin; r < end; r++)
+                do_row(x, values, indices, r / inner, r % inner, n, inner, k, largest, buf, tmp);
+        }
+        free(buf);
+        free(tmp);
+    }
+    if (failed)
+        return pf_error(PF_ERR_NOMEM, "topk/sort: cannot allocate %lld bytes of scratch", (long long)(32 * n));
+    return PF_OK;
+}
+
+int pf_sort(const pf_tensor *x, int dim, int descending, pf_tensor *values, pf_tensor *indices) {
+    int64_t n = x && x->ndim && dim >= 0 && dim < x->ndim ? x->shape[dim] : 1;
+    return pf_topk(x, dim, n, descending, values, indices);
+}

@@ -1,0 +1,188 @@
+"""Rearranging copies: flip, roll, repeat, repeat_interleave, tile, and flatten/unflatten as
+functions. Each is composed from C-backed gathers (index_select), expand and copies, whose
+gradients compose too, so nothing here carries derivative code of its own."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyframe._backend import ShapeError
+from pyframe._dtype import int64
+from pyframe.ops import elementwise as ew
+from pyframe.tensor import Tensor, _int_args, normalize_dim
+
+__all__ = ["flip", "fliplr", "flipud", "roll", "repeat_interleave", "tile", "flatten", "unflatten"]
+
+
+def _dims_arg(dims, ndim: int, op: str) -> tuple:
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    norm = tuple(normalize_dim(d, ndim) for d in dims)
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"{op}(): dims {list(dims)} name the same dim twice")
+    return norm
+
+
+def _index_along(x: Tensor, d: int, idx: Tensor) -> Tensor:
+    from pyframe.ops.index import index_select
+
+    return index_select(x, d, idx)
+
+
+def flip(input: Tensor, dims) -> Tensor:  # noqa: A002 - torch's names
+    """Same as torch.flip: a copy with the order of each dim in ``dims`` reversed."""
+    from pyframe.factory import arange
+
+    x = input
+    out = x
+    for d in _dims_arg(dims, x.ndim, "flip"):
+        if not x._shape:
+            break
+        n = x._shape[d]
+        out = _index_along(out, d, arange(n - 1, -1, -1) if n else arange(0))
+    return out.clone() if out is x else out
+
+
+def fliplr(input: Tensor) -> Tensor:  # noqa: A002
+    if input.ndim < 2:
+        raise ValueError(f"fliplr(): input must have at least 2 dims, got {input.ndim}")
+    return flip(input, (1,))
+
+
+def flipud(input: Tensor) -> Tensor:  # noqa: A002
+    if input.ndim < 1:
+        raise ValueError("flipud(): input must have at least 1 dim")
+    return flip(input, (0,))
+
+
+def roll(input: Tensor, shifts, dims=None) -> Tensor:  # noqa: A002
+    """Same as torch.roll: elements shifted along dims, wrapping around; without dims, over the flattened input."""
+    from pyframe.factory import arange
+
+    x = input
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise ValueError(f"roll(): without dims, shifts must be one int, got {list(shifts)}")
+        return roll(x.reshape(-1), shifts, 0).reshape(x._shape)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise ValueError(f"roll(): shifts {list(shifts)} and dims {list(dims)} must have the same length")
+    out = x
+    for s, d in zip(shifts, dims, strict=True):
+        if not isinstance(s, int) or isinstance(s, bool):
+            raise TypeError(f"roll(): shifts must be ints, got {type(s).__name__}")
+        d = normalize_dim(d, x.ndim)
+        n = x._shape[d] if x._shape else 1
+        if n == 0 or s % n == 0:
+            continue
+        idx = ew.remainder(ew.sub(arange(n), s % n), n)  # out[j] = x[(j - s) mod n]
+        out = _index_along(out, d, idx)
+    return out.clone() if out is x else out
+
+
+def repeat(input: Tensor, *sizes) -> Tensor:  # noqa: A002
+    """Same as torch.Tensor.repeat: tiles the tensor ``sizes[i]`` times along dim i (leading dims added)."""
+    x = input
+    reps = _int_args(sizes)
+    if len(reps) < x.ndim:
+        raise ValueError(
+            f"repeat(): number of repeat dims {len(reps)} can not be smaller than the number of tensor dims {x.ndim}"
+        )
+    if any(r < 0 for r in reps):
+        raise ValueError(f"repeat(): repeats must be non-negative, got {list(reps)}")
+    shape = (1,) * (len(reps) - x.ndim) + x._shape
+    # [s0, s1] -> [1, s0, 1, s1] expanded to [r0, s0, r1, s1], then merged pairwise: one copy in C
+    inter = tuple(v for n in shape for v in (1, n))
+    big = tuple(v for r, n in zip(reps, shape, strict=True) for v in (r, n))
+    if len(big) > 8:  # pairs would pass the 8-dim limit: repeat dim by dim instead
+        from pyframe.ops.shape import cat
+
+        out = x.reshape(shape)
+        for d, r in enumerate(reps):
+            if r != 1:
+                out = cat([out] * r, d) if r else out.narrow(d, 0, 0)
+        return out if out is not x else x.clone()
+    out = x.reshape(inter).expand(*big).reshape(tuple(r * n for r, n in zip(reps, shape, strict=True)))
+    return out.clone() if out._storage is x._storage else out
+
+
+def tile(input: Tensor, dims) -> Tensor:  # noqa: A002
+    """Same as torch.tile: repeat, with fewer dims than the tensor padded with 1s in front."""
+    dims = _int_args((dims,) if isinstance(dims, int) else tuple(dims))
+    dims = (1,) * (input.ndim - len(dims)) + dims
+    return repeat(input, *dims)
+
+
+def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:  # noqa: A002
+    """Same as torch.repeat_interleave: each element (or slice along dim) repeated ``repeats`` times;
+    ``repeats`` is an int or a 1-d int tensor with one count per element. ``repeat_interleave(counts)``
+    alone gives ``[0]*counts[0] + [1]*counts[1] + ...``."""
+    from pyframe.factory import arange, zeros
+    from pyframe.ops.index import index_add_
+    from pyframe.ops.sorting import cumsum
+
+    if repeats is None:  # repeat_interleave(repeats): the indices
+        counts = input
+        if not isinstance(counts, Tensor) or counts.ndim != 1 or counts.dtype.is_floating_point:
+            raise TypeError("repeat_interleave(repeats): repeats must be a 1-d integer tensor")
+        return repeat_interleave(arange(counts._numel), counts, 0, output_size=output_size)
+    x = input
+    if not isinstance(x, Tensor):
+        raise TypeError(f"repeat_interleave(): input must be a Tensor, got {type(x).__name__}")
+    if dim is None:
+        x, d = x.reshape(-1), 0
+    else:
+        d = normalize_dim(dim, x.ndim)
+        if not x._shape:
+            x = x.reshape(1)
+    n = x._shape[d]
+    if isinstance(repeats, Tensor) and repeats._numel == 1 and repeats.ndim <= 1 and n != 1:
+        repeats = int(repeats.item())
+    if isinstance(repeats, int) and not isinstance(repeats, bool):
+        if repeats < 0:
+            raise ValueError(f"repeat_interleave(): repeats must be non-negative, got {repeats}")
+        shape = x._shape
+        out = x.unsqueeze(d + 1).expand(*shape[: d + 1], repeats, *shape[d + 1 :])
+        out = out.reshape(*shape[:d], n * repeats, *shape[d + 1 :])
+        return out.clone() if out._storage is x._storage else out
+    if not isinstance(repeats, Tensor) or repeats.dtype.is_floating_point or repeats.ndim > 1:
+        raise TypeError("repeat_interleave(): repeats must be an int or a 1-d integer tensor")
+    counts = repeats.reshape(-1).to(int64)
+    if counts._numel != n:
+        raise ShapeError(f"repeat_interleave(): repeats has {counts._numel} counts for a dim of size {n}")
+    if n and ew.lt(counts, 0).any().item():
+        raise ValueError("repeat_interleave(): repeats must be non-negative")
+    ends = cumsum(counts, 0)
+    total = int(ends[-1].item()) if n else 0
+    if output_size is not None and output_size != total:
+        raise ValueError(f"repeat_interleave(): output_size={output_size} but the repeats sum to {total}")
+    # a 1 where each source index starts (after the first), summed up: the source index of each output slot
+    marks = zeros(total, dtype=int64)
+    starts = ends[:-1]
+    starts = starts[ew.lt(starts, total)]
+    if starts._numel:
+        index_add_(marks, 0, starts, zeros(starts._numel, dtype=int64).fill_(1))
+    idx = cumsum(marks, 0)
+    return _index_along(x, d, idx)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:  # noqa: A002
+    """Same as torch.flatten."""
+    return input.flatten(start_dim, end_dim)
+
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa: A002
+    """Same as torch.unflatten: dim ``dim`` split into ``sizes`` (one entry may be -1)."""
+    x = input
+    d = normalize_dim(dim, x.ndim)
+    sizes = _int_args(tuple(sizes))
+    if not sizes:
+        raise ValueError("unflatten(): sizes must be non-empty")
+    n = x._shape[d]
+    known = 1
+    for s in sizes:
+        if s != -1:
+            known *= s
+    if sizes.count(-1) > 1 or (-1 not in sizes and known != n) or (-1 in sizes and (known == 0 or n % known)):
+        raise ShapeError(f"unflatten(): sizes {list(sizes)} don't multiply up to the size {n} of dim {dim}")
+    return x.reshape(*x._shape[:d], *sizes, *x._shape[d + 1 :])
