@@ -10,6 +10,10 @@ CTEST_SRCS := $(sort $(wildcard core_c/tests/test_*.c))
 CFLAGS_TEST := -std=c11 -O2 -g -Wall -Wextra -Werror -fopenmp -Icore_c/include -Icore_c/src
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
+# the shipped plugins and the folder they are installed into (defined up here: prerequisites expand as they are read)
+PLUGINS := $(notdir $(wildcard plugins/*))
+PLUGIN_SITE := build/plugin-site
+
 OBJS := $(patsubst core_c/src/%.c,build/c/%.o,$(SRCS))
 SAN_OBJS := $(patsubst core_c/src/%.c,build/csan/%.o,$(SRCS))
 CTESTS := $(patsubst core_c/tests/%.c,build/c/%,$(CTEST_SRCS))
@@ -62,8 +66,6 @@ $(VENV)/.oracle: $(VENV)/.installed
 # The plugin distributions install into a folder of their own, not .venv: installed there,
 # every `import pyframe` in the core suite would autoload them (grad-clipper clamps all
 # gradients). Their tests put that folder on the path, so entry-point discovery finds them.
-PLUGINS := $(notdir $(wildcard plugins/*))
-PLUGIN_SITE := build/plugin-site
 
 $(PLUGIN_SITE)/.installed: $(VENV)/.installed $(wildcard plugins/*/pyproject.toml plugins/*/pyframe_*/*.py)
 	rm -rf $(PLUGIN_SITE)

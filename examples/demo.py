@@ -116,7 +116,7 @@ def plot(history: dict[str, list[float]], path: Path) -> None:
     ax_acc.plot(epochs, history["train accuracy"], marker="o", label="train")
     ax_acc.plot(epochs, history["test accuracy"], marker="o", label="test")
     ax_acc.set(title="accuracy", xlabel="epoch", ylim=(0, 1))
-    ax_acc.legend()
+    ax_acc.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
