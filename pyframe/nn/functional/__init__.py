@@ -17,6 +17,7 @@ from pyframe.nn.functional.activation import (
     elu,
     gelu,
     glu,
+    gumbel_softmax,
     hardshrink,
     hardsigmoid,
     hardswish,
@@ -44,11 +45,11 @@ from pyframe.nn.functional.activation import (
 )
 from pyframe.nn.functional.attention import multi_head_attention_forward, scaled_dot_product_attention
 from pyframe.nn.functional.conv import conv2d, fold, unfold
-from pyframe.nn.functional.conv1d import adaptive_avg_pool1d, avg_pool1d, conv1d, max_pool1d
+from pyframe.nn.functional.conv1d import adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv1d, max_pool1d
 from pyframe.nn.functional.conv_transpose import conv_transpose1d, conv_transpose2d
 from pyframe.nn.functional.dense import bilinear, linear
 from pyframe.nn.functional.distance import cosine_similarity, pairwise_distance
-from pyframe.nn.functional.dropouts import dropout, dropout1d, dropout2d, dropout3d
+from pyframe.nn.functional.dropouts import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d
 from pyframe.nn.functional.loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -71,9 +72,9 @@ from pyframe.nn.functional.margin_loss import (
     soft_margin_loss,
     triplet_margin_loss,
 )
-from pyframe.nn.functional.norm import batch_norm, group_norm, layer_norm, normalize
+from pyframe.nn.functional.norm import batch_norm, group_norm, instance_norm, layer_norm, normalize, rms_norm
 from pyframe.nn.functional.padding import pad
-from pyframe.nn.functional.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from pyframe.nn.functional.pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, max_pool2d
 from pyframe.nn.functional.sparse import embedding, one_hot
 from pyframe.nn.functional.vision import interpolate, pixel_shuffle, pixel_unshuffle, upsample
 
@@ -90,4 +91,5 @@ __all__ = [
     "threshold", "glu", "prelu", "rrelu", "pairwise_distance", "cosine_similarity", "soft_margin_loss",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
     "multilabel_soft_margin_loss", "multi_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
+    "gumbel_softmax", "adaptive_max_pool1d", "adaptive_max_pool2d", "alpha_dropout", "instance_norm", "rms_norm",
 ]  # fmt: skip

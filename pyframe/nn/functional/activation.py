@@ -276,3 +276,29 @@ def _softmax2d(input: Tensor) -> Tensor:
     if input.ndim not in (3, 4):
         raise ValueError(f"Softmax2d: expected a 3-d or 4-d input, got shape {list(input._shape)}")
     return rd.softmax(input, -3)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1):
+    """Same as torch.nn.functional.gumbel_softmax: softmax((logits + Gumbel noise) / tau); with
+    ``hard``, the one-hot argmax in the forward pass and the soft gradient (straight-through).
+    The noise comes from pyframe's random stream."""
+    _float_arg(logits, "gumbel_softmax")
+    if not tau > 0:
+        raise ValueError(f"gumbel_softmax(): tau must be positive, got {tau}")
+    from pyframe import _grad_mode
+    from pyframe.factory import rand
+
+    with _grad_mode.no_grad():
+        u = rand(*logits._shape, dtype=logits.dtype)
+        gumbels = ew.neg(ew.log(ew.neg(ew.log(ew.clamp(u, min=1e-20)))))  # -log(Exp(1))
+    y = rd.softmax(ew.div(ew.add(logits, gumbels), tau), dim)
+    if not hard:
+        return y
+    from pyframe.ops import index as ix
+    from pyframe.ops._common import zeros_of
+
+    with _grad_mode.no_grad():
+        idx = rd.argmax(y, dim, keepdim=True)
+        one = zeros_of(y._shape, y.dtype)
+        ix.scatter_add_(one, dim, idx, ew.add(zeros_of(idx._shape, y.dtype), 1.0))
+    return ew.add(ew.sub(one, y.detach()), y)

@@ -71,3 +71,15 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """Same as torch.nn.functional.adaptive_avg_pool1d."""
     x, batched = _as_2d("adaptive_avg_pool1d", input)
     return _back(adaptive_avg_pool2d(x, (1, _single(output_size, "adaptive_avg_pool1d", "output_size"))), batched)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """Same as torch.nn.functional.adaptive_max_pool1d (see adaptive_max_pool2d)."""
+    from pyframe.nn.functional.pooling import adaptive_max_pool2d
+
+    x, batched = _as_2d("adaptive_max_pool1d", input)
+    size = (1, _single(output_size, "adaptive_max_pool1d", "output_size"))
+    out = adaptive_max_pool2d(x, size, return_indices)
+    if return_indices:
+        return _back(out[0], batched), _back(out[1], batched)
+    return _back(out, batched)

@@ -83,3 +83,29 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.dropout3d: zeroes whole channels of (N, C, D, H, W) or (C, D, H, W)."""
     return _feature_dropout("dropout3d", input, p, training, inplace, 3)
+
+
+_SELU_NEG = -1.7580993408473766  # -scale * alpha of SELU: the value a dropped SELU unit takes
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Same as torch.nn.functional.alpha_dropout: dropped units take SELU's negative saturation
+    value, then an affine map keeps zero mean and unit variance."""
+    _float_arg(input, "alpha_dropout")
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"alpha_dropout(): dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return ew.mul(input, 0.0)
+    from pyframe.factory import _draw
+
+    a = ((1 - p) * (1 + p * _SELU_NEG**2)) ** -0.5
+    b = -a * _SELU_NEG * p
+    with _grad_mode.no_grad():
+        keep = empty_tensor(input._shape, input.dtype)
+        _draw(lib.PF_RAND_BERNOULLI, keep, 1.0 - p, 0.0)
+        shift = ew.add(ew.mul(ew.sub(1.0, keep), _SELU_NEG * a), b)  # b + a * alpha' where dropped
+        scale = ew.mul(keep, a)
+    out = ew.add(ew.mul(input, scale), shift)
+    return ew.copy_(input, out) if inplace else out

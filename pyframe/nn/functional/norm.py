@@ -182,3 +182,49 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps=1e-5)
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     """Same as torch.nn.functional.normalize: x / max(||x||_p, eps) along ``dim``."""
     return ew.div(input, ew.clamp(rd.norm(input, p, dim, keepdim=True), min=eps))
+
+
+def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.instance_norm: each (sample, channel) normalised over its
+    spatial dims, computed as torch does, by batch_norm on a (1, N*C, ...) view; running
+    statistics (if given) get the batch mean of the per-instance updates."""
+    _float_arg(input, "instance_norm")
+    if input.ndim < 3:
+        raise ShapeError(f"instance_norm(): expected an input of at least 3 dims (N, C, ...), got shape "
+                         f"{list(input._shape)}")  # fmt: skip
+    n, c = input._shape[:2]
+
+    def per_instance(t):
+        return None if t is None else t.unsqueeze(0).expand(n, c).reshape(n * c).contiguous()
+
+    rm, rv = per_instance(running_mean), per_instance(running_var)
+    out = batch_norm(input.reshape(1, n * c, *input._shape[2:]), rm, rv, per_instance(weight), per_instance(bias),
+                     use_input_stats, momentum, eps)  # fmt: skip
+    with _grad_mode.no_grad():
+        if running_mean is not None and use_input_stats:
+            ew.copy_(running_mean, rd.mean(rm.reshape(n, c), 0))
+        if running_var is not None and use_input_stats:
+            ew.copy_(running_var, rd.mean(rv.reshape(n, c), 0))
+    return out.reshape(input._shape)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """Same as torch.nn.functional.rms_norm: x / sqrt(mean(x^2) + eps) over the last
+    ``len(normalized_shape)`` dims, times ``weight``; ``eps`` defaults to the dtype's epsilon."""
+    _float_arg(input, "rms_norm")
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or input._shape[-k:] != shape:
+        raise ShapeError(f"rms_norm(): normalized_shape {list(shape)} does not match the last dims of input shape "
+                         f"{list(input._shape)}")  # fmt: skip
+    if weight is not None and weight._shape != shape:
+        raise ShapeError(f"rms_norm(): weight must have shape {list(shape)}, got {list(weight._shape)}")
+    if eps is None:
+        eps = _EPS[input.dtype.name]
+    red = tuple(range(input.ndim - k, input.ndim))
+    y = ew.mul(input, ew.rsqrt(ew.add(rd.mean(ew.mul(input, input), red, keepdim=True), eps)))
+    return ew.mul(y, weight) if weight is not None else y
+
+
+_EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}  # torch.finfo(dt).eps

@@ -129,3 +129,33 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
             rows.append(stack(cells, -1))
         out = stack(rows, -2)
     return out if batched else out.squeeze(0)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """Same as torch.nn.functional.adaptive_max_pool2d. Sizes that divide the input evenly use
+    max_pool2d (indices too); others take each window's max separately (slower). Differences:
+    ``return_indices=True`` needs sizes that divide the input."""
+    x, batched = _batched("adaptive_max_pool2d", input)
+    h, w = x._shape[2:]
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    oh, ow = (h if output_size[0] is None else output_size[0]), (w if output_size[1] is None else output_size[1])
+    if oh < 1 or ow < 1:
+        raise ValueError(f"adaptive_max_pool2d(): output_size must be positive, got {tuple(output_size)}")
+    if h % oh == 0 and w % ow == 0:
+        out = max_pool2d(x, (h // oh, w // ow), return_indices=return_indices)
+        if return_indices:
+            return (out[0], out[1]) if batched else (out[0].squeeze(0), out[1].squeeze(0))
+        return out if batched else out.squeeze(0)
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d(): return_indices=True needs output sizes that divide the "
+                                  f"input size, got input {h}x{w} and output {oh}x{ow}")  # fmt: skip
+    from pyframe.ops.shape import stack
+
+    rows = []
+    for i in range(oh):
+        h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        cells = [rd.amax(x[:, :, h0:h1, (j * w) // ow : -(-((j + 1) * w) // ow)], (2, 3)) for j in range(ow)]
+        rows.append(stack(cells, -1))
+    out = stack(rows, -2)
+    return out if batched else out.squeeze(0)

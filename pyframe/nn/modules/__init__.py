@@ -10,11 +10,13 @@ from pyframe.nn.modules import (
     distance,
     dropout,
     flatten,
+    layers_more,
     linear,
     loss,
     loss_more,
     module,
     normalization,
+    padding,
     pooling,
     rnn,
     sparse,
@@ -29,11 +31,13 @@ from pyframe.nn.modules.conv_extra import *  # noqa: F403
 from pyframe.nn.modules.distance import *  # noqa: F403
 from pyframe.nn.modules.dropout import *  # noqa: F403
 from pyframe.nn.modules.flatten import *  # noqa: F403
+from pyframe.nn.modules.layers_more import *  # noqa: F403
 from pyframe.nn.modules.linear import *  # noqa: F403
 from pyframe.nn.modules.loss import *  # noqa: F403
 from pyframe.nn.modules.loss_more import *  # noqa: F403
 from pyframe.nn.modules.module import *  # noqa: F403
 from pyframe.nn.modules.normalization import *  # noqa: F403
+from pyframe.nn.modules.padding import *  # noqa: F403
 from pyframe.nn.modules.pooling import *  # noqa: F403
 from pyframe.nn.modules.rnn import *  # noqa: F403
 from pyframe.nn.modules.sparse import *  # noqa: F403
@@ -44,4 +48,5 @@ __all__ = [
     *sparse.__all__, *dropout.__all__, *flatten.__all__, *activation.__all__, *loss.__all__,
     *attention.__all__, *transformer.__all__, *rnn.__all__, *conv_extra.__all__,
     *activation_more.__all__, *distance.__all__, *loss_more.__all__,
+    *layers_more.__all__, *padding.__all__,
 ]  # fmt: skip
