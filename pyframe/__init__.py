@@ -33,7 +33,7 @@ from pyframe.serialization import load, save
 from pyframe import plugins  # isort: skip
 from pyframe import linalg  # isort: skip
 from pyframe import distributions  # isort: skip
-from pyframe.linalg import det, matrix_exp, slogdet  # isort: skip
+from pyframe.linalg import det, geqrf, matrix_exp, slogdet  # isort: skip
 
 inverse = linalg.inv
 
@@ -53,7 +53,7 @@ __all__ = [
     "utils", "int32", "int64", "half", "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled",
     "set_grad_enabled", "hookimpl", "hookspecs", "set_num_threads", "get_num_threads", "show_config", "save",
     "load", "DeviceError", "device", "set_default_device", "get_default_device", "cuda", "accelerator", "backends",
-    "pi", "e", "inf", "nan", "distributions", "linalg", "det", "inverse", "matrix_exp", "slogdet",
+    "pi", "e", "inf", "nan", "distributions", "linalg", "det", "inverse", "matrix_exp", "slogdet", "geqrf",
     *factory.__all__, *ops.__all__,
 ]  # fmt: skip
 

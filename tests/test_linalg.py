@@ -268,3 +268,14 @@ def test_argument_errors():
         LA.matrix_norm(A, 3)
     with pytest.raises(LA.LinAlgError, match="overflows"):
         LA.matrix_exp(t(np.diag([800.0, 1.0])))
+
+
+def test_geqrf_and_householder_product_match_lapack(rng):
+    A = rng.standard_normal((5, 3))
+    h, tau = pyframe.geqrf(t(A))
+    nh, ntau = np.linalg.qr(A, mode="raw")  # LAPACK's geqrf, column-major
+    np.testing.assert_allclose(h.numpy(), nh.T, atol=1e-12)
+    np.testing.assert_allclose(tau.numpy(), ntau, atol=1e-12)
+    np.testing.assert_allclose(LA.householder_product(h, tau).numpy(), np.linalg.qr(A)[0], atol=1e-12)
+    with pytest.raises(ShapeError, match="at least as many rows"):
+        LA.householder_product(t(A.T), tau)

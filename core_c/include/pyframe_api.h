@@ -226,6 +226,9 @@ int pf_linalg_cholesky(const pf_tensor *a, pf_tensor *l);
 /* Householder QR with LAPACK's signs: a [..., m, n], q [..., m, k] (NULL: R only), r [..., k, n],
  * k = m when complete, else min(m, n) */
 int pf_linalg_qr(const pf_tensor *a, pf_tensor *q, pf_tensor *r, int complete);
+/* LAPACK's geqrf: h [..., m, n] holds R on and above the diagonal and the reflectors v_j (v_j[j] = 1
+ * implied) below it, H_j = I - tau_j v_j v_j^T, tau [..., min(m, n)] (0: no reflection) */
+int pf_linalg_geqrf(const pf_tensor *a, pf_tensor *h, pf_tensor *tau);
 /* symmetric eigendecomposition (cyclic Jacobi) of the matrix in a's lower (upper) triangle:
  * w [..., n] ascending, v [..., n, n] eigenvectors as columns (may be NULL) */
 int pf_linalg_eigh(const pf_tensor *a, pf_tensor *w, pf_tensor *v, int upper);

@@ -552,6 +552,42 @@ int pf_linalg_qr(const pf_tensor *a, pf_tensor *q, pf_tensor *r, int complete) {
     return la_run(qr_one, &c, batch_count(a), m * n * (m < n ? n : m), nbd > 0);
 }
 
+typedef struct {
+    const pf_tensor *a;
+    pf_tensor *h, *tau;
+} geqrf_ctx;
+
+static int geqrf_one(const void *vctx, int64_t bi, int64_t *detail) {
+    (void)detail;
+    const geqrf_ctx *c = vctx;
+    int nd = c->a->ndim;
+    int64_t m = c->a->shape[nd - 2], n = c->a->shape[nd - 1], k = m < n ? m : n;
+    double *a = malloc(sizeof(double) * (size_t)(m * n + k + 1));
+    if (!a) return LA_NOMEM;
+    int st = LA_OK;
+    load_mat(c->a, bi, a);
+    if (!all_finite(a, m * n)) st = LA_NONFINITE;
+    if (st == LA_OK) {
+        householder(a, m, n, a + m * n);
+        store_mat(c->h, bi, a);
+        store_vec(c->tau, bi, a + m * n);
+    }
+    free(a);
+    return st;
+}
+
+int pf_linalg_geqrf(const pf_tensor *a, pf_tensor *h, pf_tensor *tau) {
+    const char *fn = "geqrf";
+    int rc = expect_input(a, fn, 0);
+    if (rc) return rc;
+    int nbd = a->ndim - 2;
+    int64_t m = a->shape[nbd], n = a->shape[nbd + 1];
+    if ((rc = expect(h, fn, "out", a->dtype, nbd, a->shape, 2, m, n))) return rc;
+    if ((rc = expect(tau, fn, "tau", a->dtype, nbd, a->shape, 1, m < n ? m : n, -1))) return rc;
+    geqrf_ctx c = {a, h, tau};
+    return la_run(geqrf_one, &c, batch_count(a), m * n * (m < n ? n : m), nbd > 0);
+}
+
 /* ---- symmetric eigendecomposition: cyclic Jacobi -------------------------------------------- */
 
 typedef struct {

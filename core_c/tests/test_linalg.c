@@ -162,6 +162,30 @@ static void test_qr(void) {
                 for (int64_t j = 0; j < i && j < n; j++) CHECK(r[i * n + j] == 0.0, "R upper");
             CHECK_OK(pf_linalg_qr(&ta, NULL, &tr, complete));
         }
+    /* geqrf: R as qr's, and the reflectors rebuild Q */
+    {
+        double a[12], h[12], tau[3], q[12], r[9], qq[12];
+        randfill(a, 12);
+        int64_t sa[2] = {4, 3}, st[1] = {3}, sr[2] = {3, 3};
+        pf_tensor ta = pf_make(a, PF_FLOAT64, 2, sa), th = pf_make(h, PF_FLOAT64, 2, sa), tt = pf_make(tau, PF_FLOAT64, 1, st),
+                  tq = pf_make(q, PF_FLOAT64, 2, sa), tr = pf_make(r, PF_FLOAT64, 2, sr);
+        CHECK_OK(pf_linalg_geqrf(&ta, &th, &tt));
+        CHECK_OK(pf_linalg_qr(&ta, &tq, &tr, 0));
+        for (int i = 0; i < 3; i++)
+            for (int j = i; j < 3; j++) CHECK(h[i * 3 + j] == r[i * 3 + j], "geqrf R[%d, %d]", i, j);
+        for (int i = 0; i < 4; i++)
+            for (int c = 0; c < 3; c++) qq[i * 3 + c] = i == c;
+        for (int j = 2; j >= 0; j--) { /* qq = H_j qq, v = e_j + the reflector below the diagonal */
+            double v[4];
+            for (int i = 0; i < 4; i++) v[i] = i < j ? 0.0 : (i == j ? 1.0 : h[i * 3 + j]);
+            for (int c = 0; c < 3; c++) {
+                double w = 0.0;
+                for (int i = 0; i < 4; i++) w += v[i] * qq[i * 3 + c];
+                for (int i = 0; i < 4; i++) qq[i * 3 + c] -= tau[j] * w * v[i];
+            }
+        }
+        for (int i = 0; i < 12; i++) CHECK(fabs(qq[i] - q[i]) < 1e-15, "geqrf Q[%d]", i);
+    }
     /* LAPACK's signs: a column already zero below the diagonal is left alone */
     double d[4] = {-2, 1, 0, 3}, q[4], r[4];
     int64_t s2[2] = {2, 2};

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from pyframe._backend import NULL, lib
+from pyframe._backend import NULL, ShapeError, lib
 from pyframe.autograd.graph import needs_grad, record
+from pyframe.factory import eye, ones
 from pyframe.linalg._common import call, check_matrix, diag_embed, identity_like
 from pyframe.linalg.solve import solve_triangular
 from pyframe.ops import elementwise as ew
@@ -17,7 +18,7 @@ from pyframe.ops.linalg import matmul
 from pyframe.ops.shape import cat
 from pyframe.tensor import Tensor, empty_tensor
 
-__all__ = ["qr", "eigh", "eigvalsh", "svd", "svdvals"]
+__all__ = ["qr", "geqrf", "householder_product", "eigh", "eigvalsh", "svd", "svdvals"]
 
 
 class QRResult(NamedTuple):
@@ -106,6 +107,57 @@ def _qr_backward(gQ, gR, Q: Tensor, R: Tensor, A: Tensor) -> Tensor:
         gA = ew.add(gA, gQ)
     # gA R^-T: solve X R^T = gA with R^T lower triangular
     return solve_triangular(R.mT, gA, upper=False, left=False)
+
+
+class GeqrfResult(NamedTuple):
+    """torch.return_types.geqrf."""
+
+    a: Tensor
+    tau: Tensor
+
+
+def geqrf(input: Tensor) -> GeqrfResult:  # noqa: A002 - torch's name
+    """Same as torch.geqrf: LAPACK's compact QR, R on and above the diagonal and the Householder vectors
+    below it, with their scales ``tau``. Not differentiable, as torch's."""
+    fn = "geqrf"
+    check_matrix(input, fn, square=False)
+    m, n = input.shape[-2], input.shape[-1]
+    h = empty_tensor(input._shape, input.dtype)
+    tau = empty_tensor(input._shape[:-2] + (min(m, n),), input.dtype)
+    call(fn, lib.pf_linalg_geqrf(input._d(), h._d(), tau._d()))
+    if needs_grad(input):
+
+        def backward(*_):
+            raise RuntimeError("the derivative for 'geqrf' is not implemented.")
+
+        record("GeqrfBackward0", backward, (input,), (h, tau))
+    return GeqrfResult(h, tau)
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """Same as torch.linalg.householder_product: the first k columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T
+    with v_i the i-th column of A below the diagonal and 1 on it. A product of pyframe ops (k small GEMMs),
+    so autograd differentiates it by composition."""
+    fn = "linalg.householder_product"
+    check_matrix(A, fn, square=False)
+    if not isinstance(tau, Tensor) or tau.dtype is not A.dtype:
+        raise TypeError(f"{fn}: tau must be a tensor of A's dtype {A.dtype.name}")
+    n, k = A.shape[-2], A.shape[-1]
+    if n < k:
+        raise ShapeError(f"{fn}: A must have at least as many rows as columns, got shape {list(A.shape)}")
+    if tau.shape[-1] > k or tau.shape[:-1] != A.shape[:-2]:
+        raise ShapeError(f"{fn}: tau of shape {list(tau.shape)} does not fit A of shape {list(A.shape)}")
+    Id = eye(n, dtype=A.dtype)
+    below = ew.tril(ones(n, k, dtype=A.dtype), -1)
+    Q = None
+    for i in range(tau.shape[-1]):
+        v = ew.add(ew.mul(A.select(-1, i), below[:, i]), Id[:, i])  # (..., n)
+        H = ew.sub(Id, ew.mul(tau.select(-1, i).unsqueeze(-1).unsqueeze(-1), ew.mul(v.unsqueeze(-1), v.unsqueeze(-2))))
+        Q = H if Q is None else matmul(Q, H)
+    if Q is None:
+        Q = ew.add(ew.mul(A, 0.0), eye(n, k, dtype=A.dtype))
+        return Q
+    return Q.narrow(-1, 0, k)
 
 
 # ---- symmetric eigendecomposition ----------------------------------------------------------------------------
