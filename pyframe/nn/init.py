@@ -12,8 +12,6 @@ import warnings
 
 from pyframe import _dtype, _grad_mode
 from pyframe.ops import elementwise as ew
-from pyframe.ops import reduce as rd
-from pyframe.ops.linalg import matmul
 from pyframe.tensor import Tensor
 
 __all__ = [
@@ -233,45 +231,32 @@ def kaiming_normal_(
     return normal_(tensor, 0.0, std, generator)
 
 
-def _orthonormal_rows(a: Tensor) -> Tensor:
-    """Gram-Schmidt with reorthogonalisation (CGS2) on the rows of ``a`` [k, n], k <= n: each
-    row loses its components along the rows before it, twice, and is scaled to unit norm.
-    The positive diagonal of the implied R is torch's sign convention for the QR."""
-    k = a.shape[0]
-    q = a.clone()
-    for i in range(k):
-        v = q[i]
-        if i:
-            done = q[:i]
-            for _ in range(2):
-                v = ew.sub(v, matmul(matmul(done, v), done))
-        norm = rd.norm(v)
-        if float(norm) == 0.0:
-            raise ValueError("orthogonal_(): the random matrix is rank deficient; try again")
-        ew.copy_(q[i], ew.div(v, norm))
-    return q
-
-
 def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
-    """Same as torch.nn.init.orthogonal_: a (semi-)orthogonal matrix from a Gaussian one,
-    viewed as [rows, numel / rows]. Orthogonalised by Gram-Schmidt (CGS2) in pyframe ops
-    instead of a QR decomposition; the distribution is the same (Haar)."""
-    from pyframe.factory import empty
+    """Same as torch.nn.init.orthogonal_, step for step: N(0, 1) draws in a (rows, numel / rows) matrix,
+    transposed when rows < cols, its QR's Q with the signs of R's diagonal (``pyframe.linalg.qr``), transposed
+    back, times ``gain``: the same draws give torch's weights."""
+    from pyframe import linalg
+    from pyframe.factory import empty, eye
 
     _check(tensor, "orthogonal_")
-    _no_generator(generator, "orthogonal_")
     if tensor.ndim < 2:
         raise ValueError(
             f"orthogonal_(): only tensors with 2 or more dimensions are supported, got {list(tensor.shape)}"
         )
     if tensor.numel() == 0:
         return tensor
+    if tensor.dtype not in (_dtype.float32, _dtype.float64):
+        raise TypeError(f"orthogonal_(): expected a float32 or float64 tensor, got {tensor.dtype.name}")
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     with _grad_mode.no_grad():
-        flat = normal_(empty(min(rows, cols), max(rows, cols), dtype=_dtype.float64))
-        q = _orthonormal_rows(flat)
-        if rows > cols:
+        flattened = normal_(empty(rows, cols, dtype=tensor.dtype), 0.0, 1.0, generator)
+        if rows < cols:
+            flattened = flattened.T
+        q, r = linalg.qr(flattened)
+        d = ew.mul(r, eye(r.shape[0], r.shape[1], dtype=r.dtype)).sum(0)
+        q = ew.mul(q, ew.sign(d))
+        if rows < cols:
             q = q.T
         ew.copy_(tensor, ew.mul(q, gain).reshape(tensor.shape))
     return tensor

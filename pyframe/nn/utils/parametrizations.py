@@ -1,77 +1,35 @@
 """Ready-made parametrizations built on :mod:`pyframe.nn.utils.parametrize`. Same as
 torch.nn.utils.parametrizations: ``orthogonal``, ``weight_norm``, ``spectral_norm``.
 
-``orthogonal`` supports two of torch's maps, both written in pyframe ops so autograd differentiates
-them: ``"matrix_exp"`` (scaling and squaring of a Taylor polynomial) and ``"householder"`` (a product of
-reflections). ``"cayley"`` needs a linear solve the C core does not have yet. See docs/parametrize.md.
+``orthogonal`` has torch's three maps: ``"matrix_exp"`` and ``"cayley"`` of a skew-symmetric matrix
+(``pyframe.linalg.matrix_exp`` and ``linalg.solve``) and ``"householder"`` (a product of reflections), with or
+without trivialization, computed as torch's implementation does so the numbers agree. See docs/parametrize.md.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 
-from pyframe import _grad_mode
-from pyframe.factory import eye, ones, randn, zeros
+from pyframe import _grad_mode, linalg
+from pyframe.factory import eye, randn, zeros
 from pyframe.nn import functional as F
-from pyframe.nn.init import _orthonormal_rows
 from pyframe.nn.modules.module import Module
 from pyframe.nn.utils import parametrize
-from pyframe.ops.elementwise import tril
 from pyframe.ops.shape import cat
 from pyframe.tensor import Tensor
 
 __all__ = ["orthogonal", "weight_norm", "spectral_norm"]
 
 
-# ---- helpers in pyframe ops -----------------------------------------------------------------------------
+# ---- orthogonal ------------------------------------------------------------------------------------------
+
+_MAPS = ("matrix_exp", "cayley", "householder")
 
 
-def _eye_like(n: int, x: Tensor) -> Tensor:
-    return eye(n, dtype=x.dtype)
-
-
-def matrix_exp(A: Tensor) -> Tensor:
-    """exp(A) of a square matrix (or batch) by scaling and squaring a Taylor polynomial (degree 14 in float64,
-    9 otherwise)."""
-    n = A.shape[-1]
-    with _grad_mode.no_grad():
-        norm = float(A.detach().abs().sum(-1).amax()) if A.numel() else 0.0
-    s = max(0, math.ceil(math.log2(norm)) + 1) if norm > 0.5 else 0
-    X = A / (2.0**s) if s else A
-    Id = _eye_like(n, A)
-    result = Id + X
-    term = X
-    # ||X|| <= 1/2: the remainder after degree d is below 0.5^(d+1)/(d+1)!, under the dtype's epsilon
-    degree = 14 if A.dtype.itemsize >= 8 else 9
-    for k in range(2, degree + 1):
-        term = (term @ X) / float(k)
-        result = result + term
-    for _ in range(s):
-        result = result @ result
-    return result
-
-
-def _householder_product(A: Tensor, tau: Tensor) -> Tensor:
-    """torch.linalg.householder_product in pyframe ops: H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i the
-    i-th column of A below the diagonal with a 1 on it. A: (..., n, k), tau: (..., k); returns (..., n, k)."""
-    n, k = A.shape[-2], A.shape[-1]
-    Id = _eye_like(n, A)
-    Q = None
-    below = tril(ones(n, k, dtype=A.dtype), -1)
-    for i in range(k):
-        v = A.select(-1, i) * below[:, i] + Id[:, i]  # (..., n)
-        H = Id - tau.select(-1, i).unsqueeze(-1).unsqueeze(-1) * (v.unsqueeze(-1) * v.unsqueeze(-2))
-        Q = H if Q is None else Q @ H
-    return Q.narrow(-1, 0, k)
-
-
-def _orthonormal_columns(a: Tensor) -> Tensor:
-    """The Q of a QR decomposition with R's diagonal positive (unique for full-rank inputs), per matrix of
-    a batch: Gram-Schmidt with reorthogonalisation in pyframe ops (nn.init's)."""
-    flat = a.reshape(-1, a.shape[-2], a.shape[-1])
-    qs = [_orthonormal_rows(m.mT.contiguous()).mT for m in flat]
-    return cat([q.unsqueeze(0) for q in qs]).reshape(a.shape)
+def _diag(X: Tensor) -> Tensor:
+    """The main diagonal (..., min(n, k)) of (..., n, k) matrices."""
+    n, k = X.shape[-2], X.shape[-1]
+    return (X * eye(n, k, dtype=X.dtype)).sum(-2).narrow(-1, 0, min(n, k))
 
 
 def _is_orthogonal(Q: Tensor) -> bool:
@@ -80,9 +38,10 @@ def _is_orthogonal(Q: Tensor) -> bool:
     return float((Q.mT @ Q - eye(k, dtype=Q.dtype)).abs().amax()) <= eps
 
 
-# ---- orthogonal ------------------------------------------------------------------------------------------
-
-_MAPS = ("matrix_exp", "cayley", "householder")  # names torch accepts; cayley is refused below
+def _make_orthogonal(A: Tensor) -> Tensor:
+    """torch's _make_orthogonal: the Q of A = QR with R's diagonal made non-negative (A tall)."""
+    Q, R = linalg.qr(A)
+    return Q * _diag(R).sign().unsqueeze(-2)
 
 
 class _Orthogonal(Module):
@@ -101,20 +60,26 @@ class _Orthogonal(Module):
         if transposed:
             X = X.mT
             n, k = k, n
-        if self.orthogonal_map == "matrix_exp":
+        if self.orthogonal_map in ("matrix_exp", "cayley"):
+            # n k - k (k - 1) / 2 parameters: the lower triangle, embedded in a square skew-symmetric matrix
             X = X.tril()
             if n != k:
                 X = cat([X, zeros(*X.shape[:-1], n - k, dtype=X.dtype)], dim=-1)
-            Q = matrix_exp(X - X.mT)
+            A = X - X.mT
+            if self.orthogonal_map == "matrix_exp":
+                Q = linalg.matrix_exp(A)
+            else:  # the Cayley retraction (I + A/2)(I - A/2)^-1, as torch computes it
+                Id = eye(n, dtype=A.dtype)
+                Q = linalg.solve(Id - 0.5 * A, Id + 0.5 * A)
             if n != k:
                 Q = Q.narrow(-1, 0, k)
         else:
             A = X.tril(-1)
             tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
-            Q = _householder_product(A, tau)
+            Q = linalg.householder_product(A, tau)
+            # X's diagonal holds the signs (1 or -1); torch casts it to int, so it is not differentiated
             with _grad_mode.no_grad():
-                diag = (X.detach() * eye(n, k, dtype=X.dtype)).sum(-2)
-                sign = diag.to("int64").to(X.dtype)  # 1 or -1: not differentiated
+                sign = _diag(X.detach()).to("int64").to(X.dtype)
             Q = Q * sign.unsqueeze(-2)
         if "base" in self._buffers and self._buffers["base"] is not None:
             Q = self._buffers["base"] @ Q
@@ -130,26 +95,37 @@ class _Orthogonal(Module):
         with _grad_mode.no_grad():
             q = Q.detach()
             n, k = q.shape[-2], q.shape[-1]
-            if n < k:
+            transpose = n < k
+            if transpose:
                 q = q.mT
                 n, k = k, n
             if "base" not in self._buffers:
-                raise NotImplementedError(
-                    "assigning to an orthogonal parametrization with use_trivialization=False needs a Householder "
-                    "QR, which pyframe's C core does not have yet; keep use_trivialization=True"
-                )
+                if self.orthogonal_map in ("matrix_exp", "cayley"):
+                    raise NotImplementedError(
+                        "It is not possible to assign to the matrix exponential or the Cayley parametrizations "
+                        "when use_trivialization=False."
+                    )
+                # householder: the compact QR's reflectors, and R's signs on the diagonal (flipped where
+                # geqrf made no reflection: forward's tau = 2 reflects there), as torch
+                A, tau = linalg.geqrf(q)
+                d = _diag(A).sign()
+                d = d * (1.0 - 2.0 * (tau == 0.0).to(A.dtype))
+                I_nk = eye(n, k, dtype=A.dtype)
+                A = A * (1.0 - I_nk) + d.unsqueeze(-2) * I_nk
+                return A.mT if transpose else A
             if n == k:
-                base = q.clone() if _is_orthogonal(q) else _orthonormal_columns(q)
-            else:
-                base = _orthonormal_columns(cat([q, randn(*q.shape[:-2], n, n - k, dtype=q.dtype)], dim=-1))
-            self.base = base.to(Q.dtype)
+                base = q.clone() if _is_orthogonal(q) else _make_orthogonal(q)
+            else:  # complete Q to a square orthogonal matrix with random columns, as torch
+                base = _make_orthogonal(cat([q, randn(*q.shape[:-2], n, n - k, dtype=q.dtype)], dim=-1))
+            self.base = base
+            # -I: householder(0) with diagonal -1 is then the identity, as torch
             return (-eye(Q.shape[-2], Q.shape[-1], dtype=Q.dtype)).expand(*Q.shape).contiguous()
 
 
 def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
                use_trivialization: bool = True) -> Module:  # fmt: skip
     """Makes ``module.<name>`` (a matrix or batch of matrices) orthogonal. Same as torch's: ``orthogonal_map``
-    is "matrix_exp" (default for square matrices) or "householder" (default otherwise; "cayley" is refused);
+    is "matrix_exp" (default for square matrices), "cayley" or "householder" (default otherwise);
     ``use_trivialization`` keeps a ``base`` buffer so the map is evaluated around the current point. The
     tensor's current value is projected to the nearest orthogonal matrix (QR) at registration."""
     weight = getattr(module, name, None)
@@ -162,16 +138,6 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
     if orthogonal_map not in _MAPS:
         raise ValueError(
             f'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". Got: {orthogonal_map}'
-        )
-    if orthogonal_map == "householder" and not use_trivialization:
-        raise NotImplementedError(
-            'orthogonal_map="householder" with use_trivialization=False starts from a Householder QR of the '
-            "weight, which pyframe's C core does not have yet; keep use_trivialization=True"
-        )
-    if orthogonal_map == "cayley":
-        raise NotImplementedError(
-            'orthogonal_map="cayley" needs a linear solve, which pyframe\'s C core does not have yet; '
-            'use "matrix_exp" or "householder"'
         )
     orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
     parametrize.register_parametrization(module, name, orth, unsafe=True)
