@@ -38,8 +38,8 @@ def bind() -> None:
         "scatter_add": index.scatter_add, "scatter_add_": index.scatter_add_, "nonzero": index.nonzero,
         "uniform_": factory.uniform_, "normal_": factory.normal_,
         "__getitem__": index.getitem, "__setitem__": index.setitem,
-        "__add__": ew.add, "__radd__": _swap(ew.add), "__iadd__": ew.inplace_ops["add_"],
-        "__sub__": ew.sub, "__rsub__": _swap(ew.sub), "__isub__": ew.inplace_ops["sub_"],
+        "__add__": ew.plain_add, "__radd__": _swap(ew.plain_add), "__iadd__": ew.inplace_ops["add_"],
+        "__sub__": ew.plain_sub, "__rsub__": _swap(ew.plain_sub), "__isub__": ew.inplace_ops["sub_"],
         "__mul__": ew.mul, "__rmul__": _swap(ew.mul), "__imul__": ew.inplace_ops["mul_"],
         "__truediv__": ew.div, "__rtruediv__": _swap(ew.div), "__itruediv__": ew.inplace_ops["div_"],
         "__floordiv__": ew.floor_divide, "__rfloordiv__": _swap(ew.floor_divide),
@@ -55,7 +55,7 @@ def bind() -> None:
         "float": lambda self: self.to(_dt.float32), "double": lambda self: self.to(_dt.float64),
         "half": lambda self: self.to(_dt.float16), "long": lambda self: self.to(_dt.int64),
         "int": lambda self: self.to(_dt.int32), "bool": lambda self: self.to(_dt.bool_),
-        "type_as": lambda self, other: self.to(other.dtype),
+        "type_as": lambda self, other: self.to(other.dtype), "type": _type,
         "requires_grad_": _requires_grad_,
         **inplace.inplace_unary_ops,
         "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort, "topk": sorting.topk,
@@ -138,3 +138,20 @@ def _requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
         raise RuntimeError("you can only change requires_grad flags of leaf variables.")
     self.requires_grad = requires_grad
     return self
+
+
+_TYPE_NAMES = {
+    _dt.float32: "FloatTensor", _dt.float64: "DoubleTensor", _dt.float16: "HalfTensor",
+    _dt.int64: "LongTensor", _dt.int32: "IntTensor", _dt.bool_: "BoolTensor",
+}  # fmt: skip
+_BY_TYPE_NAME = {name: dt for dt, name in _TYPE_NAMES.items()}
+
+
+def _type(self: Tensor, dtype=None, non_blocking: bool = False):
+    """Same as torch.Tensor.type: no argument gives the type's name (``"pyframe.FloatTensor"``);
+    a dtype or a type name (``"torch.LongTensor"`` too, for ported code) gives a cast."""
+    if dtype is None:
+        return "pyframe." + _TYPE_NAMES[self.dtype]
+    if isinstance(dtype, str) and dtype.rpartition(".")[2] in _BY_TYPE_NAME:
+        dtype = _BY_TYPE_NAME[dtype.rpartition(".")[2]]
+    return self.to(dtype)

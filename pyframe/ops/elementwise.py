@@ -295,6 +295,19 @@ _SAVES_OPERANDS = {"mul", "div", "pow", "maximum", "minimum", "atan2", "remainde
 _BACKWARD_NAMES = {name: name.capitalize() + "Backward0" for name in _BINARY}
 
 binary_ops = {name: _make_binary(name, op, kind, d) for name, (op, kind, d) in _BINARY.items()}
+plain_add, plain_sub = binary_ops["add"], binary_ops["sub"]  # for `a + b`: no alpha to look at
+
+
+def _with_alpha(fn, sign: str):
+    def scaled(input, other, *, alpha=1) -> Tensor:
+        return fn(input, other if alpha == 1 else binary_ops["mul"](other, alpha))
+
+    scaled.__name__ = scaled.__qualname__ = fn.__name__
+    scaled.__doc__ = f"Same as torch.{fn.__name__}: ``input {sign} alpha * other``."
+    return scaled
+
+
+binary_ops.update(add=_with_alpha(plain_add, "+"), sub=_with_alpha(plain_sub, "-"))
 globals().update(binary_ops)
 true_divide = divide = binary_ops["div"]
 multiply = binary_ops["mul"]
@@ -334,8 +347,15 @@ def _inplace_binary(name: str, self: Tensor, other) -> Tensor:
 
 
 def _make_inplace(name: str):
-    def fn(self: Tensor, other) -> Tensor:
-        return _inplace_binary(name, self, other)
+    if name in ("add", "sub"):
+
+        def fn(self: Tensor, other, *, alpha=1) -> Tensor:
+            return _inplace_binary(name, self, other if alpha == 1 else binary_ops["mul"](other, alpha))
+
+    else:
+
+        def fn(self: Tensor, other) -> Tensor:
+            return _inplace_binary(name, self, other)
 
     fn.__name__ = fn.__qualname__ = name + "_"
     fn.__doc__ = f"Same as torch.Tensor.{name}_."
@@ -348,11 +368,6 @@ __all__ = [
 ]  # fmt: skip
 
 inplace_ops = {name + "_": _make_inplace(name) for name in ("add", "sub", "mul", "div", "pow", "remainder")}
-
-
-def add_scaled(a: Tensor, b, alpha=1):
-    """``a + alpha * b`` (torch.add's ``alpha``)."""
-    return binary_ops["add"](a, b if alpha == 1 else binary_ops["mul"](b, alpha))
 
 
 def where(condition: Tensor, a, b) -> Tensor:

@@ -3,9 +3,11 @@
 from pyframe.optim import lr_scheduler
 from pyframe.optim.adam import Adam, AdamW
 from pyframe.optim.adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop
+from pyframe.optim.lbfgs import LBFGS
 from pyframe.optim.optimizer import Optimizer
 from pyframe.optim.sgd import SGD
 
 __all__ = [
-    "Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam", "lr_scheduler",
+    "Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam", "LBFGS",
+    "lr_scheduler",
 ]  # fmt: skip
