@@ -6,13 +6,12 @@ a forward pre-hook (the pruning method itself) recomputes the plain attribute
 public registration and hook paths, so pyframe's global registration and forward-pre hooks
 (and plugins) see a pruned module exactly as torch users expect.
 
-Differences: which of several equal scores is pruned first may differ from torch's ``topk``
-(ties are broken by position here), and the random methods draw from pyframe's stream.
+Differences: the random methods draw from pyframe's stream, and a bad ``amount`` (or a
+registration hook that raises) leaves the module unchanged.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
@@ -33,41 +32,19 @@ __all__ = [
 # ---- selection -------------------------------------------------------------------------------
 
 
-def _smallest(values: Tensor, k: int) -> Tensor:
-    """A bool mask of the ``k`` smallest entries of a 1-d tensor (ties: the lowest positions).
+def _extreme(values: Tensor, k: int, largest: bool) -> Tensor:
+    """A bool mask of the ``k`` smallest (or largest) entries of ``values``, picked by ``topk``
+    as torch's methods do."""
+    from pyframe.ops._common import zeros_of
+    from pyframe.ops.sorting import topk
 
-    The k-th smallest value is found by bisection on a threshold, each step one C-core
-    compare-and-count over the values, so no sort is needed and memory stays O(n)."""
-    n = values._numel
     with _grad_mode.no_grad():
-        v = values.detach().reshape(-1).to(_dtype.float64)
-        if k <= 0:
-            return ew.lt(v, -math.inf)
-        if k >= n:
-            return ew.ge(v, -math.inf) if n else ew.lt(v, 0.0)
-        lo, hi = float(rd.min(v).item()), float(rd.max(v).item())
-        if int(rd.sum(ew.le(v, lo)).item()) >= k:
-            kth = lo
-        else:  # invariant: count(v <= lo) < k <= count(v <= hi)
-            for _ in range(200):
-                mid = lo + (hi - lo) / 2
-                if mid <= lo or mid >= hi:
-                    break
-                if int(rd.sum(ew.le(v, mid)).item()) >= k:
-                    hi = mid
-                else:
-                    lo = mid
-            kth = float(rd.min(ew.where(ew.gt(v, lo), v, math.inf)).item())
-        mask = ew.lt(v, kth)
-        need = k - int(rd.sum(mask).item())
-        if need > 0:  # the first `need` entries equal to the k-th value
-            ties = ix.nonzero(ew.eq(v, kth)).reshape(-1)[:need]
-            from pyframe.ops._common import zeros_of
-
-            extra = zeros_of((n,), _dtype.float64)
-            ix.index_add_(extra, 0, ties, ew.add(zeros_of((need,), _dtype.float64), 1.0))
-            mask = ew.logical_or(mask, ew.gt(extra, 0.0))
-        return mask
+        v = values.detach().reshape(-1)
+        hits = zeros_of((v._numel,), _dtype.float32)
+        if k > 0:
+            idx = topk(v, k, largest=largest).indices
+            ix.index_add_(hits, 0, idx, ew.add(zeros_of((k,), _dtype.float32), 1.0))
+        return ew.gt(hits, 0.0).reshape(values._shape)
 
 
 # ---- argument checks (torch's wording) -------------------------------------------------------
@@ -318,7 +295,7 @@ class RandomUnstructured(BasePruningMethod):
         if k:
             from pyframe.factory import rand
 
-            drop = _smallest(rand(t._numel, dtype=_dtype.float64), k)
+            drop = _extreme(rand(t._numel, dtype=_dtype.float64), k, largest=True)
             mask = ew.where(drop.reshape(t._shape), 0.0, mask).to(mask.dtype)
         return mask
 
@@ -341,7 +318,7 @@ class L1Unstructured(BasePruningMethod):
         k = _compute_nparams_toprune(self.amount, t._numel)
         mask = default_mask.clone()
         if k:
-            drop = _smallest(ew.abs(t).reshape(-1), k)
+            drop = _extreme(ew.abs(t), k, largest=False)
             mask = ew.where(drop.reshape(t._shape), 0.0, mask).to(mask.dtype)
         return mask
 
@@ -370,7 +347,7 @@ class RandomStructured(BasePruningMethod):
             return default_mask
         from pyframe.factory import rand
 
-        keep = ew.logical_not(_smallest(rand(size, dtype=_dtype.float64), k))
+        keep = ew.logical_not(_extreme(rand(size, dtype=_dtype.float64), k, largest=False))
         dim = self.dim % t.ndim
         return ew.mul(_channel_mask(t, dim, keep), default_mask.to(t.dtype))
 
@@ -402,7 +379,7 @@ class LnStructured(BasePruningMethod):
         dim = self.dim % t.ndim
         others = tuple(d for d in range(t.ndim) if d != dim)
         norms = rd.norm(t, self.n, others)
-        keep = ew.logical_not(_smallest(norms, k))
+        keep = _extreme(norms, size - k, largest=True)
         return ew.mul(_channel_mask(t, dim, keep), default_mask.to(t.dtype))
 
     @classmethod
