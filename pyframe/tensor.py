@@ -131,12 +131,13 @@ def set_data(t: Tensor, new: Tensor) -> None:
 
 def empty_tensor(shape: tuple, dt: dtype) -> Tensor:
     """A new contiguous tensor with uninitialised C memory."""
-    check_ndim(shape)
+    if len(shape) > MAX_DIMS:
+        check_ndim(shape)
     n = math.prod(shape)
     nbytes = n * dt.itemsize
     if nbytes >= 1 << 62:
         raise MemoryError(f"a tensor of shape {list(shape)} and dtype {dt.name} would need {nbytes} bytes")
-    return _new(Storage(alloc(nbytes), nbytes), shape, contiguous_strides(shape), 0, dt)
+    return fresh(alloc(nbytes), nbytes, tuple(shape), contiguous_strides(shape), n, dt)
 
 
 def as_shape(size) -> tuple:

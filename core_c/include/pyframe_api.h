@@ -140,6 +140,9 @@ int pf_unary(int op, const pf_tensor *x, pf_tensor *out, double p0, double p1);
 int pf_unary_contig(int op, int dtype, const void *x, void *out, int64_t n);
 int pf_binary(int op, const pf_tensor *a, const pf_tensor *b, pf_tensor *out);
 int pf_binary_contig(int op, int dtype, const void *a, const void *b, void *out, int64_t n);
+/* out = a op s (or s op a when scalar_first) over n contiguous float32/float64 elements;
+   pow with s = 2 squares exactly, as torch and NumPy do */
+int pf_binary_scalar(int op, int dtype, const void *a, double s, void *out, int64_t n, int scalar_first);
 int pf_where(const pf_tensor *cond, const pf_tensor *a, const pf_tensor *b, pf_tensor *out);
 /* copy with broadcasting of src to dst's shape and dtype conversion */
 int pf_copy(const pf_tensor *src, pf_tensor *dst);

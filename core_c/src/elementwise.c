@@ -492,6 +492,48 @@ int pf_binary_contig(int op, int dtype, const void *a, const void *b, void *out,
     return err ? int_error(err, binary_name[op]) : PF_OK;
 }
 
+/* The scalar operand is read through a stride of 0: the kernels' broadcast loops. */
+int pf_binary_scalar(int op, int dtype, const void *a, double s, void *out, int64_t n, int scalar_first) {
+    if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
+        return pf_error(PF_ERR_TYPE, "binary with a scalar: float32 or float64 only, got dtype code %d", dtype);
+    if (op < 0 || op >= PF_NUM_BINARY) return pf_error(PF_ERR_VALUE, "unknown binary op code %d", op);
+    int rc = binary_check(op, dtype, dtype, binary_out_dtype(op, dtype));
+    if (rc) return rc;
+    if (n < 0 || (n > 0 && (!a || !out))) return pf_error(PF_ERR_VALUE, "binary: bad buffer (n=%lld)", (long long)n);
+    union {
+        float f;
+        double d;
+    } v;
+    if (dtype == PF_FLOAT32) v.f = (float)s;
+    else v.d = s;
+    const char *b = (const char *)&v;
+    int64_t si = pf_dtype_size[dtype], sb = 0, so = pf_dtype_size[binary_out_dtype(op, dtype)];
+    if (op == PF_POW && !scalar_first && s == 2.0) op = PF_MUL, b = a, sb = si; /* x ** 2 is x * x */
+    binary_run run = binary_table[op][dtype];
+    int nt = pf_threads_for(n), err = 0;
+    if (nt == 1) {
+        if (scalar_first) run(b, sb, a, si, out, so, n, &err);
+        else run(a, si, b, sb, out, so, n, &err);
+        return PF_OK;
+    }
+    pf_team tm;
+    pf_team_start(&tm);
+#pragma omp parallel num_threads(nt)
+    {
+        int t = 0, k = 1;
+        PF_OMP_ID(t, k);
+        int64_t s0, e;
+        pf_split(n, t, k, &s0, &e);
+        const char *ap = (const char *)a + s0 * si, *bp = b + s0 * sb;
+        char *op_ = (char *)out + s0 * so;
+        if (scalar_first) run(bp, sb, ap, si, op_, so, e - s0, &err);
+        else run(ap, si, bp, sb, op_, so, e - s0, &err);
+        pf_team_done(&tm);
+    }
+    pf_team_finish(&tm);
+    return PF_OK;
+}
+
 /* ---- where, copy, fill ---- */
 
 /* Moves one element of `size` bytes; where and same-dtype copy need no arithmetic. */

@@ -124,9 +124,10 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
     node = _object_new(Node)
     node.name = name
     node.fn = fn
-    node.next = tuple(edge(t) if isinstance(t, Tensor) else None for t in inputs)
+    # list comprehensions: a generator's frame costs more than these loops themselves
+    node.next = tuple([edge(t) if isinstance(t, Tensor) else None for t in inputs])
     node.saved = tuple(saved)
-    node.versions = tuple(t._storage.version for t in saved)
+    node.versions = tuple([t._storage.version for t in saved]) if saved else ()
     node.pre_hooks = None
     node.hooks = None
     if isinstance(outputs, Tensor):

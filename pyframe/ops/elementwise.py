@@ -23,6 +23,9 @@ from pyframe.tensor import Tensor, empty_tensor, fresh
 
 _unary_contig = lib.pf_unary_contig
 _binary_contig = lib.pf_binary_contig
+_binary_scalar = lib.pf_binary_scalar
+_float64 = _dtype.float64
+_EXACT = 1 << 53  # ints up to this size are exact as the C entry's double
 
 
 # ---- autograd helpers --------------------------------------------------------------------
@@ -208,6 +211,25 @@ def _make_binary(name: str, op: int, kind: str, deriv=None):
             if (a.requires_grad or b.requires_grad) and deriv is not None and _grad_mode.enabled:
                 _record_binary(name, deriv, a, b, a, b, out)
             return out
+        # fast path: a contiguous float tensor and a Python number, outside autograd
+        if type(a) is Tensor:
+            x, s, first = a, b, 0
+        else:
+            x, s, first = b, a, 1
+        if (
+            type(x) is Tensor and x._contig and (x.dtype is float32 or x.dtype is _float64)
+            and (type(s) is float or (type(s) is int and -_EXACT <= s <= _EXACT))
+            and not (x.requires_grad and _grad_mode.enabled)
+        ):  # fmt: skip
+            dt = x.dtype
+            out_dt = bool_ if out_bool else dt
+            n = x._numel
+            nbytes = n * out_dt.itemsize
+            data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
+            rc = _binary_scalar(op, dt.code, x._ptr, s, data, n, first)
+            if rc:
+                check(rc)
+            return fresh(data, nbytes, x._shape, x._strides, n, out_dt)
         return _binary(op, a, b, kind, name, deriv)
 
     fn.__name__ = fn.__qualname__ = name
@@ -225,10 +247,11 @@ def _record_binary(name: str, deriv, a0, b0, a: Tensor, b: Tensor, out: Tensor) 
             ga, gb = deriv(g, a, b, out, *need)
             return _grad_to(ga, a0), _grad_to(gb, b0)
 
-    else:
+    else:  # only pow reads the output: the others must not hold it (out -> node -> closure -> out would be a
+        # reference cycle, keeping every result alive until the garbage collector runs)
 
         def backward(g):
-            ga, gb = deriv(g, a, b, out)
+            ga, gb = deriv(g, a, b, None)
             return _grad_to(ga, a0), _grad_to(gb, b0)
 
     saved = ((a, b, out) if name == "pow" else (a, b)) if name in _SAVES_OPERANDS else ()

@@ -64,7 +64,11 @@ def _reduce(
         raise TypeError(f"expected a Tensor, got {type(x).__name__}")
     dims = _dims(x, dim)
     keep = [i for i in range(x.ndim) if i not in dims]
-    moved = x._view(tuple(x._shape[i] for i in keep + dims), tuple(x._strides[i] for i in keep + dims))
+    order = keep + dims
+    if order == list(range(x.ndim)):  # the reduced dims are already last: x's own descriptor
+        moved = x
+    else:
+        moved = x._view(tuple(x._shape[i] for i in order), tuple(x._strides[i] for i in order))
     out_shape = tuple(x._shape[i] for i in keep)
     values = empty_tensor(out_shape, out_dtype) if want_values else None
     index = empty_tensor(out_shape, int64) if want_index else None
@@ -297,7 +301,10 @@ def _softmax(x: Tensor, dim: int, log: bool, dtype=None) -> Tensor:
     def last(t: Tensor) -> Tensor:
         return t._view(tuple(t._shape[i] for i in order), tuple(t._strides[i] for i in order))
 
-    check(lib.pf_softmax(last(x)._d(), last(out)._d(), int(log)))
+    if d == x.ndim - 1:  # already last: no views
+        check(lib.pf_softmax(x._d(), out._d(), int(log)))
+    else:
+        check(lib.pf_softmax(last(x)._d(), last(out)._d(), int(log)))
     if x.requires_grad and _grad_mode.enabled:
         if log:  # d log_softmax: g - softmax * sum(g)
 

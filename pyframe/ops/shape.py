@@ -251,20 +251,25 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         if not isinstance(x, Tensor):
             raise TypeError(f"cat: expected Tensors, got {type(x).__name__} at position {i}")
     # PyTorch skips legacy 1-d empty tensors
-    parts = [x for x in tensors if not (x.ndim == 1 and x._numel == 0)] or tensors[:1]
+    parts = [x for x in tensors if x._numel or len(x._shape) != 1] or tensors[:1]
     ref = parts[0]
     if ref.ndim == 0:
         raise ShapeError("cat: zero-dimensional tensor cannot be concatenated")
-    d = normalize_dim(dim, ref.ndim)
+    nd = ref.ndim
+    d = normalize_dim(dim, nd)
+    head, tail = ref._shape[:d], ref._shape[d + 1 :]
+    total, one_dtype = 0, True
     for i, x in enumerate(parts):
-        if x.ndim != ref.ndim or any(x._shape[k] != ref._shape[k] for k in range(ref.ndim) if k != d):
+        xs = x._shape
+        if len(xs) != nd or xs[:d] != head or xs[d + 1 :] != tail:
             raise ShapeError(
                 f"cat: sizes of tensors must match except in dimension {d}: expected {list(ref._shape)} "
-                f"(any size at dim {d}), got {list(x._shape)} for tensor {i}"
+                f"(any size at dim {d}), got {list(xs)} for tensor {i}"
             )
-    dt = result_type(*parts)
-    shape = list(ref._shape)
-    shape[d] = sum(x._shape[d] for x in parts)
+        total += xs[d]
+        one_dtype = one_dtype and x.dtype is ref.dtype
+    dt = ref.dtype if one_dtype else result_type(*parts)
+    shape = head + (total,) + tail
     out = empty_tensor(tuple(shape), dt)
     start, step = 0, out._strides[d] * dt.itemsize
     for x in parts:
