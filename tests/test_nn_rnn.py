@@ -167,3 +167,80 @@ def test_bad_input():
         nn.GRUCell(3, 4)(pf.randn(2, 5))
     with pytest.raises(RuntimeError, match="hidden size"):
         nn.GRUCell(3, 4)(pf.randn(2, 3), pf.randn(3, 4))
+
+
+# ---- packed sequences --------------------------------------------------------------------------
+
+rnn_utils = pytest.importorskip("torch.nn.utils.rnn")
+
+
+def test_pack_pad_roundtrip_matches_torch():
+    from pyframe.nn.utils import rnn as pr
+
+    x = rand(5, 3, 2)
+    for lengths, enforce in (([5, 3, 2], True), ([2, 5, 4], False)):
+        px = pf.tensor(x, requires_grad=True)
+        tx = torch.tensor(x, requires_grad=True)
+        pp = pr.pack_padded_sequence(px, lengths, enforce_sorted=enforce)
+        tp = rnn_utils.pack_padded_sequence(tx, lengths, enforce_sorted=enforce)
+        close(pp.data, tp.data)
+        np.testing.assert_array_equal(pp.batch_sizes.numpy(), tp.batch_sizes.numpy())
+        if not enforce:
+            np.testing.assert_array_equal(pp.sorted_indices.numpy(), tp.sorted_indices.numpy())
+            np.testing.assert_array_equal(pp.unsorted_indices.numpy(), tp.unsorted_indices.numpy())
+        (pu, pl), (tu, tl) = pr.pad_packed_sequence(pp, True, -1.0, 6), rnn_utils.pad_packed_sequence(tp, True, -1.0, 6)
+        close(pu, tu)
+        np.testing.assert_array_equal(pl.numpy(), tl.numpy())
+        pu.sum().backward()
+        tu.sum().backward()
+        close(px.grad, tx.grad)
+    seqs = [rand(n, 2, seed=n) for n in (2, 4, 3)]
+    close(pr.pad_sequence([pf.tensor(s) for s in seqs], batch_first=True, padding_value=7.0),
+          rnn_utils.pad_sequence([torch.tensor(s) for s in seqs], batch_first=True, padding_value=7.0))  # fmt: skip
+    close(pr.pad_sequence([pf.tensor(s) for s in seqs], padding_side="left"),
+          rnn_utils.pad_sequence([torch.tensor(s) for s in seqs], padding_side="left"))  # fmt: skip
+    packed = pr.pack_sequence([pf.tensor(s) for s in seqs], enforce_sorted=False)
+    for a, b in zip(pr.unpack_sequence(packed), seqs, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b)
+
+
+@pytest.mark.parametrize("kind, bidir, layers", [("LSTM", True, 2), ("GRU", False, 1), ("RNN", True, 1)])
+def test_packed_rnn_matches_torch(kind, bidir, layers):
+    from pyframe.nn.utils import rnn as pr
+
+    t, p = twin(lambda n: getattr(n, kind)(2, 3, layers, bidirectional=bidir))
+    x, lengths = rand(5, 3, 2), [3, 5, 2]
+    dirs = 2 if bidir else 1
+    h0 = rand(layers * dirs, 3, 3, seed=4)
+    px, tx = pf.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    hp = (pf.tensor(h0), pf.tensor(h0 * 0.5)) if kind == "LSTM" else pf.tensor(h0)
+    ht = (torch.tensor(h0), torch.tensor(h0 * 0.5)) if kind == "LSTM" else torch.tensor(h0)
+    po, ph = p(pr.pack_padded_sequence(px, lengths, enforce_sorted=False), hp)
+    to, th = t(rnn_utils.pack_padded_sequence(tx, lengths, enforce_sorted=False), ht)
+    close(po.data, to.data)
+    for a, b in zip(flat(ph), flat(th), strict=True):
+        close(a, b)
+    (pu, _), (tu, _) = pr.pad_packed_sequence(po), rnn_utils.pad_packed_sequence(to)
+    (pu.sum() + flat(ph)[0].sum()).backward()
+    (tu.sum() + flat(th)[0].sum()).backward()
+    close(px.grad, tx.grad)
+    for a, b in zip(p.parameters(), t.parameters(), strict=True):
+        close(a.grad, b.grad)
+
+
+def test_packing_bad_input():
+    from pyframe.nn.utils import rnn as pr
+
+    x = pf.randn(4, 3, 2)
+    with pytest.raises(RuntimeError, match="sorted in decreasing order"):
+        pr.pack_padded_sequence(x, [2, 4, 3])
+    with pytest.raises(ValueError, match="exceeds"):
+        pr.pack_padded_sequence(x, [5, 4, 3], enforce_sorted=False)
+    with pytest.raises(ValueError, match="expected 3 lengths"):
+        pr.pack_padded_sequence(x, [4, 3])
+    with pytest.raises(ValueError, match="positive"):
+        pr.pack_padded_sequence(x, [4, 3, 0])
+    with pytest.raises(ValueError, match="total_length"):
+        pr.pad_packed_sequence(pr.pack_padded_sequence(x, [4, 3, 1]), total_length=2)
+    with pytest.raises(RuntimeError, match=r"hidden size \[1, 3, 5\]"):
+        nn.GRU(2, 5)(pr.pack_padded_sequence(x, [4, 3, 1]), pf.zeros(1, 2, 5))

@@ -103,3 +103,58 @@ def run_rnn(mode: str, x: Tensor, hx, weights: list, num_layers: int, bidirectio
             layer_in = dropout(layer_in, dropout_p, True)
     h_n = stack(finals_h)
     return layer_in, ((h_n, stack(finals_c)) if lstm else h_n)
+
+
+def _direction_packed(mode: str, data: Tensor, sizes: list, state, weights: tuple, reverse: bool) -> tuple:
+    """One layer and direction over packed ``data``: step t updates only the first sizes[t]
+    rows of the state (the sequences still running, longest first)."""
+    from pyframe.ops.shape import cat
+
+    w_ih, w_hh, b_ih, b_hh = weights
+    step = STEPS[mode]
+    lstm = mode == "LSTM"
+    xw = linear(data, w_ih, b_ih)  # every packed row at once
+    offsets = [0]
+    for b in sizes:
+        offsets.append(offsets[-1] + b)
+    outs = [None] * len(sizes)
+    for t in reversed(range(len(sizes))) if reverse else range(len(sizes)):
+        b = sizes[t]
+        rows = xw[offsets[t] : offsets[t + 1]]
+        if lstm:
+            h, c = step(rows, (state[0][:b], state[1][:b]), w_hh, b_hh)
+            outs[t] = h
+            full = state[0]._shape[0]
+            state = (h, c) if b == full else (cat([h, state[0][b:]]), cat([c, state[1][b:]]))
+        else:
+            h = step(rows, state[:b], w_hh, b_hh)
+            outs[t] = h
+            state = h if b == state._shape[0] else cat([h, state[b:]])
+    return cat(outs), state
+
+
+def run_rnn_packed(mode: str, data: Tensor, sizes: list, hx, weights: list, num_layers: int, bidirectional: bool,
+                   dropout_p: float, training: bool) -> tuple:  # fmt: skip
+    """run_rnn over packed ``data`` (rows in PackedSequence order); ``hx`` in sorted batch order.
+    Returns (output data, h_n) with h_n a pair for LSTM."""
+    from pyframe.ops.shape import cat
+
+    dirs = 2 if bidirectional else 1
+    lstm = mode == "LSTM"
+    finals_h, finals_c = [], []
+    layer_in = data
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            state = (hx[0][k], hx[1][k]) if lstm else hx[k]
+            out, state = _direction_packed(mode, layer_in, sizes, state, weights[k], reverse=d == 1)
+            outs.append(out)
+            finals_h.append(state[0] if lstm else state)
+            if lstm:
+                finals_c.append(state[1])
+        layer_in = outs[0] if dirs == 1 else cat(outs, -1)
+        if dropout_p > 0.0 and training and layer < num_layers - 1:
+            layer_in = dropout(layer_in, dropout_p, True)
+    h_n = stack(finals_h)
+    return layer_in, ((h_n, stack(finals_c)) if lstm else h_n)

@@ -36,7 +36,7 @@ class RNNBase(Module):
     """Same as torch.nn.RNNBase: parameters ``weight_ih_l{k}``, ``weight_hh_l{k}``,
     ``bias_ih_l{k}``, ``bias_hh_l{k}`` (suffix ``_reverse`` for the backward direction),
     registered in torch's order and initialised uniform(-1/sqrt(hidden_size), +). Differences:
-    no PackedSequence input and no ``proj_size`` (NotImplementedError)."""
+    no ``proj_size`` (NotImplementedError). PackedSequence inputs are supported."""
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
@@ -112,9 +112,12 @@ class RNNBase(Module):
     def forward(self, input: Tensor, hx=None):  # noqa: A002 - torch's name
         """(output, h_n) for RNN and GRU, (output, (h_n, c_n)) for LSTM, as torch."""
         cls = type(self).__name__
+        from pyframe.nn.utils.rnn import PackedSequence
+
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         if not isinstance(input, Tensor):
-            raise TypeError(f"{cls}: input must be a Tensor, got {type(input).__name__} (PackedSequence is not "
-                            "supported)")  # fmt: skip
+            raise TypeError(f"{cls}: input must be a Tensor or a PackedSequence, got {type(input).__name__}")
         if input.ndim not in (2, 3):
             raise ShapeError(f"{cls}: Expected input to be 2D or 3D, got {input.ndim}D tensor")
         if not input.dtype.is_floating_point:
@@ -153,6 +156,43 @@ class RNNBase(Module):
             out = out.squeeze(1)
             h = (h[0].squeeze(1), h[1].squeeze(1)) if lstm else h.squeeze(1)
         return out, h
+
+    def _forward_packed(self, packed, hx):
+        from pyframe.ops import index as ix
+
+        cls = type(self).__name__
+        data, sizes = packed.data, [int(v) for v in packed.batch_sizes.tolist()]
+        if data.ndim != 2 or data._shape[-1] != self.input_size:
+            raise ShapeError(f"{cls}: packed input rows must be [*, {self.input_size}], got {list(data._shape)}")
+        n = sizes[0]
+        dirs = 2 if self.bidirectional else 1
+        hshape = (self.num_layers * dirs, n, self.hidden_size)
+        lstm = self.mode == "LSTM"
+        perm = packed.sorted_indices
+        if hx is None:
+            z = factory.zeros(*hshape, dtype=data.dtype)
+            hx = (z, z) if lstm else z
+        elif lstm:
+            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+                raise TypeError(f"{cls}: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
+            self._check_hidden(hx[0], hshape, "hidden[0]")
+            self._check_hidden(hx[1], hshape, "hidden[1]")
+            if perm is not None:
+                hx = (ix.index_select(hx[0], 1, perm), ix.index_select(hx[1], 1, perm))
+        else:
+            self._check_hidden(hx, hshape, "hidden")
+            if perm is not None:
+                hx = ix.index_select(hx, 1, perm)
+        out, h = R.run_rnn_packed(self.mode, data, sizes, hx, self._layer_weights(), self.num_layers,
+                                  self.bidirectional, self.dropout, self.training)  # fmt: skip
+        back = packed.unsorted_indices
+        if back is not None:
+            h = (
+                (ix.index_select(h[0], 1, back), ix.index_select(h[1], 1, back))
+                if lstm
+                else ix.index_select(h, 1, back)
+            )
+        return packed._replace(data=out), h
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
