@@ -60,7 +60,21 @@
 #define PF_CEIL 24
 #define PF_ROUND 25
 #define PF_RSQRT 26
-#define PF_NUM_UNARY 27
+#define PF_TAN 27
+#define PF_SINH 28
+#define PF_COSH 29
+#define PF_ASIN 30
+#define PF_ACOS 31
+#define PF_ATAN 32
+#define PF_ASINH 33
+#define PF_ACOSH 34
+#define PF_ATANH 35
+#define PF_LOG2 36
+#define PF_LOG10 37
+#define PF_EXP2 38
+#define PF_ERFC 39
+#define PF_TRUNC 40
+#define PF_NUM_UNARY 41
 
 /* binary ops: out = a op b, a and b broadcast to out, a, b same dtype */
 #define PF_ADD 0

@@ -143,7 +143,21 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
     X(PF_FLOOR, floor, floorf(x), floor(x))                                  \
     X(PF_CEIL, ceil, ceilf(x), ceil(x))                                      \
     X(PF_ROUND, round, nearbyintf(x), nearbyint(x))                          \
-    X(PF_RSQRT, rsqrt, 1.0f / sqrtf(x), 1.0 / sqrt(x))
+    X(PF_RSQRT, rsqrt, 1.0f / sqrtf(x), 1.0 / sqrt(x))                        \
+    X(PF_TAN, tan, tanf(x), tan(x))                                          \
+    X(PF_SINH, sinh, sinhf(x), sinh(x))                                      \
+    X(PF_COSH, cosh, coshf(x), cosh(x))                                      \
+    X(PF_ASIN, asin, asinf(x), asin(x))                                      \
+    X(PF_ACOS, acos, acosf(x), acos(x))                                      \
+    X(PF_ATAN, atan, atanf(x), atan(x))                                      \
+    X(PF_ASINH, asinh, asinhf(x), asinh(x))                                  \
+    X(PF_ACOSH, acosh, acoshf(x), acosh(x))                                  \
+    X(PF_ATANH, atanh, atanhf(x), atanh(x))                                  \
+    X(PF_LOG2, log2, log2f(x), log2(x))                                      \
+    X(PF_LOG10, log10, log10f(x), log10(x))                                  \
+    X(PF_EXP2, exp2, exp2f(x), exp2(x))                                      \
+    X(PF_ERFC, erfc, erfcf(x), erfc(x))                                      \
+    X(PF_TRUNC, trunc, truncf(x), trunc(x))
 
 /* ops on any dtype with a bool result: X(op, name, float expr, int expr) */
 #define PRED_UNARY(X)                                        \
@@ -193,7 +207,8 @@ static unary_run unary_table[PF_NUM_UNARY][PF_NUM_DTYPES] = {
 static const char *const unary_name[PF_NUM_UNARY] = {
     "neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "sin", "cos", "sign", "reciprocal", "square", "erf",
     "clamp", "pow", "pow", "isnan", "isinf", "isfinite", "logical_not", "log1p", "expm1", "floor", "ceil", "round",
-    "rsqrt"};
+    "rsqrt", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log2", "log10", "exp2",
+    "erfc", "trunc"};
 _Static_assert(sizeof(unary_name) / sizeof(*unary_name) == PF_NUM_UNARY, "unary names and op codes differ");
 
 /* Integer rows are filled at first use: designated initializers cannot merge into the

@@ -127,6 +127,20 @@ _UNARY = {
     "floor": (lib.PF_FLOOR, False, _zero_grad, _INTS_AND_BOOL),
     "ceil": (lib.PF_CEIL, False, _zero_grad, _INTS_AND_BOOL),
     "round": (lib.PF_ROUND, False, _zero_grad, _INTS_AND_BOOL),
+    "trunc": (lib.PF_TRUNC, False, _zero_grad, _INTS_AND_BOOL),
+    "tan": (lib.PF_TAN, True, lambda g, x, y: mul(g, add(mul(y, y), 1.0)), ()),  # noqa: F821
+    "sinh": (lib.PF_SINH, True, lambda g, x, y: mul(g, cosh(x)), ()),  # noqa: F821
+    "cosh": (lib.PF_COSH, True, lambda g, x, y: mul(g, sinh(x)), ()),  # noqa: F821
+    "asin": (lib.PF_ASIN, True, lambda g, x, y: mul(g, rsqrt(sub(1.0, mul(x, x)))), ()),  # noqa: F821
+    "acos": (lib.PF_ACOS, True, lambda g, x, y: neg(mul(g, rsqrt(sub(1.0, mul(x, x))))), ()),  # noqa: F821
+    "atan": (lib.PF_ATAN, True, lambda g, x, y: div(g, add(mul(x, x), 1.0)), ()),  # noqa: F821
+    "asinh": (lib.PF_ASINH, True, lambda g, x, y: mul(g, rsqrt(add(mul(x, x), 1.0))), ()),  # noqa: F821
+    "acosh": (lib.PF_ACOSH, True, lambda g, x, y: mul(g, rsqrt(sub(mul(x, x), 1.0))), ()),  # noqa: F821
+    "atanh": (lib.PF_ATANH, True, lambda g, x, y: div(g, sub(1.0, mul(x, x))), ()),  # noqa: F821
+    "log2": (lib.PF_LOG2, True, lambda g, x, y: div(g, mul(x, math.log(2.0))), ()),  # noqa: F821
+    "log10": (lib.PF_LOG10, True, lambda g, x, y: div(g, mul(x, math.log(10.0))), ()),  # noqa: F821
+    "exp2": (lib.PF_EXP2, True, lambda g, x, y: mul(g, mul(y, math.log(2.0))), ()),  # noqa: F821
+    "erfc": (lib.PF_ERFC, True, lambda g, x, y: mul(g, mul(exp(neg(mul(x, x))), -2.0 / math.sqrt(math.pi))), ()),  # noqa: F821
 }
 # fmt: on
 _PREDICATES = {
@@ -140,6 +154,8 @@ _PREDICATES = {
 _SAVES = {
     "abs": "x", "exp": "y", "log": "x", "sqrt": "y", "rsqrt": "y", "tanh": "y", "sigmoid": "y", "relu": "y",
     "sin": "x", "cos": "x", "reciprocal": "y", "square": "x", "erf": "x", "log1p": "x", "expm1": "y",
+    "tan": "y", "sinh": "x", "cosh": "x", "asin": "x", "acos": "x", "atan": "x", "asinh": "x", "acosh": "x",
+    "atanh": "x", "log2": "x", "log10": "x", "exp2": "y", "erfc": "x",
 }  # fmt: skip
 unary_ops = {
     name: _make_unary(name, op, fl, d, ident, saves=_SAVES.get(name, "")) for name, (op, fl, d, ident) in _UNARY.items()
