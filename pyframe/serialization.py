@@ -39,7 +39,7 @@ ALIGN = 64  # the data section and every storage start on a multiple of this man
 # magic, format version (u32), CRC32 of the header bytes (u32), header length in bytes (u64)
 _PREAMBLE = struct.Struct("<8sIIQ")
 _TENSOR_CLASSES = ("Tensor", "Parameter")  # the only classes a file may name
-_TAGS = ("$tensor", "$tuple", "$dict", "$odict", "$float")
+_TAGS = ("$tensor", "$ndarray", "$tuple", "$dict", "$odict", "$float")
 _MAX_INT = 1 << 62  # bound for shapes, strides, offsets and sizes read from a file
 _CHUNK = 1 << 24  # read and hash in pieces of this size
 _LITTLE = sys.byteorder == "little"  # a module global, so tests can exercise the byte-swapping path
@@ -212,7 +212,7 @@ def _describe(x) -> str:
     if isinstance(x, types.ModuleType):
         return f"a module ({x.__name__})"
     if isinstance(x, np.ndarray):
-        return "a NumPy array (convert it with pyframe.from_numpy)"
+        return f"a NumPy array of dtype {x.dtype} (arrays of bool, int32, int64, float16, float32, float64 are saved)"
     for c in type(x).__mro__:
         if c.__name__ == "Module" and c.__module__.startswith("pyframe.nn"):
             return f"a Module ({type(x).__name__}); save its state_dict() instead"
@@ -221,7 +221,7 @@ def _describe(x) -> str:
     return f"{article} {name}"
 
 
-_SUPPORTED = "tensors, dicts (str or int keys), lists, tuples, None, bool, int, float and str"
+_SUPPORTED = "tensors, NumPy arrays, dicts (str or int keys), lists, tuples, None, bool, int, float and str"
 
 
 class _Encoder:
@@ -248,6 +248,8 @@ class _Encoder:
             return {"$tensor": self._tensor(x, path)}
         if isinstance(x, np.generic) and isinstance(x, (np.bool_, np.integer, np.floating)):
             return self.encode(x.item() if not isinstance(x, np.floating) else float(x), path)
+        if t is np.ndarray:
+            return {"$ndarray": self._ndarray(x, path)}
         if t in (list, tuple, dict, collections.OrderedDict):
             if id(x) in self._active:
                 raise ValueError(f"{_fmt(path)}: cannot save a recursive structure (this {t.__name__} contains itself)")
@@ -277,6 +279,21 @@ class _Encoder:
         if all(type(k) is str for k in x):
             return {k: self.encode(v, (path, k)) for k, v in x.items()}
         return [[k, self.encode(v, (path, k))] for k, v in x.items()]
+
+    def _ndarray(self, x: np.ndarray, path) -> int:
+        """A NumPy array is stored as data, like a tensor (never pickled), and loads as a NumPy array."""
+        from pyframe.tensor import from_numpy
+
+        try:
+            _dtype.from_numpy_dtype(x.dtype)
+        except (TypeError, ValueError):
+            raise TypeError(f"{_fmt(path)}: cannot save {_describe(x)}") from None
+        i = self._tensor_index.get(id(x))
+        if i is None:
+            t = from_numpy(np.array(x, order="C", copy=True))  # a copy: later writes to x don't reach the file
+            self._alive.append(x)
+            i = self._tensor_index[id(x)] = self._tensor(t, path)
+        return i
 
     def _tensor(self, x: Tensor, path) -> int:
         i = self._tensor_index.get(id(x))
@@ -750,6 +767,10 @@ class _Decoder:
             if not _is_int(v, 0, len(self.tensors)):
                 self.bad(path, f"tensor reference {v!r}, the file has {len(self.tensors)} tensors")
             return self.tensors[v]
+        if tag == "$ndarray":
+            if not _is_int(v, 0, len(self.tensors)):
+                self.bad(path, f"array reference {v!r}, the file has {len(self.tensors)} tensors")
+            return self.tensors[v].detach().numpy()
         if tag == "$tuple":
             if type(v) is not list:
                 self.bad(path, "$tuple needs a list")

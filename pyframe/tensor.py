@@ -79,7 +79,7 @@ def _new(storage: Storage, shape: tuple, strides: tuple, offset: int, dt: dtype,
     t._contig = strides == contiguous_strides(shape) if t._numel > 1 else True
     t._desc = None
     t.requires_grad = False
-    t.grad = None
+    t._grad = None
     t.grad_fn = None
     t._output_nr = 0
     t._retains_grad = False
@@ -110,7 +110,7 @@ def fresh(data, nbytes: int, shape: tuple, strides: tuple, numel: int, dt: dtype
     t._contig = True
     t._desc = None
     t.requires_grad = False
-    t.grad = None
+    t._grad = None
     t.grad_fn = None
     t._output_nr = 0
     t._retains_grad = False
@@ -162,7 +162,7 @@ class Tensor:
 
     __slots__ = (
         "_storage", "_shape", "_strides", "_offset", "dtype", "_ptr", "_numel", "_contig", "_desc",
-        "requires_grad", "grad", "grad_fn", "_output_nr", "_retains_grad", "_base", "_grad_version", "__weakref__",
+        "requires_grad", "_grad", "grad_fn", "_output_nr", "_retains_grad", "_base", "_grad_version", "__weakref__",
     )  # fmt: skip
 
     def __new__(cls, *args, **kwargs):
@@ -214,6 +214,35 @@ class Tensor:
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient. Assigning is checked as torch does: a Tensor of this tensor's
+        shape and dtype, or None (``t.grad = 0.`` is a TypeError, a wrong shape or dtype a RuntimeError)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
+                )
+            if value._shape != self._shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size {list(value._shape)} to a tensor of size "
+                    f"{list(self._shape)}. Please ensure that the gradient and the tensor are the same size"
+                )
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype {value.dtype.name} to a tensor of dtype "
+                    f"{self.dtype.name}; the gradient must have the tensor's dtype"
+                )
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     @property
     def is_leaf(self) -> bool:

@@ -752,7 +752,7 @@ def _fn():
         ([1, [2, {3}]], TypeError, "obj[1][1]: cannot save a set"),
         ({"cls": int}, TypeError, "obj['cls']: cannot save a class (int)"),
         ({"mod": os}, TypeError, "obj['mod']: cannot save a module (os)"),
-        ({"a": np.zeros(2)}, TypeError, "obj['a']: cannot save a NumPy array"),
+        ({"a": np.array([None, 1])}, TypeError, "obj['a']: cannot save a NumPy array"),
         ({"c": 1j}, TypeError, "obj['c']: cannot save a complex"),
         ({"b": b"bytes"}, TypeError, "obj['b']: cannot save a bytes"),
         ({(1, 2): 3}, TypeError, "obj: cannot save a dict key of type tuple"),

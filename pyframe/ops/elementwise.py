@@ -67,30 +67,30 @@ def _make_unary(name: str, op: int, floating: bool, deriv=None, identity_for=(),
     "x" and "y" (the output) it reads, checked for in-place changes at backward time.
     ``identity_for``: dtypes on which the op is a copy. ``result``: a fixed output dtype."""
 
-    def fn(x: Tensor) -> Tensor:
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{name}(): expected a Tensor, got {type(x).__name__}")
-        dt = x.dtype
+    def fn(input: Tensor) -> Tensor:  # noqa: A002 - torch's parameter name
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): expected a Tensor, got {type(input).__name__}")
+        dt = input.dtype
         if dt in identity_for:
-            return x.clone()
+            return input.clone()
         if floating and not dt.is_floating_point:
-            x = cast(x, float32)
+            input = cast(input, float32)
             dt = float32
         out_dt = result or dt
-        if x._contig:
-            n = x._numel
+        if input._contig:
+            n = input._numel
             nbytes = n * out_dt.itemsize
             data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
-            rc = _unary_contig(op, dt.code, x._ptr, data, n)
+            rc = _unary_contig(op, dt.code, input._ptr, data, n)
             if rc:
                 check(rc)
-            out = fresh(data, nbytes, x._shape, x._strides, n, out_dt)
+            out = fresh(data, nbytes, input._shape, input._strides, n, out_dt)
         else:
-            out = empty_tensor(x._shape, out_dt)
-            check(lib.pf_unary(op, x._d(), out._d(), 0.0, 0.0))
-        if deriv is not None and x.requires_grad and _grad_mode.enabled:
-            saved = (x, out) if saves == "xy" else (x,) if saves == "x" else (out,) if saves == "y" else ()
-            record(backward_name, lambda g: (deriv(g, x, out),), (x,), out, saved)
+            out = empty_tensor(input._shape, out_dt)
+            check(lib.pf_unary(op, input._d(), out._d(), 0.0, 0.0))
+        if deriv is not None and input.requires_grad and _grad_mode.enabled:
+            saved = (input, out) if saves == "xy" else (input,) if saves == "x" else (out,) if saves == "y" else ()
+            record(backward_name, lambda g: (deriv(g, input, out),), (input,), out, saved)
         return out
 
     backward_name = name.capitalize() + "Backward0"
@@ -209,29 +209,30 @@ def _make_binary(name: str, op: int, kind: str, deriv=None):
     broadcasting is summed away."""
     out_bool = kind == "compare"
 
-    def fn(a, b) -> Tensor:
+    def fn(input, other) -> Tensor:  # noqa: A002 - torch's parameter names
         # fast path: one dtype, one shape, both contiguous
         if (
-            type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype and a._shape == b._shape
-            and a._contig and b._contig and (kind != "float" or a.dtype.is_floating_point)
+            type(input) is Tensor and type(other) is Tensor and input.dtype is other.dtype
+            and input._shape == other._shape and input._contig and other._contig
+            and (kind != "float" or input.dtype.is_floating_point)
         ):  # fmt: skip
-            dt = a.dtype
+            dt = input.dtype
             out_dt = bool_ if out_bool else dt
-            n = a._numel
+            n = input._numel
             nbytes = n * out_dt.itemsize
             data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
-            rc = _binary_contig(op, dt.code, a._ptr, b._ptr, data, n)
+            rc = _binary_contig(op, dt.code, input._ptr, other._ptr, data, n)
             if rc:
                 check(rc)
-            out = fresh(data, nbytes, a._shape, a._strides, n, out_dt)
-            if (a.requires_grad or b.requires_grad) and deriv is not None and _grad_mode.enabled:
-                _record_binary(name, deriv, a, b, a, b, out)
+            out = fresh(data, nbytes, input._shape, input._strides, n, out_dt)
+            if (input.requires_grad or other.requires_grad) and deriv is not None and _grad_mode.enabled:
+                _record_binary(name, deriv, input, other, input, other, out)
             return out
         # fast path: a contiguous float tensor and a Python number, outside autograd
-        if type(a) is Tensor:
-            x, s, first = a, b, 0
+        if type(input) is Tensor:
+            x, s, first = input, other, 0
         else:
-            x, s, first = b, a, 1
+            x, s, first = other, input, 1
         if (
             type(x) is Tensor and x._contig and (x.dtype is float32 or x.dtype is _float64)
             and (type(s) is float or (type(s) is int and -_EXACT <= s <= _EXACT))
@@ -246,7 +247,7 @@ def _make_binary(name: str, op: int, kind: str, deriv=None):
             if rc:
                 check(rc)
             return fresh(data, nbytes, x._shape, x._strides, n, out_dt)
-        return _binary(op, a, b, kind, name, deriv)
+        return _binary(op, input, other, kind, name, deriv)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Same as torch.{name}."
@@ -409,8 +410,14 @@ __all__ = [
 inplace_ops = {name + "_": _make_inplace(name) for name in ("add", "sub", "mul", "div", "pow", "remainder")}
 
 
-def where(condition: Tensor, a, b) -> Tensor:
-    """Same as torch.where(condition, a, b)."""
+def where(condition: Tensor, input=None, other=None) -> Tensor:  # noqa: A002 - torch's parameter names
+    """Same as torch.where(condition, input, other); ``where(condition)`` alone is
+    ``nonzero(condition, as_tuple=True)``."""
+    if input is None and other is None:
+        from pyframe.ops.index import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    a, b = input, other
     if not isinstance(condition, Tensor) or condition.dtype is not bool_:
         got = condition.dtype.name if isinstance(condition, Tensor) else type(condition).__name__
         raise TypeError(f"where: condition must be a bool tensor, got {got}")

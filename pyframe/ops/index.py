@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -115,7 +116,12 @@ def _as_index(index) -> Tensor:
 def _index_tensor(obj) -> Tensor:
     from pyframe.tensor import from_numpy
 
-    arr = np.asarray(obj)
+    if isinstance(obj, list) and any(isinstance(k, Tensor) for k in obj):
+        obj = [k.item() if isinstance(k, Tensor) and k._numel == 1 else k for k in obj]
+    try:
+        arr = np.asarray(obj)
+    except ValueError:
+        raise IndexError(f"an index sequence has an irregular shape: {obj!r}") from None
     if arr.dtype == np.bool_:
         return from_numpy(arr.copy())
     if arr.size == 0:
@@ -130,13 +136,30 @@ def _index_tensor(obj) -> Tensor:
 # ---- __getitem__ / __setitem__ ---------------------------------------------------------
 
 
+def _sequence_as_tuple(key: list) -> bool:
+    """torch's rule for a list key: one holding a tensor, a sequence, a slice, ``...`` or None is read as a
+    tuple of indices (``x[[[0, 1], [1, 2]]]`` is ``x[[0, 1], [1, 2]]``), as torch still does with a warning."""
+    return len(key) < 32 and any(
+        isinstance(k, (Tensor, list, tuple, range, slice)) or k is None or k is Ellipsis for k in key
+    )
+
+
 def _expand_index(x: Tensor, key) -> list:
-    """Key as a list with Ellipsis replaced by full slices and lists turned into tensors."""
+    """Key as a list with Ellipsis replaced by full slices and sequences (lists, ranges, nested
+    lists, tuples inside lists, NumPy arrays) turned into index tensors."""
+    if isinstance(key, list) and _sequence_as_tuple(key):
+        warnings.warn(
+            "Using a non-tuple sequence for multidimensional indexing is deprecated (as in torch); use "
+            "x[tuple(seq)] instead of x[seq]",
+            UserWarning,
+            stacklevel=3,
+        )
+        key = tuple(key)
     if not isinstance(key, tuple):
         key = (key,)
     items = []
     for k in key:
-        if isinstance(k, (list, np.ndarray)):
+        if isinstance(k, (list, tuple, np.ndarray, range)):
             k = _index_tensor(k)
         items.append(k)
     consumed = sum(

@@ -38,9 +38,10 @@ def _matmul_small(a: Tensor, b: Tensor) -> Tensor | None:
     return fresh(data, nbytes, shape, (n, 1)[2 - len(shape) :], m * n, dt)
 
 
-def matmul(a: Tensor, b: Tensor) -> Tensor:
+def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's parameter names
     """Same as torch.matmul: 1-d operands are promoted to matrices and the added dim is
     removed after; batch dims broadcast. Transposed inputs are read in place, no copy."""
+    a, b = input, other
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError(f"matmul: expected two Tensors, got {type(a).__name__} and {type(b).__name__}")
     if (
@@ -89,13 +90,17 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     return out
 
 
-def mm(a: Tensor, b: Tensor) -> Tensor:
+def mm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - torch's parameter names
+    """Same as torch.mm."""
+    a, b = input, mat2
     if a.ndim != 2 or b.ndim != 2:
         raise ShapeError(f"mm: expected 2-d tensors, got shapes {list(a._shape)} and {list(b._shape)}")
     return matmul(a, b)
 
 
-def bmm(a: Tensor, b: Tensor) -> Tensor:
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - torch's parameter names
+    """Same as torch.bmm."""
+    a, b = input, mat2
     if a.ndim != 3 or b.ndim != 3:
         raise ShapeError(f"bmm: expected 3-d tensors, got shapes {list(a._shape)} and {list(b._shape)}")
     if a._shape[0] != b._shape[0]:
@@ -103,7 +108,9 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
     return matmul(a, b)
 
 
-def dot(a: Tensor, b: Tensor) -> Tensor:
+def dot(input: Tensor, tensor: Tensor) -> Tensor:  # noqa: A002 - torch's parameter names
+    """Same as torch.dot."""
+    a, b = input, tensor
     if a.ndim != 1 or b.ndim != 1:
         raise ShapeError(f"dot: expected 1-d tensors, got shapes {list(a._shape)} and {list(b._shape)}")
     return matmul(a, b)
