@@ -20,20 +20,20 @@ def _make(name: str):
     fn = ew.unary_ops[name]
     code = ew._UNARY[name][0]
 
-    def op(self: Tensor) -> Tensor:
-        if not isinstance(self, Tensor):
-            raise TypeError(f"{name}_(): expected a Tensor, got {type(self).__name__}")
-        self._write_check()
-        if name in _FLOATING and not self.dtype.is_floating_point:
-            check_inplace_dtype(self, ew.float32, name + "_")
-        if not (self.requires_grad and _grad_mode.enabled) and self._contig:
-            rc = _unary_contig(code, self.dtype.code, self._ptr, self._ptr, self._numel)
+    def op(input: Tensor) -> Tensor:  # noqa: A002 - torch's parameter name
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}_(): expected a Tensor, got {type(input).__name__}")
+        input._write_check()
+        if name in _FLOATING and not input.dtype.is_floating_point:
+            check_inplace_dtype(input, ew.float32, name + "_")
+        if not (input.requires_grad and _grad_mode.enabled) and input._contig:
+            rc = _unary_contig(code, input.dtype.code, input._ptr, input._ptr, input._numel)
             if rc:
                 check(rc)
-            self._bump()
-            return self
+            input._bump()
+            return input
         # the derivative may read the input: compute from a copy so the write below cannot change it
-        return ew.copy_(self, fn(self.clone() if self.requires_grad and _grad_mode.enabled else self))
+        return ew.copy_(input, fn(input.clone() if input.requires_grad and _grad_mode.enabled else input))
 
     op.__name__ = op.__qualname__ = name + "_"
     op.__doc__ = f"Same as torch.Tensor.{name}_: {name} written into this tensor."
