@@ -12,7 +12,7 @@ import pyframe
 
 # functions whose every torch parameter name pyframe also has (out= and the factory keywords aside)
 CHECKED = [
-    "mul", "maximum", "minimum", "atan2", "remainder", "floor_divide", "eq", "ne",
+    "add", "sub", "mul", "maximum", "minimum", "atan2", "remainder", "floor_divide", "eq", "ne",
     "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "multiply",
     "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "sin", "cos", "sign", "reciprocal",
     "square", "erf", "log1p", "expm1", "floor", "ceil", "isnan", "isinf", "isfinite", "logical_not",
@@ -21,7 +21,7 @@ CHECKED = [
     "repeat_interleave", "flatten", "unflatten", "isclose", "allclose", "equal", "dist", "multinomial",
     "bernoulli", "exp_", "neg_", "sqrt_", "relu_", "sigmoid_", "tanh_",
 ]  # fmt: skip
-# known gaps: add/sub's alpha=, div's rounding_mode=, pow's second parameter is "other" (torch: "exponent")
+# known gaps: div's rounding_mode=, pow's second parameter is "other" (torch: "exponent")
 IGNORED = {"out", "layout", "pin_memory", "memory_format", "names"}
 
 
