@@ -77,6 +77,9 @@ def test_subset_concat_stack():
     with pytest.raises(IndexError):
         cat[13]
     assert len(ds + sub) == 13
+    nested = Subset(Subset(ds, [8, 6, 4, 2, 0]), pf.tensor([4, 1]))
+    (xb, yb), (x0, y0) = next(iter(DataLoader(nested, batch_size=2))), nested[0]
+    assert yb.tolist() == [0, 6] and xb[0].tolist() == x0.tolist() and y0.item() == 0
     st = StackDataset(a=ds, b=list(range(10, 20)))
     assert st[2]["b"] == 12 and len(st) == 10
     with pytest.raises(ValueError, match="Size mismatch"):

@@ -16,10 +16,10 @@ from typing import Any
 from pyframe import _dtype
 from pyframe._backend import lib
 from pyframe.factory import Generator, _draw
-from pyframe.tensor import empty_tensor
+from pyframe.tensor import Tensor, empty_tensor
 from pyframe.utils.data import _worker
 from pyframe.utils.data.collate import default_collate, default_convert
-from pyframe.utils.data.dataset import Dataset, IterableDataset, TensorDataset
+from pyframe.utils.data.dataset import Dataset, IterableDataset, Subset, TensorDataset
 from pyframe.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader"]
@@ -47,8 +47,17 @@ class _Fetcher:
         self.iterable = isinstance(dataset, IterableDataset)
         if self.iterable:
             self.it = iter(dataset)
-        # the fast path: a TensorDataset batch under the default collate is one C gather per tensor
-        self.gather = isinstance(dataset, TensorDataset) and collate_fn is default_collate
+        # the fast path: a TensorDataset batch under the default collate is one C gather per
+        # tensor, also through Subsets (what random_split returns): their indices are mapped first
+        self.gather, self.index_maps = None, []
+        if collate_fn is default_collate:
+            source = dataset
+            while isinstance(source, Subset):
+                indices = source.indices
+                self.index_maps.append(indices.tolist() if isinstance(indices, Tensor) else indices)
+                source = source.dataset
+            if isinstance(source, TensorDataset):
+                self.gather = source
         getitems = getattr(dataset, "__getitems__", None)
         self.getitems = getitems if callable(getitems) else None
 
@@ -62,8 +71,10 @@ class _Fetcher:
             return self.collate_fn(batch)
         if not self.auto_collation:
             return self.collate_fn(self.dataset[index])
-        if self.gather:
-            return self.dataset.collated_batch(index)
+        if self.gather is not None:
+            for indices in self.index_maps:
+                index = [indices[i] for i in index]
+            return self.gather.collated_batch(index)
         data = self.getitems(index) if self.getitems else [self.dataset[i] for i in index]
         return self.collate_fn(data)
 
