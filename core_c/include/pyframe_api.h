@@ -280,7 +280,3 @@ int pf_gather_rows(const pf_tensor *x, const pf_tensor *idx, pf_tensor *out);
 #define PF_NUM_OPTIM 6
 int pf_optim_step(int kind, int dtype, int64_t n, void *param, const void *grad, void *s0, void *s1, void *s2,
                   const double *hp, int nhp);
-/* categorical draws (data.c, for pyframe.distributions): probs [B, K] floating (finite, >= 0, rows
- * with a positive sum, not necessarily normalised); out[s * B + b] ~ row b for s < len(out) / B;
- * uses len(out) counters */
-int pf_categorical_sample(const pf_tensor *probs, pf_tensor *out, uint64_t seed, uint64_t offset);

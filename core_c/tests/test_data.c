@@ -78,29 +78,7 @@ static void test_gather_rows(void) {
     CHECK(pf_gather_rows(&tx, &ti, &to) == PF_ERR_VALUE, "dtype mismatch accepted");
 }
 
-static void test_categorical(void) {
-    enum { S = 20000 };
-    static int64_t out[S * 2];
-    double probs[2][3] = {{0, 2, 2}, {5, 0, 0}};
-    int64_t shape[2] = {2, 3}, counts[3] = {0};
-    pf_tensor tp = pf_make(probs, PF_FLOAT64, 2, shape), to = vec(out, PF_INT64, S * 2);
-    CHECK_OK(pf_categorical_sample(&tp, &to, 9, 0));
-    int row1_ok = 1;
-    for (int s = 0; s < S; s++) {
-        counts[out[2 * s]]++;
-        row1_ok &= out[2 * s + 1] == 0;
-    }
-    CHECK(row1_ok, "a row with one positive probability drew another category");
-    CHECK(counts[0] == 0 && fabs(counts[1] / (double)S - 0.5) < 0.02, "row 0 counts %lld %lld %lld",
-          (long long)counts[0], (long long)counts[1], (long long)counts[2]);
-    pf_tensor odd = vec(out, PF_INT64, 3);
-    CHECK(pf_categorical_sample(&tp, &odd, 9, 0) == PF_ERR_VALUE, "3 outputs for 2 rows accepted");
-    probs[1][0] = 0;
-    CHECK(pf_categorical_sample(&tp, &to, 9, 0) == PF_ERR_VALUE, "an all-zero row accepted");
-}
-
 int main(void) {
-    test_categorical();
     test_randperm();
     test_weighted();
     test_gather_rows();

@@ -1,15 +1,15 @@
 """Bernoulli and Categorical, parameterised by ``probs`` or ``logits`` (exactly one), with
-log_prob and entropy differentiable in either; Categorical draws come from the C core
-(``pf_categorical_sample``)."""
+log_prob and entropy differentiable in either; Categorical draws are ``multinomial``'s (C)."""
 
 from __future__ import annotations
 
+import math
+
 from pyframe import _dtype
-from pyframe._backend import check, lib
 from pyframe.distributions.distribution import Distribution, all_true, as_float, broadcast_all
-from pyframe.factory import _default as _default_generator
 from pyframe.factory import arange, rand
 from pyframe.nn import functional as F
+from pyframe.ops.sampling import multinomial
 from pyframe.tensor import Size, Tensor, empty_tensor
 
 __all__ = ["Bernoulli", "Categorical"]
@@ -176,16 +176,12 @@ class Categorical(Distribution):
 
     def sample(self, sample_shape=()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        k = self._num_events
-        probs = self.probs.detach().reshape(-1, k)
-        rows = probs._shape[0]
-        n = 1
-        for d in shape[: len(shape) - len(self._batch_shape)]:
-            n *= d
-        out = empty_tensor((n * rows,), _dtype.int64)
-        seed, offset = _default_generator.take(n * rows)
-        check(lib.pf_categorical_sample(probs._d(), out._d(), seed, offset))
-        return out.reshape(*shape)
+        probs = self.probs.detach().reshape(-1, self._num_events)
+        n = math.prod(shape[: len(shape) - len(self._batch_shape)])
+        if n == 0 or probs._shape[0] == 0:
+            return empty_tensor(shape, _dtype.int64)
+        # as torch: n draws with replacement per row, then samples first
+        return multinomial(probs, n, replacement=True).t().contiguous().reshape(*shape)
 
     def log_prob(self, value) -> Tensor:
         if not isinstance(value, Tensor):
