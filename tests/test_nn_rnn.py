@@ -244,3 +244,17 @@ def test_packing_bad_input():
         pr.pad_packed_sequence(pr.pack_padded_sequence(x, [4, 3, 1]), total_length=2)
     with pytest.raises(RuntimeError, match=r"hidden size \[1, 3, 5\]"):
         nn.GRU(2, 5)(pr.pack_padded_sequence(x, [4, 3, 1]), pf.zeros(1, 2, 5))
+
+
+def test_lstm_double_backward_matches_torch():
+    t, p = twin(lambda n: n.LSTM(2, 3))
+    x = rand(4, 1, 2)
+    px, tx = pf.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (gp,) = pf.autograd.grad(p(px)[0].pow(2).sum(), px, create_graph=True)
+    (gt,) = torch.autograd.grad(t(tx)[0].pow(2).sum(), tx, create_graph=True)
+    close(gp, gt)
+    gp.pow(2).sum().backward()
+    gt.pow(2).sum().backward()
+    close(px.grad, tx.grad)
+    for a, b in zip(p.parameters(), t.parameters(), strict=True):
+        close(a.grad, b.grad)

@@ -105,7 +105,8 @@ def scaled_dot_product_attention(
             scores = ew.where(attn_mask, scores, scalar_tensor(-math.inf, scores.dtype))
         else:
             scores = ew.add(scores, attn_mask)
-    p = _masked_softmax(scores, attn_mask is not None)
+    # a causal mask leaves every query at least key 0, so only a user's mask can empty a row
+    p = _masked_softmax(scores, attn_mask is not None and not (is_causal and k_len > 0))
     if dropout_p > 0.0:
         p = dropout(p, dropout_p, True)
     return matmul(p, value)

@@ -6,10 +6,12 @@ each step then costs one GEMM for ``h W_hh^T`` and a few elementwise C-core ops.
 
 from __future__ import annotations
 
+from pyframe import _grad_mode
+from pyframe.autograd.graph import needs_grad, record
 from pyframe.nn.functional.dense import linear
 from pyframe.nn.functional.dropouts import dropout
 from pyframe.ops import elementwise as ew
-from pyframe.ops.shape import stack
+from pyframe.ops.shape import cat, stack
 from pyframe.tensor import Tensor
 
 
@@ -21,12 +23,44 @@ def _rnn_relu_step(xw: Tensor, h: Tensor, w_hh: Tensor, b_hh) -> Tensor:
     return ew.relu(ew.add(xw, linear(h, w_hh, b_hh)))
 
 
+def _lstm_parts(gates: Tensor, c: Tensor) -> tuple:
+    """The LSTM cell's pointwise part: activated gates i, f, g, o, the new c and tanh(c)."""
+    i, f, g, o = gates.chunk(4, -1)
+    i, f, g, o = ew.sigmoid(i), ew.sigmoid(f), ew.tanh(g), ew.sigmoid(o)
+    c1 = ew.add(ew.mul(f, c), ew.mul(i, g))
+    return i, f, g, o, c1, ew.tanh(c1)
+
+
+def _lstm_pointwise(gates: Tensor, c: Tensor) -> tuple:
+    """(h, c) from the gate pre-activations, recorded as one node with its backward written out:
+    a step's graph is the GEMM, one add and this node instead of a dozen elementwise nodes."""
+    with _grad_mode.no_grad():
+        parts = _lstm_parts(gates, c)
+        h1 = ew.mul(parts[3], parts[5])
+    c1 = parts[4]
+    if needs_grad(gates, c):
+
+        def backward(dh, dc=None):
+            # under create_graph the parts are recomputed with history, so the gradient is differentiable
+            i, f, g, o, _, tc = _lstm_parts(gates, c) if _grad_mode.enabled else parts
+            if dh is not None:
+                dtc = ew.mul(dh, ew.mul(o, ew.sub(1.0, ew.mul(tc, tc))))
+                dc = dtc if dc is None else ew.add(dc, dtc)
+                d_o = ew.mul(ew.mul(dh, tc), ew.mul(o, ew.sub(1.0, o)))
+            else:
+                d_o = ew.mul(o, 0.0)
+            d_i = ew.mul(ew.mul(dc, g), ew.mul(i, ew.sub(1.0, i)))
+            d_f = ew.mul(ew.mul(dc, c), ew.mul(f, ew.sub(1.0, f)))
+            d_g = ew.mul(ew.mul(dc, i), ew.sub(1.0, ew.mul(g, g)))
+            return cat([d_i, d_f, d_g, d_o], -1), ew.mul(dc, f)
+
+        record("LstmCellBackward0", backward, (gates, c), (h1, c1), (gates, c))
+    return h1, c1
+
+
 def _lstm_step(xw: Tensor, hc: tuple, w_hh: Tensor, b_hh) -> tuple:
     h, c = hc
-    gates = ew.add(xw, linear(h, w_hh, b_hh))
-    i, f, g, o = gates.chunk(4, -1)
-    c = ew.add(ew.mul(ew.sigmoid(f), c), ew.mul(ew.sigmoid(i), ew.tanh(g)))
-    return ew.mul(ew.sigmoid(o), ew.tanh(c)), c
+    return _lstm_pointwise(ew.add(xw, linear(h, w_hh, b_hh)), c)
 
 
 def _gru_step(xw: Tensor, h: Tensor, w_hh: Tensor, b_hh) -> Tensor:
@@ -61,14 +95,37 @@ def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih=None, b
     return _gru_step(linear(input, w_ih, b_ih), hx, w_hh, b_hh)
 
 
+def _row_blocks(x: Tensor, sizes: list) -> list:
+    """Consecutive row blocks of a 2-d ``x`` as one node: its backward concatenates the blocks'
+    gradients once, where separate slices would each scatter into a zero copy of all of ``x``."""
+    with _grad_mode.no_grad():
+        blocks, start = [], 0
+        for n in sizes:
+            blocks.append(x[start : start + n])
+            start += n
+    if needs_grad(x):
+
+        def backward(*grads):
+            from pyframe.ops._common import zeros_of
+
+            full = list(grads) + [None] * (len(blocks) - len(grads))
+            parts = [g if g is not None else zeros_of(b._shape, b.dtype) for g, b in zip(full, blocks, strict=True)]
+            return (cat(parts),)
+
+        record("SplitBackward0", backward, (x,), tuple(blocks))
+    return blocks
+
+
 def _direction(mode: str, x: Tensor, state, weights: tuple, reverse: bool) -> tuple:
     """One layer in one direction over ``x`` [L, N, in]: (outputs [L, N, H], final state)."""
     w_ih, w_hh, b_ih, b_hh = weights
     step = STEPS[mode]
+    steps, n = x._shape[:2]
     xw = linear(x, w_ih, b_ih)  # [L, N, G*H], one GEMM for the whole sequence
+    xws = _row_blocks(xw.reshape(steps * n, xw._shape[-1]), [n] * steps)
     outs = []
-    for t in reversed(range(x._shape[0])) if reverse else range(x._shape[0]):
-        state = step(xw[t], state, w_hh, b_hh)
+    for t in reversed(range(steps)) if reverse else range(steps):
+        state = step(xws[t], state, w_hh, b_hh)
         outs.append(state[0] if mode == "LSTM" else state)
     if reverse:
         outs.reverse()
@@ -114,13 +171,11 @@ def _direction_packed(mode: str, data: Tensor, sizes: list, state, weights: tupl
     step = STEPS[mode]
     lstm = mode == "LSTM"
     xw = linear(data, w_ih, b_ih)  # every packed row at once
-    offsets = [0]
-    for b in sizes:
-        offsets.append(offsets[-1] + b)
     outs = [None] * len(sizes)
+    xws = _row_blocks(xw, sizes)
     for t in reversed(range(len(sizes))) if reverse else range(len(sizes)):
         b = sizes[t]
-        rows = xw[offsets[t] : offsets[t + 1]]
+        rows = xws[t]
         if lstm:
             h, c = step(rows, (state[0][:b], state[1][:b]), w_hh, b_hh)
             outs[t] = h
