@@ -471,7 +471,7 @@ typedef struct {
  * reflector j (v with v[j] = 1 implied, H_j = I - tau_j v v^T) below the diagonal of column j.
  * LAPACK's dlarfg signs: R[j, j] = -sign(a_jj) ||x||, and no reflection (tau = 0) when
  * the column is already zero below the diagonal, so R matches what torch returns. */
-static void householder(double *a, int64_t m, int64_t n, double *tau) {
+static void householder(double *a, int64_t m, int64_t n, double *tau, double *w) {
     int64_t k = m < n ? m : n;
     for (int64_t j = 0; j < k; j++) {
         double alpha = a[j * n + j], xnorm = 0.0;
@@ -485,30 +485,45 @@ static void householder(double *a, int64_t m, int64_t n, double *tau) {
         double scale = 1.0 / (alpha - beta);
         for (int64_t i = j + 1; i < m; i++) a[i * n + j] *= scale;
         a[j * n + j] = beta;
-        /* apply H_j to the trailing columns */
-        for (int64_t c = j + 1; c < n; c++) {
-            double w = a[j * n + c];
-            for (int64_t i = j + 1; i < m; i++) w += a[i * n + j] * a[i * n + c];
-            w *= tau[j];
-            a[j * n + c] -= w;
-            for (int64_t i = j + 1; i < m; i++) a[i * n + c] -= w * a[i * n + j];
+        /* apply H_j to the trailing columns as w = tau v^T A, A -= v w: row by row, contiguous */
+        int64_t c0 = j + 1, nc = n - c0;
+        if (nc <= 0) continue;
+        memcpy(w, a + j * n + c0, sizeof(double) * (size_t)nc);
+        for (int64_t i = j + 1; i < m; i++) {
+            double vi = a[i * n + j];
+            const double *row = a + i * n + c0;
+            for (int64_t c = 0; c < nc; c++) w[c] += vi * row[c];
+        }
+        for (int64_t c = 0; c < nc; c++) w[c] *= tau[j];
+        for (int64_t c = 0; c < nc; c++) a[j * n + c0 + c] -= w[c];
+        for (int64_t i = j + 1; i < m; i++) {
+            double vi = a[i * n + j];
+            double *row = a + i * n + c0;
+            for (int64_t c = 0; c < nc; c++) row[c] -= vi * w[c];
         }
     }
 }
 
-/* q (m x kq) = H_0 ... H_{k-1} applied to the first kq columns of the identity */
-static void householder_q(const double *a, int64_t m, int64_t n, const double *tau, double *q, int64_t kq) {
+/* q (m x kq) = H_0 ... H_{k-1} applied to the first kq columns of the identity; w holds kq doubles */
+static void householder_q(const double *a, int64_t m, int64_t n, const double *tau, double *q, int64_t kq,
+                          double *w) {
     int64_t k = m < n ? m : n;
     for (int64_t i = 0; i < m; i++)
         for (int64_t c = 0; c < kq; c++) q[i * kq + c] = i == c;
     for (int64_t j = k - 1; j >= 0; j--) {
         if (tau[j] == 0.0) continue;
-        for (int64_t c = 0; c < kq; c++) {
-            double w = q[j * kq + c];
-            for (int64_t i = j + 1; i < m; i++) w += a[i * n + j] * q[i * kq + c];
-            w *= tau[j];
-            q[j * kq + c] -= w;
-            for (int64_t i = j + 1; i < m; i++) q[i * kq + c] -= w * a[i * n + j];
+        memcpy(w, q + j * kq, sizeof(double) * (size_t)kq);
+        for (int64_t i = j + 1; i < m; i++) {
+            double vi = a[i * n + j];
+            const double *row = q + i * kq;
+            for (int64_t c = 0; c < kq; c++) w[c] += vi * row[c];
+        }
+        for (int64_t c = 0; c < kq; c++) w[c] *= tau[j];
+        for (int64_t c = 0; c < kq; c++) q[j * kq + c] -= w[c];
+        for (int64_t i = j + 1; i < m; i++) {
+            double vi = a[i * n + j];
+            double *row = q + i * kq;
+            for (int64_t c = 0; c < kq; c++) row[c] -= vi * w[c];
         }
     }
 }
@@ -520,19 +535,19 @@ static int qr_one(const void *vctx, int64_t bi, int64_t *detail) {
     int64_t m = c->a->shape[nd - 2], n = c->a->shape[nd - 1], k = m < n ? m : n;
     int64_t kr = c->r->shape[nd - 2]; /* rows of R: k, or m when complete */
     int64_t kq = c->q ? c->q->shape[nd - 1] : 0;
-    double *a = malloc(sizeof(double) * (size_t)(m * n + k + kr * n + m * kq + 1));
+    double *a = malloc(sizeof(double) * (size_t)(m * n + k + kr * n + m * kq + n + kq + 1));
     if (!a) return LA_NOMEM;
-    double *tau = a + m * n, *r = tau + k, *q = r + kr * n;
+    double *tau = a + m * n, *r = tau + k, *q = r + kr * n, *w = q + m * kq;
     int st = LA_OK;
     load_mat(c->a, bi, a);
     if (!all_finite(a, m * n)) st = LA_NONFINITE;
     if (st == LA_OK) {
-        householder(a, m, n, tau);
+        householder(a, m, n, tau, w);
         for (int64_t i = 0; i < kr; i++)
             for (int64_t j = 0; j < n; j++) r[i * n + j] = i <= j && i < m ? a[i * n + j] : 0.0;
         store_mat(c->r, bi, r);
         if (c->q) {
-            householder_q(a, m, n, tau, q, kq);
+            householder_q(a, m, n, tau, q, kq, w);
             store_mat(c->q, bi, q);
         }
     }
@@ -562,13 +577,13 @@ static int geqrf_one(const void *vctx, int64_t bi, int64_t *detail) {
     const geqrf_ctx *c = vctx;
     int nd = c->a->ndim;
     int64_t m = c->a->shape[nd - 2], n = c->a->shape[nd - 1], k = m < n ? m : n;
-    double *a = malloc(sizeof(double) * (size_t)(m * n + k + 1));
+    double *a = malloc(sizeof(double) * (size_t)(m * n + k + n + 1));
     if (!a) return LA_NOMEM;
     int st = LA_OK;
     load_mat(c->a, bi, a);
     if (!all_finite(a, m * n)) st = LA_NONFINITE;
     if (st == LA_OK) {
-        householder(a, m, n, a + m * n);
+        householder(a, m, n, a + m * n, a + m * n + k);
         store_mat(c->h, bi, a);
         store_vec(c->tau, bi, a + m * n);
     }
@@ -596,11 +611,11 @@ typedef struct {
     int upper;
 } eigh_ctx;
 
-/* Sorts the n values ascending (descending when desc) and the columns of the rows x n
- * matrices vecs (may be NULL) and vecs2 (may be NULL) the same way; insertion sort, n is small. */
-static void sort_pairs(double *val, int64_t n, double *vecs, int64_t rows, double *vecs2, int64_t rows2, int desc) {
+/* Sorts the n values ascending and the columns of the rows x n matrix vecs (may be NULL) the same
+ * way; insertion sort, n is small. */
+static void sort_pairs(double *val, int64_t n, double *vecs, int64_t rows) {
     for (int64_t i = 1; i < n; i++)
-        for (int64_t j = i; j > 0 && (desc ? val[j] > val[j - 1] : val[j] < val[j - 1]); j--) {
+        for (int64_t j = i; j > 0 && val[j] < val[j - 1]; j--) {
             double t = val[j];
             val[j] = val[j - 1];
             val[j - 1] = t;
@@ -608,11 +623,6 @@ static void sort_pairs(double *val, int64_t n, double *vecs, int64_t rows, doubl
                 t = vecs[r * n + j];
                 vecs[r * n + j] = vecs[r * n + j - 1];
                 vecs[r * n + j - 1] = t;
-            }
-            for (int64_t r = 0; vecs2 && r < rows2; r++) {
-                t = vecs2[r * n + j];
-                vecs2[r * n + j] = vecs2[r * n + j - 1];
-                vecs2[r * n + j - 1] = t;
             }
         }
 }
@@ -676,7 +686,7 @@ static int eigh_one(const void *vctx, int64_t bi, int64_t *detail) {
     if (st == LA_OK) st = jacobi_eigh(a, v, n);
     if (st == LA_OK) {
         for (int64_t i = 0; i < n; i++) w[i] = a[i * n + i];
-        sort_pairs(w, n, c->v ? v : NULL, n, NULL, 0, 0);
+        sort_pairs(w, n, c->v ? v : NULL, n);
         store_vec(c->w, bi, w);
         if (c->v) store_mat(c->v, bi, v);
     }
@@ -704,27 +714,31 @@ typedef struct {
     int full;
 } svd_ctx;
 
-/* Completes the orthonormal columns of the m x kk matrix u (row stride ld) where good[c] is
- * 0 (a zero singular value left no direction) and the columns kk..ld-1, from the unit
- * vectors: each candidate loses its components along the accepted columns twice and is
- * kept when at least half of it remains (some e_i always does, while columns are missing). */
-static void complete_basis(double *u, int64_t m, int64_t ld, unsigned char *good, int64_t kk, double *tmp) {
+/* The SVD kernels keep vectors as rows (ut[j * m + i] is component i of vector j), so every rotation
+ * and dot product runs over contiguous memory. */
+
+/* Completes the orthonormal rows of the rows x m matrix ut where good[r] is 0 (a zero singular value
+ * left no direction), for r < kk, and the rows kk..rows-1, from the unit vectors: each candidate loses
+ * its components along the accepted rows twice and is kept when at least half of it remains (some e_i
+ * always does while rows are missing). */
+static void complete_basis(double *ut, int64_t m, int64_t rows, unsigned char *good, int64_t kk, double *tmp) {
     int64_t next_e = 0;
-    for (int64_t c = 0; c < ld; c++) {
+    for (int64_t c = 0; c < rows; c++) {
         if (c < kk && good[c]) continue;
         for (; next_e < m; next_e++) {
             for (int64_t i = 0; i < m; i++) tmp[i] = i == next_e;
             for (int pass = 0; pass < 2; pass++)
-                for (int64_t o = 0; o < ld; o++) {
-                    if (o < kk ? !good[o] : o >= c) continue; /* not (yet) a column of the basis */
+                for (int64_t o = 0; o < rows; o++) {
+                    if (o < kk ? !good[o] : o >= c) continue; /* not (yet) a vector of the basis */
+                    const double *uo = ut + o * m;
                     double d = 0.0;
-                    for (int64_t i = 0; i < m; i++) d += u[i * ld + o] * tmp[i];
-                    for (int64_t i = 0; i < m; i++) tmp[i] -= d * u[i * ld + o];
+                    for (int64_t i = 0; i < m; i++) d += uo[i] * tmp[i];
+                    for (int64_t i = 0; i < m; i++) tmp[i] -= d * uo[i];
                 }
             double nrm = 0.0;
             for (int64_t i = 0; i < m; i++) nrm = hypot(nrm, tmp[i]);
             if (nrm > 0.5) {
-                for (int64_t i = 0; i < m; i++) u[i * ld + c] = tmp[i] / nrm;
+                for (int64_t i = 0; i < m; i++) ut[c * m + i] = tmp[i] / nrm;
                 if (c < kk) good[c] = 1;
                 next_e++;
                 break;
@@ -733,22 +747,22 @@ static void complete_basis(double *u, int64_t m, int64_t ld, unsigned char *good
     }
 }
 
-/* Hestenes' one-sided Jacobi on the m x n (m >= n) matrix u, row stride ld >= n: rotates
- * column pairs until all are orthogonal to working precision, accumulating V (n x n).
- * Afterwards u's columns are U S. */
-static int jacobi_svd(double *u, int64_t m, int64_t n, int64_t ld, double *v) {
-    for (int64_t i = 0; i < n * n; i++) v[i] = 0.0;
-    for (int64_t i = 0; i < n; i++) v[i * n + i] = 1.0;
+/* Hestenes' one-sided Jacobi on the n vectors of length m (m >= n) in the rows of ut: rotates pairs
+ * until all are orthogonal to working precision, accumulating V's columns in the rows of vt (n x n).
+ * Afterwards the rows of ut are the columns of U S. */
+static int jacobi_svd(double *ut, int64_t m, int64_t n, double *vt) {
+    for (int64_t i = 0; i < n * n; i++) vt[i] = 0.0;
+    for (int64_t i = 0; i < n; i++) vt[i * n + i] = 1.0;
     for (int sweep = 0; sweep < LA_MAX_SWEEPS; sweep++) {
         int rotated = 0;
         for (int64_t p = 0; p < n - 1; p++)
             for (int64_t q = p + 1; q < n; q++) {
+                double *up = ut + p * m, *uq = ut + q * m;
                 double alpha = 0.0, beta = 0.0, gamma = 0.0;
                 for (int64_t i = 0; i < m; i++) {
-                    double up = u[i * ld + p], uq = u[i * ld + q];
-                    alpha += up * up;
-                    beta += uq * uq;
-                    gamma += up * uq;
+                    alpha += up[i] * up[i];
+                    beta += uq[i] * uq[i];
+                    gamma += up[i] * uq[i];
                 }
                 if (fabs(gamma) <= DBL_EPSILON * sqrt(alpha) * sqrt(beta) || fabs(gamma) < DBL_MIN) continue;
                 rotated = 1;
@@ -756,14 +770,15 @@ static int jacobi_svd(double *u, int64_t m, int64_t n, int64_t ld, double *v) {
                 double t = copysign(1.0, zeta) / (fabs(zeta) + hypot(1.0, zeta));
                 double cs = 1.0 / hypot(1.0, t), sn = cs * t;
                 for (int64_t i = 0; i < m; i++) {
-                    double up = u[i * ld + p], uq = u[i * ld + q];
-                    u[i * ld + p] = cs * up - sn * uq;
-                    u[i * ld + q] = sn * up + cs * uq;
+                    double x = up[i], y = uq[i];
+                    up[i] = cs * x - sn * y;
+                    uq[i] = sn * x + cs * y;
                 }
+                double *vp = vt + p * n, *vq = vt + q * n;
                 for (int64_t i = 0; i < n; i++) {
-                    double vp = v[i * n + p], vq = v[i * n + q];
-                    v[i * n + p] = cs * vp - sn * vq;
-                    v[i * n + q] = sn * vp + cs * vq;
+                    double x = vp[i], y = vq[i];
+                    vp[i] = cs * x - sn * y;
+                    vq[i] = sn * x + cs * y;
                 }
             }
         if (!rotated) return LA_OK;
@@ -771,94 +786,83 @@ static int jacobi_svd(double *u, int64_t m, int64_t n, int64_t ld, double *v) {
     return LA_NOCONV;
 }
 
+static void transpose(const double *src, int64_t rows, int64_t cols, double *dst) {
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) dst[j * rows + i] = src[i * cols + j];
+}
+
 static int svd_one(const void *vctx, int64_t bi, int64_t *detail) {
     (void)detail;
     const svd_ctx *c = vctx;
     int nd = c->a->ndim;
     int64_t m0 = c->a->shape[nd - 2], n0 = c->a->shape[nd - 1];
-    int wide = m0 < n0; /* factor A^T = V S U^T instead, so the Jacobi matrix is tall */
+    int wide = m0 < n0; /* factor A^T = V S U^T instead, so the Jacobi vectors are the long ones */
     int64_t m = wide ? n0 : m0, n = wide ? m0 : n0;
-    int64_t ld = c->full ? m : n; /* the tall side's U is m x ld */
-    size_t need = (size_t)(m0 * n0 + m * ld + n * n + n + m + 1);
+    int64_t rows = c->full ? m : n; /* vectors of the long side's basis kept in ut */
+    size_t need = (size_t)(m0 * n0 + rows * m + 2 * n * n + n + m + rows * m + 1);
     double *a = malloc(sizeof(double) * need);
     unsigned char *good = malloc((size_t)n + 1);
+    int64_t *order = malloc(sizeof(int64_t) * (size_t)(n + 1));
     int st = LA_OK;
-    if (!a || !good) {
+    if (!a || !good || !order) {
         st = LA_NOMEM;
         goto done;
     }
-    double *u = a + m0 * n0, *v = u + m * ld, *s = v + n * n, *tmp = s + n;
+    double *ut = a + m0 * n0, *vt = ut + rows * m, *vs = vt + n * n, *s = vs + n * n, *tmp = s + n,
+           *out = tmp + m;
     load_mat(c->a, bi, a);
     if (!all_finite(a, m0 * n0)) {
         st = LA_NONFINITE;
         goto done;
     }
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < ld; j++) u[i * ld + j] = j < n ? (wide ? a[j * n0 + i] : a[i * n0 + j]) : 0.0;
-    if ((st = jacobi_svd(u, m, n, ld, v)) != LA_OK) goto done;
+    /* the rows of ut are the columns of the tall matrix: A's columns, or A's rows when wide */
+    if (wide) memcpy(ut, a, sizeof(double) * (size_t)(m0 * n0));
+    else transpose(a, m0, n0, ut);
+    if ((st = jacobi_svd(ut, m, n, vt)) != LA_OK) goto done;
     for (int64_t j = 0; j < n; j++) {
         double nrm = 0.0;
-        for (int64_t i = 0; i < m; i++) nrm = hypot(nrm, u[i * ld + j]);
+        for (int64_t i = 0; i < m; i++) nrm = hypot(nrm, ut[j * m + i]);
         s[j] = nrm;
+        order[j] = j;
     }
-    /* descending: sort_pairs permutes columns with stride equal to the count, so sort on
-     * an index vector and apply it */
-    {
-        double *idx = tmp; /* m >= n scratch */
-        for (int64_t j = 0; j < n; j++) idx[j] = (double)j;
-        for (int64_t i = 1; i < n; i++)
-            for (int64_t j = i; j > 0 && s[(int64_t)idx[j]] > s[(int64_t)idx[j - 1]]; j--) {
-                double t = idx[j];
-                idx[j] = idx[j - 1];
-                idx[j - 1] = t;
-            }
-        double *us = malloc(sizeof(double) * (size_t)(m * n + n * n + n + 1));
-        if (!us) {
-            st = LA_NOMEM;
-            goto done;
+    for (int64_t i = 1; i < n; i++) /* descending; insertion sort, n is small */
+        for (int64_t j = i; j > 0 && s[order[j]] > s[order[j - 1]]; j--) {
+            int64_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
         }
-        double *vs = us + m * n, *ss = vs + n * n;
-        for (int64_t j = 0; j < n; j++) {
-            int64_t src = (int64_t)idx[j];
-            ss[j] = s[src];
-            for (int64_t i = 0; i < m; i++) us[i * n + j] = u[i * ld + src];
-            for (int64_t i = 0; i < n; i++) vs[i * n + j] = v[i * n + src];
-        }
-        /* a column worn down to rounding noise carries no direction: U gets a completed one */
-        double tiny = n ? ss[0] * DBL_EPSILON * (double)m : 0.0;
-        for (int64_t j = 0; j < n; j++) {
-            s[j] = ss[j];
-            good[j] = ss[j] > tiny;
-            for (int64_t i = 0; i < m; i++) u[i * ld + j] = good[j] ? us[i * n + j] / ss[j] : 0.0;
-            for (int64_t i = 0; i < n; i++) v[i * n + j] = vs[i * n + j];
-        }
-        free(us);
+    /* permute the vectors: out holds ut's first n rows in order, vs the rows of vt */
+    for (int64_t j = 0; j < n; j++) {
+        memcpy(out + j * m, ut + order[j] * m, sizeof(double) * (size_t)m);
+        memcpy(vs + j * n, vt + order[j] * n, sizeof(double) * (size_t)n);
+        tmp[j] = s[order[j]];
+    }
+    memcpy(s, tmp, sizeof(double) * (size_t)n);
+    memcpy(ut, out, sizeof(double) * (size_t)(n * m));
+    /* a vector worn down to rounding noise carries no direction: U gets a completed one */
+    double tiny = n ? s[0] * DBL_EPSILON * (double)m : 0.0;
+    for (int64_t j = 0; j < n; j++) {
+        good[j] = s[j] > tiny;
+        for (int64_t i = 0; i < m; i++) ut[j * m + i] = good[j] ? ut[j * m + i] / s[j] : 0.0;
     }
     if (c->s) store_vec(c->s, bi, s);
     if (c->u || c->vh) {
-        complete_basis(u, m, ld, good, n, tmp);
-        /* tall: A = U S V^T -> u is U, vh = V^T; wide: A = V S U^T -> U = v, vh = u^T */
-        double *vt = malloc(sizeof(double) * (size_t)(m * ld + n * n + 1));
-        if (!vt) {
-            st = LA_NOMEM;
-            goto done;
-        }
+        complete_basis(ut, m, rows, good, n, tmp);
+        /* tall: A = U S V^T, U = ut^T, Vh = vs; wide: A^T = U' S V'^T, so U = V' = vs^T, Vh = U'^T = ut */
         if (!wide) {
-            for (int64_t i = 0; i < n; i++)
-                for (int64_t j = 0; j < n; j++) vt[i * n + j] = v[j * n + i];
-            store_mat(c->u, bi, u);
-            store_mat(c->vh, bi, vt);
+            transpose(ut, rows, m, out);
+            store_mat(c->u, bi, out);
+            store_mat(c->vh, bi, vs);
         } else {
-            for (int64_t i = 0; i < ld; i++)
-                for (int64_t j = 0; j < m; j++) vt[i * m + j] = u[j * ld + i];
-            store_mat(c->u, bi, v);
-            store_mat(c->vh, bi, vt);
+            transpose(vs, n, n, out);
+            store_mat(c->u, bi, out);
+            store_mat(c->vh, bi, ut);
         }
-        free(vt);
     }
 done:
     free(a);
     free(good);
+    free(order);
     return st;
 }
 
