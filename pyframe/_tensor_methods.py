@@ -5,9 +5,24 @@ from __future__ import annotations
 
 from pyframe import _device, autograd, factory, linalg, ops
 from pyframe import _dtype as _dt
-from pyframe.ops import compare, index, inplace, rearrange, reduce, sampling, shape, sorting
+from pyframe.ops import compare, index, inplace, pointwise, products, rearrange, reduce, sampling, shape, sorting
 from pyframe.ops import elementwise as ew
 from pyframe.tensor import Tensor
+
+# torch binds these as methods too; tensordot, cdist and kron are functions only
+_PRODUCT_METHODS = ("outer", "ger", "mv", "addmm", "addmv", "baddbmm", "addbmm", "inner", "kron", "cross", "diag",
+                    "diagonal", "trace")  # fmt: skip
+
+
+def _inplace(fn):
+    """``x.fn_(...)``: ``fn(x, ...)`` written into ``x`` (copy_ carries the history)."""
+
+    def op(self, *args, **kwargs):
+        return ew.copy_(self, fn(self, *args, **kwargs))
+
+    op.__name__ = op.__qualname__ = fn.__name__ + "_"
+    op.__doc__ = f"Same as torch.Tensor.{fn.__name__}_."
+    return op
 
 
 def _swap(fn):
@@ -21,6 +36,15 @@ def _swap(fn):
 def bind() -> None:
     methods = {
         **ew.unary_ops, **ew.binary_ops, **ew.inplace_ops,
+        **{name: getattr(pointwise, name) for name in pointwise.__all__},
+        **{name: getattr(products, name) for name in _PRODUCT_METHODS},
+        "addcmul_": _inplace(pointwise.addcmul), "addcdiv_": _inplace(pointwise.addcdiv),
+        "lerp_": _inplace(pointwise.lerp), "clamp_min_": _inplace(pointwise.clamp_min),
+        "clamp_max_": _inplace(pointwise.clamp_max), "nan_to_num_": _inplace(pointwise.nan_to_num),
+        "addmm_": _inplace(products.addmm), "baddbmm_": _inplace(products.baddbmm), "fmod_": _inplace(pointwise.fmod),
+        "frac_": _inplace(pointwise.frac), "hypot_": _inplace(pointwise.hypot), "xlogy_": _inplace(pointwise.xlogy),
+        "nelement": lambda self: self.numel(), "ndimension": lambda self: self.ndim,
+        "ravel": lambda self: self.reshape(-1),
         "clamp": ew.clamp, "clip": ew.clamp, "clamp_": ew.clamp_, "where": lambda self, c, o: ew.where(c, self, o),
         "masked_fill": ew.masked_fill, "masked_fill_": ew.masked_fill_, "triu": ew.triu, "tril": ew.tril,
         "copy_": ew.copy_, "fill_": ew.fill_, "zero_": ew.zero_,

@@ -1,0 +1,137 @@
+"""Pointwise ops that are compositions of the C elementwise ops: ``addcmul``, ``addcdiv``,
+``lerp``, one-sided clamps, ``nan_to_num``, ``logaddexp``, ``hypot``, ``fmod``, ``frac``,
+``xlogy``, and torch's aliases. Each is a line of existing ops, so autograd follows from theirs.
+"""
+
+from __future__ import annotations
+
+from pyframe import _dtype
+from pyframe.ops import elementwise as ew
+from pyframe.tensor import Tensor
+
+__all__ = [
+    "addcmul", "addcdiv", "lerp", "clamp_min", "clamp_max", "nan_to_num", "logaddexp", "hypot", "fmod", "frac",
+    "xlogy", "sgn", "positive", "negative", "absolute", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
+    "arctanh", "arctan2", "fix", "float_power",
+]  # fmt: skip
+
+
+def _tensor(x, name: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be a Tensor, not {type(x).__name__}")
+    return x
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:  # noqa: A002
+    """Same as torch.addcmul: ``input + value * tensor1 * tensor2``."""
+    prod = ew.mul(tensor1, tensor2)
+    return ew.plain_add(_tensor(input, "addcmul"), prod if value == 1 else ew.mul(prod, value))
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:  # noqa: A002
+    """Same as torch.addcdiv: ``input + value * tensor1 / tensor2``."""
+    if not (
+        _tensor(tensor1, "addcdiv").dtype.is_floating_point
+        or getattr(tensor2, "dtype", _dtype.float32).is_floating_point
+    ):
+        raise RuntimeError("addcdiv(): integer division with addcdiv is no longer supported; use addcmul or torch.div")
+    quot = ew.div(tensor1, tensor2)
+    return ew.plain_add(_tensor(input, "addcdiv"), quot if value == 1 else ew.mul(quot, value))
+
+
+def lerp(input: Tensor, end: Tensor, weight) -> Tensor:  # noqa: A002
+    """Same as torch.lerp: ``input + weight * (end - input)``."""
+    return ew.plain_add(_tensor(input, "lerp"), ew.mul(ew.plain_sub(end, input), weight))
+
+
+def clamp_min(input: Tensor, min) -> Tensor:  # noqa: A001, A002
+    """Same as torch.clamp_min."""
+    return ew.clamp(input, min=min)
+
+
+def clamp_max(input: Tensor, max) -> Tensor:  # noqa: A001, A002
+    """Same as torch.clamp_max."""
+    return ew.clamp(input, max=max)
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:  # noqa: A002
+    """Same as torch.nan_to_num: NaN, +inf and -inf replaced (by default with 0 and the dtype's
+    largest and lowest finite values)."""
+    x = _tensor(input, "nan_to_num")
+    if not x.dtype.is_floating_point:
+        return x.clone()
+    info = finfo_of(x.dtype)
+    hi = info if posinf is None else posinf
+    lo = -info if neginf is None else neginf
+    out = ew.where(ew.isnan(x), nan, x)
+    out = ew.where(ew.logical_and(ew.isinf(x), ew.gt(x, 0)), hi, out)
+    return ew.where(ew.logical_and(ew.isinf(x), ew.lt(x, 0)), lo, out)
+
+
+def finfo_of(dt) -> float:
+    return {"float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308, "float16": 65504.0}[dt.name]
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Same as torch.logaddexp: ``log(exp(input) + exp(other))`` without overflow."""
+    hi = ew.maximum(input, other)
+    lo = ew.minimum(input, other)
+    # equal infinities would give inf - inf = nan: their sum is that infinity
+    diff = ew.where(ew.eq(hi, lo), 0.0, ew.plain_sub(lo, hi))
+    return ew.plain_add(hi, ew.log1p(ew.exp(diff)))
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Same as torch.hypot: ``sqrt(input**2 + other**2)``."""
+    return ew.sqrt(ew.plain_add(ew.mul(input, input), ew.mul(other, other)))
+
+
+def fmod(input: Tensor, other) -> Tensor:  # noqa: A002
+    """Same as torch.fmod: the remainder with the sign of the dividend (C's fmod), where
+    ``remainder`` takes the divisor's sign."""
+    x = _tensor(input, "fmod")
+    r = ew.remainder(x, other)
+    # remainder and fmod differ by one divisor exactly where the signs of r and x differ
+    fix = ew.logical_and(ew.ne(r, 0), ew.ne(ew.lt(r, 0), ew.lt(x, 0)))
+    return ew.where(fix, ew.plain_sub(r, other), r)
+
+
+def frac(input: Tensor) -> Tensor:  # noqa: A002
+    """Same as torch.frac: ``input - trunc(input)``."""
+    return ew.plain_sub(input, ew.trunc(input))
+
+
+def xlogy(input, other) -> Tensor:  # noqa: A002
+    """Same as torch.xlogy: ``input * log(other)``, 0 where ``input`` is 0 (and ``other`` not NaN)."""
+    x = input if isinstance(input, Tensor) else ew.as_tensor_of(input, _dtype.float32)
+    out = ew.mul(x, ew.log(other))
+    return ew.where(ew.logical_and(ew.eq(x, 0), ew.logical_not(ew.isnan(ew.log(other)))), 0.0, out)
+
+
+def sgn(input: Tensor) -> Tensor:  # noqa: A002
+    """Same as torch.sgn (real tensors: sign)."""
+    return ew.sign(input)
+
+
+def positive(input: Tensor) -> Tensor:  # noqa: A002
+    """Same as torch.positive: the input itself."""
+    if _tensor(input, "positive").dtype is _dtype.bool_:
+        raise TypeError("positive(): the positive operator is not supported on bool tensors")
+    return input
+
+
+def float_power(input, exponent) -> Tensor:  # noqa: A002
+    """Same as torch.float_power: the power computed in float64."""
+    base = input.to(_dtype.float64) if isinstance(input, Tensor) else input
+    exp = exponent.to(_dtype.float64) if isinstance(exponent, Tensor) else exponent
+    if not isinstance(base, Tensor):
+        base = ew.as_tensor_of(base, _dtype.float64)
+    return ew.pow(base, exp)
+
+
+negative = ew.neg
+absolute = ew.abs
+arcsin, arccos, arctan = ew.asin, ew.acos, ew.atan
+arcsinh, arccosh, arctanh = ew.asinh, ew.acosh, ew.atanh
+arctan2 = ew.atan2
+fix = ew.trunc
