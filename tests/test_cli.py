@@ -165,3 +165,19 @@ def test_config_errors_are_one_message(tmp_path, files, env, message, cmd):
     assert "Traceback" not in r.stderr and r.stdout == ""
     (line,) = r.stderr.strip().splitlines()
     assert line.startswith("pyframe: configuration error: ") and message in line
+
+
+def test_console_script_prints_config_errors_as_one_line(tmp_path):
+    """The ``pyframe`` command pip generates (not only ``python -m pyframe``)."""
+    import shutil
+
+    exe = shutil.which("pyframe", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("the pyframe console script is not installed next to this interpreter")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYFRAME_")}
+    r = subprocess.run([exe, "--version"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == pyframe.__version__
+    env["PYFRAME_PLUGINS"] = "freezr"
+    r = subprocess.run([exe, "plugins"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("pyframe: configuration error: PYFRAME_PLUGINS=freezr: unknown plugin 'freezr'")

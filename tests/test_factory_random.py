@@ -261,3 +261,12 @@ def test_tensor_factory_inputs():
     assert pyframe.tensor(np.arange(6).reshape(2, 3).T).tolist() == [[0, 3], [1, 4], [2, 5]]
     assert pyframe.tensor([1, 2], dtype=pyframe.float16).dtype == pyframe.float16
     assert pyframe.tensor((1.5, 2)).tolist() == [1.5, 2.0]
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_full_and_fill_with_non_finite_floats(value):
+    t = pyframe.full((2, 3), value)
+    assert t.dtype == pyframe.float32
+    np.testing.assert_array_equal(t.numpy(), np.full((2, 3), value, dtype=np.float32))
+    u = pyframe.zeros(4, dtype=pyframe.float64).fill_(value)
+    np.testing.assert_array_equal(u.numpy(), np.full(4, value))

@@ -539,7 +539,8 @@ def fill_(dst: Tensor, value) -> Tensor:
     grad = dst.requires_grad and _grad_mode.enabled
     if grad:
         _view_base_check(dst, "fill_")
-    ivalue = int(value) if dst.dtype is not _dtype.bool_ else int(bool(value))
+    # a floating tensor is filled from the double: int() of NaN or Inf would raise
+    ivalue = 0 if dst.dtype.is_floating_point else int(bool(value)) if dst.dtype is _dtype.bool_ else int(value)
     check(lib.pf_fill(dst._d(), float(value), ivalue))
     dst._bump()
     if grad:

@@ -194,3 +194,13 @@ def test_importing_the_plugin_before_pyframe_is_safe():
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == repr(sorted(plugin.DEFAULTS))
+
+
+def test_summary_counts_conversions():
+    import pyframe_float32_enforcer as fe
+
+    with pyframe.plugins.activated(fe, "float32-enforcer"):
+        pyframe.nn.Linear(2, 2, dtype=pyframe.float64)  # weight and bias converted
+        pyframe.nn.Linear(2, 2)  # already float32
+        pyframe.nn.BatchNorm1d(2, dtype=pyframe.float64)  # two parameters, two floating buffers
+        assert pyframe.plugins.summary()["float32-enforcer"] == {"parameters converted": 4, "buffers converted": 2}

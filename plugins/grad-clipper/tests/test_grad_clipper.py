@@ -184,3 +184,15 @@ def test_out_of_range_setting_at_run_time(registered):
     with pytest.raises(pyframe.plugins.PluginConfigError, match=r"max_value=.*expected a number > 0.0, got -1.0"):
         pyframe.plugins.configure(NAME, max_value=-1.0)
     assert plugin.max_value == 1.0
+
+
+def test_summary_counts_seen_and_clipped(registered):
+    m = _big_linear()
+    m(pyframe.ones(4, 3, requires_grad=True)).sum().backward()  # input gradient 20 per element: clipped
+    small = Linear(3, 2)
+    with pyframe.no_grad():
+        small.weight.fill_(0.01)
+    small(pyframe.ones(4, 3, requires_grad=True)).sum().backward()  # 0.02 per element: seen, not clipped
+    assert pyframe.plugins.summary()[NAME] == {"gradients seen": 2, "gradients clipped": 1}
+    pyframe.plugins.configure(NAME, max_value=2.0)  # counters restart with the configuration
+    assert pyframe.plugins.summary()[NAME] == {"gradients seen": 0, "gradients clipped": 0}

@@ -227,3 +227,14 @@ def test_importing_the_plugin_before_pyframe_is_safe():
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == repr(sorted(plugin.DEFAULTS))
+
+
+def test_summary_counts_checks_and_findings():
+    import pyframe_nan_detector as nd
+
+    with pyframe.plugins.activated(nd, "nan-detector", action="warn", check_forward=True):
+        m = pyframe.nn.Linear(2, 2)
+        m(pyframe.ones(1, 2))
+        with pytest.warns(nd.NanDetectedWarning):
+            m(pyframe.full((1, 2), float("nan")))
+        assert pyframe.plugins.summary()["nan-detector"] == {"tensors checked": 2, "non-finite found": 1}
