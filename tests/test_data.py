@@ -337,6 +337,20 @@ def test_worker_error_is_reraised_with_its_traceback():
         list(DataLoader(_Boom(), batch_size=2, num_workers=2))
 
 
+class _Unpicklable(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return {"x": i, "f": lambda: i}
+
+
+def test_unpicklable_batch_raises_instead_of_hanging():
+    loader = DataLoader(_Unpicklable(), batch_size=2, num_workers=1, collate_fn=lambda items: items)
+    with pytest.raises(Exception, match="cannot be pickled"):
+        next(iter(loader))
+
+
 def test_killed_worker_fails_fast():
     t0 = time.monotonic()
     with pytest.raises(RuntimeError, match="exited unexpectedly.*exit code 7"):

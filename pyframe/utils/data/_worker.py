@@ -90,6 +90,27 @@ def _reduce_tensor(t: Tensor):
 ForkingPickler.register(Tensor, _reduce_tensor)
 
 
+def _pickled(data, worker_id: int) -> bytes:
+    """The batch pickled here rather than in the queue's feeder thread, where a batch that
+    cannot be pickled would only print a traceback and leave the parent waiting forever."""
+    try:
+        return bytes(ForkingPickler.dumps(data))
+    except Exception:
+        error = ExceptionWrapper(
+            f"in DataLoader worker process {worker_id} while sending a batch that cannot be pickled"
+        )
+    try:
+        return bytes(ForkingPickler.dumps(error))
+    except Exception:  # an exception type pickle cannot find by name
+        error.exc_type = RuntimeError
+        return bytes(ForkingPickler.dumps(error))
+
+
+def unpickled(payload):
+    """The parent's side of ``_pickled``."""
+    return ForkingPickler.loads(payload) if isinstance(payload, bytes) else payload
+
+
 def worker_loop(
     make_fetcher, index_queue, data_queue, base_seed: int, init_fn, worker_id: int, num_workers: int,
     dataset, parent_pid: int,
@@ -146,7 +167,7 @@ def worker_loop(
                     data, exhausted = IterableStop(worker_id), True
                 except Exception:
                     data = ExceptionWrapper(f"in DataLoader worker process {worker_id}")
-            data_queue.put((idx, data))
+            data_queue.put((idx, _pickled(data, worker_id)))
             del data
     except KeyboardInterrupt:
         pass

@@ -383,7 +383,8 @@ class _MultiProcessIter:
             if self._timeout > 0:
                 wait = min(wait, max(self._timeout - (time.monotonic() - start), 0.0))
             try:
-                return self._data_queue.get(timeout=wait)
+                idx, payload = self._data_queue.get(timeout=wait)
+                return idx, _worker.unpickled(payload)
             except queue.Empty:
                 pass
             dead = [w for w in self._workers if not w.is_alive()]
