@@ -179,9 +179,16 @@ int pf_threads(void) {
 
 int pf_get_num_threads(void) { return set_threads(); }
 
+static int64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 void pf_team_start(pf_team *tm) {
+    tm->cpu0 = thread_cpu_ns();
     tm->t0 = now_ns();
-    tm->main_end = tm->last_end = 0;
+    tm->main_end = tm->last_end = tm->main_cpu = 0;
 }
 
 void pf_team_done(pf_team *tm) {
@@ -189,6 +196,7 @@ void pf_team_done(pf_team *tm) {
 #ifdef _OPENMP
     if (omp_get_thread_num() == 0) {
         tm->main_end = t;
+        tm->main_cpu = thread_cpu_ns() - tm->cpu0;
         return;
     }
 #endif
@@ -203,7 +211,8 @@ void pf_team_finish(pf_team *tm) {
      * either outcome is valid */
     int64_t lag = tm->last_end - tm->main_end, own = tm->main_end - tm->t0;
     int64_t backoff = __atomic_load_n(&g_backoff, __ATOMIC_RELAXED);
-    if (lag > LATE_NS + own) {
+    /* late worker, or thread 0 preempted during its own part (wall time well over CPU time) */
+    if (lag > LATE_NS + own || own > 2 * tm->main_cpu + LATE_NS) {
         backoff = !backoff ? BACKOFF_MIN_NS : backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : backoff * 2;
         __atomic_store_n(&g_backoff, backoff, __ATOMIC_RELAXED);
         __atomic_store_n(&g_clean, 0, __ATOMIC_RELAXED);

@@ -165,9 +165,10 @@ static inline int pf_threads_for(int64_t work) { return work < PF_GRAIN ? 1 : pf
  * hold the cores, a worker may not run for a whole scheduler slice (milliseconds), and a
  * training step with dozens of regions collapses 100x. Each instrumented region records
  * when the calling thread (thread 0, which always has the largest share) finished its
- * part and when the last worker did; a worker finishing well after it means the team did
- * not get its cores, so pf_threads() answers 1 for a while (doubling while it persists),
- * then probes again. Serial work never waits for anyone, and results never depend on the
+ * part and when the last worker did; a worker finishing well after it, or thread 0 itself
+ * getting much less CPU time than wall time (it was preempted), means the team did not get
+ * its cores, so pf_threads() answers 1 for a while (doubling while it persists), then
+ * probes again. Serial work never waits for anyone, and results never depend on the
  * thread count, so the fallback only changes speed.
  *
  *     pf_team tm; pf_team_start(&tm);
@@ -177,6 +178,7 @@ static inline int pf_threads_for(int64_t work) { return work < PF_GRAIN ? 1 : pf
  */
 typedef struct {
     int64_t t0, main_end, last_end; /* CLOCK_MONOTONIC ns */
+    int64_t cpu0, main_cpu;         /* thread 0's CPU time (ns): at the start, and spent on its part */
 } pf_team;
 void pf_team_start(pf_team *tm);
 void pf_team_done(pf_team *tm);

@@ -16,6 +16,7 @@ static void region(int64_t lag_ns) {
     pf_team tm;
     tm.t0 = now() - 10000 - (lag_ns > 0 ? lag_ns : 0);
     tm.main_end = tm.t0 + 10000;
+    tm.main_cpu = 10000;
     tm.last_end = tm.main_end + lag_ns;
     pf_team_finish(&tm);
 }

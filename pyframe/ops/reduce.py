@@ -99,6 +99,8 @@ def _reduce(
     return values, index
 
 
+_SUM, _MEAN = lib.PF_SUM, lib.PF_MEAN
+
 _REDUCE_NAMES = {
     lib.PF_SUM: "SumBackward1", lib.PF_MEAN: "MeanBackward1", lib.PF_PROD: "ProdBackward1",
     lib.PF_VAR: "VarBackward0", lib.PF_MAX: "MaxBackward0", lib.PF_MIN: "MinBackward0",
@@ -151,8 +153,27 @@ def _sum_dtype(x: Tensor, dtype):
     return x.dtype if x.dtype.is_floating_point else int64
 
 
+def _lean(op: int, x, dim):
+    """sum/mean of a float tensor over everything or its last dim, outside autograd: one
+    allocation and one C call. None when the general path is needed."""
+    if type(x) is not Tensor or not x.dtype.is_floating_point or (x.requires_grad and _grad_mode.enabled):
+        return None
+    nd = len(x._shape)
+    if dim is None:
+        nred, shape = nd, ()
+    elif type(dim) is int and nd and (dim == -1 or dim == nd - 1):
+        nred, shape = 1, x._shape[:-1]
+    else:
+        return None
+    out = empty_tensor(shape, x.dtype)
+    check(lib.pf_reduce(op, x._d(), nred, out._d(), ffi.NULL, 0.0))
+    return out
+
+
 def sum(x: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:  # noqa: A001 - PyTorch's name
     """Same as torch.sum; integer and bool inputs sum to int64."""
+    if not keepdim and dtype is None and (out := _lean(_SUM, x, dim)) is not None:
+        return out
     dt = _sum_dtype(x, dtype)
     if dt is not x.dtype and dt.is_floating_point:
         x = x.to(dt)
@@ -175,6 +196,8 @@ def _require_float(x: Tensor, name: str, dtype=None) -> Tensor:
 
 
 def mean(x: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    if not keepdim and dtype is None and (out := _lean(_MEAN, x, dim)) is not None:
+        return out
     x = _require_float(x, "mean", dtype)
     return _reduce(lib.PF_MEAN, x, _full_if_empty(dim), keepdim, x.dtype, deriv=_d_mean)[0]
 
