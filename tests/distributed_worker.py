@@ -23,9 +23,10 @@ def mlp() -> nn.Module:
 
 
 def cnn() -> nn.Module:
+    """The demo's digits CNN (examples/demo.py, there in float64) on 8x8 images."""
     return nn.Sequential(
-        nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 8, 3, padding=1), nn.ReLU(),
-        nn.Flatten(), nn.Linear(8 * 4 * 4, 3),
+        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(),
+        nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 2 * 2, 10),
     )  # fmt: skip
 
 
