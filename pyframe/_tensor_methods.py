@@ -5,13 +5,32 @@ from __future__ import annotations
 
 from pyframe import _device, autograd, factory, linalg, ops
 from pyframe import _dtype as _dt
-from pyframe.ops import compare, index, inplace, pointwise, products, rearrange, reduce, sampling, shape, sorting
+from pyframe.ops import (
+    compare,
+    index,
+    inplace,
+    layout,
+    pointwise,
+    products,
+    rearrange,
+    reduce,
+    sampling,
+    shape,
+    sorting,
+    stats,
+)  # fmt: skip
 from pyframe.ops import elementwise as ew
 from pyframe.tensor import Tensor
 
 # torch binds these as methods too; tensordot, cdist and kron are functions only
 _PRODUCT_METHODS = ("outer", "ger", "mv", "addmm", "addmv", "baddbmm", "addbmm", "inner", "kron", "cross", "diag",
                     "diagonal", "trace")  # fmt: skip
+
+
+_LAYOUT_METHODS = ("movedim", "moveaxis", "tensor_split", "hsplit", "vsplit", "rot90", "diff", "take_along_dim",
+                   "masked_select", "scatter", "index_fill", "index_copy")  # fmt: skip
+_STATS_METHODS = ("count_nonzero", "nansum", "nanmean", "median", "nanmedian", "aminmax", "is_floating_point",
+                  "is_nonzero")  # fmt: skip
 
 
 def _inplace(fn):
@@ -43,6 +62,9 @@ def bind() -> None:
         "clamp_max_": _inplace(pointwise.clamp_max), "nan_to_num_": _inplace(pointwise.nan_to_num),
         "addmm_": _inplace(products.addmm), "baddbmm_": _inplace(products.baddbmm), "fmod_": _inplace(pointwise.fmod),
         "frac_": _inplace(pointwise.frac), "hypot_": _inplace(pointwise.hypot), "xlogy_": _inplace(pointwise.xlogy),
+        **{name: getattr(layout, name) for name in _LAYOUT_METHODS},
+        **{name: getattr(stats, name) for name in _STATS_METHODS},
+        "scatter_": layout.scatter_, "index_fill_": layout.index_fill_, "index_copy_": layout.index_copy_,
         "nelement": lambda self: self.numel(), "ndimension": lambda self: self.ndim,
         "ravel": lambda self: self.reshape(-1),
         "clamp": ew.clamp, "clip": ew.clamp, "clamp_": ew.clamp_, "where": lambda self, c, o: ew.where(c, self, o),
