@@ -236,3 +236,23 @@ def test_kl_divergence_matches_torch(name):
 def test_kl_divergence_unknown_pair():
     with pytest.raises(NotImplementedError, match="No KL"):
         pf.distributions.kl_divergence(Normal(0.0, 1.0), Uniform(0.0, 1.0))
+
+
+def test_independent_matches_torch():
+    torch = pytest.importorskip("torch")
+    x_np = RNG.normal(size=(4, 2, 3))
+
+    def run(lib):
+        loc = lib.tensor(LOC3, dtype=lib.float64, requires_grad=True)
+        d = lib.distributions
+        p = d.Independent(d.Normal(loc, lib.ones(2, 3, dtype=lib.float64)), 1)
+        q = d.Independent(d.Normal(lib.zeros(3, dtype=lib.float64), 2.0 * lib.ones(3, dtype=lib.float64)), 1)
+        lp, ent, kl = p.log_prob(lib.tensor(x_np, dtype=lib.float64)), p.entropy(), d.kl_divergence(p, q)
+        (lp.sum() + ent.sum() + kl.sum()).backward()
+        assert tuple(p.batch_shape) == (2,) and tuple(p.event_shape) == (3,) and p.rsample((5,)).shape == (5, 2, 3)
+        return [t.detach().numpy() for t in (lp, ent, kl, loc.grad)]
+
+    for a, b in zip(run(pf), run(torch), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="reinterpreted_batch_ndims"):
+        pf.distributions.Independent(Normal(pf.zeros(3), pf.ones(3)), 2)

@@ -10,6 +10,7 @@ from pyframe import linalg
 from pyframe.distributions.continuous import MultivariateNormal, Normal, Uniform, _broadcast_batch, _diag
 from pyframe.distributions.discrete import Bernoulli, Categorical
 from pyframe.distributions.distribution import Distribution
+from pyframe.distributions.independent import Independent, _sum_rightmost
 from pyframe.nn import functional as F
 from pyframe.ops.elementwise import where
 from pyframe.tensor import Tensor
@@ -94,3 +95,10 @@ def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
     diff = (q.loc - p.loc).expand(*batch, n).unsqueeze(-1)
     term3 = (linalg.solve_triangular(lq.expand(*batch, n, n), diff, upper=False) ** 2).sum((-2, -1))
     return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError("KL between Independent distributions with different reinterpreted_batch_ndims")
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
