@@ -23,8 +23,36 @@ from pyframe import (
 )
 from pyframe._backend import ShapeError
 from pyframe._device import DeviceError, device, get_default_device, set_default_device
-from pyframe._dtype import bool_, dtype, float16, float32, float64, int32, int64
-from pyframe._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from pyframe._dtype import (
+    bool_,
+    can_cast,
+    dtype,
+    finfo,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    iinfo,
+    int32,
+    int64,
+    promote_types,
+    set_default_dtype,
+)  # fmt: skip
+from pyframe._grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)  # fmt: skip
+from pyframe._switches import (
+    are_deterministic_algorithms_enabled,
+    compile,
+    is_complex,
+    set_printoptions,
+    use_deterministic_algorithms,
+)  # fmt: skip
 from pyframe.factory import *  # noqa: F403
 from pyframe.hookspecs import hookimpl
 from pyframe.ops import *  # noqa: F403
@@ -53,7 +81,10 @@ __all__ = [
     "utils", "int32", "int64", "half", "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled",
     "set_grad_enabled", "hookimpl", "hookspecs", "set_num_threads", "get_num_threads", "show_config", "save",
     "load", "DeviceError", "device", "set_default_device", "get_default_device", "cuda", "accelerator", "backends",
-    "pi", "e", "inf", "nan", "distributions", "linalg", "det", "inverse", "matrix_exp", "slogdet", "geqrf",
+    "pi", "e", "inf", "nan", "finfo", "iinfo", "get_default_dtype", "set_default_dtype", "promote_types", "can_cast",
+    "inference_mode", "is_inference_mode_enabled", "compile", "use_deterministic_algorithms",
+    "are_deterministic_algorithms_enabled", "is_complex", "set_printoptions", "distributions", "linalg", "det",
+    "inverse", "matrix_exp", "slogdet", "geqrf",
     *factory.__all__, *ops.__all__,
 ]  # fmt: skip
 

@@ -48,6 +48,24 @@ bool_ = dtype("bool", 5, 1, False, np.bool_, 0)
 ALL = (float32, float64, float16, int64, int32, bool_)
 BY_CODE = {d.code: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
+# what a Python number or untyped data becomes, per category (bool, int, float); the float
+# entry is torch's default dtype, changed by set_default_dtype
+DEFAULT_FOR_CATEGORY = [bool_, int64, float32]
+
+
+def get_default_dtype() -> dtype:
+    """Same as torch.get_default_dtype: the dtype of floating tensors made without one."""
+    return DEFAULT_FOR_CATEGORY[2]
+
+
+def set_default_dtype(d) -> None:
+    """Same as torch.set_default_dtype: float32 (the default), float64 or float16."""
+    d = as_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d.name}")
+    DEFAULT_FOR_CATEGORY[2] = d
+
+
 _ALIASES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32}
 _FROM_NUMPY = {d.np: d for d in ALL}
 
@@ -106,3 +124,48 @@ def scalar_dtype(value) -> dtype:
     if isinstance(value, float):
         return float32
     raise TypeError(f"expected a tensor or a Python number, got {type(value).__name__}")
+
+
+class finfo:  # noqa: N801 - PyTorch's name
+    """Same as torch.finfo: the limits of a floating dtype (default: the default dtype)."""
+
+    def __init__(self, type=None) -> None:  # noqa: A002 - torch's parameter name
+        d = get_default_dtype() if type is None else as_dtype(type)
+        if not d.is_floating_point:
+            raise TypeError(f"finfo(): {d.name} is not a floating point dtype; use iinfo")
+        info = np.finfo(d.np)
+        self.dtype = d.name
+        self.bits = info.bits
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, dtype={self.dtype})"
+        )
+
+
+class iinfo:  # noqa: N801 - PyTorch's name
+    """Same as torch.iinfo: the limits of an integer dtype."""
+
+    def __init__(self, type) -> None:  # noqa: A002 - torch's parameter name
+        d = as_dtype(type)
+        if d.is_floating_point:
+            raise TypeError(f"iinfo(): {d.name} is a floating point dtype; use finfo")
+        info = np.iinfo(np.uint8) if d is bool_ else np.iinfo(d.np)
+        self.dtype = d.name
+        self.bits = 8 if d is bool_ else info.bits
+        self.max = 1 if d is bool_ else int(info.max)
+        self.min = 0 if d is bool_ else int(info.min)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """Same as torch.can_cast: casting never lowers the category (bool < int < float)."""
+    order = {bool_: 0, int32: 1, int64: 1, float16: 2, float32: 2, float64: 2}
+    return order[as_dtype(from_)] <= order[as_dtype(to)]

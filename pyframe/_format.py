@@ -10,6 +10,25 @@ import numpy as np
 from pyframe import _dtype
 
 PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+
+
+def set_options(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None) -> None:
+    """torch.set_printoptions: a profile first, then the values given. ``sci_mode`` is accepted
+    and left to the automatic choice."""
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions(): profile must be one of {sorted(_PROFILES)}, got {profile!r}")
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = _PROFILES[profile]
+    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                        ("linewidth", linewidth)):  # fmt: skip
+        if value is not None and (not isinstance(value, int | float) or value < 0):
+            raise ValueError(f"set_printoptions(): {name} must be a non-negative number, got {value!r}")
+    PRECISION = PRECISION if precision is None else int(precision)
+    THRESHOLD = THRESHOLD if threshold is None else threshold
+    EDGEITEMS = EDGEITEMS if edgeitems is None else int(edgeitems)
+    LINEWIDTH = LINEWIDTH if linewidth is None else int(linewidth)
 
 
 def _formatter(values: np.ndarray, dt) -> callable:

@@ -13,6 +13,7 @@ from contextlib import ContextDecorator
 
 class _State(threading.local):
     enabled = True  # the class attribute is every new thread's default (no failed lookup: fast)
+    inference = False
 
 
 _state = _State()
@@ -102,3 +103,37 @@ class enable_grad(_Mode):  # noqa: N801
     def __exit__(self, *exc):
         _state.enabled = self.prev
         return False
+
+
+class inference_mode(_Mode):  # noqa: N801
+    """Same as torch.inference_mode: no graph is recorded (``no_grad``; pyframe has no separate
+    inference tensors). ``inference_mode(False)`` leaves the mode as it is."""
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # used bare as a decorator
+            return cls()(mode)
+        self = super().__new__(cls)
+        self.mode = bool(mode)
+        return self
+
+    def __init__(self, mode=True) -> None:
+        pass
+
+    def _recreate_cm(self):
+        return type(self)(self.mode)
+
+    def __enter__(self):
+        self.prev, self.prev_inference = _get(), _state.inference
+        if self.mode:
+            _state.enabled = False
+            _state.inference = True
+        return self
+
+    def __exit__(self, *exc):
+        _state.enabled, _state.inference = self.prev, self.prev_inference
+        return False
+
+
+def is_inference_mode_enabled() -> bool:
+    """Same as torch.is_inference_mode_enabled."""
+    return _state.inference

@@ -36,7 +36,7 @@ def _infer_dtype(arr: np.ndarray) -> dtype:
     if arr.dtype.kind in "iu":
         return _dtype.int64
     if arr.dtype.kind == "f":
-        return _dtype.float32
+        return _dtype.get_default_dtype()
     raise TypeError(f"can't build a tensor from data of NumPy kind {arr.dtype!s}")
 
 
@@ -85,7 +85,7 @@ def as_tensor(data, dtype=None) -> Tensor:
 
 def _make(size, dtype, requires_grad, fill=None, device=None) -> Tensor:
     check_device(device)
-    t = empty_tensor(as_shape(size), as_dtype(dtype) if dtype is not None else _dtype.float32)
+    t = empty_tensor(as_shape(size), as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype())
     if fill is not None:
         ew.fill_(t, fill)
     return _finish(t, requires_grad)
@@ -157,7 +157,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, dev
             f"arange: upper bound and lower bound inconsistent with step sign (start={start}, end={end}, step={step})"
         )
     if dtype is None:
-        dtype = _dtype.int64 if all(isinstance(v, int) for v in (start, end, step)) else _dtype.float32
+        dtype = _dtype.int64 if all(isinstance(v, int) for v in (start, end, step)) else _dtype.get_default_dtype()
     n = math.ceil((end - start) / step)
     check_device(device)
     t = empty_tensor((n,), as_dtype(dtype))
@@ -169,7 +169,7 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False, de
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"linspace: number of steps must be a non-negative int, got {steps!r}")
     check_device(device)
-    t = empty_tensor((steps,), as_dtype(dtype) if dtype is not None else _dtype.float32)
+    t = empty_tensor((steps,), as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype())
     check(lib.pf_linspace(t._d(), float(start), float(end)))
     return _finish(t, requires_grad)
 

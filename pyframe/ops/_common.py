@@ -9,7 +9,7 @@ from pyframe._backend import ShapeError, check, lib
 from pyframe._dtype import category, dtype, promote_types, scalar_dtype
 from pyframe.tensor import Tensor, empty_tensor
 
-_DEFAULT_FOR_CATEGORY = (_dtype.bool_, _dtype.int64, _dtype.float32)
+_DEFAULT_FOR_CATEGORY = _dtype.DEFAULT_FOR_CATEGORY  # the float entry follows set_default_dtype
 
 
 def result_type(*operands) -> dtype:

@@ -7,6 +7,7 @@ import math
 
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import SMALL_BYTES, alloc_large, alloc_small, check, lib
+from pyframe._dtype import DEFAULT_FOR_CATEGORY as _DEFAULTS
 from pyframe._dtype import bool_, float32
 from pyframe.autograd.graph import record
 from pyframe.ops._common import (
@@ -74,8 +75,8 @@ def _make_unary(name: str, op: int, floating: bool, deriv=None, identity_for=(),
         if dt in identity_for:
             return input.clone()
         if floating and not dt.is_floating_point:
-            input = cast(input, float32)
-            dt = float32
+            dt = _DEFAULTS[2]  # torch's default dtype (set_default_dtype)
+            input = cast(input, dt)
         out_dt = result or dt
         if input._contig:
             n = input._numel
@@ -280,7 +281,7 @@ def _binary(op: int, a, b, kind: str, name: str, deriv=None) -> Tensor:
         raise TypeError(f"{name}(): expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}")
     dt = result_type(a, b)
     if kind == "float" and not dt.is_floating_point:
-        dt = float32
+        dt = _DEFAULTS[2]
     if kind == "arith" and dt is bool_ and name in ("sub", "pow", "remainder", "floor_divide"):
         raise TypeError(f"{name}: not supported for two bool tensors; use logical ops (~, ^, |, &) on masks")
     a0, b0 = a, b
@@ -364,7 +365,7 @@ def _inplace_binary(name: str, self: Tensor, other) -> Tensor:
     self._write_check()
     dt = result_type(self, other)
     if kind == "float" and not dt.is_floating_point:
-        dt = float32
+        dt = _DEFAULTS[2]
     check_inplace_dtype(self, dt, name + "_")
     b = as_tensor_of(other, dt)
     shape = broadcast_shapes(self._shape, b._shape)

@@ -118,7 +118,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
             raise ValueError(f"normal(): std must be a finite number >= 0, got {std!r}")
         from pyframe.tensor import as_shape
 
-        out = empty_tensor(as_shape((size,)), as_dtype(dtype) if dtype is not None else _dtype.float32)
+        out = empty_tensor(as_shape((size,)), as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype())
         normal_(out, float(mean), float(std), generator=generator)
         return out.requires_grad_() if requires_grad else out
     if size is not None:
