@@ -189,6 +189,8 @@ class Tensor:
     def numel(self) -> int:
         return self._numel
 
+    nelement = numel  # torch's older name, used by its pruning tutorial
+
     def stride(self, dim: int | None = None):
         if dim is None:
             return self._strides
