@@ -101,10 +101,10 @@ def check_device(spec) -> None:
     as_device(spec)
 
 
-def set_default_device(device_spec) -> None:
+def set_default_device(device) -> None:
     """Same as torch.set_default_device; only the CPU (or None, the same) is accepted."""
     global _default
-    _default = CPU if device_spec is None else as_device(device_spec)
+    _default = CPU if device is None else as_device(device)
 
 
 def get_default_device() -> device:

@@ -114,24 +114,24 @@ def _like(x: Tensor, dtype) -> dtype:
     return as_dtype(dtype) if dtype is not None else x.dtype
 
 
-def empty_like(x: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+def empty_like(input: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
     _like_kwargs(kwargs)
-    return _make(x._shape, _like(x, dtype), requires_grad, None, device)
+    return _make(input._shape, _like(input, dtype), requires_grad, None, device)
 
 
-def zeros_like(x: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+def zeros_like(input: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
     _like_kwargs(kwargs)
-    return _make(x._shape, _like(x, dtype), requires_grad, 0, device)
+    return _make(input._shape, _like(input, dtype), requires_grad, 0, device)
 
 
-def ones_like(x: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+def ones_like(input: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
     _like_kwargs(kwargs)
-    return _make(x._shape, _like(x, dtype), requires_grad, 1, device)
+    return _make(input._shape, _like(input, dtype), requires_grad, 1, device)
 
 
-def full_like(x: Tensor, fill_value, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+def full_like(input: Tensor, fill_value, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
     _like_kwargs(kwargs)
-    return _make(x._shape, _like(x, dtype), requires_grad, fill_value, device)
+    return _make(input._shape, _like(input, dtype), requires_grad, fill_value, device)
 
 
 def _like_kwargs(kwargs: dict) -> None:
@@ -328,16 +328,16 @@ def randint(low, high=None, size=None, dtype=None, requires_grad: bool = False, 
     return _finish(_draw(lib.PF_RAND_INT, t, low, high, generator), requires_grad)
 
 
-def rand_like(x: Tensor, dtype=None) -> Tensor:
-    return rand(*x._shape, dtype=_like(x, dtype))
+def rand_like(input: Tensor, dtype=None) -> Tensor:
+    return rand(*input._shape, dtype=_like(input, dtype))
 
 
-def randn_like(x: Tensor, dtype=None) -> Tensor:
-    return randn(*x._shape, dtype=_like(x, dtype))
+def randn_like(input: Tensor, dtype=None) -> Tensor:
+    return randn(*input._shape, dtype=_like(input, dtype))
 
 
-def randint_like(x: Tensor, low, high=None, dtype=None) -> Tensor:
-    return randint(low, high, x._shape, dtype=_like(x, dtype))
+def randint_like(input: Tensor, low, high=None, dtype=None) -> Tensor:
+    return randint(low, high, input._shape, dtype=_like(input, dtype))
 
 
 # ---- Tensor.new_*: factories that default to the tensor's dtype ----------------------------

@@ -20,6 +20,10 @@ CHECKED = [
     "sort", "argsort", "msort", "topk", "kthvalue", "cumsum", "cumprod", "flip", "fliplr", "flipud", "roll",
     "repeat_interleave", "flatten", "unflatten", "isclose", "allclose", "equal", "dist", "multinomial",
     "bernoulli", "exp_", "neg_", "sqrt_", "relu_", "sigmoid_", "tanh_",
+    "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std", "norm", "logsumexp",
+    "softmax", "log_softmax", "transpose", "permute", "t", "unsqueeze", "narrow", "select", "unbind", "chunk",
+    "split", "index_select", "nonzero", "clamp", "triu", "tril", "masked_fill", "zeros_like",
+    "ones_like", "empty_like",
 ]  # fmt: skip
 # known gaps: div's rounding_mode=, pow's second parameter is "other" (torch: "exponent")
 IGNORED = {"out", "layout", "pin_memory", "memory_format", "names"}

@@ -171,33 +171,33 @@ def _unary_params(op: int, x: Tensor, p0: float, p1: float) -> Tensor:
     return out
 
 
-def clamp(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
+def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Same as torch.clamp; ``min``/``max`` may be numbers or tensors."""
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = x
+        out = input
         if min is not None:
             out = maximum(out, min)  # noqa: F821 - bound by globals().update below
         if max is not None:
             out = minimum(out, max)  # noqa: F821
         return out
-    dt = result_type(x, *(v for v in (min, max) if v is not None))
-    x = as_tensor_of(x, dt)
+    dt = result_type(input, *(v for v in (min, max) if v is not None))
+    input = as_tensor_of(input, dt)
     lo = -math.inf if min is None else float(min)
     hi = math.inf if max is None else float(max)
-    out = _unary_params(lib.PF_CLAMP, x, lo, hi)
-    if x.requires_grad and _grad_mode.enabled:
-        inside = logical_and(ge(x, lo), le(x, hi))  # noqa: F821
-        record("ClampBackward1", lambda g: (where(inside, g, 0.0),), (x,), out)
+    out = _unary_params(lib.PF_CLAMP, input, lo, hi)
+    if input.requires_grad and _grad_mode.enabled:
+        inside = logical_and(ge(input, lo), le(input, hi))  # noqa: F821
+        record("ClampBackward1", lambda g: (where(inside, g, 0.0),), (input,), out)
     return out
 
 
 clip = clamp
 
 
-def relu6(x: Tensor) -> Tensor:
-    return clamp(x, 0, 6)
+def relu6(input: Tensor) -> Tensor:
+    return clamp(input, 0, 6)
 
 
 # ---- binary -----------------------------------------------------------------------------
@@ -442,7 +442,7 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:  # noqa: A002 - 
     return out
 
 
-def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
+def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     """Same as torch.masked_fill: ``value`` where ``mask`` is true."""
     if isinstance(value, Tensor):
         if value._numel != 1:
@@ -452,10 +452,10 @@ def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     if not isinstance(mask, Tensor) or mask.dtype is not bool_:
         raise TypeError("masked_fill: mask must be a bool tensor")
     if isinstance(value, Tensor):  # a value that requires grad gets the gradient of the filled places
-        value = value.reshape(()) if value.dtype is x.dtype else value.reshape(()).to(x.dtype)
-    out = where(mask, value if isinstance(value, Tensor) else scalar_tensor(value, x.dtype), x)
-    if out._shape != x._shape:
-        check_inplace_shape(x, out._shape, "masked_fill")
+        value = value.reshape(()) if value.dtype is input.dtype else value.reshape(()).to(input.dtype)
+    out = where(mask, value if isinstance(value, Tensor) else scalar_tensor(value, input.dtype), input)
+    if out._shape != input._shape:
+        check_inplace_shape(input, out._shape, "masked_fill")
     return out
 
 
@@ -476,14 +476,14 @@ def _tri(x: Tensor, diagonal: int, upper: bool) -> Tensor:
     return where(mask, x, scalar_tensor(0, x.dtype))
 
 
-def triu(x: Tensor, diagonal: int = 0) -> Tensor:
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """Same as torch.triu."""
-    return _tri(x, diagonal, True)
+    return _tri(input, diagonal, True)
 
 
-def tril(x: Tensor, diagonal: int = 0) -> Tensor:
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """Same as torch.tril."""
-    return _tri(x, diagonal, False)
+    return _tri(input, diagonal, False)
 
 
 # ---- writes into existing tensors ---------------------------------------------------------

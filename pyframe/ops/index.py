@@ -17,23 +17,23 @@ from pyframe.ops.shape import contiguous, embed, expand, permute, view_op
 from pyframe.tensor import Tensor, empty_tensor, normalize_dim
 
 
-def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """Same as torch.index_select (negative indices wrap)."""
     index = _as_index(index)
     if index.ndim > 1:
         raise ShapeError(f"index_select: index must be 0-d or 1-d, got shape {list(index._shape)}")
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise IndexError("index_select() cannot be applied to a 0-dim tensor")
-    d = normalize_dim(dim, x.ndim)
+    d = normalize_dim(dim, input.ndim)
     idx = index if index.ndim == 1 else index.reshape(-1)
-    out = empty_tensor(x._shape[:d] + (idx._numel,) + x._shape[d + 1 :], x.dtype)
-    check(lib.pf_index_select(x._d(), d, idx._d(), out._d()))
-    if x.requires_grad and _grad_mode.enabled:
+    out = empty_tensor(input._shape[:d] + (idx._numel,) + input._shape[d + 1 :], input.dtype)
+    check(lib.pf_index_select(input._d(), d, idx._d(), out._d()))
+    if input.requires_grad and _grad_mode.enabled:
 
         def backward(g):
-            return (index_add_(zeros_of(x._shape, g.dtype), d, idx, g),)
+            return (index_add_(zeros_of(input._shape, g.dtype), d, idx, g),)
 
-        record("IndexSelectBackward0", backward, (x,), out)
+        record("IndexSelectBackward0", backward, (input,), out)
     return out
 
 
@@ -58,18 +58,18 @@ def index_add_(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha=1) -> T
     return x
 
 
-def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """Same as torch.gather."""
     index = _as_index(index)
-    d = normalize_dim(dim, x.ndim)
-    out = empty_tensor(index._shape, x.dtype)
-    check(lib.pf_gather(x._d(), d, index._d(), out._d()))
-    if x.requires_grad and _grad_mode.enabled:
+    d = normalize_dim(dim, input.ndim)
+    out = empty_tensor(index._shape, input.dtype)
+    check(lib.pf_gather(input._d(), d, index._d(), out._d()))
+    if input.requires_grad and _grad_mode.enabled:
 
         def backward(g):
-            return (scatter_add_(zeros_of(x._shape, g.dtype), d, index, g),)
+            return (scatter_add_(zeros_of(input._shape, g.dtype), d, index, g),)
 
-        record("GatherBackward0", backward, (x,), out)
+        record("GatherBackward0", backward, (input,), out)
     return out
 
 
@@ -86,20 +86,20 @@ def scatter_add_(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return x
 
 
-def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """Same as torch.scatter_add (out of place)."""
-    return scatter_add_(x.clone(), dim, index, src)
+    return scatter_add_(input.clone(), dim, index, src)
 
 
-def nonzero(x: Tensor, as_tuple: bool = False):
+def nonzero(input: Tensor, as_tuple: bool = False):
     """Same as torch.nonzero: int64 coordinates [count, ndim] in row-major order."""
-    count = lib.pf_count_nonzero(x._d())
+    count = lib.pf_count_nonzero(input._d())
     if count < 0:
         check(lib.PF_ERR_VALUE)
-    out = empty_tensor((count, x.ndim), int64)
-    check(lib.pf_nonzero(x._d(), out._d()))
+    out = empty_tensor((count, input.ndim), int64)
+    check(lib.pf_nonzero(input._d(), out._d()))
     if as_tuple:
-        return tuple(out[:, k] for k in range(x.ndim))
+        return tuple(out[:, k] for k in range(input.ndim))
     return out
 
 

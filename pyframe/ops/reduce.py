@@ -170,19 +170,19 @@ def _lean(op: int, x, dim):
     return out
 
 
-def sum(x: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:  # noqa: A001 - PyTorch's name
+def sum(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:  # noqa: A001 - PyTorch's name
     """Same as torch.sum; integer and bool inputs sum to int64."""
-    if not keepdim and dtype is None and (out := _lean(_SUM, x, dim)) is not None:
+    if not keepdim and dtype is None and (out := _lean(_SUM, input, dim)) is not None:
         return out
-    dt = _sum_dtype(x, dtype)
-    if dt is not x.dtype and dt.is_floating_point:
-        x = x.to(dt)
-    return _reduce(lib.PF_SUM, x, _full_if_empty(dim), keepdim, dt, deriv=_d_sum)[0]
+    dt = _sum_dtype(input, dtype)
+    if dt is not input.dtype and dt.is_floating_point:
+        input = input.to(dt)
+    return _reduce(lib.PF_SUM, input, _full_if_empty(dim), keepdim, dt, deriv=_d_sum)[0]
 
 
-def prod(x: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+def prod(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Same as torch.prod (the gradient divides by the input, so it is undefined at zeros)."""
-    return _reduce(lib.PF_PROD, x, dim, keepdim, _sum_dtype(x, dtype), deriv=_d_prod)[0]
+    return _reduce(lib.PF_PROD, input, dim, keepdim, _sum_dtype(input, dtype), deriv=_d_prod)[0]
 
 
 def _require_float(x: Tensor, name: str, dtype=None) -> Tensor:
@@ -195,26 +195,26 @@ def _require_float(x: Tensor, name: str, dtype=None) -> Tensor:
     return x
 
 
-def mean(x: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-    if not keepdim and dtype is None and (out := _lean(_MEAN, x, dim)) is not None:
+def mean(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    if not keepdim and dtype is None and (out := _lean(_MEAN, input, dim)) is not None:
         return out
-    x = _require_float(x, "mean", dtype)
-    return _reduce(lib.PF_MEAN, x, _full_if_empty(dim), keepdim, x.dtype, deriv=_d_mean)[0]
+    input = _require_float(input, "mean", dtype)
+    return _reduce(lib.PF_MEAN, input, _full_if_empty(dim), keepdim, input.dtype, deriv=_d_mean)[0]
 
 
-def var(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+def var(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Same as torch.var: ``correction`` (default 1, Bessel) or the older ``unbiased`` flag."""
     if isinstance(unbiased, bool) is False and unbiased is not None:
         raise TypeError("var: unbiased must be a bool")
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    x = _require_float(x, "var")
+    input = _require_float(input, "var")
     c = float(correction)
-    return _reduce(lib.PF_VAR, x, _full_if_empty(dim), keepdim, x.dtype, correction=c, deriv=_d_var(c))[0]
+    return _reduce(lib.PF_VAR, input, _full_if_empty(dim), keepdim, input.dtype, correction=c, deriv=_d_var(c))[0]
 
 
-def std(x: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
-    return _sqrt0(var(x, dim, unbiased, keepdim, correction=correction))
+def std(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+    return _sqrt0(var(input, dim, unbiased, keepdim, correction=correction))
 
 
 def _sqrt0(v: Tensor) -> Tensor:
@@ -244,53 +244,53 @@ def _extreme(op: int, name: str, x: Tensor, dim=None, keepdim: bool = False):
     return MinResult(values, index) if name == "min" else ValuesIndices(values, index)
 
 
-def max(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
+def max(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
     """Same as torch.max: the overall maximum, or (values, indices) along ``dim``."""
-    return _extreme(lib.PF_MAX, "max", x, dim, keepdim)
+    return _extreme(lib.PF_MAX, "max", input, dim, keepdim)
 
 
-def min(x: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
-    return _extreme(lib.PF_MIN, "min", x, dim, keepdim)
+def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
+    return _extreme(lib.PF_MIN, "min", input, dim, keepdim)
 
 
-def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
-    return _reduce(lib.PF_MAX, x, None if dim == () else dim, keepdim, x.dtype, deriv=_d_extreme)[0]
+def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    return _reduce(lib.PF_MAX, input, None if dim == () else dim, keepdim, input.dtype, deriv=_d_extreme)[0]
 
 
-def amin(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
-    return _reduce(lib.PF_MIN, x, None if dim == () else dim, keepdim, x.dtype, deriv=_d_extreme)[0]
+def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    return _reduce(lib.PF_MIN, input, None if dim == () else dim, keepdim, input.dtype, deriv=_d_extreme)[0]
 
 
-def argmax(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Same as torch.argmax; with dim=None, an index into the flattened tensor."""
     if dim is None:
-        out = _reduce(lib.PF_ARGMAX, x.reshape(-1), 0, False, None, False, True)[1]
-        return out.reshape((1,) * x.ndim) if keepdim else out  # torch: keepdim keeps every dim as 1
-    return _reduce(lib.PF_ARGMAX, x, dim, keepdim, None, False, True)[1]
+        out = _reduce(lib.PF_ARGMAX, input.reshape(-1), 0, False, None, False, True)[1]
+        return out.reshape((1,) * input.ndim) if keepdim else out  # torch: keepdim keeps every dim as 1
+    return _reduce(lib.PF_ARGMAX, input, dim, keepdim, None, False, True)[1]
 
 
-def argmin(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     if dim is None:
-        out = _reduce(lib.PF_ARGMIN, x.reshape(-1), 0, False, None, False, True)[1]
-        return out.reshape((1,) * x.ndim) if keepdim else out
-    return _reduce(lib.PF_ARGMIN, x, dim, keepdim, None, False, True)[1]
+        out = _reduce(lib.PF_ARGMIN, input.reshape(-1), 0, False, None, False, True)[1]
+        return out.reshape((1,) * input.ndim) if keepdim else out
+    return _reduce(lib.PF_ARGMIN, input, dim, keepdim, None, False, True)[1]
 
 
-def any(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    return _reduce(lib.PF_ANY, x, dim, keepdim, bool_)[0]
+def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    return _reduce(lib.PF_ANY, input, dim, keepdim, bool_)[0]
 
 
-def all(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    return _reduce(lib.PF_ALL, x, dim, keepdim, bool_)[0]
+def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    return _reduce(lib.PF_ALL, input, dim, keepdim, bool_)[0]
 
 
-def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
+def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     """Same as torch.norm for vector norms: p = 2/"fro", 1, inf, -inf, 0 or any positive number."""
-    if not x.dtype.is_floating_point:
-        raise TypeError(f"norm(): input dtype should be floating point, got {x.dtype.name}")
-    a = ew.abs(x)
+    if not input.dtype.is_floating_point:
+        raise TypeError(f"norm(): input dtype should be floating point, got {input.dtype.name}")
+    a = ew.abs(input)
     if p in ("fro", 2, 2.0):
-        return _sqrt0(sum(ew.mul(x, x), dim, keepdim))
+        return _sqrt0(sum(ew.mul(input, input), dim, keepdim))
     if p == 1:
         return sum(a, dim, keepdim)
     if p == math.inf:
@@ -298,17 +298,17 @@ def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     if p == -math.inf:
         return amin(a, () if dim is None else dim, keepdim)
     if p == 0:
-        return sum(cast(ew.ne(x, 0), x.dtype), dim, keepdim)
+        return sum(cast(ew.ne(input, 0), input.dtype), dim, keepdim)
     if isinstance(p, (int, float)) and p > 0:
         return ew.pow(sum(ew.pow(a, float(p)), dim, keepdim), 1.0 / p)
     raise ValueError(f"norm: unsupported p={p!r}; use 'fro', a positive number, inf or -inf")
 
 
-def logsumexp(x: Tensor, dim, keepdim: bool = False) -> Tensor:
+def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) along dim, computed stably."""
-    m = amax(x, dim, True)
-    m = ew.where(ew.isfinite(m), m, ew.scalar_tensor(0.0, x.dtype))
-    out = ew.add(ew.log(sum(ew.exp(ew.sub(x, m)), dim, True)), m)
+    m = amax(input, dim, True)
+    m = ew.where(ew.isfinite(m), m, ew.scalar_tensor(0.0, input.dtype))
+    out = ew.add(ew.log(sum(ew.exp(ew.sub(input, m)), dim, True)), m)
     return out if keepdim else out.squeeze(dim)
 
 
@@ -343,14 +343,14 @@ def _softmax(x: Tensor, dim: int, log: bool, dtype=None) -> Tensor:
     return out
 
 
-def softmax(x: Tensor, dim: int, dtype=None) -> Tensor:
+def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """Same as torch.softmax."""
-    return _softmax(x, dim, False, dtype)
+    return _softmax(input, dim, False, dtype)
 
 
-def log_softmax(x: Tensor, dim: int, dtype=None) -> Tensor:
+def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     """Same as torch.log_softmax."""
-    return _softmax(x, dim, True, dtype)
+    return _softmax(input, dim, True, dtype)
 
 
 _ = float32

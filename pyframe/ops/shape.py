@@ -43,29 +43,29 @@ def embed(g: Tensor, shape: tuple, key) -> Tensor:
     return z
 
 
-def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Same as torch.transpose: a view with two dims swapped."""
-    n = x.ndim
+    n = input.ndim
     d0, d1 = normalize_dim(dim0, n), normalize_dim(dim1, n)
     if n == 0:
-        return view_op(x, (), (), x._offset)
-    shape, strides = list(x._shape), list(x._strides)
+        return view_op(input, (), (), input._offset)
+    shape, strides = list(input._shape), list(input._strides)
     shape[d0], shape[d1] = shape[d1], shape[d0]
     strides[d0], strides[d1] = strides[d1], strides[d0]
 
     def transpose_back(g):
         return transpose(g, d0, d1)
 
-    return view_op(x, tuple(shape), tuple(strides), x._offset, transpose_back)
+    return view_op(input, tuple(shape), tuple(strides), input._offset, transpose_back)
 
 
 swapaxes = swapdims = transpose
 
 
-def permute(x: Tensor, *dims) -> Tensor:
+def permute(input: Tensor, *dims) -> Tensor:
     """Same as torch.permute."""
     dims = _int_args(dims)
-    n = x.ndim
+    n = input.ndim
     if len(dims) != n:
         raise ShapeError(f"permute: number of dims {len(dims)} doesn't match the tensor's {n} dims")
     norm = [normalize_dim(d, n) for d in dims]
@@ -76,13 +76,15 @@ def permute(x: Tensor, *dims) -> Tensor:
     def permute_back(g):
         return permute(g, *inverse)
 
-    return view_op(x, tuple(x._shape[d] for d in norm), tuple(x._strides[d] for d in norm), x._offset, permute_back)
+    return view_op(
+        input, tuple(input._shape[d] for d in norm), tuple(input._strides[d] for d in norm), input._offset, permute_back
+    )
 
 
-def t(x: Tensor) -> Tensor:
-    if x.ndim > 2:
-        raise ShapeError(f"t() expects a tensor with <= 2 dims, got {x.ndim}")
-    return transpose(x, 0, 1) if x.ndim == 2 else view_op(x, x._shape, x._strides, x._offset)
+def t(input: Tensor) -> Tensor:
+    if input.ndim > 2:
+        raise ShapeError(f"t() expects a tensor with <= 2 dims, got {input.ndim}")
+    return transpose(input, 0, 1) if input.ndim == 2 else view_op(input, input._shape, input._strides, input._offset)
 
 
 def reverse_dims(x: Tensor) -> Tensor:
@@ -90,28 +92,33 @@ def reverse_dims(x: Tensor) -> Tensor:
     return permute(x, *reversed(range(x.ndim)))
 
 
-def unsqueeze(x: Tensor, dim: int) -> Tensor:
-    d = normalize_dim(dim, x.ndim + 1)
-    inner = x._strides[d] * x._shape[d] if d < x.ndim else 1
-    return view_op(x, x._shape[:d] + (1,) + x._shape[d:], x._strides[:d] + (inner,) + x._strides[d:], x._offset)
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    d = normalize_dim(dim, input.ndim + 1)
+    inner = input._strides[d] * input._shape[d] if d < input.ndim else 1
+    return view_op(
+        input,
+        input._shape[:d] + (1,) + input._shape[d:],
+        input._strides[:d] + (inner,) + input._strides[d:],
+        input._offset,
+    )
 
 
-def squeeze(x: Tensor, dim=None) -> Tensor:
+def squeeze(input: Tensor, dim=None) -> Tensor:
     if dim is None:
-        dims = {i for i, n in enumerate(x._shape) if n == 1}
+        dims = {i for i, n in enumerate(input._shape) if n == 1}
     else:
-        dims = {normalize_dim(d, x.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
-        dims = {d for d in dims if x.ndim and x._shape[d] == 1}
-    keep = [i for i in range(x.ndim) if i not in dims]
-    return view_op(x, tuple(x._shape[i] for i in keep), tuple(x._strides[i] for i in keep), x._offset)
+        dims = {normalize_dim(d, input.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+        dims = {d for d in dims if input.ndim and input._shape[d] == 1}
+    keep = [i for i in range(input.ndim) if i not in dims]
+    return view_op(input, tuple(input._shape[i] for i in keep), tuple(input._strides[i] for i in keep), input._offset)
 
 
-def expand(x: Tensor, *sizes) -> Tensor:
+def expand(input: Tensor, *sizes) -> Tensor:
     """Same as torch.Tensor.expand: size-1 dims grow with stride 0; -1 keeps a dim."""
     sizes = _int_args(sizes)
-    if len(sizes) < x.ndim:
-        raise ShapeError(f"expand: the number of sizes {len(sizes)} must be >= the tensor's dims {x.ndim}")
-    lead = len(sizes) - x.ndim
+    if len(sizes) < input.ndim:
+        raise ShapeError(f"expand: the number of sizes {len(sizes)} must be >= the tensor's dims {input.ndim}")
+    lead = len(sizes) - input.ndim
     shape, strides = [], []
     for i, n in enumerate(sizes):
         j = i - lead
@@ -121,76 +128,76 @@ def expand(x: Tensor, *sizes) -> Tensor:
             shape.append(n)
             strides.append(0)
             continue
-        old = x._shape[j]
+        old = input._shape[j]
         if n == -1 or n == old:
             shape.append(old)
-            strides.append(x._strides[j])
+            strides.append(input._strides[j])
         elif old == 1 and n >= 0:
             shape.append(n)
             strides.append(0)
         else:
             raise ShapeError(
                 f"expand: the expanded size {n} must match the existing size {old} at dim {i} "
-                f"(tensor shape {list(x._shape)}, sizes {list(sizes)})"
+                f"(tensor shape {list(input._shape)}, sizes {list(sizes)})"
             )
 
     def expand_back(g):
-        return unbroadcast(g, x._shape)
+        return unbroadcast(g, input._shape)
 
-    return view_op(x, tuple(shape), tuple(strides), x._offset, expand_back)
+    return view_op(input, tuple(shape), tuple(strides), input._offset, expand_back)
 
 
-def broadcast_to(x: Tensor, shape) -> Tensor:
-    return expand(x, *shape)
+def broadcast_to(input: Tensor, shape) -> Tensor:
+    return expand(input, *shape)
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:
     return expand(x, *other._shape)
 
 
-def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
-    d = normalize_dim(dim, x.ndim)
-    size = x._shape[d]
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    d = normalize_dim(dim, input.ndim)
+    size = input._shape[d]
     if start < 0:
         start += size
     if not (0 <= start <= size and length >= 0 and start + length <= size):
         raise IndexError(f"narrow: start {start} + length {length} exceeds dimension {d} of size {size}")
-    shape = x._shape[:d] + (length,) + x._shape[d + 1 :]
+    shape = input._shape[:d] + (length,) + input._shape[d + 1 :]
 
     def slice_back(g):
-        return embed(g, x._shape, (slice(None),) * d + (slice(start, start + length),))
+        return embed(g, input._shape, (slice(None),) * d + (slice(start, start + length),))
 
-    return view_op(x, shape, x._strides, x._offset + start * x._strides[d], slice_back)
+    return view_op(input, shape, input._strides, input._offset + start * input._strides[d], slice_back)
 
 
-def select(x: Tensor, dim: int, index: int) -> Tensor:
-    if x.ndim == 0:
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    if input.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor")
-    d = normalize_dim(dim, x.ndim)
-    size = x._shape[d]
+    d = normalize_dim(dim, input.ndim)
+    size = input._shape[d]
     if not -size <= index < size:
         raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
     index %= size
 
     def select_back(g):
-        return embed(g, x._shape, (slice(None),) * d + (index,))
+        return embed(g, input._shape, (slice(None),) * d + (index,))
 
     return view_op(
-        x, x._shape[:d] + x._shape[d + 1 :], x._strides[:d] + x._strides[d + 1 :], x._offset + index * x._strides[d],
-        select_back,
+        input, input._shape[:d] + input._shape[d + 1 :], input._strides[:d] + input._strides[d + 1 :],
+        input._offset + index * input._strides[d], select_back,
     )  # fmt: skip
 
 
-def contiguous(x: Tensor) -> Tensor:
-    return x if x._contig or x.is_contiguous() else clone(x)
+def contiguous(input: Tensor) -> Tensor:
+    return input if input._contig or input.is_contiguous() else clone(input)
 
 
-def clone(x: Tensor) -> Tensor:
+def clone(input: Tensor) -> Tensor:
     """A contiguous copy (autograd: gradient passes through)."""
-    out = empty_tensor(x._shape, x.dtype)
-    check(lib.pf_copy(x._d(), out._d()))
-    if x.requires_grad and _grad_mode.enabled:
-        record("CloneBackward0", lambda g: (g,), (x,), out)
+    out = empty_tensor(input._shape, input.dtype)
+    check(lib.pf_copy(input._d(), out._d()))
+    if input.requires_grad and _grad_mode.enabled:
+        record("CloneBackward0", lambda g: (g,), (input,), out)
     return out
 
 
@@ -235,8 +242,8 @@ def _is_dtype_name(a) -> bool:
     return True
 
 
-def detach(x: Tensor) -> Tensor:
-    return x._view(x._shape, x._strides)
+def detach(input: Tensor) -> Tensor:
+    return input._view(input._shape, input._strides)
 
 
 # ---- joins and splits ------------------------------------------------------------------
@@ -307,10 +314,10 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return cat([unsqueeze(x, d) for x in tensors], d)
 
 
-def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Same as torch.split: views of size ``split_size`` (last may be smaller) or given sections."""
-    d = normalize_dim(dim, x.ndim)
-    size = x._shape[d]
+    d = normalize_dim(dim, tensor.ndim)
+    size = tensor._shape[d]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0:
@@ -322,21 +329,21 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
             raise ShapeError(f"split: sections {sections} don't sum to the size {size} of dimension {d}")
     out, start = [], 0
     for n in sections:
-        out.append(narrow(x, d, start, n))
+        out.append(narrow(tensor, d, start, n))
         start += n
     return tuple(out)
 
 
-def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     if chunks <= 0:
         raise ValueError(f"chunk: chunks must be positive, got {chunks}")
-    size = x._shape[normalize_dim(dim, x.ndim)]
-    return split(x, max(-(-size // chunks), 1), dim)
+    size = input._shape[normalize_dim(dim, input.ndim)]
+    return split(input, max(-(-size // chunks), 1), dim)
 
 
-def unbind(x: Tensor, dim: int = 0) -> tuple:
-    d = normalize_dim(dim, x.ndim)
-    return tuple(select(x, d, i) for i in range(x._shape[d]))
+def unbind(input: Tensor, dim: int = 0) -> tuple:
+    d = normalize_dim(dim, input.ndim)
+    return tuple(select(input, d, i) for i in range(input._shape[d]))
 
 
 _ = (Size, dtype)
