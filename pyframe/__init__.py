@@ -61,7 +61,7 @@ from pyframe.serialization import load, save
 from pyframe import plugins  # isort: skip
 from pyframe import linalg  # isort: skip
 from pyframe import distributions  # isort: skip
-from pyframe.linalg import det, geqrf, matrix_exp, slogdet  # isort: skip
+from pyframe.linalg import det, geqrf, logdet, matrix_exp, slogdet  # isort: skip
 
 inverse = linalg.inv
 
@@ -84,7 +84,7 @@ __all__ = [
     "pi", "e", "inf", "nan", "finfo", "iinfo", "get_default_dtype", "set_default_dtype", "promote_types", "can_cast",
     "inference_mode", "is_inference_mode_enabled", "compile", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "is_complex", "set_printoptions", "distributions", "linalg", "det",
-    "inverse", "matrix_exp", "slogdet", "geqrf",
+    "inverse", "matrix_exp", "slogdet", "geqrf", "logdet",
     *factory.__all__, *ops.__all__,
 ]  # fmt: skip
 

@@ -117,7 +117,9 @@ def bind() -> None:
         "pin_memory": lambda self, device=None: self, "is_pinned": lambda self, device=None: False,
     }  # fmt: skip
     # torch's linear-algebra methods (pyframe.linalg)
-    methods.update(det=linalg.det, inverse=linalg.inv, matrix_exp=linalg.matrix_exp, slogdet=linalg.slogdet)
+    methods.update(
+        det=linalg.det, inverse=linalg.inv, matrix_exp=linalg.matrix_exp, slogdet=linalg.slogdet, logdet=linalg.logdet
+    )
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.backward = autograd.tensor_backward

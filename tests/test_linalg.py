@@ -279,3 +279,47 @@ def test_geqrf_and_householder_product_match_lapack(rng):
     np.testing.assert_allclose(LA.householder_product(h, tau).numpy(), np.linalg.qr(A)[0], atol=1e-12)
     with pytest.raises(ShapeError, match="at least as many rows"):
         LA.householder_product(t(A.T), tau)
+
+
+# ---- derived: pinv, matrix_rank, lstsq, cond, multi_dot, logdet ----------------------------------------------
+
+
+def test_pinv_and_matrix_rank(rng):
+    A = rng.standard_normal((2, 5, 3))
+    np.testing.assert_allclose(LA.pinv(t(A)).numpy(), np.linalg.pinv(A), atol=1e-12)
+    low = rng.standard_normal((6, 2)) @ rng.standard_normal((2, 4))  # rank 2
+    np.testing.assert_allclose(LA.pinv(t(low)).numpy(), np.linalg.pinv(low), atol=1e-10)
+    assert LA.matrix_rank(t(low)).item() == 2 and LA.matrix_rank(t(A)).tolist() == [3, 3]
+    assert LA.matrix_rank(t(low), atol=1e3).item() == 0
+    assert LA.matrix_rank(t(low)).dtype == pyframe.int64
+
+
+def test_lstsq(rng):
+    A, B = rng.standard_normal((6, 3)), rng.standard_normal((6, 2))
+    sol, res, rank, sv = LA.lstsq(t(A), t(B))
+    nsol, nres, nrank, _ = np.linalg.lstsq(A, B, rcond=None)
+    np.testing.assert_allclose(sol.numpy(), nsol, atol=1e-12)
+    np.testing.assert_allclose(res.numpy(), nres, atol=1e-12)
+    assert rank.item() == nrank == 3 and sv.numel() == 0
+    wide = rng.standard_normal((2, 4))  # underdetermined: the minimum-norm solution, no residuals
+    sol, res, _, _ = LA.lstsq(t(wide), t(B[:2]))
+    np.testing.assert_allclose(sol.numpy(), np.linalg.lstsq(wide, B[:2], rcond=None)[0], atol=1e-12)
+    assert res.numel() == 0
+    assert LA.lstsq(t(A), t(B[:, 0])).solution.shape == (3,)
+
+
+def test_cond_multi_dot_logdet(rng):
+    A = rng.standard_normal((3, 3)) + 2 * np.eye(3)
+    for p in (None, 2, -2, "fro", "nuc", 1, -1, np.inf, -np.inf):
+        np.testing.assert_allclose(LA.cond(t(A), p).item(), np.linalg.cond(A, p), rtol=1e-10, err_msg=str(p))
+    mats = [rng.standard_normal(s) for s in ((4,), (4, 3), (3, 5), (5,))]
+    np.testing.assert_allclose(LA.multi_dot([t(m) for m in mats]).item(), np.linalg.multi_dot(mats), rtol=1e-12)
+    with pytest.raises(ShapeError, match="tensor 1 must be 2D"):
+        LA.multi_dot([t(mats[0]), t(mats[0]), t(mats[1])])
+    S = spd(rng, 2, 3, 3)
+    np.testing.assert_allclose(pyframe.logdet(t(S)).numpy(), np.linalg.slogdet(S)[1], rtol=1e-12)
+    assert t(S[0]).logdet().item() == pyframe.logdet(t(S[0])).item()
+    neg = np.stack([np.eye(2), np.diag([1.0, -1.0])])
+    with pytest.raises(LA.LinAlgError, match=r"\(Batch element 1\).*negative"):
+        pyframe.logdet(t(neg))
+    assert pyframe.logdet(t(np.zeros((2, 2)))).item() == -math.inf

@@ -150,3 +150,18 @@ def test_det_gradient_of_singular_matrix_is_the_adjugate():
         [[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) for j in range(3)] for i in range(3)]
     )
     np.testing.assert_allclose(A.grad.numpy(), cof, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "fn, shape",
+    [
+        (LA.pinv, (4, 3)),
+        (lambda A: LA.lstsq(A, A[..., :2] * 2.0 + 1.0).solution, (5, 3)),
+        (LA.cond, (3, 3)),
+        (lambda A: LA.multi_dot([A, A.mT, A]), (3, 2)),
+        (lambda X: pyframe.logdet(_spd(X)), (3, 3)),
+    ],
+    ids=["pinv", "lstsq", "cond", "multi_dot", "logdet"],
+)
+def test_gradcheck_derived(fn, shape, rng):
+    assert gradcheck(fn, [leaf(rng.standard_normal(shape))])

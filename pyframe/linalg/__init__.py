@@ -8,6 +8,8 @@ from __future__ import annotations
 from pyframe.linalg._common import LinAlgError
 from pyframe.linalg.decomp import EighResult, QRResult, SVDResult, eigh, eigvalsh, householder_product, qr, svd, svdvals
 from pyframe.linalg.decomp import geqrf as geqrf  # torch.geqrf, which pyframe re-exports at the top
+from pyframe.linalg.derived import LstsqResult, cond, lstsq, matrix_rank, multi_dot, pinv
+from pyframe.linalg.derived import logdet as logdet  # torch.logdet, which pyframe re-exports at the top
 from pyframe.linalg.norms import matrix_norm, norm, vector_norm
 from pyframe.linalg.solve import SlogdetResult, cholesky, det, inv, matrix_exp, slogdet, solve, solve_triangular
 from pyframe.ops.linalg import matmul
@@ -15,5 +17,6 @@ from pyframe.ops.linalg import matmul
 __all__ = [
     "LinAlgError", "solve", "solve_triangular", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "eigvalsh",
     "svd", "svdvals", "matrix_exp", "householder_product", "vector_norm", "matrix_norm", "norm", "matmul",
-    "EighResult", "QRResult", "SVDResult", "SlogdetResult",
+    "pinv", "matrix_rank", "lstsq", "cond", "multi_dot", "EighResult", "QRResult", "SVDResult", "SlogdetResult",
+    "LstsqResult",
 ]  # fmt: skip
