@@ -181,3 +181,20 @@ def test_console_script_prints_config_errors_as_one_line(tmp_path):
     r = subprocess.run([exe, "plugins"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.startswith("pyframe: configuration error: PYFRAME_PLUGINS=freezr: unknown plugin 'freezr'")
+
+
+def test_plugin_setting_layers_are_shown(site, capsys):  # noqa: F811
+    site.add("alpha")
+    pp = site.proj / "pyproject.toml"
+    pp.write_text("[tool.pyframe.alpha]\nlevel = 2\n")
+    (site.proj / "pyframe.toml").write_text("[alpha]\nlevel = 3\n")
+    pyframe.plugins.reload_config()
+    pyframe.plugins.configure("alpha", level=4)
+    entry = pyframe.plugins.effective_config()["values"]["alpha.level"]
+    assert (entry["value"], entry["source"]) == (4, "pyframe.plugins.configure()")
+    assert [o["value"] for o in entry["overridden"]] == [3, 2]  # highest first
+    assert entry["overridden"][1]["source"] == f"{pp} (tool.pyframe.alpha.level)"
+    assert main(["config"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    i = next(n for n, x in enumerate(lines) if x.startswith("alpha.level"))
+    assert "(overridden)" in lines[i + 1] and "(overridden)" in lines[i + 2]

@@ -68,6 +68,7 @@ class _Record:
     declared: dict[str, Setting] | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     setting_origins: dict[str, str] = field(default_factory=dict)
+    setting_overridden: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # lower layers, for reports
 
 
 def _norm(name: str) -> str:
@@ -335,6 +336,7 @@ class Manager:
         declared = rec.declared or {}
         values = {k: s.default for k, s in declared.items()}
         origins = dict.fromkeys(declared, "default")
+        overridden: dict[str, list[dict[str, Any]]] = {}
 
         def put(key: str, value: Any, where: str, origin: str) -> None:
             if key not in declared:
@@ -343,8 +345,10 @@ class Manager:
                     f"{where}: unknown setting of {self.describe(rec)}{did_you_mean(key, declared)}; "
                     f"allowed keys: {allowed}"
                 )
-            values[key] = declared[key].validate(value, where=where)
-            origins[key] = origin
+            value = declared[key].validate(value, where=where)
+            if origins[key] != "default":
+                overridden.setdefault(key, []).insert(0, {"value": values[key], "source": origins[key]})
+            values[key], origins[key] = value, origin
 
         for layer in self._layers:
             for tname, table in layer.tables.items():
@@ -355,7 +359,7 @@ class Manager:
                     put(key, value, f"{layer.path}: key '{spelled}'", f"{layer.path} ({spelled})")
         for key, value in self._runtime_settings.get(rec.name, {}).items():
             put(key, value, f"pyframe.plugins.configure({rec.name!r}, {key}=...)", "pyframe.plugins.configure()")
-        rec.settings, rec.setting_origins = values, origins
+        rec.settings, rec.setting_origins, rec.setting_overridden = values, origins, overridden
 
     def _configure(self, rec: _Record) -> None:
         self._compute_settings(rec)  # a config error propagates: always fatal
@@ -654,7 +658,7 @@ class Manager:
                         "value": value,
                         "source": rec.setting_origins.get(key, "default"),
                         "help": getattr(declared.get(key), "help", ""),
-                        "overridden": [],
+                        "overridden": list(rec.setting_overridden.get(key, [])),
                     }
         files = [str(layer.path) for layer in self._layers if layer.path is not None]
         return {"files": files, "values": values}
