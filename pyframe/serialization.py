@@ -450,14 +450,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     Tensors are in newly allocated memory, keep dtype, shape, strides and ``requires_grad``, and those
     that shared memory when saved share it again; ``nn.Parameter`` comes back as ``nn.Parameter`` when
     ``pyframe.nn`` is importable. A damaged file raises :class:`CheckpointError` (a ValueError).
-    ``map_location`` may be None or "cpu"; ``weights_only`` must be True (pyframe never unpickles)."""
-    if weights_only is False:
-        raise ValueError(
-            "pyframe.load(weights_only=False) is not supported: pyframe never unpickles, so a checkpoint can "
-            "only hold tensors and plain values and loading one cannot run code; omit weights_only"
-        )
-    if weights_only not in (True, None):
-        raise TypeError(f"weights_only must be True, got {weights_only!r}")
+    ``map_location`` may be None or "cpu". ``weights_only`` may be True, None or False: a pyframe file
+    holds no pickles, so all three read the same plain data and none can run code (torch code often
+    passes False to load a general checkpoint; it gets that checkpoint, nothing more)."""
+    if weights_only not in (True, None, False):
+        raise TypeError(f"weights_only must be a bool, got {weights_only!r}")
     if pickle_module is not None or pickle_load_args:
         raise ValueError("pyframe.load never unpickles; pickle_module and pickle load arguments are not accepted")
     if mmap:

@@ -719,9 +719,9 @@ def test_pickle_payloads_are_never_unpickled(tmp_path):
     assert not os.path.exists(marker)
 
 
-def test_weights_only_false_and_pickle_arguments_are_rejected(good_file):
-    with pytest.raises(ValueError, match="never unpickles"):
-        load(good_file, weights_only=False)
+def test_pickle_arguments_are_rejected_and_weights_only_reads_the_same_data(good_file):
+    with pytest.raises(TypeError, match="weights_only"):
+        load(good_file, weights_only="yes")
     with pytest.raises(ValueError, match="never unpickles"):
         load(good_file, pickle_module=pickle)
     with pytest.raises(ValueError, match="never unpickles"):
@@ -732,7 +732,14 @@ def test_weights_only_false_and_pickle_arguments_are_rejected(good_file):
         load(good_file, map_location="cuda:0")
     with pytest.raises(ValueError, match="mmap"):
         load(good_file, mmap=True)
-    for kw in ({}, {"weights_only": True}, {"map_location": "cpu"}, {"map_location": {"cpu": "cpu"}}):
+    kws = (
+        {},
+        {"weights_only": True},
+        {"weights_only": False},
+        {"map_location": "cpu"},
+        {"map_location": {"cpu": "cpu"}},
+    )
+    for kw in kws:
         assert load(good_file, **kw)["n"] == 1
     save([1], io.BytesIO(), pickle_protocol=4)  # a format knob: accepted and ignored
 

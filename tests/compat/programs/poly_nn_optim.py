@@ -1,5 +1,5 @@
 # "nn" and "optim" tutorials: Linear + Flatten(0, 1), MSELoss(sum), manual step then RMSprop.
-# compat-tolerance: 1e-4 1e-5
+# compat-tolerance: 2e-3 1e-4
 import json
 import math
 
