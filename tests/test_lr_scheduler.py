@@ -39,6 +39,18 @@ CASES = [
         {"momentum": 0.9},
     ),  # fmt: skip
     (
+        "CyclicLR",
+        lambda lib, o: dict(base_lr=0.01, max_lr=0.1, step_size_up=10, step_size_down=5, mode="triangular2"),
+        {"momentum": 0.9},
+    ),
+    (
+        "CyclicLR",
+        lambda lib, o: dict(
+            base_lr=[0.01, 0.02], max_lr=0.1, step_size_up=7, mode="exp_range", gamma=0.99, cycle_momentum=False
+        ),
+        {},
+    ),  # fmt: skip
+    (
         "SequentialLR",
         lambda lib, o: dict(
             schedulers=[

@@ -21,7 +21,7 @@ from pyframe.tensor import Tensor
 __all__ = [
     "LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
     "SequentialLR", "PolynomialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau",
-    "CosineAnnealingWarmRestarts", "OneCycleLR",
+    "CosineAnnealingWarmRestarts", "OneCycleLR", "CyclicLR",
 ]  # fmt: skip
 
 _EPOCH_DEPRECATION = (
@@ -666,3 +666,105 @@ class OneCycleLR(LRScheduler):
                 else:
                     group["momentum"] = momentum
         return lrs
+
+
+class CyclicLR(LRScheduler):
+    """Same as torch.optim.lr_scheduler.CyclicLR: the rate cycles between ``base_lr`` and
+    ``max_lr`` ("triangular", "triangular2", "exp_range" or a custom ``scale_fn``), momentum or
+    beta1 cycling the other way."""
+
+    def __init__(
+        self, optimizer: Optimizer, base_lr: float | list[float], max_lr: float | list[float],
+        step_size_up: int = 2000, step_size_down: int | None = None, mode: str = "triangular", gamma: float = 1.0,
+        scale_fn=None, scale_mode: str = "cycle", cycle_momentum: bool = True, base_momentum: float = 0.8,
+        max_momentum: float = 0.9, last_epoch: int = -1,
+    ) -> None:  # fmt: skip
+        self.optimizer = _check_optimizer(optimizer)
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
+                _set(group, "lr", lr)
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        if not (up > 0 and down >= 0):
+            raise ValueError(f"step_size_up must be positive and step_size_down non-negative, got {up}, {down}")
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError(f"mode {mode!r} is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for m_max, m_base, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups,
+                                                strict=True):  # fmt: skip
+                    if self.use_beta1:
+                        group["betas"] = (m_max, *group["betas"][1:])
+                    else:
+                        group["momentum"] = m_max
+                    group["max_momentum"] = m_max
+                    group["base_momentum"] = m_base
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode in ("triangular", "triangular2"):
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x: float) -> float:
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def get_lr(self) -> list:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        scale = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = [
+            base + (top - base) * scale * self.scale_fn(at)
+            for base, top in zip(self.base_lrs, self.max_lrs, strict=True)
+        ]
+        if self.cycle_momentum:
+            moms = [
+                top - (top - base) * scale * self.scale_fn(at)
+                for base, top in zip(self.base_momentums, self.max_momentums, strict=True)
+            ]
+            for group, m in zip(self.optimizer.param_groups, moms, strict=True):
+                if self.use_beta1:
+                    group["betas"] = (m, *group["betas"][1:])
+                else:
+                    group["momentum"] = m
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None if fn is None or isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        fn = state.pop("_scale_fn_custom", None)
+        super().load_state_dict(state)
+        if fn is not None and self._scale_fn_custom is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
