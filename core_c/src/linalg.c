@@ -186,6 +186,12 @@ static void matmul_sq(const double *a, const double *b, double *c, int64_t n) {
         }
 }
 
+/* dst (cols x rows) = src (rows x cols)^T */
+static void transpose(const double *src, int64_t rows, int64_t cols, double *dst) {
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) dst[j * rows + i] = src[i * cols + j];
+}
+
 /* In-place LU with partial pivoting (L unit lower, U upper, P a = L U); piv[k] is the row
  * swapped with k. Returns the first column with an exactly zero pivot, or -1; like LAPACK's
  * getrf it finishes the factorization anyway, so det is 0 rather than garbage. */
@@ -627,13 +633,15 @@ static void sort_pairs(double *val, int64_t n, double *vecs, int64_t rows) {
         }
 }
 
-/* Eigen-decomposes the symmetric n x n a in place (its diagonal ends as the eigenvalues)
- * with V accumulating the rotations. A rotation is skipped when the off-diagonal element
- * is negligible against its diagonal pair (Demmel and Veselic's relative test, so small
- * eigenvalues come out to high relative accuracy); done when a sweep rotates nothing. */
-static int jacobi_eigh(double *a, double *v, int64_t n) {
-    for (int64_t i = 0; i < n * n; i++) v[i] = 0.0;
-    for (int64_t i = 0; i < n; i++) v[i * n + i] = 1.0;
+/* Eigen-decomposes the symmetric n x n a in place (its diagonal ends as the eigenvalues), the
+ * rotations accumulated in the rows of vt (row j is eigenvector j). A rotation is skipped when the
+ * off-diagonal element is negligible against its diagonal pair (Demmel and Veselic's relative test, so
+ * small eigenvalues come out to high relative accuracy); done when a sweep rotates nothing. Rows p and
+ * q are rotated in place (contiguous) and mirrored into columns p and q, since a stays symmetric; the
+ * 2 x 2 block takes its closed form. */
+static int jacobi_eigh(double *a, double *vt, int64_t n) {
+    for (int64_t i = 0; i < n * n; i++) vt[i] = 0.0;
+    for (int64_t i = 0; i < n; i++) vt[i * n + i] = 1.0;
     for (int sweep = 0; sweep < LA_MAX_SWEEPS; sweep++) {
         int rotated = 0;
         for (int64_t p = 0; p < n - 1; p++)
@@ -647,20 +655,24 @@ static int jacobi_eigh(double *a, double *v, int64_t n) {
                 double tau = (aqq - app) / (2.0 * apq);
                 double t = copysign(1.0, tau) / (fabs(tau) + hypot(1.0, tau));
                 double cs = 1.0 / hypot(1.0, t), sn = t * cs;
-                for (int64_t k = 0; k < n; k++) { /* columns p, q of a and v */
-                    double akp = a[k * n + p], akq = a[k * n + q];
-                    a[k * n + p] = cs * akp - sn * akq;
-                    a[k * n + q] = sn * akp + cs * akq;
-                    double vkp = v[k * n + p], vkq = v[k * n + q];
-                    v[k * n + p] = cs * vkp - sn * vkq;
-                    v[k * n + q] = sn * vkp + cs * vkq;
+                double *rp = a + p * n, *rq = a + q * n;
+                for (int64_t k = 0; k < n; k++) {
+                    if (k == p || k == q) continue;
+                    double x = rp[k], y = rq[k];
+                    rp[k] = cs * x - sn * y;
+                    rq[k] = sn * x + cs * y;
+                    a[k * n + p] = rp[k];
+                    a[k * n + q] = rq[k];
                 }
-                for (int64_t k = 0; k < n; k++) { /* rows p, q of a */
-                    double apk = a[p * n + k], aqk = a[q * n + k];
-                    a[p * n + k] = cs * apk - sn * aqk;
-                    a[q * n + k] = sn * apk + cs * aqk;
+                rp[p] = app - t * apq;
+                rq[q] = aqq + t * apq;
+                rp[q] = rq[p] = 0.0;
+                double *vp = vt + p * n, *vq = vt + q * n;
+                for (int64_t k = 0; k < n; k++) {
+                    double x = vp[k], y = vq[k];
+                    vp[k] = cs * x - sn * y;
+                    vq[k] = sn * x + cs * y;
                 }
-                a[p * n + q] = a[q * n + p] = 0.0;
             }
         if (!rotated) return LA_OK;
     }
@@ -686,6 +698,8 @@ static int eigh_one(const void *vctx, int64_t bi, int64_t *detail) {
     if (st == LA_OK) st = jacobi_eigh(a, v, n);
     if (st == LA_OK) {
         for (int64_t i = 0; i < n; i++) w[i] = a[i * n + i];
+        transpose(v, n, n, a); /* eigenvectors as columns; a is free now */
+        memcpy(v, a, sizeof(double) * (size_t)(n * n));
         sort_pairs(w, n, c->v ? v : NULL, n);
         store_vec(c->w, bi, w);
         if (c->v) store_mat(c->v, bi, v);
@@ -784,11 +798,6 @@ static int jacobi_svd(double *ut, int64_t m, int64_t n, double *vt) {
         if (!rotated) return LA_OK;
     }
     return LA_NOCONV;
-}
-
-static void transpose(const double *src, int64_t rows, int64_t cols, double *dst) {
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++) dst[j * rows + i] = src[i * cols + j];
 }
 
 static int svd_one(const void *vctx, int64_t bi, int64_t *detail) {
