@@ -183,3 +183,19 @@ def test_bad_input():
         F.dropout2d(pf.randn(1, 2, 3, 3), 2.0)
     with pytest.raises(ValueError, match="4-d"):
         F.dropout2d(pf.randn(1, 2, 3, 3, 3))
+
+
+def test_inplace_activation_after_conv_and_3d_linear_under_autograd():
+    """Conv2d and Linear on 3-d input own their output (torch's _unsafe_view): the DCGAN pattern
+    Conv2d -> LeakyReLU(inplace=True) trains, and its gradient matches the out-of-place one."""
+    rng = np.random.default_rng(0)
+    x = pf.tensor(rng.normal(size=(2, 1, 6, 6)).astype(np.float32))
+    for make in (lambda: pf.nn.Conv2d(1, 3, 3, bias=False), lambda: pf.nn.Linear(6, 4)):
+        m = make()
+        grads = []
+        for inplace in (True, False):
+            m.zero_grad()
+            y = pf.nn.LeakyReLU(0.2, inplace=inplace)(m(x))
+            y.square().sum().backward()
+            grads.append(m.weight.grad.numpy().copy())
+        np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)

@@ -251,6 +251,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     with _grad_mode.no_grad():
         wc = weight if weight._contig else weight.contiguous()
         out = plan.forward(x, wc, bias).view(n, o, oh, ow)
+    out._base = None  # the plan's buffer is private: the output owns it, so in-place ops on it are legal
     if needs_grad(x, weight, bias):
         shape = x._shape
 

@@ -41,6 +41,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     plain = bias is None or bias._shape == weight._shape[:1]
     out = _linear2d(input.reshape(-1, input._shape[-1]), weight, bias if plain else None)
     out = out.reshape(lead + (weight._shape[0],))
+    # torch's _unsafe_view: the 2-d result is private, so the output is not a view and in-place
+    # ops on it (ReLU(inplace=True) after a Linear on 3-d input) are legal under autograd
+    out._base = None
     return out if plain else ew.add(out, bias)
 
 
