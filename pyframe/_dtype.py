@@ -169,3 +169,48 @@ def can_cast(from_: dtype, to: dtype) -> bool:
     """Same as torch.can_cast: casting never lowers the category (bool < int < float)."""
     order = {bool_: 0, int32: 1, int64: 1, float16: 2, float32: 2, float64: 2}
     return order[as_dtype(from_)] <= order[as_dtype(to)]
+
+
+class OutOfRangeError(OverflowError, RuntimeError):
+    """A Python number that does not fit the dtype it would be stored as (RuntimeError, as PyTorch raises)."""
+
+
+_INT_RANGE = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+_FLOAT_MAX = {"float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+
+
+def int_range(d: dtype) -> tuple[int, int]:
+    """The smallest and largest value an integer dtype holds (bool: 0 and 1)."""
+    return _INT_RANGE.get(d.name, (0, 1))
+
+
+def scalar_value(value, d: dtype, what: str = "value", fill: bool = True) -> tuple[float, int]:
+    """A Python number as the (double, int64) pair the core's fill and scalar entry points take.
+
+    Every Python number stored into a tensor comes through here, so a value that does not fit
+    ``d`` is refused with the value and the allowed range instead of being truncated in C.
+    float16 overflows to inf (as PyTorch does); a fill (``fill``) of float32 or float64 refuses a
+    finite value past the largest number, an arithmetic operand overflows to inf (as PyTorch)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if not isinstance(value, (bool, int, float)):
+        raise TypeError(f"{what} must be a Python number, got {type(value).__name__}")
+    if d is bool_:
+        b = bool(value)
+        return float(b), int(b)
+    if not d.is_floating_point:
+        if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+            raise ValueError(f"{what} {value} cannot be converted to {d.name}: an integer dtype holds finite numbers")
+        iv = int(value)
+        lo, hi = int_range(d)
+        if not lo <= iv <= hi:
+            raise OutOfRangeError(f"{what} {value} is out of range for {d.name} (allowed: {lo} to {hi})")
+        return float(iv), iv
+    try:
+        fv = float(value)
+    except OverflowError:
+        fv = float("inf") if value > 0 else float("-inf")
+    limit = _FLOAT_MAX.get(d.name) if fill else None
+    if limit is not None and fv == fv and abs(fv) > limit and (abs(fv) != float("inf") or not isinstance(value, float)):
+        raise OutOfRangeError(f"{what} {value} is out of range for {d.name} (largest magnitude: {limit:g})")
+    return fv, 0

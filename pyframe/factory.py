@@ -12,7 +12,7 @@ from pyframe._backend import check, lib
 from pyframe._device import check_device
 from pyframe._dtype import as_dtype, dtype
 from pyframe.ops import elementwise as ew
-from pyframe.tensor import Tensor, as_shape, empty_tensor, from_numpy
+from pyframe.tensor import Tensor, as_shape, empty_tensor, from_numpy, share_numpy
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
@@ -56,14 +56,38 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
         except ValueError as e:
             raise ValueError(f"tensor(): data has an irregular shape: {e}") from None
         if arr.dtype == object:
-            raise TypeError(f"tensor(): can't convert data of type {type(data).__name__} with mixed elements")
+            _refuse_objects(arr, data)
         dt = as_dtype(dtype) if dtype is not None else _infer_dtype(arr)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"tensor(): data must be numbers or bools, got NumPy kind {arr.dtype!s} (strings are refused)")
     if not dt.is_floating_point and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ValueError(f"tensor(): cannot convert non-finite values to {dt.name}")
-    src = from_numpy(np.asarray(arr.astype(dt.np, copy=False), order="C"))  # ascontiguousarray makes 0-d 1-d
+    if dt is not _dtype.bool_ and not dt.is_floating_point and arr.dtype.kind in "iuf" and arr.size:
+        lo, hi = _dtype.int_range(dt)
+        for v in (arr.min(), arr.max()):  # astype would wrap around silently
+            if not lo <= v <= hi:
+                raise _dtype.OutOfRangeError(
+                    f"tensor(): value {v} is out of range for {dt.name} (allowed: {lo} to {hi})"
+                )
+    with np.errstate(over="ignore"):  # float16 overflows to inf, as torch
+        arr = np.asarray(arr.astype(dt.np, copy=False), order="C")  # ascontiguousarray makes 0-d 1-d
+    src = share_numpy(arr, dt)  # only read, so a read-only array needs no copy here
     out = empty_tensor(src._shape, dt)
     check(lib.pf_copy(src._d(), out._d()))
     return _finish(out, requires_grad)
+
+
+def _refuse_objects(arr: np.ndarray, data) -> None:
+    """NumPy falls back to object arrays for ints past 64 bits and for mixed element types."""
+    for v in arr.reshape(-1):
+        if isinstance(v, int) and not isinstance(v, bool):
+            lo, hi = _dtype.int_range(_dtype.int64)
+            if not lo <= v <= hi:
+                raise _dtype.OutOfRangeError(f"tensor(): value {v} is out of range for int64 (allowed: {lo} to {hi})")
+    kinds = sorted({type(v).__name__ for v in arr.reshape(-1)})
+    raise TypeError(
+        f"tensor(): can't convert data of type {type(data).__name__} with mixed elements ({', '.join(kinds)})"
+    )
 
 
 def _unwrap(data):

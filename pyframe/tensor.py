@@ -7,6 +7,7 @@ so ``x.exp()`` and ``pyframe.exp(x)`` are the same function.
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 from collections.abc import Iterator, Sequence
 
@@ -41,6 +42,24 @@ class Storage:
         self.nbytes = nbytes
         self.owner = owner
         self.version = 0
+
+
+class _Export:
+    """An exported view's NumPy base: it holds the Storage (and so whatever owns the memory:
+    the C block or the wrapped array) for as long as any array made from it exists."""
+
+    __slots__ = ("storage", "__array_interface__")
+
+    def __init__(self, t: Tensor):
+        self.storage = t._storage
+        isz = t.dtype.itemsize
+        self.__array_interface__ = {
+            "version": 3,
+            "shape": t._shape,
+            "typestr": t.dtype.np.str,
+            "data": (int(ffi.cast("uintptr_t", t._ptr)), False),
+            "strides": tuple(s * isz for s in t._strides),
+        }
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple:
@@ -78,7 +97,7 @@ def _new(storage: Storage, shape: tuple, strides: tuple, offset: int, dt: dtype,
     t._numel = math.prod(shape)
     t._contig = strides == contiguous_strides(shape) if t._numel > 1 else True
     t._desc = None
-    t.requires_grad = False
+    t._requires_grad = False
     t._grad = None
     t.grad_fn = None
     t._output_nr = 0
@@ -109,7 +128,7 @@ def fresh(data, nbytes: int, shape: tuple, strides: tuple, numel: int, dt: dtype
     t._numel = numel
     t._contig = True
     t._desc = None
-    t.requires_grad = False
+    t._requires_grad = False
     t._grad = None
     t.grad_fn = None
     t._output_nr = 0
@@ -135,9 +154,16 @@ def empty_tensor(shape: tuple, dt: dtype) -> Tensor:
         check_ndim(shape)
     n = math.prod(shape)
     nbytes = n * dt.itemsize
+    if math.prod(max(k, 1) for k in shape) > _INT64_MAX:  # strides, even of a 0-element tensor, are int64 in C
+        raise ValueError(
+            f"shape {list(shape)} is too large: its strides would exceed {_INT64_MAX} elements (the core's int64 limit)"
+        )
     if nbytes >= 1 << 62:
         raise MemoryError(f"a tensor of shape {list(shape)} and dtype {dt.name} would need {nbytes} bytes")
     return fresh(alloc(nbytes), nbytes, tuple(shape), contiguous_strides(shape), n, dt)
+
+
+_INT64_MAX = 2**63 - 1
 
 
 def as_shape(size) -> tuple:
@@ -162,13 +188,21 @@ class Tensor:
 
     __slots__ = (
         "_storage", "_shape", "_strides", "_offset", "dtype", "_ptr", "_numel", "_contig", "_desc",
-        "requires_grad", "_grad", "grad_fn", "_output_nr", "_retains_grad", "_base", "_grad_version", "__weakref__",
+        "_requires_grad", "_grad", "grad_fn", "_output_nr", "_retains_grad", "_base", "_grad_version", "__weakref__",
     )  # fmt: skip
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("create tensors with pyframe.tensor(), pyframe.zeros() and the other factories")
 
     # ---- metadata -------------------------------------------------------------------
+
+    def _set_requires_grad(self, value: bool) -> None:
+        if value and not self.dtype.is_floating_point:
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients, got {self.dtype.name}")
+        self._requires_grad = bool(value)
+
+    # a C getter keeps the read as cheap as a slot's; only assignment is checked
+    requires_grad = property(operator.attrgetter("_requires_grad"), _set_requires_grad)
 
     @property
     def shape(self) -> Size:
@@ -264,13 +298,24 @@ class Tensor:
             d = self._desc = desc(self._ptr, self.dtype.code, self._shape, self._strides)
         return d
 
-    def _write_check(self) -> None:
-        """PyTorch's rule: a leaf that requires grad may be written in place only under no_grad."""
+    def _write_check(self, same_value: bool = False) -> None:
+        """Every in-place write starts here. PyTorch's rule: a leaf that requires grad may be
+        written in place only under no_grad. And an expanded (stride-0) view would have each of
+        its shared elements written several times from different sources: refused unless every
+        element gets the same value (``same_value``: fill_, zero_)."""
         if self.requires_grad and self.grad_fn is None and _grad_mode.enabled:
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation; "
                 "wrap the write in `with pyframe.no_grad():`"
             )
+        if not self._contig and not same_value and 0 in self._strides:
+            for n, s in zip(self._shape, self._strides, strict=True):
+                if s == 0 and n > 1:
+                    raise RuntimeError(
+                        "unsupported operation: more than one element of the written-to tensor refers to a single "
+                        f"memory location (shape {list(self._shape)}, strides {list(self._strides)}, e.g. from "
+                        "expand()). Please clone() the tensor before performing the operation."
+                    )
 
     def _bump(self) -> None:
         """Record an in-place write (autograd's saved-tensor check reads the version)."""
@@ -394,12 +439,10 @@ class Tensor:
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         st = self._storage
-        buf = ffi.buffer(st.data, st.nbytes) if st.nbytes else bytearray(1)
-        isz = self.dtype.itemsize
-        arr = np.ndarray(
-            self._shape, dtype=self.dtype.np, buffer=buf, offset=self._offset * isz if st.nbytes else 0,
-            strides=tuple(s * isz for s in self._strides),
-        )  # fmt: skip
+        if not st.nbytes:
+            return np.ndarray(self._shape, dtype=self.dtype.np, buffer=bytearray(1), strides=(0,) * len(self._shape))
+        # the array's base is an _Export holding the Storage, so the memory outlives every view
+        arr = np.asarray(_Export(self))
         return arr
 
     def item(self):
@@ -481,7 +524,8 @@ def _rebuild(arr: np.ndarray, requires_grad: bool) -> Tensor:
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
-    """A tensor sharing ``arr``'s memory; the array is kept alive, not copied."""
+    """A tensor sharing ``arr``'s memory; the array is kept alive, not copied.
+    A read-only array is copied (with a warning) so that no write can reach read-only memory."""
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray, got {type(arr).__name__}")
     dt = _dtype.from_numpy_dtype(arr.dtype)
@@ -495,11 +539,20 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     if any(s % isz for s in arr.strides):
         raise ValueError(f"the given NumPy array has strides {arr.strides} that are not multiples of {isz} bytes")
     if not arr.flags.writeable:
+        # every in-place op and optimizer step writes through a tensor's memory, and writing to a
+        # read-only mapping is a segfault: such an array is copied, never shared
         warnings.warn(
-            "The given NumPy array is not writable; pyframe shares its memory and does not protect it",
+            "The given NumPy array is not writable; pyframe copies it (writes to the tensor do not reach the array)",
             UserWarning,
             stacklevel=2,
         )
+        arr = arr.copy()
+    return share_numpy(arr, dt)
+
+
+def share_numpy(arr: np.ndarray, dt: dtype) -> Tensor:
+    """A tensor over ``arr``'s memory, for a caller that only reads it (read-only arrays too)."""
+    isz = dt.itemsize
     strides = tuple(s // isz for s in arr.strides)
     if arr.size:
         addr = arr.__array_interface__["data"][0]

@@ -824,8 +824,6 @@ def test_view_taken_before_an_in_place_change_of_its_base():
     assert x.grad.tolist() == [6.0, 0.0]
 
 
-@pytest.mark.xfail(strict=True, reason="requires_grad is a plain attribute: assigning True to an int tensor is "
-                   "not validated (torch raises)")  # fmt: skip
 def test_assigning_requires_grad_on_an_int_tensor_raises():
     x = pyframe.tensor([1, 2])
     with pytest.raises(RuntimeError):

@@ -40,6 +40,10 @@ def _root_grads(outputs: list, grad_outputs) -> list:
             raise TypeError(f"gradients must be tensors, got {type(g).__name__}")
         elif g._shape != t._shape:
             raise RuntimeError(f"gradient of shape {list(g._shape)} does not match the output's {list(t._shape)}")
+        elif not g.dtype.is_floating_point:
+            raise TypeError(
+                f"gradients must be floating point tensors, got {g.dtype.name} for an output of dtype {t.dtype.name}"
+            )
         elif g.dtype is not t.dtype:
             g = g.to(t.dtype)  # as torch: the seed takes the output's dtype, so the leaves get theirs
         out.append(g)

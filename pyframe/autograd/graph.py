@@ -132,14 +132,14 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
     node.hooks = None
     if isinstance(outputs, Tensor):
         outputs.grad_fn = node
-        outputs.requires_grad = True
+        outputs._requires_grad = True
         outputs._output_nr = 0
         outputs._grad_version = outputs._storage.version
     else:
         for i, out in enumerate(outputs):
             if out is not None and out.dtype.is_floating_point:
                 out.grad_fn = node
-                out.requires_grad = True
+                out._requires_grad = True
                 out._output_nr = i
                 out._grad_version = out._storage.version
     return node

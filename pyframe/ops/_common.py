@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import reduce
 
 from pyframe import _dtype
-from pyframe._backend import ShapeError, check, lib
-from pyframe._dtype import category, dtype, promote_types, scalar_dtype
+from pyframe._backend import ShapeError, check, ffi, lib
+from pyframe._dtype import category, dtype, promote_types, scalar_dtype, scalar_value
 from pyframe.tensor import Tensor, empty_tensor
 
 _DEFAULT_FOR_CATEGORY = _dtype.DEFAULT_FOR_CATEGORY  # the float entry follows set_default_dtype
@@ -50,13 +50,11 @@ def broadcast_shapes(*shapes: tuple) -> tuple:
     return tuple(out)
 
 
-def scalar_tensor(value, dt: dtype) -> Tensor:
-    """A 0-d tensor holding a Python number in dtype ``dt``."""
+def scalar_tensor(value, dt: dtype, what: str = "value", fill: bool = False) -> Tensor:
+    """A 0-d tensor holding a Python number in dtype ``dt``; refuses a number ``dt`` cannot hold."""
+    fvalue, ivalue = scalar_value(value, dt, what, fill)
     t = empty_tensor((), dt)
-    if isinstance(value, float) and not dt.is_floating_point and value != value:
-        raise ValueError(f"cannot convert nan to {dt.name}")
-    ivalue = int(value) if not isinstance(value, float) or abs(value) < 2**63 else 0
-    check(lib.pf_fill(t._d(), float(value), ivalue))
+    check(lib.pf_fill(t._d(), fvalue, ivalue))
     return t
 
 
@@ -79,11 +77,29 @@ def cast(x: Tensor, dt: dtype) -> Tensor:
     return out
 
 
+def shares_memory(a: Tensor, b: Tensor) -> bool:
+    """Whether ``a`` and ``b`` may use the same bytes: one storage, or two storages over
+    memory we do not own (two from_numpy views of one array) whose byte ranges intersect."""
+    sa, sb = a._storage, b._storage
+    if sa is sb:
+        return True
+    if sa.owner is None or sb.owner is None or not sa.nbytes or not sb.nbytes:
+        return False
+    pa, pb = int(ffi.cast("uintptr_t", sa.data)), int(ffi.cast("uintptr_t", sb.data))
+    return pa < pb + sb.nbytes and pb < pa + sa.nbytes
+
+
 def overlaps(a: Tensor, b: Tensor) -> bool:
     """Whether writing ``b`` could change what ``a`` reads, other than element-for-element."""
-    if a._storage is not b._storage:
+    if not shares_memory(a, b):
         return False
     return not (a._offset == b._offset and a._strides == b._strides and a._shape == b._shape)
+
+
+def unaliased(dst: Tensor, src: Tensor) -> Tensor:
+    """``src``, copied first when it shares memory with ``dst``: a scatter into ``dst`` must
+    read every source element before any write lands (``x[i] = x``, ``x.index_add_(0, i, x)``)."""
+    return src.clone() if shares_memory(dst, src) else src
 
 
 def check_inplace_shape(target: Tensor, shape: tuple, op: str) -> None:

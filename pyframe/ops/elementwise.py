@@ -184,6 +184,9 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch'
         return out
     dt = result_type(input, *(v for v in (min, max) if v is not None))
     input = as_tensor_of(input, dt)
+    for name, v in (("min", min), ("max", max)):
+        if v is not None:
+            _dtype.scalar_value(v, dt, f"clamp {name}", fill=False)
     lo = -math.inf if min is None else float(min)
     hi = math.inf if max is None else float(max)
     out = _unary_params(lib.PF_CLAMP, input, lo, hi)
@@ -284,6 +287,10 @@ def _binary(op: int, a, b, kind: str, name: str, deriv=None) -> Tensor:
         dt = _DEFAULTS[2]
     if kind == "arith" and dt is bool_ and name in ("sub", "pow", "remainder", "floor_divide"):
         raise TypeError(f"{name}: not supported for two bool tensors; use logical ops (~, ^, |, &) on masks")
+    if dt is _dtype.float16 and (_past_half(a) or _past_half(b)):
+        # torch computes half ops in float32 and rounds once: x - 2**31 is -inf, not inf - inf = nan
+        wide = _binary(op, _widen(a), _widen(b), kind, name, deriv)
+        return wide if kind == "compare" else wide.to(_dtype.float16)
     a0, b0 = a, b
     a = as_tensor_of(a, dt)
     b = as_tensor_of(b, dt)
@@ -296,6 +303,15 @@ def _binary(op: int, a, b, kind: str, name: str, deriv=None) -> Tensor:
     ):
         _record_binary(name, deriv, a0, b0, a, b, out)
     return out
+
+
+def _past_half(x) -> bool:
+    """A Python number that float16 cannot hold (it would round to inf)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and not -65504 <= x <= 65504
+
+
+def _widen(x):
+    return x.to(float32) if isinstance(x, Tensor) and x.dtype is _dtype.float16 else x
 
 
 def _half_ties(g, a, b, wins):
@@ -453,7 +469,9 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
         raise TypeError("masked_fill: mask must be a bool tensor")
     if isinstance(value, Tensor):  # a value that requires grad gets the gradient of the filled places
         value = value.reshape(()) if value.dtype is input.dtype else value.reshape(()).to(input.dtype)
-    out = where(mask, value if isinstance(value, Tensor) else scalar_tensor(value, input.dtype), input)
+    if not isinstance(value, Tensor):
+        value = scalar_tensor(value, input.dtype, "masked_fill value", True)
+    out = where(mask, value, input)
     if out._shape != input._shape:
         check_inplace_shape(input, out._shape, "masked_fill")
     return out
@@ -501,7 +519,7 @@ def copy_(dst: Tensor, src) -> Tensor:
     """Same as torch.Tensor.copy_: broadcasts ``src`` to ``dst`` and converts dtype."""
     dst._write_check()
     if not isinstance(src, Tensor):
-        src = scalar_tensor(src, dst.dtype)
+        src = scalar_tensor(src, dst.dtype, "value", True)
     shape = broadcast_shapes(dst._shape, src._shape)
     check_inplace_shape(dst, shape, "copy_")
     grad = _grad_mode.enabled and (src.requires_grad or dst.requires_grad)
@@ -528,21 +546,16 @@ def _overwritten(dst: Tensor, name: str) -> None:
 
 
 def fill_(dst: Tensor, value) -> Tensor:
-    dst._write_check()
+    dst._write_check(same_value=True)
     if isinstance(value, Tensor):
         if value._numel != 1:
             raise ValueError(f"fill_ only supports a 0-d value tensor, got shape {list(value._shape)}")
         value = value.item()
-    if not isinstance(value, (int, float, bool)):
-        raise TypeError(f"fill_: expected a number, got {type(value).__name__}")
-    if not dst.dtype.is_floating_point and isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"fill_: cannot fill a {dst.dtype.name} tensor with {value}")
+    fvalue, ivalue = _dtype.scalar_value(value, dst.dtype, "fill value")
     grad = dst.requires_grad and _grad_mode.enabled
     if grad:
         _view_base_check(dst, "fill_")
-    # a floating tensor is filled from the double: int() of NaN or Inf would raise
-    ivalue = 0 if dst.dtype.is_floating_point else int(bool(value)) if dst.dtype is _dtype.bool_ else int(value)
-    check(lib.pf_fill(dst._d(), float(value), ivalue))
+    check(lib.pf_fill(dst._d(), fvalue, ivalue))
     dst._bump()
     if grad:
         _overwritten(dst, "FillBackward0")

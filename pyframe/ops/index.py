@@ -12,7 +12,7 @@ from pyframe._backend import ShapeError, check, lib
 from pyframe._dtype import bool_, int32, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
-from pyframe.ops._common import broadcast_shapes, cast, zeros_of
+from pyframe.ops._common import broadcast_shapes, cast, unaliased, zeros_of
 from pyframe.ops.shape import contiguous, embed, expand, permute, view_op
 from pyframe.tensor import Tensor, empty_tensor, normalize_dim
 
@@ -51,7 +51,8 @@ def index_add_(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha=1) -> T
     src = source if alpha == 1 else ew.mul(source, alpha)
     if src.dtype is not x.dtype:
         src = src.to(x.dtype)
-    idx = _as_index(index).reshape(-1)
+    idx = unaliased(x, _as_index(index).reshape(-1))
+    src = unaliased(x, src)
     check(lib.pf_index_add(x._d(), d, idx._d(), src._d()))
     x._bump()
     _record_accumulate("index_add_", x, src, lambda g: index_select(g, d, idx))
@@ -79,7 +80,8 @@ def scatter_add_(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     d = normalize_dim(dim, x.ndim)
     if src.dtype is not x.dtype:
         src = src.to(x.dtype)
-    index = _as_index(index)
+    index = unaliased(x, _as_index(index))
+    src = unaliased(x, src)
     check(lib.pf_scatter_add(x._d(), d, index._d(), src._d()))
     x._bump()
     _record_accumulate("scatter_add_", x, src, lambda g: gather(g, d, index))
@@ -162,9 +164,20 @@ def _expand_index(x: Tensor, key) -> list:
         if isinstance(k, (list, tuple, np.ndarray, range)):
             k = _index_tensor(k)
         items.append(k)
+    scalar_bools = [i for i, k in enumerate(items) if _is_scalar_bool(k)]
+    if len(scalar_bools) > 1:
+        # NumPy and torch: all 0-d masks together add one dim, of size 1 only if every one is True
+        first = scalar_bools[0]
+        items[first] = all(bool(items[i]) for i in scalar_bools)
+        items = [k for i, k in enumerate(items) if i == first or i not in scalar_bools]
+    if scalar_bools and any(isinstance(k, Tensor) and not _is_scalar_bool(k) for k in items):
+        # beside index tensors a 0-d mask is an index tensor too, [0] or [], into a new unit dim,
+        # broadcast with the others (torch and NumPy): ``x[[], False]`` is empty, not ``[0, 0, ...]``
+        i = next(i for i, k in enumerate(items) if _is_scalar_bool(k))
+        items[i] = _UnitIndex(bool(items[i]))
     consumed = sum(
         (k.ndim if isinstance(k, Tensor) and k.dtype is bool_ else 0 if isinstance(k, (bool, np.bool_)) else 1)
-        for k in items if k is not None and k is not Ellipsis
+        for k in items if k is not None and k is not Ellipsis and not isinstance(k, _UnitIndex)
     )  # fmt: skip
     if sum(k is Ellipsis for k in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -175,6 +188,19 @@ def _expand_index(x: Tensor, key) -> list:
         i = ell[0]
         items[i : i + 1] = [slice(None)] * (x.ndim - consumed)
     return items
+
+
+class _UnitIndex:
+    """An index tensor into a new dim of size 1: [0] for True, [] for False."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, keep: bool):
+        self.index = _index_tensor([0] if keep else [])
+
+
+def _is_scalar_bool(k) -> bool:
+    return isinstance(k, (bool, np.bool_)) or (isinstance(k, Tensor) and k.dtype is bool_ and k.ndim == 0)
 
 
 def _basic(x: Tensor, items: list):
@@ -188,7 +214,12 @@ def _basic(x: Tensor, items: list):
             shape.append(1)
             strides.append(0)
             basic_key.append(None)
-        elif isinstance(k, (bool, np.bool_)) or (isinstance(k, Tensor) and k.dtype is bool_ and k.ndim == 0):
+        elif isinstance(k, _UnitIndex):
+            advanced.append((len(shape), k.index))
+            shape.append(1)
+            strides.append(0)
+            basic_key.append(None)
+        elif _is_scalar_bool(k):
             # a 0-d mask, as NumPy and torch: a new dim of size 1 (True) or 0 (False)
             shape.append(1 if bool(k) else 0)
             strides.append(0)
@@ -300,7 +331,7 @@ def getitem(x: Tensor, key) -> Tensor:
 def setitem(x: Tensor, key, value) -> None:
     """``x[key] = value``, writing through; with autograd, x's gradient is zero where it was
     overwritten and ``value`` gets the gradient of ``x[key]``."""
-    x._write_check()
+    x._write_check(same_value=True)  # the overlap check is on the part written, below
     value_grad = isinstance(value, Tensor) and value.requires_grad
     if not (_grad_mode.enabled and (x.requires_grad or value_grad)):
         _setitem(x, key, value)
@@ -326,10 +357,11 @@ def _setitem(x: Tensor, key, value) -> None:
     if not advanced:
         ew.copy_(view, value)
         return
+    view._write_check()
     moved, flat, lin, bshape, dims, rest = _linear_index(view, advanced)
     rest_shape = tuple(view._shape[i] for i in rest)
     if not isinstance(value, Tensor):
-        value = ew.scalar_tensor(value, x.dtype)
+        value = ew.scalar_tensor(value, x.dtype, "value", True)
     adjacent = dims == list(range(dims[0], dims[-1] + 1)) and dims[0] > 0
     if adjacent:
         # the value broadcasts against the result of getitem: expand it to that layout, then
@@ -341,7 +373,8 @@ def _setitem(x: Tensor, key, value) -> None:
     src = contiguous(expand(value, *(bshape + rest_shape))).reshape((-1,) + rest_shape)
     if src.dtype is not x.dtype:
         src = cast(src, x.dtype)
-    idx = contiguous(lin).reshape(-1)
+    idx = unaliased(x, contiguous(lin).reshape(-1))
+    src = unaliased(x, src)
     check(lib.pf_index_copy(flat._d(), 0, idx._d(), src._d()))
     if flat._storage is not x._storage:  # reshape had to copy: write the result back
         ew.copy_(moved, flat.reshape(moved._shape))

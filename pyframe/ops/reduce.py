@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from pyframe import _grad_mode
 from pyframe._backend import ShapeError, check, ffi, lib
-from pyframe._dtype import as_dtype, bool_, float32, int64
+from pyframe._dtype import as_dtype, bool_, float16, float32, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import cast, zeros_of
@@ -209,11 +209,16 @@ def var(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = F
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     input = _require_float(input, "var")
+    if input.dtype is float16:  # deviations and squares in float32, rounded once
+        return var(input.to(float32), dim, unbiased, keepdim, correction=correction).to(float16)
     c = float(correction)
     return _reduce(lib.PF_VAR, input, _full_if_empty(dim), keepdim, input.dtype, correction=c, deriv=_d_var(c))[0]
 
 
 def std(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """Same as torch.std; float16 is computed in float32 and rounded once (the variance alone may overflow)."""
+    if input.dtype is float16:
+        return std(input.to(float32), dim, unbiased, keepdim, correction=correction).to(float16)
     return _sqrt0(var(input, dim, unbiased, keepdim, correction=correction))
 
 
@@ -288,6 +293,8 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     """Same as torch.norm for vector norms: p = 2/"fro", 1, inf, -inf, 0 or any positive number."""
     if not input.dtype.is_floating_point:
         raise TypeError(f"norm(): input dtype should be floating point, got {input.dtype.name}")
+    if input.dtype is float16:  # squares and sums in float32, rounded once: the squares alone may overflow
+        return norm(input.to(float32), p, dim, keepdim).to(float16)
     a = ew.abs(input)
     if p in ("fro", 2, 2.0):
         return _sqrt0(sum(ew.mul(input, input), dim, keepdim))

@@ -3,6 +3,7 @@ and the joins copy, each with one C call per input."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 from pyframe import _device, _grad_mode
@@ -155,7 +156,21 @@ def expand_as(x: Tensor, other: Tensor) -> Tensor:
     return expand(x, *other._shape)
 
 
+def _needs_dims(x: Tensor, fn: str) -> None:
+    if not x._shape:
+        raise RuntimeError(f"{fn}() cannot be applied to a 0-dim tensor; it needs at least 1 dim")
+
+
+def _int_arg(v, fn: str, name: str) -> int:
+    """An int argument (a NumPy int or a 1-element int tensor too); bools and floats are refused."""
+    if isinstance(v, bool) or not hasattr(v, "__index__"):
+        raise TypeError(f"{fn}(): {name} must be an int, got {type(v).__name__} {v!r}")
+    return operator.index(v)
+
+
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    _needs_dims(input, "narrow")
+    start, length = _int_arg(start, "narrow", "start"), _int_arg(length, "narrow", "length")
     d = normalize_dim(dim, input.ndim)
     size = input._shape[d]
     if start < 0:
@@ -316,14 +331,21 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Same as torch.split: views of size ``split_size`` (last may be smaller) or given sections."""
+    _needs_dims(tensor, "split")
     d = normalize_dim(dim, tensor.ndim)
     size = tensor._shape[d]
-    if isinstance(split_size_or_sections, int):
+    if isinstance(split_size_or_sections, int) and not isinstance(split_size_or_sections, bool):
         step = split_size_or_sections
         if step <= 0:
             raise ValueError(f"split: split_size must be positive, got {step}")
         sections = [min(step, size - s) for s in range(0, size, step)] or [0]
     else:
+        if not isinstance(split_size_or_sections, (list, tuple)) or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in split_size_or_sections
+        ):
+            raise TypeError(
+                f"split: split_size_or_sections must be an int or a list of ints, got {split_size_or_sections!r}"
+            )
         sections = list(split_size_or_sections)
         if sum(sections) != size or any(s < 0 for s in sections):
             raise ShapeError(f"split: sections {sections} don't sum to the size {size} of dimension {d}")
@@ -335,6 +357,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    _needs_dims(input, "chunk")
     if chunks <= 0:
         raise ValueError(f"chunk: chunks must be positive, got {chunks}")
     size = input._shape[normalize_dim(dim, input.ndim)]
@@ -342,6 +365,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
+    _needs_dims(input, "unbind")
     d = normalize_dim(dim, input.ndim)
     return tuple(select(input, d, i) for i in range(input._shape[d]))
 

@@ -39,7 +39,12 @@ def _pair(v, fn: str, name: str, minimum: int) -> tuple:
         raise TypeError(f"{fn}(): {name} must be an int or a pair of ints, got {v!r}")
     if v[0] < minimum or v[1] < minimum:
         raise ValueError(f"{fn}(): {name} must be >= {minimum}, got {tuple(v)}")
+    if v[0] > _INT32_MAX or v[1] > _INT32_MAX:  # the core takes geometry as C ints
+        raise ValueError(f"{fn}(): {name} must be at most {_INT32_MAX}, got {tuple(v)}")
     return (v[0], v[1])
+
+
+_INT32_MAX = 2**31 - 1
 
 
 _REDUCTIONS = ("none", "mean", "sum")

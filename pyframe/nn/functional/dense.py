@@ -94,6 +94,11 @@ def _linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """Same as torch.nn.functional.bilinear: ``y_k = x1 W_k x2 + b_k``, as two matmuls."""
+    if input1.ndim < 1 or input1.ndim > 7 or input2.ndim != input1.ndim:
+        raise ShapeError(
+            f"bilinear(): inputs must have the same number of dims, from 1 to 7 (one is added inside), got shapes "
+            f"{list(input1._shape)} and {list(input2._shape)}"
+        )
     if weight.ndim != 3 or input1._shape[-1] != weight._shape[1] or input2._shape[-1] != weight._shape[2]:
         raise ShapeError(
             f"bilinear(): weight [out, in1, in2] of shape {list(weight._shape)} does not fit inputs of shapes "
