@@ -21,7 +21,7 @@ from pyframe import (
     optim,
     utils,
 )
-from pyframe._backend import ShapeError
+from pyframe._backend import ShapeError, empty_cache, memory_cached
 from pyframe._device import DeviceError, device, get_default_device, set_default_device
 from pyframe._dtype import (
     bool_,
@@ -85,6 +85,7 @@ __all__ = [
     "inference_mode", "is_inference_mode_enabled", "compile", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "is_complex", "set_printoptions", "distributions", "linalg", "det",
     "inverse", "matrix_exp", "slogdet", "geqrf", "logdet",
+    "empty_cache", "memory_cached",
     *factory.__all__, *ops.__all__,
 ]  # fmt: skip
 

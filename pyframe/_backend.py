@@ -20,7 +20,7 @@ finally:
     if _set_spin:
         del os.environ[_SPIN]
 
-__all__ = ["ffi", "lib", "check", "alloc", "desc", "ShapeError", "NULL"]
+__all__ = ["ffi", "lib", "check", "alloc", "desc", "ShapeError", "NULL", "empty_cache", "memory_cached"]
 
 NULL = ffi.NULL  # for optional pointer arguments
 
@@ -63,9 +63,25 @@ def alloc(nbytes: int):
         raise MemoryError(f"cannot allocate {nbytes} bytes for a tensor") from None
 
 
+def empty_cache() -> None:
+    """Return the memory of freed tensors that the caching allocator keeps for reuse to the system.
+    Same intent as torch.cuda.empty_cache, for pyframe's CPU cache (bounded by ``memory_cached()[1]``)."""
+    lib.pf_empty_cache()
+
+
+def memory_cached() -> tuple[int, int]:
+    """(bytes the caching allocator holds now, the most it will hold: 1 GiB or 1/16 of RAM)."""
+    return int(lib.pf_cached_bytes()), int(lib.pf_cache_limit())
+
+
 def desc(ptr, code: int, shape: tuple, strides: tuple):
     """A pf_tensor descriptor for the given data pointer and element strides."""
-    return ffi.new("pf_tensor *", (ptr, code, len(shape), shape, strides))
+    try:
+        return ffi.new("pf_tensor *", (ptr, code, len(shape), shape, strides))
+    except OverflowError:  # the one place shapes and strides enter the core: name them, not cffi's int64
+        raise ValueError(
+            f"shape {list(shape)} with strides {list(strides)} does not fit the core's int64 sizes"
+        ) from None
 
 
 # a bad PYFRAME_GEMM: raised by ``import pyframe`` once the package is complete (the CLI prints it instead)

@@ -157,7 +157,11 @@ class _Source:
 
 
 def _note(exc: BaseException, src: _Source, what: str) -> None:
-    exc.add_note(f"raised in the {what} of {src.describe()}")
+    """Name the hook once: a re-entering hook (one that registers or calls a module) passes the
+    same exception up through every one of its frames, and a note per frame buried the message."""
+    note = f"raised in the {what} of {src.describe()}"
+    if note not in getattr(exc, "__notes__", ()):
+        exc.add_note(note)
 
 
 # ---- the registries -----------------------------------------------------------------------------------

@@ -42,6 +42,10 @@ _TENSOR_CLASSES = ("Tensor", "Parameter")  # the only classes a file may name
 _TAGS = ("$tensor", "$ndarray", "$tuple", "$dict", "$odict", "$float")
 _MAX_INT = 1 << 62  # bound for shapes, strides, offsets and sizes read from a file
 _CHUNK = 1 << 24  # read and hash in pieces of this size
+# JSON costs about 10x its size in Python objects to parse: a header past these bounds is refused
+# before it is read (real checkpoints need a few hundred bytes per tensor)
+MAX_HEADER_BYTES = 16 << 20
+MAX_ENTRIES = 1 << 17  # storages, and tensors
 _LITTLE = sys.byteorder == "little"  # a module global, so tests can exercise the byte-swapping path
 
 _metadata_hooks: dict[int, tuple[str, Callable | None, Callable | None]] = {}
@@ -163,6 +167,37 @@ def _check_binary(f, op: str) -> None:
         raise TypeError(f"expected a path or a binary file object with a {op}() method, got {type(f).__name__}")
 
 
+def _remove_stale_temporaries(directory: str, name: str) -> None:
+    """Delete temporary files left by earlier saves to ``name`` whose writer was killed: a temporary
+    is named ``.{name}.{pid}-{random}.tmp``, and one whose process no longer exists is garbage. A
+    live writer's file (another process saving to the same path right now) is left alone."""
+    prefix = f".{name}."
+    try:
+        entries = os.listdir(directory or ".")
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.startswith(prefix) and entry.endswith(".tmp")):
+            continue
+        pid, sep, rest = entry[len(prefix) : -len(".tmp")].partition("-")
+        if not (sep and pid.isdigit() and len(rest) == 12) or _process_alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(directory, entry))
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True  # another thread of this process may be saving
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, OverflowError):
+        return True
+    return True
+
+
 def _atomic_write(path: str, write: Callable) -> None:
     """Write through ``write(fh)`` to a temporary file next to ``path``, fsync it, rename it over ``path``."""
     path = os.path.realpath(path)  # a symlink is written through, not replaced
@@ -174,8 +209,9 @@ def _atomic_write(path: str, write: Callable) -> None:
     except FileNotFoundError:
         mode = None
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    _remove_stale_temporaries(directory, name)
     while True:
-        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
+        tmp = os.path.join(directory, f".{name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
         try:
             fd = os.open(tmp, flags, 0o666)  # the umask applies, as for a plain open()
             break
@@ -573,6 +609,11 @@ def _read_header(fh, source: str, size: int | None) -> tuple[dict, int]:
             f"{source}: truncated: preamble says the header is {hlen} bytes, the file has "
             f"{size - _PREAMBLE.size} after the preamble"
         )
+    if hlen > MAX_HEADER_BYTES:
+        raise CheckpointError(
+            f"{source}: refused: the header is {hlen} bytes, more than the {MAX_HEADER_BYTES} this pyframe reads "
+            "(pyframe.serialization.MAX_HEADER_BYTES)"
+        )
     hbytes = _read_exact(fh, hlen, "header", source)
     if zlib.crc32(hbytes) != hcrc:
         raise CheckpointError(f"{source}: corrupted: the header's CRC32 does not match (the header was altered)")
@@ -619,6 +660,12 @@ def _validate_header(h, source: str) -> None:
         bad(f"'data_nbytes' is {h['data_nbytes']!r}")
     if type(h["storages"]) is not list or type(h["tensors"]) is not list:
         bad("'storages' and 'tensors' must be lists")
+    for key in ("storages", "tensors"):
+        if len(h[key]) > MAX_ENTRIES:
+            raise CheckpointError(
+                f"{source}: refused: {len(h[key])} {key}, more than the {MAX_ENTRIES} this pyframe reads "
+                "(pyframe.serialization.MAX_ENTRIES)"
+            )
     end = 0
     for i, s in enumerate(h["storages"]):
         if type(s) is not dict:
@@ -701,6 +748,13 @@ def _read_storages(fh, source: str, header: dict, hend: int, size: int | None, i
                 f"offset {s['offset']}); the tensor data was altered"
             )
         dt = _dtype._BY_NAME[s["dtype"]]
+        if dt is _dtype.bool_ and nbytes and np.frombuffer(mv, dtype=np.uint8).max() > 1:
+            # the CRC only proves the bytes are the writer's; a bool byte other than 0 or 1 would
+            # make sum() and == lie, so every value must also be valid for its dtype
+            bad = int(np.flatnonzero(np.frombuffer(mv, dtype=np.uint8) > 1)[0])
+            raise CheckpointError(
+                f"{source}: corrupted: storage {i} is bool but byte {bad} holds {mv[bad]}; bool bytes are 0 or 1"
+            )
         if not _LITTLE and dt.itemsize > 1 and nbytes:
             np.frombuffer(mv, dtype=dt.np).byteswap(inplace=True)
         out.append((Storage(data, nbytes), dt))

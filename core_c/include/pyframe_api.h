@@ -129,11 +129,14 @@ typedef struct {
     int64_t strides[PF_MAX_DIMS];
 } pf_tensor;
 
-/* memory: 64-byte aligned, cached by size class for reuse (up to 1 GiB kept);
- * pf_free(NULL) is a no-op; pf_empty_cache returns the cached blocks to the system */
+/* memory: 64-byte aligned, cached by size class for reuse (up to pf_cache_limit() bytes kept:
+ * 1 GiB or 1/16 of physical memory, whichever is less); pf_free(NULL) is a no-op;
+ * pf_empty_cache returns the cached blocks to the system */
 void *pf_alloc(size_t nbytes);
 void pf_free(void *ptr);
 void pf_empty_cache(void);
+size_t pf_cache_limit(void);
+size_t pf_cached_bytes(void);
 
 /* errors: message of the last failing call on this thread */
 const char *pf_last_error(void);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 #include "core.h"
 
 #define X_SIZE(code, type, sfx, isf) sizeof(type),
@@ -49,6 +50,7 @@ const char *pf_shape_str(const pf_tensor *t, char *buf) {
  * Under AddressSanitizer blocks go straight back to free(), so use-after-free is caught. */
 #define PF_HUGE ((size_t)2 << 20)
 #define PF_CACHE_MAX ((size_t)1 << 30)
+#define PF_CACHE_SHARE 16 /* keep at most 1/16 of physical memory */
 #define PF_HEADER 64
 #define PF_CLASSES 272
 
@@ -104,12 +106,39 @@ void *pf_alloc(size_t nbytes) {
     return (char *)b + PF_HEADER;
 }
 
+/* The cache bound: 1 GiB, or 1/16 of the machine's memory when that is less, so that freed
+ * blocks never hold a large share of a small machine. Computed once, under the lock. */
+static size_t cache_limit;
+
+static size_t compute_cache_limit(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return PF_CACHE_MAX;
+    size_t share = (size_t)pages / PF_CACHE_SHARE * (size_t)page;
+    return share < PF_CACHE_MAX ? share : PF_CACHE_MAX;
+}
+
+size_t pf_cache_limit(void) {
+    pthread_mutex_lock(&cache_lock);
+    if (!cache_limit) cache_limit = compute_cache_limit();
+    size_t n = cache_limit;
+    pthread_mutex_unlock(&cache_lock);
+    return n;
+}
+
+size_t pf_cached_bytes(void) {
+    pthread_mutex_lock(&cache_lock);
+    size_t n = cached_bytes;
+    pthread_mutex_unlock(&cache_lock);
+    return n;
+}
+
 void pf_free(void *ptr) {
     if (!ptr) return;
     block *b = (block *)((char *)ptr - PF_HEADER);
 #ifndef __SANITIZE_ADDRESS__
     pthread_mutex_lock(&cache_lock);
-    int keep = cached_bytes + b->size <= PF_CACHE_MAX;
+    if (!cache_limit) cache_limit = compute_cache_limit();
+    int keep = cached_bytes + b->size <= cache_limit;
     if (keep) {
         b->next = free_lists[b->cls];
         free_lists[b->cls] = b;

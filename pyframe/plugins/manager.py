@@ -308,14 +308,9 @@ class Manager:
             try:
                 if self.pm.is_registered(rec.obj):
                     raise ValueError("the same object is already registered as another plugin")
+                self._check_hooks(rec.obj)
                 self.pm.register(rec.obj, name=rec.name)
                 rec.registered = True
-                unknown = [c.name for c in self.pm.get_hookcallers(rec.obj) or [] if not c.has_spec()]
-                if unknown:
-                    known = [n for n, c in vars(self.pm.hook).items() if getattr(c, "has_spec", lambda: False)()]
-                    raise ValueError(
-                        "implements unknown hook(s) " + ", ".join(f"{u!r}{did_you_mean(u, known)}" for u in unknown)
-                    )
             except Exception as e:
                 self._fail(rec, "failed to register", e)
                 return False
@@ -544,10 +539,40 @@ class Manager:
                 if r is not None and r.registered:
                     self._configure(r)
 
+    def _check_hooks(self, obj: Any) -> None:
+        """Refuse what cannot be a plugin: a value such as ``42``, an object implementing no hook, and a
+        ``pyframe_*`` function (marked ``@hookimpl`` or not) that matches no hookspec, i.e. a misspelt
+        hook name that would otherwise never be called."""
+        if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes, list, tuple, dict, set)):
+            raise TypeError(
+                f"a plugin is a module, class or object with @pyframe.hookimpl functions, got {type(obj).__name__} "
+                f"{obj!r}"
+            )
+        known = [n for n, c in vars(self.pm.hook).items() if getattr(c, "has_spec", lambda: False)()]
+        names = []
+        for attr in dir(obj):
+            try:
+                value = getattr(obj, attr)
+            except Exception:  # a property that raises is not a hook
+                continue
+            marked = self.pm.parse_hookimpl_opts(obj, attr) is not None
+            if marked or (attr.startswith("pyframe_") and callable(value)):
+                names.append(attr)
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ValueError(
+                f"{obj!r} implements unknown hook(s) "
+                + ", ".join(f"{u!r}{did_you_mean(u, known)}" for u in unknown)
+                + "; hooks are named as in pyframe.hookspecs"
+            )
+        if not names:
+            raise TypeError(f"{obj!r} implements no pyframe hook; mark its hook functions with @pyframe.hookimpl")
+
     def register(self, obj: Any, name: str | None = None) -> PluginHandle:
         self.ensure_loaded()
         if inspect.isclass(obj):
             obj = obj()
+        self._check_hooks(obj)
         if name is None:
             name = getattr(obj, "__name__", None) or type(obj).__name__
         if not isinstance(name, str) or not name:
