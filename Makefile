@@ -20,7 +20,7 @@ CTESTS := $(patsubst core_c/tests/%.c,build/c/%,$(CTEST_SRCS))
 SAN_TESTS := $(patsubst core_c/tests/%.c,build/csan/%,$(CTEST_SRCS))
 
 
-.PHONY: all install demo docs test pytest plugin-tests ctest csan bench lint clean
+.PHONY: all install demo docs test pytest plugin-tests ctest csan bench lint clean fuzz fuzz-short
 .SECONDARY:
 
 all: install
@@ -49,7 +49,7 @@ $(VENV)/.extra-%: $(VENV)/.installed pyproject.toml
 demo: $(VENV)/.extra-demo $(PLUGIN_SITE)/.installed
 	PYFRAME_CONFIG=examples/demo.toml PYTHONPATH=$(PLUGIN_SITE) $(PY) examples/demo.py
 
-test: install ctest csan pytest plugin-tests
+test: install ctest csan pytest plugin-tests fuzz-short
 
 # the plugin folder: the multi-process tests (tests/test_distributed_mpi.py) run the mpi plugin from it, and
 # tests/test_examples.py the demo with the shipped plugins (the demo's extras too); docs for tests/test_docs.py
@@ -109,3 +109,17 @@ clean:
 # the C-level GEMM benchmark (benchmarks/bench_matmul.py is the side-by-side one)
 build/c/bench_gemm: core_c/bench/bench_gemm.c $(OBJS)
 	$(CC) $(CFLAGS_TEST) -O3 $< $(OBJS) -o $@ -lm
+
+# the fuzz walk (tools/fuzz, docs/reliability.md): seeded random calls over the public API, each seed in
+# a child process; `fuzz-short` (~30 s) is part of `make test`, `fuzz` is the long run and then the
+# walk again over an AddressSanitizer build of the core
+FUZZ_SEEDS ?= 40
+fuzz-short: install
+	$(PY) -m tools.fuzz --seeds 6 --calls 300
+	$(PY) -m tools.fuzz.hostile
+
+fuzz: install
+	$(PY) -m tools.fuzz --seeds $(FUZZ_SEEDS) --calls 500
+	$(PY) -m tools.fuzz --asan --first 1000 --seeds 10 --calls 300
+	$(PY) -m tools.fuzz.hostile
+	$(PY) -m tools.fuzz.soak

@@ -31,7 +31,8 @@ def _openmp_flags() -> list[str]:
     return ["-fopenmp"]
 
 
-def make_builder(sources: list[str]) -> FFI:
+def make_builder(sources: list[str], extra: tuple[str, ...] = ()) -> FFI:
+    """``extra``: more compile and link flags (the fuzzer's AddressSanitizer build passes -fsanitize=address)."""
     omp = _openmp_flags()
     native = ["-march=native"] if os.environ.get("PYFRAME_NATIVE") == "1" else []
     builder = FFI()
@@ -41,8 +42,8 @@ def make_builder(sources: list[str]) -> FFI:
         '#include <stddef.h>\n#include <stdint.h>\n#include "pyframe_api.h"\n',
         sources=sources,
         include_dirs=[str(CORE / "include"), str(CORE / "src")],
-        extra_compile_args=["-std=c11", "-O3", "-fno-math-errno", "-Wall", "-Wextra", *omp, *native],
-        extra_link_args=[*omp, "-lm"],
+        extra_compile_args=["-std=c11", "-O3", "-fno-math-errno", "-Wall", "-Wextra", *omp, *native, *extra],
+        extra_link_args=[*omp, "-lm", *extra],
     )
     return builder
 

@@ -1,0 +1,485 @@
+"""The calls the fuzz walk makes: one generator per API family.
+
+A generator takes a seeded NumPy generator and returns a :class:`Call`: a description (what
+the report and ``--replay`` print), the pyframe call, and the NumPy reference where one is
+defined. A reference that raises means "undefined here": pyframe may then refuse or answer,
+except for the calls marked ``strict``, where NumPy's refusal means pyframe must refuse too.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+import pyframe as pf
+import pyframe.nn.functional as F
+from tools.fuzz.inputs import FLOATS, Case, bad, broadcast_partner, case, dim, float_case, scalar, shape
+
+
+class Call:
+    __slots__ = ("desc", "run", "ref", "inputs", "strict", "written")
+
+    def __init__(self, desc: str, run: Callable, ref: Callable | None = None, inputs=(), strict=False, written=None):
+        self.desc = desc
+        self.run = run  # () -> result (a Tensor, a tuple of them, or anything for crash-only calls)
+        self.ref = ref  # () -> np.ndarray / tuple of them, or None: crash-only
+        self.inputs = inputs  # Cases that an out-of-place call must leave unchanged
+        self.strict = strict
+        self.written = written  # the Case an in-place call writes: its tensor is the result
+
+
+GENERATORS: list[Callable[[np.random.Generator], Call]] = []
+
+
+def generator(fn):
+    GENERATORS.append(fn)
+    return fn
+
+
+def _pick(rng, seq):
+    return seq[int(rng.integers(len(seq)))]
+
+
+UNARY = {
+    "neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin,
+    "cos": np.cos, "tanh": np.tanh, "sigmoid": lambda a: 1 / (1 + np.exp(-a.astype(np.float64))),
+    "relu": lambda a: np.maximum(a, 0), "floor": np.floor, "ceil": np.ceil, "sign": np.sign,
+    "square": np.square, "log1p": np.log1p, "expm1": np.expm1, "reciprocal": lambda a: 1 / a.astype(np.float64),
+    "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "logical_not": np.logical_not,
+}  # fmt: skip
+
+FLOAT_FUNCTIONS = {"exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "log1p", "expm1", "reciprocal"}
+
+BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": lambda a, b: np.true_divide(a, b),
+    "maximum": np.maximum, "minimum": np.minimum, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
+    "ge": np.greater_equal, "logical_and": np.logical_and, "atan2": np.arctan2,
+}  # fmt: skip
+
+REDUCE = {
+    "sum": np.sum, "mean": np.mean, "amax": np.amax, "amin": np.amin, "prod": np.prod,
+    "std": lambda a, axis, keepdims: np.std(a, axis=axis, keepdims=keepdims, ddof=1),
+    "var": lambda a, axis, keepdims: np.var(a, axis=axis, keepdims=keepdims, ddof=1),
+    "any": np.any, "all": np.all,
+}  # fmt: skip
+
+
+def _f64(a: np.ndarray) -> np.ndarray:
+    """Float inputs are referenced in float64 (the result is compared after rounding to pyframe's dtype)."""
+    return a.astype(np.float64) if a.dtype.kind == "f" else a
+
+
+@generator
+def unary(rng) -> Call:
+    name = _pick(rng, list(UNARY))
+    x = case(rng)
+    fn = getattr(pf, name)
+    # NumPy computes float functions of bools in float16; pyframe (as torch) in float32
+    a = x.a.astype(np.float64) if x.a.dtype == np.bool_ and name in FLOAT_FUNCTIONS else _f64(x.a)
+    return Call(f"pf.{name}({x})", lambda: fn(x.t), lambda: UNARY[name](a), [x])
+
+
+def _operand(rng, x: Case):
+    r = rng.random()
+    if r < 0.3:
+        return scalar(rng, x.t.dtype if rng.random() < 0.7 else _pick(rng, FLOATS)), None
+    if r < 0.4:
+        return x, None  # the same tensor on both sides
+    y = case(rng, broadcast_partner(rng, tuple(x.t.shape)) if rng.random() < 0.8 else shape(rng))
+    return y, y
+
+
+@generator
+def binary(rng) -> Call:
+    name = _pick(rng, list(BINARY))
+    x = case(rng)
+    y, yc = _operand(rng, x)
+    fn = getattr(pf, name)
+    other = y.t if isinstance(y, Case) else y
+    ref_other = _f64(y.a) if isinstance(y, Case) else y
+    if name in ("div", "atan2"):  # NumPy computes these in float16 for bools, pyframe in float32
+        ref_other = ref_other.astype(np.float64) if isinstance(ref_other, np.ndarray) else ref_other
+    inputs = [x] + ([yc] if yc is not None else [])
+    a = x.a.astype(np.float64) if name in ("div", "atan2") else _f64(x.a)
+    return Call(f"pf.{name}({x}, {y!r})", lambda: fn(x.t, other), lambda: BINARY[name](a, ref_other), inputs)
+
+
+@generator
+def inplace(rng) -> Call:
+    name = _pick(rng, ["add_", "sub_", "mul_", "div_"])
+    x = case(rng)
+    y, _ = _operand(rng, x)
+    other = y.t if isinstance(y, Case) else y
+    ref_other = _f64(y.a) if isinstance(y, Case) else y
+    op = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply, "div_": np.true_divide}[name]
+    expanded = "expanded" in x.layout
+    ref = None if expanded else (lambda: np.broadcast_to(op(_f64(x.a), ref_other), x.a.shape))
+    return Call(f"x.{name}({y!r}) with x={x}", lambda: getattr(x.t, name)(other), ref, written=x)
+
+
+@generator
+def reduction(rng) -> Call:
+    name = _pick(rng, list(REDUCE))
+    x = case(rng)
+    keepdim = bool(rng.random() < 0.5)
+    d = None if rng.random() < 0.3 else dim(rng, x.t.ndim)
+    fn = getattr(pf, name)
+
+    def run():
+        return fn(x.t) if d is None else fn(x.t, d, keepdim=keepdim)
+
+    def ref():
+        a = _f64(x.a)
+        if name in ("mean", "std", "var") and a.dtype.kind != "f":
+            raise TypeError("integer input")
+        if x.a.ndim == 0 and d not in (None, 0, -1):
+            raise IndexError("dim")
+        axis = None if d is None or x.a.ndim == 0 else d
+        out = REDUCE[name](a, axis=axis, keepdims=keepdim if d is not None else False)
+        return np.asarray(out)
+
+    strict = name in ("amax", "amin")  # of nothing: NumPy refuses, and so must pyframe
+    return Call(f"pf.{name}({x}, dim={d}, keepdim={keepdim})", run, ref, [x], strict=strict)
+
+
+@generator
+def arg_extreme(rng) -> Call:
+    name = _pick(rng, ["argmax", "argmin"])
+    x = case(rng, dt=_pick(rng, [pf.float32, pf.float64, pf.int64, pf.int32]))
+    d = dim(rng, x.t.ndim)
+    return Call(
+        f"pf.{name}({x}, dim={d})", lambda: getattr(pf, name)(x.t, d),
+        lambda: getattr(np, name)(x.a, axis=d if x.a.ndim else None), [x], strict=True,
+    )  # fmt: skip
+
+
+@generator
+def shape_op(rng) -> Call:
+    x = case(rng)
+    n = x.t.ndim
+    kind = _pick(rng, ["reshape", "transpose", "flatten", "squeeze", "unsqueeze", "narrow", "split", "expand"])
+    a = x.a
+    if kind == "reshape":
+        s = shape(rng) if rng.random() < 0.5 else (-1,)
+        return Call(f"{x}.reshape({s})", lambda: x.t.reshape(*s), lambda: a.reshape(s), [x])
+    if kind == "transpose":
+        d0, d1 = dim(rng, n), dim(rng, n)
+        return Call(f"{x}.transpose({d0}, {d1})", lambda: x.t.transpose(d0, d1), lambda: np.swapaxes(a, d0, d1), [x])
+    if kind == "flatten":
+        return Call(f"{x}.flatten()", lambda: x.t.flatten(), lambda: a.reshape(-1), [x])
+    if kind == "squeeze":
+        d = dim(rng, n)
+
+        def sq():
+            if a.ndim == 0:
+                return a
+            return np.squeeze(a, d) if a.shape[d] == 1 else a
+
+        return Call(f"{x}.squeeze({d})", lambda: x.t.squeeze(d), sq, [x])
+    if kind == "unsqueeze":
+        d = int(rng.integers(-n - 1, n + 1))
+        return Call(f"{x}.unsqueeze({d})", lambda: x.t.unsqueeze(d), lambda: np.expand_dims(a, d), [x])
+    if kind == "narrow":
+        d = dim(rng, n)
+        start, length = int(rng.integers(-3, 4)), int(rng.integers(-1, 4))
+
+        def nar():
+            size = a.shape[d]
+            s = start + size if start < 0 else start
+            if not (0 <= s <= size and length >= 0 and s + length <= size):
+                raise IndexError("narrow")
+            return np.take(a, range(s, s + length), axis=d)
+
+        return Call(f"{x}.narrow({d}, {start}, {length})", lambda: x.t.narrow(d, start, length), nar, [x])
+    if kind == "split":
+        d, size = dim(rng, n), int(rng.integers(1, 4)) if rng.random() < 0.9 else bad(rng)
+
+        def spl():
+            total = a.shape[d]
+            return tuple(np.take(a, range(i, min(i + size, total)), axis=d) for i in range(0, total, size)) or (a,)
+
+        return Call(f"{x}.split({size!r}, {d})", lambda: x.t.split(size, d), spl, [x])
+    s = tuple(k if rng.random() < 0.7 else int(rng.choice([-1, 2, 3, 0])) for k in x.t.shape)
+    s = (int(rng.integers(1, 3)),) * int(rng.random() < 0.3) + s
+    return Call(f"{x}.expand({s})", lambda: x.t.expand(*s), None, [x])
+
+
+@generator
+def cat_stack(rng) -> Call:
+    x = case(rng)
+    y = case(rng, tuple(x.t.shape) if rng.random() < 0.8 else None, x.t.dtype if rng.random() < 0.8 else None)
+    d = dim(rng, x.t.ndim + 1)
+    if rng.random() < 0.5:
+        return Call(f"pf.stack([{x}, {y}], {d})", lambda: pf.stack([x.t, y.t], d), None, [x, y])
+    return Call(f"pf.cat([{x}, {y}], {d})", lambda: pf.cat([x.t, y.t], d), None, [x, y])
+
+
+def _key(rng, s: tuple):
+    parts = []
+    for n in s[: int(rng.integers(0, len(s) + 1))]:
+        r = rng.random()
+        if r < 0.3:
+            parts.append(int(rng.integers(-n, n)) if n else 0)
+        elif r < 0.6:
+            parts.append(slice(int(rng.integers(-4, 4)), int(rng.integers(-4, 6)), int(rng.choice([1, 2, 3]))))
+        elif r < 0.7:
+            parts.append(None)
+        elif r < 0.8:
+            parts.append(bool(rng.random() < 0.5))
+        elif r < 0.9:
+            parts.append([int(v) for v in rng.integers(-n, max(n, 1), int(rng.integers(0, 4)))] if n else [])
+        else:
+            parts.append(Ellipsis)
+    return tuple(parts)
+
+
+def _np_key(key):
+    return tuple(np.asarray(k, dtype=np.int64) if isinstance(k, list) else k for k in key)
+
+
+@generator
+def getitem(rng) -> Call:
+    x = case(rng)
+    key = _key(rng, tuple(x.t.shape))
+    # torch (pyframe's rule) takes an int beside index lists as basic indexing, NumPy as advanced:
+    # where the two differ there is no reference
+    mixed = any(isinstance(k, (list, bool)) for k in key) and any(type(k) is int for k in key)
+    return Call(f"{x}[{key!r}]", lambda: x.t[key], None if mixed else (lambda: x.a[_np_key(key)]), [x])
+
+
+@generator
+def setitem(rng) -> Call:
+    x = case(rng)
+    key = _key(rng, tuple(x.t.shape))
+    value = scalar(rng, x.t.dtype)
+
+    def run():
+        x.t[key] = value
+        return x.t
+
+    def ref():
+        a = x.a.copy()
+        if x.a.dtype.kind in "iub" and isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("non-finite into an integer")
+        with np.errstate(all="ignore"):
+            a[_np_key(key)] = value
+        return a
+
+    return Call(f"x[{key!r}] = {value!r} with x={x}", run, None if "expanded" in x.layout else ref, written=x)
+
+
+def _index(rng, n: int, count: int) -> pf.Tensor:
+    hi = max(n, 1)
+    return pf.tensor(rng.integers(-hi if rng.random() < 0.1 else 0, hi + (rng.random() < 0.05), count))
+
+
+@generator
+def index_ops(rng) -> Call:
+    x = case(rng, shape(rng, int(rng.integers(1, 4))))
+    d = dim(rng, x.t.ndim)
+    kind = _pick(rng, ["index_select", "index_add_", "scatter_add_", "gather", "masked_fill"])
+    if kind == "index_select":
+        idx = _index(rng, x.t.shape[d] if -x.t.ndim <= d < x.t.ndim else 1, int(rng.integers(0, 5)))
+        return Call(
+            f"pf.index_select({x}, {d}, {idx.tolist()})", lambda: pf.index_select(x.t, d, idx),
+            lambda: np.take(x.a, idx.numpy(), axis=d), [x], strict=False,
+        )  # fmt: skip
+    if kind == "masked_fill":
+        mask = pf.tensor(rng.random(tuple(x.t.shape)) < 0.5)
+        value = scalar(rng, x.t.dtype)
+
+        def ref():
+            if x.a.dtype.kind in "iub" and isinstance(value, float) and not math.isfinite(value):
+                raise ValueError("non-finite into an integer")
+            info = np.iinfo(x.a.dtype) if x.a.dtype.kind in "iu" else None
+            if info is not None and isinstance(value, int) and not info.min <= value <= info.max:
+                raise OverflowError(value)
+            return np.where(mask.numpy(), np.asarray(value).astype(x.a.dtype), x.a)
+
+        return Call(f"pf.masked_fill({x}, mask, {value!r})", lambda: pf.masked_fill(x.t, mask, value), ref, [x])
+    same = rng.random() < 0.3  # the source is the destination itself: an aliasing write
+    src = x if same else case(rng, tuple(x.t.shape), x.t.dtype)
+    n = x.t.shape[d] if -x.t.ndim <= d < x.t.ndim else 1
+    if kind == "gather":
+        idx = pf.tensor(rng.integers(0, max(n, 1), tuple(x.t.shape)))
+        return Call(f"pf.gather({x}, {d}, idx)", lambda: pf.gather(x.t, d, idx), None, [x])
+    if kind == "scatter_add_":
+        idx = pf.tensor(rng.integers(0, max(n, 1), tuple(x.t.shape)))
+
+        def ref():
+            a = _f64(x.a).copy()
+            s, i = _f64(src.a).copy(), idx.numpy()
+            for pos in np.ndindex(*i.shape):
+                tgt = list(pos)
+                tgt[d] = i[pos]
+                a[tuple(tgt)] += s[pos]
+            return a
+
+        return Call(
+            f"x.scatter_add_({d}, idx, {'x' if same else src}) with x={x}",
+            lambda: x.t.scatter_add_(d, idx, src.t),
+            None if "expanded" in x.layout else ref,
+            written=x,
+        )
+    length = src.t.shape[d] if -x.t.ndim <= d < x.t.ndim else 0
+    idx = _index(rng, n, length)
+
+    def ref():
+        a, s = _f64(x.a).copy(), _f64(src.a).copy()
+        dd = d % a.ndim
+        for j, i in enumerate(idx.numpy()):
+            sl = [slice(None)] * a.ndim
+            sl[dd] = i
+            ss = [slice(None)] * a.ndim
+            ss[dd] = j
+            a[tuple(sl)] += s[tuple(ss)]
+        return a
+
+    return Call(
+        f"x.index_add_({d}, {idx.tolist()}, {'x' if same else src}) with x={x}",
+        lambda: x.t.index_add_(d, idx, src.t),
+        None if "expanded" in x.layout else ref,
+        written=x,
+    )
+
+
+@generator
+def factories(rng) -> Call:
+    dt = _pick(rng, [pf.float32, pf.float64, pf.float16, pf.int64, pf.int32, pf.bool, None])
+    value = scalar(rng, dt or pf.float32)
+    s = shape(rng, int(rng.integers(0, 4)))
+    kind = _pick(rng, ["full", "fill_", "clamp", "tensor", "zeros", "arange"])
+    if kind == "full":
+        return Call(f"pf.full({s}, {value!r}, dtype={dt})", lambda: pf.full(s, value, dtype=dt), None)
+    if kind == "fill_":
+        x = case(rng, s, dt)
+        return Call(f"{x}.fill_({value!r})", lambda: x.t.fill_(value), None)
+    if kind == "clamp":
+        x = case(rng, s, dt)
+        lo, hi = (value, None) if rng.random() < 0.5 else (None, value)
+        ref = (lambda: np.clip(x.a, lo, hi)) if x.t.dtype.is_floating_point and isinstance(value, float) else None
+        return Call(f"{x}.clamp({lo!r}, {hi!r})", lambda: x.t.clamp(lo, hi), ref, [x])
+    if kind == "tensor":
+        data = _pick(rng, [[value, 1], [[1, 2], [3]], ["1", "0"], [True, 2.5], [2**64], value, [[]], [1, None]])
+        return Call(f"pf.tensor({data!r}, dtype={dt})", lambda: pf.tensor(data, dtype=dt), None)
+    if kind == "zeros":
+        size = tuple(int(v) for v in rng.choice([0, 1, 3, -1, 2**31, 2**40, 2**62], int(rng.integers(1, 4))))
+        return Call(f"pf.zeros({size})", lambda: pf.zeros(*size), None)
+    args = (value, scalar(rng, pf.float32), _pick(rng, [1, 0.5, -1, 0, 2**40, math.nan]))
+    return Call(f"pf.arange{args!r}", lambda: pf.arange(*args) if abs(args[1] - args[0]) < 1e6 else None, None)
+
+
+@generator
+def matmul(rng) -> Call:
+    dt = _pick(rng, [pf.float32, pf.float64])
+    m, k, n = (int(v) for v in rng.integers(0, 6, 3))
+    lead = shape(rng, int(rng.integers(0, 3)))
+    x = case(rng, lead + (m, k) if rng.random() < 0.8 else (k,), dt)
+    y = case(rng, (k + int(rng.random() < 0.1), n) if rng.random() < 0.8 else (k,), dt)
+    return Call(f"pf.matmul({x}, {y})", lambda: pf.matmul(x.t, y.t), lambda: np.matmul(x.a, y.a), [x, y])
+
+
+@generator
+def functional(rng) -> Call:
+    x = float_case(rng)
+    n = x.t.ndim
+    kind = _pick(rng, ["softmax", "log_softmax", "pad", "linear", "conv2d", "max_pool2d", "avg_pool2d", "dropout"])
+    if kind in ("softmax", "log_softmax"):
+        d = dim(rng, n)
+
+        def ref():
+            a = _f64(x.a)
+            if a.ndim == 0:
+                a = a.reshape(1)
+            m = np.max(a, axis=d, keepdims=True)  # torch's: an inf in a row makes it NaN
+            e = np.exp(a - m)
+            s = e.sum(axis=d, keepdims=True)
+            out = a - m - np.log(s) if kind == "log_softmax" else e / s
+            return out.reshape(x.a.shape)
+
+        return Call(f"F.{kind}({x}, {d})", lambda: getattr(F, kind)(x.t, d), ref, [x])
+    if kind == "pad":
+        pads = tuple(int(v) for v in rng.integers(0, 3, 2 * int(rng.integers(1, 3))))
+        value = scalar(rng, x.t.dtype)
+        return Call(f"F.pad({x}, {pads}, value={value!r})", lambda: F.pad(x.t, pads, value=value), None, [x])
+    if kind == "linear":
+        i, o = (x.t.shape[-1] if n else 1), int(rng.integers(0, 4))
+        w = case(rng, (o, i if rng.random() < 0.9 else i + 1), x.t.dtype)
+        return Call(f"F.linear({x}, {w})", lambda: F.linear(x.t, w.t),
+                    lambda: np.matmul(_f64(x.a), _f64(w.a).T), [x, w])  # fmt: skip
+    if kind == "dropout":
+        p = _pick(rng, [0.0, 0.5, 1.0, -0.1, 2.0, math.nan])
+        return Call(f"F.dropout({x}, p={p})", lambda: F.dropout(x.t, p, training=True), None, [x])
+    img = float_case(rng, shape(rng, 4))
+    arg = lambda: int(rng.choice([1, 1, 2, 3])) if rng.random() < 0.9 else bad(rng)  # noqa: E731
+    stride, padding, k = arg(), _pick(rng, [0, 1, 0, -1, 2**31]), arg()
+    if kind == "conv2d":
+        c = img.t.shape[1]
+        w = case(rng, (int(rng.integers(1, 3)), c, 2, 2), img.t.dtype)
+        return Call(f"F.conv2d({img}, {w}, stride={stride!r}, padding={padding!r})",
+                    lambda: F.conv2d(img.t, w.t, stride=stride, padding=padding), None, [img, w])  # fmt: skip
+    fn = getattr(F, kind)
+    return Call(f"F.{kind}({img}, {k!r}, stride={stride!r})", lambda: fn(img.t, k, stride), None, [img])
+
+
+@generator
+def modules(rng) -> Call:
+    i, o = int(rng.choice([0, 1, 3, -1, 2**40])), int(rng.choice([0, 2, 4]))
+    x = float_case(rng, shape(rng, int(rng.integers(1, 4)))[:-1] + (max(i, 0) if i < 100 else 3,))
+
+    def run():
+        layer = pf.nn.Linear(i, o)
+        return layer(x.t.to(pf.float32))
+
+    return Call(f"nn.Linear({i}, {o})({x})", run, None, [x])
+
+
+@generator
+def autograd(rng) -> Call:
+    x = float_case(rng)
+    name = _pick(rng, ["exp", "tanh", "sigmoid", "sqrt", "abs", "mean", "sum", "softmax"])
+
+    def run():
+        leaf = x.t.detach().clone().requires_grad_()
+        y = F.softmax(leaf, -1) if name == "softmax" else getattr(pf, name)(leaf)
+        y.sum().backward()
+        assert leaf.grad is not None and leaf.grad.shape == leaf.shape, "gradient shape differs from the input's"
+        return leaf.grad
+
+    return Call(f"{name}({x}).sum().backward()", run, None, [x])
+
+
+@generator
+def interop(rng) -> Call:
+    x = case(rng)
+    kind = _pick(rng, ["save_load", "numpy_lifetime", "requires_grad"])
+    if kind == "save_load":
+
+        def run():
+            buf = io.BytesIO()
+            pf.save({"t": x.t, "n": [x.t, 3]}, buf)
+            buf.seek(0)
+            return pf.load(buf)["t"]
+
+        return Call(f"load(save({x}))", run, lambda: x.a, [x])
+    if kind == "numpy_lifetime":
+
+        def run():
+            arr = np.array(x.a, copy=True)
+            view = pf.from_numpy(arr).numpy()
+            del arr
+            np.zeros(4096)  # reuse freed memory if the view did not keep it alive
+            return pf.tensor(view)
+
+        return Call(f"from_numpy(array {x}).numpy() after the array is dropped", run, lambda: x.a, [x])
+
+    def set_rg():
+        t = x.t.detach().clone()
+        t.requires_grad = True
+        return t.detach()
+
+    ref = (lambda: x.a) if x.t.dtype.is_floating_point else (lambda: (_ for _ in ()).throw(TypeError("int")))
+    return Call(f"{x}.requires_grad = True", set_rg, ref, [x], strict=True)
