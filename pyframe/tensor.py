@@ -441,9 +441,15 @@ class Tensor:
         st = self._storage
         if not st.nbytes:
             return np.ndarray(self._shape, dtype=self.dtype.np, buffer=bytearray(1), strides=(0,) * len(self._shape))
-        # the array's base is an _Export holding the Storage, so the memory outlives every view
-        arr = np.asarray(_Export(self))
-        return arr
+        if st.owner is None:  # C memory: cffi's buffer keeps the owning cdata (and so the block) alive
+            isz = self.dtype.itemsize
+            return np.ndarray(
+                self._shape, dtype=self.dtype.np, buffer=ffi.buffer(st.data, st.nbytes), offset=self._offset * isz,
+                strides=tuple(s * isz for s in self._strides),
+            )  # fmt: skip
+        # memory someone else owns (a NumPy array): the array's base is an _Export holding the Storage,
+        # which holds the owner, so the memory outlives every view
+        return np.asarray(_Export(self))
 
     def item(self):
         if self._numel != 1:
