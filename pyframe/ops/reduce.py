@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from pyframe import _grad_mode
 from pyframe._backend import ShapeError, check, ffi, lib
-from pyframe._dtype import as_dtype, bool_, float16, float32, int64
+from pyframe._dtype import as_dtype, bool_, float16, float32, float64, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import cast, zeros_of
@@ -216,9 +216,10 @@ def var(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = F
 
 
 def std(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
-    """Same as torch.std; float16 is computed in float32 and rounded once (the variance alone may overflow)."""
-    if input.dtype is float16:
-        return std(input.to(float32), dim, unbiased, keepdim, correction=correction).to(float16)
+    """Same as torch.std; float16 and float32 are computed in float64 and rounded once: the variance alone
+    may overflow where the deviation does not (torch: std of [3e38, 0, 0] is 1.7e38, not inf)."""
+    if input.dtype is float16 or input.dtype is float32:
+        return std(input.to(float64), dim, unbiased, keepdim, correction=correction).to(input.dtype)
     return _sqrt0(var(input, dim, unbiased, keepdim, correction=correction))
 
 
