@@ -82,6 +82,9 @@ def main(argv=None) -> int:
         total += res["calls"]
         for kind, rest in res["findings"]:
             counts[kind] += 1
+            if rest.startswith("None"):  # the child died before its first call: pyframe did not import
+                print(f"[{kind}] seed {seed} at start-up, before call 0{rest[4:]}")
+                continue
             i = rest.split(" ", 1)[0]
             print(f"[{kind}] seed {seed} call {rest}")
             print(f"    replay: python -m tools.fuzz --seed {seed} --replay {i}")

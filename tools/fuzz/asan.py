@@ -8,6 +8,7 @@ built with ASan. The core's caching allocator is compiled out under ASan, so a u
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 from pathlib import Path
@@ -20,15 +21,18 @@ FLAGS = ("-fsanitize=address", "-fno-omit-frame-pointer", "-g")
 def build() -> Path:
     """The path of the ASan-built core, compiling it when it is missing or older than a source."""
     sources = sorted((ROOT / "core_c" / "src").glob("*.c"))
-    inputs = [*sources, *(ROOT / "core_c" / "src").glob("*.h"), ROOT / "core_c" / "include" / "pyframe_api.h"]
+    inputs = [*sources, *sorted((ROOT / "core_c" / "src").glob("*.h")), ROOT / "core_c" / "include" / "pyframe_api.h"]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in inputs) + repr(FLAGS).encode()).hexdigest()
+    stamp = OUT / "sources.sha256"  # by content: a checkout or rebase can leave older mtimes behind
     built = sorted((OUT / "pyframe").glob("_core*.so"))
-    if built and built[0].stat().st_mtime > max(p.stat().st_mtime for p in inputs):
+    if built and stamp.exists() and stamp.read_text() == digest:
         return built[0]
     sys.path.insert(0, str(ROOT))
     from build_core import make_builder
 
     print("fuzz: compiling the core with AddressSanitizer into build/asan ...", flush=True)
     make_builder([str(p) for p in sources], FLAGS).compile(tmpdir=str(OUT), verbose=False)
+    stamp.write_text(digest)
     return sorted((OUT / "pyframe").glob("_core*.so"))[0]
 
 
