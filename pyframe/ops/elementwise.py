@@ -383,6 +383,8 @@ def _inplace_binary(name: str, self: Tensor, other) -> Tensor:
     if kind == "float" and not dt.is_floating_point:
         dt = _DEFAULTS[2]
     check_inplace_dtype(self, dt, name + "_")
+    if dt is _dtype.float16 and _past_half(other):  # in float32, rounded once, as the out-of-place op
+        return copy_(self, binary_ops[name](_widen(self), other))
     b = as_tensor_of(other, dt)
     shape = broadcast_shapes(self._shape, b._shape)
     check_inplace_shape(self, shape, name + "_")
