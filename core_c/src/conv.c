@@ -69,7 +69,11 @@ static void valid_range(int64_t base, int64_t stride, int64_t size, int64_t nout
                     const T *c = row + (oh * g->OW + lo) * g->csp;                          \
                     T *out = xp + ih * g->xsh + (lo * g->sw + base) * g->xsw;               \
                     int64_t step = g->sw * g->xsw, n = hi - lo;                             \
-                    for (int64_t k = 0; k < n; k++) out[k * step] += c[k * g->csp];         \
+                    /* unit strides (Conv2d's stride-1 backward) get a loop gcc vectorizes */ \
+                    if (step == 1 && g->csp == 1)                                           \
+                        for (int64_t k = 0; k < n; k++) out[k] += c[k];                     \
+                    else                                                                    \
+                        for (int64_t k = 0; k < n; k++) out[k * step] += c[k * g->csp];     \
                 }                                                                           \
             }                                                                               \
     }
