@@ -105,6 +105,7 @@ CONV_CASES = [  # (N, C, H, W), (O, C/groups, kh, kw), stride, padding, dilation
     ((2, 4, 6, 6), (6, 2, 3, 3), 1, 1, 1, 2),
     ((1, 4, 5, 5), (4, 1, 2, 2), 1, 0, 2, 4),
     ((2, 1, 5, 5), (2, 1, 1, 1), 1, 0, 1, 1),
+    ((3, 1, 11, 9), (8, 1, 3, 3), 1, 1, 1, 1),  # small-CNN first layer: col2im's unit-stride rows
 ]
 
 
@@ -202,6 +203,17 @@ def test_unfold_fold_match_torch(rng):
     compare(lambda c: F.fold(c, (6, 7), **kw), lambda c: TF.fold(c, (6, 7), **kw), f64(rng, *col.shape))
     x = leaf(f64(rng, 1, 2, 4, 4))
     gc(lambda x: F.fold(F.unfold(x, 2, padding=1), (4, 4), 2, padding=1), x)
+
+
+def test_fold_unit_and_strided_columns_match_torch(rng):
+    """fold's unit-stride fast path and the strided loop (a transposed col) agree with torch."""
+    kw = dict(kernel_size=3, padding=1)
+    col = rng.standard_normal((2, 2 * 9, 13 * 10)).astype(np.float32)
+    ref = TF.fold(torch.from_numpy(col), (13, 10), **kw).numpy()
+    assert np.allclose(F.fold(pf.tensor(col), (13, 10), **kw).numpy(), ref, rtol=1e-6, atol=1e-6)
+    ct = np.ascontiguousarray(col.transpose(0, 2, 1))
+    strided = pf.tensor(ct).transpose(1, 2)
+    assert np.allclose(F.fold(strided, (13, 10), **kw).numpy(), ref, rtol=1e-6, atol=1e-6)
 
 
 def test_fold_bad_input(rng):
