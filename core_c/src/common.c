@@ -179,10 +179,13 @@ static int set_threads(void) {
 #endif
 }
 
-/* A worker that finishes this much later than thread 0 (beyond thread 0's own time) did
- * not get a core: on an idle machine a spinning worker starts within microseconds and a
- * sleeping one within tens of them. */
+/* A worker that finishes WORKER_LATE_NS later than thread 0 (beyond thread 0's own time)
+ * did not get a core: a worker without one waits for a scheduler slice (milliseconds),
+ * while on an idle machine a sleeping worker can take over 0.1 ms to wake, which at
+ * 0.1 ms made the CNN step serial (2x slower) with nothing else running. Thread 0's own
+ * preemption (wall time over twice its CPU time) keeps the tighter LATE_NS. */
 #define LATE_NS 100000
+#define WORKER_LATE_NS 1000000
 /* After a late worker everything runs serial for the backoff, which doubles with each
  * late region up to BACKOFF_MAX and halves after CLEAN_RUN punctual ones: a busy spell
  * costs one late region per backoff, a false alarm on an idle machine BACKOFF_MIN. */
@@ -241,7 +244,7 @@ void pf_team_finish(pf_team *tm) {
     int64_t lag = tm->last_end - tm->main_end, own = tm->main_end - tm->t0;
     int64_t backoff = __atomic_load_n(&g_backoff, __ATOMIC_RELAXED);
     /* late worker, or thread 0 preempted during its own part (wall time well over CPU time) */
-    if (lag > LATE_NS + own || own > 2 * tm->main_cpu + LATE_NS) {
+    if (lag > WORKER_LATE_NS + own || own > 2 * tm->main_cpu + LATE_NS) {
         backoff = !backoff ? BACKOFF_MIN_NS : backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : backoff * 2;
         __atomic_store_n(&g_backoff, backoff, __ATOMIC_RELAXED);
         __atomic_store_n(&g_clean, 0, __ATOMIC_RELAXED);
