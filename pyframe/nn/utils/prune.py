@@ -279,48 +279,49 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Same as torch.nn.utils.prune.RandomUnstructured: ``amount`` entries chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Drops the ``amount`` entries ranked first by ``_scores`` (largest or smallest first)."""
 
     PRUNING_TYPE = "unstructured"
+    _drop_largest = True
 
     def __init__(self, amount) -> None:
         _validate_pruning_amount_init(amount)
         self.amount = amount
+
+    def _scores(self, t: Tensor) -> Tensor:
+        raise NotImplementedError
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         _validate_pruning_amount(self.amount, t._numel)
         k = _compute_nparams_toprune(self.amount, t._numel)
         mask = default_mask.clone()
         if k:
-            from pyframe.factory import rand
-
-            drop = _extreme(rand(t._numel, dtype=_dtype.float64), k, largest=True)
+            drop = _extreme(self._scores(t), k, largest=self._drop_largest)
             mask = ew.where(drop.reshape(t._shape), 0.0, mask).to(mask.dtype)
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    """Same as torch.nn.utils.prune.RandomUnstructured: ``amount`` entries chosen at random."""
+
+    def _scores(self, t: Tensor) -> Tensor:
+        from pyframe.factory import rand
+
+        return rand(t._numel, dtype=_dtype.float64)
 
     @classmethod
     def apply(cls, module, name: str, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Same as torch.nn.utils.prune.L1Unstructured: the ``amount`` entries of smallest |value|."""
 
-    PRUNING_TYPE = "unstructured"
+    _drop_largest = False
 
-    def __init__(self, amount) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        _validate_pruning_amount(self.amount, t._numel)
-        k = _compute_nparams_toprune(self.amount, t._numel)
-        mask = default_mask.clone()
-        if k:
-            drop = _extreme(ew.abs(t), k, largest=False)
-            mask = ew.where(drop.reshape(t._shape), 0.0, mask).to(mask.dtype)
-        return mask
+    def _scores(self, t: Tensor) -> Tensor:
+        return ew.abs(t)
 
     @classmethod
     def apply(cls, module, name: str, amount, importance_scores=None):
