@@ -60,16 +60,12 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
     x = _tensor(input, "nan_to_num")
     if not x.dtype.is_floating_point:
         return x.clone()
-    info = finfo_of(x.dtype)
-    hi = info if posinf is None else posinf
-    lo = -info if neginf is None else neginf
+    largest = _dtype.finfo(x.dtype).max
+    hi = largest if posinf is None else posinf
+    lo = -largest if neginf is None else neginf
     out = ew.where(ew.isnan(x), nan, x)
     out = ew.where(ew.logical_and(ew.isinf(x), ew.gt(x, 0)), hi, out)
     return ew.where(ew.logical_and(ew.isinf(x), ew.lt(x, 0)), lo, out)
-
-
-def finfo_of(dt) -> float:
-    return {"float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308, "float16": 65504.0}[dt.name]
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
