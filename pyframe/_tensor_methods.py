@@ -34,10 +34,10 @@ _STATS_METHODS = ("count_nonzero", "nansum", "nanmean", "median", "nanmedian", "
 
 
 def _inplace(fn):
-    """``x.fn_(...)``: ``fn(x, ...)`` written into ``x`` (copy_ carries the history)."""
+    """``x.fn_(...)``: ``fn(x, ...)`` written into ``x``."""
 
     def op(self, *args, **kwargs):
-        return ew.copy_(self, fn(self, *args, **kwargs))
+        return inplace.write_back(self, fn, *args, **kwargs)
 
     op.__name__ = op.__qualname__ = fn.__name__ + "_"
     op.__doc__ = f"Same as torch.Tensor.{fn.__name__}_."

@@ -105,3 +105,27 @@ def test_bad_input_is_refused_clearly():
         pyframe.diag(pyframe.zeros(2, 2, 2))
     with pytest.raises(RuntimeError, match="integer division"):
         pyframe.addcdiv(pyframe.zeros(2), pyframe.tensor([1, 2]), pyframe.tensor([1, 2]))
+
+
+def _f64(*values):
+    return pyframe.tensor(list(values), dtype=pyframe.float64)
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("hypot", (_f64(0.5, 1.0),)), ("xlogy", (_f64(1.5, 2.0),)), ("addcmul", (_f64(0.5, 1.0), _f64(2.0, 3.0))),
+        ("lerp", (_f64(3.0, 1.0), 0.25)), ("fmod", (0.7,)), ("clamp_max", (2.0,)), ("frac", ()), ("nan_to_num", ()),
+    ],
+)  # fmt: skip
+def test_composed_inplace_forms_backpropagate_like_out_of_place(name, args):
+    """The in-place form overwrites a tensor its own graph may have saved (hypot squares its
+    input): backward must still give the out-of-place gradients."""
+    grads = []
+    for inplace in (False, True):
+        w = pyframe.tensor([1.5, 2.5], dtype=pyframe.float64, requires_grad=True)
+        h = w * 2
+        out = getattr(h, name + "_")(*args) if inplace else getattr(pyframe, name)(h, *args)
+        (out * out).sum().backward()
+        grads.append(w.grad.numpy().copy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)

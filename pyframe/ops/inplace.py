@@ -16,6 +16,14 @@ _unary_contig = lib.pf_unary_contig
 _FLOATING = {name for name, (_, floating, _, _) in ew._UNARY.items() if floating}
 
 
+def write_back(input: Tensor, fn, *args, **kwargs) -> Tensor:  # noqa: A002
+    """``fn(input, *args)`` written into ``input``, with the history carried by ``copy_``. Under
+    autograd ``fn`` reads a copy: its graph may save its input, which the write would otherwise
+    change under it (torch keeps the original ``self`` the same way); without a graph no copy."""
+    source = input.clone() if input.requires_grad and _grad_mode.enabled else input
+    return ew.copy_(input, fn(source, *args, **kwargs))
+
+
 def _make(name: str):
     fn = ew.unary_ops[name]
     code = ew._UNARY[name][0]
@@ -32,8 +40,7 @@ def _make(name: str):
                 check(rc)
             input._bump()
             return input
-        # the derivative may read the input: compute from a copy so the write below cannot change it
-        return ew.copy_(input, fn(input.clone() if input.requires_grad and _grad_mode.enabled else input))
+        return write_back(input, fn)
 
     op.__name__ = op.__qualname__ = name + "_"
     op.__doc__ = f"Same as torch.Tensor.{name}_: {name} written into this tensor."

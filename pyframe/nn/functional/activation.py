@@ -6,24 +6,16 @@ import math
 import warnings
 from collections.abc import Callable
 
-from pyframe._grad_mode import is_grad_enabled
 from pyframe.nn.functional._utils import _float_arg, _tensor_arg
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
+from pyframe.ops.inplace import write_back
 from pyframe.tensor import Tensor
 
 
 def _activate(input: Tensor, inplace: bool, fn: Callable[[Tensor], Tensor]) -> Tensor:
-    """``fn(input)``, written into ``input`` when ``inplace``.
-
-    In place under autograd, ``fn`` reads a copy: its graph saves that copy, which the write does
-    not touch, so backward stays legal (torch keeps the original ``self`` the same way). Without
-    a graph there is nothing to save and no copy is made.
-    """
-    if not inplace:
-        return fn(input)
-    source = input.clone() if input.requires_grad and is_grad_enabled() else input
-    return ew.copy_(input, fn(source))
+    """``fn(input)``, written into ``input`` when ``inplace`` (``write_back``: backward stays legal)."""
+    return write_back(input, fn) if inplace else fn(input)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
