@@ -26,6 +26,12 @@ def cases(lib) -> dict:
     b = lib.randn(50, 40)
     w = lib.randn(2000, requires_grad=True)
     idx = lib.tensor([3, 1, 4])
+    lin, x4 = lib.nn.Linear(4, 4), lib.randn(1, 4)
+
+    def linear_no_grad():
+        with lib.no_grad():
+            return lin(x4)
+
     return {
         "x.pow(2), 2,000 floats": lambda: x.pow(2),
         "x.sum()": lambda: x.sum(),
@@ -39,6 +45,7 @@ def cases(lib) -> dict:
         "a.softmax(-1), 40x50": lambda: a.softmax(-1),
         "a.mean(1)": lambda: a.mean(1),
         "cat([a, a])": lambda: lib.cat([a, a]),
+        "Linear(4, 4) under no_grad": linear_no_grad,
     }
 
 
