@@ -22,14 +22,27 @@
 #define PF_SIMD
 #endif
 
-/* a parallel region over `nt` threads; a serial build just runs the block */
+/* fn(arg, t, T) as thread t of a team of T. A serial call runs fn directly: an OpenMP
+ * region, even `if (0)`, costs a team set-up, and the team's timing two clock syscalls,
+ * together about 3 us, which was most of a small sum's cost. */
+typedef void (*team_fn)(void *arg, int t, int T);
+static void run_team(int nt, team_fn fn, void *arg) {
 #ifdef _OPENMP
-#define PF_PARALLEL _Pragma("omp parallel num_threads(nt) if (nt > 1)")
-#define PF_OMP_ID(t, n) (t = omp_get_thread_num(), n = omp_get_num_threads())
-#else
-#define PF_PARALLEL (void)nt;
-#define PF_OMP_ID(t, n) ((void)0)
+    if (nt > 1) {
+        pf_team tm;
+        pf_team_start(&tm);
+#pragma omp parallel num_threads(nt)
+        {
+            fn(arg, omp_get_thread_num(), omp_get_num_threads());
+            pf_team_done(&tm);
+        }
+        pf_team_finish(&tm);
+        return;
+    }
 #endif
+    (void)nt;
+    fn(arg, 0, 1);
+}
 
 /* accumulators per run kernel: 16 doubles are two AVX-512 registers */
 #define LANES 16
@@ -484,51 +497,62 @@ static void reduce_one(const rctx *c, pf_walk *w, const char *base, char *o, cha
 
 /* ---- drivers; ow walks the output space with operands x, out, idx ---- */
 
-static void drive_rows(const rctx *c, const pf_walk *ow, const char *xb, char *ob, char *ib, int nt) {
-    pf_team tm;
-    pf_team_start(&tm);
-    PF_PARALLEL
-    {
-        int t = 0, T = 1;
-        PF_OMP_ID(t, T);
-        int64_t b, e;
-        pf_split(ow->numel, t, T, &b, &e);
-        pf_walk w = *ow, rw = c->red;
-        pf_walk_seek(&w, b);
-        for (int64_t pos = b; pos < e;) {
-            int64_t n = pf_walk_run(&w, e - pos);
-            for (int64_t k = 0; k < n; k++)
-                reduce_one(c, &rw, xb + w.off[0] + k * w.inner[0], ob ? ob + w.off[1] + k * w.inner[1] : NULL,
-                           ib ? ib + w.off[2] + k * w.inner[2] : NULL);
-            pos += n;
-            pf_walk_advance(&w, n);
-        }
-        pf_team_done(&tm);
+typedef struct {
+    const rctx *c;
+    const pf_walk *ow;
+    const char *xb;
+    char *ob, *ib;
+} rows_job;
+
+static void rows_part(void *arg, int t, int T) {
+    const rows_job *j = arg;
+    const rctx *c = j->c;
+    int64_t b, e;
+    pf_split(j->ow->numel, t, T, &b, &e);
+    pf_walk w = *j->ow, rw = c->red;
+    pf_walk_seek(&w, b);
+    for (int64_t pos = b; pos < e;) {
+        int64_t n = pf_walk_run(&w, e - pos);
+        for (int64_t k = 0; k < n; k++)
+            reduce_one(c, &rw, j->xb + w.off[0] + k * w.inner[0], j->ob ? j->ob + w.off[1] + k * w.inner[1] : NULL,
+                       j->ib ? j->ib + w.off[2] + k * w.inner[2] : NULL);
+        pos += n;
+        pf_walk_advance(&w, n);
     }
-    pf_team_finish(&tm);
+}
+
+static void drive_rows(const rctx *c, const pf_walk *ow, const char *xb, char *ob, char *ib, int nt) {
+    rows_job j = {c, ow, xb, ob, ib};
+    run_team(nt, rows_part, &j);
 }
 
 /* One pass over every (output, chunk) item in parallel, then each output's partials are
  * merged in chunk order into tot[o]; m (per output) feeds the FSS pass. */
+typedef struct {
+    const rctx *c;
+    int kind;
+    const char *const *xo;
+    const double *m;
+    part *parts;
+    int64_t nitems;
+} items_job;
+
+static void items_part(void *arg, int t, int T) {
+    const items_job *j = arg;
+    const rctx *c = j->c;
+    int64_t b, e;
+    pf_split(j->nitems, t, T, &b, &e);
+    pf_walk rw = c->red;
+    for (int64_t it = b; it < e; it++) {
+        int64_t o = it / c->nch;
+        j->parts[it] = chunk(c, j->kind, &rw, j->xo[o], it % c->nch, j->m ? j->m[o] : 0);
+    }
+}
+
 static void items_pass(const rctx *c, int kind, int64_t O, const char *const *xo, const double *m, part *parts,
                        part *tot, int nt) {
-    int64_t nitems = O * c->nch;
-    pf_team tm;
-    pf_team_start(&tm);
-    PF_PARALLEL
-    {
-        int t = 0, T = 1;
-        PF_OMP_ID(t, T);
-        int64_t b, e;
-        pf_split(nitems, t, T, &b, &e);
-        pf_walk rw = c->red;
-        for (int64_t it = b; it < e; it++) {
-            int64_t o = it / c->nch;
-            parts[it] = chunk(c, kind, &rw, xo[o], it % c->nch, m ? m[o] : 0);
-        }
-        pf_team_done(&tm);
-    }
-    pf_team_finish(&tm);
+    items_job j = {c, kind, xo, m, parts, O * c->nch};
+    run_team(nt, items_part, &j);
     for (int64_t o = 0; o < O; o++) {
         tot[o] = part_init(kind);
         for (int64_t ci = 0; ci < c->nch; ci++) merge(c->dt, kind, &tot[o], &parts[o * c->nch + ci]);
@@ -642,31 +666,35 @@ static void col_tile(const rctx *c, pf_walk *rw, const char *xt, int64_t w, char
     }
 }
 
+typedef struct {
+    const rctx *c;
+    const pf_walk *ow;
+    const char *xb;
+    char *ob, *ib;
+    int64_t V, vw, nvb;
+} cols_job;
+
+static void cols_part(void *arg, int t, int T) {
+    const cols_job *j = arg;
+    int64_t b, e;
+    pf_split(j->ow->numel / j->V * j->nvb, t, T, &b, &e);
+    pf_walk w = *j->ow, rw = j->c->red;
+    for (int64_t tile = b; tile < e; tile++) {
+        int64_t v0 = tile % j->nvb * j->vw, width = j->V - v0 < j->vw ? j->V - v0 : j->vw;
+        pf_walk_seek(&w, tile / j->nvb * j->V + v0);
+        col_tile(j->c, &rw, j->xb + w.off[0], width, j->ob ? j->ob + w.off[1] : NULL, w.inner[1],
+                 j->ib ? j->ib + w.off[2] : NULL, w.inner[2]);
+    }
+}
+
 static void drive_cols(const rctx *c, const pf_walk *ow, const char *xb, char *ob, char *ib, int nt) {
     int64_t V = ow->shape[ow->ndim - 1], P = ow->numel / V, vw = COL_TILE;
     if (P * ((V + vw - 1) / vw) < nt) { /* narrower tiles, so that every thread gets one */
         int64_t per = (nt + P - 1) / P;
         vw = ((V + per - 1) / per + 7) / 8 * 8;
     }
-    int64_t nvb = (V + vw - 1) / vw, tiles = P * nvb;
-    pf_team tm;
-    pf_team_start(&tm);
-    PF_PARALLEL
-    {
-        int t = 0, T = 1;
-        PF_OMP_ID(t, T);
-        int64_t b, e;
-        pf_split(tiles, t, T, &b, &e);
-        pf_walk w = *ow, rw = c->red;
-        for (int64_t tile = b; tile < e; tile++) {
-            int64_t v0 = tile % nvb * vw, width = V - v0 < vw ? V - v0 : vw;
-            pf_walk_seek(&w, tile / nvb * V + v0);
-            col_tile(c, &rw, xb + w.off[0], width, ob ? ob + w.off[1] : NULL, w.inner[1], ib ? ib + w.off[2] : NULL,
-                     w.inner[2]);
-        }
-        pf_team_done(&tm);
-    }
-    pf_team_finish(&tm);
+    cols_job j = {c, ow, xb, ob, ib, V, vw, (V + vw - 1) / vw};
+    run_team(nt, cols_part, &j);
 }
 
 /* ---- pf_reduce ---- */
@@ -876,6 +904,31 @@ static void softmax_row(int dt, const char *x, int64_t sx, char *y, int64_t sy, 
         for (int64_t i = 0; i < n; i++) ((uint16_t *)y)[i * sy] = pf_f2h(t[i]);
 }
 
+typedef struct {
+    const pf_walk *ow;
+    const char *xb;
+    char *ob, *scratch;
+    int64_t sx, sy, n;
+    int dt, take_log;
+} softmax_job;
+
+static void softmax_part(void *arg, int t, int T) {
+    const softmax_job *j = arg;
+    int64_t b, e;
+    pf_split(j->ow->numel, t, T, &b, &e);
+    pf_walk w = *j->ow;
+    pf_walk_seek(&w, b);
+    void *mine = j->scratch ? j->scratch + (size_t)(t * j->n) * sizeof(double) : NULL;
+    for (int64_t pos = b; pos < e;) {
+        int64_t len = pf_walk_run(&w, e - pos);
+        for (int64_t r = 0; r < len; r++)
+            softmax_row(j->dt, j->xb + w.off[0] + r * w.inner[0], j->sx, j->ob + w.off[1] + r * w.inner[1], j->sy,
+                        j->n, j->take_log, mine);
+        pos += len;
+        pf_walk_advance(&w, len);
+    }
+}
+
 int pf_softmax(const pf_tensor *x, pf_tensor *out, int take_log) {
     int rc;
     const char *name = take_log ? "log_softmax" : "softmax";
@@ -909,30 +962,8 @@ int pf_softmax(const pf_tensor *x, pf_tensor *out, int take_log) {
         scratch = pf_alloc((size_t)(nt * n) * sizeof(double));
         if (!scratch) return pf_error(PF_ERR_NOMEM, "%s(): out of memory for a row of %lld", name, (long long)n);
     }
-    const char *xb = x->data;
-    char *ob = out->data;
-    pf_team tm;
-    pf_team_start(&tm);
-    PF_PARALLEL
-    {
-        int t = 0, T = 1;
-        PF_OMP_ID(t, T);
-        int64_t b, e;
-        pf_split(ow.numel, t, T, &b, &e);
-        pf_walk w = ow;
-        pf_walk_seek(&w, b);
-        void *mine = scratch ? scratch + (size_t)(t * n) * sizeof(double) : NULL;
-        for (int64_t pos = b; pos < e;) {
-            int64_t len = pf_walk_run(&w, e - pos);
-            for (int64_t r = 0; r < len; r++)
-                softmax_row(dt, xb + w.off[0] + r * w.inner[0], sx, ob + w.off[1] + r * w.inner[1], sy, n, take_log,
-                            mine);
-            pos += len;
-            pf_walk_advance(&w, len);
-        }
-        pf_team_done(&tm);
-    }
-    pf_team_finish(&tm);
+    softmax_job j = {&ow, x->data, out->data, scratch, sx, sy, n, dt, take_log};
+    run_team(nt, softmax_part, &j);
     pf_free(scratch);
     return PF_OK;
 }
