@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from pyframe import _device, _dtype, _grad_mode
-from pyframe._backend import ShapeError, alloc, check, desc, ffi, lib
+from pyframe._backend import SMALL_BYTES, ShapeError, alloc, alloc_small, check, desc, ffi, lib
 from pyframe._dtype import dtype
 
 MAX_DIMS = 8
@@ -94,8 +94,9 @@ def _new(storage: Storage, shape: tuple, strides: tuple, offset: int, dt: dtype,
     t._offset = offset
     t.dtype = dt
     t._ptr = storage.data + offset * dt.itemsize if offset else storage.data
-    t._numel = math.prod(shape)
-    t._contig = strides == contiguous_strides(shape) if t._numel > 1 else True
+    lay = _LAYOUTS.get(shape) or layout(shape, False)
+    t._numel = lay[1]
+    t._contig = strides == lay[0] if lay[1] > 1 else True
     t._desc = None
     t._requires_grad = False
     t._grad = None
@@ -148,19 +149,47 @@ def set_data(t: Tensor, new: Tensor) -> None:
         object.__setattr__(t, name, getattr(new, name))
 
 
-def empty_tensor(shape: tuple, dt: dtype) -> Tensor:
-    """A new contiguous tensor with uninitialised C memory."""
+def layout(shape: tuple, strict: bool = True) -> tuple:
+    """(contiguous strides, element count) of ``shape``, validated and cached: every op's
+    output and every view needs them, and a training loop sees the same few shapes.
+    ``strict=False`` (views, which may be expanded past what memory could hold): a shape
+    whose contiguous strides overflow int64 is answered but neither refused nor cached."""
+    lay = _LAYOUTS.get(shape)
+    if lay is not None:
+        return lay
     if len(shape) > MAX_DIMS:
         check_ndim(shape)
-    n = math.prod(shape)
-    nbytes = n * dt.itemsize
+    lay = (contiguous_strides(shape), math.prod(shape))
     if math.prod(max(k, 1) for k in shape) > _INT64_MAX:  # strides, even of a 0-element tensor, are int64 in C
+        if not strict:
+            return lay
         raise ValueError(
             f"shape {list(shape)} is too large: its strides would exceed {_INT64_MAX} elements (the core's int64 limit)"
         )
-    if nbytes >= 1 << 62:
-        raise MemoryError(f"a tensor of shape {list(shape)} and dtype {dt.name} would need {nbytes} bytes")
-    return fresh(alloc(nbytes), nbytes, tuple(shape), contiguous_strides(shape), n, dt)
+    if len(_LAYOUTS) >= _LAYOUTS_MAX:  # a program of ever-new shapes: start over rather than grow
+        _LAYOUTS.clear()
+    _LAYOUTS[shape] = lay
+    return lay
+
+
+_LAYOUTS: dict[tuple, tuple] = {}
+_LAYOUTS_MAX = 4096
+_INT_TYPES = [(int,) * k for k in range(MAX_DIMS + 1)]  # what tuple(map(type, shape)) is for a shape of plain ints
+
+
+def empty_tensor(shape: tuple, dt: dtype) -> Tensor:
+    """A new contiguous tensor with uninitialised C memory."""
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    strides, n = _LAYOUTS.get(shape) or layout(shape)
+    nbytes = n * dt.itemsize
+    if nbytes < SMALL_BYTES:
+        data = alloc_small("char[]", nbytes or 1)
+    else:
+        if nbytes >= 1 << 62:
+            raise MemoryError(f"a tensor of shape {list(shape)} and dtype {dt.name} would need {nbytes} bytes")
+        data = alloc(nbytes)
+    return fresh(data, nbytes, shape, strides, n, dt)
 
 
 _INT64_MAX = 2**63 - 1
@@ -399,9 +428,14 @@ class Tensor:
         return view_op(self, shape, strides, self._offset)
 
     def reshape(self, *shape) -> Tensor:
-        if self._contig and all(type(n) is int and n >= 0 for n in shape) and math.prod(shape) == self._numel:
-            # the common case: a contiguous tensor and plain sizes that fit
-            return view_op(self, shape, contiguous_strides(shape), self._offset)
+        sh = shape[0] if len(shape) == 1 and type(shape[0]) is tuple else shape
+        # the common case: a contiguous tensor and a shape seen before (so its sizes are valid) of plain ints
+        try:
+            lay = _LAYOUTS.get(sh) if self._contig else None
+        except TypeError:  # reshape([2, 3]): a list inside, not a key
+            lay = None
+        if lay is not None and lay[1] == self._numel and tuple(map(type, sh)) == _INT_TYPES[len(sh)]:
+            return view_op(self, sh, lay[0], self._offset)
         shape = self._infer_shape(_int_args(shape))
         strides = self._view_strides(shape)
         if strides is None:

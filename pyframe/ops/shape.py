@@ -12,7 +12,7 @@ from pyframe._dtype import as_dtype, dtype
 from pyframe.autograd.graph import record
 from pyframe.ops._common import result_type, zeros_of
 from pyframe.ops.elementwise import unbroadcast
-from pyframe.tensor import Size, Tensor, _int_args, empty_tensor, normalize_dim
+from pyframe.tensor import MAX_DIMS, Size, Tensor, _int_args, _new, check_ndim, empty_tensor, normalize_dim
 
 __all__ = [
     "transpose", "swapaxes", "swapdims", "permute", "t", "unsqueeze", "squeeze", "expand", "broadcast_to", "narrow",
@@ -23,7 +23,11 @@ __all__ = [
 def view_op(x: Tensor, shape: tuple, strides: tuple, offset: int, backward=None) -> Tensor:
     """Every view goes through here. ``backward(g)`` maps the view's gradient to ``x``'s
     (default: a reshape, right for views that keep the element order)."""
-    out = x._view(shape, strides, offset)
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    if len(shape) > MAX_DIMS:
+        check_ndim(shape)
+    out = _new(x._storage, shape, strides if type(strides) is tuple else tuple(strides), offset, x.dtype)
     out._base = x if x._base is None else x._base
     if x.requires_grad and _grad_mode.enabled:
         fn = backward or (lambda g: g.reshape(x._shape))
