@@ -283,3 +283,11 @@ int pf_gather_rows(const pf_tensor *x, const pf_tensor *idx, pf_tensor *out);
 #define PF_NUM_OPTIM 6
 int pf_optim_step(int kind, int dtype, int64_t n, void *param, const void *grad, void *s0, void *s1, void *s2,
                   const double *hp, int nhp);
+
+/* layer normalization over the last dim (norm.c): x, y [rows, d] contiguous, w, b [d] (either may
+ * be NULL), mean and rstd [rows] saved for backward; float32 or float64, one dtype for all. */
+int pf_layer_norm(int dtype, const void *x, const void *w, const void *b, void *y, void *mean, void *rstd,
+                  int64_t rows, int64_t d, double eps);
+/* gx [rows, d], gw, gb [d]; any of the three may be NULL (not wanted) */
+int pf_layer_norm_backward(int dtype, const void *g, const void *x, const void *mean, const void *rstd,
+                           const void *w, void *gx, void *gw, void *gb, int64_t rows, int64_t d);
