@@ -56,3 +56,46 @@ def test_layer_norm_core_checks():
         pf._backend.check(lib.pf_layer_norm(3, NULL, NULL, NULL, NULL, NULL, NULL, 1, 4, 1e-5))
     with pytest.raises(ValueError, match="NULL"):
         pf._backend.check(lib.pf_layer_norm(0, NULL, NULL, NULL, NULL, NULL, NULL, 1, 4, 1e-5))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("L, S", [(32, 32), (5, 7), (7, 3)])
+def test_sdpa_fused_float32(causal, L, S):
+    rng = np.random.default_rng(L * S)
+    q = rng.standard_normal((2, 3, L, 8)).astype("float32")
+    k = rng.standard_normal((2, 3, S, 8)).astype("float32")
+    v = rng.standard_normal((2, 3, S, 6)).astype("float32")
+    _run(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
+         lambda q, k, v: TF.scaled_dot_product_attention(q, k, v, is_causal=causal), [q, k, v], 2e-5, 2e-5)  # fmt: skip
+
+
+@pytest.mark.parametrize("causal, scale", [(True, None), (False, 0.3)])
+def test_sdpa_fused_reads_strided_heads_and_scale(causal, scale):
+    """nanoGPT's layout: q, k, v are head-transposed views of one projection, not copied."""
+    x = np.random.default_rng(3).standard_normal((2, 16, 3 * 12))
+
+    def attn(lib, x, causal, scale):
+        q, k, v = (t.view(2, 16, 3, 4).transpose(1, 2) for t in x.split(12, dim=2))
+        return lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+
+    _run(lambda x: attn(pf, x, causal, scale), lambda x: attn(torch, x, causal, scale), [x], 1e-10, 1e-12)
+
+
+def test_sdpa_fused_double_backward_and_core_checks():
+    arrays = [np.random.default_rng(4).standard_normal(s) for s in ((1, 4, 3), (1, 5, 3), (1, 5, 2))]
+    got = []
+    for lib_ in (pf, torch):
+        q, k, v = (lib_.tensor(a, requires_grad=True) for a in arrays)
+        out = lib_.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        gq, gk = lib_.autograd.grad((out * out).sum(), (q, k), create_graph=True)
+        ((gq * gq).sum() + (gk * gk).sum()).backward()
+        got.append([t.detach().numpy() for t in (q.grad, k.grad, v.grad)])
+    for a, b in zip(*got, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    q, k, v = (pf.tensor(a) for a in arrays)
+    out = pf.empty(1, 4, 2)
+    with pytest.raises(TypeError, match="query has float64"):
+        pf._backend.check(lib.pf_attention(q._d(), k._d(), v._d(), out._d(), pf.empty(1, 4, 5)._d(), 1.0, 1))
+    with pytest.raises(ValueError, match=r"attention weights has shape \[1, 4, 4\]"):
+        pf._backend.check(lib.pf_attention(q._d(), k._d(), v._d(), out.double()._d(),
+                                           pf.empty(1, 4, 4, dtype=pf.float64)._d(), 1.0, 1))  # fmt: skip

@@ -291,3 +291,13 @@ int pf_layer_norm(int dtype, const void *x, const void *w, const void *b, void *
 /* gx [rows, d], gw, gb [d]; any of the three may be NULL (not wanted) */
 int pf_layer_norm_backward(int dtype, const void *g, const void *x, const void *mean, const void *rstd,
                            const void *w, void *gx, void *gw, void *gb, int64_t rows, int64_t d);
+
+/* scaled dot-product attention (attention.c): q [..., L, E], k [..., S, E], v [..., S, Ev], out
+ * [..., L, Ev] and the softmax weights p [..., L, S] kept for backward; one float dtype, batch dims
+ * equal (no broadcast), any strides but a unit last one; causal: key j <= query i (top-left);
+ * S >= 1 */
+int pf_attention(const pf_tensor *q, const pf_tensor *k, const pf_tensor *v, pf_tensor *out, pf_tensor *p,
+                 double scale, int causal);
+/* gq, gk, gv (shapes of q, k, v) from g (out's shape) and forward's p; all written */
+int pf_attention_backward(const pf_tensor *g, const pf_tensor *q, const pf_tensor *k, const pf_tensor *v,
+                          const pf_tensor *p, pf_tensor *gq, pf_tensor *gk, pf_tensor *gv, double scale, int causal);

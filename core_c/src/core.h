@@ -184,6 +184,28 @@ void pf_team_start(pf_team *tm);
 void pf_team_done(pf_team *tm);
 void pf_team_finish(pf_team *tm);
 
+/* fn(arg, t, T) as thread t of a team of T, with the busy-machine timing above. A serial
+ * call (nt <= 1) runs fn directly: an OpenMP region, even `if (0)`, plus the team's clock
+ * syscalls cost about 3 us, more than a small kernel itself. */
+typedef void (*pf_team_fn)(void *arg, int t, int T);
+static inline void pf_run_team(int nt, pf_team_fn fn, void *arg) {
+#ifdef _OPENMP
+    if (nt > 1) {
+        pf_team tm;
+        pf_team_start(&tm);
+#pragma omp parallel num_threads(nt)
+        {
+            fn(arg, omp_get_thread_num(), omp_get_num_threads());
+            pf_team_done(&tm);
+        }
+        pf_team_finish(&tm);
+        return;
+    }
+#endif
+    (void)nt;
+    fn(arg, 0, 1);
+}
+
 /* ---- strided walker --------------------------------------------------------------- */
 
 /* Walks the row-major index space of `shape` in runs along the last dim, keeping one

@@ -7,13 +7,6 @@
  * recomputes xhat from x, as torch's native kernel does. */
 #include "core.h"
 
-#ifdef _OPENMP
-#define PF_PARALLEL _Pragma("omp parallel num_threads(nt) if (nt > 1)")
-#define PF_OMP_ID(t, n) (t = omp_get_thread_num(), n = omp_get_num_threads())
-#else
-#define PF_PARALLEL (void)nt;
-#define PF_OMP_ID(t, n) ((void)0)
-#endif
 
 static int check_args(int dtype, int64_t rows, int64_t d, const char *fn) {
     if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
@@ -93,6 +86,24 @@ static int check_args(int dtype, int64_t rows, int64_t d, const char *fn) {
 LN_KERNELS(float, f32)
 LN_KERNELS(double, f64)
 
+typedef struct {
+    int dtype;
+    const void *g, *x, *w, *b, *mean, *rstd;
+    void *y, *gx, *gw, *gb, *m_out, *r_out;
+    int64_t rows, d;
+    double eps, *acc;
+} ln_args;
+
+static void ln_fwd_team(void *arg, int t, int n) {
+    const ln_args *a = arg;
+    int64_t r0, r1;
+    pf_split(a->rows, t, n, &r0, &r1);
+    if (a->dtype == PF_FLOAT32)
+        ln_fwd_f32(a->x, a->w, a->b, a->y, a->m_out, a->r_out, r0, r1, a->d, a->eps);
+    else
+        ln_fwd_f64(a->x, a->w, a->b, a->y, a->m_out, a->r_out, r0, r1, a->d, a->eps);
+}
+
 int pf_layer_norm(int dtype, const void *x, const void *w, const void *b, void *y, void *mean, void *rstd,
                   int64_t rows, int64_t d, double eps) {
     int rc = check_args(dtype, rows, d, "layer_norm");
@@ -100,24 +111,34 @@ int pf_layer_norm(int dtype, const void *x, const void *w, const void *b, void *
     if (!(eps >= 0.0)) return pf_error(PF_ERR_VALUE, "layer_norm(): eps must be >= 0, got %g", eps);
     if (rows == 0) return PF_OK;
     if (!x || !y || !mean || !rstd) return pf_error(PF_ERR_VALUE, "layer_norm(): a NULL input or output buffer");
+    ln_args a = {.dtype = dtype, .x = x, .w = w, .b = b, .y = y, .m_out = mean, .r_out = rstd, .rows = rows,
+                 .d = d, .eps = eps};
     int nt = pf_threads_for(rows * d);
-    if (nt > rows) nt = (int)rows;
-    pf_team tm;
-    pf_team_start(&tm);
-    PF_PARALLEL
-    {
-        int t = 0, n = 1;
-        PF_OMP_ID(t, n);
-        int64_t r0, r1;
-        pf_split(rows, t, n, &r0, &r1);
-        if (dtype == PF_FLOAT32)
-            ln_fwd_f32(x, w, b, y, mean, rstd, r0, r1, d, eps);
-        else
-            ln_fwd_f64(x, w, b, y, mean, rstd, r0, r1, d, eps);
-        pf_team_done(&tm);
-    }
-    pf_team_finish(&tm);
+    pf_run_team(nt > rows ? (int)rows : nt, ln_fwd_team, &a);
     return PF_OK;
+}
+
+static void ln_bwd_team(void *arg, int t, int n) {
+    const ln_args *a = arg;
+    int64_t b0, b1, d = a->d;
+    if (a->gx) {
+        pf_split(a->rows, t, n, &b0, &b1);
+        if (a->dtype == PF_FLOAT32)
+            ln_bwd_gx_f32(a->g, a->x, a->mean, a->rstd, a->w, a->gx, b0, b1, d);
+        else
+            ln_bwd_gx_f64(a->g, a->x, a->mean, a->rstd, a->w, a->gx, b0, b1, d);
+    }
+    if (a->acc) {
+        pf_split(d, t, n, &b0, &b1);
+        /* each thread's slice of acc, padded apart so threads do not share cache lines */
+        double *mine = a->acc + 2 * b0 + 16 * t;
+        if (b1 > b0) {
+            if (a->dtype == PF_FLOAT32)
+                ln_bwd_gwb_f32(a->g, a->x, a->mean, a->rstd, a->gw, a->gb, a->rows, d, b0, b1, mine);
+            else
+                ln_bwd_gwb_f64(a->g, a->x, a->mean, a->rstd, a->gw, a->gb, a->rows, d, b0, b1, mine);
+        }
+    }
 }
 
 int pf_layer_norm_backward(int dtype, const void *g, const void *x, const void *mean, const void *rstd,
@@ -133,39 +154,13 @@ int pf_layer_norm_backward(int dtype, const void *g, const void *x, const void *
     if (!g || !x || !mean || !rstd)
         return pf_error(PF_ERR_VALUE, "layer_norm_backward(): a NULL input buffer");
     int nt = pf_threads_for(rows * d);
-    double *acc = NULL;
+    ln_args a = {.dtype = dtype, .g = g, .x = x, .w = w, .mean = mean, .rstd = rstd, .gx = gx, .gw = gw,
+                 .gb = gb, .rows = rows, .d = d};
     if (gw || gb) {
-        acc = pf_alloc((size_t)(2 * d + 16 * nt) * sizeof(double));
-        if (!acc) return pf_error(PF_ERR_NOMEM, "layer_norm_backward(): out of memory for %lld sums", (long long)d);
+        a.acc = pf_alloc((size_t)(2 * d + 16 * nt) * sizeof(double));
+        if (!a.acc) return pf_error(PF_ERR_NOMEM, "layer_norm_backward(): out of memory for %lld sums", (long long)d);
     }
-    pf_team tm;
-    pf_team_start(&tm);
-    PF_PARALLEL
-    {
-        int t = 0, n = 1;
-        PF_OMP_ID(t, n);
-        int64_t b0, b1;
-        if (gx) {
-            pf_split(rows, t, n, &b0, &b1);
-            if (dtype == PF_FLOAT32)
-                ln_bwd_gx_f32(g, x, mean, rstd, w, gx, b0, b1, d);
-            else
-                ln_bwd_gx_f64(g, x, mean, rstd, w, gx, b0, b1, d);
-        }
-        if (acc) {
-            pf_split(d, t, n, &b0, &b1);
-            /* each thread's slice of acc, padded apart so threads do not share cache lines */
-            double *mine = acc + 2 * b0 + 16 * t;
-            if (b1 > b0) {
-                if (dtype == PF_FLOAT32)
-                    ln_bwd_gwb_f32(g, x, mean, rstd, gw, gb, rows, d, b0, b1, mine);
-                else
-                    ln_bwd_gwb_f64(g, x, mean, rstd, gw, gb, rows, d, b0, b1, mine);
-            }
-        }
-        pf_team_done(&tm);
-    }
-    pf_team_finish(&tm);
-    pf_free(acc);
+    pf_run_team(nt, ln_bwd_team, &a);
+    pf_free(a.acc);
     return PF_OK;
 }

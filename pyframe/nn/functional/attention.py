@@ -5,15 +5,18 @@ from __future__ import annotations
 import math
 
 from pyframe import _dtype, _grad_mode
-from pyframe._backend import ShapeError
-from pyframe.nn.functional._utils import _float_arg, _tensor_arg
+from pyframe._backend import ShapeError, check, lib
+from pyframe.autograd.graph import needs_grad, record
+from pyframe.nn.functional._utils import _float_arg, _regrad, _tensor_arg
 from pyframe.nn.functional.dense import linear
 from pyframe.nn.functional.dropouts import dropout
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
 from pyframe.ops._common import broadcast_shapes, scalar_tensor
 from pyframe.ops.linalg import matmul
-from pyframe.tensor import Tensor
+from pyframe.tensor import Tensor, empty_tensor
+
+_NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernel takes
 
 
 def _causal_mask(q_len: int, k_len: int) -> Tensor:
@@ -52,9 +55,11 @@ def scaled_dot_product_attention(
     ``softmax(q k^T * scale + mask) v`` over the last two dims, batch dims broadcast.
 
     A bool ``attn_mask`` is True where attention is allowed; a float one is added to the
-    scores. A query row whose keys are all masked out gives zeros (as torch). The product,
-    softmax and dropout run in the C core as one composition, so double backward works;
-    there is no fused kernel. Dropout uses pyframe's random stream, not torch's."""
+    scores. A query row whose keys are all masked out gives zeros (as torch). Calls
+    without a mask or dropout (``is_causal`` allowed), float32/float64 and equal batch dims
+    run as one fused C call each way (pf_attention); otherwise the product, softmax and dropout
+    run as a composition of ops. Double backward works on both. Dropout uses pyframe's random
+    stream, not torch's."""
     fn = "scaled_dot_product_attention"
     for name, t in (("query", query), ("key", key), ("value", value)):
         _float_arg(t, fn, name)
@@ -97,6 +102,17 @@ def scaled_dot_product_attention(
             raise ShapeError(f"{fn}(): attn_mask of shape {list(attn_mask._shape)} does not broadcast to the "
                              f"attention scores' shape {[*query._shape[:-2], q_len, k_len]}") from None  # fmt: skip
     s = 1.0 / math.sqrt(query._shape[-1]) if scale is None else float(scale)
+    if (
+        attn_mask is None and dropout_p == 0.0 and query.dtype.code in _NATIVE and k_len > 0
+        and query.ndim == key.ndim == value.ndim and query._shape[:-2] == key._shape[:-2] == value._shape[:-2]
+    ):  # fmt: skip
+        return _fused_attention(query, key, value, s, is_causal)
+    return _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, s)
+
+
+def _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, s):
+    """The op-by-op path: masks, dropout, broadcast batch dims, float16; double backward."""
+    q_len, k_len = query._shape[-2], key._shape[-2]
     scores = matmul(ew.mul(query, s), key.transpose(-2, -1))
     if is_causal:
         attn_mask = _causal_mask(q_len, k_len)
@@ -110,6 +126,36 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         p = dropout(p, dropout_p, True)
     return matmul(p, value)
+
+
+def _unit_last(t: Tensor) -> Tensor:
+    return t if t._shape[-1] <= 1 or t._strides[-1] == 1 else t.contiguous()
+
+
+def _fused_attention(query: Tensor, key: Tensor, value: Tensor, s: float, is_causal: bool) -> Tensor:
+    """One C call each way (pf_attention): strided q, k, v are read in place (a unit last
+    stride is all it needs), the causal mask is a loop bound, the softmax weights are kept
+    for backward. Double backward differentiates the composition."""
+    q, k, v = _unit_last(query), _unit_last(key), _unit_last(value)
+    dt = q.dtype
+    out = empty_tensor(q._shape[:-1] + (v._shape[-1],), dt)
+    p = empty_tensor(q._shape[:-1] + (k._shape[-2],), dt)
+    check(lib.pf_attention(q._d(), k._d(), v._d(), out._d(), p._d(), s, int(is_causal)))
+    if needs_grad(query, key, value):
+
+        def backward(g):
+            if _grad_mode.enabled:  # create_graph: differentiate the composition instead
+                return _regrad(lambda a, b, c: _composed_attention(a, b, c, None, 0.0, is_causal, s),
+                               (query, key, value), g)  # fmt: skip
+            g = _unit_last(g)
+            gq, gk, gv = empty_tensor(q._shape, dt), empty_tensor(k._shape, dt), empty_tensor(v._shape, dt)
+            check(lib.pf_attention_backward(g._d(), q._d(), k._d(), v._d(), p._d(), gq._d(), gk._d(), gv._d(), s,
+                                            int(is_causal)))  # fmt: skip
+            return (gq if query.requires_grad else None, gk if key.requires_grad else None,
+                    gv if value.requires_grad else None)  # fmt: skip
+
+        record("ScaledDotProductAttentionBackward0", backward, (query, key, value), out, (query, key, value))
+    return out
 
 
 def _repeat_heads(t: Tensor, n: int) -> Tensor:

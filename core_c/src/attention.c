@@ -1,0 +1,241 @@
+/* Scaled dot-product attention, forward and backward, one call each.
+ *
+ * The composition (mul by scale, matmul, a causal mask built as a tensor, where, softmax,
+ * matmul; and twice as many ops back) allocates a [L, S] score tensor per op and a mask
+ * per call. Here each (batch, head) is a task: a query row's scores, their softmax and the
+ * weighted sum of values are done while the row is in cache, the causal mask is a loop
+ * bound (key j <= query i, top-left aligned as torch), and the probabilities are kept for
+ * backward. Tasks are independent, so results do not depend on the thread count. */
+#include "core.h"
+
+typedef struct {
+    const pf_tensor *q, *k, *v, *g, *p;
+    pf_tensor *out, *pw, *gq, *gk, *gv;
+    int causal, nb;
+    double scale;
+    char *scratch; /* one row of S per thread (backward) */
+} att_args;
+
+/* byte offset of batch element n (of the leading nd - 2 dims) in t */
+static int64_t batch_off(const pf_tensor *t, int64_t n) {
+    int64_t off = 0;
+    for (int i = t->ndim - 3; i >= 0; i--) {
+        int64_t sz = t->shape[i];
+        off += (n % sz) * t->strides[i];
+        n /= sz;
+    }
+    return off * (int64_t)pf_dtype_size[t->dtype];
+}
+
+#define ROW(t, base, i) ((base) + (i) * (t)->strides[(t)->ndim - 2])
+
+#define ATT_KERNELS(T, SUF, EXP)                                                                          \
+    static void att_fwd_##SUF(const att_args *a, int64_t n) {                                            \
+        const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                  \
+        int nd = q->ndim;                                                                                 \
+        int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1]; \
+        const T *qb = (const T *)((const char *)q->data + batch_off(q, n));                               \
+        const T *kb = (const T *)((const char *)k->data + batch_off(k, n));                               \
+        const T *vb = (const T *)((const char *)v->data + batch_off(v, n));                               \
+        T *ob = (T *)((char *)a->out->data + batch_off(a->out, n));                                       \
+        T *pb = (T *)((char *)a->pw->data + batch_off(a->pw, n));                                         \
+        T sc = (T)a->scale;                                                                               \
+        for (int64_t i = 0; i < L; i++) {                                                                 \
+            const T *qi = ROW(q, qb, i);                                                                  \
+            T *pi = ROW(a->pw, pb, i), *oi = ROW(a->out, ob, i);                                          \
+            int64_t ns = a->causal ? (i + 1 < S ? i + 1 : S) : S;                                         \
+            T m = -INFINITY;                                                                              \
+            for (int64_t j = 0; j < ns; j++) {                                                            \
+                const T *kj = ROW(k, kb, j);                                                              \
+                T s = 0;                                                                                  \
+                for (int64_t e = 0; e < E; e++) s += qi[e] * kj[e];                                       \
+                s *= sc;                                                                                  \
+                pi[j] = s;                                                                                \
+                m = s > m ? s : m;                                                                        \
+            }                                                                                             \
+            if (m == -INFINITY) m = 0; /* all -inf scores: exp gives 0s, 0/0 below gives NaN as torch */  \
+            T sum = 0;                                                                                    \
+            for (int64_t j = 0; j < ns; j++) {                                                            \
+                T e_ = EXP(pi[j] - m);                                                                    \
+                pi[j] = e_;                                                                               \
+                sum += e_;                                                                                \
+            }                                                                                             \
+            T inv = (T)1 / sum;                                                                           \
+            for (int64_t j = 0; j < ns; j++) pi[j] *= inv;                                                \
+            for (int64_t j = ns; j < S; j++) pi[j] = 0;                                                   \
+            for (int64_t e = 0; e < Ev; e++) oi[e] = 0;                                                   \
+            for (int64_t j = 0; j < ns; j++) {                                                            \
+                const T *vj = ROW(v, vb, j);                                                              \
+                T pj = pi[j];                                                                             \
+                for (int64_t e = 0; e < Ev; e++) oi[e] += pj * vj[e];                                     \
+            }                                                                                             \
+        }                                                                                                 \
+    }                                                                                                     \
+    /* dV = P^T dO; dP = dO V^T; dS = P * (dP - rowsum(P * dP)); dQ = scale dS K; dK = scale dS^T Q */   \
+    static void att_bwd_##SUF(const att_args *a, int64_t n, T *dp) {                                     \
+        const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                  \
+        int nd = q->ndim;                                                                                 \
+        int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1]; \
+        const T *qb = (const T *)((const char *)q->data + batch_off(q, n));                               \
+        const T *kb = (const T *)((const char *)k->data + batch_off(k, n));                               \
+        const T *vb = (const T *)((const char *)v->data + batch_off(v, n));                               \
+        const T *gb = (const T *)((const char *)a->g->data + batch_off(a->g, n));                         \
+        const T *pb = (const T *)((const char *)a->p->data + batch_off(a->p, n));                         \
+        T *gqb = (T *)((char *)a->gq->data + batch_off(a->gq, n));                                        \
+        T *gkb = (T *)((char *)a->gk->data + batch_off(a->gk, n));                                        \
+        T *gvb = (T *)((char *)a->gv->data + batch_off(a->gv, n));                                        \
+        T sc = (T)a->scale;                                                                               \
+        for (int64_t j = 0; j < S; j++) {                                                                 \
+            T *gkj = ROW(a->gk, gkb, j), *gvj = ROW(a->gv, gvb, j);                                       \
+            for (int64_t e = 0; e < E; e++) gkj[e] = 0;                                                   \
+            for (int64_t e = 0; e < Ev; e++) gvj[e] = 0;                                                  \
+        }                                                                                                 \
+        for (int64_t i = 0; i < L; i++) {                                                                 \
+            const T *qi = ROW(q, qb, i), *gi = ROW(a->g, gb, i), *pi = ROW(a->p, pb, i);                  \
+            T *gqi = ROW(a->gq, gqb, i);                                                                  \
+            int64_t ns = a->causal ? (i + 1 < S ? i + 1 : S) : S;                                         \
+            T rs = 0;                                                                                     \
+            for (int64_t j = 0; j < ns; j++) {                                                            \
+                const T *vj = ROW(v, vb, j);                                                              \
+                T *gvj = ROW(a->gv, gvb, j);                                                              \
+                T s = 0, pj = pi[j];                                                                      \
+                for (int64_t e = 0; e < Ev; e++) {                                                        \
+                    s += gi[e] * vj[e];                                                                   \
+                    gvj[e] += pj * gi[e];                                                                 \
+                }                                                                                         \
+                dp[j] = s;                                                                                \
+                rs += pj * s;                                                                             \
+            }                                                                                             \
+            for (int64_t e = 0; e < E; e++) gqi[e] = 0;                                                   \
+            for (int64_t j = 0; j < ns; j++) {                                                            \
+                const T *kj = ROW(k, kb, j);                                                              \
+                T *gkj = ROW(a->gk, gkb, j);                                                              \
+                T ds = pi[j] * (dp[j] - rs) * sc;                                                         \
+                for (int64_t e = 0; e < E; e++) {                                                         \
+                    gqi[e] += ds * kj[e];                                                                 \
+                    gkj[e] += ds * qi[e];                                                                 \
+                }                                                                                         \
+            }                                                                                             \
+        }                                                                                                 \
+    }
+
+ATT_KERNELS(float, f32, pf_expf)
+ATT_KERNELS(double, f64, exp)
+
+static void fwd_team(void *arg, int t, int T) {
+    const att_args *a = arg;
+    int64_t b, e;
+    pf_split(a->nb, t, T, &b, &e);
+    for (int64_t n = b; n < e; n++) {
+        if (a->q->dtype == PF_FLOAT32)
+            att_fwd_f32(a, n);
+        else
+            att_fwd_f64(a, n);
+    }
+}
+
+static void bwd_team(void *arg, int t, int T) {
+    const att_args *a = arg;
+    int64_t b, e, S = a->k->shape[a->k->ndim - 2];
+    pf_split(a->nb, t, T, &b, &e);
+    char *dp = a->scratch + (size_t)t * (size_t)(S + 8) * sizeof(double);
+    for (int64_t n = b; n < e; n++) {
+        if (a->q->dtype == PF_FLOAT32)
+            att_bwd_f32(a, n, (float *)dp);
+        else
+            att_bwd_f64(a, n, (double *)dp);
+    }
+}
+
+/* shape [batch..., rows, cols] with the batch dims of q, a float dtype equal to q's, unit last stride */
+static int check_operand(const pf_tensor *t, const pf_tensor *q, int64_t rows, int64_t cols, const char *what) {
+    int rc = pf_check(t, what);
+    if (rc) return rc;
+    char a[128], b[128];
+    if (t->dtype != q->dtype)
+        return pf_error(PF_ERR_TYPE, "scaled_dot_product_attention: %s has dtype %s, query has %s", what,
+                        pf_dtype_name[t->dtype], pf_dtype_name[q->dtype]);
+    int ok = t->ndim == q->ndim && t->shape[t->ndim - 2] == rows && t->shape[t->ndim - 1] == cols;
+    for (int i = 0; ok && i < q->ndim - 2; i++) ok = t->shape[i] == q->shape[i];
+    if (!ok)
+        return pf_error(PF_ERR_VALUE,
+                        "scaled_dot_product_attention: %s has shape %s, expected the query's batch dims "
+                        "(query %s) then [%lld, %lld]",
+                        what, pf_shape_str(t, a), pf_shape_str(q, b), (long long)rows, (long long)cols);
+    if (cols > 1 && t->strides[t->ndim - 1] != 1)
+        return pf_error(PF_ERR_VALUE, "scaled_dot_product_attention: %s needs a unit stride in its last dim, got %lld",
+                        what, (long long)t->strides[t->ndim - 1]);
+    return PF_OK;
+}
+
+static int check_all(const att_args *a, int backward) {
+    const pf_tensor *q = a->q;
+    int rc = pf_check(q, "query");
+    if (rc) return rc;
+    if (q->dtype != PF_FLOAT32 && q->dtype != PF_FLOAT64)
+        return pf_error(PF_ERR_TYPE, "scaled_dot_product_attention: the fused kernel takes float32 or float64, got %s",
+                        pf_dtype_name[q->dtype]);
+    if (q->ndim < 2)
+        return pf_error(PF_ERR_VALUE, "scaled_dot_product_attention: query needs at least 2 dims, got %d", q->ndim);
+    int nd = q->ndim;
+    int64_t L = q->shape[nd - 2], E = q->shape[nd - 1];
+    if ((rc = pf_check(a->k, "key")) || (rc = pf_check(a->v, "value"))) return rc;
+    if (a->k->ndim != nd || a->v->ndim != nd)
+        return pf_error(PF_ERR_VALUE, "scaled_dot_product_attention: query, key and value need one ndim, got %d, %d, %d",
+                        nd, a->k->ndim, a->v->ndim);
+    int64_t S = a->k->shape[nd - 2], Ev = a->v->shape[nd - 1];
+    if ((rc = check_operand(q, q, L, E, "query")) || (rc = check_operand(a->k, q, S, E, "key")) ||
+        (rc = check_operand(a->v, q, S, Ev, "value")))
+        return rc;
+    if (!backward)
+        return (rc = check_operand(a->out, q, L, Ev, "output")) ? rc : check_operand(a->pw, q, L, S, "attention weights");
+    if ((rc = check_operand(a->g, q, L, Ev, "output gradient")) ||
+        (rc = check_operand(a->p, q, L, S, "attention weights")) || (rc = check_operand(a->gq, q, L, E, "query gradient")) ||
+        (rc = check_operand(a->gk, q, S, E, "key gradient")) || (rc = check_operand(a->gv, q, S, Ev, "value gradient")))
+        return rc;
+    return PF_OK;
+}
+
+static int64_t batch_count(const pf_tensor *q) {
+    int64_t nb = 1;
+    for (int i = 0; i < q->ndim - 2; i++) nb *= q->shape[i];
+    return nb;
+}
+
+static int threads(const att_args *a) {
+    const pf_tensor *q = a->q;
+    int nd = q->ndim;
+    int64_t work = pf_numel(q) * a->k->shape[nd - 2] / (a->causal ? 2 : 1);
+    int nt = pf_threads_for(work);
+    return nt > a->nb ? (int)a->nb : nt;
+}
+
+int pf_attention(const pf_tensor *q, const pf_tensor *k, const pf_tensor *v, pf_tensor *out, pf_tensor *p,
+                 double scale, int causal) {
+    att_args a = {.q = q, .k = k, .v = v, .out = out, .pw = p, .causal = causal != 0, .scale = scale};
+    int rc = check_all(&a, 0);
+    if (rc) return rc;
+    a.nb = batch_count(q);
+    if (a.nb == 0 || q->shape[q->ndim - 2] == 0) return PF_OK;
+    if (k->shape[k->ndim - 2] == 0)
+        return pf_error(PF_ERR_VALUE, "scaled_dot_product_attention: the fused kernel needs at least one key");
+    pf_run_team(threads(&a), fwd_team, &a);
+    return PF_OK;
+}
+
+int pf_attention_backward(const pf_tensor *g, const pf_tensor *q, const pf_tensor *k, const pf_tensor *v,
+                          const pf_tensor *p, pf_tensor *gq, pf_tensor *gk, pf_tensor *gv, double scale, int causal) {
+    att_args a = {.q = q, .k = k, .v = v, .g = g, .p = p, .gq = gq, .gk = gk, .gv = gv, .causal = causal != 0,
+                  .scale = scale};
+    int rc = check_all(&a, 1);
+    if (rc) return rc;
+    a.nb = batch_count(q);
+    if (a.nb == 0) return PF_OK;
+    int nt = threads(&a);
+    int64_t S = k->shape[k->ndim - 2];
+    a.scratch = pf_alloc((size_t)nt * (size_t)(S + 8) * sizeof(double));
+    if (!a.scratch) return pf_error(PF_ERR_NOMEM, "scaled_dot_product_attention: out of memory for %lld scores", (long long)S);
+    pf_run_team(nt, bwd_team, &a);
+    pf_free(a.scratch);
+    return PF_OK;
+}
