@@ -349,6 +349,53 @@ def test_where_scalar_branches_and_promotion():
     assert got.tolist() == [1.0, 20.0, 3.0]
 
 
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 1000, 70_001])
+def test_where_long_runs_with_a_broadcast_branch(dtype, n, rng):
+    """Runs longer than a vector, with tails: the contiguous run, a scalar second value
+    (relu-like masks) and a scalar first value each have their own C loop."""
+    cond = random_array(rng, (n,), "bool")
+    a, b = random_array(rng, (n,), dtype), random_array(rng, (1,), dtype)
+    assert_matches(pyframe.where(pf(cond), pf(a), pf(b)), np.where(cond, a, b), dtype, what="where(c, x, b[1])")
+    assert_matches(pyframe.where(pf(cond), pf(b), pf(a)), np.where(cond, b, a), dtype, what="where(c, b[1], x)")
+    b2 = random_array(rng, (n,), dtype)
+    assert_matches(pyframe.where(pf(cond), pf(a), pf(b2)), np.where(cond, a, b2), dtype, what="where(c, x, y)")
+
+
+@pytest.mark.parametrize("name", ["relu", "tanh", "sigmoid"])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_activation_gradients_fused_and_composed_agree(name, dtype, layout, rng):
+    """The one-pass C gradient (PF_*_BACKWARD) gives the composed form's values; with
+    create_graph the composed form runs, and its gradient can be differentiated again. A
+    NaN output passes its gradient on through relu, as torch's threshold_backward."""
+    x = random_array(rng, (40, 70), dtype)
+    x[0, 0] = np.nan
+    x[1, :3] = 0
+    view = (lambda t: t.T) if layout == "transposed" else (lambda t: t)
+    cot = random_array(rng, (40, 70), dtype)
+
+    def grads(create_graph):
+        leaf = pf(x).requires_grad_()
+        y = getattr(view(leaf), name)()
+        (g,) = pyframe.autograd.grad(y, leaf, view(pf(cot)), create_graph=create_graph)
+        return g
+
+    fused, composed = grads(False), grads(True).detach()
+    if dtype == "float16":  # the C pass computes in float32 and rounds once (as torch); composed ops round each step
+        np.testing.assert_allclose(npy(fused), npy(composed), rtol=1e-2, atol=1e-2)
+    else:
+        np.testing.assert_array_equal(npy(fused), npy(composed))
+    if name == "relu":
+        expected = np.where(x <= 0, 0, cot)
+        np.testing.assert_array_equal(npy(fused), expected.astype(x.dtype))
+    else:
+        y = np.tanh(x.astype(np.float64)) if name == "tanh" else 1 / (1 + np.exp(-x.astype(np.float64)))
+        d = 1 - y * y if name == "tanh" else y * (1 - y)
+        tol = {"float16": 2e-2, "float32": 1e-5, "float64": 1e-12}[str(x.dtype)]
+        np.testing.assert_allclose(npy(fused)[1:], (cot * d)[1:], rtol=tol, atol=tol)
+
+
 _FILL = {"float32": -2.5, "float64": 1e300, "float16": 0.125, "int64": 2**40, "int32": -7, "bool": True}
 
 

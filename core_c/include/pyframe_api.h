@@ -96,7 +96,11 @@
 #define PF_ATAN2 16
 #define PF_REMAINDER 17  /* Python-style modulo, sign of b */
 #define PF_FLOOR_DIVIDE 18
-#define PF_NUM_BINARY 19
+/* fused activation gradients, float dtypes: a = incoming gradient, b = the activation's output */
+#define PF_RELU_BACKWARD 19     /* b <= 0 ? 0 : a (a NaN output passes the gradient, as torch) */
+#define PF_TANH_BACKWARD 20     /* a * (1 - b * b) */
+#define PF_SIGMOID_BACKWARD 21  /* a * (b * (1 - b)) */
+#define PF_NUM_BINARY 22
 
 /* reductions over the last `nred` dims of x */
 #define PF_SUM 0

@@ -276,7 +276,10 @@ static int unary_out_dtype(int op, int dt) {
     X(PF_MINIMUM, minimum, pf_minf(a, b), pf_mind(a, b))                   \
     X(PF_ATAN2, atan2, atan2f(a, b), atan2(a, b))                          \
     X(PF_REMAINDER, remainder, pf_remf(a, b), pf_rem(a, b))                \
-    X(PF_FLOOR_DIVIDE, floordiv, pf_floordivf(a, b), pf_floordiv(a, b))
+    X(PF_FLOOR_DIVIDE, floordiv, pf_floordivf(a, b), pf_floordiv(a, b))  \
+    X(PF_RELU_BACKWARD, relu_bwd, b <= 0 ? 0 : a, b <= 0 ? 0 : a)         \
+    X(PF_TANH_BACKWARD, tanh_bwd, a * (1 - b * b), a * (1 - b * b))       \
+    X(PF_SIGMOID_BACKWARD, sigmoid_bwd, a * (b * (1 - b)), a * (b * (1 - b)))
 
 /* integer arithmetic in int64 with wrap-around (unsigned math avoids C's UB) */
 #define INT_BINARY(X)                                                       \
@@ -336,7 +339,8 @@ static binary_run binary_table[PF_NUM_BINARY][PF_NUM_DTYPES] = {
 };
 static const char *const binary_name[PF_NUM_BINARY] = {
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_and", "logical_or", "logical_xor", "atan2", "remainder", "floor_divide"};
+    "logical_and", "logical_or", "logical_xor", "atan2", "remainder", "floor_divide",
+    "relu_backward", "tanh_backward", "sigmoid_backward"};
 _Static_assert(sizeof(binary_name) / sizeof(*binary_name) == PF_NUM_BINARY, "binary names and op codes differ");
 
 static void fill_int_binary(void) {
@@ -578,6 +582,31 @@ static inline void move_elem(char *d, const char *s, size_t size) {
     }
 }
 
+/* One run of where per element size (strides in bytes): the contiguous case and the one
+ * with a broadcast second value (relu-like masks, `where(c, x, 0.0)`) vectorize as blends. */
+#define WHERE_RUN(sz, T)                                                                         \
+    PF_SIMD static void where_run_##sz(const uint8_t *c, int64_t sc, const char *ap, int64_t sa,  \
+                                       const char *bp, int64_t sb, char *op_, int64_t so, int64_t n) { \
+        const T *a = (const T *)ap, *b = (const T *)bp;                                          \
+        T *o = (T *)op_;                                                                         \
+        if (sc == 1 && sa == sz && so == sz && sb == sz) {                                       \
+            for (int64_t i = 0; i < n; i++) o[i] = c[i] ? a[i] : b[i];                           \
+        } else if (sc == 1 && sa == sz && so == sz && sb == 0) {                                 \
+            const T v = b[0];                                                                    \
+            for (int64_t i = 0; i < n; i++) o[i] = c[i] ? a[i] : v;                              \
+        } else if (sc == 1 && sa == 0 && so == sz && sb == sz) {                                 \
+            const T v = a[0];                                                                    \
+            for (int64_t i = 0; i < n; i++) o[i] = c[i] ? v : b[i];                              \
+        } else {                                                                                 \
+            for (int64_t i = 0; i < n; i++)                                                      \
+                *(T *)(op_ + i * so) = c[i * sc] ? *(const T *)(ap + i * sa) : *(const T *)(bp + i * sb); \
+        }                                                                                        \
+    }
+WHERE_RUN(1, uint8_t)
+WHERE_RUN(2, uint16_t)
+WHERE_RUN(4, uint32_t)
+WHERE_RUN(8, uint64_t)
+
 int pf_where(const pf_tensor *cond, const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
     int rc;
     if ((rc = pf_check(cond, "condition")) || (rc = pf_check(a, "first value")) || (rc = pf_check(b, "second value")) ||
@@ -601,9 +630,16 @@ int pf_where(const pf_tensor *cond, const pf_tensor *a, const pf_tensor *b, pf_t
     const char *cb = cond->data, *ab = a->data, *bb = b->data;
     char *ob = out->data;
     PF_PARALLEL_WALK(w, {
-        for (int64_t i = 0; i < len; i++)
-            move_elem(ob + off[3] + i * inner[3],
-                      cb[off[0] + i * inner[0]] ? ab + off[1] + i * inner[1] : bb + off[2] + i * inner[2], es);
+        const uint8_t *c = (const uint8_t *)cb + off[0];
+        const char *ap = ab + off[1];
+        const char *bp = bb + off[2];
+        char *op_ = ob + off[3];
+        switch (es) {
+        case 1: where_run_1(c, inner[0], ap, inner[1], bp, inner[2], op_, inner[3], len); break;
+        case 2: where_run_2(c, inner[0], ap, inner[1], bp, inner[2], op_, inner[3], len); break;
+        case 4: where_run_4(c, inner[0], ap, inner[1], bp, inner[2], op_, inner[3], len); break;
+        default: where_run_8(c, inner[0], ap, inner[1], bp, inner[2], op_, inner[3], len); break;
+        }
     });
     return PF_OK;
 }

@@ -100,6 +100,35 @@ def _make_unary(name: str, op: int, floating: bool, deriv=None, identity_for=(),
     return fn
 
 
+def _fused_grad(op: int, composed):
+    """An activation's derivative as one C pass over (g, y) (``PF_*_BACKWARD``), as torch's
+    ``threshold_backward``/``tanh_backward``; with ``create_graph`` (grad mode on during
+    backward) the composed form, whose ops are differentiable again."""
+
+    def deriv(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
+        if _grad_mode.enabled or g.dtype is not y.dtype or g._shape != y._shape or not y.dtype.is_floating_point:
+            return composed(g, x, y)
+        if g._contig and y._contig:
+            n, dt = y._numel, y.dtype
+            nbytes = n * dt.itemsize
+            data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
+            rc = _binary_contig(op, dt.code, g._ptr, y._ptr, data, n)
+            if rc:
+                check(rc)
+            return fresh(data, nbytes, y._shape, y._strides, n, dt)
+        out = empty_tensor(y._shape, y.dtype)
+        check(lib.pf_binary(op, g._d(), y._d(), out._d()))
+        return out
+
+    return deriv
+
+
+_tanh_grad = _fused_grad(lib.PF_TANH_BACKWARD, lambda g, x, y: mul(g, sub(1.0, mul(y, y))))  # noqa: F821
+_sigmoid_grad = _fused_grad(lib.PF_SIGMOID_BACKWARD, lambda g, x, y: mul(g, mul(y, sub(1.0, y))))  # noqa: F821
+# y <= 0 masks, not y > 0: a NaN output passes its gradient on, as torch's threshold_backward
+_relu_grad = _fused_grad(lib.PF_RELU_BACKWARD, lambda g, x, y: where(le(y, 0), 0.0, g))  # noqa: F821
+
+
 def _zero_grad(g, x, y):
     return mul(g, 0.0)  # noqa: F821 - the binary ops are bound below
 
@@ -114,9 +143,9 @@ _UNARY = {
     "log": (lib.PF_LOG, True, lambda g, x, y: div(g, x), ()),  # noqa: F821
     "sqrt": (lib.PF_SQRT, True, lambda g, x, y: div(g, mul(y, 2.0)), ()),  # noqa: F821
     "rsqrt": (lib.PF_RSQRT, True, lambda g, x, y: mul(g, mul(pow(y, 3.0), -0.5)), ()),  # noqa: F821
-    "tanh": (lib.PF_TANH, True, lambda g, x, y: mul(g, sub(1.0, mul(y, y))), ()),  # noqa: F821
-    "sigmoid": (lib.PF_SIGMOID, True, lambda g, x, y: mul(g, mul(y, sub(1.0, y))), ()),  # noqa: F821
-    "relu": (lib.PF_RELU, False, lambda g, x, y: where(gt(y, 0), g, 0.0), ()),  # noqa: F821
+    "tanh": (lib.PF_TANH, True, _tanh_grad, ()),
+    "sigmoid": (lib.PF_SIGMOID, True, _sigmoid_grad, ()),
+    "relu": (lib.PF_RELU, False, _relu_grad, ()),
     "sin": (lib.PF_SIN, True, lambda g, x, y: mul(g, cos(x)), ()),  # noqa: F821
     "cos": (lib.PF_COS, True, lambda g, x, y: neg(mul(g, sin(x))), ()),  # noqa: F821
     "sign": (lib.PF_SIGN, False, _zero_grad, (_dtype.bool_,)),
