@@ -177,6 +177,11 @@ int pf_linspace(pf_tensor *dst, double start, double end);
 int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *idx, double correction);
 /* softmax / log_softmax over the last dim of x */
 int pf_softmax(const pf_tensor *x, pf_tensor *out, int log);
+/* The same over `rows` contiguous rows of n elements each, without descriptors (the ops' lean
+ * paths): out [rows] of out_dtype (NULL for argmax/argmin), idx [rows] int64 or NULL. */
+int pf_reduce_rows(int op, int dtype, const void *x, int64_t rows, int64_t n, void *out, int out_dtype,
+                   void *idx, double correction);
+int pf_softmax_rows(int dtype, const void *x, void *out, int64_t rows, int64_t n, int log);
 
 /* sorting and selection (sort.c): along `dim` of a contiguous x; values (x's dtype) and indices
  * (int64) contiguous with x's shape but k at dim. NaN counts as the largest value. sort is

@@ -831,42 +831,61 @@ int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *i
 
 /* One contiguous row, y may be x. The max is subtracted first so exp cannot overflow;
  * a NaN anywhere makes the row NaN (the max is NaN then), and an all -inf row gives
- * -inf - -inf = NaN, both as torch. Sums are in double lanes, for accuracy and so the
- * loops vectorize; softmax keeps exp(x - max) in y until the sum is known. */
+ * -inf - -inf = NaN, both as torch. Sums are in double lanes, for accuracy. Each pass is
+ * its own branch-free loop, so gcc vectorizes it (a store under `if` inside the exp loop,
+ * and a NaN-aware compare in the max, had kept the whole row scalar): the max tracks NaN
+ * in a flag beside a plain compare, the exps go to y (log_softmax: to a block on the
+ * stack) and are summed in a second pass over L1-resident data; softmax then scales by
+ * the sum's reciprocal, in double. */
+#define SM_BLOCK 256
 #define SOFTMAX_ROW(name, V, EXP)                                                        \
-    /* sum of exp(x - m), storing the terms in y unless it is NULL */                 \
-    static inline double exp_sum_##name(const V *x, V *y, int64_t n, V m) {              \
+    static inline V row_max_##name(const V *x, int64_t n) {                              \
+        V b[LANES];                                                                      \
+        int nan[LANES];                                                                  \
+        for (int j = 0; j < LANES; j++) b[j] = x[0], nan[j] = 0;                         \
+        int64_t i = 0;                                                                   \
+        for (; i + LANES <= n; i += LANES) {                                             \
+            _Pragma("omp simd") for (int j = 0; j < LANES; j++) {                        \
+                V v = x[i + j];                                                          \
+                b[j] = v > b[j] ? v : b[j];                                              \
+                nan[j] |= v != v;                                                        \
+            }                                                                            \
+        }                                                                                \
+        V m = b[0];                                                                      \
+        int any = nan[0];                                                                \
+        for (int j = 1; j < LANES; j++) m = b[j] > m ? b[j] : m, any |= nan[j];          \
+        for (; i < n; i++) m = x[i] > m ? x[i] : m, any |= x[i] != x[i];                 \
+        return any ? (V)NAN : m;                                                         \
+    }                                                                                    \
+    static inline double row_sum_##name(const V *y, int64_t n) {                         \
         double a[LANES] = {0};                                                           \
         int64_t i = 0;                                                                   \
-        for (; i + LANES <= n; i += LANES)                                               \
-            for (int j = 0; j < LANES; j++) {                                            \
-                V e = EXP(x[i + j] - m);                                                 \
-                if (y) y[i + j] = e;                                                     \
-                a[j] += e;                                                               \
-            }                                                                            \
-        double s = lanes_sum(a);                                                         \
-        for (; i < n; i++) {                                                             \
-            V e = EXP(x[i] - m);                                                         \
-            if (y) y[i] = e;                                                             \
-            s += e;                                                                      \
+        for (; i + LANES <= n; i += LANES) {                                             \
+            _Pragma("omp simd") for (int j = 0; j < LANES; j++) a[j] += y[i + j];        \
         }                                                                                \
+        double s = lanes_sum(a);                                                         \
+        for (; i < n; i++) s += y[i];                                                    \
         return s;                                                                        \
     }                                                                                    \
+    static inline void row_exp_##name(const V *x, V *y, int64_t n, V m) {                \
+        for (int64_t i = 0; i < n; i++) y[i] = EXP(x[i] - m);                            \
+    }                                                                                    \
     PF_SIMD static void name(const V *x, V *y, int64_t n, int take_log) {                \
-        V b[LANES];                                                                      \
-        for (int j = 0; j < LANES; j++) b[j] = x[0];                                     \
-        int64_t i = 0;                                                                   \
-        for (; i + LANES <= n; i += LANES)                                               \
-            for (int j = 0; j < LANES; j++) b[j] = BEATS(x[i + j], b[j], <=) ? x[i + j] : b[j]; \
-        V m = b[0];                                                                      \
-        for (int j = 1; j < LANES; j++) m = BEATS(b[j], m, <=) ? b[j] : m;               \
-        for (; i < n; i++) m = BEATS(x[i], m, <=) ? x[i] : m;                            \
-        double s = take_log ? exp_sum_##name(x, NULL, n, m) : exp_sum_##name(x, y, n, m); \
+        V m = row_max_##name(x, n);                                                      \
         if (take_log) {                                                                  \
+            V t[SM_BLOCK];                                                               \
+            double s = 0;                                                                \
+            for (int64_t i = 0; i < n; i += SM_BLOCK) {                                  \
+                int64_t k = n - i < SM_BLOCK ? n - i : SM_BLOCK;                         \
+                row_exp_##name(x + i, t, k, m);                                          \
+                s += row_sum_##name(t, k);                                               \
+            }                                                                            \
             V ls = (V)log(s);                                                            \
-            for (i = 0; i < n; i++) y[i] = x[i] - m - ls;                                \
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] - m - ls;                        \
         } else {                                                                         \
-            for (i = 0; i < n; i++) y[i] = (V)(y[i] / s);                                \
+            row_exp_##name(x, y, n, m);                                                  \
+            double r = 1.0 / row_sum_##name(y, n);                                       \
+            for (int64_t i = 0; i < n; i++) y[i] = (V)(y[i] * r);                        \
         }                                                                                \
     }
 
@@ -966,4 +985,40 @@ int pf_softmax(const pf_tensor *x, pf_tensor *out, int take_log) {
     run_team(nt, softmax_part, &j);
     pf_free(scratch);
     return PF_OK;
+}
+
+/* ---- contiguous rows, for the lean paths ---- */
+
+/* x as [rows, n] and a result as [rows]; refuses what a descriptor could not hold */
+static int rows_desc(const char *name, int dtype, const void *x, int64_t rows, int64_t n, pf_tensor *xd) {
+    if (dtype < 0 || dtype >= PF_NUM_DTYPES) return pf_error(PF_ERR_TYPE, "%s: unknown dtype code %d", name, dtype);
+    if (rows < 0 || n < 0 || (n && rows > INT64_MAX / n))
+        return pf_error(PF_ERR_VALUE, "%s: bad row layout (%lld rows of %lld)", name, (long long)rows, (long long)n);
+    *xd = (pf_tensor){.data = (void *)x, .dtype = dtype, .ndim = 2, .shape = {rows, n}, .strides = {n, 1}};
+    return PF_OK;
+}
+
+static pf_tensor row_result(void *data, int dtype, int64_t rows) {
+    return (pf_tensor){.data = data, .dtype = dtype, .ndim = 1, .shape = {rows}, .strides = {1}};
+}
+
+int pf_reduce_rows(int op, int dtype, const void *x, int64_t rows, int64_t n, void *out, int out_dtype, void *idx,
+                   double correction) {
+    pf_tensor xd, od, id;
+    int rc = rows_desc("reduce", dtype, x, rows, n, &xd);
+    if (rc) return rc;
+    if (out_dtype < 0 || out_dtype >= PF_NUM_DTYPES)
+        return pf_error(PF_ERR_TYPE, "reduce: unknown output dtype code %d", out_dtype);
+    od = row_result(out, out_dtype, rows);
+    id = row_result(idx, PF_INT64, rows);
+    return pf_reduce(op, &xd, 1, out ? &od : NULL, idx ? &id : NULL, correction);
+}
+
+int pf_softmax_rows(int dtype, const void *x, void *out, int64_t rows, int64_t n, int take_log) {
+    pf_tensor xd, od;
+    int rc = rows_desc("softmax", dtype, x, rows, n, &xd);
+    if (rc) return rc;
+    od = xd;
+    od.data = out;
+    return pf_softmax(&xd, &od, take_log);
 }

@@ -72,8 +72,21 @@ def _reduce(
     out_shape = tuple(x._shape[i] for i in keep)
     values = empty_tensor(out_shape, out_dtype) if want_values else None
     index = empty_tensor(out_shape, int64) if want_index else None
-    check(
-        lib.pf_reduce(
+    if moved is x and x._contig:  # rows of x's memory: no descriptors
+        n = math.prod(x._shape[i] for i in dims)
+        rc = lib.pf_reduce_rows(
+            op,
+            x.dtype.code,
+            x._ptr,
+            x._numel // n if n else math.prod(out_shape),
+            n,
+            values._ptr if values is not None else ffi.NULL,
+            out_dtype.code if values is not None else 0,
+            index._ptr if index is not None else ffi.NULL,
+            correction,
+        )
+    else:
+        rc = lib.pf_reduce(
             op,
             moved._d(),
             len(dims),
@@ -81,7 +94,8 @@ def _reduce(
             index._d() if index is not None else ffi.NULL,
             correction,
         )
-    )
+    if rc:
+        check(rc)
     kept = tuple(1 if i in dims else n for i, n in enumerate(x._shape))
     if keepdim:
         values = values.reshape(kept) if values is not None else None
@@ -153,26 +167,35 @@ def _sum_dtype(x: Tensor, dtype):
     return x.dtype if x.dtype.is_floating_point else int64
 
 
-def _lean(op: int, x, dim):
-    """sum/mean of a float tensor over everything or its last dim, outside autograd: one
-    allocation and one C call. None when the general path is needed."""
-    if type(x) is not Tensor or not x.dtype.is_floating_point or (x.requires_grad and _grad_mode.enabled):
+def _lean(op: int, x, dim, keepdim: bool):
+    """sum/mean of a contiguous float tensor over everything or its last dim, outside
+    autograd: one allocation and one C call. None when the general path is needed."""
+    if (
+        type(x) is not Tensor
+        or not x._contig
+        or not x.dtype.is_floating_point
+        or (x.requires_grad and _grad_mode.enabled)
+    ):
         return None
-    nd = len(x._shape)
+    shape = x._shape
     if dim is None:
-        nred, shape = nd, ()
-    elif type(dim) is int and nd and (dim == -1 or dim == nd - 1):
-        nred, shape = 1, x._shape[:-1]
+        n = x._numel
+        shape = (1,) * len(shape) if keepdim else ()
+    elif type(dim) is int and shape and (dim == -1 or dim == len(shape) - 1):
+        n = shape[-1]
+        shape = shape[:-1] + (1,) if keepdim else shape[:-1]
     else:
         return None
     out = empty_tensor(shape, x.dtype)
-    check(lib.pf_reduce(op, x._d(), nred, out._d(), ffi.NULL, 0.0))
+    rc = lib.pf_reduce_rows(op, x.dtype.code, x._ptr, out._numel, n, out._ptr, x.dtype.code, ffi.NULL, 0.0)
+    if rc:
+        check(rc)
     return out
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:  # noqa: A001 - PyTorch's name
     """Same as torch.sum; integer and bool inputs sum to int64."""
-    if not keepdim and dtype is None and (out := _lean(_SUM, input, dim)) is not None:
+    if dtype is None and (out := _lean(_SUM, input, dim, keepdim)) is not None:
         return out
     dt = _sum_dtype(input, dtype)
     if dt is not input.dtype and dt.is_floating_point:
@@ -196,7 +219,7 @@ def _require_float(x: Tensor, name: str, dtype=None) -> Tensor:
 
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-    if not keepdim and dtype is None and (out := _lean(_MEAN, input, dim)) is not None:
+    if dtype is None and (out := _lean(_MEAN, input, dim, keepdim)) is not None:
         return out
     input = _require_float(input, "mean", dtype)
     return _reduce(lib.PF_MEAN, input, _full_if_empty(dim), keepdim, input.dtype, deriv=_d_mean)[0]
@@ -323,19 +346,30 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
 def _softmax(x: Tensor, dim: int, log: bool, dtype=None) -> Tensor:
     if dtype is not None:
         x = x.to(as_dtype(dtype))
+    elif not isinstance(x, Tensor):
+        raise TypeError(f"{'log_softmax' if log else 'softmax'}: expected a Tensor, got {type(x).__name__}")
     elif not x.dtype.is_floating_point:
         raise TypeError(f"{'log_softmax' if log else 'softmax'}: expected a floating point input, got {x.dtype.name}")
-    d = normalize_dim(dim, x.ndim)
-    out = empty_tensor(x._shape, x.dtype)
-    order = [i for i in range(x.ndim) if i != d] + ([d] if x.ndim else [])
-
-    def last(t: Tensor) -> Tensor:
-        return t._view(tuple(t._shape[i] for i in order), tuple(t._strides[i] for i in order))
-
-    if d == x.ndim - 1:  # already last: no views
-        check(lib.pf_softmax(x._d(), out._d(), int(log)))
+    shape = x._shape
+    if x._contig and shape and type(dim) is int and (dim == -1 or dim == len(shape) - 1):
+        d = len(shape) - 1  # the lean case: rows of x's memory, no descriptors
+        out = empty_tensor(shape, x.dtype)
+        n = shape[-1]
+        rc = lib.pf_softmax_rows(x.dtype.code, x._ptr, out._ptr, x._numel // n if n else 0, n, int(log))
+        if rc:
+            check(rc)
     else:
-        check(lib.pf_softmax(last(x)._d(), last(out)._d(), int(log)))
+        d = normalize_dim(dim, x.ndim)
+        out = empty_tensor(shape, x.dtype)
+        order = [i for i in range(x.ndim) if i != d] + ([d] if x.ndim else [])
+
+        def last(t: Tensor) -> Tensor:
+            return t._view(tuple(t._shape[i] for i in order), tuple(t._strides[i] for i in order))
+
+        if d == x.ndim - 1:  # already last: no views
+            check(lib.pf_softmax(x._d(), out._d(), int(log)))
+        else:
+            check(lib.pf_softmax(last(x)._d(), last(out)._d(), int(log)))
     if x.requires_grad and _grad_mode.enabled:
         if log:  # d log_softmax: g - softmax * sum(g)
 
