@@ -207,6 +207,25 @@ int pf_im2col(const pf_tensor *x, pf_tensor *col, int kh, int kw, int sh, int sw
 int pf_col2im(const pf_tensor *col, pf_tensor *x, int kh, int kw, int sh, int sw,
               int ph, int pw, int dh, int dw);
 
+/* max pooling (pool.c): x [N, C, H, W] float32/float64 (any strides) -> out [N, C, OH, OW] and indices
+ * [N, C, OH, OW] int64 (flat h*W + w in the input plane, as torch), both contiguous */
+int pf_max_pool2d(const pf_tensor *x, pf_tensor *out, pf_tensor *indices, int kh, int kw, int sh, int sw,
+                  int ph, int pw, int dh, int dw);
+/* grad_in [N, C, H, W] contiguous is overwritten: zero, then grad_in[n, c, indices] += grad_out */
+int pf_max_pool2d_backward(const pf_tensor *grad_out, const pf_tensor *indices, pf_tensor *grad_in, int kh,
+                           int kw, int sh, int sw, int ph, int pw, int dh, int dw);
+
+/* batch norm with batch statistics (bnorm.c), x [N, C, L] float32/float64 (any strides), y contiguous;
+ * mean and var [C] float64 get the biased batch statistics (kept for backward at full precision); weight, bias, running_mean and running_var may be
+ * NULL (running_var is updated with the unbiased variance) */
+int pf_batch_norm_forward(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias, double eps,
+                          double momentum, pf_tensor *running_mean, pf_tensor *running_var, pf_tensor *y,
+                          pf_tensor *mean, pf_tensor *var);
+/* grad_out, grad_in contiguous [N, C, L]; grad_in, grad_weight, grad_bias may be NULL (not wanted) */
+int pf_batch_norm_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_tensor *mean,
+                           const pf_tensor *var, const pf_tensor *weight, double eps, pf_tensor *grad_in,
+                           pf_tensor *grad_weight, pf_tensor *grad_bias);
+
 /* indexing (index.c) */
 /* out[..., j, ...] = x[..., idx[j], ...] along dim; idx is 1-d int64, negatives wrap */
 int pf_index_select(const pf_tensor *x, int dim, const pf_tensor *idx, pf_tensor *out);

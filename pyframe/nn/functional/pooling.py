@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
-from pyframe import _grad_mode
+from pyframe import _dtype, _grad_mode
+from pyframe._backend import check, lib
 from pyframe.autograd.graph import needs_grad, record
 from pyframe.nn.functional._utils import _pair
 from pyframe.nn.functional.conv import _batched, _check_im2col_dtype, _im2col, _out_size, fold
@@ -37,40 +36,33 @@ def _pool_args(fn: str, kernel_size, stride, padding, dilation, ceil_mode) -> tu
 def max_pool2d(
     input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):  # fmt: skip
-    """Same as torch.nn.functional.max_pool2d: im2col with -inf padding, then a max over the
-    kernel positions; backward scatters into those positions and col2im adds them up.
-    ``ceil_mode=True`` is not supported (NotImplementedError)."""
+    """Same as torch.nn.functional.max_pool2d: one C pass finds each window's maximum and its
+    flat index in the input plane (NaN wins, ties keep the first, as torch); backward adds the
+    gradient at those indices. ``ceil_mode=True`` is not supported (NotImplementedError)."""
     x, batched = _batched("max_pool2d", input)
     _check_im2col_dtype("max_pool2d", x)
     k, s, p, d = _pool_args("max_pool2d", kernel_size, stride, padding, dilation, ceil_mode)
     n, c, h, w = x._shape
     oh, ow = _out_size("max_pool2d", x._shape, k, s, p, d)
-    kk, length = k[0] * k[1], oh * ow
-    with _grad_mode.no_grad():
-        col = _im2col(x, k, s, p, d, oh, ow, -math.inf)
-        values, arg = rd.max(col.view(n, c, kk, length), 2)  # [N, C, L]; arg indexes the kernel positions
-    out = values.view(n, c, oh, ow)
+    geometry = (k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1])
+    out = empty_tensor((n, c, oh, ow), x.dtype)
+    indices = empty_tensor((n, c, oh, ow), _dtype.int64)
+    check(lib.pf_max_pool2d(x._d(), out._d(), indices._d(), *geometry))
     if needs_grad(x):
 
         def backward(gy):
-            gcol = zeros_of((n, c, kk, length), gy.dtype)
-            ix.scatter_add_(gcol, 2, arg.view(n, c, 1, length), gy.reshape(n, c, 1, length))
-            return (fold(gcol.view(n, c * kk, length), (h, w), k, d, p, s),)
+            if _grad_mode.enabled:  # create_graph: a differentiable scatter of gy to the indices
+                flat = zeros_of((n, c, h * w), gy.dtype)
+                flat = ix.scatter_add(flat, 2, indices.view(n, c, oh * ow), gy.reshape(n, c, oh * ow))
+                return (flat.view(n, c, h, w),)
+            gx = empty_tensor((n, c, h, w), gy.dtype)
+            check(lib.pf_max_pool2d_backward(gy._d(), indices._d(), gx._d(), *geometry))
+            return (gx,)
 
         record("MaxPool2DWithIndicesBackward0", backward, (x,), out)
     if not batched:
-        out = out.squeeze(0)
-    if not return_indices:
-        return out
-    # flat index into each input plane: row = oh*sh - ph + (a // kw)*dh, col = ow*sw - pw + (a % kw)*dw
-    from pyframe.factory import arange
-
-    with _grad_mode.no_grad():
-        a = arg.view(n, c, oh, ow)
-        rows = ew.add(ew.mul(ew.floor_divide(a, k[1]), d[0]), ew.sub(ew.mul(arange(oh).view(oh, 1), s[0]), p[0]))
-        cols = ew.add(ew.mul(ew.remainder(a, k[1]), d[1]), ew.sub(ew.mul(arange(ow), s[1]), p[1]))
-        indices = ew.add(ew.mul(rows, w), cols)
-    return out, (indices if batched else indices.squeeze(0))
+        return (out.squeeze(0), indices.squeeze(0)) if return_indices else out.squeeze(0)
+    return (out, indices) if return_indices else out
 
 
 def avg_pool2d(

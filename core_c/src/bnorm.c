@@ -1,0 +1,283 @@
+/* Batch normalization with batch statistics, forward and backward, one channel at a time.
+ *
+ * x is viewed as [N, C, L] (L = the spatial size). A channel's N*L values are read three
+ * times in forward (mean, centred variance, normalize) and twice in backward (the two
+ * sums, then the input gradient), back to back, so after the first pass they come from
+ * cache; the composition of separate ops read and wrote whole tensors eleven times.
+ * Sums accumulate in double, and the variance is the centred two-pass one, so a channel
+ * whose mean is large beside its spread loses nothing to cancellation. Work is split over
+ * channels: no two threads share an output element. */
+#include <stdio.h>
+#include "core.h"
+
+typedef struct {
+    int64_t N, C, L;
+    int64_t xs0, xs1, xs2; /* x's element strides */
+} bgeom;
+
+static int check_vec(const char *fn, const char *what, const pf_tensor *t, int dtype, int64_t C) {
+    char a[128];
+    char name[96];
+    snprintf(name, sizeof name, "%s: %s", fn, what);
+    int rc = pf_check(t, name);
+    if (rc) return rc;
+    if (t->ndim != 1 || t->shape[0] != C)
+        return pf_error(PF_ERR_VALUE, "%s: %s must have shape [%lld], got %s", fn, what, (long long)C,
+                        pf_shape_str(t, a));
+    if (t->dtype != dtype)
+        return pf_error(PF_ERR_TYPE, "%s: %s must be %s, got %s", fn, what, pf_dtype_name[dtype],
+                        pf_dtype_name[t->dtype]);
+    return PF_OK;
+}
+
+static int check_x(const char *fn, const char *what, const pf_tensor *t, const pf_tensor *x, int contig) {
+    char a[128], b[128];
+    char name[96];
+    snprintf(name, sizeof name, "%s: %s", fn, what);
+    int rc = pf_check(t, name);
+    if (rc) return rc;
+    if (t->ndim != 3 || t->shape[0] != x->shape[0] || t->shape[1] != x->shape[1] || t->shape[2] != x->shape[2])
+        return pf_error(PF_ERR_VALUE, "%s: %s has shape %s but the input has %s", fn, what, pf_shape_str(t, a),
+                        pf_shape_str(x, b));
+    if (t->dtype != x->dtype)
+        return pf_error(PF_ERR_TYPE, "%s: %s is %s but the input is %s", fn, what, pf_dtype_name[t->dtype],
+                        pf_dtype_name[x->dtype]);
+    if (contig && t->shape[0] * t->shape[1] * t->shape[2] > 0 &&
+        (t->strides[2] != 1 || t->strides[1] != t->shape[2] || t->strides[0] != t->shape[1] * t->shape[2]))
+        return pf_error(PF_ERR_VALUE, "%s: %s must be contiguous", fn, what);
+    return PF_OK;
+}
+
+static int setup(const char *fn, const pf_tensor *x, bgeom *g) {
+    char a[128];
+    int rc = pf_check(x, "batch_norm: input");
+    if (rc) return rc;
+    if (x->ndim != 3) return pf_error(PF_ERR_VALUE, "%s: input must be 3-d [N, C, L], got %s", fn, pf_shape_str(x, a));
+    if (x->dtype != PF_FLOAT32 && x->dtype != PF_FLOAT64)
+        return pf_error(PF_ERR_TYPE, "%s: only float32 and float64 are supported, got %s", fn,
+                        pf_dtype_name[x->dtype]);
+    *g = (bgeom){.N = x->shape[0], .C = x->shape[1], .L = x->shape[2], .xs0 = x->strides[0], .xs1 = x->strides[1],
+                 .xs2 = x->strides[2]};
+    if (g->N * g->L < 2)
+        return pf_error(PF_ERR_VALUE, "%s: expected more than 1 value per channel, got input %s", fn,
+                        pf_shape_str(x, a));
+    return PF_OK;
+}
+
+static inline double vec_get(const pf_tensor *t, int64_t c) {
+    return t->dtype == PF_FLOAT32 ? ((const float *)t->data)[c * t->strides[0]]
+                                  : ((const double *)t->data)[c * t->strides[0]];
+}
+static inline void vec_set(pf_tensor *t, int64_t c, double v) {
+    if (t->dtype == PF_FLOAT32) ((float *)t->data)[c * t->strides[0]] = (float)v;
+    else ((double *)t->data)[c * t->strides[0]] = v;
+}
+
+/* Sums over a row in eight independent lanes of T, flushed to double every BLOCK values:
+ * without -ffast-math gcc keeps a single accumulator serial (one add per 4 cycles), while
+ * eight lanes vectorize; the flush bounds the float error to that of a BLOCK-long sum. */
+#define LANES 8
+#define BLOCK 512
+#define DEFINE_BN(T)                                                                             \
+    /* sum(p - o) for a shift o near the values: T lanes then lose precision against the         \
+     * spread, not against a large mean */                                                       \
+    static double row_sum_##T(const T *p, int64_t n, int64_t s, T o) {                           \
+        double t = 0;                                                                            \
+        int64_t l = 0;                                                                           \
+        if (s == 1)                                                                              \
+            while (l + LANES <= n) {                                                             \
+                T acc[LANES] = {0};                                                              \
+                int64_t end = l + BLOCK < n ? l + BLOCK : n;                                     \
+                for (; l + LANES <= end; l += LANES)                                             \
+                    for (int k = 0; k < LANES; k++) acc[k] += p[l + k] - o;                      \
+                for (int k = 0; k < LANES; k++) t += acc[k];                                     \
+            }                                                                                    \
+        for (; l < n; l++) t += (double)p[l * s] - o;                                            \
+        return t;                                                                                \
+    }                                                                                            \
+    static double row_sq_##T(const T *p, int64_t n, int64_t s, T mt) {                          \
+        double t = 0;                                                                            \
+        int64_t l = 0;                                                                           \
+        if (s == 1)                                                                              \
+            while (l + LANES <= n) {                                                             \
+                T acc[LANES] = {0};                                                              \
+                int64_t end = l + BLOCK < n ? l + BLOCK : n;                                     \
+                for (; l + LANES <= end; l += LANES)                                             \
+                    for (int k = 0; k < LANES; k++) {                                            \
+                        T d = p[l + k] - mt;                                                     \
+                        acc[k] += d * d;                                                         \
+                    }                                                                            \
+                for (int k = 0; k < LANES; k++) t += acc[k];                                     \
+            }                                                                                    \
+        for (; l < n; l++) {                                                                     \
+            double d = p[l * s] - mt;                                                            \
+            t += d * d;                                                                          \
+        }                                                                                        \
+        return t;                                                                                \
+    }                                                                                            \
+    /* sum(q) and sum(q * (p - m)) over a row; q is contiguous */                                \
+    static void row_dot_##T(const T *q, const T *p, int64_t n, int64_t s, T mt, double *sq,      \
+                            double *sqp) {                                                       \
+        double ta = 0, tb = 0;                                                                   \
+        int64_t l = 0;                                                                           \
+        if (s == 1)                                                                              \
+            while (l + LANES <= n) {                                                             \
+                T a[LANES] = {0}, b[LANES] = {0};                                                \
+                int64_t end = l + BLOCK < n ? l + BLOCK : n;                                     \
+                for (; l + LANES <= end; l += LANES)                                             \
+                    for (int k = 0; k < LANES; k++) {                                            \
+                        a[k] += q[l + k];                                                        \
+                        b[k] += q[l + k] * (p[l + k] - mt);                                      \
+                    }                                                                            \
+                for (int k = 0; k < LANES; k++) ta += a[k], tb += b[k];                          \
+            }                                                                                    \
+        for (; l < n; l++) ta += q[l], tb += (double)q[l] * (p[l * s] - mt);                     \
+        *sq += ta;                                                                               \
+        *sqp += tb;                                                                              \
+    }                                                                                            \
+    /* mean and biased variance of channel c */                                                     \
+    static void bn_stats_##T(const T *x, const bgeom *g, int64_t c, double *mean, double *var) {     \
+        double s = 0, q = 0;                                                                        \
+        T o = x[c * g->xs1];                                                                        \
+        for (int64_t n = 0; n < g->N; n++) s += row_sum_##T(x + n * g->xs0 + c * g->xs1, g->L, g->xs2, o); \
+        double m = o + s / (double)(g->N * g->L);                                                   \
+        /* centred on the mean rounded to T (so the lanes stay in T), then corrected: with    \
+         * sum(x - m) = 0, sum((x - mt)^2) = sum((x - m)^2) + count * (m - mt)^2 */             \
+        T mt = (T)m;                                                                                \
+        for (int64_t n = 0; n < g->N; n++) q += row_sq_##T(x + n * g->xs0 + c * g->xs1, g->L, g->xs2, mt); \
+        *mean = m;                                                                                  \
+        double v = q / (double)(g->N * g->L) - (m - mt) * (m - mt);                                 \
+        *var = v > 0 ? v : 0;                                                                       \
+    }                                                                                               \
+    /* y = (x - mean) * scale + bias over channel c (y contiguous); centring first keeps a       \
+     * large mean from cancelling the way a folded x * scale + shift would in float32 */         \
+    static void bn_apply_##T(const T *x, T *y, const bgeom *g, int64_t c, T mean, T scale, T bias) {\
+        for (int64_t n = 0; n < g->N; n++) {                                                     \
+            const T *p = x + n * g->xs0 + c * g->xs1;                                            \
+            T *o = y + (n * g->C + c) * g->L;                                                    \
+            if (g->xs2 == 1)                                                                     \
+                for (int64_t l = 0; l < g->L; l++) o[l] = (p[l] - mean) * scale + bias;          \
+            else                                                                                 \
+                for (int64_t l = 0; l < g->L; l++) o[l] = (p[l * g->xs2] - mean) * scale + bias; \
+        }                                                                                        \
+    }                                                                                            \
+    /* sum(gy) and sum(gy * (x - mean)) over channel c (gy contiguous) */                           \
+    static void bn_grad_sums_##T(const T *gy, const T *x, const bgeom *g, int64_t c, double mean,    \
+                                 double *sg, double *sgx) {                                         \
+        T mt = (T)mean;                                                                             \
+        *sg = *sgx = 0;                                                                             \
+        for (int64_t n = 0; n < g->N; n++)                                                          \
+            row_dot_##T(gy + (n * g->C + c) * g->L, x + n * g->xs0 + c * g->xs1, g->L, g->xs2, mt, sg, sgx); \
+        *sgx -= (mean - (double)mt) * *sg; /* x - mean = (x - mt) - (mean - mt) */                  \
+    }                                                                                               \
+    /* gx = gy * k1 - (x - mean) * k2 - k3 over channel c (gx, gy contiguous) */                    \
+    static void bn_grad_x_##T(const T *gy, const T *x, T *gx, const bgeom *g, int64_t c, T mean,     \
+                              T k1, T k2, T k3) {                                                   \
+        for (int64_t n = 0; n < g->N; n++) {                                                        \
+            const T *p = x + n * g->xs0 + c * g->xs1, *q = gy + (n * g->C + c) * g->L;              \
+            T *o = gx + (n * g->C + c) * g->L;                                                      \
+            if (g->xs2 == 1)                                                                        \
+                for (int64_t l = 0; l < g->L; l++) o[l] = q[l] * k1 - (p[l] - mean) * k2 - k3;      \
+            else                                                                                    \
+                for (int64_t l = 0; l < g->L; l++) o[l] = q[l] * k1 - (p[l * g->xs2] - mean) * k2 - k3; \
+        }                                                                                           \
+    }
+DEFINE_BN(float)
+DEFINE_BN(double)
+
+int pf_batch_norm_forward(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias, double eps,
+                          double momentum, pf_tensor *running_mean, pf_tensor *running_var, pf_tensor *y,
+                          pf_tensor *mean, pf_tensor *var) {
+    const char *fn = "batch_norm";
+    bgeom g;
+    int rc = setup(fn, x, &g);
+    if (rc) return rc;
+    int dt = x->dtype;
+    if ((weight && (rc = check_vec(fn, "weight", weight, dt, g.C))) ||
+        (bias && (rc = check_vec(fn, "bias", bias, dt, g.C))) ||
+        (running_mean && (rc = check_vec(fn, "running_mean", running_mean, dt, g.C))) ||
+        (running_var && (rc = check_vec(fn, "running_var", running_var, dt, g.C))) ||
+        (rc = check_vec(fn, "mean", mean, PF_FLOAT64, g.C)) ||
+        (rc = check_vec(fn, "var", var, PF_FLOAT64, g.C)) || (rc = check_x(fn, "output", y, x, 1)))
+        return rc;
+    if (!(eps >= 0) || !(momentum == momentum))
+        return pf_error(PF_ERR_VALUE, "%s: eps must be >= 0 and momentum a number, got %g and %g", fn, eps, momentum);
+    int64_t m = g.N * g.L;
+    int nt = pf_threads_for(g.C * m * 3);
+    if (nt > g.C) nt = (int)g.C;
+    pf_team tm;
+    pf_team_start(&tm);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+#pragma omp for schedule(static) nowait
+        for (int64_t c = 0; c < g.C; c++) {
+            double mu, v;
+            if (dt == PF_FLOAT32) bn_stats_float(x->data, &g, c, &mu, &v);
+            else bn_stats_double(x->data, &g, c, &mu, &v);
+            double invstd = 1.0 / sqrt(v + eps);
+            double scale = weight ? invstd * vec_get(weight, c) : invstd;
+            double shift = bias ? vec_get(bias, c) : 0.0;
+            /* x - mu = (x - mt) + (mt - mu) with mt = mu rounded to float */
+            if (dt == PF_FLOAT32)
+                bn_apply_float(x->data, y->data, &g, c, (float)mu, (float)scale,
+                               (float)(shift + ((double)(float)mu - mu) * scale));
+            else bn_apply_double(x->data, y->data, &g, c, mu, scale, shift);
+            vec_set(mean, c, mu);
+            vec_set(var, c, v);
+            /* the running variance is the unbiased one, as torch keeps it */
+            if (running_mean) vec_set(running_mean, c, (1 - momentum) * vec_get(running_mean, c) + momentum * mu);
+            if (running_var)
+                vec_set(running_var, c,
+                        (1 - momentum) * vec_get(running_var, c) + momentum * v * (double)m / (double)(m - 1));
+        }
+        pf_team_done(&tm);
+    }
+    pf_team_finish(&tm);
+    return PF_OK;
+}
+
+int pf_batch_norm_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_tensor *mean,
+                           const pf_tensor *var, const pf_tensor *weight, double eps, pf_tensor *grad_in,
+                           pf_tensor *grad_weight, pf_tensor *grad_bias) {
+    const char *fn = "batch_norm_backward";
+    bgeom g;
+    int rc = setup(fn, x, &g);
+    if (rc) return rc;
+    int dt = x->dtype;
+    if ((rc = check_x(fn, "grad_output", grad_out, x, 1)) || (rc = check_vec(fn, "mean", mean, PF_FLOAT64, g.C)) ||
+        (rc = check_vec(fn, "var", var, PF_FLOAT64, g.C)) || (weight && (rc = check_vec(fn, "weight", weight, dt, g.C))) ||
+        (grad_in && (rc = check_x(fn, "grad_input", grad_in, x, 1))) ||
+        (grad_weight && (rc = check_vec(fn, "grad_weight", grad_weight, dt, g.C))) ||
+        (grad_bias && (rc = check_vec(fn, "grad_bias", grad_bias, dt, g.C))))
+        return rc;
+    if (!(eps >= 0)) return pf_error(PF_ERR_VALUE, "%s: eps must be >= 0, got %g", fn, eps);
+    double m = (double)(g.N * g.L);
+    int nt = pf_threads_for(g.C * g.N * g.L * 2);
+    if (nt > g.C) nt = (int)g.C;
+    pf_team tm;
+    pf_team_start(&tm);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+#pragma omp for schedule(static) nowait
+        for (int64_t c = 0; c < g.C; c++) {
+            double mu = vec_get(mean, c), invstd = 1.0 / sqrt(vec_get(var, c) + eps), sg, sgx;
+            if (dt == PF_FLOAT32) bn_grad_sums_float(grad_out->data, x->data, &g, c, mu, &sg, &sgx);
+            else bn_grad_sums_double(grad_out->data, x->data, &g, c, mu, &sg, &sgx);
+            if (grad_weight) vec_set(grad_weight, c, sgx * invstd);
+            if (grad_bias) vec_set(grad_bias, c, sg);
+            if (grad_in) {
+                /* gx = w*invstd * (gy - sum(gy)/m - (x - mean) * invstd^2 * sum(gy*(x - mean))/m) */
+                double a = (weight ? vec_get(weight, c) : 1.0) * invstd;
+                double k2 = a * invstd * invstd * sgx / m, k3 = a * sg / m;
+                k3 += ((double)(float)mu - mu) * k2 * (dt == PF_FLOAT32); /* float32 centres on mu rounded */
+                if (dt == PF_FLOAT32)
+                    bn_grad_x_float(grad_out->data, x->data, grad_in->data, &g, c, (float)mu, (float)a, (float)k2,
+                                    (float)k3);
+                else bn_grad_x_double(grad_out->data, x->data, grad_in->data, &g, c, mu, a, k2, k3);
+            }
+        }
+        pf_team_done(&tm);
+    }
+    pf_team_finish(&tm);
+    return PF_OK;
+}

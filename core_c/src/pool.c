@@ -1,0 +1,240 @@
+/* Max pooling in one pass: each window's maximum and its flat index in the input plane,
+ * and a backward that scatters the gradient to those indices.
+ *
+ * The im2col route wrote kh*kw copies of the input (with -inf padding) and reduced them;
+ * reading each window in place touches the input once and keeps the argmax for backward,
+ * which then needs no col2im. Work is split over the N*C planes, so backward's scatter
+ * (windows may overlap when stride < kernel) never shares an output element between
+ * threads. The rules follow torch's CPU kernel: a NaN wins (the last one seen), ties keep
+ * the first position, and a window with nothing above -inf reports its first in-range
+ * position. */
+#include <stdio.h>
+#include "core.h"
+
+typedef struct {
+    int64_t H, W, OH, OW;
+    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    int64_t xsh, xsw; /* input element strides over (h, w) */
+} pgeom;
+
+/* First and one-past-last kernel taps k with 0 <= base + k*d < size. */
+static void taps(int64_t base, int64_t d, int64_t k, int64_t size, int64_t *lo, int64_t *hi) {
+    int64_t l = base >= 0 ? 0 : (-base + d - 1) / d;
+    int64_t h = size - 1 - base >= 0 ? (size - 1 - base) / d + 1 : 0;
+    if (h > k) h = k;
+    if (l > h) l = h;
+    *lo = l;
+    *hi = h;
+}
+
+/* Branch-free picks: the winner of a window is a coin toss on real data, and gcc turns a
+ * ternary on floats into a branch that mispredicts half the time (10x slower). */
+static inline int64_t pick_i(int64_t t, int64_t a, int64_t b) { return (a & -t) | (b & ~-t); }
+static inline float pick_float(int64_t t, float a, float b) {
+    uint32_t ua, ub, m = (uint32_t)0 - (uint32_t)t;
+    memcpy(&ua, &a, 4);
+    memcpy(&ub, &b, 4);
+    ua = (ua & m) | (ub & ~m);
+    memcpy(&a, &ua, 4);
+    return a;
+}
+static inline double pick_double(int64_t t, double a, double b) {
+    uint64_t ua, ub, m = (uint64_t)0 - (uint64_t)t;
+    memcpy(&ua, &a, 8);
+    memcpy(&ub, &b, 8);
+    ua = (ua & m) | (ub & ~m);
+    memcpy(&a, &ua, 8);
+    return a;
+}
+
+#define DEFINE_POOL(T)                                                                           \
+    static void maxpool_plane_##T(const T *x, T *y, int64_t *ix, const pgeom *g) {               \
+        for (int64_t oh = 0; oh < g->OH; oh++) {                                                 \
+            int64_t hb = oh * g->sh - g->ph, ilo, ihi;                                           \
+            taps(hb, g->dh, g->kh, g->H, &ilo, &ihi);                                            \
+            for (int64_t ow = 0; ow < g->OW; ow++) {                                             \
+                int64_t wb = ow * g->sw - g->pw, jlo, jhi;                                       \
+                taps(wb, g->dw, g->kw, g->W, &jlo, &jhi);                                        \
+                T best = -INFINITY;                                                              \
+                int64_t arg = (hb + ilo * g->dh) * g->W + wb + jlo * g->dw;                      \
+                for (int64_t i = ilo; i < ihi; i++) {                                            \
+                    int64_t h = hb + i * g->dh;                                                  \
+                    const T *row = x + h * g->xsh;                                               \
+                    for (int64_t j = jlo; j < jhi; j++) {                                        \
+                        int64_t w = wb + j * g->dw;                                              \
+                        T v = row[w * g->xsw];                                                   \
+                        int64_t t = (v > best) | (v != v);                                         \
+                        best = pick_##T(t, v, best);                                                 \
+                        arg = pick_i(t, h * g->W + w, arg);                                      \
+                    }                                                                            \
+                }                                                                                \
+                y[oh * g->OW + ow] = best;                                                       \
+                ix[oh * g->OW + ow] = arg;                                                       \
+            }                                                                                    \
+        }                                                                                        \
+    }                                                                                            \
+    /* 2x2 windows at stride 2 over unit-stride rows without padding or dilation: the usual  \
+     * MaxPool2d(2), with the bounds known and the four loads unrolled */                        \
+    static void maxpool2_plane_##T(const T *x, T *y, int64_t *ix, const pgeom *g) {              \
+        for (int64_t oh = 0; oh < g->OH; oh++) {                                                 \
+            const T *r0 = x + 2 * oh * g->xsh, *r1 = r0 + g->xsh;                                \
+            int64_t b0 = 2 * oh * g->W, b1 = b0 + g->W;                                          \
+            for (int64_t ow = 0; ow < g->OW; ow++) {                                             \
+                int64_t w = 2 * ow;                                                              \
+                T best = r0[w], v;                                                               \
+                int64_t arg = b0 + w;                                                            \
+                int64_t t;                                                                       \
+                /* selects, not branches: on real data the winner is a coin toss */              \
+                v = r0[w + 1], t = (v > best) | (v != v);                                        \
+                best = pick_##T(t, v, best), arg = pick_i(t, b0 + w + 1, arg);                   \
+                v = r1[w], t = (v > best) | (v != v);                                            \
+                best = pick_##T(t, v, best), arg = pick_i(t, b1 + w, arg);                       \
+                v = r1[w + 1], t = (v > best) | (v != v);                                        \
+                best = pick_##T(t, v, best), arg = pick_i(t, b1 + w + 1, arg);                   \
+                y[oh * g->OW + ow] = best;                                                       \
+                ix[oh * g->OW + ow] = arg;                                                       \
+            }                                                                                    \
+        }                                                                                        \
+    }                                                                                            \
+    /* gx plane (contiguous) = 0, then gx[ix[k]] += gy[k]; returns the first bad index or -1 */  \
+    static int64_t maxpool_back_plane_##T(const T *gy, int64_t gsh, int64_t gsw, const int64_t *ix, \
+                                          T *gx, const pgeom *g) {                               \
+        int64_t hw = g->H * g->W;                                                                \
+        memset(gx, 0, (size_t)hw * sizeof(T));                                                   \
+        for (int64_t oh = 0; oh < g->OH; oh++)                                                   \
+            for (int64_t ow = 0; ow < g->OW; ow++) {                                             \
+                int64_t k = ix[oh * g->OW + ow];                                                 \
+                if (k < 0 || k >= hw) return oh * g->OW + ow;                                    \
+                gx[k] += gy[oh * gsh + ow * gsw];                                                \
+            }                                                                                    \
+        return -1;                                                                               \
+    }
+DEFINE_POOL(float)
+DEFINE_POOL(double)
+
+static int need_contig(const char *fn, const char *what, const pf_tensor *t) {
+    int64_t s = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] != 1 && t->strides[d] != s)
+            return pf_error(PF_ERR_VALUE, "%s: %s must be contiguous", fn, what);
+        s *= t->shape[d];
+    }
+    return PF_OK;
+}
+
+/* Validates x [N, C, H, W] against an [N, C, OH, OW] tensor `o` (the output or its
+ * gradient) and the int64 indices of that shape; fills g. */
+static int setup(const char *fn, const pf_tensor *x, const pf_tensor *o, const pf_tensor *ix, int kh, int kw,
+                 int sh, int sw, int ph, int pw, int dh, int dw, pgeom *g) {
+    char a[128], b[128];
+    int rc;
+    if ((rc = pf_check(x, "max_pool2d: input")) || (rc = pf_check(o, "max_pool2d: output")) ||
+        (rc = pf_check(ix, "max_pool2d: indices")))
+        return rc;
+    if (x->ndim != 4 || o->ndim != 4 || ix->ndim != 4)
+        return pf_error(PF_ERR_VALUE, "%s: input, output and indices must be 4-d [N, C, H, W], got %d, %d and %d dims",
+                        fn, x->ndim, o->ndim, ix->ndim);
+    if (x->dtype != o->dtype)
+        return pf_error(PF_ERR_TYPE, "%s: input is %s but output is %s", fn, pf_dtype_name[x->dtype],
+                        pf_dtype_name[o->dtype]);
+    if (x->dtype != PF_FLOAT32 && x->dtype != PF_FLOAT64)
+        return pf_error(PF_ERR_TYPE, "%s: only float32 and float64 are supported, got %s", fn,
+                        pf_dtype_name[x->dtype]);
+    if (ix->dtype != PF_INT64)
+        return pf_error(PF_ERR_TYPE, "%s: indices must be int64, got %s", fn, pf_dtype_name[ix->dtype]);
+    if (kh < 1 || kw < 1 || sh < 1 || sw < 1 || dh < 1 || dw < 1)
+        return pf_error(PF_ERR_VALUE, "%s: kernel (%d, %d), stride (%d, %d) and dilation (%d, %d) must all be >= 1",
+                        fn, kh, kw, sh, sw, dh, dw);
+    /* torch's rule: padding at most half the dilated kernel, so every window holds an input */
+    if (ph < 0 || pw < 0 || 2 * (int64_t)ph > (int64_t)dh * (kh - 1) + 1 || 2 * (int64_t)pw > (int64_t)dw * (kw - 1) + 1)
+        return pf_error(PF_ERR_VALUE, "%s: padding (%d, %d) must be >= 0 and at most half the dilated kernel", fn,
+                        ph, pw);
+    int64_t H = x->shape[2], W = x->shape[3];
+    int64_t nh = H + 2 * (int64_t)ph - (int64_t)dh * (kh - 1) - 1;
+    int64_t nw = W + 2 * (int64_t)pw - (int64_t)dw * (kw - 1) - 1;
+    if (nh < 0 || nw < 0)
+        return pf_error(PF_ERR_VALUE, "%s: input of size %lldx%lld with padding (%d, %d) is too small for kernel "
+                        "(%d, %d) with dilation (%d, %d)", fn, (long long)H, (long long)W, ph, pw, kh, kw, dh, dw);
+    *g = (pgeom){.H = H, .W = W, .OH = nh / sh + 1, .OW = nw / sw + 1, .kh = kh, .kw = kw, .sh = sh, .sw = sw,
+                 .ph = ph, .pw = pw, .dh = dh, .dw = dw, .xsh = x->strides[2], .xsw = x->strides[3]};
+    for (int d = 0; d < 4; d++) {
+        int64_t want = d == 0 ? x->shape[0] : d == 1 ? x->shape[1] : d == 2 ? g->OH : g->OW;
+        if (o->shape[d] != want || ix->shape[d] != want)
+            return pf_error(PF_ERR_VALUE, "%s: output %s and indices %s must be [%lld, %lld, %lld, %lld] for input %s",
+                            fn, pf_shape_str(o, a), pf_shape_str(ix, b), (long long)x->shape[0],
+                            (long long)x->shape[1], (long long)g->OH, (long long)g->OW, pf_shape_str(x, a));
+    }
+    return need_contig(fn, "indices", ix);
+}
+
+int pf_max_pool2d(const pf_tensor *x, pf_tensor *out, pf_tensor *indices, int kh, int kw, int sh, int sw, int ph,
+                  int pw, int dh, int dw) {
+    pgeom g;
+    int rc = setup("max_pool2d", x, out, indices, kh, kw, sh, sw, ph, pw, dh, dw, &g);
+    if (rc || (rc = need_contig("max_pool2d", "output", out))) return rc;
+    int64_t C = x->shape[1], planes = x->shape[0] * C, opl = g.OH * g.OW;
+    if (planes == 0 || opl == 0) return PF_OK;
+    int fast = kh == 2 && kw == 2 && sh == 2 && sw == 2 && ph == 0 && pw == 0 && dh == 1 && dw == 1 && g.xsw == 1;
+    int nt = pf_threads_for(planes * opl * kh * kw);
+    size_t es = pf_dtype_size[x->dtype];
+    const int64_t *xs = x->strides;
+    int dt = x->dtype;
+    pf_team tm;
+    pf_team_start(&tm);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+#pragma omp for schedule(static) nowait
+        for (int64_t p = 0; p < planes; p++) {
+            const char *xp = (const char *)x->data + ((p / C) * xs[0] + (p % C) * xs[1]) * (int64_t)es;
+            char *yp = (char *)out->data + p * opl * (int64_t)es;
+            int64_t *ip = (int64_t *)indices->data + p * opl;
+            if (dt == PF_FLOAT32)
+                (fast ? maxpool2_plane_float : maxpool_plane_float)((const float *)xp, (float *)yp, ip, &g);
+            else
+                (fast ? maxpool2_plane_double : maxpool_plane_double)((const double *)xp, (double *)yp, ip, &g);
+        }
+        pf_team_done(&tm);
+    }
+    pf_team_finish(&tm);
+    return PF_OK;
+}
+
+int pf_max_pool2d_backward(const pf_tensor *grad_out, const pf_tensor *indices, pf_tensor *grad_in, int kh, int kw,
+                           int sh, int sw, int ph, int pw, int dh, int dw) {
+    pgeom g;
+    int rc = setup("max_pool2d_backward", grad_in, grad_out, indices, kh, kw, sh, sw, ph, pw, dh, dw, &g);
+    if (rc || (rc = need_contig("max_pool2d_backward", "grad_input", grad_in))) return rc;
+    int64_t C = grad_in->shape[1], planes = grad_in->shape[0] * C, opl = g.OH * g.OW, hw = g.H * g.W;
+    if (planes == 0) return PF_OK;
+    int nt = pf_threads_for(planes * (hw + opl));
+    size_t es = pf_dtype_size[grad_in->dtype];
+    const int64_t *gs = grad_out->strides;
+    int dt = grad_in->dtype;
+    int64_t bad_plane = -1, bad_pos = -1;
+    pf_team tm;
+    pf_team_start(&tm);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+#pragma omp for schedule(static) nowait
+        for (int64_t p = 0; p < planes; p++) {
+            const char *gp = (const char *)grad_out->data + ((p / C) * gs[0] + (p % C) * gs[1]) * (int64_t)es;
+            const int64_t *ip = (const int64_t *)indices->data + p * opl;
+            char *xp = (char *)grad_in->data + p * hw * (int64_t)es;
+            int64_t bad = dt == PF_FLOAT32
+                              ? maxpool_back_plane_float((const float *)gp, gs[2], gs[3], ip, (float *)xp, &g)
+                              : maxpool_back_plane_double((const double *)gp, gs[2], gs[3], ip, (double *)xp, &g);
+            if (bad >= 0) {
+#pragma omp critical(pf_pool_bad)
+                if (bad_plane < 0 || p < bad_plane) bad_plane = p, bad_pos = bad;
+            }
+        }
+        pf_team_done(&tm);
+    }
+    pf_team_finish(&tm);
+    if (bad_plane >= 0)
+        return pf_error(PF_ERR_INDEX, "max_pool2d_backward: index %lld at position %lld of plane %lld is outside "
+                        "the %lldx%lld input plane",
+                        (long long)((const int64_t *)indices->data)[bad_plane * opl + bad_pos], (long long)bad_pos,
+                        (long long)bad_plane, (long long)g.H, (long long)g.W);
+    return PF_OK;
+}
