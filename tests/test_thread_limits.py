@@ -78,6 +78,7 @@ cases.update({
     "gather_rows": lambda: pyframe.utils.data.TensorDataset(big).collated_batch(rows)[0],
     "conv2d_bwd": lambda: backward(lambda xx, kk: F.conv2d(xx, kk, padding=1), x, k),
     "max_pool2d_bwd": lambda: backward(lambda xx: F.max_pool2d(xx, 2), x),
+    "batch_norm_bwd": lambda: backward(lambda xx: F.batch_norm(xx, None, None, training=True), x),
     "layer_norm_bwd": lambda: backward(lambda xx: F.layer_norm(xx, (700,)), big),
     "log_softmax_bwd": lambda: backward(lambda xx: xx.log_softmax(-1), big),
     "attention_bwd": lambda: backward(lambda q: F.scaled_dot_product_attention(q, q, q, is_causal=True), ba),
