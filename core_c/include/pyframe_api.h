@@ -329,3 +329,11 @@ int pf_attention(const pf_tensor *q, const pf_tensor *k, const pf_tensor *v, pf_
 /* gq, gk, gv (shapes of q, k, v) from g (out's shape) and forward's p; all written */
 int pf_attention_backward(const pf_tensor *g, const pf_tensor *q, const pf_tensor *k, const pf_tensor *v,
                           const pf_tensor *p, pf_tensor *gq, pf_tensor *gk, pf_tensor *gv, double scale, int causal);
+
+/* GELU (activation.c) over n contiguous float32/float64 elements; approximate 0 = erf, 1 = tanh.
+ * Forward also writes the gate cdf (0.5 (1 + erf(x / sqrt 2)), or the tanh form) when cdf is not
+ * NULL; backward reads it when given (else recomputes it; the tanh form always recomputes tanh):
+ * gx = g * d gelu / dx */
+int pf_gelu(int dtype, const void *x, void *y, void *cdf, int64_t n, int approximate);
+int pf_gelu_backward(int dtype, const void *g, const void *x, const void *cdf, void *gx, int64_t n,
+                     int approximate);

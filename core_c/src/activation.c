@@ -1,0 +1,134 @@
+/* GELU forward and backward, one pass each.
+ *
+ * The composition x * 0.5 * (1 + erf(x / sqrt 2)) is five elementwise ops forward and
+ * about ten back, each a pass and an allocation. Here forward writes y and, when a
+ * gradient will be wanted, the gate cdf = 0.5 (1 + erf(x / sqrt 2)) (or the tanh form),
+ * so backward needs no second erf: gx = g (cdf + x pdf). The formulas are torch's, so
+ * float32 results match its to rounding. */
+#include "core.h"
+
+#define K_SQRT1_2 0.70710678118654752440
+#define K_INV_SQRT_2PI 0.39894228040143267794
+#define K_SQRT_2_PI 0.79788456080286535588 /* sqrt(2 / pi) */
+#define K_TANH_C 0.044715
+
+typedef struct {
+    int dtype, approx;
+    const void *x, *g, *cdf_in;
+    void *y, *cdf, *gx;
+    int64_t n;
+} gelu_args;
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define PF_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PF_SIMD
+#endif
+
+/* erf that gcc can vectorize (libm's erff is a call, ~20x slower here than this loop with
+ * AVX-512): for |a| <= 0.9277 an odd minimax polynomial, above it 1 - exp(poly(|a|)) (N. Juffa's
+ * erff split and coefficients); both are computed and one selected so the loop stays
+ * branch-free. Within 1.1 ulp of erf over all floats (checked against double erf). */
+static inline float erf_vec(float a) {
+    float t = fabsf(a), s = a * a;
+    float r = -1.72853470e-5f * t + 3.83197126e-4f;
+    float u = -3.88396438e-3f * t + 2.42546219e-2f;
+    r = r * s + u;
+    r = r * t + -1.06777877e-1f;
+    r = r * t + -6.34846687e-1f;
+    r = r * t + -1.28717512e-1f;
+    r = r * t - t;
+    float big = 1.0f - pf_expf(r);
+    big = a < 0.0f ? -big : big;
+    float q = -5.96761703e-4f;
+    q = q * s + 4.99119423e-3f;
+    q = q * s + -2.67681349e-2f;
+    q = q * s + 1.12819925e-1f;
+    q = q * s + -3.76125336e-1f;
+    q = q * s + 1.28379166e-1f;
+    q = q * a + a;
+    return t > 0.927734375f ? big : q;
+}
+
+/* Branch-free loops, one per case, so gcc vectorizes all but the libm erf / tanh calls. */
+#define GELU_KERNELS(T, SUF, ERF, TANH, EXP)                                                           \
+    PF_SIMD static void gelu_fwd_##SUF(const T *x, T *y, T *c, int64_t b, int64_t e, int approx) {   \
+        T *gate = c ? c : y; /* no gate wanted: y holds it until the product */                      \
+        if (approx)                                                                                  \
+            for (int64_t i = b; i < e; i++)                                                          \
+                gate[i] = (T)0.5 * ((T)1 + TANH((T)K_SQRT_2_PI * (x[i] + (T)K_TANH_C * x[i] * x[i] * x[i]))); \
+        else                                                                                         \
+            for (int64_t i = b; i < e; i++) gate[i] = (T)0.5 * ((T)1 + ERF(x[i] * (T)K_SQRT1_2));  \
+        for (int64_t i = b; i < e; i++) y[i] = x[i] * gate[i];                                      \
+    }                                                                                                \
+    PF_SIMD static void gelu_bwd_##SUF(const T *g, const T *x, const T *c, T *gx, int64_t b, int64_t e, \
+                                       int approx) {                                                 \
+        if (approx) { /* tanh again, not 2 cdf - 1: 1 - t^2 would cancel in the tails */            \
+            for (int64_t i = b; i < e; i++) {                                                        \
+                T xi = x[i], t = TANH((T)K_SQRT_2_PI * (xi + (T)K_TANH_C * xi * xi * xi));          \
+                T du = (T)K_SQRT_2_PI * ((T)1 + (T)(3 * K_TANH_C) * xi * xi);                       \
+                gx[i] = g[i] * ((T)0.5 * ((T)1 + t) + (T)0.5 * xi * ((T)1 - t * t) * du);          \
+            }                                                                                        \
+            return;                                                                                  \
+        }                                                                                            \
+        if (!c) { /* the gate first (scalar erf), then the vectorized rest */                       \
+            for (int64_t i = b; i < e; i++) gx[i] = (T)0.5 * ((T)1 + ERF(x[i] * (T)K_SQRT1_2));    \
+            c = gx;                                                                                  \
+        }                                                                                            \
+        for (int64_t i = b; i < e; i++)                                                              \
+            gx[i] = g[i] * (c[i] + x[i] * (T)K_INV_SQRT_2PI * EXP((T)-0.5 * x[i] * x[i]));          \
+    }
+
+GELU_KERNELS(float, f32, erf_vec, tanhf, pf_expf)
+GELU_KERNELS(double, f64, erf, tanh, exp)
+
+static void fwd_team(void *arg, int t, int T) {
+    const gelu_args *a = arg;
+    int64_t b, e;
+    pf_split(a->n, t, T, &b, &e);
+    if (a->dtype == PF_FLOAT32)
+        gelu_fwd_f32(a->x, a->y, a->cdf, b, e, a->approx);
+    else
+        gelu_fwd_f64(a->x, a->y, a->cdf, b, e, a->approx);
+}
+
+static void bwd_team(void *arg, int t, int T) {
+    const gelu_args *a = arg;
+    int64_t b, e;
+    pf_split(a->n, t, T, &b, &e);
+    if (a->dtype == PF_FLOAT32)
+        gelu_bwd_f32(a->g, a->x, a->cdf_in, a->gx, b, e, a->approx);
+    else
+        gelu_bwd_f64(a->g, a->x, a->cdf_in, a->gx, b, e, a->approx);
+}
+
+static int check_args(int dtype, int64_t n, int approximate, const char *fn) {
+    if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
+        return pf_error(PF_ERR_TYPE, "%s(): dtype must be float32 or float64, got %s", fn,
+                        dtype >= 0 && dtype < PF_NUM_DTYPES ? pf_dtype_name[dtype] : "an unknown dtype");
+    if (n < 0) return pf_error(PF_ERR_VALUE, "%s(): negative element count %lld", fn, (long long)n);
+    if (approximate != 0 && approximate != 1)
+        return pf_error(PF_ERR_VALUE, "%s(): approximate must be 0 (erf) or 1 (tanh), got %d", fn, approximate);
+    return PF_OK;
+}
+
+int pf_gelu(int dtype, const void *x, void *y, void *cdf, int64_t n, int approximate) {
+    int rc = check_args(dtype, n, approximate, "gelu");
+    if (rc) return rc;
+    if (n == 0) return PF_OK;
+    if (!x || !y) return pf_error(PF_ERR_VALUE, "gelu(): a NULL input or output buffer");
+    gelu_args a = {.dtype = dtype, .approx = approximate, .x = x, .y = y, .cdf = cdf, .n = n};
+    pf_run_team(pf_threads_for(n), fwd_team, &a);
+    return PF_OK;
+}
+
+int pf_gelu_backward(int dtype, const void *g, const void *x, const void *cdf, void *gx, int64_t n,
+                     int approximate) {
+    int rc = check_args(dtype, n, approximate, "gelu_backward");
+    if (rc) return rc;
+    if (n == 0) return PF_OK;
+    if (!g || !x || !gx) return pf_error(PF_ERR_VALUE, "gelu_backward(): a NULL input or output buffer");
+    gelu_args a = {.dtype = dtype, .approx = approximate, .g = g, .x = x, .cdf_in = cdf, .gx = gx, .n = n};
+    pf_run_team(pf_threads_for(n), bwd_team, &a);
+    return PF_OK;
+}
