@@ -236,6 +236,9 @@ int pf_index_copy(pf_tensor *out, int dim, const pf_tensor *idx, const pf_tensor
 /* torch.gather / scatter_add semantics; index int64 with x's ndim */
 int pf_gather(const pf_tensor *x, int dim, const pf_tensor *index, pf_tensor *out);
 int pf_scatter_add(pf_tensor *out, int dim, const pf_tensor *index, const pf_tensor *src);
+/* torch.cat of n contiguous inputs of one dtype: input i seen as [outer, widths[i]] (its size
+ * along the dim times the size of the dims after it), out as [outer, sum of widths] */
+int pf_cat_rows(int dtype, int n, const void *const *xs, const int64_t *widths, int64_t outer, void *out);
 /* count of nonzero elements, and their coordinates into out [count, ndim] int64 */
 int64_t pf_count_nonzero(const pf_tensor *x);
 int pf_nonzero(const pf_tensor *x, pf_tensor *out);

@@ -244,6 +244,62 @@ int pf_index_copy(pf_tensor *out, int dim, const pf_tensor *idx, const pf_tensor
     return index_put("index_copy", out, dim, idx, src, 0);
 }
 
+/* ---- cat ---- */
+
+typedef struct {
+    int n;
+    const void *const *xs;
+    const int64_t *widths;
+    int64_t total, outer; /* out's row width (elements) and row count */
+    char *out;
+    size_t es;
+} cat_job;
+
+/* This thread's share of out's elements, in pieces that each lie in one input's row: the
+ * output is split evenly by elements, so a single long row (cat along dim 0) spreads over
+ * the team as well as many short ones do. */
+static void cat_part(void *arg, int t, int T) {
+    const cat_job *j = arg;
+    int64_t b, e, W = j->total;
+    pf_split(j->total * j->outer, t, T, &b, &e);
+    int64_t r = b / W, c = b % W, off = 0;
+    int i = 0;
+    while (off + j->widths[i] <= c) off += j->widths[i++]; /* the input holding column c */
+    while (b < e) {
+        int64_t w = j->widths[i], k = w - (c - off) < e - b ? w - (c - off) : e - b;
+        if (k > 0)
+            memcpy(j->out + (size_t)(r * W + c) * j->es, (const char *)j->xs[i] + (size_t)(r * w + c - off) * j->es,
+                   (size_t)k * j->es);
+        b += k, c += k;
+        if (c - off == w) { /* the next input, or the next row's first */
+            off += w;
+            i++;
+            if (c == W) c = off = 0, i = 0, r++;
+        }
+    }
+}
+
+int pf_cat_rows(int dtype, int n, const void *const *xs, const int64_t *widths, int64_t outer, void *out) {
+    if (dtype < 0 || dtype >= PF_NUM_DTYPES) return pf_error(PF_ERR_TYPE, "cat: unknown dtype code %d", dtype);
+    if (n < 1 || !xs || !widths) return pf_error(PF_ERR_VALUE, "cat: expected at least one input, got %d", n);
+    if (outer < 0) return pf_error(PF_ERR_VALUE, "cat: negative row count %lld", (long long)outer);
+    size_t es = pf_dtype_size[dtype];
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        if (widths[i] < 0 || widths[i] > INT64_MAX / (int64_t)es - total)
+            return pf_error(PF_ERR_VALUE, "cat: bad width %lld for input %d", (long long)widths[i], i);
+        if (widths[i] && outer && !xs[i]) return pf_error(PF_ERR_VALUE, "cat: input %d has no data", i);
+        total += widths[i];
+    }
+    if (total && outer > INT64_MAX / (int64_t)es / total)
+        return pf_error(PF_ERR_VALUE, "cat: %lld rows of %lld elements overflow", (long long)outer, (long long)total);
+    if (!total || !outer) return PF_OK;
+    if (!out) return pf_error(PF_ERR_VALUE, "cat: output has no data");
+    cat_job j = {n, xs, widths, total, outer, out, es};
+    pf_run_team(pf_threads_for(outer * total), cat_part, &j);
+    return PF_OK;
+}
+
 /* ---- gather / scatter_add ---- */
 
 /* Every value of `index` must lie in [0, size): gather and scatter_add do not wrap

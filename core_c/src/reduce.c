@@ -22,28 +22,6 @@
 #define PF_SIMD
 #endif
 
-/* fn(arg, t, T) as thread t of a team of T. A serial call runs fn directly: an OpenMP
- * region, even `if (0)`, costs a team set-up, and the team's timing two clock syscalls,
- * together about 3 us, which was most of a small sum's cost. */
-typedef void (*team_fn)(void *arg, int t, int T);
-static void run_team(int nt, team_fn fn, void *arg) {
-#ifdef _OPENMP
-    if (nt > 1) {
-        pf_team tm;
-        pf_team_start(&tm);
-#pragma omp parallel num_threads(nt)
-        {
-            fn(arg, omp_get_thread_num(), omp_get_num_threads());
-            pf_team_done(&tm);
-        }
-        pf_team_finish(&tm);
-        return;
-    }
-#endif
-    (void)nt;
-    fn(arg, 0, 1);
-}
-
 /* accumulators per run kernel: 16 doubles are two AVX-512 registers */
 #define LANES 16
 /* Partials are per CHUNK positions of a block: big enough that merging them is noise,
@@ -523,7 +501,7 @@ static void rows_part(void *arg, int t, int T) {
 
 static void drive_rows(const rctx *c, const pf_walk *ow, const char *xb, char *ob, char *ib, int nt) {
     rows_job j = {c, ow, xb, ob, ib};
-    run_team(nt, rows_part, &j);
+    pf_run_team(nt, rows_part, &j);
 }
 
 /* One pass over every (output, chunk) item in parallel, then each output's partials are
@@ -552,7 +530,7 @@ static void items_part(void *arg, int t, int T) {
 static void items_pass(const rctx *c, int kind, int64_t O, const char *const *xo, const double *m, part *parts,
                        part *tot, int nt) {
     items_job j = {c, kind, xo, m, parts, O * c->nch};
-    run_team(nt, items_part, &j);
+    pf_run_team(nt, items_part, &j);
     for (int64_t o = 0; o < O; o++) {
         tot[o] = part_init(kind);
         for (int64_t ci = 0; ci < c->nch; ci++) merge(c->dt, kind, &tot[o], &parts[o * c->nch + ci]);
@@ -694,7 +672,7 @@ static void drive_cols(const rctx *c, const pf_walk *ow, const char *xb, char *o
         vw = ((V + per - 1) / per + 7) / 8 * 8;
     }
     cols_job j = {c, ow, xb, ob, ib, V, vw, (V + vw - 1) / vw};
-    run_team(nt, cols_part, &j);
+    pf_run_team(nt, cols_part, &j);
 }
 
 /* ---- pf_reduce ---- */
@@ -982,7 +960,7 @@ int pf_softmax(const pf_tensor *x, pf_tensor *out, int take_log) {
         if (!scratch) return pf_error(PF_ERR_NOMEM, "%s(): out of memory for a row of %lld", name, (long long)n);
     }
     softmax_job j = {&ow, x->data, out->data, scratch, sx, sy, n, dt, take_log};
-    run_team(nt, softmax_part, &j);
+    pf_run_team(nt, softmax_part, &j);
     pf_free(scratch);
     return PF_OK;
 }

@@ -3,6 +3,7 @@ and the joins copy, each with one C call per input."""
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 
@@ -270,6 +271,10 @@ def detach(input: Tensor) -> Tensor:
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Same as torch.cat: joins along an existing dim, promoting dtypes."""
+    if (type(tensors) is list or type(tensors) is tuple) and tensors and type(dim) is int:
+        out = _cat_lean(tensors, dim)
+        if out is not None:
+            return out
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat: expected a non-empty list of tensors")
@@ -284,7 +289,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     nd = ref.ndim
     d = normalize_dim(dim, nd)
     head, tail = ref._shape[:d], ref._shape[d + 1 :]
-    total, one_dtype = 0, True
+    total, one_dtype, contig = 0, True, True
     for i, x in enumerate(parts):
         xs = x._shape
         if len(xs) != nd or xs[:d] != head or xs[d + 1 :] != tail:
@@ -294,15 +299,28 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             )
         total += xs[d]
         one_dtype = one_dtype and x.dtype is ref.dtype
+        contig = contig and x._contig
     dt = ref.dtype if one_dtype else result_type(*parts)
-    shape = head + (total,) + tail
-    out = empty_tensor(tuple(shape), dt)
-    start, step = 0, out._strides[d] * dt.itemsize
-    for x in parts:
-        n = x._shape[d]
-        if n:  # a descriptor of out's slab, no view object
-            check(lib.pf_copy(x._d(), desc(out._ptr + start * step, dt.code, x._shape, out._strides)))
-        start += n
+    out = empty_tensor(head + (total,) + tail, dt)
+    if one_dtype and contig:  # every input is rows of its memory: one C call, no descriptors
+        inner = math.prod(tail)
+        rc = lib.pf_cat_rows(
+            dt.code,
+            len(parts),
+            [x._ptr for x in parts],
+            [x._shape[d] * inner for x in parts],
+            math.prod(head),
+            out._ptr,
+        )
+        if rc:
+            check(rc)
+    else:
+        start, step = 0, out._strides[d] * dt.itemsize
+        for x in parts:
+            n = x._shape[d]
+            if n:  # a descriptor of out's slab, no view object
+                check(lib.pf_copy(x._d(), desc(out._ptr + start * step, dt.code, x._shape, out._strides)))
+            start += n
     if _grad_mode.enabled and any(x.requires_grad for x in parts):
         sizes = [x._shape[d] for x in parts]
 
@@ -316,6 +334,35 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 
 concat = concatenate = cat
+
+
+def _cat_lean(tensors, dim: int):
+    """cat of contiguous tensors of one dtype and rank, none needing a gradient: one pass of
+    checks, one allocation, one C call. None when the general path must decide (or raise)."""
+    ref = tensors[0]
+    if type(ref) is not Tensor:
+        return None
+    shape, dt = ref._shape, ref.dtype
+    nd = len(shape)
+    if not nd or not -nd <= dim < nd or (ref._requires_grad and _grad_mode.enabled):
+        return None
+    d = dim % nd
+    head, tail = shape[:d], shape[d + 1 :]
+    total = 0
+    for x in tensors:
+        if type(x) is not Tensor or x.dtype is not dt or not x._contig or x._requires_grad:
+            return None
+        xs = x._shape
+        if len(xs) != nd or xs[:d] != head or xs[d + 1 :] != tail:
+            return None
+        total += xs[d]
+    out = empty_tensor(head + (total,) + tail, dt)
+    inner = math.prod(tail)
+    widths = [x._shape[d] * inner for x in tensors]
+    rc = lib.pf_cat_rows(dt.code, len(tensors), [x._ptr for x in tensors], widths, math.prod(head), out._ptr)
+    if rc:
+        check(rc)
+    return out
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
