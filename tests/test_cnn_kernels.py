@@ -167,3 +167,15 @@ def test_where_keeps_nan_payload_and_relu_grad():
     xa = np.random.default_rng(9).standard_normal((64, 40)).astype(np.float32)
     (px, tx) = _both(xa)
     _grads_equal(px.relu(), tx.relu(), [px], [tx], rtol=0, atol=0)
+
+
+def test_batch_norm_output_takes_inplace_relu_under_autograd():
+    """DCGAN's BatchNorm2d -> ReLU(inplace=True): the output owns its memory, not a view."""
+    xa = np.random.default_rng(10).standard_normal((4, 3, 5, 5)).astype(np.float32)
+    res = []
+    for lib_, fns in ((pf, F), (torch, TF)):
+        x = lib_.tensor(xa, requires_grad=True)
+        y = fns.relu(fns.batch_norm(x, None, None, training=True), inplace=True)
+        (y * y).sum().backward()
+        res.append(x.grad.numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-4, atol=1e-5)

@@ -139,22 +139,17 @@ def _fused_batch_norm(x: Tensor, w, b, rm, rv, momentum: float, eps: float) -> T
     weight and bias gradients in another."""
     shape, c = x._shape, x._shape[1]
     x3 = (x if x._contig else x.contiguous()).view(shape[0], c, -1)
-    y = empty_tensor(x3._shape, x.dtype)
+    y = empty_tensor(shape, x.dtype)  # the output owns its memory: in-place ops on it stay legal
     # float64 whatever x is: a float32 mean off by half an ulp of a large mean is a large error
     # beside a small spread, and backward centres x on it again
     mean, var = empty_tensor((c,), _dtype.float64), empty_tensor((c,), _dtype.float64)
     null = lambda t: t._d() if t is not None else NULL  # noqa: E731
-    for t in (rm, rv):
-        if t is not None and t.dtype is not x.dtype:
-            raise TypeError(
-                f"batch_norm(): running statistics must be {x.dtype.name} like the input, got {t.dtype.name}"
-            )
-    check(lib.pf_batch_norm_forward(x3._d(), null(w), null(b), eps, momentum, null(rm), null(rv), y._d(), mean._d(),
+    y3 = y.view(x3._shape)
+    check(lib.pf_batch_norm_forward(x3._d(), null(w), null(b), eps, momentum, null(rm), null(rv), y3._d(), mean._d(),
                                     var._d()))  # fmt: skip
     for t in (rm, rv):
         if t is not None:
             t._bump()
-    y = y.view(shape)
     if needs_grad(x, w, b):
 
         def backward(g):
@@ -162,12 +157,13 @@ def _fused_batch_norm(x: Tensor, w, b, rm, rv, momentum: float, eps: float) -> T
                 red, bshape = (0,) + tuple(range(2, len(shape))), (1, c) + (1,) * (len(shape) - 2)
                 return _regrad(_norm_composite(red, bshape, eps), (x, w, b), g)
             g3 = (g if g._contig else g.contiguous()).view(x3._shape)
-            gx = empty_tensor(x3._shape, x.dtype) if x.requires_grad else None
+            gx = empty_tensor(shape, x.dtype) if x.requires_grad else None
             gw = empty_tensor((c,), x.dtype) if w is not None and w.requires_grad else None
             gb = empty_tensor((c,), x.dtype) if b is not None and b.requires_grad else None
-            check(lib.pf_batch_norm_backward(g3._d(), x3._d(), mean._d(), var._d(), null(w), eps, null(gx), null(gw),
+            gx3 = gx.view(x3._shape) if gx is not None else None
+            check(lib.pf_batch_norm_backward(g3._d(), x3._d(), mean._d(), var._d(), null(w), eps, null(gx3), null(gw),
                                              null(gb)))  # fmt: skip
-            return (gx.view(shape) if gx is not None else None), gw, gb
+            return gx, gw, gb
 
         record("NativeBatchNormBackward0", backward, (x, w, b), y, tuple(t for t in (x, w) if t is not None))
     return y
@@ -212,10 +208,8 @@ def batch_norm(
         )
     if not isinstance(momentum, (int, float)):
         raise TypeError(f"batch_norm(): momentum must be a number, got {momentum!r}")
-    fused = input.dtype in (_dtype.float32, _dtype.float64) and not isinstance(momentum, bool)
-    if fused and all(
-        t is None or (t.dtype is input.dtype and not t.requires_grad) for t in (running_mean, running_var)
-    ):
+    stats = (running_mean, running_var)
+    if input.dtype in (_dtype.float32, _dtype.float64) and all(t is None or t.dtype is input.dtype for t in stats):
         return _fused_batch_norm(input, weight, bias, running_mean, running_var, float(momentum), float(eps))
     y, mean, var = _batch_normalize(input, red, bshape, weight, bias, eps)
     with _grad_mode.no_grad():
