@@ -260,6 +260,13 @@ int pf_sgd_step(int dtype, void *param, const void *grad, void *momentum_buf, in
 int pf_adam_step(int dtype, void *param, const void *grad, void *exp_avg, void *exp_avg_sq,
                  void *max_exp_avg_sq, int64_t n, int64_t step, double lr, double beta1, double beta2,
                  double eps, double weight_decay, int amsgrad, int decoupled, int maximize);
+/* pf_adam_step over `count` parameters of one dtype in one call; steps[i] points at parameter i's
+ * float32 step count, incremented (in float32) before its update; max_exp_avg_sqs may be NULL
+ * when !amsgrad. Everything is checked first: an error changes nothing. */
+int pf_adam_multi(int dtype, int64_t count, void *const *params, const void *const *grads, void *const *exp_avgs,
+                  void *const *exp_avg_sqs, void *const *max_exp_avg_sqs, const int64_t *numels, float *const *steps,
+                  double lr, double beta1, double beta2, double eps, double weight_decay, int amsgrad, int decoupled,
+                  int maximize);
 
 /* dense linear algebra (linalg.c): the last two dims are the matrix, the leading dims a batch
  * that every operand shares (broadcast with stride 0 beforehand); float32 or float64, one

@@ -231,3 +231,41 @@ int pf_adam_step(int dtype, void *param, const void *grad, void *exp_avg, void *
     pf_team_finish(&tm);
     return PF_OK;
 }
+
+/* One call over a group's parameters (torch's foreach idea): the per-parameter Python work
+ * left is gathering pointers. steps[i] is the parameter's float32 step tensor, incremented
+ * here in float32 as torch's `step += 1`; the update then uses its value. Each parameter's
+ * update is pf_adam_step's (serial or parallel by its own size). */
+int pf_adam_multi(int dtype, int64_t count, void *const *params, const void *const *grads, void *const *exp_avgs,
+                  void *const *exp_avg_sqs, void *const *max_exp_avg_sqs, const int64_t *numels, float *const *steps,
+                  double lr, double beta1, double beta2, double eps, double weight_decay, int amsgrad, int decoupled,
+                  int maximize) {
+    if (count < 0) return pf_error(PF_ERR_VALUE, "adam_step: negative parameter count %lld", (long long)count);
+    if (count > 0 && (!params || !grads || !exp_avgs || !exp_avg_sqs || !numels || !steps))
+        return pf_error(PF_ERR_VALUE, "adam_step: NULL pointer array");
+    if (count > 0 && amsgrad && !max_exp_avg_sqs)
+        return pf_error(PF_ERR_VALUE, "adam_step: amsgrad needs max_exp_avg_sq buffers (got NULL)");
+    if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
+        return pf_error(PF_ERR_TYPE, "adam_step: parameters must be float32 or float64, got %s",
+                        dtype >= 0 && dtype < PF_NUM_DTYPES ? pf_dtype_name[dtype] : "an unknown dtype");
+    /* everything checked before anything is written: an error leaves every parameter as it was */
+    for (int64_t i = 0; i < count; i++) {
+        if (!steps[i]) return pf_error(PF_ERR_VALUE, "adam_step: NULL step of parameter %lld", (long long)i);
+        float s = *steps[i] + 1.0f;
+        if (!(s >= 1.0f && s < 9.2e18f))
+            return pf_error(PF_ERR_VALUE, "adam_step: parameter %lld's step %g is not a count", (long long)i,
+                            (double)*steps[i]);
+        if (numels[i] < 0)
+            return pf_error(PF_ERR_VALUE, "adam_step: parameter %lld has a negative size", (long long)i);
+        if (numels[i] > 0 && (!params[i] || !grads[i] || !exp_avgs[i] || !exp_avg_sqs[i] ||
+                              (amsgrad && !max_exp_avg_sqs[i])))
+            return pf_error(PF_ERR_VALUE, "adam_step: a NULL buffer for parameter %lld", (long long)i);
+    }
+    for (int64_t i = 0; i < count; i++) {
+        float s = *steps[i] + 1.0f;
+        *steps[i] = s;
+        pf_adam_step(dtype, params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], amsgrad ? max_exp_avg_sqs[i] : NULL,
+                     numels[i], (int64_t)s, lr, beta1, beta2, eps, weight_decay, amsgrad, decoupled, maximize);
+    }
+    return PF_OK;
+}

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from pyframe import _dtype
-from pyframe._backend import NULL, check, lib
+from pyframe._backend import NULL, check, ffi, lib
 from pyframe.factory import zeros, zeros_like
 from pyframe.optim.optimizer import Optimizer
+from pyframe.tensor import Tensor
 
 __all__ = ["Adam", "AdamW"]
 
 
 class Adam(Optimizer):
     """Same as torch.optim.Adam (``decoupled_weight_decay=True`` is AdamW). Each step is one
-    fused C pass per parameter (``pf_adam_step``); ``foreach`` and ``fused`` are accepted and
-    recorded, with no effect; ``capturable`` and ``differentiable`` are not supported. Betas
-    may be ints or floats (torch insists on floats or tensors)."""
+    C call per group and dtype (``pf_adam_multi``: a fused pass per parameter, step counts
+    included); ``foreach`` and ``fused`` are accepted and recorded, with no effect;
+    ``capturable`` and ``differentiable`` are not supported. Betas may be ints or floats
+    (torch insists on floats or tensors)."""
 
     _param_shaped_state = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
 
@@ -66,6 +68,9 @@ class Adam(Optimizer):
         beta1, beta2 = (float(b) for b in group["betas"])
         amsgrad, maximize = int(bool(group["amsgrad"])), int(bool(group["maximize"]))
         decoupled = int(bool(group["decoupled_weight_decay"]))
+        # gather every parameter's buffers (checked, contiguous), then one C call per dtype
+        batches: dict[int, list] = {}
+        touched = []
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -79,22 +84,50 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = zeros_like(p)
             exp_avg = self._buffer(state, "exp_avg", p)
             exp_avg_sq = self._buffer(state, "exp_avg_sq", p)
-            exp_avg._bump()
-            exp_avg_sq._bump()
-            max_ptr = NULL
-            if amsgrad:
-                max_sq = self._buffer(state, "max_exp_avg_sq", p)
-                max_sq._bump()
-                max_ptr = max_sq._ptr
-            step = int(self._next_step(state))
+            max_sq = self._buffer(state, "max_exp_avg_sq", p) if amsgrad else None
+            step = _step_tensor(state)
             t = self._target(p)
+            b = batches.get(t.dtype.code)
+            if b is None:
+                b = batches[t.dtype.code] = ([], [], [], [], [], [], [])
+            b[0].append(t._ptr)
+            b[1].append(g._ptr)
+            b[2].append(exp_avg._ptr)
+            b[3].append(exp_avg_sq._ptr)
+            b[4].append(max_sq._ptr if max_sq is not None else NULL)
+            b[5].append(t._numel)
+            b[6].append(step._ptr)
+            touched.append((p, t, exp_avg, exp_avg_sq, max_sq, step))
+        for code, (ps, gs, m1, m2, mx, ns, steps) in batches.items():
+            n = len(ps)
             check(
-                lib.pf_adam_step(
-                    t.dtype.code, t._ptr, g._ptr, exp_avg._ptr, exp_avg_sq._ptr, max_ptr, t._numel, step, lr,
-                    beta1, beta2, eps, weight_decay, amsgrad, decoupled, maximize,
+                lib.pf_adam_multi(
+                    code, n, _new("void *[]", ps), _new("void *[]", gs), _new("void *[]", m1), _new("void *[]", m2),
+                    _new("void *[]", mx) if amsgrad else NULL, _new("int64_t[]", ns),
+                    _new("float *[]", [_cast("float *", s) for s in steps]), lr, beta1, beta2, eps, weight_decay,
+                    amsgrad, decoupled, maximize,
                 )
             )  # fmt: skip
+        for p, t, exp_avg, exp_avg_sq, max_sq, step in touched:  # in-place writes: versions move
+            exp_avg._bump()
+            exp_avg_sq._bump()
+            step._bump()
+            if max_sq is not None:
+                max_sq._bump()
             self._written(p, t)
+
+
+_new, _cast = ffi.new, ffi.cast
+
+
+def _step_tensor(state: dict) -> Tensor:
+    """``state["step"]`` as torch keeps it, a 0-d float32 tensor (the C call adds one to it);
+    a number or another kind of tensor from a loaded state is converted."""
+    t = state.get("step")
+    if not (isinstance(t, Tensor) and t._numel == 1 and t.dtype is _dtype.float32 and t.ndim == 0):
+        value = 0.0 if t is None else float(t)
+        t = state["step"] = zeros((), dtype=_dtype.float32).fill_(value)
+    return t
 
 
 class AdamW(Adam):
