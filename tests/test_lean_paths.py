@@ -92,3 +92,33 @@ def test_reshape_cache_refuses_what_torch_refuses():
     assert tuple(x.reshape((2000,)).shape) == (2000,)
     with pytest.raises(RuntimeError, match="invalid for input"):
         x.reshape(41, 50)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 17, 2000])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dot_of_vectors_is_the_double_sum_of_products(n, dtype):
+    rng = np.random.default_rng(n)
+    a, b = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+    got = pyframe.tensor(a) @ pyframe.tensor(b)
+    assert got.shape == () and got.dtype == getattr(pyframe, dtype)
+    want = np.float64(a.astype(np.float64) @ b.astype(np.float64)).astype(dtype)
+    np.testing.assert_allclose(got.item(), want, rtol=1e-6)
+    np.testing.assert_allclose(got.item(), (torch.tensor(a) @ torch.tensor(b)).item(), rtol=1e-4, atol=1e-4)
+    m = pyframe.tensor(np.stack([a, b], 1))  # strided columns
+    np.testing.assert_allclose((m[:, 0] @ m[:, 1]).item(), got.item(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        pyframe.tensor(a) @ pyframe.randn(n + 1, dtype=got.dtype)
+
+
+def test_index_select_rows_match_numpy_and_check_bounds():
+    x = pyframe.randn(5, 3, 2)
+    idx = pyframe.tensor([4, -1, 0, 4])
+    np.testing.assert_array_equal(x[idx].numpy(), x.numpy()[[4, -1, 0, 4]])
+    np.testing.assert_array_equal(pyframe.index_select(x, 0, idx).numpy(), x.numpy()[[4, -1, 0, 4]])
+    for bad in (5, -6):
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[pyframe.tensor([0, bad])]
+    assert tuple(pyframe.randn(0, 3)[pyframe.tensor([], dtype=pyframe.int64)].shape) == (0, 3)
+    w = pyframe.randn(5, 3, requires_grad=True)
+    w[idx].sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy()[:, 0], [1, 0, 0, 0, 3])

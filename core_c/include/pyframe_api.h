@@ -182,6 +182,9 @@ int pf_softmax(const pf_tensor *x, pf_tensor *out, int log);
 int pf_reduce_rows(int op, int dtype, const void *x, int64_t rows, int64_t n, void *out, int out_dtype,
                    void *idx, double correction);
 int pf_softmax_rows(int dtype, const void *x, void *out, int64_t rows, int64_t n, int log);
+/* out[0] = sum of a[i * sa] * b[i * sb] for i < n, float32 or float64 (torch.dot), accumulated in
+ * double lanes in a fixed order */
+int pf_dot(int dtype, const void *a, int64_t sa, const void *b, int64_t sb, int64_t n, void *out);
 
 /* sorting and selection (sort.c): along `dim` of a contiguous x; values (x's dtype) and indices
  * (int64) contiguous with x's shape but k at dim. NaN counts as the largest value. sort is
@@ -229,6 +232,9 @@ int pf_batch_norm_backward(const pf_tensor *grad_out, const pf_tensor *x, const 
 /* indexing (index.c) */
 /* out[..., j, ...] = x[..., idx[j], ...] along dim; idx is 1-d int64, negatives wrap */
 int pf_index_select(const pf_tensor *x, int dim, const pf_tensor *idx, pf_tensor *out);
+/* the same along dim 0 of a contiguous x seen as [rows, width], idx contiguous int64 [L], out [L, width] */
+int pf_index_select_rows(int dtype, const void *x, int64_t rows, int64_t width, const void *idx, int64_t L,
+                         void *out);
 /* out[..., idx[j], ...] += src[..., j, ...] along dim */
 int pf_index_add(pf_tensor *out, int dim, const pf_tensor *idx, const pf_tensor *src);
 /* out[..., idx[j], ...] = src[..., j, ...] along dim; for a repeated index the last j wins */

@@ -38,6 +38,7 @@ static int norm_dim(const char *fn, int dim, int ndim, int *d) {
 
 /* pf_check with the entry point's name in front of the argument's */
 static int check_arg(const char *fn, const pf_tensor *t, const char *what) {
+    if (pf_check(t, what) == PF_OK) return PF_OK; /* the full name is built for the message only */
     char name[64];
     snprintf(name, sizeof name, "%s: %s", fn, what);
     return pf_check(t, name);
@@ -151,6 +152,40 @@ static int check_along(const char *fn, const pf_tensor *big, const char *bn, con
     return PF_OK;
 }
 
+typedef struct {
+    const pf_tensor *out, *x;
+    const int64_t *shape;
+    const int64_t *const *st;
+    const size_t *sizes;
+    const int64_t *pos;
+    int64_t L, R, osd, xsd;
+    size_t es;
+} select_job;
+
+static void select_part(void *arg, int t, int T) {
+    const select_job *p = arg;
+    int64_t b, e, R = p->R;
+    pf_split(p->L * R, t, T, &b, &e);
+    if (b >= e) return;
+    pf_walk w;
+    pf_walk_init(&w, p->out->ndim, p->shape, 2, p->st, p->sizes);
+    int64_t j = b / R, r = b % R;
+    pf_walk_seek(&w, r);
+    while (b < e) {
+        int64_t n = pf_walk_run(&w, MIN64(e - b, R - r));
+        copy_run((char *)p->out->data + j * p->osd + w.off[0], w.inner[0],
+                 (const char *)p->x->data + p->pos[j] * p->xsd + w.off[1], w.inner[1], n, p->es);
+        b += n;
+        r += n;
+        pf_walk_advance(&w, n);
+        if (r == R) {
+            r = 0;
+            j++;
+            pf_walk_seek(&w, 0);
+        }
+    }
+}
+
 int pf_index_select(const pf_tensor *x, int dim, const pf_tensor *idx, pf_tensor *out) {
     const char *fn = "index_select";
     int d, rc;
@@ -163,36 +198,25 @@ int pf_index_select(const pf_tensor *x, int dim, const pf_tensor *idx, pf_tensor
     size_t es = pf_dtype_size[x->dtype], sizes[2] = {es, es};
     int64_t L = pf_numel(idx), R = 1;
     for (int i = 0; i < out->ndim; i++) R *= shape[i];
-    int64_t total = L * R, osd = dstride(out, d) * (int64_t)es, xsd = dstride(x, d) * (int64_t)es;
-    int nt = pf_threads_for(total);
+    int64_t osd = dstride(out, d) * (int64_t)es, xsd = dstride(x, d) * (int64_t)es;
     /* the flattened (j, rest) space is split, so a few long rows and many short ones
      * (embedding lookups) both spread over the threads */
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        int64_t b, e;
-        my_share(total, &b, &e);
-        if (b < e) {
-            pf_walk w;
-            pf_walk_init(&w, out->ndim, shape, 2, st, sizes);
-            int64_t j = b / R, r = b % R;
-            pf_walk_seek(&w, r);
-            while (b < e) {
-                int64_t n = pf_walk_run(&w, MIN64(e - b, R - r));
-                copy_run((char *)out->data + j * osd + w.off[0], w.inner[0],
-                         (const char *)x->data + pos[j] * xsd + w.off[1], w.inner[1], n, es);
-                b += n;
-                r += n;
-                pf_walk_advance(&w, n);
-                if (r == R) {
-                    r = 0;
-                    j++;
-                    pf_walk_seek(&w, 0);
-                }
-            }
-        }
-    }
+    select_job j = {out, x, shape, st, sizes, pos, L, R, osd, xsd, es};
+    pf_run_team(pf_threads_for(L * R), select_part, &j);
     free(pos);
     return PF_OK;
+}
+
+int pf_index_select_rows(int dtype, const void *x, int64_t rows, int64_t width, const void *idx, int64_t L,
+                         void *out) {
+    if (dtype < 0 || dtype >= PF_NUM_DTYPES) return pf_error(PF_ERR_TYPE, "index_select: unknown dtype code %d", dtype);
+    if (rows < 0 || width < 0 || L < 0 || (width && (rows > INT64_MAX / width || L > INT64_MAX / width)))
+        return pf_error(PF_ERR_VALUE, "index_select: bad layout (%lld rows of %lld, %lld indices)", (long long)rows,
+                        (long long)width, (long long)L);
+    pf_tensor xd = {.data = (void *)x, .dtype = dtype, .ndim = 2, .shape = {rows, width}, .strides = {width, 1}};
+    pf_tensor od = {.data = out, .dtype = dtype, .ndim = 2, .shape = {L, width}, .strides = {width, 1}};
+    pf_tensor id = {.data = (void *)idx, .dtype = PF_INT64, .ndim = 1, .shape = {L}, .strides = {1}};
+    return pf_index_select(&xd, 0, &id, &od);
 }
 
 /* index_add (accumulate) and index_copy. Each thread owns a share of the rest and walks

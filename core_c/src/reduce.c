@@ -1000,3 +1000,35 @@ int pf_softmax_rows(int dtype, const void *x, void *out, int64_t rows, int64_t n
     od.data = out;
     return pf_softmax(&xd, &od, take_log);
 }
+
+/* ---- dot ---- */
+
+/* Products of two floats are exact in double, so float32 dot is as accurate as a double
+ * sum; element k goes to lane k % LANES whatever the strides, as in the run kernels. */
+#define DOT_RUN(sfx, T)                                                                  \
+    PF_SIMD static double dot_##sfx(const T *a, int64_t sa, const T *b, int64_t sb, int64_t n) { \
+        double acc[LANES] = {0};                                                         \
+        int64_t i = 0;                                                                   \
+        if (sa == 1 && sb == 1)                                                          \
+            for (; i + LANES <= n; i += LANES) {                                         \
+                _Pragma("omp simd") for (int j = 0; j < LANES; j++)                      \
+                    acc[j] += (double)a[i + j] * (double)b[i + j];                       \
+            }                                                                            \
+        for (; i + LANES <= n; i += LANES)                                               \
+            for (int j = 0; j < LANES; j++) acc[j] += (double)a[(i + j) * sa] * (double)b[(i + j) * sb]; \
+        double r = lanes_sum(acc);                                                       \
+        for (; i < n; i++) r += (double)a[i * sa] * (double)b[i * sb];                   \
+        return r;                                                                        \
+    }
+DOT_RUN(f32, float)
+DOT_RUN(f64, double)
+
+int pf_dot(int dtype, const void *a, int64_t sa, const void *b, int64_t sb, int64_t n, void *out) {
+    if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
+        return pf_error(PF_ERR_TYPE, "dot: expected float32 or float64, got dtype code %d", dtype);
+    if (n < 0) return pf_error(PF_ERR_VALUE, "dot: negative length %lld", (long long)n);
+    if (!out || (n && (!a || !b))) return pf_error(PF_ERR_VALUE, "dot: missing data");
+    if (dtype == PF_FLOAT32) *(float *)out = (float)dot_f32(a, sa, b, sb, n);
+    else *(double *)out = dot_f64(a, sa, b, sb, n);
+    return PF_OK;
+}

@@ -19,6 +19,20 @@ from pyframe.tensor import Tensor, empty_tensor, normalize_dim
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """Same as torch.index_select (negative indices wrap)."""
+    if (
+        dim == 0 and type(input) is Tensor and type(index) is Tensor and index.dtype is int64
+        and len(index._shape) == 1 and index._contig and input._contig and input._shape
+        and not (input._requires_grad and _grad_mode.enabled)
+    ):  # fmt: skip
+        # rows of a contiguous tensor: one allocation, one C call, no descriptors
+        shape = input._shape
+        n = index._shape[0]
+        out = empty_tensor((n,) + shape[1:], input.dtype)
+        width = math.prod(shape[1:])
+        rc = lib.pf_index_select_rows(input.dtype.code, input._ptr, shape[0], width, index._ptr, n, out._ptr)
+        if rc:
+            check(rc)
+        return out
     index = _as_index(index)
     if index.ndim > 1:
         raise ShapeError(f"index_select: index must be 0-d or 1-d, got shape {list(index._shape)}")

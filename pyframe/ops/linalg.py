@@ -16,6 +16,14 @@ def _matmul_small(a: Tensor, b: Tensor) -> Tensor | None:
     call, with the 1-d operands described as a row or a column in place. None when the
     general path is needed (or must report an error)."""
     sa, sb = a._shape, b._shape
+    if len(sa) == 1 and len(sb) == 1:  # a dot product: no GEMM, no descriptors
+        if sa != sb:
+            return None
+        out = empty_tensor((), a.dtype)
+        rc = lib.pf_dot(a.dtype.code, a._ptr, a._strides[0], b._ptr, b._strides[0], sa[0], out._ptr)
+        if rc:
+            check(rc)
+        return out
     if len(sa) == 2:
         m, k = sa
         da = a._d()
