@@ -11,6 +11,12 @@
 #include <stdio.h>
 #include "core.h"
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define PF_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PF_SIMD
+#endif
+
 typedef struct {
     int64_t H, W, OH, OW;
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
@@ -73,28 +79,32 @@ static inline double pick_double(int64_t t, double a, double b) {
             }                                                                                    \
         }                                                                                        \
     }                                                                                            \
-    /* 2x2 windows at stride 2 over unit-stride rows without padding or dilation: the usual  \
-     * MaxPool2d(2), with the bounds known and the four loads unrolled */                        \
-    static void maxpool2_plane_##T(const T *x, T *y, int64_t *ix, const pgeom *g) {              \
-        for (int64_t oh = 0; oh < g->OH; oh++) {                                                 \
-            const T *r0 = x + 2 * oh * g->xsh, *r1 = r0 + g->xsh;                                \
-            int64_t b0 = 2 * oh * g->W, b1 = b0 + g->W;                                          \
-            for (int64_t ow = 0; ow < g->OW; ow++) {                                             \
-                int64_t w = 2 * ow;                                                              \
-                T best = r0[w], v;                                                               \
-                int64_t arg = b0 + w;                                                            \
-                int64_t t;                                                                       \
-                /* selects, not branches: on real data the winner is a coin toss */              \
-                v = r0[w + 1], t = (v > best) | (v != v);                                        \
-                best = pick_##T(t, v, best), arg = pick_i(t, b0 + w + 1, arg);                   \
-                v = r1[w], t = (v > best) | (v != v);                                            \
-                best = pick_##T(t, v, best), arg = pick_i(t, b1 + w, arg);                       \
-                v = r1[w + 1], t = (v > best) | (v != v);                                        \
-                best = pick_##T(t, v, best), arg = pick_i(t, b1 + w + 1, arg);                   \
-                y[oh * g->OW + ow] = best;                                                       \
-                ix[oh * g->OW + ow] = arg;                                                       \
-            }                                                                                    \
+    /* 2x2 windows at stride 2 over unit-stride rows without padding or dilation: the usual      \
+     * MaxPool2d(2). One output row at a time in a loop of selects gcc vectorizes (once per      \
+     * ISA); the winner's offset in the window (0, 1, W, W + 1) is kept as an int64 */           \
+    PF_SIMD static void maxpool2_row_##T(const T *r0, const T *r1, T *y, int64_t *ix, int64_t ow_n,\
+                                         int64_t base, int64_t W) {                              \
+        for (int64_t ow = 0; ow < ow_n; ow++) {                                                  \
+            T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];            \
+            T best = a;                                                                          \
+            int64_t arg = 0;                                                                     \
+            int t = (b > best) | (b != b);                                                       \
+            best = t ? b : best;                                                                 \
+            arg = t ? 1 : arg;                                                                   \
+            t = (c > best) | (c != c);                                                           \
+            best = t ? c : best;                                                                 \
+            arg = t ? W : arg;                                                                   \
+            t = (d > best) | (d != d);                                                           \
+            best = t ? d : best;                                                                 \
+            arg = t ? W + 1 : arg;                                                               \
+            y[ow] = best;                                                                        \
+            ix[ow] = base + 2 * ow + arg;                                                        \
         }                                                                                        \
+    }                                                                                            \
+    static void maxpool2_plane_##T(const T *x, T *y, int64_t *ix, const pgeom *g) {              \
+        for (int64_t oh = 0; oh < g->OH; oh++)                                                   \
+            maxpool2_row_##T(x + 2 * oh * g->xsh, x + (2 * oh + 1) * g->xsh, y + oh * g->OW, ix + oh * g->OW,\
+                             g->OW, 2 * oh * g->W, g->W);                                        \
     }                                                                                            \
     /* gx plane (contiguous) = 0, then gx[ix[k]] += gy[k]; returns the first bad index or -1 */  \
     static int64_t maxpool_back_plane_##T(const T *gy, int64_t gsh, int64_t gsw, const int64_t *ix, \
