@@ -174,3 +174,40 @@ def test_adam_multi_core_checks_change_nothing():
         pf._backend.check(lib.pf_adam_multi(0, 2, *ptrs, NULL, ffi.new("int64_t[]", [3, 3]), steps, 0.1, 0.9, 0.99,
                                             1e-8, 0.0, 0, 1, 0))  # fmt: skip
     assert float(step) == 0.0 and float(p.sum()) == 0.0  # parameter 0 untouched too
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_fused_float32(reduction, weighted):
+    """nanoGPT's loss, (B*T, V) logits: ignored rows, class weights, enough rows to go parallel."""
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((600, 65)) * 4).astype("float32")
+    t = rng.integers(0, 65, 600)
+    t[::7] = -100
+    w = rng.uniform(0.5, 2, 65).astype("float32")
+
+    def call(lib_, x, *rest):
+        tt = lib_.tensor(t)
+        ww = lib_.tensor(w) if weighted else None
+        return lib_.nn.functional.cross_entropy(x, tt, ww, reduction=reduction)
+
+    _run(lambda x: call(pf, x), lambda x: call(torch, x), [x], rtol=2e-5, atol=2e-6)
+
+
+def test_cross_entropy_fused_edges_and_double_backward():
+    x = np.random.default_rng(9).standard_normal((5, 4))
+    t = np.array([1, -100, 3, 0, 2])
+    for lib_ in (pf, torch):  # every row ignored: nan mean, zero gradient
+        xx = lib_.tensor(x, requires_grad=True)
+        loss = lib_.nn.functional.cross_entropy(xx, lib_.tensor([-100] * 5))
+        loss.backward()
+        assert np.isnan(float(loss.detach())) and not xx.grad.numpy().any()
+    got = []
+    for lib_ in (pf, torch):
+        xx = lib_.tensor(x, requires_grad=True)
+        (g,) = lib_.autograd.grad(lib_.nn.functional.cross_entropy(xx, lib_.tensor(t)), xx, create_graph=True)
+        (g * g).sum().backward()
+        got.append(xx.grad.numpy())
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-10, atol=1e-12)
+    with pytest.raises(IndexError, match="target 4 is out of bounds for 4 classes"):
+        F.cross_entropy(pf.tensor(x), pf.tensor([1, 4, 0, 0, 0]))

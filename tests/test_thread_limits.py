@@ -83,6 +83,7 @@ cases.update({
     "log_softmax_bwd": lambda: backward(lambda xx: xx.log_softmax(-1), big),
     "attention_bwd": lambda: backward(lambda q: F.scaled_dot_product_attention(q, q, q, is_causal=True), ba),
     "gelu_bwd": lambda: backward(F.gelu, big),
+    "cross_entropy_bwd": lambda: backward(lambda xx: F.cross_entropy(xx, rows), big),
     "cat": lambda: pyframe.cat([big, big[:, :100].contiguous(), big], 1),
     "cumsum": lambda: big.cumsum(1),
     "sort": lambda: big.sort(1)[0],

@@ -353,3 +353,14 @@ int pf_attention_backward(const pf_tensor *g, const pf_tensor *q, const pf_tenso
 int pf_gelu(int dtype, const void *x, void *y, void *cdf, int64_t n, int approximate);
 int pf_gelu_backward(int dtype, const void *g, const void *x, const void *cdf, void *gx, int64_t n,
                      int approximate);
+
+/* cross-entropy over class indices (loss.c): x [n, c] contiguous logits, target [n] int64 (each in
+ * [0, c) or ignore_index), weight [c] or NULL; writes each row's weighted loss (0 when ignored) to
+ * loss [n], its log-sum-exp to lse [n], and sums[0] = the sum of the row losses, sums[1] = the sum
+ * of the kept rows' weights (double, in row order). A target out of range is PF_ERR_INDEX. */
+int pf_cross_entropy(int dtype, const void *x, const int64_t *target, const void *weight, int64_t n, int64_t c,
+                     int64_t ignore_index, void *loss, void *lse, double *sums);
+/* gx [n, c] = scale_i * w[t_i] * (softmax(x_i) - onehot(t_i)), 0 on ignored rows; scale_i is
+ * gscale[i] (x's dtype), or g0 when gscale is NULL */
+int pf_cross_entropy_backward(int dtype, const void *x, const int64_t *target, const void *weight, const void *lse,
+                              const void *gscale, double g0, int64_t n, int64_t c, int64_t ignore_index, void *gx);

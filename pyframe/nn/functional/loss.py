@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
-from pyframe import _grad_mode
-from pyframe._backend import ShapeError
+from pyframe import _dtype, _grad_mode
+from pyframe._backend import NULL, ShapeError, check, ffi, lib
 from pyframe.autograd.graph import needs_grad, record
-from pyframe.nn.functional._utils import _REDUCTIONS, _check_reduction, _float_arg, _reduce_loss, _tensor_arg
+from pyframe.nn.functional._utils import _REDUCTIONS, _check_reduction, _float_arg, _reduce_loss, _regrad, _tensor_arg
 from pyframe.nn.functional.activation import _softplus_neg_abs
 from pyframe.nn.functional.sparse import _index_arg
 from pyframe.ops import elementwise as ew
 from pyframe.ops import index as ix
 from pyframe.ops import reduce as rd
-from pyframe.tensor import Tensor
+from pyframe.tensor import Tensor, empty_tensor
+
+_NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
+_CTYPE = {_dtype.float32.code: "float *", _dtype.float64.code: "double *"}
+_new, _cast = ffi.new, ffi.cast
 
 
 def _check_same_size(fn: str, input: Tensor, target: Tensor, strict: bool) -> None:
@@ -135,6 +140,12 @@ def cross_entropy(
     c = input._shape[cdim] if input.ndim else 0
     if weight is not None and _tensor_arg(weight, "cross_entropy", "weight")._shape != (c,):
         raise ShapeError(f"cross_entropy(): weight should have shape [{c}] ({c} classes), got {list(weight._shape)}")
+    if (
+        label_smoothing == 0 and input.ndim == 2 and input.dtype.code in _NATIVE and target.dtype is _dtype.int64
+        and target._shape == (input._shape[0],) and c > 0
+        and (weight is None or (weight.dtype is input.dtype and not weight.requires_grad))
+    ):  # fmt: skip
+        return _fused_cross_entropy(input, target, weight, ignore_index, reduction)
     lsm = rd.log_softmax(input, cdim)
     wshape = tuple(c if i == cdim else 1 for i in range(input.ndim))
     if target.dtype.is_floating_point:  # class probabilities
@@ -167,6 +178,48 @@ def cross_entropy(
             denom = rd.sum(ew.logical_not(ignored)).to(input.dtype)
         smooth = ew.div(rd.sum(smooth), denom)
     return ew.add(ew.mul(nll, 1.0 - label_smoothing), ew.mul(smooth, label_smoothing / c))
+
+
+def _fused_cross_entropy(input: Tensor, target: Tensor, weight, ignore_index: int, reduction: str) -> Tensor:
+    """(N, C) logits and int64 class indices in one C call each way (pf_cross_entropy): the
+    row log-sum-exp is kept, backward writes w_t * scale * (softmax - onehot) directly. Double
+    backward differentiates the composition."""
+    x = input.contiguous()
+    t = target.contiguous()
+    w = weight.contiguous() if weight is not None else None
+    n, c = x._shape
+    dt = x.dtype
+    rows, lse = empty_tensor((n,), dt), empty_tensor((n,), dt)
+    sums = _new("double[2]")
+    wp = w._ptr if w is not None else NULL
+    check(lib.pf_cross_entropy(dt.code, x._ptr, _cast("int64_t *", t._ptr), wp, n, c, int(ignore_index), rows._ptr,
+                               lse._ptr, sums))  # fmt: skip
+    total = sums[1]
+    if reduction == "none":
+        out = rows
+    else:
+        value = sums[0] if reduction == "sum" else (sums[0] / total if total else math.nan)
+        out = empty_tensor((), dt)
+        _cast(_CTYPE[dt.code], out._ptr)[0] = value
+    if needs_grad(input):
+
+        def backward(g):
+            if _grad_mode.enabled:  # create_graph: differentiate the composition instead
+                return _regrad(lambda a: nll_loss(rd.log_softmax(a, 1), target, weight, ignore_index=ignore_index,
+                                                  reduction=reduction), (input,), g)  # fmt: skip
+            gx = empty_tensor((n, c), dt)
+            if reduction == "none":
+                gs, g0 = g.contiguous(), 0.0
+                gp = gs._ptr
+            else:
+                # every row ignored: the gradient is all zeros whatever the scale
+                gp, g0 = NULL, float(g.item()) / (total if reduction == "mean" and total else 1.0)
+            check(lib.pf_cross_entropy_backward(dt.code, x._ptr, _cast("int64_t *", t._ptr), wp, lse._ptr, gp, g0, n,
+                                                c, int(ignore_index), gx._ptr))  # fmt: skip
+            return (gx,)
+
+        record("NllLossBackward0", backward, (input,), out, (input,))
+    return out
 
 
 def _weighted(loss: Tensor, weight, reduction: str) -> Tensor:
