@@ -297,3 +297,24 @@ def test_masked_fill_with_a_value_requiring_grad_like_torch():
         (out * m.tensor([1.0, 2.0, 3.0], dtype=m.float64)).sum().backward()
         results.append((out.tolist(), v.grad.item(), x.grad.tolist()))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1, 2])
+def test_prod_gradient_at_zeros_like_torch(dim):
+    """At a zero input y / x is 0 / 0: the gradient is the product of the other elements
+    (one zero in a slice), or 0 (two or more), as torch; also through create_graph."""
+    x = np.random.default_rng(3).uniform(0.5, 1.5, (3, 4, 5))
+    x[1, 2, 3] = 0  # one zero in its slices
+    x[0, 1, :2] = 0  # two zeros along dim 2
+    x[2, :, 4] = 0  # a zero in every row along dim 1
+    grads = []
+    for m in (pyframe, torch):
+        leaf = m.tensor(x, requires_grad=True)
+        y = leaf.prod() if dim is None else leaf.prod(dim)
+        (g,) = m.autograd.grad((y * m.tensor(np.linspace(1, 2, y.numel()).reshape(tuple(y.shape)))).sum(), leaf,
+                               create_graph=True)  # fmt: skip
+        (g * g).sum().backward()
+        grads.append((g.detach().numpy(), leaf.grad.numpy()))
+    for got, want in zip(grads[0], grads[1], strict=True):
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

@@ -134,7 +134,29 @@ def _d_mean(g, x, y, ix, dims):
 
 
 def _d_prod(g, x, y, ix, dims):
-    return ew.div(ew.mul(g, y), x)
+    """g * y / x where no input is zero; otherwise, as torch, each element's gradient is the
+    product of the others, from exclusive cumulative products both ways (y / x is 0 / 0
+    there)."""
+    if not dims or x._numel == 0:
+        return g.expand(*x._shape) if not dims else zeros_of(x._shape, g.dtype)
+    if not any(ew.eq(x, 0)).item():
+        return ew.div(ew.mul(g, y), x)
+    from pyframe.ops.rearrange import flip
+    from pyframe.ops.shape import cat
+    from pyframe.ops.sorting import cumprod
+
+    keep = [d for d in range(x.ndim) if d not in dims]
+    perm = keep + list(dims)
+    rows = x.permute(*perm).reshape(*(x._shape[d] for d in keep), -1)
+    one = rows.narrow(-1, 0, 1).detach() * 0 + 1
+
+    def exclusive(t):
+        return cat([one, cumprod(t, -1).narrow(-1, 0, t._shape[-1] - 1)], -1)
+
+    others = ew.mul(exclusive(rows), flip(exclusive(flip(rows, [-1])), [-1]))
+    gp = g.permute(*perm).reshape(*(x._shape[d] for d in keep), 1)
+    inverse = [perm.index(d) for d in range(x.ndim)]
+    return ew.mul(gp, others).reshape(*(x._shape[d] for d in perm)).permute(*inverse)
 
 
 def _d_extreme(g, x, y, ix, dims):
@@ -204,7 +226,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:  
 
 
 def prod(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-    """Same as torch.prod (the gradient divides by the input, so it is undefined at zeros)."""
+    """Same as torch.prod (its gradient at zero inputs is the product of the other elements, as torch)."""
     return _reduce(lib.PF_PROD, input, dim, keepdim, _sum_dtype(input, dtype), deriv=_d_prod)[0]
 
 
