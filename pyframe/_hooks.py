@@ -100,7 +100,7 @@ def describe_plugin(plugin: object) -> str:
 
 
 def add_listener(fn: Callable[[], None]) -> None:
-    """``fn()`` is called after every change of any registry (``Module`` keeps its fast-path flag so)."""
+    """``fn()`` is called after every change of any registry (``Module`` keeps its global-hooks flag so)."""
     _listeners.append(fn)
     fn()
 

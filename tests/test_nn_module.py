@@ -1069,16 +1069,17 @@ def test_parameters_to_vector_and_back():
         nn.utils.vector_to_parameters([1.0], m.parameters())
 
 
-def test_fast_path_flag_follows_hooks_added_and_removed():
-    # __call__ tests one flag; adding a hook sets it, and the first call after the last hook is
-    # removed clears it, so a removed hook never runs and hook-free calls skip the slow path
+def test_hooks_run_whether_registered_or_put_in_the_dicts_by_hand():
+    # __call__ reads the hook dicts themselves: a removed hook never runs, and one some code
+    # put straight into m._forward_hooks (as torch allows) does
     m = nn.Linear(2, 2)
-    assert not m._may_have_hooks
     calls = []
-    h = m.register_forward_hook(lambda mod, args, out: calls.append(1))
-    assert m._may_have_hooks
+    h = m.register_forward_hook(lambda mod, args, out: calls.append("registered"))
     m(pyframe.randn(1, 2))
     h.remove()
     m(pyframe.randn(1, 2))
-    assert calls == [1]
-    assert not m._may_have_hooks
+    assert calls == ["registered"]
+    m._forward_hooks[12345] = lambda mod, args, out: calls.append("by hand")
+    m._forward_pre_hooks[12346] = lambda mod, args: calls.append("pre by hand")
+    m(pyframe.randn(1, 2))
+    assert calls == ["registered", "pre by hand", "by hand"]

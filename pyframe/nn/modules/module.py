@@ -141,10 +141,6 @@ def _note_global(glob: Any, exc: BaseException, kind: str, index: int) -> None:
 # ---- Module ----------------------------------------------------------------------------------------
 
 
-# the per-module hook dicts Module.__call__ must consult
-_CALL_HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
-
-
 class Module:
     """Base class for all neural network modules. Same as torch.nn.Module (see the module
     docstring for what is built differently)."""
@@ -176,9 +172,6 @@ class Module:
         ):  # fmt: skip
             if not (missing_only and name in self.__dict__):
                 object.__setattr__(self, name, OrderedDict())
-        # __call__'s fast-path flag: set when a forward/backward hook is added, cleared lazily by
-        # _call_impl once it finds none left (a removed handle cannot reach the module)
-        object.__setattr__(self, "_may_have_hooks", any(self.__dict__[n] for n in _CALL_HOOK_DICTS))
 
     # ---- registration: one path for parameters, buffers and submodules -------------------------
 
@@ -691,7 +684,6 @@ class Module:
 
     def _add_hook(self, hooks: OrderedDict, hook: Callable, prepend: bool, flags: tuple = ()) -> RemovableHandle:
         """Adds ``hook``; ``flags``: (dict, enabled) pairs recording per-hook options under the same id."""
-        self.__dict__["_may_have_hooks"] = True
         handle = RemovableHandle(hooks, hook, extra_dicts=tuple(d for d, _ in flags))
         for d, on in flags:
             if on:
@@ -733,7 +725,15 @@ class Module:
     # ---- calling -------------------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (_global_hooks_active or self._may_have_hooks):
+        # the dicts themselves, not a flag kept by register_*: code that fills them by hand
+        # (m._forward_hooks[k] = h, as some torch programs do) must see its hooks run
+        if not (
+            _global_hooks_active
+            or self._forward_hooks
+            or self._forward_pre_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+        ):
             return self.forward(*args, **kwargs)
         return self._call_impl(args, kwargs)
 
@@ -742,10 +742,6 @@ class Module:
         hooks, forward, global then module forward hooks, the output side of the backward hooks.
         Each kind is read from a snapshot taken when its turn comes (as torch), so a hook may add
         or remove hooks. A global hook that raises gets a note naming it (``call_hooks.note``)."""
-        if self._may_have_hooks and not (
-            self._forward_pre_hooks or self._forward_hooks or self._backward_pre_hooks or self._backward_hooks
-        ):
-            self.__dict__["_may_have_hooks"] = False
         glob = call_hooks if _global_hooks_active else None
         result = None
         called = None  # keys of the always_call forward hooks that already ran
