@@ -405,3 +405,27 @@ def test_repr():
     opt = optim.SGD([pyframe.zeros(2, requires_grad=True)], lr=0.1)
     tref = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=0.1)
     assert repr(opt) == repr(tref)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"])
+def test_a_refused_step_changes_nothing(name):
+    """Every parameter is checked before the first is stepped: an unwritable (expanded)
+    parameter late in the list leaves earlier parameters and all state as they were.
+    (Mismatched gradients are refused earlier, when assigned to .grad.)"""
+    good = pyframe.nn.Parameter(pyframe.ones(3))
+    late = pyframe.nn.Parameter(pyframe.ones(1, 3).expand(4, 3))
+    kwargs = {"momentum": 0.9} if name == "SGD" else {}
+    opt = getattr(pyframe.optim, name)([good, late], lr=0.1, **kwargs)
+    before = {id(p): {k: v.clone() if isinstance(v, pyframe.Tensor) else v for k, v in s.items()}
+              for p, s in opt.state.items()}  # fmt: skip
+    good.grad = pyframe.ones(3)
+    late.grad = pyframe.ones(4, 3)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        opt.step()
+    assert good.tolist() == [1.0, 1.0, 1.0]
+    after = {id(p): s for p, s in opt.state.items()}
+    assert after.keys() == before.keys()
+    for key, state in before.items():
+        for k, v in state.items():
+            w = after[key][k]
+            assert (w.tolist() == v.tolist()) if isinstance(v, pyframe.Tensor) else w == v

@@ -135,9 +135,26 @@ class Optimizer:
             with _grad_mode.enable_grad():
                 loss = closure()
         with _grad_mode.no_grad():
+            self._check_writable()
             for group in self.param_groups:
                 self._update(group)
         return loss
+
+    def _check_writable(self) -> None:
+        """Every parameter and gradient of the step checked before any state or parameter
+        changes: a bad one found halfway would leave earlier parameters stepped and this one's
+        momentum updated but not its value."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                if type(g) is not Tensor or g._shape != p._shape or g.dtype is not p.dtype:
+                    self._grad_of(p)  # raises saying what is wrong
+                if p.dtype not in _STEPPED_DTYPES:
+                    self._grad_of(p)
+                if not p._contig:
+                    p._write_check()
 
     def _update(self, group: dict[str, Any]) -> None:
         raise NotImplementedError(f"{type(self).__name__} does not implement step()")
