@@ -105,6 +105,7 @@ def _new(storage: Storage, shape: tuple, strides: tuple, offset: int, dt: dtype,
     t._retains_grad = False
     t._base = None
     t._grad_version = 0
+    t._grad_edge = None
     return t
 
 
@@ -136,6 +137,7 @@ def fresh(data, nbytes: int, shape: tuple, strides: tuple, numel: int, dt: dtype
     t._retains_grad = False
     t._base = None
     t._grad_version = 0
+    t._grad_edge = None
     return t
 
 
@@ -218,6 +220,7 @@ class Tensor:
     __slots__ = (
         "_storage", "_shape", "_strides", "_offset", "dtype", "_ptr", "_numel", "_contig", "_desc",
         "_requires_grad", "_grad", "grad_fn", "_output_nr", "_retains_grad", "_base", "_grad_version", "__weakref__",
+        "_grad_edge",  # a leaf's (AccumulateGrad, 0), set by autograd at its first recorded use
     )  # fmt: skip
 
     def __new__(cls, *args, **kwargs):

@@ -77,27 +77,22 @@ def _accumulate(node: AccumulateGrad, grad: Tensor):
 
 
 def _grad_accumulator(leaf: Tensor) -> AccumulateGrad:
-    """The leaf's AccumulateGrad, created once and dropped when the leaf dies. Keyed by id:
-    a Tensor's ``==`` is elementwise, so it cannot key a dict itself."""
-    entry = _accumulators.get(id(leaf))
-    acc = entry[1] if entry is not None and entry[0]() is leaf else None
-    if acc is None:
-        key = id(leaf)
-        ref = weakref.ref(leaf, lambda _, key=key: _accumulators.pop(key, None))
-        acc = _object_new(AccumulateGrad)
-        acc.name = "AccumulateGrad"
-        acc.leaf = ref
-        acc.fn = None
-        acc.next = ()
-        acc.saved = None
-        acc.versions = None
-        acc.pre_hooks = None
-        acc.hooks = None
-        _accumulators[key] = (ref, acc)
+    """The leaf's AccumulateGrad, created once and kept on the leaf as its edge (the node
+    holds the leaf weakly, so there is no cycle and it dies with the leaf)."""
+    e = leaf._grad_edge
+    if e is not None:
+        return e[0]
+    acc = _object_new(AccumulateGrad)
+    acc.name = "AccumulateGrad"
+    acc.leaf = weakref.ref(leaf)
+    acc.fn = None
+    acc.next = ()
+    acc.saved = None
+    acc.versions = None
+    acc.pre_hooks = None
+    acc.hooks = None
+    leaf._grad_edge = (acc, 0)
     return acc
-
-
-_accumulators: dict[int, tuple] = {}
 
 
 def edge(t: Tensor):
@@ -106,7 +101,7 @@ def edge(t: Tensor):
         return None
     fn = t.grad_fn
     if fn is None:
-        return (_grad_accumulator(t), 0)
+        return t._grad_edge or (_grad_accumulator(t), 0)
     if t._base is not None and t._storage.version != t._grad_version:
         # the view's history predates an in-place write to its base: its gradient would be wrong
         raise RuntimeError(
@@ -125,9 +120,12 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
     node.name = name
     node.fn = fn
     # list comprehensions: a generator's frame costs more than these loops themselves
-    node.next = tuple([edge(t) if isinstance(t, Tensor) else None for t in inputs])
-    node.saved = tuple(saved)
-    node.versions = tuple([t._storage.version for t in saved]) if saved else ()
+    node.next = tuple([edge(t) if isinstance(t, Tensor) and t.requires_grad else None for t in inputs])
+    if saved:
+        node.saved = tuple(saved)
+        node.versions = tuple([t._storage.version for t in saved])
+    else:
+        node.saved = node.versions = ()
     node.pre_hooks = None
     node.hooks = None
     if isinstance(outputs, Tensor):
