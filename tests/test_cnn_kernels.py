@@ -179,3 +179,32 @@ def test_batch_norm_output_takes_inplace_relu_under_autograd():
         (y * y).sum().backward()
         res.append(x.grad.numpy())
     np.testing.assert_allclose(res[0], res[1], rtol=1e-4, atol=1e-5)
+
+
+# ---- conv2d ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "xs, ws, stride, padding, dilation, groups",
+    [
+        ((3, 4, 24, 24), (6, 2, 3, 3), 1, 1, 1, 2),  # 576 positions: one GEMM per sample
+        ((5, 4, 10, 12), (6, 4, 3, 3), 1, 1, 1, 1),  # small images: one GEMM per chunk
+        ((4, 3, 11, 9), (6, 1, 3, 3), 1, (2, 1), 1, 3),  # taller output than input, depthwise
+        ((2, 2, 13, 13), (3, 2, 3, 3), 2, 1, 2, 1),
+        ((2, 1, 28, 28), (8, 1, 3, 3), 1, 0, 1, 1),
+    ],
+)
+@pytest.mark.parametrize("transposed", [False, True])
+def test_conv2d_paths_match_torch(xs, ws, stride, padding, dilation, groups, transposed):
+    rng = np.random.default_rng(11)
+    xa = rng.standard_normal(xs[:2] + (xs[:1:-1] if transposed else xs[2:])).astype(np.float32)
+    (px, tx), (pw, tw), (pb, tb) = (
+        _both(xa),
+        _both(rng.standard_normal(ws).astype(np.float32)),
+        _both(rng.standard_normal(ws[0]).astype(np.float32)),
+    )
+    args = (stride, padding, dilation, groups)
+    view = (lambda t: t.transpose(2, 3)) if transposed else (lambda t: t)
+    po = F.conv2d(view(px), pw, pb, *args)
+    to = TF.conv2d(view(tx), tw, tb, *args)
+    _grads_equal(po, to, [px, pw, pb], [tx, tw, tb], rtol=1e-4, atol=1e-4)

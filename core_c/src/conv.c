@@ -57,6 +57,33 @@ static void valid_range(int64_t base, int64_t stride, int64_t size, int64_t nout
                 }                                                                           \
             }                                                                               \
     }                                                                                       \
+    /* Stride 1 with rows as long as the output's ('same' width) over a contiguous plane:   \
+     * a kernel tap's whole block of output rows is one run of the input shifted by the     \
+     * tap, so it is one memcpy and the padding columns are written over afterwards,        \
+     * instead of a 14-float memcpy per row (a third of a small conv's time) */             \
+    static void im2col_same_##T(const T *xp, T *cp, const geom *g, T pad) {                 \
+        int64_t H = g->H, Wd = g->W, HW = H * Wd;                                           \
+        for (int64_t ki = 0; ki < g->kh; ki++)                                              \
+            for (int64_t kj = 0; kj < g->kw; kj++) {                                        \
+                T *row = cp + (ki * g->kw + kj) * g->csr;                                   \
+                int64_t lo, hi, base = kj * g->dw - g->pw, hlo, hhi;                        \
+                valid_range(base, 1, Wd, g->OW, &lo, &hi);                                  \
+                valid_range(ki * g->dh - g->ph, 1, H, g->OH, &hlo, &hhi);                   \
+                for (int64_t k = 0; k < hlo * g->OW; k++) row[k] = pad;                     \
+                for (int64_t k = hhi * g->OW; k < g->OH * g->OW; k++) row[k] = pad;         \
+                if (hlo >= hhi) continue;                                                   \
+                /* flat input [start, end) lands on output [hlo*OW, hhi*OW); the clipped ends\
+                 * are padding columns, rewritten below */                                  \
+                int64_t start = (hlo + ki * g->dh - g->ph) * Wd + base, end = start + (hhi - hlo) * Wd;\
+                int64_t s0 = start < 0 ? 0 : start, s1 = end > HW ? HW : end;               \
+                if (s1 > s0) memcpy(row + hlo * g->OW + (s0 - start), xp + s0, (size_t)(s1 - s0) * sizeof(T));\
+                for (int64_t oh = hlo; oh < hhi; oh++) {                                    \
+                    T *o = row + oh * g->OW;                                                \
+                    for (int64_t ow = 0; ow < lo; ow++) o[ow] = pad;                        \
+                    for (int64_t ow = hi; ow < g->OW; ow++) o[ow] = pad;                    \
+                }                                                                           \
+            }                                                                               \
+    }                                                                                       \
     static void col2im_plane_##T(const T *cp, T *xp, const geom *g) {                       \
         for (int64_t ki = 0; ki < g->kh; ki++)                                              \
             for (int64_t kj = 0; kj < g->kw; kj++) {                                        \
@@ -140,6 +167,7 @@ static int run(int fold, const pf_tensor *xt, const pf_tensor *colt, const geom 
     char *x = xt->data, *col = colt->data;
     const int64_t *xs = xt->strides, *cs = colt->strides;
     int dt = xt->dtype;
+    int same = g->sh == 1 && g->sw == 1 && g->xsw == 1 && g->xsh == g->W && g->OW == g->W && g->csp == 1;
     pf_team tm;
     pf_team_start(&tm);
 #pragma omp parallel num_threads(nt) if (nt > 1)
@@ -151,9 +179,11 @@ static int run(int fold, const pf_tensor *xt, const pf_tensor *colt, const geom 
             char *cp = col + (n * cs[0] + c * g->kh * g->kw * cs[1]) * (int64_t)es;
             if (dt == PF_FLOAT32) {
                 if (fold) col2im_plane_float((const float *)cp, (float *)xp, g);
+                else if (same) im2col_same_float((const float *)xp, (float *)cp, g, (float)pad_value);
                 else im2col_plane_float((const float *)xp, (float *)cp, g, (float)pad_value);
             } else {
                 if (fold) col2im_plane_double((const double *)cp, (double *)xp, g);
+                else if (same) im2col_same_double((const double *)xp, (double *)cp, g, pad_value);
                 else im2col_plane_double((const double *)xp, (double *)cp, g, pad_value);
             }
         }

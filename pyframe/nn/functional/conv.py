@@ -151,19 +151,36 @@ class _ConvPlan:
         check(lib.pf_col2im(self._cols(buf, b), gd, *self._geometry()))
 
     def forward(self, x: Tensor, wc: Tensor, bias: Tensor | None) -> Tensor:
-        """[N, O, OH*OW]; ``wc`` is the weight, contiguous."""
+        """[N, O, OH*OW]; ``wc`` is the weight, contiguous. Small images (L < 512: 14x14 and
+        below) take one GEMM per chunk and group, W [Og, R] @ cols [R, b*L] into [O, b*L],
+        then one pass that moves it to [b, O, L] and adds the bias: per-sample GEMMs of
+        16 x 72 x 196 spend their time in per-call and packing costs (15-20% slower measured).
+        Larger images keep one GEMM per sample straight into the output, which saves that
+        extra pass."""
         n, o, g, og, r, ln, code, isz = self.n, self.o, self.g, self.og, self.r, self.l, self.code, self.isz
         out = empty_tensor((n, o, ln), self.dt)
         buf = empty_tensor((self.rows * self.chunk * ln,), self.dt)
+        whole = ln < 512
+        tmp = empty_tensor((o * self.chunk * ln,), self.dt) if whole else None
         for n0, b in self.chunks():
             self.im2col(x, buf, n0, b)
-            a = _desc(wc._ptr, code, (b, g, og, r), (0, og * r, r, 1))
-            cols = _desc(buf._ptr, code, (b, g, r, ln), (ln, r * b * ln, b * ln, 1))
-            od = _desc(out._ptr + n0 * o * ln * isz, code, (b, g, og, ln), (o * ln, og * ln, ln, 1))
-            check(lib.pf_matmul(a, cols, od))
-        if bias is not None and n:
-            bd = _desc(bias._ptr, code, (n, o, ln), (0, bias._strides[0], 0))
-            check(lib.pf_binary(_ADD, out._d(), bd, out._d()))
+            od = _desc(out._ptr + n0 * o * ln * isz, code, (b, o, ln), (o * ln, ln, 1))
+            if not whole:
+                a = _desc(wc._ptr, code, (b, g, og, r), (0, og * r, r, 1))
+                cols = _desc(buf._ptr, code, (b, g, r, ln), (ln, r * b * ln, b * ln, 1))
+                od4 = _desc(out._ptr + n0 * o * ln * isz, code, (b, g, og, ln), (o * ln, og * ln, ln, 1))
+                check(lib.pf_matmul(a, cols, od4))
+                if bias is not None:
+                    check(lib.pf_binary(_ADD, od, _desc(bias._ptr, code, (b, o, ln), (0, bias._strides[0], 0)), od))
+                continue
+            a = _desc(wc._ptr, code, (g, og, r), (og * r, r, 1))
+            cols = _desc(buf._ptr, code, (g, r, b * ln), (r * b * ln, b * ln, 1))
+            check(lib.pf_matmul(a, cols, _desc(tmp._ptr, code, (g, og, b * ln), (og * b * ln, b * ln, 1))))
+            src = _desc(tmp._ptr, code, (b, o, ln), (ln, b * ln, 1))
+            if bias is None:
+                check(lib.pf_copy(src, od))
+            else:
+                check(lib.pf_binary(_ADD, src, _desc(bias._ptr, code, (b, o, ln), (0, bias._strides[0], 0)), od))
         return out
 
     def backward(self, gy: Tensor, x: Tensor, wc: Tensor, need_x: bool, need_w: bool) -> tuple:
