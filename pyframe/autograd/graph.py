@@ -119,8 +119,14 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
     node = _object_new(Node)
     node.name = name
     node.fn = fn
-    # list comprehensions: a generator's frame costs more than these loops themselves
-    node.next = tuple([edge(t) if isinstance(t, Tensor) and t.requires_grad else None for t in inputs])
+    # list comprehensions: a generator's frame costs more than these loops themselves; a leaf
+    # that was recorded before has its edge at hand (edge() checks the rest)
+    node.next = tuple(
+        [
+            ((t.grad_fn is None and t._grad_edge) or edge(t)) if isinstance(t, Tensor) and t.requires_grad else None
+            for t in inputs
+        ]
+    )
     if saved:
         node.saved = tuple(saved)
         node.versions = tuple([t._storage.version for t in saved])

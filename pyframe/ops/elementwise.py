@@ -4,6 +4,7 @@ contiguous, one dtype) is one allocation and one C call."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import SMALL_BYTES, alloc_large, alloc_small, check, lib
@@ -298,14 +299,17 @@ def _record_binary(name: str, deriv, a0, b0, a: Tensor, b: Tensor, out: Tensor) 
             return _grad_to(ga, a0), _grad_to(gb, b0)
 
     else:  # only pow reads the output: the others must not hold it (out -> node -> closure -> out would be a
-        # reference cycle, keeping every result alive until the garbage collector runs)
-
-        def backward(g):
-            ga, gb = deriv(g, a, b, None)
-            return _grad_to(ga, a0), _grad_to(gb, b0)
+        # reference cycle, keeping every result alive until the garbage collector runs). A partial is two
+        # objects where a closure over five names is seven, on the path of every recorded binary op.
+        backward = partial(_binary_backward, deriv, a, b, a0, b0)
 
     saved = ((a, b, out) if name == "pow" else (a, b)) if name in _SAVES_OPERANDS else ()
     record(_BACKWARD_NAMES[name], backward, (a0, b0), out, saved)
+
+
+def _binary_backward(deriv, a, b, a0, b0, g):
+    ga, gb = deriv(g, a, b, None)
+    return _grad_to(ga, a0), _grad_to(gb, b0)
 
 
 def _binary(op: int, a, b, kind: str, name: str, deriv=None) -> Tensor:
