@@ -19,12 +19,6 @@ typedef struct {
     int64_t n;
 } gelu_args;
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define PF_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define PF_SIMD
-#endif
-
 /* erf that gcc can vectorize (libm's erff is a call, ~20x slower here than this loop with
  * AVX-512): for |a| <= 0.9277 an odd minimax polynomial, above it 1 - exp(poly(|a|)) (N. Juffa's
  * erff split and coefficients); both are computed and one selected so the loop stays
@@ -52,7 +46,7 @@ static inline float erf_vec(float a) {
 
 /* Branch-free loops, one per case, so gcc vectorizes all but the libm erf / tanh calls. */
 #define GELU_KERNELS(T, SUF, ERF, TANH, EXP)                                                           \
-    PF_SIMD static void gelu_fwd_##SUF(const T *x, T *y, T *c, int64_t b, int64_t e, int approx) {   \
+    PF_VEC_CLONES static void gelu_fwd_##SUF(const T *x, T *y, T *c, int64_t b, int64_t e, int approx) {   \
         T *gate = c ? c : y; /* no gate wanted: y holds it until the product */                      \
         if (approx)                                                                                  \
             for (int64_t i = b; i < e; i++)                                                          \
@@ -61,7 +55,7 @@ static inline float erf_vec(float a) {
             for (int64_t i = b; i < e; i++) gate[i] = (T)0.5 * ((T)1 + ERF(x[i] * (T)K_SQRT1_2));  \
         for (int64_t i = b; i < e; i++) y[i] = x[i] * gate[i];                                      \
     }                                                                                                \
-    PF_SIMD static void gelu_bwd_##SUF(const T *g, const T *x, const T *c, T *gx, int64_t b, int64_t e, \
+    PF_VEC_CLONES static void gelu_bwd_##SUF(const T *g, const T *x, const T *c, T *gx, int64_t b, int64_t e, \
                                        int approx) {                                                 \
         if (approx) { /* tanh again, not 2 cdf - 1: 1 - t^2 would cancel in the tails */            \
             for (int64_t i = b; i < e; i++) {                                                        \

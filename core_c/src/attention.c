@@ -13,7 +13,8 @@ typedef struct {
     pf_tensor *out, *pw, *gq, *gk, *gv;
     int causal, nb;
     double scale;
-    char *scratch; /* one row of S per thread (backward) */
+    char *scratch; /* per thread: K^T forward; a row of S and V^T backward */
+    size_t per_thread;
 } att_args;
 
 /* byte offset of batch element n (of the leading nd - 2 dims) in t */
@@ -30,7 +31,7 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
 #define ROW(t, base, i) ((base) + (i) * (t)->strides[(t)->ndim - 2])
 
 #define ATT_KERNELS(T, SUF, EXP)                                                                          \
-    static void att_fwd_##SUF(const att_args *a, int64_t n) {                                            \
+    PF_VEC_CLONES static void att_fwd_##SUF(const att_args *a, int64_t n, T *kt) {                                 \
         const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                  \
         int nd = q->ndim;                                                                                 \
         int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1]; \
@@ -40,26 +41,27 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
         T *ob = (T *)((char *)a->out->data + batch_off(a->out, n));                                       \
         T *pb = (T *)((char *)a->pw->data + batch_off(a->pw, n));                                         \
         T sc = (T)a->scale;                                                                               \
+        /* K^T [E][S], so a row's scores are E vectorized passes over the keys */                        \
+        for (int64_t j = 0; j < S; j++) {                                                                 \
+            const T *kj = ROW(k, kb, j);                                                                  \
+            for (int64_t e = 0; e < E; e++) kt[e * S + j] = kj[e];                                        \
+        }                                                                                                 \
         for (int64_t i = 0; i < L; i++) {                                                                 \
             const T *qi = ROW(q, qb, i);                                                                  \
             T *pi = ROW(a->pw, pb, i), *oi = ROW(a->out, ob, i);                                          \
             int64_t ns = a->causal ? (i + 1 < S ? i + 1 : S) : S;                                         \
-            T m = -INFINITY;                                                                              \
-            for (int64_t j = 0; j < ns; j++) {                                                            \
-                const T *kj = ROW(k, kb, j);                                                              \
-                T s = 0;                                                                                  \
-                for (int64_t e = 0; e < E; e++) s += qi[e] * kj[e];                                       \
-                s *= sc;                                                                                  \
-                pi[j] = s;                                                                                \
-                m = s > m ? s : m;                                                                        \
+            for (int64_t j = 0; j < ns; j++) pi[j] = 0;                                                   \
+            for (int64_t e = 0; e < E; e++) {                                                             \
+                T qe = qi[e] * sc;                                                                        \
+                const T *ke = kt + e * S;                                                                 \
+                for (int64_t j = 0; j < ns; j++) pi[j] += qe * ke[j];                                     \
             }                                                                                             \
+            T m = -INFINITY;                                                                              \
+            for (int64_t j = 0; j < ns; j++) m = pi[j] > m ? pi[j] : m;                                   \
             if (m == -INFINITY) m = 0; /* all -inf scores: exp gives 0s, 0/0 below gives NaN as torch */  \
             T sum = 0;                                                                                    \
-            for (int64_t j = 0; j < ns; j++) {                                                            \
-                T e_ = EXP(pi[j] - m);                                                                    \
-                pi[j] = e_;                                                                               \
-                sum += e_;                                                                                \
-            }                                                                                             \
+            for (int64_t j = 0; j < ns; j++) pi[j] = EXP(pi[j] - m);                                      \
+            for (int64_t j = 0; j < ns; j++) sum += pi[j];                                                \
             T inv = (T)1 / sum;                                                                           \
             for (int64_t j = 0; j < ns; j++) pi[j] *= inv;                                                \
             for (int64_t j = ns; j < S; j++) pi[j] = 0;                                                   \
@@ -72,7 +74,7 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
         }                                                                                                 \
     }                                                                                                     \
     /* dV = P^T dO; dP = dO V^T; dS = P * (dP - rowsum(P * dP)); dQ = scale dS K; dK = scale dS^T Q */   \
-    static void att_bwd_##SUF(const att_args *a, int64_t n, T *dp) {                                     \
+    PF_VEC_CLONES static void att_bwd_##SUF(const att_args *a, int64_t n, T *dp, T *vt) {                            \
         const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                  \
         int nd = q->ndim;                                                                                 \
         int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1]; \
@@ -87,24 +89,27 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
         T sc = (T)a->scale;                                                                               \
         for (int64_t j = 0; j < S; j++) {                                                                 \
             T *gkj = ROW(a->gk, gkb, j), *gvj = ROW(a->gv, gvb, j);                                       \
+            const T *vj = ROW(v, vb, j);                                                                  \
             for (int64_t e = 0; e < E; e++) gkj[e] = 0;                                                   \
             for (int64_t e = 0; e < Ev; e++) gvj[e] = 0;                                                  \
+            for (int64_t e = 0; e < Ev; e++) vt[e * S + j] = vj[e]; /* V^T, as K^T forward */            \
         }                                                                                                 \
         for (int64_t i = 0; i < L; i++) {                                                                 \
             const T *qi = ROW(q, qb, i), *gi = ROW(a->g, gb, i), *pi = ROW(a->p, pb, i);                  \
             T *gqi = ROW(a->gq, gqb, i);                                                                  \
             int64_t ns = a->causal ? (i + 1 < S ? i + 1 : S) : S;                                         \
+            for (int64_t j = 0; j < ns; j++) dp[j] = 0;                                                   \
+            for (int64_t e = 0; e < Ev; e++) {                                                            \
+                T ge = gi[e];                                                                             \
+                const T *ve = vt + e * S;                                                                 \
+                for (int64_t j = 0; j < ns; j++) dp[j] += ge * ve[j];                                     \
+            }                                                                                             \
             T rs = 0;                                                                                     \
             for (int64_t j = 0; j < ns; j++) {                                                            \
-                const T *vj = ROW(v, vb, j);                                                              \
                 T *gvj = ROW(a->gv, gvb, j);                                                              \
-                T s = 0, pj = pi[j];                                                                      \
-                for (int64_t e = 0; e < Ev; e++) {                                                        \
-                    s += gi[e] * vj[e];                                                                   \
-                    gvj[e] += pj * gi[e];                                                                 \
-                }                                                                                         \
-                dp[j] = s;                                                                                \
-                rs += pj * s;                                                                             \
+                T pj = pi[j];                                                                             \
+                for (int64_t e = 0; e < Ev; e++) gvj[e] += pj * gi[e];                                    \
+                rs += pj * dp[j];                                                                         \
             }                                                                                             \
             for (int64_t e = 0; e < E; e++) gqi[e] = 0;                                                   \
             for (int64_t j = 0; j < ns; j++) {                                                            \
@@ -126,11 +131,12 @@ static void fwd_team(void *arg, int t, int T) {
     const att_args *a = arg;
     int64_t b, e;
     pf_split(a->nb, t, T, &b, &e);
+    char *kt = a->scratch + (size_t)t * a->per_thread;
     for (int64_t n = b; n < e; n++) {
         if (a->q->dtype == PF_FLOAT32)
-            att_fwd_f32(a, n);
+            att_fwd_f32(a, n, (float *)kt);
         else
-            att_fwd_f64(a, n);
+            att_fwd_f64(a, n, (double *)kt);
     }
 }
 
@@ -138,12 +144,12 @@ static void bwd_team(void *arg, int t, int T) {
     const att_args *a = arg;
     int64_t b, e, S = a->k->shape[a->k->ndim - 2];
     pf_split(a->nb, t, T, &b, &e);
-    char *dp = a->scratch + (size_t)t * (size_t)(S + 8) * sizeof(double);
+    char *dp = a->scratch + (size_t)t * a->per_thread, *vt = dp + (size_t)(S + 8) * sizeof(double);
     for (int64_t n = b; n < e; n++) {
         if (a->q->dtype == PF_FLOAT32)
-            att_bwd_f32(a, n, (float *)dp);
+            att_bwd_f32(a, n, (float *)dp, (float *)vt);
         else
-            att_bwd_f64(a, n, (double *)dp);
+            att_bwd_f64(a, n, (double *)dp, (double *)vt);
     }
 }
 
@@ -219,7 +225,13 @@ int pf_attention(const pf_tensor *q, const pf_tensor *k, const pf_tensor *v, pf_
     if (a.nb == 0 || q->shape[q->ndim - 2] == 0) return PF_OK;
     if (k->shape[k->ndim - 2] == 0)
         return pf_error(PF_ERR_VALUE, "scaled_dot_product_attention: the fused kernel needs at least one key");
-    pf_run_team(threads(&a), fwd_team, &a);
+    int nt = threads(&a);
+    int64_t S = k->shape[k->ndim - 2], E = q->shape[q->ndim - 1];
+    a.per_thread = ((size_t)(E * S) * sizeof(double) + 63) & ~(size_t)63;
+    a.scratch = pf_alloc((size_t)nt * a.per_thread);
+    if (!a.scratch) return pf_error(PF_ERR_NOMEM, "scaled_dot_product_attention: out of memory for K^T");
+    pf_run_team(nt, fwd_team, &a);
+    pf_free(a.scratch);
     return PF_OK;
 }
 
@@ -233,7 +245,9 @@ int pf_attention_backward(const pf_tensor *g, const pf_tensor *q, const pf_tenso
     if (a.nb == 0) return PF_OK;
     int nt = threads(&a);
     int64_t S = k->shape[k->ndim - 2];
-    a.scratch = pf_alloc((size_t)nt * (size_t)(S + 8) * sizeof(double));
+    int64_t Ev = v->shape[v->ndim - 1];
+    a.per_thread = ((size_t)(S + 8 + Ev * S) * sizeof(double) + 63) & ~(size_t)63;
+    a.scratch = pf_alloc((size_t)nt * a.per_thread);
     if (!a.scratch) return pf_error(PF_ERR_NOMEM, "scaled_dot_product_attention: out of memory for %lld scores", (long long)S);
     pf_run_team(nt, bwd_team, &a);
     pf_free(a.scratch);

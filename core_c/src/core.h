@@ -140,6 +140,15 @@ static inline float pf_expf(float x) {
     return x != x ? x : y;
 }
 
+/* A kernel compiled once per ISA, picked at load by the CPU (gcc's target_clones): loops
+ * gcc vectorizes get AVX-512 or AVX2 without -march=native. AVX-512's masked lanes also let
+ * it vectorize selects that trapping-math rules keep scalar on plain SSE (pf_expf). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define PF_VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PF_VEC_CLONES
+#endif
+
 /* ---- validation ----------------------------------------------------------------- */
 
 /* Checks ndim, dtype, non-negative shape and a non-NULL data pointer when numel > 0.

@@ -18,7 +18,7 @@ typedef struct {
 } ce_args;
 
 #define CE_KERNELS(T, SUF, EXP, LOG)                                                                     \
-    static void ce_fwd_##SUF(const ce_args *a, int64_t b, int64_t e) {                                  \
+    PF_VEC_CLONES static void ce_fwd_##SUF(const ce_args *a, int64_t b, int64_t e) {                                  \
         const T *x = a->x, *w = a->w;                                                                    \
         T *loss = a->loss, *lse = a->lse;                                                                \
         int64_t c = a->c;                                                                                \
@@ -35,7 +35,7 @@ typedef struct {
             loss[i] = t == a->ignore ? (T)0 : (w ? w[t] : (T)1) * (l - xi[t]);                           \
         }                                                                                                \
     }                                                                                                    \
-    static void ce_bwd_##SUF(const ce_args *a, int64_t b, int64_t e) {                                  \
+    PF_VEC_CLONES static void ce_bwd_##SUF(const ce_args *a, int64_t b, int64_t e) {                                  \
         const T *x = a->x, *w = a->w, *lse = a->lse_in, *gs = a->gscale;                                \
         T *gx = a->gx;                                                                                   \
         int64_t c = a->c;                                                                                \

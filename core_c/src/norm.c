@@ -2,9 +2,8 @@
  *
  * The composition (mean, var, rsqrt, sub, mul, add; and six ops back) walks every row
  * a dozen times and allocates as many tensors; here each row is read twice forward and
- * three times backward. Statistics accumulate in double, so float32 results match a
- * float64 reference to float32 rounding. Only the row mean and 1/std are saved: backward
- * recomputes xhat from x, as torch's native kernel does. */
+ * three times backward. Row sums run in 16 float partials combined in double. Only the
+ * row mean and 1/std are saved: backward recomputes xhat from x, as torch's kernel does. */
 #include "core.h"
 
 
@@ -18,17 +17,31 @@ static int check_args(int dtype, int64_t rows, int64_t d, const char *fn) {
     return PF_OK;
 }
 
+/* independent partial sums per row: gcc vectorizes them (a single accumulator is a serial
+ * chain it may not reorder) */
+#define LANES 16
+
 /* one definition per storage type T */
 #define LN_KERNELS(T, SUF)                                                                              \
-    static void ln_fwd_##SUF(const T *x, const T *w, const T *b, T *y, T *mean, T *rstd, int64_t r0,    \
+    PF_VEC_CLONES static void ln_fwd_##SUF(const T *x, const T *w, const T *b, T *y, T *mean, T *rstd, int64_t r0,    \
                              int64_t r1, int64_t d, double eps) {                                       \
         for (int64_t r = r0; r < r1; r++) {                                                              \
             const T *xr = x + r * d;                                                                     \
             T *yr = y + r * d;                                                                           \
+            /* sums in LANES independent partials (vectorized), combined in double */          \
+            T l1[LANES] = {0}, l2[LANES] = {0};                                                          \
+            int64_t j0 = 0;                                                                              \
+            for (; j0 + LANES <= d; j0 += LANES)                                                         \
+                for (int l = 0; l < LANES; l++) l1[l] += xr[j0 + l];                                     \
             double s = 0.0, q = 0.0;                                                                     \
-            for (int64_t j = 0; j < d; j++) s += xr[j];                                                  \
+            for (int64_t j = j0; j < d; j++) s += xr[j];                                                 \
+            for (int l = 0; l < LANES; l++) s += l1[l];                                                  \
             double m = s / (double)d;                                                                    \
-            for (int64_t j = 0; j < d; j++) q += ((double)xr[j] - m) * ((double)xr[j] - m);             \
+            T mf = (T)m;                                                                                 \
+            for (j0 = 0; j0 + LANES <= d; j0 += LANES)                                                   \
+                for (int l = 0; l < LANES; l++) l2[l] += (xr[j0 + l] - mf) * (xr[j0 + l] - mf);          \
+            for (int64_t j = j0; j < d; j++) q += ((double)xr[j] - m) * ((double)xr[j] - m);            \
+            for (int l = 0; l < LANES; l++) q += l2[l];                                                  \
             double rs = 1.0 / sqrt(q / (double)d + eps);                                                 \
             T mt = (T)m, rt = (T)rs;                                                                     \
             mean[r] = mt;                                                                                \
@@ -44,18 +57,27 @@ static int check_args(int dtype, int64_t rows, int64_t d, const char *fn) {
         }                                                                                                \
     }                                                                                                    \
     /* gx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat)), gh = g * w */                               \
-    static void ln_bwd_gx_##SUF(const T *g, const T *x, const T *mean, const T *rstd, const T *w, T *gx, \
+    PF_VEC_CLONES static void ln_bwd_gx_##SUF(const T *g, const T *x, const T *mean, const T *rstd, const T *w, T *gx, \
                                 int64_t r0, int64_t r1, int64_t d) {                                    \
         for (int64_t r = r0; r < r1; r++) {                                                              \
             const T *gr = g + r * d, *xr = x + r * d;                                                    \
             T *out = gx + r * d;                                                                         \
             T mt = mean[r], rt = rstd[r];                                                                \
+            T la[LANES] = {0}, lc[LANES] = {0};                                                          \
+            int64_t j0 = 0;                                                                              \
+            for (; j0 + LANES <= d; j0 += LANES)                                                         \
+                for (int l = 0; l < LANES; l++) {                                                        \
+                    T gh = w ? gr[j0 + l] * w[j0 + l] : gr[j0 + l];                                      \
+                    la[l] += gh;                                                                         \
+                    lc[l] += gh * ((xr[j0 + l] - mt) * rt);                                              \
+                }                                                                                        \
             double a = 0.0, c = 0.0;                                                                     \
-            for (int64_t j = 0; j < d; j++) {                                                            \
+            for (int64_t j = j0; j < d; j++) {                                                           \
                 T gh = w ? gr[j] * w[j] : gr[j];                                                         \
                 a += gh;                                                                                 \
                 c += (double)gh * (double)((xr[j] - mt) * rt);                                          \
             }                                                                                            \
+            for (int l = 0; l < LANES; l++) a += la[l], c += lc[l];                                      \
             T at = (T)(a / (double)d), ct = (T)(c / (double)d);                                          \
             if (w)                                                                                       \
                 for (int64_t j = 0; j < d; j++) out[j] = rt * (gr[j] * w[j] - at - (xr[j] - mt) * rt * ct); \
@@ -65,7 +87,7 @@ static int check_args(int dtype, int64_t rows, int64_t d, const char *fn) {
     }                                                                                                    \
     /* gw[j] = sum_r g * xhat, gb[j] = sum_r g over columns [c0, c1): a thread owns whole columns,  \
      * so the sums do not depend on the thread count */                                              \
-    static void ln_bwd_gwb_##SUF(const T *g, const T *x, const T *mean, const T *rstd, T *gw, T *gb,    \
+    PF_VEC_CLONES static void ln_bwd_gwb_##SUF(const T *g, const T *x, const T *mean, const T *rstd, T *gw, T *gb,    \
                                  int64_t rows, int64_t d, int64_t c0, int64_t c1, double *acc) {        \
         int64_t n = c1 - c0;                                                                             \
         for (int64_t j = 0; j < 2 * n; j++) acc[j] = 0.0;                                                \
