@@ -670,3 +670,32 @@ def test_every_public_name_exists():
     for name in F.__all__:
         assert callable(getattr(F, name)), name
     assert not math.isnan(float(F.mse_loss(pf.ones(2), pf.zeros(2))))
+
+
+def _norm_call(m, norm, xt, wt):
+    f = m.nn.functional
+    if norm == "layer_norm":
+        return f.layer_norm(xt, (3, 3))
+    if norm == "batch_norm":
+        return f.batch_norm(xt, None, None, wt, None, training=True)
+    if norm == "group_norm":
+        return f.group_norm(xt, 2, wt)
+    return f.instance_norm(xt)
+
+
+@pytest.mark.parametrize("norm", ["layer_norm", "batch_norm", "group_norm", "instance_norm"])
+def test_float16_norms_take_their_statistics_in_float32_like_torch(norm):
+    """Values in the thousands square past float16's 65504: the statistics must be taken in
+    float32 (as torch) or the layer comes out as zeros and NaNs."""
+    x = (np.random.default_rng(4).standard_normal((4, 4, 3, 3)) * 1000).astype(np.float16)
+    w = np.linspace(0.5, 1.5, 4).astype(np.float16)
+    outs = []
+    for m in (pf, torch):
+        xt = m.tensor(x, requires_grad=True)
+        wt = m.tensor(w, requires_grad=True)
+        y = _norm_call(m, norm, xt, wt)
+        (y.float() * m.tensor(np.arange(y.numel(), dtype=np.float32).reshape(tuple(y.shape)) / 100)).sum().backward()
+        outs.append([t.detach().float().numpy() for t in (y, xt.grad)])
+    for got, want in zip(outs[0], outs[1], strict=True):
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)

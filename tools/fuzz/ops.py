@@ -483,3 +483,157 @@ def interop(rng) -> Call:
 
     ref = (lambda: x.a) if x.t.dtype.is_floating_point else (lambda: (_ for _ in ()).throw(TypeError("int")))
     return Call(f"{x}.requires_grad = True", set_rg, ref, [x], strict=True)
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def _same_dtype_case(rng, s: tuple, dt) -> Case | None:
+    return case(rng, s, dt) if rng.random() < 0.8 else None
+
+
+def _fits(a: np.ndarray, dt) -> np.ndarray:
+    """An intermediate the library computes in ``dt`` (float32 for float16, as torch): past
+    that dtype's range its inf/NaN is the right answer, so the float64 reference is undefined."""
+    top = np.finfo(np.float64 if dt is pf.float64 else np.float32).max
+    if np.nanmax(np.abs(a), initial=0) > top:
+        raise ValueError("an intermediate overflows the computing dtype")
+    return a
+
+
+def _finite(*cases) -> None:
+    """The fused references follow the math, not torch's inf/NaN propagation through a row's
+    statistics: with a non-finite input they are undefined (crash checks only)."""
+    for c in cases:
+        if c is not None and c.a.dtype.kind == "f" and not np.isfinite(c.a).all():
+            raise ValueError("non-finite input")
+
+
+@generator
+def fused(rng) -> Call:
+    """The ops with their own C kernel each way (layer_norm, gelu, batch_norm, cross_entropy,
+    attention, cat, embedding): forward against NumPy, and backward crash-only."""
+    kind = _pick(rng, ["layer_norm", "gelu", "batch_norm", "cross_entropy", "sdpa", "cat", "embedding", "backward"])
+    if kind == "layer_norm":
+        x = float_case(rng, shape(rng, int(rng.integers(1, 4))))
+        d = x.t.shape[-1]
+        w, b = _same_dtype_case(rng, (d,), x.t.dtype), _same_dtype_case(rng, (d,), x.t.dtype)
+
+        def ref():
+            _finite(x, w, b)
+            a = _f64(x.a)
+            _fits(a * a, x.t.dtype)
+            y = (a - a.mean(-1, keepdims=True)) / np.sqrt(a.var(-1, keepdims=True) + 1e-5)
+            return y * (_f64(w.a) if w else 1) + (_f64(b.a) if b else 0)
+
+        return Call(f"F.layer_norm({x}, ({d},), {w}, {b})", lambda: F.layer_norm(x.t, (d,), w and w.t, b and b.t),
+                    ref, [c for c in (x, w, b) if c])  # fmt: skip
+    if kind == "gelu":
+        x, approx = float_case(rng), _pick(rng, ["none", "tanh"])
+
+        def ref():
+            a = _f64(x.a)
+            if approx == "tanh":
+                return 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a**3)))
+            return 0.5 * a * (1 + _ERF(a / math.sqrt(2)).astype(np.float64))
+
+        return Call(f"F.gelu({x}, approximate={approx!r})", lambda: F.gelu(x.t, approximate=approx), ref, [x])
+    if kind == "batch_norm":
+        x = float_case(rng, shape(rng, int(rng.integers(2, 5))))
+        c = x.t.shape[1]
+        w, b = _same_dtype_case(rng, (c,), x.t.dtype), _same_dtype_case(rng, (c,), x.t.dtype)
+        axes = tuple(i for i in range(x.t.ndim) if i != 1)
+        bshape = (1, c) + (1,) * (x.t.ndim - 2)
+
+        def ref():
+            _finite(x, w, b)
+            a = _f64(x.a)
+            if a.size // max(c, 1) <= 1:
+                raise ValueError("one value per channel")
+            _fits(a * a, x.t.dtype)
+            y = (a - a.mean(axes, keepdims=True)) / np.sqrt(a.var(axes, keepdims=True) + 1e-5)
+            return y * (_f64(w.a).reshape(bshape) if w else 1) + (_f64(b.a).reshape(bshape) if b else 0)
+
+        return Call(f"F.batch_norm({x}, training, {w}, {b})",
+                    lambda: F.batch_norm(x.t, None, None, w and w.t, b and b.t, training=True), ref,
+                    [c_ for c_ in (x, w, b) if c_])  # fmt: skip
+    if kind == "cross_entropy":
+        n, c = int(rng.integers(0, 6)), int(rng.integers(1, 6))
+        logits = float_case(rng, (n, c))
+        target = rng.integers(0, c, n) if rng.random() < 0.8 else rng.integers(-2, c + 2, n)
+        t = pf.tensor(target, dtype=pf.int64)
+
+        def ref():
+            if ((target < 0) | (target >= c)).any():
+                raise IndexError("target out of range")
+            a = _f64(logits.a)
+            m = a.max(1, keepdims=True) if n else a
+            lse = (m + np.log(np.exp(a - m).sum(1, keepdims=True)))[:, 0] if n else np.zeros(0)
+            return np.mean(lse - a[np.arange(n), target])
+
+        in_range = ((target >= 0) & (target < c)).all()
+        if in_range and not np.isfinite(logits.a).all():
+            ref = None  # the math's answer is not torch's NaN/inf propagation: crash checks only
+        return Call(f"F.cross_entropy({logits}, {target.tolist()})", lambda: F.cross_entropy(logits.t, t), ref,
+                    [logits], strict=True)  # fmt: skip
+    if kind == "sdpa":
+        dt, causal = FLOATS[int(rng.integers(len(FLOATS)))], bool(rng.random() < 0.5)
+        bh = (int(rng.integers(1, 3)), 2)
+        L, S, E, Ev = (int(v) for v in rng.integers(1, 5, 4))
+        q, k, v = case(rng, bh + (L, E), dt), case(rng, bh + (S, E), dt), case(rng, bh + (S, Ev), dt)
+
+        def ref():
+            _finite(q, k, v)
+            s = _fits(_f64(q.a)[..., None, :] * _f64(k.a)[..., None, :, :], dt).sum(-1) / math.sqrt(E)
+            if causal:
+                s = np.where(np.tril(np.ones((L, S), bool)), s, -np.inf)
+            s = np.exp(s - s.max(-1, keepdims=True))
+            return (s / s.sum(-1, keepdims=True)) @ _f64(v.a)
+
+        run = lambda: F.scaled_dot_product_attention(q.t, k.t, v.t, is_causal=causal)  # noqa: E731
+        return Call(f"F.scaled_dot_product_attention({q}, {k}, {v}, is_causal={causal})", run, ref, [q, k, v])
+    if kind == "cat":
+        x = case(rng, shape(rng, int(rng.integers(1, 4))))
+        d = int(rng.integers(0, x.t.ndim))
+        parts = [x]
+        for _ in range(int(rng.integers(0, 3))):
+            s = list(x.t.shape)
+            s[d] = int(rng.integers(0, 4))
+            if rng.random() < 0.1:  # a mismatch elsewhere
+                s[(d + 1) % len(s)] += 1
+            parts.append(case(rng, tuple(s), x.t.dtype))
+        return Call(f"pf.cat({parts}, {d})", lambda: pf.cat([p.t for p in parts], d),
+                    lambda: np.concatenate([p.a for p in parts], d), parts)  # fmt: skip
+    if kind == "embedding":
+        w = float_case(rng, (int(rng.integers(1, 6)), int(rng.integers(1, 4))))
+        idx = rng.integers(0, w.t.shape[0], shape(rng, int(rng.integers(1, 3))))
+        if rng.random() < 0.2 and idx.size:
+            idx.flat[0] = _pick(rng, [-1, w.t.shape[0], 2**40])
+        ti = pf.tensor(idx, dtype=pf.int64)
+
+        def ref():
+            if ((idx < 0) | (idx >= w.a.shape[0])).any():
+                raise IndexError("index out of range")
+            return w.a[idx]
+
+        return Call(f"F.embedding({idx.tolist()}, {w})", lambda: F.embedding(ti, w.t), ref, [w], strict=True)
+    x = float_case(rng, shape(rng, int(rng.integers(2, 5))))
+    name = _pick(rng, ["layer_norm", "gelu", "relu", "tanh", "sigmoid", "log_softmax", "prod", "batch_norm", "sdpa"])
+
+    def run():
+        leaf = x.t.detach().clone().requires_grad_()
+        if name == "layer_norm":
+            y = F.layer_norm(leaf, leaf.shape[-1:])
+        elif name == "batch_norm":
+            y = F.batch_norm(leaf, None, None, training=True)
+        elif name == "sdpa":
+            y = F.scaled_dot_product_attention(leaf, leaf, leaf, is_causal=True)
+        elif name in ("gelu", "relu", "log_softmax"):
+            y = getattr(F, name)(leaf, -1) if name == "log_softmax" else getattr(F, name)(leaf)
+        else:
+            y = getattr(pf, name)(leaf)
+        y.sum().backward()
+        assert leaf.grad is not None and leaf.grad.shape == leaf.shape, "gradient shape differs from the input's"
+        return leaf.grad
+
+    return Call(f"{name}({x}).sum().backward()", run, None, [x])

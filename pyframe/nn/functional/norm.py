@@ -16,7 +16,12 @@ _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kerne
 
 
 def _normalized(x: Tensor, red: tuple, eps: float):
-    """(x - mean) / sqrt(var + eps) over dims ``red``, with the mean, biased var and 1/std."""
+    """(x - mean) / sqrt(var + eps) over dims ``red``, with the mean, biased var and 1/std.
+    float16 is normalized in float32, as torch: a half variance overflows once values pass
+    about 256 (a layer of 1000s normalized to 0s), and the statistics come back in float16."""
+    if x.dtype is _dtype.float16:
+        y, mean, var, invstd = _normalized(x.float(), red, eps)
+        return y.half(), mean.half(), var.half(), invstd.half()
     mean = rd.mean(x, red, keepdim=True)
     var = rd.var(x, red, keepdim=True, correction=0)
     invstd = ew.rsqrt(ew.add(var, eps))
@@ -103,6 +108,10 @@ def _batch_normalize(x: Tensor, red: tuple, bshape: tuple, w, b, eps: float):
     (float16 and the rare cases the fused kernel does not take). The per-channel affine map is
     folded into y = x * scale + shift, and with xc = x - mean, a = w * invstd and m values per
     channel, gx = a * (g - sum(g) / m) - xc * a * invstd^2 * sum(g * xc) / m."""
+    if x.dtype is _dtype.float16:  # in float32, as torch: a half variance overflows past about 256
+        w32, b32 = (t.float() if t is not None else None for t in (w, b))
+        y, mean, var = _batch_normalize(x.float(), red, bshape, w32, b32, eps)
+        return y.half(), mean, var
     c = x._shape[1]
     m = x._numel // c
     with _grad_mode.no_grad():
