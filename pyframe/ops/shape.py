@@ -348,18 +348,19 @@ def _cat_lean(tensors, dim: int):
         return None
     d = dim % nd
     head, tail = shape[:d], shape[d + 1 :]
-    total = 0
+    outer = math.prod(head) if d else 1
+    total, ptrs, widths = 0, [], []
     for x in tensors:
         if type(x) is not Tensor or x.dtype is not dt or not x._contig or x._requires_grad:
             return None
         xs = x._shape
-        if len(xs) != nd or xs[:d] != head or xs[d + 1 :] != tail:
+        if len(xs) != nd or (d and xs[:d] != head) or xs[d + 1 :] != tail:
             return None
         total += xs[d]
+        ptrs.append(x._ptr)
+        widths.append(x._numel // outer if outer else 0)
     out = empty_tensor(head + (total,) + tail, dt)
-    inner = math.prod(tail)
-    widths = [x._shape[d] * inner for x in tensors]
-    rc = lib.pf_cat_rows(dt.code, len(tensors), [x._ptr for x in tensors], widths, math.prod(head), out._ptr)
+    rc = lib.pf_cat_rows(dt.code, len(ptrs), ptrs, widths, outer, out._ptr)
     if rc:
         check(rc)
     return out
