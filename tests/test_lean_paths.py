@@ -122,3 +122,19 @@ def test_index_select_rows_match_numpy_and_check_bounds():
     w = pyframe.randn(5, 3, requires_grad=True)
     w[idx].sum().backward()
     np.testing.assert_array_equal(w.grad.numpy()[:, 0], [1, 0, 0, 0, 3])
+
+
+def test_lean_binary_recording_keeps_the_inplace_check_and_both_gradients():
+    w = pyframe.randn(5, requires_grad=True)
+    v = pyframe.randn(5, requires_grad=True)
+    y = w * v
+    assert "MulBackward0" in repr(y.grad_fn)
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), v.detach().numpy())
+    np.testing.assert_allclose(v.grad.numpy(), w.detach().numpy())
+    x = pyframe.randn(5)
+    z = w * x
+    with pyframe.no_grad():
+        x.add_(1.0)  # mul saved x: its backward must refuse the changed value
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()

@@ -149,6 +149,31 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
     return node
 
 
+def record_pair(name: str, fn: Callable, a, b, output: Tensor, save: bool) -> None:
+    """``record(name, fn, (a, b), output, (a, b) if save else ())`` for the binary ops, the commonest
+    recording: the same node, built without the general loops."""
+    node = _object_new(Node)
+    node.name = name
+    node.fn = fn
+    ea = eb = None
+    if isinstance(a, Tensor) and a.requires_grad:
+        ea = (a.grad_fn is None and a._grad_edge) or edge(a)
+    if isinstance(b, Tensor) and b.requires_grad:
+        eb = (b.grad_fn is None and b._grad_edge) or edge(b)
+    node.next = (ea, eb)
+    if save:
+        node.saved = (a, b)
+        node.versions = (a._storage.version, b._storage.version)
+    else:
+        node.saved = node.versions = ()
+    node.pre_hooks = None
+    node.hooks = None
+    output.grad_fn = node
+    output._requires_grad = True
+    output._output_nr = 0
+    output._grad_version = output._storage.version
+
+
 def needs_grad(*tensors) -> bool:
     """Whether an op on these inputs should record: grad mode on and any input requires grad."""
     return _grad_mode.enabled and any(isinstance(t, Tensor) and t.requires_grad for t in tensors)

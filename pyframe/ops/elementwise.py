@@ -10,7 +10,7 @@ from pyframe import _dtype, _grad_mode
 from pyframe._backend import SMALL_BYTES, alloc_large, alloc_small, check, lib
 from pyframe._dtype import DEFAULT_FOR_CATEGORY as _DEFAULTS
 from pyframe._dtype import bool_, float32
-from pyframe.autograd.graph import record
+from pyframe.autograd.graph import record, record_pair
 from pyframe.ops._common import (
     as_tensor_of,
     broadcast_shapes,
@@ -290,7 +290,10 @@ def _make_binary(name: str, op: int, kind: str, deriv=None):
 
 def _record_binary(name: str, deriv, a0, b0, a: Tensor, b: Tensor, out: Tensor) -> None:
     """Record ``out = name(a, b)``; a0/b0 are the caller's operands (before promotion)."""
-
+    if a is a0 and b is b0 and name != "pow":  # two tensors, nothing promoted: the lean recording
+        backward = partial(_binary_backward, deriv, a, b, a0, b0)
+        record_pair(_BACKWARD_NAMES[name], backward, a, b, out, name in _SAVES_OPERANDS)
+        return
     if name == "pow":  # a and b may be promoted copies: which grads are needed comes from a0 and b0
         need = (getattr(a0, "requires_grad", False), getattr(b0, "requires_grad", False))
 
