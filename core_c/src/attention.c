@@ -48,12 +48,20 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
         }                                                                                                 \
         for (int64_t i = 0; i < L; i++) {                                                                 \
             const T *qi = ROW(q, qb, i);                                                                  \
-            T *pi = ROW(a->pw, pb, i), *oi = ROW(a->out, ob, i);                                          \
+            T *restrict pi = ROW(a->pw, pb, i), *restrict oi = ROW(a->out, ob, i);                                   \
             int64_t ns = a->causal ? (i + 1 < S ? i + 1 : S) : S;                                         \
             for (int64_t j = 0; j < ns; j++) pi[j] = 0;                                                   \
-            for (int64_t e = 0; e < E; e++) {                                                             \
-                T qe = qi[e] * sc;                                                                        \
-                const T *ke = kt + e * S;                                                                 \
+            /* four keys' dims per pass: one += chain through memory per pass, not per dim */          \
+            int64_t e0 = 0;                                                                               \
+            for (; e0 + 4 <= E; e0 += 4) {                                                                \
+                T q0 = qi[e0] * sc, q1 = qi[e0 + 1] * sc, q2 = qi[e0 + 2] * sc, q3 = qi[e0 + 3] * sc;     \
+                const T *restrict k0 = kt + e0 * S, *restrict k1 = k0 + S, *restrict k2 = k1 + S,         \
+                                  *restrict k3 = k2 + S;                                                  \
+                for (int64_t j = 0; j < ns; j++) pi[j] += q0 * k0[j] + q1 * k1[j] + q2 * k2[j] + q3 * k3[j]; \
+            }                                                                                             \
+            for (; e0 < E; e0++) {                                                                        \
+                T qe = qi[e0] * sc;                                                                       \
+                const T *restrict ke = kt + e0 * S;                                                       \
                 for (int64_t j = 0; j < ns; j++) pi[j] += qe * ke[j];                                     \
             }                                                                                             \
             T m = -INFINITY;                                                                              \
@@ -66,9 +74,16 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
             for (int64_t j = 0; j < ns; j++) pi[j] *= inv;                                                \
             for (int64_t j = ns; j < S; j++) pi[j] = 0;                                                   \
             for (int64_t e = 0; e < Ev; e++) oi[e] = 0;                                                   \
-            for (int64_t j = 0; j < ns; j++) {                                                            \
-                const T *vj = ROW(v, vb, j);                                                              \
-                T pj = pi[j];                                                                             \
+            int64_t j0 = 0;                                                                               \
+            for (; j0 + 4 <= ns; j0 += 4) {                                                               \
+                const T *restrict v0 = ROW(v, vb, j0), *restrict v1 = ROW(v, vb, j0 + 1),                 \
+                                  *restrict v2 = ROW(v, vb, j0 + 2), *restrict v3 = ROW(v, vb, j0 + 3);   \
+                T p0 = pi[j0], p1 = pi[j0 + 1], p2 = pi[j0 + 2], p3 = pi[j0 + 3];                         \
+                for (int64_t e = 0; e < Ev; e++) oi[e] += p0 * v0[e] + p1 * v1[e] + p2 * v2[e] + p3 * v3[e]; \
+            }                                                                                             \
+            for (; j0 < ns; j0++) {                                                                       \
+                const T *restrict vj = ROW(v, vb, j0);                                                    \
+                T pj = pi[j0];                                                                            \
                 for (int64_t e = 0; e < Ev; e++) oi[e] += pj * vj[e];                                     \
             }                                                                                             \
         }                                                                                                 \
@@ -96,30 +111,46 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
         }                                                                                                 \
         for (int64_t i = 0; i < L; i++) {                                                                 \
             const T *qi = ROW(q, qb, i), *gi = ROW(a->g, gb, i), *pi = ROW(a->p, pb, i);                  \
-            T *gqi = ROW(a->gq, gqb, i);                                                                  \
+            T *restrict gqi = ROW(a->gq, gqb, i);                                                              \
             int64_t ns = a->causal ? (i + 1 < S ? i + 1 : S) : S;                                         \
             for (int64_t j = 0; j < ns; j++) dp[j] = 0;                                                   \
-            for (int64_t e = 0; e < Ev; e++) {                                                            \
-                T ge = gi[e];                                                                             \
-                const T *ve = vt + e * S;                                                                 \
+            int64_t e0 = 0; /* four dims per pass, as the forward's scores */                             \
+            for (; e0 + 4 <= Ev; e0 += 4) {                                                               \
+                T g0 = gi[e0], g1 = gi[e0 + 1], g2 = gi[e0 + 2], g3 = gi[e0 + 3];                         \
+                const T *restrict v0 = vt + e0 * S, *restrict v1 = v0 + S, *restrict v2 = v1 + S,         \
+                                  *restrict v3 = v2 + S;                                                  \
+                for (int64_t j = 0; j < ns; j++) dp[j] += g0 * v0[j] + g1 * v1[j] + g2 * v2[j] + g3 * v3[j]; \
+            }                                                                                             \
+            for (; e0 < Ev; e0++) {                                                                       \
+                T ge = gi[e0];                                                                            \
+                const T *restrict ve = vt + e0 * S;                                                       \
                 for (int64_t j = 0; j < ns; j++) dp[j] += ge * ve[j];                                     \
             }                                                                                             \
             T rs = 0;                                                                                     \
             for (int64_t j = 0; j < ns; j++) {                                                            \
-                T *gvj = ROW(a->gv, gvb, j);                                                              \
+                T *restrict gvj = ROW(a->gv, gvb, j);                                                     \
                 T pj = pi[j];                                                                             \
                 for (int64_t e = 0; e < Ev; e++) gvj[e] += pj * gi[e];                                    \
                 rs += pj * dp[j];                                                                         \
             }                                                                                             \
-            for (int64_t e = 0; e < E; e++) gqi[e] = 0;                                                   \
-            for (int64_t j = 0; j < ns; j++) {                                                            \
-                const T *kj = ROW(k, kb, j);                                                              \
-                T *gkj = ROW(a->gk, gkb, j);                                                              \
+            for (int64_t j = 0; j < ns; j++) { /* dS, then its rows into dK and dQ */                    \
                 T ds = pi[j] * (dp[j] - rs) * sc;                                                         \
-                for (int64_t e = 0; e < E; e++) {                                                         \
-                    gqi[e] += ds * kj[e];                                                                 \
-                    gkj[e] += ds * qi[e];                                                                 \
-                }                                                                                         \
+                T *restrict gkj = ROW(a->gk, gkb, j);                                                     \
+                for (int64_t e = 0; e < E; e++) gkj[e] += ds * qi[e];                                     \
+                dp[j] = ds;                                                                               \
+            }                                                                                             \
+            for (int64_t e = 0; e < E; e++) gqi[e] = 0;                                                   \
+            int64_t j0 = 0;                                                                               \
+            for (; j0 + 4 <= ns; j0 += 4) {                                                               \
+                const T *restrict k0 = ROW(k, kb, j0), *restrict k1 = ROW(k, kb, j0 + 1),                 \
+                                  *restrict k2 = ROW(k, kb, j0 + 2), *restrict k3 = ROW(k, kb, j0 + 3);   \
+                T d0 = dp[j0], d1 = dp[j0 + 1], d2 = dp[j0 + 2], d3 = dp[j0 + 3];                         \
+                for (int64_t e = 0; e < E; e++) gqi[e] += d0 * k0[e] + d1 * k1[e] + d2 * k2[e] + d3 * k3[e]; \
+            }                                                                                             \
+            for (; j0 < ns; j0++) {                                                                       \
+                const T *restrict kj = ROW(k, kb, j0);                                                    \
+                T d = dp[j0];                                                                             \
+                for (int64_t e = 0; e < E; e++) gqi[e] += d * kj[e];                                      \
             }                                                                                             \
         }                                                                                                 \
     }
