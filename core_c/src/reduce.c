@@ -836,12 +836,12 @@ int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *i
         return any ? (V)NAN : m;                                                         \
     }                                                                                    \
     static inline double row_sum_##name(const V *y, int64_t n) {                         \
-        double a[LANES] = {0};                                                           \
+        double a[8] = {0};                                                               \
         int64_t i = 0;                                                                   \
-        for (; i + LANES <= n; i += LANES) {                                             \
-            _Pragma("omp simd") for (int j = 0; j < LANES; j++) a[j] += y[i + j];        \
+        for (; i + 8 <= n; i += 8) {                                                     \
+            _Pragma("omp simd") for (int j = 0; j < 8; j++) a[j] += y[i + j];            \
         }                                                                                \
-        double s = lanes_sum(a);                                                         \
+        double s = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));    \
         for (; i < n; i++) s += y[i];                                                    \
         return s;                                                                        \
     }                                                                                    \
@@ -862,8 +862,8 @@ int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *i
             for (int64_t i = 0; i < n; i++) y[i] = x[i] - m - ls;                        \
         } else {                                                                         \
             row_exp_##name(x, y, n, m);                                                  \
-            double r = 1.0 / row_sum_##name(y, n);                                       \
-            for (int64_t i = 0; i < n; i++) y[i] = (V)(y[i] * r);                        \
+            V r = (V)(1.0 / row_sum_##name(y, n));                                       \
+            for (int64_t i = 0; i < n; i++) y[i] *= r;                                   \
         }                                                                                \
     }
 
