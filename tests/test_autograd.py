@@ -971,3 +971,24 @@ def test_inplace_activation_after_a_saved_tensor_backpropagates(name, kwargs):
         (fn(h, inplace=inplace, **kwargs) @ w).pow(2).sum().backward()
         grads.append(w.grad.numpy().copy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+
+
+def test_leaf_grad_taken_without_copy_only_when_unshared():
+    """_accumulate keeps an incoming gradient nobody else holds (torch's steal) and clones a
+    shared one, so a later in-place .grad update never shows up anywhere else."""
+    a = pyframe.ones(3, requires_grad=True)
+    b = pyframe.ones(3, requires_grad=True)
+    (a + b).sum().backward()  # one gradient tensor flows to both leaves
+    assert a.grad._storage is not b.grad._storage
+    a.grad.add_(1.0)
+    assert b.grad.tolist() == [1.0, 1.0, 1.0]
+    kept = []
+    c = pyframe.ones(3, requires_grad=True)
+    c.register_hook(lambda g: kept.append(g))
+    (c * 2).sum().backward()
+    c.grad.add_(1.0)
+    assert kept[0].tolist() == [2.0, 2.0, 2.0] and c.grad.tolist() == [3.0, 3.0, 3.0]
+    w = pyframe.ones(2, 2, requires_grad=True)
+    (pyframe.ones(3, 2) @ w).sum().backward()
+    (pyframe.ones(3, 2) @ w).sum().backward()  # accumulates into the taken tensor
+    assert w.grad.tolist() == [[6.0, 6.0], [6.0, 6.0]]

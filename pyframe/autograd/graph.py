@@ -9,6 +9,7 @@ Kahn's algorithm: an explicit queue, no recursion, deterministic order.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -16,6 +17,7 @@ from pyframe import _grad_mode
 from pyframe.tensor import Tensor
 
 _object_new = object.__new__
+_getrefcount = sys.getrefcount
 
 
 class Node:
@@ -65,15 +67,31 @@ def _accumulate(node: AccumulateGrad, grad: Tensor):
     if grad.dtype is not leaf.dtype:  # e.g. a custom Function's float64 gradient for a float32 leaf (torch casts)
         grad = grad.to(leaf.dtype)
     if leaf.grad is None:
-        # a fresh tensor the leaf owns: the incoming one may be shared with other nodes; under
-        # create_graph the clone keeps the gradient's graph, so .grad can be differentiated again
-        leaf.grad = grad.clone() if _grad_mode.enabled and grad.requires_grad else grad.detach().clone()
+        # a tensor the leaf owns: the incoming one is taken as is when nothing else can see it
+        # (torch's "steal" of a gradient with use_count 1), else cloned, as it may be shared with
+        # other nodes; under create_graph the clone keeps the gradient's graph
+        if _grad_mode.enabled and grad.requires_grad:
+            leaf.grad = grad.clone()
+        elif _sole_owner(grad):
+            leaf.grad = grad
+        else:
+            leaf.grad = grad.detach().clone()
     elif _grad_mode.enabled and grad.requires_grad:
         leaf.grad = leaf.grad + grad  # create_graph: keep the graph of the sum
     else:
         with _grad_mode.no_grad():
             leaf.grad.add_(grad)
     return ()
+
+
+def _sole_owner(grad: Tensor) -> bool:
+    """Whether ``grad`` is referenced only by the engine's buffer and ``_accumulate`` (three
+    references with getrefcount's own) and owns its C memory alone: then no other tensor,
+    node, hook or user variable can see a later in-place ``.grad`` update."""
+    return (
+        _getrefcount(grad) <= 4 and grad.grad_fn is None and not grad._requires_grad and grad._base is None
+        and grad._offset == 0 and grad._contig and grad._storage.owner is None and _getrefcount(grad._storage) <= 2
+    )  # fmt: skip
 
 
 def _grad_accumulator(leaf: Tensor) -> AccumulateGrad:
@@ -311,4 +329,5 @@ def run_backward(
                 deps[id(child)] -= 1
                 if deps[id(child)] == 0:
                     ready.append(child)
+            in_grads = g = None  # the buffers alone hold the gradients: _accumulate may take one as is
     return results
