@@ -33,50 +33,54 @@ static void taps(int64_t base, int64_t d, int64_t k, int64_t size, int64_t *lo, 
     *hi = h;
 }
 
-/* Branch-free picks: the winner of a window is a coin toss on real data, and gcc turns a
- * ternary on floats into a branch that mispredicts half the time (10x slower). */
-static inline int64_t pick_i(int64_t t, int64_t a, int64_t b) { return (a & -t) | (b & ~-t); }
-static inline float pick_float(int64_t t, float a, float b) {
-    uint32_t ua, ub, m = (uint32_t)0 - (uint32_t)t;
-    memcpy(&ua, &a, 4);
-    memcpy(&ub, &b, 4);
-    ua = (ua & m) | (ub & ~m);
-    memcpy(&a, &ua, 4);
-    return a;
-}
-static inline double pick_double(int64_t t, double a, double b) {
-    uint64_t ua, ub, m = (uint64_t)0 - (uint64_t)t;
-    memcpy(&ua, &a, 8);
-    memcpy(&ub, &b, 8);
-    ua = (ua & m) | (ub & ~m);
-    memcpy(&a, &ua, 8);
-    return a;
+/* Output positions [lo, hi) whose input column o*stride + base lies in [0, size). */
+static void taps_out(int64_t base, int64_t stride, int64_t size, int64_t nout, int64_t *lo, int64_t *hi) {
+    int64_t l = base >= 0 ? 0 : (-base + stride - 1) / stride;
+    int64_t h = size - 1 - base >= 0 ? (size - 1 - base) / stride + 1 : 0;
+    if (h > nout) h = nout;
+    if (l > h) l = h;
+    *lo = l;
+    *hi = h;
 }
 
 #define DEFINE_POOL(T)                                                                           \
+    /* One kernel tap over a run of outputs: y and ix (the output row) hold the running          \
+     * maximum; a loop of selects gcc vectorizes when the input run has unit stride */           \
+    PF_SIMD static void maxpool_tap_##T(const T *in, int64_t step, T *y, int64_t *ix, int64_t n, \
+                                        int64_t idx0, int64_t istep) {                           \
+        for (int64_t k = 0; k < n; k++) {                                                        \
+            T v = in[k * step], b = y[k];                                                        \
+            int t = (v > b) | (v != v);                                                          \
+            y[k] = t ? v : b;                                                                    \
+            ix[k] = t ? idx0 + k * istep : ix[k];                                                \
+        }                                                                                        \
+    }                                                                                            \
+    /* Any window: the taps in the window's own order (row, then column), each applied to a      \
+     * whole output row at once, so every window sees the same sequence of comparisons as        \
+     * a window-by-window loop; windows that never beat -inf then get their first in-range       \
+     * position, as torch reports */                                                             \
     static void maxpool_plane_##T(const T *x, T *y, int64_t *ix, const pgeom *g) {               \
         for (int64_t oh = 0; oh < g->OH; oh++) {                                                 \
-            int64_t hb = oh * g->sh - g->ph, ilo, ihi;                                           \
+            T *yr = y + oh * g->OW;                                                              \
+            int64_t *ir = ix + oh * g->OW, hb = oh * g->sh - g->ph, ilo, ihi;                    \
+            for (int64_t ow = 0; ow < g->OW; ow++) yr[ow] = -INFINITY, ir[ow] = -1;              \
             taps(hb, g->dh, g->kh, g->H, &ilo, &ihi);                                            \
-            for (int64_t ow = 0; ow < g->OW; ow++) {                                             \
-                int64_t wb = ow * g->sw - g->pw, jlo, jhi;                                       \
-                taps(wb, g->dw, g->kw, g->W, &jlo, &jhi);                                        \
-                T best = -INFINITY;                                                              \
-                int64_t arg = (hb + ilo * g->dh) * g->W + wb + jlo * g->dw;                      \
-                for (int64_t i = ilo; i < ihi; i++) {                                            \
-                    int64_t h = hb + i * g->dh;                                                  \
-                    const T *row = x + h * g->xsh;                                               \
-                    for (int64_t j = jlo; j < jhi; j++) {                                        \
-                        int64_t w = wb + j * g->dw;                                              \
-                        T v = row[w * g->xsw];                                                   \
-                        int64_t t = (v > best) | (v != v);                                         \
-                        best = pick_##T(t, v, best);                                                 \
-                        arg = pick_i(t, h * g->W + w, arg);                                      \
-                    }                                                                            \
+            for (int64_t i = ilo; i < ihi; i++) {                                                \
+                int64_t h = hb + i * g->dh;                                                      \
+                for (int64_t j = 0; j < g->kw; j++) {                                            \
+                    int64_t base = j * g->dw - g->pw, lo, hi;                                    \
+                    taps_out(base, g->sw, g->W, g->OW, &lo, &hi);                                \
+                    if (lo < hi)                                                                 \
+                        maxpool_tap_##T(x + h * g->xsh + (lo * g->sw + base) * g->xsw, g->sw * g->xsw, yr + lo,\
+                                        ir + lo, hi - lo, h * g->W + lo * g->sw + base, g->sw);  \
                 }                                                                                \
-                y[oh * g->OW + ow] = best;                                                       \
-                ix[oh * g->OW + ow] = arg;                                                       \
             }                                                                                    \
+            for (int64_t ow = 0; ow < g->OW; ow++)                                               \
+                if (ir[ow] < 0) {                                                                \
+                    int64_t wb = ow * g->sw - g->pw, jlo, jhi;                                   \
+                    taps(wb, g->dw, g->kw, g->W, &jlo, &jhi);                                    \
+                    ir[ow] = (hb + ilo * g->dh) * g->W + wb + jlo * g->dw;                       \
+                }                                                                                \
         }                                                                                        \
     }                                                                                            \
     /* 2x2 windows at stride 2 over unit-stride rows without padding or dilation: the usual      \
