@@ -813,8 +813,9 @@ int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *i
  * its own branch-free loop, so gcc vectorizes it (a store under `if` inside the exp loop,
  * and a NaN-aware compare in the max, had kept the whole row scalar): the max tracks NaN
  * in a flag beside a plain compare, the exps go to y (log_softmax: to a block on the
- * stack) and are summed in a second pass over L1-resident data; softmax then scales by
- * the sum's reciprocal, in double. */
+ * stack) and are summed in a second pass over L1-resident data, 8 double lanes folded in
+ * registers; softmax then scales by the sum's reciprocal rounded to the row's dtype, as
+ * torch (an exp and a double accumulator in one loop defeat gcc's vectorizer). */
 #define SM_BLOCK 256
 #define SOFTMAX_ROW(name, V, EXP)                                                        \
     static inline V row_max_##name(const V *x, int64_t n) {                              \
