@@ -310,11 +310,64 @@ static void test_bad_inputs(void) {
     CHECK(pf_nonzero(&gx, &nout) == PF_ERR_TYPE, "nonzero out int32");
 }
 
+/* pf_cat_rows: rows joined in order, zero-width inputs skipped, every split of the team
+ * covering each element once; bad layouts refused before anything is written */
+static void test_cat_rows(void) {
+    enum { OUTER = 7, TOTAL = 12 };
+    float a[OUTER * 5], b[OUTER * 7], out[OUTER * TOTAL];
+    for (int i = 0; i < OUTER * 5; i++) a[i] = (float)i;
+    for (int i = 0; i < OUTER * 7; i++) b[i] = (float)(1000 + i);
+    const void *xs[3] = {a, NULL, b};
+    int64_t w[3] = {5, 0, 7};
+    for (int nt = 1; nt <= 4; nt++) {
+        pf_set_num_threads(nt);
+        memset(out, 0, sizeof out);
+        CHECK_OK(pf_cat_rows(PF_FLOAT32, 3, xs, w, OUTER, out));
+        int bad = 0;
+        for (int r = 0; r < OUTER; r++)
+            for (int c = 0; c < TOTAL; c++)
+                bad += out[r * TOTAL + c] != (c < 5 ? a[r * 5 + c] : b[r * 7 + c - 5]);
+        CHECK(bad == 0, "cat_rows with %d threads: %d wrong", nt, bad);
+    }
+    pf_set_num_threads(0);
+    /* one long row per input, large enough for a team: split inside the rows */
+    enum { N = 40000 };
+    static int64_t p[N], q[N], o2[2 * N];
+    for (int i = 0; i < N; i++) p[i] = i, q[i] = -i;
+    const void *pq[2] = {p, q};
+    int64_t wn[2] = {N, N};
+    CHECK_OK(pf_cat_rows(PF_INT64, 2, pq, wn, 1, o2));
+    int bad = 0;
+    for (int i = 0; i < 2 * N; i++) bad += o2[i] != (i < N ? i : -(i - N));
+    CHECK(bad == 0, "long cat: %d wrong", bad);
+    int64_t neg[2] = {5, -1};
+    CHECK(pf_cat_rows(PF_FLOAT32, 2, xs, neg, OUTER, out) == PF_ERR_VALUE, "negative width");
+    CHECK(pf_cat_rows(PF_FLOAT32, 0, xs, w, OUTER, out) == PF_ERR_VALUE, "no inputs");
+    CHECK(pf_cat_rows(9, 3, xs, w, OUTER, out) == PF_ERR_TYPE, "dtype code");
+    CHECK(pf_cat_rows(PF_FLOAT32, 3, xs, w, -1, out) == PF_ERR_VALUE, "negative rows");
+    const void *missing[3] = {a, NULL, NULL};
+    CHECK(pf_cat_rows(PF_FLOAT32, 3, missing, w, OUTER, out) == PF_ERR_VALUE, "NULL input with a width");
+    int64_t huge[2] = {INT64_MAX / 2, INT64_MAX / 2};
+    CHECK(pf_cat_rows(PF_FLOAT32, 2, pq, huge, 1, out) == PF_ERR_VALUE, "width overflow");
+    /* index_select_rows: the contiguous form of index_select along dim 0 */
+    int64_t idx[3] = {6, -7, 3};
+    float sel[3 * 5];
+    CHECK_OK(pf_index_select_rows(PF_FLOAT32, a, OUTER, 5, idx, 3, sel));
+    bad = 0;
+    for (int j = 0; j < 3; j++)
+        for (int c = 0; c < 5; c++) bad += sel[j * 5 + c] != a[((idx[j] + OUTER) % OUTER) * 5 + c];
+    CHECK(bad == 0, "index_select_rows: %d wrong", bad);
+    idx[1] = 7;
+    CHECK(pf_index_select_rows(PF_FLOAT32, a, OUTER, 5, idx, 3, sel) == PF_ERR_INDEX, "row out of range");
+    CHECK(pf_index_select_rows(PF_FLOAT32, a, -1, 5, idx, 3, sel) == PF_ERR_VALUE, "negative rows");
+}
+
 int main(void) {
     test_index_select_add();
     test_index_parallel();
     test_gather_scatter();
     test_nonzero();
     test_bad_inputs();
+    test_cat_rows();
     return pf_test_summary("test_index");
 }

@@ -619,6 +619,44 @@ static void test_softmax(void) {
     free(a), free(y1), free(y2);
 }
 
+/* the descriptor-free entries: rows of a contiguous buffer, and the dot kernel */
+static void test_rows_and_dot(void) {
+    float x[3 * 4] = {1, 2, 3, 4, -1, -2, -3, -4, 0.5f, 0.25f, 0, 1};
+    float out[3];
+    int64_t ix[3];
+    CHECK_OK(pf_reduce_rows(PF_SUM, PF_FLOAT32, x, 3, 4, out, PF_FLOAT32, NULL, 0));
+    CHECK(out[0] == 10 && out[1] == -10 && out[2] == 1.75f, "row sums %g %g %g", out[0], out[1], out[2]);
+    CHECK_OK(pf_reduce_rows(PF_ARGMAX, PF_FLOAT32, x, 3, 4, NULL, 0, ix, 0));
+    CHECK(ix[0] == 3 && ix[1] == 0 && ix[2] == 3, "row argmax %lld %lld %lld", (long long)ix[0], (long long)ix[1],
+          (long long)ix[2]);
+    CHECK(pf_reduce_rows(PF_SUM, PF_FLOAT32, x, -1, 4, out, PF_FLOAT32, NULL, 0) == PF_ERR_VALUE, "negative rows");
+    CHECK(pf_reduce_rows(PF_SUM, 7, x, 3, 4, out, PF_FLOAT32, NULL, 0) == PF_ERR_TYPE, "dtype code");
+    CHECK(pf_reduce_rows(PF_SUM, PF_FLOAT32, x, 3, 4, out, 9, NULL, 0) == PF_ERR_TYPE, "output dtype code");
+    CHECK(pf_reduce_rows(PF_SUM, PF_FLOAT32, x, INT64_MAX, 4, out, PF_FLOAT32, NULL, 0) == PF_ERR_VALUE, "overflow");
+    float y[3 * 4];
+    CHECK_OK(pf_softmax_rows(PF_FLOAT32, x, y, 3, 4, 0));
+    CHECK(fabsf(y[0] + y[1] + y[2] + y[3] - 1) < 1e-6f && y[3] > y[2], "softmax row %g %g", y[2], y[3]);
+    CHECK(pf_softmax_rows(PF_INT64, x, y, 3, 4, 0) == PF_ERR_TYPE, "softmax of int64");
+    /* dot: exact small sums, strided operands, lengths around the 16-lane blocks */
+    double a[41], b[41];
+    for (int i = 0; i < 41; i++) a[i] = i, b[i] = i % 2 ? -1 : 2;
+    for (int n = 0; n <= 41; n += 5) {
+        double want = 0, got = -1;
+        for (int i = 0; i < n; i++) want += a[i] * b[i];
+        CHECK_OK(pf_dot(PF_FLOAT64, a, 1, b, 1, n, &got));
+        CHECK(got == want, "dot n=%d: %g want %g", n, got, want);
+    }
+    double got = 0;
+    CHECK_OK(pf_dot(PF_FLOAT64, a, 2, b, 2, 20, &got));
+    CHECK(got == 2 * 2 * (0 + 19) * 20 / 2, "strided dot %g", got);
+    float f[3] = {1e8f, 1, -1e8f}, g[3] = {1, 1, 1}, r = 0;
+    CHECK_OK(pf_dot(PF_FLOAT32, f, 1, g, 1, 3, &r));
+    CHECK(r == 1, "float32 dot accumulates in double: %g", r);
+    CHECK(pf_dot(PF_INT64, a, 1, b, 1, 3, &got) == PF_ERR_TYPE, "dot of int64");
+    CHECK(pf_dot(PF_FLOAT64, a, 1, b, 1, -1, &got) == PF_ERR_VALUE, "negative length");
+    CHECK(pf_dot(PF_FLOAT64, NULL, 1, b, 1, 3, &got) == PF_ERR_VALUE, "missing data");
+}
+
 int main(void) {
     test_layouts();
     test_columns();
@@ -627,5 +665,6 @@ int main(void) {
     test_edges();
     test_errors();
     test_softmax();
+    test_rows_and_dot();
     return pf_test_summary("test_reduce");
 }
