@@ -318,3 +318,21 @@ def test_prod_gradient_at_zeros_like_torch(dim):
     for got, want in zip(grads[0], grads[1], strict=True):
         assert np.isfinite(got).all()
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("how", ["split2", "sections", "chunk", "one_piece"])
+def test_split_is_one_node_whose_gradient_is_a_cat_like_torch(how):
+    """Pieces without a gradient contribute zeros; a piece used twice adds up."""
+    x = np.random.default_rng(5).standard_normal((3, 6, 4))
+    results = []
+    for m in (pyframe, torch):
+        leaf = m.tensor(x, requires_grad=True)
+        h = leaf * 1.5
+        args = {"split2": (2, 1), "sections": ([1, 0, 5], 1), "chunk": None, "one_piece": (6, 1)}[how]
+        pieces = h.chunk(4, -1) if args is None else h.split(*args)
+        loss = (pieces[0] * pieces[0]).sum() + pieces[-1].sin().sum() + pieces[-1].sum()
+        loss.backward()
+        results.append((leaf.grad.numpy(), type(pieces[0].grad_fn).__name__ if m is torch else pieces[0].grad_fn.name))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    if how == "split2":
+        assert results[0][1] == results[1][1] == "SplitBackward0"

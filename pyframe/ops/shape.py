@@ -401,10 +401,30 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         sections = list(split_size_or_sections)
         if sum(sections) != size or any(s < 0 for s in sections):
             raise ShapeError(f"split: sections {sections} don't sum to the size {size} of dimension {d}")
+    return _split_views(tensor, d, sections)
+
+
+def _split_views(tensor: Tensor, d: int, sections: list) -> tuple:
+    """The views of ``sections`` along ``d`` as one node, as torch's SplitBackward0: its
+    backward is one cat of the pieces' gradients (zeros where none flowed), where a node
+    per view would add a zero-padded full-size gradient per piece."""
+    record_split = tensor.requires_grad and _grad_mode.enabled
     out, start = [], 0
-    for n in sections:
-        out.append(narrow(tensor, d, start, n))
-        start += n
+    with _grad_mode.set_grad_enabled(not record_split):
+        for n in sections:
+            out.append(narrow(tensor, d, start, n))
+            start += n
+    if record_split and len(out) > 1:
+        shapes, dt = [o._shape for o in out], tensor.dtype  # not the views: out -> node -> out would be a cycle
+
+        def backward(*grads):
+            parts = [g if g is not None else zeros_of(sh, dt) for g, sh in zip(grads, shapes, strict=False)]
+            parts += [zeros_of(sh, dt) for sh in shapes[len(parts) :]]
+            return (cat(parts, d),)
+
+        record("SplitBackward0", backward, (tensor,), out)
+    elif record_split:  # one piece: the view itself
+        out = [narrow(tensor, d, 0, sections[0])]
     return tuple(out)
 
 
