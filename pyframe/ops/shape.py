@@ -336,6 +336,9 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 concat = concatenate = cat
 
 
+_cat_rows = lib.pf_cat_rows
+
+
 def _cat_lean(tensors, dim: int):
     """cat of contiguous tensors of one dtype and rank, none needing a gradient: one pass of
     checks, one allocation, one C call. None when the general path must decide (or raise)."""
@@ -347,6 +350,17 @@ def _cat_lean(tensors, dim: int):
     if not nd or not -nd <= dim < nd or (ref._requires_grad and _grad_mode.enabled):
         return None
     d = dim % nd
+    if d == 0 and len(tensors) == 2:  # cat([a, b]) of rows: the commonest, without the loop's lists
+        other = tensors[1]
+        if (
+            type(other) is Tensor and other.dtype is dt and ref._contig and other._contig
+            and not other._requires_grad and len(other._shape) == nd and other._shape[1:] == shape[1:]
+        ):  # fmt: skip
+            out = empty_tensor((shape[0] + other._shape[0],) + shape[1:], dt)
+            rc = _cat_rows(dt.code, 2, (ref._ptr, other._ptr), (ref._numel, other._numel), 1, out._ptr)
+            if rc:
+                check(rc)
+            return out
     head, tail = shape[:d], shape[d + 1 :]
     outer = math.prod(head) if d else 1
     total, ptrs, widths = 0, [], []
