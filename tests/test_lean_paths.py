@@ -25,6 +25,9 @@ def _pair(shape, seed=0):
         ([(2, 3, 4), (2, 3, 1)], -1),
         ([(0,), (3,)], 0),
         ([(2, 0, 3), (2, 0, 3)], 2),
+        ([(2, 5), (3, 5)], 0),
+        ([(3,), (4,)], 0),
+        ([(1, 2, 3), (0, 2, 3)], 0),
     ],
 )
 def test_cat_of_contiguous_inputs_matches_torch(shapes, dim):
@@ -51,6 +54,11 @@ def test_cat_lean_path_keeps_checks_and_gradients():
     np.testing.assert_array_equal(w.grad.numpy(), np.ones((2, 3), np.float32))
     mixed = pyframe.cat([a, a.double()], 0)
     assert mixed.dtype == pyframe.float64
+    with pyframe.no_grad():  # two inputs joined inline: no graph under no_grad, one with grad
+        assert not pyframe.cat((a, w), 0).requires_grad
+    assert pyframe.cat((a, w), 0).grad_fn is not None
+    with pytest.raises(RuntimeError, match="sizes of tensors must match"):
+        pyframe.cat((a, pyframe.randn(2, 4)), 0)
 
 
 @pytest.mark.parametrize("shape", [(40, 50), (3, 1), (2, 7), (5, 300), (1, 2000), (2, 3, 17)])

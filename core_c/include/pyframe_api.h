@@ -245,6 +245,8 @@ int pf_scatter_add(pf_tensor *out, int dim, const pf_tensor *index, const pf_ten
 /* torch.cat of n contiguous inputs of one dtype: input i seen as [outer, widths[i]] (its size
  * along the dim times the size of the dims after it), out as [outer, sum of widths] */
 int pf_cat_rows(int dtype, int n, const void *const *xs, const int64_t *widths, int64_t outer, void *out);
+/* the same for two inputs of na and nb elements joined whole (cat([a, b]) along dim 0), without the arrays */
+int pf_cat2(int dtype, const void *a, int64_t na, const void *b, int64_t nb, void *out);
 /* count of nonzero elements, and their coordinates into out [count, ndim] int64 */
 int64_t pf_count_nonzero(const pf_tensor *x);
 int pf_nonzero(const pf_tensor *x, pf_tensor *out);

@@ -324,6 +324,12 @@ int pf_cat_rows(int dtype, int n, const void *const *xs, const int64_t *widths, 
     return PF_OK;
 }
 
+int pf_cat2(int dtype, const void *a, int64_t na, const void *b, int64_t nb, void *out) {
+    const void *xs[2] = {a, b};
+    int64_t widths[2] = {na, nb};
+    return pf_cat_rows(dtype, 2, xs, widths, 1, out);
+}
+
 /* ---- gather / scatter_add ---- */
 
 /* Every value of `index` must lie in [0, size): gather and scatter_add do not wrap

@@ -271,6 +271,20 @@ def detach(input: Tensor) -> Tensor:
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Same as torch.cat: joins along an existing dim, promoting dtypes."""
+    if type(dim) is int and dim == 0 and (type(tensors) is list or type(tensors) is tuple) and len(tensors) == 2:
+        # cat([a, b]) of rows, the commonest form: checked inline, one C call without arrays
+        a, b = tensors
+        if type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype and a._contig and b._contig:
+            sa, sb = a._shape, b._shape
+            if (
+                sa and len(sa) == len(sb) and sa[1:] == sb[1:]
+                and not ((a._requires_grad or b._requires_grad) and _grad_mode.enabled)
+            ):  # fmt: skip
+                out = empty_tensor((sa[0] + sb[0],) + sa[1:], a.dtype)
+                rc = _cat2(a.dtype.code, a._ptr, a._numel, b._ptr, b._numel, out._ptr)
+                if rc:
+                    check(rc)
+                return out
     if (type(tensors) is list or type(tensors) is tuple) and tensors and type(dim) is int:
         out = _cat_lean(tensors, dim)
         if out is not None:
@@ -337,6 +351,7 @@ concat = concatenate = cat
 
 
 _cat_rows = lib.pf_cat_rows
+_cat2 = lib.pf_cat2
 
 
 def _cat_lean(tensors, dim: int):
@@ -350,17 +365,6 @@ def _cat_lean(tensors, dim: int):
     if not nd or not -nd <= dim < nd or (ref._requires_grad and _grad_mode.enabled):
         return None
     d = dim % nd
-    if d == 0 and len(tensors) == 2:  # cat([a, b]) of rows: the commonest, without the loop's lists
-        other = tensors[1]
-        if (
-            type(other) is Tensor and other.dtype is dt and ref._contig and other._contig
-            and not other._requires_grad and len(other._shape) == nd and other._shape[1:] == shape[1:]
-        ):  # fmt: skip
-            out = empty_tensor((shape[0] + other._shape[0],) + shape[1:], dt)
-            rc = _cat_rows(dt.code, 2, (ref._ptr, other._ptr), (ref._numel, other._numel), 1, out._ptr)
-            if rc:
-                check(rc)
-            return out
     head, tail = shape[:d], shape[d + 1 :]
     outer = math.prod(head) if d else 1
     total, ptrs, widths = 0, [], []
