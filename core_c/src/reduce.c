@@ -75,30 +75,11 @@ static inline float h2f_vec(uint16_t h) {
  * vectorizes it. TAIL_LOOP then visits the n % L elements left, from index i. */
 #define BLOCK_LOOP(L, T, STEP)                                                           \
     int64_t i = 0;                                                                       \
-    BLOCK_LOOP_FROM(L, T, STEP)
-#define BLOCK_LOOP_FROM(L, T, STEP)                                                      \
     if (s == 1)                                                                          \
         for (; i + L <= n; i += L)                                                       \
             for (int j = 0; j < L; j++) { T e = p[i + j]; STEP; }                        \
     for (; i + L <= n; i += L)                                                           \
         for (int j = 0; j < L; j++) { T e = p[(i + j) * s]; STEP; }
-/* Float sums of long runs take SPAN elements at a time into WIDE partial sums of the
- * element type (PT: float for float32 and float16), each then added to its double lane:
- * converting every element to double would halve the speed, and 8 float additions per
- * partial keep the error far below a float32 pairwise sum's. Which partial an element
- * meets depends on n and its index only, so strided and contiguous runs still agree. */
-#define WIDE (4 * LANES)
-#define SPAN (8 * WIDE)
-#define SPAN_LOOP(PT, LOAD)                                                              \
-    for (; i + SPAN <= n; i += SPAN) {                                                   \
-        PT c[WIDE];                                                                      \
-        int k = 0;                                                                       \
-        for (int j = 0; j < WIDE; j++) c[j] = LOAD;                                      \
-        for (k = WIDE; k < SPAN; k += WIDE)                                              \
-            for (int j = 0; j < WIDE; j++) c[j] += LOAD;                                 \
-        for (int j = 0; j < LANES; j++)                                                  \
-            a[j] += ((double)c[j] + c[j + LANES]) + ((double)c[j + 2 * LANES] + c[j + 3 * LANES]); \
-    }
 #define TAIL_LOOP(T, STEP) for (; i < n; i++) { T e = p[i * s]; STEP; }
 
 /* Lanes combine pairwise in a fixed order and the tail is added to that in order: a
@@ -131,16 +112,12 @@ typedef uint64_t (*u_run)(const void *, int64_t, int64_t);
 typedef int64_t (*best_run)(const void *, int64_t, int64_t);
 
 /* m: the mean, for the squared deviations */
-#define FLOAT_RUNS(sfx, T, PT)                                                             \
+#define FLOAT_RUNS(sfx, T)                                                               \
     PF_SIMD static double fsum_##sfx(const void *pv, int64_t s, int64_t n, double m) {   \
         const T *p = pv;                                                                 \
         double a[LANES] = {0};                                                           \
         (void)m;                                                                         \
-        int64_t i = 0;                                                                   \
-        if (s == 1)                                                                      \
-            SPAN_LOOP(PT, LD_##sfx(p[i + k + j]))                                        \
-        SPAN_LOOP(PT, LD_##sfx(p[(i + k + j) * s]))                                      \
-        BLOCK_LOOP_FROM(LANES, T, a[j] += LD_##sfx(e))                                   \
+        BLOCK_LOOP(LANES, T, a[j] += LD_##sfx(e))                                        \
         double r = lanes_sum(a);                                                         \
         TAIL_LOOP(T, r += LD_##sfx(e))                                                   \
         return r;                                                                        \
@@ -311,9 +288,9 @@ typedef void (*bcol_run)(const void *, int64_t, int64_t, int64_t, void *restrict
     BEST_COL(cmax_##sfx, sfx, T, V, <=)                                                  \
     BEST_COL(cmin_##sfx, sfx, T, V, >=)
 
-FLOAT_RUNS(f32, float, float)
-FLOAT_RUNS(f64, double, double)
-FLOAT_RUNS(f16, uint16_t, float)
+FLOAT_RUNS(f32, float)
+FLOAT_RUNS(f64, double)
+FLOAT_RUNS(f16, uint16_t)
 INT_RUNS(i64, int64_t)
 INT_RUNS(i32, int32_t)
 INT_RUNS(b8, uint8_t)
