@@ -109,16 +109,11 @@ def _fused_grad(op: int, composed):
     def deriv(g: Tensor, x: Tensor, y: Tensor) -> Tensor:
         if _grad_mode.enabled or g.dtype is not y.dtype or g._shape != y._shape or not y.dtype.is_floating_point:
             return composed(g, x, y)
-        if g._contig and y._contig:
-            n, dt = y._numel, y.dtype
-            nbytes = n * dt.itemsize
-            data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
-            rc = _binary_contig(op, dt.code, g._ptr, y._ptr, data, n)
-            if rc:
-                check(rc)
-            return fresh(data, nbytes, y._shape, y._strides, n, dt)
         out = empty_tensor(y._shape, y.dtype)
-        check(lib.pf_binary(op, g._d(), y._d(), out._d()))
+        if g._contig and y._contig:
+            check(_binary_contig(op, y.dtype.code, g._ptr, y._ptr, out._ptr, y._numel))
+        else:
+            check(lib.pf_binary(op, g._d(), y._d(), out._d()))
         return out
 
     return deriv
