@@ -31,6 +31,24 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
 #define ROW(t, base, i) ((base) + (i) * (t)->strides[(t)->ndim - 2])
 
 #define ATT_KERNELS(T, SUF, EXP)                                                                          \
+    /* acc[x] += (c[r] * s) * rows[r * rs + x] summed over r < R, for x < m: four rows per pass,          \
+     * so one += chain through memory per four rows. Scores run it over K^T and dP over V^T (rows         \
+     * of S keys), the output over V's rows and dQ over K's. */                                           \
+    static inline void addrows_##SUF(T *restrict acc, int64_t m, const T *c, T s, const T *rows,          \
+                                     int64_t rs, int64_t R) {                                             \
+        int64_t r = 0;                                                                                    \
+        for (; r + 4 <= R; r += 4) {                                                                      \
+            T c0 = c[r] * s, c1 = c[r + 1] * s, c2 = c[r + 2] * s, c3 = c[r + 3] * s;                     \
+            const T *restrict r0 = rows + r * rs, *restrict r1 = r0 + rs, *restrict r2 = r1 + rs,         \
+                              *restrict r3 = r2 + rs;                                                     \
+            for (int64_t x = 0; x < m; x++) acc[x] += c0 * r0[x] + c1 * r1[x] + c2 * r2[x] + c3 * r3[x];  \
+        }                                                                                                 \
+        for (; r < R; r++) {                                                                              \
+            T cr = c[r] * s;                                                                              \
+            const T *restrict rr = rows + r * rs;                                                         \
+            for (int64_t x = 0; x < m; x++) acc[x] += cr * rr[x];                                         \
+        }                                                                                                 \
+    }                                                                                                     \
     PF_VEC_CLONES static void att_fwd_##SUF(const att_args *a, int64_t n, T *kt) {                                 \
         const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                  \
         int nd = q->ndim;                                                                                 \
@@ -51,19 +69,7 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
             T *restrict pi = ROW(a->pw, pb, i), *restrict oi = ROW(a->out, ob, i);                                   \
             int64_t ns = a->causal ? (i + 1 < S ? i + 1 : S) : S;                                         \
             for (int64_t j = 0; j < ns; j++) pi[j] = 0;                                                   \
-            /* four keys' dims per pass: one += chain through memory per pass, not per dim */          \
-            int64_t e0 = 0;                                                                               \
-            for (; e0 + 4 <= E; e0 += 4) {                                                                \
-                T q0 = qi[e0] * sc, q1 = qi[e0 + 1] * sc, q2 = qi[e0 + 2] * sc, q3 = qi[e0 + 3] * sc;     \
-                const T *restrict k0 = kt + e0 * S, *restrict k1 = k0 + S, *restrict k2 = k1 + S,         \
-                                  *restrict k3 = k2 + S;                                                  \
-                for (int64_t j = 0; j < ns; j++) pi[j] += q0 * k0[j] + q1 * k1[j] + q2 * k2[j] + q3 * k3[j]; \
-            }                                                                                             \
-            for (; e0 < E; e0++) {                                                                        \
-                T qe = qi[e0] * sc;                                                                       \
-                const T *restrict ke = kt + e0 * S;                                                       \
-                for (int64_t j = 0; j < ns; j++) pi[j] += qe * ke[j];                                     \
-            }                                                                                             \
+            addrows_##SUF(pi, ns, qi, sc, kt, S, E);                                                      \
             T m = -INFINITY;                                                                              \
             for (int64_t j = 0; j < ns; j++) m = pi[j] > m ? pi[j] : m;                                   \
             if (m == -INFINITY) m = 0; /* all -inf scores: exp gives 0s, 0/0 below gives NaN as torch */  \
@@ -74,18 +80,7 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
             for (int64_t j = 0; j < ns; j++) pi[j] *= inv;                                                \
             for (int64_t j = ns; j < S; j++) pi[j] = 0;                                                   \
             for (int64_t e = 0; e < Ev; e++) oi[e] = 0;                                                   \
-            int64_t j0 = 0;                                                                               \
-            for (; j0 + 4 <= ns; j0 += 4) {                                                               \
-                const T *restrict v0 = ROW(v, vb, j0), *restrict v1 = ROW(v, vb, j0 + 1),                 \
-                                  *restrict v2 = ROW(v, vb, j0 + 2), *restrict v3 = ROW(v, vb, j0 + 3);   \
-                T p0 = pi[j0], p1 = pi[j0 + 1], p2 = pi[j0 + 2], p3 = pi[j0 + 3];                         \
-                for (int64_t e = 0; e < Ev; e++) oi[e] += p0 * v0[e] + p1 * v1[e] + p2 * v2[e] + p3 * v3[e]; \
-            }                                                                                             \
-            for (; j0 < ns; j0++) {                                                                       \
-                const T *restrict vj = ROW(v, vb, j0);                                                    \
-                T pj = pi[j0];                                                                            \
-                for (int64_t e = 0; e < Ev; e++) oi[e] += pj * vj[e];                                     \
-            }                                                                                             \
+            addrows_##SUF(oi, Ev, pi, (T)1, vb, v->strides[nd - 2], ns);                                  \
         }                                                                                                 \
     }                                                                                                     \
     /* dV = P^T dO; dP = dO V^T; dS = P * (dP - rowsum(P * dP)); dQ = scale dS K; dK = scale dS^T Q */   \
@@ -114,18 +109,7 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
             T *restrict gqi = ROW(a->gq, gqb, i);                                                              \
             int64_t ns = a->causal ? (i + 1 < S ? i + 1 : S) : S;                                         \
             for (int64_t j = 0; j < ns; j++) dp[j] = 0;                                                   \
-            int64_t e0 = 0; /* four dims per pass, as the forward's scores */                             \
-            for (; e0 + 4 <= Ev; e0 += 4) {                                                               \
-                T g0 = gi[e0], g1 = gi[e0 + 1], g2 = gi[e0 + 2], g3 = gi[e0 + 3];                         \
-                const T *restrict v0 = vt + e0 * S, *restrict v1 = v0 + S, *restrict v2 = v1 + S,         \
-                                  *restrict v3 = v2 + S;                                                  \
-                for (int64_t j = 0; j < ns; j++) dp[j] += g0 * v0[j] + g1 * v1[j] + g2 * v2[j] + g3 * v3[j]; \
-            }                                                                                             \
-            for (; e0 < Ev; e0++) {                                                                       \
-                T ge = gi[e0];                                                                            \
-                const T *restrict ve = vt + e0 * S;                                                       \
-                for (int64_t j = 0; j < ns; j++) dp[j] += ge * ve[j];                                     \
-            }                                                                                             \
+            addrows_##SUF(dp, ns, gi, (T)1, vt, S, Ev);                                                   \
             T rs = 0;                                                                                     \
             for (int64_t j = 0; j < ns; j++) {                                                            \
                 T *restrict gvj = ROW(a->gv, gvb, j);                                                     \
@@ -140,18 +124,7 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
                 dp[j] = ds;                                                                               \
             }                                                                                             \
             for (int64_t e = 0; e < E; e++) gqi[e] = 0;                                                   \
-            int64_t j0 = 0;                                                                               \
-            for (; j0 + 4 <= ns; j0 += 4) {                                                               \
-                const T *restrict k0 = ROW(k, kb, j0), *restrict k1 = ROW(k, kb, j0 + 1),                 \
-                                  *restrict k2 = ROW(k, kb, j0 + 2), *restrict k3 = ROW(k, kb, j0 + 3);   \
-                T d0 = dp[j0], d1 = dp[j0 + 1], d2 = dp[j0 + 2], d3 = dp[j0 + 3];                         \
-                for (int64_t e = 0; e < E; e++) gqi[e] += d0 * k0[e] + d1 * k1[e] + d2 * k2[e] + d3 * k3[e]; \
-            }                                                                                             \
-            for (; j0 < ns; j0++) {                                                                       \
-                const T *restrict kj = ROW(k, kb, j0);                                                    \
-                T d = dp[j0];                                                                             \
-                for (int64_t e = 0; e < E; e++) gqi[e] += d * kj[e];                                      \
-            }                                                                                             \
+            addrows_##SUF(gqi, E, dp, (T)1, kb, k->strides[nd - 2], ns);                                  \
         }                                                                                                 \
     }
 
