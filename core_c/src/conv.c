@@ -13,17 +13,6 @@ typedef struct {
     int64_t xsh, xsw, csr, csp;
 } geom;
 
-/* Output columns [lo, hi) whose input column ow*sw + base falls inside [0, W): solving
- * the bounds once per kernel column keeps the inner loops free of branches. */
-static void valid_range(int64_t base, int64_t stride, int64_t size, int64_t nout, int64_t *lo, int64_t *hi) {
-    int64_t l = base >= 0 ? 0 : (-base + stride - 1) / stride;
-    int64_t h = size - 1 - base >= 0 ? (size - 1 - base) / stride + 1 : 0;
-    if (h > nout) h = nout;
-    if (l > h) l = h;
-    *lo = l;
-    *hi = h;
-}
-
 /* One plane; xp is x[n, c, 0, 0], cp is col[n, c*kh*kw, 0]. The contiguous stride-1 case
  * becomes a memcpy per output row, which is most of Conv2d's 3x3/pad 1 traffic. */
 #define DEFINE_PLANES(T)                                                                    \
@@ -32,7 +21,7 @@ static void valid_range(int64_t base, int64_t stride, int64_t size, int64_t nout
             for (int64_t kj = 0; kj < g->kw; kj++) {                                        \
                 T *row = cp + (ki * g->kw + kj) * g->csr;                                   \
                 int64_t lo, hi, base = kj * g->dw - g->pw;                                  \
-                valid_range(base, g->sw, g->W, g->OW, &lo, &hi);                            \
+                pf_valid_range(base, g->sw, g->W, g->OW, &lo, &hi);                         \
                 for (int64_t oh = 0; oh < g->OH; oh++) {                                    \
                     T *o = row + oh * g->OW * g->csp;                                       \
                     int64_t ih = oh * g->sh - g->ph + ki * g->dh;                           \
@@ -67,8 +56,8 @@ static void valid_range(int64_t base, int64_t stride, int64_t size, int64_t nout
             for (int64_t kj = 0; kj < g->kw; kj++) {                                        \
                 T *row = cp + (ki * g->kw + kj) * g->csr;                                   \
                 int64_t lo, hi, base = kj * g->dw - g->pw, hlo, hhi;                        \
-                valid_range(base, 1, Wd, g->OW, &lo, &hi);                                  \
-                valid_range(ki * g->dh - g->ph, 1, H, g->OH, &hlo, &hhi);                   \
+                pf_valid_range(base, 1, Wd, g->OW, &lo, &hi);                               \
+                pf_valid_range(ki * g->dh - g->ph, 1, H, g->OH, &hlo, &hhi);                \
                 for (int64_t k = 0; k < hlo * g->OW; k++) row[k] = pad;                     \
                 for (int64_t k = hhi * g->OW; k < g->OH * g->OW; k++) row[k] = pad;         \
                 if (hlo >= hhi) continue;                                                   \
@@ -89,7 +78,7 @@ static void valid_range(int64_t base, int64_t stride, int64_t size, int64_t nout
             for (int64_t kj = 0; kj < g->kw; kj++) {                                        \
                 const T *row = cp + (ki * g->kw + kj) * g->csr;                             \
                 int64_t lo, hi, base = kj * g->dw - g->pw;                                  \
-                valid_range(base, g->sw, g->W, g->OW, &lo, &hi);                            \
+                pf_valid_range(base, g->sw, g->W, g->OW, &lo, &hi);                         \
                 for (int64_t oh = 0; oh < g->OH; oh++) {                                    \
                     int64_t ih = oh * g->sh - g->ph + ki * g->dh;                           \
                     if (ih < 0 || ih >= g->H || lo == hi) continue;                         \

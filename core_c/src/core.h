@@ -258,4 +258,16 @@ static inline void pf_split(int64_t total, int t, int nt, int64_t *begin, int64_
     *end = *begin + q + (t < r);
 }
 
+
+/* The positions i in [lo, hi), within [0, n), with 0 <= base + i*stride < size: conv and pool
+ * solve a window's bounds once per kernel tap or output run, keeping their inner loops free
+ * of branches. */
+static inline void pf_valid_range(int64_t base, int64_t stride, int64_t size, int64_t n, int64_t *lo, int64_t *hi) {
+    int64_t l = base >= 0 ? 0 : (-base + stride - 1) / stride;
+    int64_t h = size - 1 - base >= 0 ? (size - 1 - base) / stride + 1 : 0;
+    if (h > n) h = n;
+    if (l > h) l = h;
+    *lo = l;
+    *hi = h;
+}
 #endif

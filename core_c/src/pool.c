@@ -23,26 +23,6 @@ typedef struct {
     int64_t xsh, xsw; /* input element strides over (h, w) */
 } pgeom;
 
-/* First and one-past-last kernel taps k with 0 <= base + k*d < size. */
-static void taps(int64_t base, int64_t d, int64_t k, int64_t size, int64_t *lo, int64_t *hi) {
-    int64_t l = base >= 0 ? 0 : (-base + d - 1) / d;
-    int64_t h = size - 1 - base >= 0 ? (size - 1 - base) / d + 1 : 0;
-    if (h > k) h = k;
-    if (l > h) l = h;
-    *lo = l;
-    *hi = h;
-}
-
-/* Output positions [lo, hi) whose input column o*stride + base lies in [0, size). */
-static void taps_out(int64_t base, int64_t stride, int64_t size, int64_t nout, int64_t *lo, int64_t *hi) {
-    int64_t l = base >= 0 ? 0 : (-base + stride - 1) / stride;
-    int64_t h = size - 1 - base >= 0 ? (size - 1 - base) / stride + 1 : 0;
-    if (h > nout) h = nout;
-    if (l > h) l = h;
-    *lo = l;
-    *hi = h;
-}
-
 #define DEFINE_POOL(T)                                                                           \
     /* One kernel tap over a run of outputs: y and ix (the output row) hold the running          \
      * maximum; a loop of selects gcc vectorizes when the input run has unit stride */           \
@@ -64,12 +44,12 @@ static void taps_out(int64_t base, int64_t stride, int64_t size, int64_t nout, i
             T *yr = y + oh * g->OW;                                                              \
             int64_t *ir = ix + oh * g->OW, hb = oh * g->sh - g->ph, ilo, ihi;                    \
             for (int64_t ow = 0; ow < g->OW; ow++) yr[ow] = -INFINITY, ir[ow] = -1;              \
-            taps(hb, g->dh, g->kh, g->H, &ilo, &ihi);                                            \
+            pf_valid_range(hb, g->dh, g->H, g->kh, &ilo, &ihi);                                  \
             for (int64_t i = ilo; i < ihi; i++) {                                                \
                 int64_t h = hb + i * g->dh;                                                      \
                 for (int64_t j = 0; j < g->kw; j++) {                                            \
                     int64_t base = j * g->dw - g->pw, lo, hi;                                    \
-                    taps_out(base, g->sw, g->W, g->OW, &lo, &hi);                                \
+                    pf_valid_range(base, g->sw, g->W, g->OW, &lo, &hi);                          \
                     if (lo < hi)                                                                 \
                         maxpool_tap_##T(x + h * g->xsh + (lo * g->sw + base) * g->xsw, g->sw * g->xsw, yr + lo,\
                                         ir + lo, hi - lo, h * g->W + lo * g->sw + base, g->sw);  \
@@ -78,7 +58,7 @@ static void taps_out(int64_t base, int64_t stride, int64_t size, int64_t nout, i
             for (int64_t ow = 0; ow < g->OW; ow++)                                               \
                 if (ir[ow] < 0) {                                                                \
                     int64_t wb = ow * g->sw - g->pw, jlo, jhi;                                   \
-                    taps(wb, g->dw, g->kw, g->W, &jlo, &jhi);                                    \
+                    pf_valid_range(wb, g->dw, g->W, g->kw, &jlo, &jhi);                          \
                     ir[ow] = (hb + ilo * g->dh) * g->W + wb + jlo * g->dw;                       \
                 }                                                                                \
         }                                                                                        \
