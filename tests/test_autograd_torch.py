@@ -336,3 +336,13 @@ def test_split_is_one_node_whose_gradient_is_a_cat_like_torch(how):
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
     if how == "split2":
         assert results[0][1] == results[1][1] == "SplitBackward0"
+
+
+def test_prod_gradient_with_a_zero_beside_inf_and_nan_like_torch():
+    """The exclusive products start from ones, not from a value times 0 (inf * 0 is NaN)."""
+    for v in ([float("inf"), 0.0, 2.0], [3.0, 0.0, float("nan")], [[0.0, float("inf")], [1.0, 2.0]]):
+        got = pyframe.tensor(v, requires_grad=True)
+        got.prod().backward()
+        want = torch.tensor(v, requires_grad=True)
+        want.prod().backward()
+        np.testing.assert_array_equal(got.grad.numpy(), want.grad.numpy())

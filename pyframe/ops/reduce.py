@@ -148,7 +148,8 @@ def _d_prod(g, x, y, ix, dims):
     keep = [d for d in range(x.ndim) if d not in dims]
     perm = keep + list(dims)
     rows = x.permute(*perm).reshape(*(x._shape[d] for d in keep), -1)
-    one = rows.narrow(-1, 0, 1).detach() * 0 + 1
+    one = empty_tensor(rows._shape[:-1] + (1,), x.dtype)
+    check(lib.pf_fill(one._d(), 1.0, 0))
 
     def exclusive(t):
         return cat([one, cumprod(t, -1).narrow(-1, 0, t._shape[-1] - 1)], -1)
