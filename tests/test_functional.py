@@ -119,17 +119,68 @@ def test_conv2d_matches_torch(rng, xs, ws, stride, padding, dilation, groups):
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("chunk_bytes", [1, 13000])
-def test_conv2d_in_batch_chunks(rng, monkeypatch, chunk_bytes):
-    """Batches are unfolded in chunks: one sample at a time, and uneven chunks."""
-    monkeypatch.setattr(F.conv, "_CONV_CHUNK_BYTES", chunk_bytes)
-    x = rng.standard_normal((5, 4, 6, 5)).astype(np.float32)
-    w, b = rng.standard_normal((6, 2, 3, 3)).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+CONV_TILE_CASES = [  # shapes whose unfold is cut into tiles: tile edges mid-row, few samples split by channel
+    ((1, 32, 20, 20), (16, 32, 3, 3), 1, 1, 1, 1, False),  # stride-1 'same' rows: one copy per tap
+    ((2, 24, 17, 15), (6, 12, 3, 3), 2, 1, 1, 2, True),  # strided, grouped, permuted input
+    ((3, 40, 18, 18), (8, 40, 3, 3), 1, 0, 2, 1, False),  # dilated, no padding
+    ((9, 36, 16, 16), (5, 36, 5, 3), 1, (2, 1), 1, 1, True),  # more samples than weight-gradient blocks
+]
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups, permute", CONV_TILE_CASES)
+def test_conv2d_in_tiles(rng, xs, ws, stride, padding, dilation, groups, permute):
+    """Tiles of output positions, sample blocks and channel blocks cover everything once."""
+    x = rng.standard_normal(xs).astype(np.float32)
+    if permute:
+        x = np.ascontiguousarray(x.transpose(0, 1, 3, 2))
+    w, b = rng.standard_normal(ws).astype(np.float32), rng.standard_normal(ws[0]).astype(np.float32)
+    args = (stride, padding, dilation, groups)
+    t = (lambda x: x.permute(0, 1, 3, 2)) if permute else (lambda x: x)
     compare(
-        lambda x, w, b: F.conv2d(x.permute(0, 1, 3, 2), w, b, 1, 1, 1, 2),
-        lambda x, w, b: TF.conv2d(x.permute(0, 1, 3, 2), w, b, 1, 1, 1, 2),
-        x, w, b, rtol=1e-4, atol=1e-5,
+        lambda x, w, b: F.conv2d(t(x), w, b, *args),
+        lambda x, w, b: TF.conv2d(t(x), w, b, *args),
+        x, w, b, rtol=2e-4, atol=2e-4,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_conv2d_random_geometry_matches_torch(seed):
+    """Random strides, paddings (some wider than the kernel), dilations, groups and sizes,
+    each way, through whichever kernel path the shape takes."""
+    r = np.random.default_rng(1000 + seed)
+    groups = int(r.choice([1, 1, 2, 3]))
+    cg, og = int(r.integers(1, 6)), int(r.integers(1, 15))
+    kh, kw = int(r.integers(1, 5)), int(r.integers(1, 5))
+    s = (int(r.integers(1, 4)), int(r.integers(1, 4)))
+    d = (int(r.integers(1, 3)), int(r.integers(1, 3)))
+    p = (int(r.integers(0, 6)), int(r.integers(0, 6)))
+    h = max(1, (kh - 1) * d[0] + 1 - 2 * p[0]) + int(r.integers(0, 12))
+    w = max(1, (kw - 1) * d[1] + 1 - 2 * p[1]) + int(r.integers(0, 40))
+    dtype = np.float32 if seed % 3 else np.float64
+    x = r.standard_normal((int(r.integers(1, 5)), cg * groups, h, w)).astype(dtype)
+    wt = r.standard_normal((og * groups, cg, kh, kw)).astype(dtype)
+    b = r.standard_normal(og * groups).astype(dtype)
+    args = (s, p, d, groups)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else {}
+    compare(lambda x, w, b: F.conv2d(x, w, b, *args), lambda x, w, b: TF.conv2d(x, w, b, *args), x, wt, b, **tol)
+
+
+def test_conv2d_gradients_do_not_depend_on_threads(rng):
+    x = pf.tensor(rng.standard_normal((5, 12, 15, 15)).astype(np.float32), requires_grad=True)
+    w = pf.tensor(rng.standard_normal((7, 12, 3, 3)).astype(np.float32), requires_grad=True)
+    got, before = [], pf.get_num_threads()
+    try:
+        for threads in (1, 2, 3):
+            pf.set_num_threads(threads)
+            x.grad = w.grad = None
+            y = F.conv2d(x, w, padding=1)
+            y.backward(pf.ones(y.shape))
+            got.append((y.detach().numpy().copy(), x.grad.numpy().copy(), w.grad.numpy().copy()))
+    finally:
+        pf.set_num_threads(before)
+    for other in got[1:]:
+        for a, b in zip(got[0], other, strict=True):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_conv2d_float32_no_bias_and_unbatched(rng):

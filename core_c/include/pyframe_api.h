@@ -210,6 +210,15 @@ int pf_im2col(const pf_tensor *x, pf_tensor *col, int kh, int kw, int sh, int sw
 int pf_col2im(const pf_tensor *col, pf_tensor *x, int kh, int kw, int sh, int sw,
               int ph, int pw, int dh, int dw);
 
+/* conv2d (conv.c): out [N, O, OH, OW] = x [N, C, H, W] (any strides) correlated with weight
+ * [O, C/groups, KH, KW], plus bias [O] (NULL: none); weight and out contiguous, one float dtype */
+int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias, pf_tensor *out, int sh, int sw,
+              int ph, int pw, int dh, int dw, int groups);
+/* its gradients for grad_out [N, O, OH, OW]: grad_x like x and grad_w like weight, contiguous and
+ * overwritten; either may be NULL. Results do not depend on the thread count. */
+int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_tensor *weight, pf_tensor *grad_x,
+                       pf_tensor *grad_w, int sh, int sw, int ph, int pw, int dh, int dw, int groups);
+
 /* max pooling (pool.c): x [N, C, H, W] float32/float64 (any strides) -> out [N, C, OH, OW] and indices
  * [N, C, OH, OW] int64 (flat h*W + w in the input plane, as torch), both contiguous */
 int pf_max_pool2d(const pf_tensor *x, pf_tensor *out, pf_tensor *indices, int kh, int kw, int sh, int sw,

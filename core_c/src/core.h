@@ -160,6 +160,16 @@ int64_t pf_numel(const pf_tensor *t);
 int pf_broadcast_strides(const pf_tensor *in, int out_ndim, const int64_t *out_shape,
                          int64_t *strides, const char *what);
 
+/* Row-major with no gaps (size-1 dims may have any stride). */
+static inline int pf_is_contiguous(const pf_tensor *t) {
+    int64_t s = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] != 1 && t->strides[d] != s) return 0;
+        s *= t->shape[d];
+    }
+    return 1;
+}
+
 /* ---- threads -------------------------------------------------------------------- */
 
 /* Below this many elements a kernel stays serial: a fork/join costs about 0.6 us. */
@@ -214,6 +224,23 @@ static inline void pf_run_team(int nt, pf_team_fn fn, void *arg) {
     (void)nt;
     fn(arg, 0, 1);
 }
+
+/* ---- GEMM for other kernels (gemm.c) ------------------------------------------------ */
+
+/* One float32/float64 product C = A B, or C += A B with acc, in element strides; K > 0. */
+typedef struct {
+    int64_t M, N, K;
+    const char *A, *B;
+    char *C;
+    int64_t rsa, csa, rsb, csb, rsc, csc;
+    int acc;
+} pf_gemm_prob;
+/* The product on the calling thread, for kernels that run GEMMs inside their own parallel
+ * loops (conv): no team, and ws (pf_gemm_ws_bytes(dtype, p) bytes, or NULL to allocate
+ * here) is the caller's, so a thread reuses one buffer over its tiles. Returns
+ * PF_ERR_NOMEM without a message (it may run on a worker thread). */
+size_t pf_gemm_ws_bytes(int dtype, const pf_gemm_prob *p);
+int pf_gemm_serial(int dtype, const pf_gemm_prob *p, void *ws);
 
 /* ---- strided walker --------------------------------------------------------------- */
 

@@ -490,12 +490,7 @@ static const gemm_desc descs[NUM_PATHS][2] = {
 #define DIRECT_M 64
 #define DIRECT_WORK (64 * 64 * 64)
 
-typedef struct {
-    int64_t M, N, K;
-    const char *A, *B;
-    char *C;
-    int64_t rsa, csa, rsb, csb, rsc, csc; /* element strides */
-} gemm_prob;
+typedef pf_gemm_prob gemm_prob;
 
 /* One tile; strided C goes through a local tile since kernels want contiguous rows. */
 static void run_tile(const gemm_desc *d, int64_t kc, const char *a, const char *b, int64_t brs, char *c,
@@ -529,7 +524,7 @@ static double padded(const gemm_desc *d, int64_t M, int64_t N) {
 
 /* the same product as C^T = B^T A^T */
 static gemm_prob transposed(const gemm_prob *p) {
-    return (gemm_prob){p->N, p->M, p->K, p->B, p->A, p->C, p->csb, p->rsb, p->csa, p->rsa, p->csc, p->rsc};
+    return (gemm_prob){p->N, p->M, p->K, p->B, p->A, p->C, p->csb, p->rsb, p->csa, p->rsa, p->csc, p->rsc, p->acc};
 }
 
 /* M = 1 with B contiguous along one axis; threads split the columns. */
@@ -642,7 +637,7 @@ static void blocked_thread(const blocked_job *job, int t, int team) {
                     for (int64_t ir = 0; ir < mcur; ir += mr)
                         run_tile(d, kcur, abuf + ir * kcur * es, bp, brs,
                                  p.C + ((ic + ir) * p.rsc + jr * p.csc) * es, p.rsc, p.csc,
-                                 (int)min64(mr, mcur - ir), n, pc > 0);
+                                 (int)min64(mr, mcur - ir), n, pc > 0 || p.acc);
                 }
             }
             if (!direct && job->shared) {
@@ -652,30 +647,51 @@ static void blocked_thread(const blocked_job *job, int t, int team) {
     }
 }
 
-/* C = A B for one matrix on nt threads; K > 0. Returns PF_ERR_NOMEM without a message
- * (it may run on a worker thread, whose error text the caller would not see). */
-static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt) {
-    if (p.N == 1 && p.M > 1) p = transposed(&p);
-    if (p.M == 1 && (p.csb == 1 || p.rsb == 1)) return gemv(d, &p, nt);
+/* Orientation, blocking and buffer size of one blocked product. */
+typedef struct {
+    gemm_prob p;
+    int direct;
+    int64_t kc, mc;
+    size_t bbytes, abytes;
+} gemm_plan;
+
+static gemm_plan plan_blocked(const gemm_desc *d, gemm_prob p) {
     /* C^T = B^T A^T wastes less of the MR x NR tiles when N is the short side */
     if (4 * padded(d, p.N, p.M) < 3 * padded(d, p.M, p.N)) p = transposed(&p);
     const int64_t M = p.M, N = p.N, K = p.K, es = (int64_t)d->esz, mr = d->mr, nr = d->nr;
-    int direct = p.csb == 1 && (M <= DIRECT_M || (double)M * N * K <= DIRECT_WORK);
-
-    int64_t mt = cdiv(M, mr), ntl = cdiv(N, nr);
-    int64_t kc = cdiv(K, cdiv(K, d->kc)); /* equal K blocks, none tiny */
+    gemm_plan pl = {.p = p, .direct = p.csb == 1 && (M <= DIRECT_M || (double)M * N * K <= DIRECT_WORK)};
+    pl.kc = cdiv(K, cdiv(K, d->kc)); /* equal K blocks, none tiny */
     /* bounds every thread's A block for any team size (the grid is chosen per team) */
-    int64_t mc = min64(mt, cdiv(d->mc, mr)) * mr;
+    pl.mc = min64(cdiv(M, mr), cdiv(d->mc, mr)) * mr;
     int64_t ncp = cdiv(min64(N, d->nc), nr) * nr;
-    size_t bbytes = direct ? 0 : (size_t)(kc * ncp * es + 63) & ~(size_t)63;
-    size_t abytes = (size_t)((mc + nr) * kc * es + 63) & ~(size_t)63; /* A block + an edge B panel */
-    char *buf = pf_alloc(bbytes + (size_t)nt * abytes);
+    pl.bbytes = pl.direct ? 0 : (size_t)(pl.kc * ncp * es + 63) & ~(size_t)63;
+    pl.abytes = (size_t)((pl.mc + nr) * pl.kc * es + 63) & ~(size_t)63; /* A block + an edge B panel */
+    return pl;
+}
+
+/* M = 1 or N = 1 overwriting C: a matrix-vector product (no buffer) */
+static int takes_gemv(gemm_prob *p) {
+    if (p->acc) return 0;
+    if (p->N == 1 && p->M > 1) *p = transposed(p);
+    return p->M == 1 && (p->csb == 1 || p->rsb == 1);
+}
+
+/* C = A B (or C += A B with p.acc) for one matrix on nt threads; K > 0. ws, if given, holds
+ * ws_bytes(d, p, nt). Returns PF_ERR_NOMEM without a message (it may run on a worker
+ * thread, whose error text the caller would not see). */
+static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws) {
+    if (takes_gemv(&p)) return gemv(d, &p, nt);
+    gemm_plan pl = plan_blocked(d, p);
+    p = pl.p;
+    const int64_t M = p.M, N = p.N, K = p.K, es = (int64_t)d->esz, mr = d->mr, nr = d->nr;
+    char *buf = ws ? ws : pf_alloc(pl.bbytes + (size_t)nt * pl.abytes);
     if (!buf) return PF_ERR_NOMEM;
 
     /* Thread t owns C[i0:i1, j0:j1]. All threads pack the shared B block together; each
      * packs A for its own rows, in blocks sized so its rows split evenly. A single thread
      * skips the OpenMP region: even `if (0)` costs a team set-up, a lot for a tiny product. */
-    blocked_job job = {d, p, M, N, K, es, mr, nr, mt, ntl, kc, mc, direct, nt > 1, buf, bbytes, abytes};
+    blocked_job job = {d,     p,  M,         N,      K, es, mr, nr, cdiv(M, mr), cdiv(N, nr), pl.kc, pl.mc,
+                       pl.direct, nt > 1, buf, pl.bbytes, pl.abytes};
     if (nt == 1) {
         blocked_thread(&job, 0, 1);
     } else {
@@ -690,9 +706,21 @@ static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt) {
         }
         pf_team_finish(&tm);
     }
-    pf_free(buf);
+    if (!ws) pf_free(buf);
     return PF_OK;
 }
+
+static size_t ws_bytes(const gemm_desc *d, gemm_prob p, int nt) {
+    if (takes_gemv(&p)) return 0;
+    gemm_plan pl = plan_blocked(d, p);
+    return pl.bbytes + (size_t)nt * pl.abytes;
+}
+
+static const gemm_desc *float_desc(int dtype) { return &descs[current_path()][dtype == PF_FLOAT64]; }
+
+size_t pf_gemm_ws_bytes(int dtype, const pf_gemm_prob *p) { return ws_bytes(float_desc(dtype), *p, 1); }
+
+int pf_gemm_serial(int dtype, const pf_gemm_prob *p, void *ws) { return gemm_blocked(float_desc(dtype), *p, 1, ws); }
 
 /* ---- integers ------------------------------------------------------------------------ */
 
@@ -746,7 +774,7 @@ static gemm_prob at_batch(const gemm_prob *p, const pf_tensor *a, const pf_tenso
 static int run_one(int dt, const gemm_desc *d, gemm_prob p, int nt) {
     if (dt == PF_INT64) gemm_i64(&p, nt);
     else if (dt == PF_INT32) gemm_i32(&p, nt);
-    else return gemm_blocked(d, p, nt);
+    else return gemm_blocked(d, p, nt, NULL);
     return PF_OK;
 }
 
@@ -789,7 +817,7 @@ int pf_matmul(const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
     }
     const gemm_desc *d = &descs[current_path()][dt == PF_FLOAT64];
     gemm_prob p = {M, N, K, a->data, b->data, out->data, a->strides[nd - 2], a->strides[nd - 1],
-                   b->strides[nd - 2], b->strides[nd - 1], out->strides[nd - 2], out->strides[nd - 1]};
+                   b->strides[nd - 2], b->strides[nd - 1], out->strides[nd - 2], out->strides[nd - 1], 0};
     double work = (double)M * N * K; /* double: broadcast (stride 0) operands can be huge */
     int nt = work * nb >= PAR_WORK ? pf_threads() : 1, err = PF_OK;
     if (nt > 1 && work < BATCH_WORK && (nb % nt == 0 || nb >= 4 * nt)) {

@@ -107,13 +107,7 @@ DEFINE_POOL(float)
 DEFINE_POOL(double)
 
 static int need_contig(const char *fn, const char *what, const pf_tensor *t) {
-    int64_t s = 1;
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        if (t->shape[d] != 1 && t->strides[d] != s)
-            return pf_error(PF_ERR_VALUE, "%s: %s must be contiguous", fn, what);
-        s *= t->shape[d];
-    }
-    return PF_OK;
+    return pf_is_contiguous(t) ? PF_OK : pf_error(PF_ERR_VALUE, "%s: %s must be contiguous", fn, what);
 }
 
 /* Validates x [N, C, H, W] against an [N, C, OH, OW] tensor `o` (the output or its

@@ -144,6 +144,107 @@ static void bad_inputs(void) {
     CHECK_OK(pf_im2col(&x0, &c0, 3, 3, 1, 1, 0, 0, 1, 1, 0.0));
 }
 
+/* conv2d forward and both gradients against naive double loops, through every kernel
+ * path (the direct AVX-512 kernels and the unfold + GEMM tiles). Returns the max error
+ * relative to the largest reference value. */
+static double conv2d_case(int dt, int layout, int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int groups,
+                          const conv_cfg *g, int bias) {
+    unsigned seed = 11;
+    pf_tensor x = make_x(dt, layout, N, C, H, W, &seed);
+    int64_t OH = out_size(H, g->kh, g->sh, g->ph, g->dh), OW = out_size(W, g->kw, g->sw, g->pw, g->dw);
+    int64_t cg = C / groups, og = O / groups, nw = O * cg * g->kh * g->kw, ny = N * O * OH * OW;
+    size_t es = pf_dtype_size[dt];
+    char *wb = malloc((size_t)nw * es), *bb = malloc((size_t)O * es), *yb = malloc((size_t)ny * es);
+    char *gyb = malloc((size_t)ny * es), *gxb = malloc((size_t)(N * C * H * W) * es), *gwb = malloc((size_t)nw * es);
+    double *ry = calloc((size_t)ny, 8), *rgx = calloc((size_t)(N * C * H * W), 8), *rgw = calloc((size_t)nw, 8);
+    for (int64_t i = 0; i < nw; i++) pf_store_f64(wb + i * es, dt, frand(&seed));
+    for (int64_t i = 0; i < O; i++) pf_store_f64(bb + i * es, dt, frand(&seed));
+    for (int64_t i = 0; i < ny; i++) pf_store_f64(gyb + i * es, dt, frand(&seed));
+    pf_tensor w = pf_make(wb, dt, 4, (int64_t[]){O, cg, g->kh, g->kw}), b = pf_make(bb, dt, 1, (int64_t[]){O});
+    pf_tensor y = pf_make(yb, dt, 4, (int64_t[]){N, O, OH, OW}), gy = pf_make(gyb, dt, 4, (int64_t[]){N, O, OH, OW});
+    pf_tensor gx = pf_make(gxb, dt, 4, (int64_t[]){N, C, H, W}), gw = pf_make(gwb, dt, 4, w.shape);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    int64_t yi = ((n * O + o) * OH + oh) * OW + ow;
+                    double acc = bias ? pf_load_f64(bb + o * es, dt) : 0, gyv = pf_load_f64(gyb + yi * es, dt);
+                    for (int64_t c = 0; c < cg; c++)
+                        for (int ki = 0; ki < g->kh; ki++)
+                            for (int kj = 0; kj < g->kw; kj++) {
+                                int64_t ih = oh * g->sh - g->ph + ki * g->dh, iw = ow * g->sw - g->pw + kj * g->dw;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                                int64_t ci = o / og * cg + c, wi = ((o * cg + c) * g->kh + ki) * g->kw + kj;
+                                double wv = pf_load_f64(wb + wi * es, dt), xv = xat(&x, n, ci, ih, iw);
+                                acc += wv * xv;
+                                rgw[wi] += gyv * xv;
+                                rgx[((n * C + ci) * H + ih) * W + iw] += gyv * wv;
+                            }
+                    ry[yi] = acc;
+                }
+    double err = 0, scale = 1e-30;
+    CHECK_OK(pf_conv2d(&x, &w, bias ? &b : NULL, &y, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw, groups));
+    CHECK_OK(pf_conv2d_backward(&gy, &x, &w, &gx, &gw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw, groups));
+    struct { const char *got; const double *ref; int64_t n; } outs[3] = {{yb, ry, ny}, {gxb, rgx, N * C * H * W}, {gwb, rgw, nw}};
+    for (int k = 0; k < 3; k++)
+        for (int64_t i = 0; i < outs[k].n; i++) {
+            double d = fabs(pf_load_f64(outs[k].got + i * es, dt) - outs[k].ref[i]);
+            err = d > err ? d : err, scale = fabs(outs[k].ref[i]) > scale ? fabs(outs[k].ref[i]) : scale;
+        }
+    free(x.data), free(wb), free(bb), free(yb), free(gyb), free(gxb), free(gwb), free(ry), free(rgx), free(rgw);
+    return err / scale;
+}
+
+static void conv2d_cases(void) {
+    const conv_cfg cfgs[] = {
+        {3, 3, 1, 1, 1, 1, 1, 1}, {3, 3, 1, 1, 0, 0, 1, 1}, {3, 3, 2, 2, 1, 1, 1, 1}, {1, 1, 1, 1, 0, 0, 1, 1},
+        {3, 2, 1, 2, 2, 0, 1, 1}, {2, 3, 3, 1, 1, 2, 2, 1}, {3, 3, 1, 1, 2, 2, 2, 2}, {5, 3, 1, 1, 4, 2, 1, 2},
+        {4, 4, 1, 1, 5, 5, 1, 1},
+    };
+    const char *paths[] = {"avx512", "avx2", "portable"};
+    for (int p = 0; p < 3; p++) {
+        if (!pf_cpu_supports(paths[p])) continue;
+        CHECK_OK(pf_gemm_select(paths[p]));
+        for (int i = 0; i < (int)(sizeof cfgs / sizeof cfgs[0]); i++)
+            for (int layout = 0; layout < 3; layout++)
+                for (int dt = 0; dt < 2; dt++) {
+                    double err = conv2d_case(dt, layout, 2, 4, 7, 9, 6, 1 + (i % 2), &cfgs[i], i % 3 != 1);
+                    CHECK(err < (dt == PF_FLOAT32 ? 1e-5 : 1e-12), "conv2d %s cfg %d layout %d %s: rel err %g",
+                          paths[p], i, layout, pf_dtype_name[dt], err);
+                }
+        /* output channels in 12-, 8- and 4-row blocks; tiles of the unfold; one sample split by channel */
+        for (int nt = 1; nt <= 2; nt++) {
+            pf_set_num_threads(nt);
+            double e1 = conv2d_case(PF_FLOAT32, 0, 3, 16, 12, 11, 29, 1, &cfgs[0], 1);
+            double e2 = conv2d_case(PF_FLOAT32, 2, 1, 40, 20, 20, 16, 2, &cfgs[2], 1);
+            CHECK(e1 < 1e-5 && e2 < 1e-5, "conv2d %s at %d threads: %g %g", paths[p], nt, e1, e2);
+        }
+        pf_set_num_threads(0);
+    }
+    CHECK_OK(pf_gemm_select("auto"));
+    /* bad input: message, no crash */
+    float buf[4096] = {0};
+    pf_tensor x = pf_make(buf, PF_FLOAT32, 4, (int64_t[]){1, 4, 5, 5}), w = pf_make(buf, PF_FLOAT32, 4, (int64_t[]){6, 2, 3, 3});
+    pf_tensor y = pf_make(buf, PF_FLOAT32, 4, (int64_t[]){1, 6, 3, 3});
+    CHECK(pf_conv2d(&x, &w, NULL, &y, 1, 1, 0, 0, 1, 1, 1) == PF_ERR_VALUE, "channels vs groups");
+    CHECK(strstr(pf_last_error(), "groups=1") != NULL, "message: %s", pf_last_error());
+    CHECK_OK(pf_conv2d(&x, &w, NULL, &y, 1, 1, 0, 0, 1, 1, 2));
+    CHECK(pf_conv2d(&x, &w, NULL, &y, 1, 1, 1, 1, 1, 1, 2) == PF_ERR_VALUE, "out shape");
+    CHECK(pf_conv2d(&x, &w, NULL, &y, 0, 1, 0, 0, 1, 1, 2) == PF_ERR_VALUE, "stride 0");
+    CHECK(pf_conv2d(&x, &w, NULL, &y, 1, 1, 0, 0, 1, 1, 0) == PF_ERR_VALUE, "groups 0");
+    pf_tensor wt = w;
+    wt.strides[0] = 1, wt.strides[3] = 18;
+    CHECK(pf_conv2d(&x, &wt, NULL, &y, 1, 1, 0, 0, 1, 1, 2) == PF_ERR_VALUE, "strided weight");
+    pf_tensor w5 = pf_make(buf, PF_FLOAT32, 4, (int64_t[]){6, 2, 7, 7});
+    CHECK(pf_conv2d(&x, &w5, NULL, &y, 1, 1, 0, 0, 1, 1, 2) == PF_ERR_VALUE, "kernel larger than input");
+    pf_tensor yd = y;
+    yd.dtype = PF_FLOAT64;
+    CHECK(pf_conv2d(&x, &w, NULL, &yd, 1, 1, 0, 0, 1, 1, 2) == PF_ERR_TYPE, "out dtype");
+    pf_tensor gxw = pf_make(buf, PF_FLOAT32, 4, (int64_t[]){1, 4, 5, 4});
+    CHECK(pf_conv2d_backward(&y, &x, &w, &gxw, NULL, 1, 1, 0, 0, 1, 1, 2) == PF_ERR_VALUE, "grad_x shape");
+    CHECK(pf_conv2d_backward(&y, &x, &w, NULL, &gxw, 1, 1, 0, 0, 1, 1, 2) == PF_ERR_VALUE, "grad_w shape");
+}
+
 int main(void) {
     const conv_cfg cfgs[] = {
         {3, 3, 1, 1, 1, 1, 1, 1}, {3, 3, 1, 1, 0, 0, 1, 1}, {3, 3, 2, 2, 1, 1, 1, 1}, {2, 2, 2, 2, 0, 0, 1, 1},
@@ -172,5 +273,6 @@ int main(void) {
     }
     pf_set_num_threads(0);
     bad_inputs();
+    conv2d_cases();
     return pf_test_summary("test_conv");
 }

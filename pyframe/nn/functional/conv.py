@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from pyframe import _dtype, _grad_mode
-from pyframe._backend import ShapeError, check, lib
+from pyframe._backend import ShapeError, check, ffi, lib
 from pyframe.autograd.graph import needs_grad, record
-from pyframe.nn.functional._utils import _desc, _pair, _same_dtype, _tensor_arg
-from pyframe.nn.functional.dense import _ADD
+from pyframe.nn.functional._utils import _pair, _same_dtype, _tensor_arg
 from pyframe.nn.functional.padding import pad
-from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
-from pyframe.ops._common import zeros_of
 from pyframe.ops.linalg import matmul
 from pyframe.tensor import Tensor, empty_tensor
 
@@ -102,116 +99,6 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     return out if input.ndim == 3 else out.squeeze(0)
 
 
-# A batch chunk's im2col buffer is kept near this size, so that it is written and read back
-# from cache instead of memory (a whole-batch col is kh*kw times the input: 58 MB for a
-# [64, 32, 28, 28] input and a 3x3 kernel, and 4x slower end to end).
-_CONV_CHUNK_BYTES = 4 << 20
-
-
-class _ConvPlan:
-    """One conv2d call's geometry and its C-level passes over batch chunks.
-
-    A chunk of ``b`` samples is unfolded into ``buf`` laid out [C*kh*kw, b, L] (L = OH*OW):
-    per group that is a [R, b*L] matrix (R = C/groups*kh*kw), so the weight gradient of a
-    whole chunk is one GEMM with K = b*L, and the input gradient's columns come from one GEMM
-    too. Forward is one batched GEMM per chunk over (sample, group)."""
-
-    def __init__(self, x: Tensor, weight: Tensor, s: tuple, p: tuple, d: tuple, groups: int, oh: int, ow: int):
-        self.n, self.c, self.h, self.w = x._shape
-        self.o, cg, self.kh, self.kw = weight._shape
-        self.s, self.p, self.d, self.g = s, p, d, groups
-        self.og, self.r, self.l = self.o // groups, cg * self.kh * self.kw, oh * ow
-        self.rows = self.c * self.kh * self.kw
-        self.dt, self.code, self.isz = x.dtype, x.dtype.code, x.dtype.itemsize
-        b = max(1, min(self.n, _CONV_CHUNK_BYTES // max(self.rows * self.l * self.isz, 1)))
-        nt = lib.pf_get_num_threads()
-        if b > nt > 1:
-            b -= b % nt  # whole products per thread
-        self.chunk = b
-
-    def chunks(self):
-        for n0 in range(0, self.n, self.chunk):
-            yield n0, min(self.chunk, self.n - n0)
-
-    def _geometry(self) -> tuple:
-        return (self.kh, self.kw, self.s[0], self.s[1], self.p[0], self.p[1], self.d[0], self.d[1])
-
-    def _cols(self, buf: Tensor, b: int):
-        return _desc(buf._ptr, self.code, (b, self.rows, self.l), (self.l, b * self.l, 1))
-
-    def im2col(self, x: Tensor, buf: Tensor, n0: int, b: int) -> None:
-        xs = x._strides
-        xd = _desc(x._ptr + n0 * xs[0] * self.isz, self.code, (b, self.c, self.h, self.w), xs)
-        check(lib.pf_im2col(xd, self._cols(buf, b), *self._geometry(), 0.0))
-
-    def col2im(self, buf: Tensor, gx: Tensor, n0: int, b: int) -> None:
-        chw = self.c * self.h * self.w
-        gd = _desc(gx._ptr + n0 * chw * self.isz, self.code, (b, self.c, self.h, self.w),
-                   (chw, self.h * self.w, self.w, 1))  # fmt: skip
-        check(lib.pf_col2im(self._cols(buf, b), gd, *self._geometry()))
-
-    def forward(self, x: Tensor, wc: Tensor, bias: Tensor | None) -> Tensor:
-        """[N, O, OH*OW]; ``wc`` is the weight, contiguous. Small images (L < 512: 14x14 and
-        below) take one GEMM per chunk and group, W [Og, R] @ cols [R, b*L] into [O, b*L],
-        then one pass that moves it to [b, O, L] and adds the bias: per-sample GEMMs of
-        16 x 72 x 196 spend their time in per-call and packing costs (15-20% slower measured).
-        Larger images keep one GEMM per sample straight into the output, which saves that
-        extra pass."""
-        n, o, g, og, r, ln, code, isz = self.n, self.o, self.g, self.og, self.r, self.l, self.code, self.isz
-        out = empty_tensor((n, o, ln), self.dt)
-        buf = empty_tensor((self.rows * self.chunk * ln,), self.dt)
-        whole = ln < 512
-        tmp = empty_tensor((o * self.chunk * ln,), self.dt) if whole else None
-        for n0, b in self.chunks():
-            self.im2col(x, buf, n0, b)
-            od = _desc(out._ptr + n0 * o * ln * isz, code, (b, o, ln), (o * ln, ln, 1))
-            if not whole:
-                a = _desc(wc._ptr, code, (b, g, og, r), (0, og * r, r, 1))
-                cols = _desc(buf._ptr, code, (b, g, r, ln), (ln, r * b * ln, b * ln, 1))
-                od4 = _desc(out._ptr + n0 * o * ln * isz, code, (b, g, og, ln), (o * ln, og * ln, ln, 1))
-                check(lib.pf_matmul(a, cols, od4))
-                if bias is not None:
-                    check(lib.pf_binary(_ADD, od, _desc(bias._ptr, code, (b, o, ln), (0, bias._strides[0], 0)), od))
-                continue
-            a = _desc(wc._ptr, code, (g, og, r), (og * r, r, 1))
-            cols = _desc(buf._ptr, code, (g, r, b * ln), (r * b * ln, b * ln, 1))
-            check(lib.pf_matmul(a, cols, _desc(tmp._ptr, code, (g, og, b * ln), (og * b * ln, b * ln, 1))))
-            src = _desc(tmp._ptr, code, (b, o, ln), (ln, b * ln, 1))
-            if bias is None:
-                check(lib.pf_copy(src, od))
-            else:
-                check(lib.pf_binary(_ADD, src, _desc(bias._ptr, code, (b, o, ln), (0, bias._strides[0], 0)), od))
-        return out
-
-    def backward(self, gy: Tensor, x: Tensor, wc: Tensor, need_x: bool, need_w: bool) -> tuple:
-        """(grad_input, grad_weight as [G, Og, R]) for ``gy`` [N, O, OH, OW]."""
-        n, o, g, og, r, ln, code, isz = self.n, self.o, self.g, self.og, self.r, self.l, self.code, self.isz
-        gy = gy.contiguous()
-        gx = zeros_of((n, self.c, self.h, self.w), self.dt) if need_x else None
-        gw = empty_tensor((g, og, r), self.dt) if need_w else None
-        tmp = empty_tensor((g, og, r), self.dt) if need_w and n > self.chunk else None
-        buf = empty_tensor((self.rows * self.chunk * ln,), self.dt)
-        gbuf = empty_tensor((o * self.chunk * ln,), self.dt)
-        for n0, b in self.chunks():
-            # the chunk's gradient as [O, b, L]: per group an [Og, b*L] matrix
-            src = _desc(gy._ptr + n0 * o * ln * isz, code, (o, b, ln), (ln, o * ln, 1))
-            check(lib.pf_copy(src, _desc(gbuf._ptr, code, (o, b, ln), (b * ln, ln, 1))))
-            g3 = _desc(gbuf._ptr, code, (g, og, b * ln), (og * b * ln, b * ln, 1))
-            if need_w:  # gw += g [Og, b*L] @ cols^T [b*L, R]
-                self.im2col(x, buf, n0, b)
-                cols_t = _desc(buf._ptr, code, (g, b * ln, r), (r * b * ln, 1, b * ln))
-                check(lib.pf_matmul(g3, cols_t, (tmp if n0 else gw)._d()))
-                if n0:
-                    check(lib.pf_binary(_ADD, gw._d(), tmp._d(), gw._d()))
-            if need_x:  # cols = w^T [R, Og] @ g [Og, b*L], folded back into the chunk of gx
-                w_t = _desc(wc._ptr, code, (g, r, og), (og * r, 1, r))
-                check(lib.pf_matmul(w_t, g3, _desc(buf._ptr, code, (g, r, b * ln), (r * b * ln, b * ln, 1))))
-                self.col2im(buf, gx, n0, b)
-        if gw is not None and n == 0:
-            ew.fill_(gw, 0.0)
-        return gx, gw
-
-
 def _conv_padding(padding, fn: str, k: tuple, s: tuple, d: tuple) -> tuple[tuple, tuple]:
     """Symmetric (ph, pw) and any extra (bottom, right) padding that 'same' needs."""
     if isinstance(padding, str):
@@ -227,10 +114,10 @@ def _conv_padding(padding, fn: str, k: tuple, s: tuple, d: tuple) -> tuple[tuple
 
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1, groups=1):
-    """Same as torch.nn.functional.conv2d: im2col in the C core and batched GEMMs, over
-    chunks of the batch small enough to stay in cache (see ``_ConvPlan``); backward is a GEMM
-    and col2im for the input, a GEMM for the weight. Double backward works (create_graph
-    differentiates a composition of unfold, matmul and fold)."""
+    """Same as torch.nn.functional.conv2d: one C call each way (``pf_conv2d``), which unfolds
+    tiles of output positions small enough to stay in cache and multiplies each straight
+    into the output (or the gradients). Double backward works (create_graph differentiates
+    a composition of unfold, matmul and fold)."""
     x, batched = _batched("conv2d", input)
     _tensor_arg(weight, "conv2d", "weight")
     if weight.ndim != 4:
@@ -264,11 +151,10 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
         n, c, h, w = x._shape
     oh, ow = _out_size("conv2d", x._shape, k, s, p, d)
     g, og, r, length = groups, o // groups, cg * kh * kw, oh * ow
-    plan = _ConvPlan(x, weight, s, p, d, groups, oh, ow)
-    with _grad_mode.no_grad():
-        wc = weight if weight._contig else weight.contiguous()
-        out = plan.forward(x, wc, bias).view(n, o, oh, ow)
-    out._base = None  # the plan's buffer is private: the output owns it, so in-place ops on it are legal
+    geometry = (s[0], s[1], p[0], p[1], d[0], d[1], groups)
+    wc = weight if weight._contig else weight.detach().contiguous()
+    out = empty_tensor((n, o, oh, ow), x.dtype)
+    check(lib.pf_conv2d(x._d(), wc._d(), bias._d() if bias is not None else ffi.NULL, out._d(), *geometry))
     if needs_grad(x, weight, bias):
         shape = x._shape
 
@@ -288,8 +174,15 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
             if _grad_mode.enabled:
                 gx, gw = graph_backward(gy)
             else:
-                gx, gw = plan.backward(gy, x, wc, x.requires_grad, weight.requires_grad)
-                gw = gw.view(weight._shape) if gw is not None else None
+                gy = gy if gy._contig else gy.contiguous()
+                gx = empty_tensor(shape, x.dtype) if x.requires_grad else None
+                gw = empty_tensor(weight._shape, x.dtype) if weight.requires_grad else None
+                check(
+                    lib.pf_conv2d_backward(
+                        gy._d(), x._d(), wc._d(), gx._d() if gx is not None else ffi.NULL,
+                        gw._d() if gw is not None else ffi.NULL, *geometry,
+                    )
+                )  # fmt: skip
             gb = rd.sum(gy, (0, 2, 3)) if bias is not None and bias.requires_grad else None
             return gx, gw, gb
 
