@@ -21,6 +21,13 @@
 #else
 #define PF_SIMD
 #endif
+/* Helpers of a PF_SIMD kernel must be inlined into each of its clones: one compiled on
+ * its own gets the default ISA, and a loop of calls can make gcc decline a plain inline. */
+#if defined(__GNUC__)
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE static inline
+#endif
 
 /* accumulators per run kernel: 16 doubles are two AVX-512 registers */
 #define LANES 16
@@ -852,8 +859,11 @@ int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *i
  * registers; softmax then scales by the sum's reciprocal rounded to the row's dtype, as
  * torch (an exp and a double accumulator in one loop defeat gcc's vectorizer). */
 #define SM_BLOCK 256
+/* short rows go in groups of at most SM_GROUP elements and SM_ROWS rows */
+#define SM_GROUP 2048
+#define SM_ROWS 256
 #define SOFTMAX_ROW(name, V, EXP)                                                        \
-    static inline V row_max_##name(const V *x, int64_t n) {                              \
+    ALWAYS_INLINE V row_max_##name(const V *x, int64_t n) {                              \
         V b[LANES];                                                                      \
         int nan[LANES];                                                                  \
         for (int j = 0; j < LANES; j++) b[j] = x[0], nan[j] = 0;                         \
@@ -871,7 +881,7 @@ int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *i
         for (; i < n; i++) m = x[i] > m ? x[i] : m, any |= x[i] != x[i];                 \
         return any ? (V)NAN : m;                                                         \
     }                                                                                    \
-    static inline double row_sum_##name(const V *y, int64_t n) {                         \
+    ALWAYS_INLINE double row_sum_##name(const V *y, int64_t n) {                         \
         double a[8] = {0};                                                               \
         int64_t i = 0;                                                                   \
         for (; i + 8 <= n; i += 8) {                                                     \
@@ -881,10 +891,10 @@ int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *i
         for (; i < n; i++) s += y[i];                                                    \
         return s;                                                                        \
     }                                                                                    \
-    static inline void row_exp_##name(const V *x, V *y, int64_t n, V m) {                \
+    ALWAYS_INLINE void row_exp_##name(const V *x, V *y, int64_t n, V m) {                \
         for (int64_t i = 0; i < n; i++) y[i] = EXP(x[i] - m);                            \
     }                                                                                    \
-    PF_SIMD static void name(const V *x, V *y, int64_t n, int take_log) {                \
+    ALWAYS_INLINE void name##_row(const V *x, V *y, int64_t n, int take_log) {           \
         V m = row_max_##name(x, n);                                                      \
         if (take_log) {                                                                  \
             V t[SM_BLOCK];                                                               \
@@ -901,28 +911,55 @@ int pf_reduce(int op, const pf_tensor *x, int nred, pf_tensor *out, pf_tensor *i
             V r = (V)(1.0 / row_sum_##name(y, n));                                       \
             for (int64_t i = 0; i < n; i++) y[i] *= r;                                   \
         }                                                                                \
+    }                                                                                    \
+    /* Rows of n, xr and yr elements apart. Short rows go SM_GROUP elements at a time,  \
+     * phase by phase: the maxes, x - max into a block on the stack, one exp loop over  \
+     * the whole block, the sums, the results. Row by row, a short row is one chain of  \
+     * dependent steps (max, exp, sum, divide, scale) that the core cannot overlap with  \
+     * the next row's, plus its own vector loop tails; the values are the same. */       \
+    PF_SIMD static void name(const V *x, int64_t xr, V *y, int64_t yr, int64_t rows, int64_t n, \
+                             int take_log) {                                             \
+        if (n > SM_GROUP / 4) {                                                          \
+            for (int64_t r = 0; r < rows; r++) name##_row(x + r * xr, y + r * yr, n, take_log); \
+            return;                                                                      \
+        }                                                                                \
+        V t[SM_GROUP], m[SM_ROWS];                                                       \
+        double s[SM_ROWS];                                                               \
+        int64_t g = SM_GROUP / n < SM_ROWS ? SM_GROUP / n : SM_ROWS;                     \
+        for (int64_t r0 = 0; r0 < rows; r0 += g) {                                       \
+            int64_t gr = rows - r0 < g ? rows - r0 : g, k = gr * n;                      \
+            const V *xg = x + r0 * xr;                                                   \
+            V *yg = y + r0 * yr;                                                         \
+            for (int64_t r = 0; r < gr; r++) m[r] = row_max_##name(xg + r * xr, n);       \
+            for (int64_t r = 0; r < gr; r++)                                             \
+                for (int64_t i = 0; i < n; i++) t[r * n + i] = xg[r * xr + i] - m[r];     \
+            for (int64_t i = 0; i < k; i++) t[i] = EXP(t[i]);                            \
+            for (int64_t r = 0; r < gr; r++) s[r] = row_sum_##name(t + r * n, n);         \
+            if (take_log)                                                                \
+                for (int64_t r = 0; r < gr; r++) {                                       \
+                    V ls = (V)log(s[r]);                                                 \
+                    for (int64_t i = 0; i < n; i++) yg[r * yr + i] = xg[r * xr + i] - m[r] - ls; \
+                }                                                                        \
+            else                                                                         \
+                for (int64_t r = 0; r < gr; r++) {                                       \
+                    V rs = (V)(1.0 / s[r]);                                              \
+                    for (int64_t i = 0; i < n; i++) yg[r * yr + i] = t[r * n + i] * rs;  \
+                }                                                                        \
+        }                                                                                \
     }
 
 SOFTMAX_ROW(softmax_f32, float, pf_expf)
 SOFTMAX_ROW(softmax_f64, double, exp)
 
-/* A row through the kernels: in place when contiguous, else (and for float16, which
- * computes in float) through the thread's scratch row. */
+/* A strided or float16 row (float16 computes in float) through the thread's scratch
+ * row; contiguous float32 and float64 rows go to the kernels a run of rows at a time. */
 static void softmax_row(int dt, const char *x, int64_t sx, char *y, int64_t sy, int64_t n, int take_log,
                         void *scratch) {
     if (dt == PF_FLOAT64) {
-        if (sx == 1 && sy == 1) {
-            softmax_f64((const double *)x, (double *)y, n, take_log);
-            return;
-        }
         double *t = scratch;
         for (int64_t i = 0; i < n; i++) t[i] = ((const double *)x)[i * sx];
-        softmax_f64(t, t, n, take_log);
+        softmax_f64(t, 0, t, 0, 1, n, take_log);
         for (int64_t i = 0; i < n; i++) ((double *)y)[i * sy] = t[i];
-        return;
-    }
-    if (dt == PF_FLOAT32 && sx == 1 && sy == 1) {
-        softmax_f32((const float *)x, (float *)y, n, take_log);
         return;
     }
     float *t = scratch;
@@ -930,7 +967,7 @@ static void softmax_row(int dt, const char *x, int64_t sx, char *y, int64_t sy, 
         for (int64_t i = 0; i < n; i++) t[i] = ((const float *)x)[i * sx];
     else
         for (int64_t i = 0; i < n; i++) t[i] = h2f_vec(((const uint16_t *)x)[i * sx]);
-    softmax_f32(t, t, n, take_log);
+    softmax_f32(t, 0, t, 0, 1, n, take_log);
     if (dt == PF_FLOAT32)
         for (int64_t i = 0; i < n; i++) ((float *)y)[i * sy] = t[i];
     else
@@ -954,9 +991,16 @@ static void softmax_part(void *arg, int t, int T) {
     void *mine = j->scratch ? j->scratch + (size_t)(t * j->n) * sizeof(double) : NULL;
     for (int64_t pos = b; pos < e;) {
         int64_t len = pf_walk_run(&w, e - pos);
-        for (int64_t r = 0; r < len; r++)
-            softmax_row(j->dt, j->xb + w.off[0] + r * w.inner[0], j->sx, j->ob + w.off[1] + r * w.inner[1], j->sy,
-                        j->n, j->take_log, mine);
+        const char *x = j->xb + w.off[0];
+        char *y = j->ob + w.off[1];
+        int rows = j->sx == 1 && j->sy == 1 && j->dt != PF_FLOAT16;
+        if (rows && j->dt == PF_FLOAT32)
+            softmax_f32((const float *)x, w.inner[0] / 4, (float *)y, w.inner[1] / 4, len, j->n, j->take_log);
+        else if (rows)
+            softmax_f64((const double *)x, w.inner[0] / 8, (double *)y, w.inner[1] / 8, len, j->n, j->take_log);
+        else
+            for (int64_t r = 0; r < len; r++)
+                softmax_row(j->dt, x + r * w.inner[0], j->sx, y + r * w.inner[1], j->sy, j->n, j->take_log, mine);
         pos += len;
         pf_walk_advance(&w, len);
     }

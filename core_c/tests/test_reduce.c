@@ -598,6 +598,19 @@ static void test_softmax(void) {
     CHECK_OK(pf_softmax(&xt, &t2, 1));
     pf_set_num_threads(0);
     CHECK(!memcmp(y1, y2, (size_t)n * 4), "log_softmax transposed: 1 and 2 threads differ");
+    /* short rows go in groups (at most 2048 elements, 256 rows): rows 64 apart in a wider
+     * buffer, over several groups and a partial last one; 1-element rows over several */
+    for (int dt = PF_FLOAT32; dt <= PF_FLOAT64; dt++) {
+        int64_t wsh[2] = {45, 64}, rows1[2] = {600, 1};
+        pf_tensor wide = pf_make(a, dt, 2, wsh), one = pf_make(a, dt, 2, rows1);
+        wide.shape[1] = 50;
+        fill(a, dt, 45 * 64, DATA_RANDOM);
+        for (int lg = 0; lg <= 1; lg++) {
+            check_softmax(&wide, 0, lg, "rows of a wider buffer");
+            check_softmax(&wide, 1, lg, "rows of a wider buffer, spaced out");
+            check_softmax(&one, 0, lg, "600 one-element rows");
+        }
+    }
     /* edges: empty last dim is a no-op, 0-d gives 1, errors */
     int64_t e[2] = {3, 0};
     pf_tensor xe = pf_make(a, PF_FLOAT32, 2, e), ye = pf_make(y1, PF_FLOAT32, 2, e);

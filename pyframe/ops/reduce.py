@@ -7,12 +7,12 @@ import math
 from typing import NamedTuple
 
 from pyframe import _grad_mode
-from pyframe._backend import ShapeError, check, ffi, lib
+from pyframe._backend import SMALL_BYTES, ShapeError, alloc_large, alloc_small, check, ffi, lib
 from pyframe._dtype import as_dtype, bool_, float16, float32, float64, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import cast, zeros_of
-from pyframe.tensor import Tensor, empty_tensor, normalize_dim
+from pyframe.tensor import Tensor, empty_tensor, fresh, normalize_dim
 
 __all__ = [
     "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all", "norm",
@@ -367,45 +367,56 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
 
 
 def _softmax(x: Tensor, dim: int, log: bool, dtype=None) -> Tensor:
+    shape = x._shape if type(x) is Tensor else None
+    if (
+        shape and dtype is None and x._contig and x.dtype.is_floating_point and type(dim) is int
+        and (dim == -1 or dim == len(shape) - 1)
+    ):  # fmt: skip
+        # the lean case: rows of x's memory, no descriptors; the result shares x's layout
+        dt, numel, n = x.dtype, x._numel, shape[-1]
+        nbytes = numel * dt.itemsize
+        data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
+        rc = lib.pf_softmax_rows(dt.code, x._ptr, data, numel // n if n else 0, n, log)
+        if rc:
+            check(rc)
+        out = fresh(data, nbytes, shape, x._strides, numel, dt)
+        if x._requires_grad and _grad_mode.enabled:
+            _record_softmax(x, out, len(shape) - 1, log)
+        return out
     if dtype is not None:
         x = x.to(as_dtype(dtype))
     elif not isinstance(x, Tensor):
         raise TypeError(f"{'log_softmax' if log else 'softmax'}: expected a Tensor, got {type(x).__name__}")
     elif not x.dtype.is_floating_point:
         raise TypeError(f"{'log_softmax' if log else 'softmax'}: expected a floating point input, got {x.dtype.name}")
-    shape = x._shape
-    if x._contig and shape and type(dim) is int and (dim == -1 or dim == len(shape) - 1):
-        d = len(shape) - 1  # the lean case: rows of x's memory, no descriptors
-        out = empty_tensor(shape, x.dtype)
-        n = shape[-1]
-        rc = lib.pf_softmax_rows(x.dtype.code, x._ptr, out._ptr, x._numel // n if n else 0, n, int(log))
-        if rc:
-            check(rc)
+    d = normalize_dim(dim, x.ndim)
+    out = empty_tensor(x._shape, x.dtype)
+    order = [i for i in range(x.ndim) if i != d] + ([d] if x.ndim else [])
+
+    def last(t: Tensor) -> Tensor:
+        return t._view(tuple(t._shape[i] for i in order), tuple(t._strides[i] for i in order))
+
+    if d == x.ndim - 1:  # already last: no views
+        check(lib.pf_softmax(x._d(), out._d(), int(log)))
     else:
-        d = normalize_dim(dim, x.ndim)
-        out = empty_tensor(shape, x.dtype)
-        order = [i for i in range(x.ndim) if i != d] + ([d] if x.ndim else [])
-
-        def last(t: Tensor) -> Tensor:
-            return t._view(tuple(t._shape[i] for i in order), tuple(t._strides[i] for i in order))
-
-        if d == x.ndim - 1:  # already last: no views
-            check(lib.pf_softmax(x._d(), out._d(), int(log)))
-        else:
-            check(lib.pf_softmax(last(x)._d(), last(out)._d(), int(log)))
+        check(lib.pf_softmax(last(x)._d(), last(out)._d(), int(log)))
     if x.requires_grad and _grad_mode.enabled:
-        if log:  # d log_softmax: g - softmax * sum(g)
-
-            def backward(g):
-                return (ew.sub(g, ew.mul(ew.exp(out), sum(g, d, keepdim=True))),)
-
-        else:  # d softmax: y * (g - sum(g * y))
-
-            def backward(g):
-                return (ew.mul(out, ew.sub(g, sum(ew.mul(g, out), d, keepdim=True))),)
-
-        record("LogSoftmaxBackward0" if log else "SoftmaxBackward0", backward, (x,), out, (out,))
+        _record_softmax(x, out, d, log)
     return out
+
+
+def _record_softmax(x: Tensor, out: Tensor, d: int, log: bool) -> None:
+    if log:  # d log_softmax: g - softmax * sum(g)
+
+        def backward(g):
+            return (ew.sub(g, ew.mul(ew.exp(out), sum(g, d, keepdim=True))),)
+
+    else:  # d softmax: y * (g - sum(g * y))
+
+        def backward(g):
+            return (ew.mul(out, ew.sub(g, sum(ew.mul(g, out), d, keepdim=True))),)
+
+    record("LogSoftmaxBackward0" if log else "SoftmaxBackward0", backward, (x,), out, (out,))
 
 
 def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
