@@ -23,7 +23,11 @@ _getrefcount = sys.getrefcount
 class Node:
     """A recorded op. ``fn(*grads)`` maps the gradients of its outputs to those of its inputs."""
 
-    __slots__ = ("name", "fn", "next", "saved", "versions", "pre_hooks", "hooks", "__weakref__")
+    # hooks are rare: class-level None until register_hook/register_prehook gives the node its
+    # own (in its __dict__, created only then), so recording a node stores two fields fewer
+    __slots__ = ("name", "fn", "next", "saved", "versions", "__weakref__", "__dict__")
+    pre_hooks = None
+    hooks = None
 
     def __repr__(self) -> str:
         return f"<{self.name} object at {id(self):#x}>"
@@ -107,8 +111,6 @@ def _grad_accumulator(leaf: Tensor) -> AccumulateGrad:
     acc.next = ()
     acc.saved = None
     acc.versions = None
-    acc.pre_hooks = None
-    acc.hooks = None
     leaf._grad_edge = (acc, 0)
     return acc
 
@@ -150,8 +152,6 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
         node.versions = tuple([t._storage.version for t in saved])
     else:
         node.saved = node.versions = ()
-    node.pre_hooks = None
-    node.hooks = None
     if isinstance(outputs, Tensor):
         outputs.grad_fn = node
         outputs._requires_grad = True
@@ -169,14 +169,15 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
 
 def record_pair(name: str, fn: Callable, a, b, output: Tensor, save: bool) -> None:
     """``record(name, fn, (a, b), output, (a, b) if save else ())`` for the binary ops, the commonest
-    recording: the same node, built without the general loops."""
+    recording: the same node, built without the general loops. ``output`` is the op's new result
+    (from ``fresh``/``empty_tensor``), whose output index and recorded version are already 0."""
     node = _object_new(Node)
     node.name = name
     node.fn = fn
     ea = eb = None
-    if isinstance(a, Tensor) and a.requires_grad:
+    if isinstance(a, Tensor) and a._requires_grad:
         ea = (a.grad_fn is None and a._grad_edge) or edge(a)
-    if isinstance(b, Tensor) and b.requires_grad:
+    if isinstance(b, Tensor) and b._requires_grad:
         eb = (b.grad_fn is None and b._grad_edge) or edge(b)
     node.next = (ea, eb)
     if save:
@@ -184,12 +185,8 @@ def record_pair(name: str, fn: Callable, a, b, output: Tensor, save: bool) -> No
         node.versions = (a._storage.version, b._storage.version)
     else:
         node.saved = node.versions = ()
-    node.pre_hooks = None
-    node.hooks = None
     output.grad_fn = node
     output._requires_grad = True
-    output._output_nr = 0
-    output._grad_version = output._storage.version
 
 
 def needs_grad(*tensors) -> bool:

@@ -237,6 +237,9 @@ def _make_binary(name: str, op: int, kind: str, deriv=None):
     "compare" (bool result). ``deriv(g, a, b, out) -> (grad_a, grad_b)`` before
     broadcasting is summed away."""
     out_bool = kind == "compare"
+    # the lean recording of the fast path below (pow may promote and reads its output: _record_binary)
+    lean_name = None if name == "pow" or deriv is None else name.capitalize() + "Backward0"
+    saves = name in _SAVES_OPERANDS
 
     def fn(input, other) -> Tensor:  # noqa: A002 - torch's parameter names
         # fast path: one dtype, one shape, both contiguous
@@ -254,8 +257,12 @@ def _make_binary(name: str, op: int, kind: str, deriv=None):
             if rc:
                 check(rc)
             out = fresh(data, nbytes, input._shape, input._strides, n, out_dt)
-            if (input.requires_grad or other.requires_grad) and deriv is not None and _grad_mode.enabled:
-                _record_binary(name, deriv, input, other, input, other, out)
+            if (input._requires_grad or other._requires_grad) and deriv is not None and _grad_mode.enabled:
+                if lean_name is None:
+                    _record_binary(name, deriv, input, other, input, other, out)
+                else:
+                    backward = partial(_binary_backward, deriv, input, other, input, other)
+                    record_pair(lean_name, backward, input, other, out, saves)
             return out
         # fast path: a contiguous float tensor and a Python number, outside autograd
         if type(input) is Tensor:
