@@ -667,6 +667,29 @@ static int conv_direct(conv_job *j, int sh, int sw) {
 }
 #endif
 
+#ifdef HAVE_DIRECT
+/* grad_x = conv2d(grad_out, w') for stride 1, with w'[g*cg + c, o, i, k] = w[g*og + o, c,
+ * kh-1-i, kw-1-k]: input position h reads output h + p - i*d, so flipping the taps and
+ * padding by (k-1)*d - p turns the adjoint into a plain correlation. */
+static int grad_x_direct(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx, const conv_job *j) {
+    const int64_t kh = j->g.kh, kw = j->g.kw, kk = j->kk, cg = j->cg, og = j->og;
+    float *wf = pf_alloc((size_t)(j->O * j->R) * sizeof(float));
+    if (!wf) return pf_error(PF_ERR_NOMEM, "conv2d_backward: out of memory for the flipped weight");
+    const float *ws = (const float *)w->data;
+    for (int64_t gi = 0; gi < j->G; gi++)
+        for (int64_t c = 0; c < cg; c++)
+            for (int64_t o = 0; o < og; o++)
+                for (int64_t t = 0; t < kk; t++)
+                    wf[(((gi * cg + c) * og + o) * kk) + t] = ws[((gi * og + o) * cg + c) * kk + (kk - 1 - t)];
+    pf_tensor wt = {.data = wf, .dtype = PF_FLOAT32, .ndim = 4, .shape = {j->C, og, kh, kw},
+                    .strides = {og * kk, kk, kw, 1}};
+    int rc = pf_conv2d(gy, &wt, NULL, gx, 1, 1, (int)((kh - 1) * j->g.dh - j->g.ph),
+                       (int)((kw - 1) * j->g.dw - j->g.pw), (int)j->g.dh, (int)j->g.dw, (int)j->G);
+    pf_free(wf);
+    return rc;
+}
+#endif
+
 static size_t umax(size_t a, size_t b) { return a > b ? a : b; }
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
@@ -818,6 +841,17 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
                             pf_dtype_name[grad_w->dtype]);
     }
     j.gy = grad_out->data;
+#ifdef HAVE_DIRECT
+    /* stride 1: grad_x is grad_out correlated with the flipped, transposed weight (padding
+     * (k-1)*d - p), which the direct forward kernels do with no unfold at all. Its output
+     * rows are x's channels: with fewer than 8 per group the micro-kernels would idle. */
+    if (grad_x && j.dt == PF_FLOAT32 && j.cg >= 8 && sh == 1 && sw == 1 && ph <= (j.g.kh - 1) * dh && pw <= (j.g.kw - 1) * dw &&
+        j.N && j.L && j.R && !strcmp(pf_gemm_path(), "avx512")) {
+        if ((rc = grad_x_direct(grad_out, weight, grad_x, &j)) != PF_OK) return rc;
+        grad_x = NULL;
+        if (!grad_w) return PF_OK;
+    }
+#endif
     if (grad_w && (j.N == 0 || j.L == 0)) memset(grad_w->data, 0, (size_t)(pf_numel(grad_w) * j.es));
     if (grad_x && (j.L == 0 || j.O == 0)) memset(grad_x->data, 0, (size_t)(pf_numel(grad_x) * j.es));
     if (j.N == 0 || j.L == 0 || j.O == 0 || j.R == 0 || (!grad_x && !grad_w)) return PF_OK;
