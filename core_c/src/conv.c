@@ -5,6 +5,11 @@
  * parallel loops never share an output element and col2im needs no atomics. */
 #include <stdio.h>
 #include "core.h"
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_DIRECT 1 /* the AVX-512 float32 kernels below, taken when the GEMM path is avx512 */
+#define D512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+#endif
 
 typedef struct {
     int64_t H, W, OH, OW;
@@ -350,6 +355,7 @@ DEFINE_TILES(double)
 typedef struct {
     geom g;
     int dt, wide, padded; /* wide: stride 1; padded: the wide path needs a padded copy of x */
+    int cols_t;           /* wide float32 on AVX-512: the weight gradient's unfold built transposed */
     int64_t es, N, C, O, G, cg, og, kk, R, L, lt, ntiles;
     int64_t Hp, Wp, Lq; /* wide: padded plane, positions (the last row ends at OW) */
     const char *x, *w, *bias, *gy;
@@ -422,6 +428,25 @@ static void conv_forward_thread(void *arg, int t, int T) {
     }
 }
 
+#ifdef HAVE_DIRECT
+/* The wide unfold transposed, colt [lt, nc*kk]: the weight gradient's GEMM then reads it
+ * in place instead of packing (transposing) the unfold. */
+static void wide_cols_t(const conv_job *j, const float *xp, int64_t nc, int64_t psz, float *colt, int64_t q0,
+                        int64_t lt) {
+    const geom *g = &j->g;
+    const int64_t kk = j->kk, R = nc * kk;
+    const float *rows[16];
+    for (int64_t r0 = 0; r0 < R; r0 += 16) {
+        int nr = R - r0 < 16 ? (int)(R - r0) : 16;
+        for (int i = 0; i < nr; i++) {
+            int64_t r = r0 + i, t = r % kk;
+            rows[i] = xp + r / kk * psz + q0 + t / g->kw * g->dh * j->Wp + t % g->kw * g->dw;
+        }
+        pf_transpose_rows_f32(rows, nr, nr, lt, colt + r0, R);
+    }
+}
+#endif
+
 static void conv_backward_thread(void *arg, int t, int T) {
     const conv_job *j = arg;
     const int64_t es = j->es, L = j->L, R = j->R, kk = j->kk, HW = j->g.H * j->g.W;
@@ -451,13 +476,18 @@ static void conv_backward_thread(void *arg, int t, int T) {
                 int64_t lt = pos - p0 < j->lt ? pos - p0 : j->lt;
                 const char *gyt = gyn + p0 * es;
                 if (j->gw) { /* gw[og, s0*kk:] += gy [og, lt] @ col^T [lt, ns*kk] */
+                    pf_gemm_prob p = {j->og, ns * kk, lt, gyt, col, j->gw + ((sb * j->O + gi * j->og) * R + s0 * kk) * es,
+                                      gys, 1, 1, lt, R, 1, n > n0 || p0 > 0};
+#ifdef HAVE_DIRECT
+                    if (j->cols_t) /* col^T built directly, so the GEMM reads it unpacked */
+                        wide_cols_t(j, (const float *)src, ns, psz, (float *)col, p0, lt), p.rsb = ns * kk, p.csb = 1;
+                    else
+#endif
                     if (j->wide)
                         DISPATCH(j, wide_cols, F(const void, src), ns, psz, j->Wp, F(void, col), p0, lt, &j->g);
                     else
                         DISPATCH(j, im2col_tile, F(const void, j->x + (n * j->xsn + c0 * j->xsc) * es), j->xsc, ns,
                                  F(void, col), p0, lt, &j->g);
-                    pf_gemm_prob p = {j->og, ns * kk, lt, gyt, col, j->gw + ((sb * j->O + gi * j->og) * R + s0 * kk) * es,
-                                      gys, 1, 1, lt, R, 1, n > n0 || p0 > 0};
                     pf_gemm_serial(j->dt, &p, gws);
                 }
                 if (fold) { /* col [ns*kk, lt] = w^T [ns*kk, og] @ gy [og, lt], folded into gx */
@@ -484,10 +514,7 @@ static void conv_backward_thread(void *arg, int t, int T) {
  * the GEMM's B rows straight from the planes through a table of K offsets, and stores
  * its 32 wide positions compressed to the valid ones (ow < OW), bias added: no unfold
  * buffer, no second pass over the output. Rows of A are the packed weights. */
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define HAVE_DIRECT 1
-#define D512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+#ifdef HAVE_DIRECT
 
 static inline __attribute__((always_inline)) D512 void direct_body(const int MR, int64_t K, const float *a,
                                                                     const float *src, const int64_t *off, float *out,
@@ -886,9 +913,13 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
     j.lt = tile_len(&j, j.csub * j.kk, pos);
     size_t ws = 0;
     int64_t last = pos - (pos - 1) / j.lt * j.lt, rem = j.cg - (j.nsub - 1) * j.csub, gys = j.wide ? j.Lq : j.L;
+#ifdef HAVE_DIRECT
+    /* (fewer than 32 rows would leave the GEMM packing its one partial panel anyway) */
+    j.cols_t = j.wide && j.dt == PF_FLOAT32 && j.csub * j.kk >= 32 && !strcmp(pf_gemm_path(), "avx512");
+#endif
     for (int k = 0; k < 4; k++) {
         int64_t lt = k & 1 ? last : j.lt, ns = (k & 2 ? rem : j.csub) * j.kk;
-        pf_gemm_prob pw_ = {j.og, ns, lt, j.gy, j.x, NULL, gys, 1, 1, lt, j.R, 1, 1};
+        pf_gemm_prob pw_ = {j.og, ns, lt, j.gy, j.x, NULL, gys, 1, j.cols_t ? ns : 1, j.cols_t ? 1 : lt, j.R, 1, 1};
         pf_gemm_prob px = {ns, lt, j.og, j.w, j.gy, NULL, 1, j.R, gys, 1, lt, 1, 0};
         ws = umax(ws, umax(pf_gemm_ws_bytes(j.dt, &pw_), pf_gemm_ws_bytes(j.dt, &px)));
     }

@@ -241,6 +241,9 @@ typedef struct {
  * PF_ERR_NOMEM without a message (it may run on a worker thread). */
 size_t pf_gemm_ws_bytes(int dtype, const pf_gemm_prob *p);
 int pf_gemm_serial(int dtype, const pf_gemm_prob *p, void *ws);
+/* AVX-512 only (x86 builds; call when pf_gemm_path() is "avx512"): dst[k * ds + i] =
+ * rows[i][k] for k < n and i < nr, lanes [nr, keep) of each dst row zeroed, keep <= 16. */
+void pf_transpose_rows_f32(const float *const *rows, int nr, int keep, int64_t n, float *dst, int64_t ds);
 
 /* ---- strided walker --------------------------------------------------------------- */
 

@@ -285,56 +285,58 @@ PACK(pack_f32, float)
 PACK(pack_f64, double)
 
 #ifdef PF_X86
+/* dst[k * ds + i] = rows[i][k] for k < n and i < nr, lanes nr..keep-1 zero: whole 16 x 16
+ * blocks through registers in 4 shuffle stages (pairs of rows, pairs of pairs, then 128-bit
+ * lanes twice), the k tail by masked loads. Rows i >= nr are not read. */
+T512 void pf_transpose_rows_f32(const float *const *rows, int nr, int keep, int64_t n, float *dst, int64_t ds) {
+    __mmask16 kmask = (__mmask16)((1u << keep) - 1);
+    for (int64_t k0 = 0; k0 < n; k0 += 16) {
+        int64_t nk = n - k0 < 16 ? n - k0 : 16;
+        __mmask16 lm = (__mmask16)((1u << nk) - 1);
+        __m512 v[16], t[16];
+#pragma GCC unroll 16
+        for (int r = 0; r < 16; r++) v[r] = r < nr ? _mm512_maskz_loadu_ps(lm, rows[r] + k0) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int q = 0; q < 16; q += 2) {
+            t[q] = _mm512_unpacklo_ps(v[q], v[q + 1]);
+            t[q + 1] = _mm512_unpackhi_ps(v[q], v[q + 1]);
+        }
+#pragma GCC unroll 4
+        for (int q = 0; q < 16; q += 4)
+            for (int h = 0; h < 2; h++) {
+                __m512d x = _mm512_castps_pd(t[q + h]), y = _mm512_castps_pd(t[q + h + 2]);
+                v[q + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(x, y));
+                v[q + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x, y));
+            }
+#pragma GCC unroll 2
+        for (int h = 0; h < 16; h += 8)
+            for (int c = 0; c < 4; c++) {
+                t[h + c] = _mm512_shuffle_f32x4(v[h + c], v[h + 4 + c], 0x88);
+                t[h + 4 + c] = _mm512_shuffle_f32x4(v[h + c], v[h + 4 + c], 0xdd);
+            }
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; j++) {
+            v[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
+            v[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
+        }
+        for (int k = 0; k < nk; k++) _mm512_mask_storeu_ps(dst + (k0 + k) * ds, kmask, v[k]);
+    }
+}
+
 /* Sources contiguous along k (row-major A, transposed B) need a transpose, one scalar
- * per element above; here whole 16 x 16 (8 x 8) blocks go through registers, which made
- * packing 3-4x cheaper. The k tail and other layouts fall back to pack_f32. */
+ * per element above; through registers it made packing 3-4x cheaper. */
 static T512 void pack_f32_512(int64_t kc, int64_t cnt, const void *src_, int64_t si, int64_t sk, int w,
                               void *dst_) {
-    int64_t kv = kc & ~(int64_t)15;
-    if (sk != 1 || si == 1 || kv == 0) {
+    if (sk != 1 || si == 1 || kc < 16) {
         pack_f32(kc, cnt, src_, si, sk, w, dst_);
         return;
     }
-    const float *src = src_;
-    float *dst = dst_;
+    const float *src = src_, *rows[16];
     for (int i0 = 0; i0 < w; i0 += 16) {
-        int64_t rows = cnt - i0 < 0 ? 0 : cnt - i0 > 16 ? 16 : cnt - i0;
-        __mmask16 keep = (__mmask16)((1u << (w - i0 < 16 ? w - i0 : 16)) - 1);
-        for (int64_t k0 = 0; k0 < kv; k0 += 16) {
-            __m512 v[16], t[16];
-#pragma GCC unroll 16
-            for (int r = 0; r < 16; r++)
-                v[r] = r < rows ? _mm512_loadu_ps(src + (i0 + r) * si + k0) : _mm512_setzero_ps();
-            /* 4 shuffle stages: pairs of rows, pairs of pairs, then 128-bit lanes twice */
-#pragma GCC unroll 8
-            for (int q = 0; q < 16; q += 2) {
-                t[q] = _mm512_unpacklo_ps(v[q], v[q + 1]);
-                t[q + 1] = _mm512_unpackhi_ps(v[q], v[q + 1]);
-            }
-#pragma GCC unroll 4
-            for (int q = 0; q < 16; q += 4)
-                for (int h = 0; h < 2; h++) {
-                    __m512d x = _mm512_castps_pd(t[q + h]), y = _mm512_castps_pd(t[q + h + 2]);
-                    v[q + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(x, y));
-                    v[q + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x, y));
-                }
-#pragma GCC unroll 2
-            for (int h = 0; h < 16; h += 8)
-                for (int c = 0; c < 4; c++) {
-                    t[h + c] = _mm512_shuffle_f32x4(v[h + c], v[h + 4 + c], 0x88);
-                    t[h + 4 + c] = _mm512_shuffle_f32x4(v[h + c], v[h + 4 + c], 0xdd);
-                }
-#pragma GCC unroll 8
-            for (int j = 0; j < 8; j++) {
-                v[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
-                v[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
-            }
-#pragma GCC unroll 16
-            for (int k = 0; k < 16; k++) _mm512_mask_storeu_ps(dst + (k0 + k) * w + i0, keep, v[k]);
-        }
+        int nr = cnt - i0 < 0 ? 0 : cnt - i0 > 16 ? 16 : (int)(cnt - i0);
+        for (int r = 0; r < nr; r++) rows[r] = src + (i0 + r) * si;
+        pf_transpose_rows_f32(rows, nr, w - i0 < 16 ? w - i0 : 16, kc, (float *)dst_ + i0, w);
     }
-    for (int64_t k = kv; k < kc; k++)
-        for (int i = 0; i < w; i++) dst[k * w + i] = i < cnt ? src[i * si + k] : 0;
 }
 
 static T256 void pack_f32_256(int64_t kc, int64_t cnt, const void *src_, int64_t si, int64_t sk, int w,
