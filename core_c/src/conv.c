@@ -4,106 +4,93 @@
  * plane writes its own KH*KW rows of col (im2col) or its own plane of x (col2im), so the
  * parallel loops never share an output element and col2im needs no atomics. */
 #include <stdio.h>
-#include "core.h"
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define HAVE_DIRECT 1 /* the AVX-512 float32 kernels below, taken when the GEMM path is avx512 */
-#define D512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
-#endif
-
-typedef struct {
-    int64_t H, W, OH, OW;
-    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-    /* element strides: x over (h, w), col over (row, output position) */
-    int64_t xsh, xsw, csr, csp;
-} geom;
+#include "conv.h"
 
 /* One plane; xp is x[n, c, 0, 0], cp is col[n, c*kh*kw, 0]. The contiguous stride-1 case
  * becomes a memcpy per output row, which is most of Conv2d's 3x3/pad 1 traffic. */
-#define DEFINE_PLANES(T)                                                                    \
-    static void im2col_plane_##T(const T *xp, T *cp, const geom *g, T pad) {                \
-        for (int64_t ki = 0; ki < g->kh; ki++)                                              \
-            for (int64_t kj = 0; kj < g->kw; kj++) {                                        \
-                T *row = cp + (ki * g->kw + kj) * g->csr;                                   \
-                int64_t lo, hi, base = kj * g->dw - g->pw;                                  \
-                pf_valid_range(base, g->sw, g->W, g->OW, &lo, &hi);                         \
-                for (int64_t oh = 0; oh < g->OH; oh++) {                                    \
-                    T *o = row + oh * g->OW * g->csp;                                       \
-                    int64_t ih = oh * g->sh - g->ph + ki * g->dh;                           \
-                    if (ih < 0 || ih >= g->H) {                                             \
-                        for (int64_t ow = 0; ow < g->OW; ow++) o[ow * g->csp] = pad;        \
-                        continue;                                                           \
-                    }                                                                       \
-                    /* first in-range input of the row; read only when lo < hi */           \
-                    const T *in = xp + ih * g->xsh + (lo * g->sw + base) * g->xsw;          \
-                    int64_t step = g->sw * g->xsw, n = hi - lo;                             \
-                    if (g->csp == 1) {                                                      \
-                        for (int64_t ow = 0; ow < lo; ow++) o[ow] = pad;                    \
-                        if (step == 1 && n > 0) memcpy(o + lo, in, (size_t)n * sizeof(T));  \
-                        else                                                                \
-                            for (int64_t k = 0; k < n; k++) o[lo + k] = in[k * step];       \
-                        for (int64_t ow = hi; ow < g->OW; ow++) o[ow] = pad;                \
-                    } else {                                                                \
-                        for (int64_t ow = 0; ow < lo; ow++) o[ow * g->csp] = pad;           \
-                        for (int64_t k = 0; k < n; k++) o[(lo + k) * g->csp] = in[k * step]; \
-                        for (int64_t ow = hi; ow < g->OW; ow++) o[ow * g->csp] = pad;       \
-                    }                                                                       \
-                }                                                                           \
-            }                                                                               \
-    }                                                                                       \
-    /* Stride 1 with rows as long as the output's ('same' width) over a contiguous plane:   \
-     * a kernel tap's whole block of output rows is one run of the input shifted by the     \
-     * tap, so it is one memcpy and the padding columns are written over afterwards,        \
-     * instead of a 14-float memcpy per row (a third of a small conv's time) */             \
-    static void im2col_same_##T(const T *xp, T *cp, const geom *g, T pad) {                 \
-        int64_t H = g->H, Wd = g->W, HW = H * Wd;                                           \
-        for (int64_t ki = 0; ki < g->kh; ki++)                                              \
-            for (int64_t kj = 0; kj < g->kw; kj++) {                                        \
-                T *row = cp + (ki * g->kw + kj) * g->csr;                                   \
-                int64_t lo, hi, base = kj * g->dw - g->pw, hlo, hhi;                        \
-                pf_valid_range(base, 1, Wd, g->OW, &lo, &hi);                               \
-                pf_valid_range(ki * g->dh - g->ph, 1, H, g->OH, &hlo, &hhi);                \
-                for (int64_t k = 0; k < hlo * g->OW; k++) row[k] = pad;                     \
-                for (int64_t k = hhi * g->OW; k < g->OH * g->OW; k++) row[k] = pad;         \
-                if (hlo >= hhi) continue;                                                   \
-                /* flat input [start, end) lands on output [hlo*OW, hhi*OW); the clipped ends\
-                 * are padding columns, rewritten below */                                  \
-                int64_t start = (hlo + ki * g->dh - g->ph) * Wd + base, end = start + (hhi - hlo) * Wd;\
-                int64_t s0 = start < 0 ? 0 : start, s1 = end > HW ? HW : end;               \
-                if (s1 > s0) memcpy(row + hlo * g->OW + (s0 - start), xp + s0, (size_t)(s1 - s0) * sizeof(T));\
-                for (int64_t oh = hlo; oh < hhi; oh++) {                                    \
-                    T *o = row + oh * g->OW;                                                \
-                    for (int64_t ow = 0; ow < lo; ow++) o[ow] = pad;                        \
-                    for (int64_t ow = hi; ow < g->OW; ow++) o[ow] = pad;                    \
-                }                                                                           \
-            }                                                                               \
-    }                                                                                       \
-    static void col2im_plane_##T(const T *cp, T *xp, const geom *g) {                       \
-        for (int64_t ki = 0; ki < g->kh; ki++)                                              \
-            for (int64_t kj = 0; kj < g->kw; kj++) {                                        \
-                const T *row = cp + (ki * g->kw + kj) * g->csr;                             \
-                int64_t lo, hi, base = kj * g->dw - g->pw;                                  \
-                pf_valid_range(base, g->sw, g->W, g->OW, &lo, &hi);                         \
-                for (int64_t oh = 0; oh < g->OH; oh++) {                                    \
-                    int64_t ih = oh * g->sh - g->ph + ki * g->dh;                           \
-                    if (ih < 0 || ih >= g->H || lo == hi) continue;                         \
-                    const T *c = row + (oh * g->OW + lo) * g->csp;                          \
-                    T *out = xp + ih * g->xsh + (lo * g->sw + base) * g->xsw;               \
-                    int64_t step = g->sw * g->xsw, n = hi - lo;                             \
-                    /* unit strides (Conv2d's stride-1 backward) get a loop gcc vectorizes */ \
-                    if (step == 1 && g->csp == 1)                                           \
-                        for (int64_t k = 0; k < n; k++) out[k] += c[k];                     \
-                    else                                                                    \
-                        for (int64_t k = 0; k < n; k++) out[k * step] += c[k * g->csp];     \
-                }                                                                           \
-            }                                                                               \
+#define DEFINE_PLANES(T)                                                                                       \
+    static void im2col_plane_##T(const T *xp, T *cp, const conv_geom *g, T pad) {                              \
+        for (int64_t ki = 0; ki < g->kh; ki++)                                                                 \
+            for (int64_t kj = 0; kj < g->kw; kj++) {                                                           \
+                T *row = cp + (ki * g->kw + kj) * g->csr;                                                      \
+                int64_t lo, hi, base = kj * g->dw - g->pw;                                                     \
+                pf_valid_range(base, g->sw, g->W, g->OW, &lo, &hi);                                            \
+                for (int64_t oh = 0; oh < g->OH; oh++) {                                                       \
+                    T *o = row + oh * g->OW * g->csp;                                                          \
+                    int64_t ih = oh * g->sh - g->ph + ki * g->dh;                                              \
+                    if (ih < 0 || ih >= g->H) {                                                                \
+                        for (int64_t ow = 0; ow < g->OW; ow++) o[ow * g->csp] = pad;                           \
+                        continue;                                                                              \
+                    }                                                                                          \
+                    /* first in-range input of the row; read only when lo < hi */                              \
+                    const T *in = xp + ih * g->xsh + (lo * g->sw + base) * g->xsw;                             \
+                    int64_t step = g->sw * g->xsw, n = hi - lo;                                                \
+                    if (g->csp == 1) {                                                                         \
+                        for (int64_t ow = 0; ow < lo; ow++) o[ow] = pad;                                       \
+                        if (step == 1 && n > 0) memcpy(o + lo, in, (size_t)n * sizeof(T));                     \
+                        else                                                                                   \
+                            for (int64_t k = 0; k < n; k++) o[lo + k] = in[k * step];                          \
+                        for (int64_t ow = hi; ow < g->OW; ow++) o[ow] = pad;                                   \
+                    } else {                                                                                   \
+                        for (int64_t ow = 0; ow < lo; ow++) o[ow * g->csp] = pad;                              \
+                        for (int64_t k = 0; k < n; k++) o[(lo + k) * g->csp] = in[k * step];                   \
+                        for (int64_t ow = hi; ow < g->OW; ow++) o[ow * g->csp] = pad;                          \
+                    }                                                                                          \
+                }                                                                                              \
+            }                                                                                                  \
+    }                                                                                                          \
+    /* Stride 1 with rows as long as the output's ('same' width) over a contiguous plane:                      \
+     * a kernel tap's whole block of output rows is one run of the input shifted by the                        \
+     * tap, so it is one memcpy and the padding columns are written over afterwards,                           \
+     * instead of a 14-float memcpy per row (a third of a small conv's time) */                                \
+    static void im2col_same_##T(const T *xp, T *cp, const conv_geom *g, T pad) {                               \
+        int64_t H = g->H, Wd = g->W, HW = H * Wd;                                                              \
+        for (int64_t ki = 0; ki < g->kh; ki++)                                                                 \
+            for (int64_t kj = 0; kj < g->kw; kj++) {                                                           \
+                T *row = cp + (ki * g->kw + kj) * g->csr;                                                      \
+                int64_t lo, hi, base = kj * g->dw - g->pw, hlo, hhi;                                           \
+                pf_valid_range(base, 1, Wd, g->OW, &lo, &hi);                                                  \
+                pf_valid_range(ki * g->dh - g->ph, 1, H, g->OH, &hlo, &hhi);                                   \
+                for (int64_t k = 0; k < hlo * g->OW; k++) row[k] = pad;                                        \
+                for (int64_t k = hhi * g->OW; k < g->OH * g->OW; k++) row[k] = pad;                            \
+                if (hlo >= hhi) continue;                                                                      \
+                /* flat input [start, end) lands on output [hlo*OW, hhi*OW); the clipped ends                  \
+                 * are padding columns, rewritten below */                                                     \
+                int64_t start = (hlo + ki * g->dh - g->ph) * Wd + base, end = start + (hhi - hlo) * Wd;        \
+                int64_t s0 = start < 0 ? 0 : start, s1 = end > HW ? HW : end;                                  \
+                if (s1 > s0) memcpy(row + hlo * g->OW + (s0 - start), xp + s0, (size_t)(s1 - s0) * sizeof(T)); \
+                for (int64_t oh = hlo; oh < hhi; oh++) {                                                       \
+                    T *o = row + oh * g->OW;                                                                   \
+                    for (int64_t ow = 0; ow < lo; ow++) o[ow] = pad;                                           \
+                    for (int64_t ow = hi; ow < g->OW; ow++) o[ow] = pad;                                       \
+                }                                                                                              \
+            }                                                                                                  \
+    }                                                                                                          \
+    static void col2im_plane_##T(const T *cp, T *xp, const conv_geom *g) {                                     \
+        for (int64_t ki = 0; ki < g->kh; ki++)                                                                 \
+            for (int64_t kj = 0; kj < g->kw; kj++) {                                                           \
+                const T *row = cp + (ki * g->kw + kj) * g->csr;                                                \
+                int64_t lo, hi, base = kj * g->dw - g->pw;                                                     \
+                pf_valid_range(base, g->sw, g->W, g->OW, &lo, &hi);                                            \
+                for (int64_t oh = 0; oh < g->OH; oh++) {                                                       \
+                    int64_t ih = oh * g->sh - g->ph + ki * g->dh;                                              \
+                    if (ih < 0 || ih >= g->H || lo == hi) continue;                                            \
+                    const T *c = row + (oh * g->OW + lo) * g->csp;                                             \
+                    T *out = xp + ih * g->xsh + (lo * g->sw + base) * g->xsw;                                  \
+                    int64_t step = g->sw * g->xsw, n = hi - lo;                                                \
+                    /* unit strides (Conv2d's stride-1 backward) get a loop gcc vectorizes */                  \
+                    if (step == 1 && g->csp == 1)                                                              \
+                        for (int64_t k = 0; k < n; k++) out[k] += c[k];                                        \
+                    else                                                                                       \
+                        for (int64_t k = 0; k < n; k++) out[k * step] += c[k * g->csp];                        \
+                }                                                                                              \
+            }                                                                                                  \
     }
 DEFINE_PLANES(float)
 DEFINE_PLANES(double)
 
-/* Shared validation of both entry points; fills g. */
-static int setup(const char *fn, const pf_tensor *x, const pf_tensor *col, int kh, int kw, int sh, int sw,
-                 int ph, int pw, int dh, int dw, geom *g) {
+int pf_conv_geometry(const char *fn, const pf_tensor *x, const pf_tensor *col, int kh, int kw, int sh, int sw,
+                 int ph, int pw, int dh, int dw, conv_geom *g) {
     char a[128], b[128];
     int rc;
     snprintf(a, sizeof a, "%s: x", fn);
@@ -135,7 +122,7 @@ static int setup(const char *fn, const pf_tensor *x, const pf_tensor *col, int k
                         "%s: input of size %lldx%lld with padding (%d, %d) is too small for kernel (%d, %d) "
                         "with dilation (%d, %d) and stride (%d, %d)",
                         fn, (long long)H, (long long)W, ph, pw, kh, kw, dh, dw, sh, sw);
-    *g = (geom){.H = H, .W = W, .OH = nh / sh + 1, .OW = nw / sw + 1, .kh = kh, .kw = kw, .sh = sh, .sw = sw,
+    *g = (conv_geom){.H = H, .W = W, .OH = nh / sh + 1, .OW = nw / sw + 1, .kh = kh, .kw = kw, .sh = sh, .sw = sw,
                 .ph = ph, .pw = pw, .dh = dh, .dw = dw, .xsh = x->strides[2], .xsw = x->strides[3],
                 .csr = col->strides[1], .csp = col->strides[2]};
     int64_t kk = (int64_t)kh * kw;
@@ -152,7 +139,7 @@ static int setup(const char *fn, const pf_tensor *x, const pf_tensor *col, int k
     return PF_OK;
 }
 
-static int run(int fold, const pf_tensor *xt, const pf_tensor *colt, const geom *g, double pad_value) {
+static int run(int fold, const pf_tensor *xt, const pf_tensor *colt, const conv_geom *g, double pad_value) {
     int64_t N = xt->shape[0], C = xt->shape[1], planes = N * C;
     if (planes == 0 || g->OH * g->OW == 0) return PF_OK;
     int64_t per_plane = g->kh * g->kw * g->OH * g->OW;
@@ -189,761 +176,13 @@ static int run(int fold, const pf_tensor *xt, const pf_tensor *colt, const geom 
 
 int pf_im2col(const pf_tensor *x, pf_tensor *col, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw,
               double pad_value) {
-    geom g;
-    int rc = setup("im2col", x, col, kh, kw, sh, sw, ph, pw, dh, dw, &g);
+    conv_geom g;
+    int rc = pf_conv_geometry("im2col", x, col, kh, kw, sh, sw, ph, pw, dh, dw, &g);
     return rc != PF_OK ? rc : run(0, x, col, &g, pad_value);
 }
 
 int pf_col2im(const pf_tensor *col, pf_tensor *x, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw) {
-    geom g;
-    int rc = setup("col2im", x, col, kh, kw, sh, sw, ph, pw, dh, dw, &g);
+    conv_geom g;
+    int rc = pf_conv_geometry("col2im", x, col, kh, kw, sh, sw, ph, pw, dh, dw, &g);
     return rc != PF_OK ? rc : run(1, x, col, &g, 0.0);
-}
-
-/* ---- conv2d: tiles of im2col, each straight into a GEMM -------------------------- */
-
-/* A tile's unfold is kept near this size: with the weight and the output tile it stays in
- * the 1 MB L2 of the machine measured, where a whole-batch col (kh*kw times the input)
- * went to memory and back. */
-#define TILE_BYTES (192 << 10)
-/* Weight-gradient partials: one per block of samples, summed in block order afterwards,
- * so the result does not depend on how many threads ran (nor on the busy-machine
- * fallback). At most this many blocks, and at most PARTIAL_BYTES of them. */
-#define MAX_BLOCKS 8
-#define PARTIAL_BYTES ((int64_t)32 << 20)
-
-/* Stride 1 takes "wide" positions: over a zero-padded copy of the input (pitch Wp), output
- * (oh, ow) reads xp[(oh + ki*dh)*Wp + ow + kj*dw], so with q = oh*Wp + ow a kernel tap's row
- * of the unfold is one run of xp shifted by the tap: a memcpy, no bounds. The Wp - OW
- * columns past each output row are computed and dropped (7-14% more multiply-adds on the
- * small images measured, against an unfold that cost a third of the time). Other strides
- * unfold each output row's run with its bounds solved per tap. */
-#define DEFINE_TILES(T)                                                                            \
-    PF_VEC_CLONES static void im2col_tile_##T(const T *xn, int64_t xsc, int64_t nc, T *col, int64_t p0,  \
-                                              int64_t lt, const geom *g) {                         \
-        const int64_t OW = g->OW, e = p0 + lt;                                                     \
-        for (int64_t c = 0; c < nc; c++)                                                           \
-            for (int64_t ki = 0; ki < g->kh; ki++)                                                 \
-                for (int64_t kj = 0; kj < g->kw; kj++) {                                           \
-                    const T *xp = xn + c * xsc;                                                    \
-                    T *row = col + ((c * g->kh + ki) * g->kw + kj) * lt - p0; /* row[p], p in tile */ \
-                    int64_t lo, hi, base = kj * g->dw - g->pw, dy = ki * g->dh - g->ph;            \
-                    pf_valid_range(base, g->sw, g->W, OW, &lo, &hi);                               \
-                    for (int64_t p = p0; p < e;) {                                                 \
-                        int64_t oh = p / OW, r0 = oh * OW, ow0 = p - r0;                           \
-                        int64_t ow1 = OW < e - r0 ? OW : e - r0, ih = oh * g->sh + dy;             \
-                        T *o = row + r0;                                                           \
-                        p = r0 + ow1;                                                              \
-                        if (ih < 0 || ih >= g->H) {                                                \
-                            for (int64_t ow = ow0; ow < ow1; ow++) o[ow] = 0;                      \
-                            continue;                                                              \
-                        }                                                                          \
-                        int64_t a = lo < ow0 ? ow0 : lo > ow1 ? ow1 : lo;                          \
-                        int64_t b = hi < a ? a : hi > ow1 ? ow1 : hi;                              \
-                        const T *in = xp + ih * g->xsh + (a * g->sw + base) * g->xsw;              \
-                        int64_t step = g->sw * g->xsw;                                             \
-                        for (int64_t ow = ow0; ow < a; ow++) o[ow] = 0;                            \
-                        for (int64_t k = 0; k < b - a; k++) o[a + k] = in[k * step];               \
-                        for (int64_t ow = b; ow < ow1; ow++) o[ow] = 0;                            \
-                    }                                                                              \
-                }                                                                                  \
-    }                                                                                              \
-    /* The reverse: col [nc*kh*kw, lt] added into contiguous planes gxn [nc, H, W]. */            \
-    PF_VEC_CLONES static void col2im_tile_##T(const T *col, T *gxn, int64_t nc, int64_t p0, int64_t lt, \
-                                              const geom *g) {                                     \
-        const int64_t OW = g->OW, e = p0 + lt, H = g->H, W = g->W;                                 \
-        for (int64_t c = 0; c < nc; c++)                                                           \
-            for (int64_t ki = 0; ki < g->kh; ki++)                                                 \
-                for (int64_t kj = 0; kj < g->kw; kj++) {                                           \
-                    T *xp = gxn + c * H * W;                                                       \
-                    const T *row = col + ((c * g->kh + ki) * g->kw + kj) * lt - p0;                \
-                    int64_t lo, hi, base = kj * g->dw - g->pw, dy = ki * g->dh - g->ph;            \
-                    pf_valid_range(base, g->sw, W, OW, &lo, &hi);                                  \
-                    for (int64_t p = p0; p < e;) {                                                 \
-                        int64_t oh = p / OW, r0 = oh * OW, ow0 = p - r0;                           \
-                        int64_t ow1 = OW < e - r0 ? OW : e - r0, ih = oh * g->sh + dy;             \
-                        p = r0 + ow1;                                                              \
-                        if (ih < 0 || ih >= H) continue;                                           \
-                        int64_t a = lo < ow0 ? ow0 : lo > ow1 ? ow1 : lo;                          \
-                        int64_t b = hi < a ? a : hi > ow1 ? ow1 : hi;                              \
-                        const T *cr = row + r0 + a;                                                \
-                        T *out = xp + ih * W + a * g->sw + base;                                   \
-                        for (int64_t k = 0; k < b - a; k++) out[k * g->sw] += cr[k];               \
-                    }                                                                              \
-                }                                                                                  \
-    }                                                                                              \
-    /* planes [nc, Hp, Wp] = x's channels [0, nc) (channel stride xsc) inside a zero border */    \
-    PF_VEC_CLONES static void pad_planes_##T(const T *xn, int64_t xsc, int64_t nc, T *xp, const geom *g,  \
-                                             int64_t Hp, int64_t Wp) {                             \
-        for (int64_t c = 0; c < nc; c++) {                                                         \
-            T *d = xp + c * Hp * Wp;                                                               \
-            const T *src = xn + c * xsc;                                                           \
-            for (int64_t i = 0; i < g->ph * Wp; i++) d[i] = 0;                                     \
-            for (int64_t i = (g->ph + g->H) * Wp; i < Hp * Wp; i++) d[i] = 0;                      \
-            for (int64_t h = 0; h < g->H; h++) {                                                   \
-                T *r = d + (h + g->ph) * Wp;                                                       \
-                const T *sr = src + h * g->xsh;                                                    \
-                for (int64_t w = 0; w < g->pw; w++) r[w] = 0;                                      \
-                if (g->xsw == 1)                                                                   \
-                    for (int64_t w = 0; w < g->W; w++) r[g->pw + w] = sr[w];                       \
-                else                                                                               \
-                    for (int64_t w = 0; w < g->W; w++) r[g->pw + w] = sr[w * g->xsw];              \
-                for (int64_t w = g->pw + g->W; w < Wp; w++) r[w] = 0;                              \
-            }                                                                                      \
-        }                                                                                          \
-    }                                                                                              \
-    static void wide_cols_##T(const T *xp, int64_t nc, int64_t psz, int64_t Wp, T *col, int64_t q0,      \
-                              int64_t lq, const geom *g) {                                         \
-        for (int64_t c = 0; c < nc; c++)                                                           \
-            for (int64_t ki = 0; ki < g->kh; ki++)                                                 \
-                for (int64_t kj = 0; kj < g->kw; kj++)                                             \
-                    memcpy(col + ((c * g->kh + ki) * g->kw + kj) * lq,                             \
-                           xp + c * psz + q0 + ki * g->dh * Wp + kj * g->dw, (size_t)lq * sizeof(T)); \
-    }                                                                                              \
-    PF_VEC_CLONES static void wide_fold_##T(const T *col, T *gxp, int64_t nc, int64_t psz, int64_t Wp,   \
-                                            int64_t q0, int64_t lq, const geom *g) {               \
-        for (int64_t c = 0; c < nc; c++)                                                           \
-            for (int64_t ki = 0; ki < g->kh; ki++)                                                 \
-                for (int64_t kj = 0; kj < g->kw; kj++) {                                           \
-                    const T *s = col + ((c * g->kh + ki) * g->kw + kj) * lq;                       \
-                    T *d = gxp + c * psz + q0 + ki * g->dh * Wp + kj * g->dw;                      \
-                    for (int64_t i = 0; i < lq; i++) d[i] += s[i];                                 \
-                }                                                                                  \
-    }                                                                                              \
-    /* wide tile ct [og, lq] -> out [og, OH*OW] (+ bias), dropping the columns past OW */         \
-    PF_VEC_CLONES static void wide_store_##T(const T *ct, int64_t og, int64_t lq, int64_t q0, T *out,    \
-                                             int64_t L, const T *bias, int64_t bs, const geom *g, int64_t Wp) { \
-        for (int64_t o = 0; o < og; o++) {                                                         \
-            T b = bias ? bias[o * bs] : 0;                                                         \
-            for (int64_t oh = q0 / Wp; oh * Wp < q0 + lq; oh++) {                                  \
-                int64_t a = q0 - oh * Wp > 0 ? q0 - oh * Wp : 0;                                   \
-                int64_t e = q0 + lq - oh * Wp < g->OW ? q0 + lq - oh * Wp : g->OW;                 \
-                const T *s = ct + o * lq + oh * Wp - q0;                                           \
-                T *d = out + o * L + oh * g->OW;                                                   \
-                for (int64_t ow = a; ow < e; ow++) d[ow] = s[ow] + b;                              \
-            }                                                                                      \
-        }                                                                                          \
-    }                                                                                              \
-    /* gy [og, OH*OW] -> wide gyq [og, Lq], zeros in the dropped columns */                       \
-    PF_VEC_CLONES static void wide_expand_##T(const T *gy, int64_t og, int64_t L, T *gyq, int64_t Lq,    \
-                                              const geom *g, int64_t Wp) {                         \
-        for (int64_t o = 0; o < og; o++)                                                           \
-            for (int64_t oh = 0; oh < g->OH; oh++) {                                               \
-                const T *s = gy + o * L + oh * g->OW;                                              \
-                T *d = gyq + o * Lq + oh * Wp;                                                     \
-                for (int64_t ow = 0; ow < g->OW; ow++) d[ow] = s[ow];                              \
-                for (int64_t ow = g->OW; ow < Wp && oh * Wp + ow < Lq; ow++) d[ow] = 0;           \
-            }                                                                                      \
-    }                                                                                              \
-    /* gx planes [nc, H, W] = the interior of padded gradient planes [nc, Hp, Wp] */              \
-    PF_VEC_CLONES static void unpad_planes_##T(const T *gxp, int64_t nc, T *gx, const geom *g, int64_t Hp, \
-                                               int64_t Wp) {                                       \
-        for (int64_t c = 0; c < nc; c++)                                                           \
-            for (int64_t h = 0; h < g->H; h++) {                                                   \
-                const T *s = gxp + c * Hp * Wp + (h + g->ph) * Wp + g->pw;                         \
-                T *d = gx + (c * g->H + h) * g->W;                                                 \
-                for (int64_t w = 0; w < g->W; w++) d[w] = s[w];                                    \
-            }                                                                                      \
-    }
-DEFINE_TILES(float)
-DEFINE_TILES(double)
-
-/* One conv2d call, forward or backward, shared by its threads. Work items never share
- * an output element: forward items are (sample, tile of output positions); backward items
- * are (block of samples, group, block of the group's input channels), each owning its
- * samples' grad_x planes for those channels and its block's weight-gradient partial. */
-typedef struct {
-    geom g;
-    int dt, wide, padded; /* wide: stride 1; padded: the wide path needs a padded copy of x */
-    int cols_t;           /* wide float32 on AVX-512: the weight gradient's unfold built transposed */
-    int64_t es, N, C, O, G, cg, og, kk, R, L, lt, ntiles;
-    int64_t Hp, Wp, Lq; /* wide: padded plane, positions (the last row ends at OW) */
-    const char *x, *w, *bias, *gy;
-    int64_t xsn, xsc, bs;
-    char *out, *gx, *gw; /* gw: nblk partials [O, R] (or grad_w itself when nblk is 1) */
-    int64_t nblk, nsub, csub; /* backward: sample blocks, channel blocks per group of csub channels */
-    char *ws;
-    size_t ws_each, off_col, off_ct, off_gyq, off_gxp, off_gemm; /* per-thread buffer layout */
-} conv_job;
-
-#define DISPATCH(j, name, ...)                                                               \
-    ((j)->dt == PF_FLOAT32 ? name##_float(__VA_ARGS__) : name##_double(__VA_ARGS__))
-#define F(T, p) ((T *)(p))
-
-static void fill_row(const conv_job *j, char *dst, int64_t n, double v) {
-    if (j->dt == PF_FLOAT32)
-        for (int64_t i = 0; i < n; i++) ((float *)dst)[i] = (float)v;
-    else
-        for (int64_t i = 0; i < n; i++) ((double *)dst)[i] = v;
-}
-
-static double load(const conv_job *j, const char *p) {
-    return j->dt == PF_FLOAT32 ? *(const float *)p : *(const double *)p;
-}
-
-/* x's planes for channels [c0, c0 + nc) of sample n as the wide path reads them: a
- * padded copy in buf, or x itself when it already is one (no padding, contiguous rows). */
-static const char *wide_source(const conv_job *j, int64_t n, int64_t c0, int64_t nc, char *buf, int64_t *psz) {
-    const char *xn = j->x + (n * j->xsn + c0 * j->xsc) * j->es;
-    if (!j->padded) {
-        *psz = j->xsc;
-        return xn;
-    }
-    *psz = j->Hp * j->Wp;
-    if (j->dt == PF_FLOAT32) pad_planes_float(F(const float, xn), j->xsc, nc, F(float, buf), &j->g, j->Hp, j->Wp);
-    else pad_planes_double(F(const double, xn), j->xsc, nc, F(double, buf), &j->g, j->Hp, j->Wp);
-    return buf;
-}
-
-static void conv_forward_thread(void *arg, int t, int T) {
-    const conv_job *j = arg;
-    const int64_t es = j->es, L = j->L, R = j->R, pos = j->wide ? j->Lq : L;
-    char *base = j->ws + (size_t)t * j->ws_each, *col = base + j->off_col, *gws = base + j->off_gemm;
-    char *ct = base + j->off_ct;
-    int64_t i0, i1, have = -1, psz = 0;
-    const char *src = NULL;
-    pf_split(j->N * j->ntiles, t, T, &i0, &i1);
-    for (int64_t it = i0; it < i1; it++) {
-        int64_t n = it / j->ntiles, p0 = it % j->ntiles * j->lt, lt = pos - p0 < j->lt ? pos - p0 : j->lt;
-        if (j->wide && n != have) src = wide_source(j, n, 0, j->C, base, &psz), have = n;
-        for (int64_t gi = 0; gi < j->G; gi++) {
-            char *c = j->out + ((n * j->O + gi * j->og) * L + p0) * es;
-            const char *bias = j->bias ? j->bias + gi * j->og * j->bs * es : NULL;
-            pf_gemm_prob p = {j->og, lt, R, j->w + gi * j->og * R * es, col, c, R, 1, lt, 1, L, 1, bias != NULL};
-            if (j->wide) {
-                DISPATCH(j, wide_cols, F(const void, src + gi * j->cg * psz * es), j->cg, psz, j->Wp, F(void, col),
-                         p0, lt, &j->g);
-                p.C = ct, p.rsc = lt, p.acc = 0;
-                pf_gemm_serial(j->dt, &p, gws);
-                DISPATCH(j, wide_store, F(const void, ct), j->og, lt, p0, F(void, j->out + (n * j->O + gi * j->og) * L * es),
-                         L, F(const void, bias), j->bs, &j->g, j->Wp);
-                continue;
-            }
-            DISPATCH(j, im2col_tile, F(const void, j->x + (n * j->xsn + gi * j->cg * j->xsc) * es), j->xsc, j->cg,
-                     F(void, col), p0, lt, &j->g);
-            if (bias) /* the GEMM adds onto the bias */
-                for (int64_t o = 0; o < j->og; o++) fill_row(j, c + o * L * es, lt, load(j, bias + o * j->bs * es));
-            pf_gemm_serial(j->dt, &p, gws);
-        }
-    }
-}
-
-#ifdef HAVE_DIRECT
-/* The wide unfold transposed, colt [lt, nc*kk]: the weight gradient's GEMM then reads it
- * in place instead of packing (transposing) the unfold. */
-static void wide_cols_t(const conv_job *j, const float *xp, int64_t nc, int64_t psz, float *colt, int64_t q0,
-                        int64_t lt) {
-    const geom *g = &j->g;
-    const int64_t kk = j->kk, R = nc * kk;
-    const float *rows[16];
-    for (int64_t r0 = 0; r0 < R; r0 += 16) {
-        int nr = R - r0 < 16 ? (int)(R - r0) : 16;
-        for (int i = 0; i < nr; i++) {
-            int64_t r = r0 + i, t = r % kk;
-            rows[i] = xp + r / kk * psz + q0 + t / g->kw * g->dh * j->Wp + t % g->kw * g->dw;
-        }
-        pf_transpose_rows_f32(rows, nr, nr, lt, colt + r0, R);
-    }
-}
-#endif
-
-static void conv_backward_thread(void *arg, int t, int T) {
-    const conv_job *j = arg;
-    const int64_t es = j->es, L = j->L, R = j->R, kk = j->kk, HW = j->g.H * j->g.W;
-    const int64_t pos = j->wide ? j->Lq : L;
-    char *base = j->ws + (size_t)t * j->ws_each, *col = base + j->off_col, *gws = base + j->off_gemm;
-    char *gyq = base + j->off_gyq, *gxp = base + j->off_gxp;
-    int64_t i0, i1;
-    pf_split(j->nblk * j->G * j->nsub, t, T, &i0, &i1);
-    for (int64_t it = i0; it < i1; it++) {
-        int64_t sb = it / (j->G * j->nsub), gi = it / j->nsub % j->G, sub = it % j->nsub;
-        int64_t s0 = sub * j->csub, ns = j->cg - s0 < j->csub ? j->cg - s0 : j->csub, c0 = gi * j->cg + s0;
-        int64_t n0, n1;
-        pf_split(j->N, (int)sb, (int)j->nblk, &n0, &n1);
-        for (int64_t n = n0; n < n1; n++) {
-            char *gxn = j->gx ? j->gx + (n * j->C + c0) * HW * es : NULL;
-            const char *gyn = j->gy + (n * j->O + gi * j->og) * L * es, *src = NULL;
-            int64_t psz = 0, gys = L; /* gradient rows: [og, pos] at gys apart */
-            /* where the wide path folds the input gradient: padded planes, or gx itself */
-            char *fold = !gxn ? NULL : j->wide && j->padded ? gxp : gxn;
-            if (j->wide) {
-                if (j->gw) src = wide_source(j, n, c0, ns, base, &psz);
-                DISPATCH(j, wide_expand, F(const void, gyn), j->og, L, F(void, gyq), j->Lq, &j->g, j->Wp);
-                gyn = gyq, gys = j->Lq;
-            }
-            if (fold) memset(fold, 0, (size_t)(ns * (j->wide && j->padded ? j->Hp * j->Wp : HW) * es));
-            for (int64_t p0 = 0; p0 < pos; p0 += j->lt) {
-                int64_t lt = pos - p0 < j->lt ? pos - p0 : j->lt;
-                const char *gyt = gyn + p0 * es;
-                if (j->gw) { /* gw[og, s0*kk:] += gy [og, lt] @ col^T [lt, ns*kk] */
-                    pf_gemm_prob p = {j->og, ns * kk, lt, gyt, col, j->gw + ((sb * j->O + gi * j->og) * R + s0 * kk) * es,
-                                      gys, 1, 1, lt, R, 1, n > n0 || p0 > 0};
-#ifdef HAVE_DIRECT
-                    if (j->cols_t) /* col^T built directly, so the GEMM reads it unpacked */
-                        wide_cols_t(j, (const float *)src, ns, psz, (float *)col, p0, lt), p.rsb = ns * kk, p.csb = 1;
-                    else
-#endif
-                    if (j->wide)
-                        DISPATCH(j, wide_cols, F(const void, src), ns, psz, j->Wp, F(void, col), p0, lt, &j->g);
-                    else
-                        DISPATCH(j, im2col_tile, F(const void, j->x + (n * j->xsn + c0 * j->xsc) * es), j->xsc, ns,
-                                 F(void, col), p0, lt, &j->g);
-                    pf_gemm_serial(j->dt, &p, gws);
-                }
-                if (fold) { /* col [ns*kk, lt] = w^T [ns*kk, og] @ gy [og, lt], folded into gx */
-                    pf_gemm_prob p = {ns * kk, lt, j->og, j->w + (gi * j->og * R + s0 * kk) * es, gyt, col,
-                                      1, R, gys, 1, lt, 1, 0};
-                    pf_gemm_serial(j->dt, &p, gws);
-                    if (j->wide)
-                        DISPATCH(j, wide_fold, F(const void, col), F(void, fold), ns,
-                                 j->padded ? j->Hp * j->Wp : HW, j->Wp, p0, lt, &j->g);
-                    else
-                        DISPATCH(j, col2im_tile, F(const void, col), F(void, fold), ns, p0, lt, &j->g);
-                }
-            }
-            if (fold && fold != gxn) DISPATCH(j, unpad_planes, F(const void, fold), ns, F(void, gxn), &j->g, j->Hp, j->Wp);
-        }
-    }
-}
-
-/* ---- direct convolution (AVX-512, float32): the unfold never built ----------------- */
-
-/* Over "phase planes" of the padded input (sh*sw planes per channel, plane (a, b) holding
- * xpad[h*sh + a][w*sw + b]) every kernel tap reads output positions q = oh*Wq + ow as one
- * contiguous run at its own offset, for any stride and dilation. So a micro-kernel takes
- * the GEMM's B rows straight from the planes through a table of K offsets, and stores
- * its 32 wide positions compressed to the valid ones (ow < OW), bias added: no unfold
- * buffer, no second pass over the output. Rows of A are the packed weights. */
-#ifdef HAVE_DIRECT
-
-static inline __attribute__((always_inline)) D512 void direct_body(const int MR, int64_t K, const float *a,
-                                                                    const float *src, const int64_t *off, float *out,
-                                                                    int64_t L, int m, const float *bias,
-                                                                    __mmask16 lo, __mmask16 hi) {
-    __m512 c0[12], c1[12];
-#pragma GCC unroll 12
-    for (int i = 0; i < MR; i++) c0[i] = c1[i] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < K; k++, a += MR) {
-        const float *b = src + off[k];
-        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-#pragma GCC unroll 12
-        for (int i = 0; i < MR; i++) {
-            __m512 ai = _mm512_set1_ps(a[i]);
-            c0[i] = _mm512_fmadd_ps(ai, b0, c0[i]);
-            c1[i] = _mm512_fmadd_ps(ai, b1, c1[i]);
-        }
-    }
-    int nlo = __builtin_popcount(lo), nhi = __builtin_popcount(hi);
-    __mmask16 slo = (__mmask16)((1u << nlo) - 1), shi = (__mmask16)((1u << nhi) - 1);
-#pragma GCC unroll 12
-    for (int i = 0; i < MR; i++) {
-        if (i >= m) break;
-        __m512 bi = _mm512_set1_ps(bias ? bias[i] : 0.0f);
-        _mm512_mask_storeu_ps(out + i * L, slo, _mm512_maskz_compress_ps(lo, _mm512_add_ps(c0[i], bi)));
-        _mm512_mask_storeu_ps(out + i * L + nlo, shi, _mm512_maskz_compress_ps(hi, _mm512_add_ps(c1[i], bi)));
-    }
-}
-
-typedef void (*direct_fn)(int64_t, const float *, const float *, const int64_t *, float *, int64_t, int,
-                          const float *, __mmask16, __mmask16);
-#define DIRECT(MR)                                                                                           \
-    static D512 void direct_##MR(int64_t K, const float *a, const float *src, const int64_t *off, float *out, \
-                                 int64_t L, int m, const float *bias, __mmask16 lo, __mmask16 hi) {          \
-        direct_body(MR, K, a, src, off, out, L, m, bias, lo, hi);                                            \
-    }
-DIRECT(12)
-DIRECT(8)
-DIRECT(4)
-
-/* rows per micro-kernel for `rem` output channels left: 16 as two 8s, not 12 + 4 */
-static int direct_mr(int64_t rem) { return rem > 16 ? 12 : rem > 4 ? 8 : 4; }
-
-typedef struct {
-    const conv_job *j;
-    int64_t sh, sw, pwe, Hph, Wq, phsz, cstride, plane_floats, K, Lq, ntq, nchunk;
-    const int64_t *off;  /* [K] */
-    const float *apack;  /* per group, per block of rows: [K][MR] */
-    const float *biasf;  /* [O] or NULL */
-    float *planes;       /* per thread: plane_floats */
-} direct_job;
-
-/* r[0, n) = in[0, n*step) every step-th element, step 1 or 2, in masked 16-lane pieces: rows
- * of small images are 14-32 floats, which gcc's vector loops would mostly do scalar. */
-static inline __attribute__((always_inline)) D512 void copy_row(float *r, const float *in, int64_t n, int step) {
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    for (int64_t i = 0; i < n; i += 16) {
-        int64_t left = n - i;
-        __mmask16 m = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
-        __m512 v;
-        if (step == 1) {
-            v = _mm512_maskz_loadu_ps(m, in + i);
-        } else { /* elements 2i .. 2i + 2*left - 2 of in, the even ones kept */
-            int64_t want = 2 * left - 1;
-            __mmask16 m0 = want >= 16 ? 0xffff : (__mmask16)((1u << want) - 1);
-            __mmask16 m1 = want >= 32 ? 0xffff : want > 16 ? (__mmask16)((1u << (want - 16)) - 1) : 0;
-            v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m0, in + 2 * i), even,
-                                       _mm512_maskz_loadu_ps(m1, in + 2 * i + 16));
-        }
-        _mm512_mask_storeu_ps(r + i, m, v);
-    }
-}
-
-/* sample n's phase planes for all channels, zero outside the input */
-static D512 void build_planes(const direct_job *d, int64_t n, float *pl) {
-    const conv_job *j = d->j;
-    const geom *g = &j->g;
-    const float *xn = (const float *)j->x + n * j->xsn;
-    for (int64_t b = 0; b < d->sw; b++) {
-        int64_t lo, hi, hlo, hhi, step = d->sw * g->xsw;
-        pf_valid_range(b - d->pwe, d->sw, g->W, d->Wq, &lo, &hi);
-        for (int64_t a = 0; a < d->sh; a++) {
-            pf_valid_range(a - g->ph, d->sh, g->H, d->Hph, &hlo, &hhi);
-            for (int64_t c = 0; c < j->C; c++) {
-                float *p = pl + c * d->cstride + (a * d->sw + b) * d->phsz;
-                memset(p, 0, (size_t)(hlo * d->Wq) * sizeof(float));
-                memset(p + hhi * d->Wq, 0, (size_t)((d->Hph - hhi) * d->Wq) * sizeof(float));
-                const float *in = xn + c * j->xsc + (hlo * d->sh + a - g->ph) * g->xsh + (lo * d->sw + b - d->pwe) * g->xsw;
-                for (int64_t h = hlo; h < hhi; h++, in += d->sh * g->xsh) {
-                    float *r = p + h * d->Wq;
-                    for (int64_t w = 0; w < lo; w++) r[w] = 0;
-                    if (step <= 2)
-                        copy_row(r + lo, in, hi - lo, (int)step);
-                    else
-                        for (int64_t w = lo; w < hi; w++) r[w] = in[(w - lo) * step];
-                    for (int64_t w = hi; w < d->Wq; w++) r[w] = 0;
-                }
-            }
-        }
-    }
-}
-
-static void direct_thread(void *arg, int t, int T) {
-    const direct_job *d = arg;
-    const conv_job *j = d->j;
-    const int64_t OW = j->g.OW, L = j->L, Wq = d->Wq, K = d->K;
-    direct_fn fns[3] = {direct_4, direct_8, direct_12};
-    float *pl = d->planes + (size_t)t * d->plane_floats;
-    int64_t i0, i1, have = -1;
-    pf_split(j->N * d->nchunk, t, T, &i0, &i1);
-    for (int64_t it = i0; it < i1; it++) {
-        int64_t n = it / d->nchunk, ch = it % d->nchunk, t0, t1;
-        pf_split(d->ntq, (int)ch, (int)d->nchunk, &t0, &t1);
-        if (n != have) build_planes(d, n, pl), have = n;
-        for (int64_t tq = t0; tq < t1; tq++) {
-            int64_t q0 = tq * 32, done = q0 / Wq * OW + (q0 % Wq < OW ? q0 % Wq : OW);
-            uint32_t valid = 0; /* lanes of output columns (ow < OW) before Lq, in runs */
-            for (int64_t k = 0, ow = q0 % Wq, end = d->Lq - q0 < 32 ? d->Lq - q0 : 32; k < end;) {
-                int64_t run = ow < OW ? OW - ow : Wq - ow;
-                if (run > end - k) run = end - k;
-                if (ow < OW) valid |= (uint32_t)((1ull << (k + run)) - (1ull << k));
-                k += run, ow = ow + run == Wq ? 0 : ow + run;
-            }
-            const float *ap = d->apack;
-            for (int64_t gi = 0; gi < j->G; gi++) {
-                const float *src = pl + gi * j->cg * d->cstride + q0;
-                float *out = (float *)j->out + (n * j->O + gi * j->og) * L + done;
-                for (int64_t r0 = 0; r0 < j->og;) {
-                    int mr = direct_mr(j->og - r0), m = (int)(j->og - r0 < mr ? j->og - r0 : mr);
-                    fns[mr / 4 - 1](K, ap, src, d->off, out + r0 * L, L, m,
-                                                 d->biasf ? d->biasf + gi * j->og + r0 : NULL,
-                                                 (__mmask16)(valid & 0xffff), (__mmask16)(valid >> 16));
-                    ap += K * mr, r0 += m;
-                }
-            }
-        }
-    }
-}
-
-/* Forward by the direct kernels; PF_ERR_NOMEM with a message on failure. */
-static int conv_direct(conv_job *j, int sh, int sw) {
-    const geom *g = &j->g;
-    direct_job d = {.j = j, .sh = sh, .sw = sw, .K = j->R};
-    int64_t Hp = g->H + 2 * g->ph, Wp = g->W + 2 * g->pw;
-    d.Hph = (Hp + sh - 1) / sh, d.Wq = (Wp + sw - 1) / sw, d.pwe = g->pw;
-    if (sw == 1) {
-        /* Rows share their zero columns: a window hanging off a row's right edge reads the
-         * next row's left gap, so rows need max(left, right) zeros between them, not both
-         * (a 'same' 3x3 pads 14-wide rows to 15, not 16: 7% of the work, not 14%). */
-        int64_t right = g->OW - 1 + (g->kw - 1) * g->dw - g->pw - (g->W - 1);
-        d.pwe = right > g->pw ? right : g->pw;
-        d.Wq = g->W + d.pwe > g->OW ? g->W + d.pwe : g->OW; /* padding wider than the kernel */
-    }
-    d.phsz = d.Hph * d.Wq;
-    d.cstride = sh * sw * d.phsz;
-    d.Lq = (g->OH - 1) * d.Wq + g->OW, d.ntq = (d.Lq + 31) / 32;
-    /* garbage lanes read past the last plane by up to 32 + Wq floats */
-    d.plane_floats = (j->C * d.cstride + 64 + d.Wq + 15) & ~(int64_t)15;
-    d.nchunk = j->N >= MAX_BLOCKS ? 1 : (MAX_BLOCKS + j->N - 1) / j->N;
-    if (d.nchunk > d.ntq) d.nchunk = d.ntq;
-    int64_t blocks = 0;
-    for (int64_t r0 = 0; r0 < j->og; r0 += direct_mr(j->og - r0)) blocks += direct_mr(j->og - r0);
-    int nt = pf_threads_for(j->N * j->O * j->L * j->R / 4);
-    if (nt > j->N * d.nchunk) nt = (int)(j->N * d.nchunk);
-    size_t bytes = (size_t)(d.K * 8) + (size_t)(j->G * blocks * d.K + j->O) * 4 + (size_t)nt * d.plane_floats * 4 + 64;
-    char *buf = pf_alloc(bytes);
-    if (!buf) return pf_error(PF_ERR_NOMEM, "conv2d: out of memory for %lld bytes of buffers", (long long)bytes);
-    int64_t *off = (int64_t *)buf;
-    float *apack = (float *)(off + d.K), *biasf = apack + j->G * blocks * d.K;
-    float *planes = (float *)(((uintptr_t)(biasf + j->O) + 63) & ~(uintptr_t)63);
-    for (int64_t c = 0, k = 0; c < j->cg; c++)
-        for (int64_t ki = 0; ki < g->kh; ki++)
-            for (int64_t kj = 0; kj < g->kw; kj++, k++) {
-                int64_t dy = ki * g->dh, dx = kj * g->dw + d.pwe - g->pw;
-                off[k] = c * d.cstride + (dy % sh * sw + dx % sw) * d.phsz + dy / sh * d.Wq + dx / sw;
-            }
-    const float *w = (const float *)j->w;
-    float *ap = apack;
-    for (int64_t gi = 0; gi < j->G; gi++)
-        for (int64_t r0 = 0; r0 < j->og;) {
-            int mr = direct_mr(j->og - r0);
-            for (int64_t k = 0; k < d.K; k++)
-                for (int i = 0; i < mr; i++)
-                    ap[k * mr + i] = r0 + i < j->og ? w[(gi * j->og + r0 + i) * j->R + k] : 0.0f;
-            ap += d.K * mr, r0 += mr < j->og - r0 ? mr : j->og - r0;
-        }
-    if (j->bias)
-        for (int64_t o = 0; o < j->O; o++) biasf[o] = (float)load(j, j->bias + o * j->bs * j->es);
-    for (int i = 0; i < nt; i++) /* the slack the planes do not cover */
-        memset(planes + (size_t)i * d.plane_floats + j->C * d.cstride, 0,
-               (size_t)(d.plane_floats - j->C * d.cstride) * 4);
-    d.off = off, d.apack = apack, d.biasf = j->bias ? biasf : NULL, d.planes = planes;
-    pf_run_team(nt, direct_thread, &d);
-    pf_free(buf);
-    return PF_OK;
-}
-#endif
-
-#ifdef HAVE_DIRECT
-/* grad_x = conv2d(grad_out, w') for stride 1, with w'[g*cg + c, o, i, k] = w[g*og + o, c,
- * kh-1-i, kw-1-k]: input position h reads output h + p - i*d, so flipping the taps and
- * padding by (k-1)*d - p turns the adjoint into a plain correlation. */
-static int grad_x_direct(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx, const conv_job *j) {
-    const int64_t kh = j->g.kh, kw = j->g.kw, kk = j->kk, cg = j->cg, og = j->og;
-    float *wf = pf_alloc((size_t)(j->O * j->R) * sizeof(float));
-    if (!wf) return pf_error(PF_ERR_NOMEM, "conv2d_backward: out of memory for the flipped weight");
-    const float *ws = (const float *)w->data;
-    for (int64_t gi = 0; gi < j->G; gi++)
-        for (int64_t c = 0; c < cg; c++)
-            for (int64_t o = 0; o < og; o++)
-                for (int64_t t = 0; t < kk; t++)
-                    wf[(((gi * cg + c) * og + o) * kk) + t] = ws[((gi * og + o) * cg + c) * kk + (kk - 1 - t)];
-    pf_tensor wt = {.data = wf, .dtype = PF_FLOAT32, .ndim = 4, .shape = {j->C, og, kh, kw},
-                    .strides = {og * kk, kk, kw, 1}};
-    int rc = pf_conv2d(gy, &wt, NULL, gx, 1, 1, (int)((kh - 1) * j->g.dh - j->g.ph),
-                       (int)((kw - 1) * j->g.dw - j->g.pw), (int)j->g.dh, (int)j->g.dw, (int)j->G);
-    pf_free(wf);
-    return rc;
-}
-#endif
-
-static size_t umax(size_t a, size_t b) { return a > b ? a : b; }
-static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
-
-/* Checks what both entries share and fills the job's geometry; w must be contiguous. */
-static int conv_setup(const char *fn, const pf_tensor *x, const pf_tensor *w, int sh, int sw, int ph, int pw,
-                      int dh, int dw, int groups, conv_job *j) {
-    char a[128], b[128];
-    int rc;
-    if ((rc = pf_check(x, "conv2d: x")) != PF_OK || (rc = pf_check(w, "conv2d: weight")) != PF_OK) return rc;
-    if (x->ndim != 4 || w->ndim != 4)
-        return pf_error(PF_ERR_VALUE, "%s: x [N, C, H, W] and weight [O, C/groups, KH, KW] must be 4-d, got %s and %s",
-                        fn, pf_shape_str(x, a), pf_shape_str(w, b));
-    if (x->dtype != w->dtype || (x->dtype != PF_FLOAT32 && x->dtype != PF_FLOAT64))
-        return pf_error(PF_ERR_TYPE, "%s: x and weight must both be float32 or both float64, got %s and %s", fn,
-                        pf_dtype_name[x->dtype], pf_dtype_name[w->dtype]);
-    if (!pf_is_contiguous(w)) return pf_error(PF_ERR_VALUE, "%s: weight must be contiguous", fn);
-    int64_t N = x->shape[0], C = x->shape[1], O = w->shape[0], kh = w->shape[2], kw = w->shape[3];
-    if (groups < 1 || C % groups || O % groups || w->shape[1] * groups != C)
-        return pf_error(PF_ERR_VALUE,
-                        "%s: groups=%d must divide both the %lld input and %lld output channels, and weight %s "
-                        "must have C/groups input channels",
-                        fn, groups, (long long)C, (long long)O, pf_shape_str(w, a));
-    if (kh < 1 || kw < 1 || kh > INT32_MAX || kw > INT32_MAX)
-        return pf_error(PF_ERR_VALUE, "%s: kernel %s must have sizes in [1, 2^31)", fn, pf_shape_str(w, a));
-    /* the geometry checks of im2col, against a col of the shape it needs */
-    pf_tensor col = {.dtype = x->dtype, .ndim = 3, .data = x->data};
-    int64_t nh = x->shape[2] + 2 * (int64_t)ph - (int64_t)dh * (kh - 1) - 1;
-    int64_t nw = x->shape[3] + 2 * (int64_t)pw - (int64_t)dw * (kw - 1) - 1;
-    col.shape[0] = N, col.shape[1] = C * kh * kw;
-    col.shape[2] = nh >= 0 && nw >= 0 && sh > 0 && sw > 0 ? (nh / sh + 1) * (nw / sw + 1) : 0;
-    col.strides[0] = col.strides[1] = col.strides[2] = 1;
-    if ((rc = setup(fn, x, &col, (int)kh, (int)kw, sh, sw, ph, pw, dh, dw, &j->g)) != PF_OK) return rc;
-    j->dt = x->dtype, j->es = (int64_t)pf_dtype_size[x->dtype];
-    j->N = N, j->C = C, j->O = O, j->G = groups, j->cg = C / groups, j->og = O / groups;
-    j->kk = kh * kw, j->R = j->cg * j->kk, j->L = j->g.OH * j->g.OW;
-    j->x = x->data, j->w = w->data, j->xsn = x->strides[0], j->xsc = x->strides[1];
-    j->wide = sh == 1 && sw == 1;
-    j->padded = ph || pw || j->g.xsw != 1 || j->g.xsh != j->g.W;
-    j->Hp = j->g.H + 2 * (int64_t)ph, j->Wp = j->g.W + 2 * (int64_t)pw;
-    j->Lq = j->L ? (j->g.OH - 1) * j->Wp + j->g.OW : 0;
-    return PF_OK;
-}
-
-/* a contiguous [N, c, h, w] map of x's dtype: out, grad_out, grad_x */
-static int check_map(const char *fn, const char *what, const pf_tensor *t, const conv_job *j, int64_t c, int64_t h,
-                     int64_t w) {
-    char a[128];
-    int rc;
-    if ((rc = pf_check(t, what)) != PF_OK) return rc;
-    if (t->ndim != 4 || t->shape[0] != j->N || t->shape[1] != c || t->shape[2] != h || t->shape[3] != w)
-        return pf_error(PF_ERR_VALUE, "%s: %s has shape %s, expected [%lld, %lld, %lld, %lld]", fn, what,
-                        pf_shape_str(t, a), (long long)j->N, (long long)c, (long long)h, (long long)w);
-    if (t->dtype != j->dt)
-        return pf_error(PF_ERR_TYPE, "%s: %s is %s, expected %s", fn, what, pf_dtype_name[t->dtype],
-                        pf_dtype_name[j->dt]);
-    if (!pf_is_contiguous(t)) return pf_error(PF_ERR_VALUE, "%s: %s must be contiguous", fn, what);
-    return PF_OK;
-}
-
-/* Tile length over `pos` positions: all of them when `rows` of them fit TILE_BYTES, else
- * whole GEMM panels (32). */
-static int64_t tile_len(const conv_job *j, int64_t rows, int64_t pos) {
-    int64_t lt = TILE_BYTES / (rows * j->es);
-    if (lt >= pos) return pos;
-    lt -= lt % 32;
-    return lt < 32 ? (pos < 32 ? pos : 32) : lt;
-}
-
-static int run_job(conv_job *j, int64_t items, pf_team_fn fn) {
-    int nt = pf_threads_for(j->N * j->O * j->L * j->R / 4); /* multiply-adds, at ~4 per element of work */
-    if (nt > items) nt = (int)items;
-    if (nt < 1) nt = 1;
-    j->ws = pf_alloc((size_t)nt * j->ws_each);
-    if (!j->ws) return pf_error(PF_ERR_NOMEM, "conv2d: out of memory for %d tile buffers", nt);
-    pf_run_team(nt, fn, j);
-    pf_free(j->ws);
-    return PF_OK;
-}
-
-int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias, pf_tensor *out, int sh, int sw,
-              int ph, int pw, int dh, int dw, int groups) {
-    conv_job j = {0};
-    int rc;
-    if ((rc = conv_setup("conv2d", x, weight, sh, sw, ph, pw, dh, dw, groups, &j)) != PF_OK) return rc;
-    if ((rc = check_map("conv2d", "out", out, &j, j.O, j.g.OH, j.g.OW)) != PF_OK) return rc;
-    if (bias) {
-        char a[128];
-        if ((rc = pf_check(bias, "conv2d: bias")) != PF_OK) return rc;
-        if (bias->ndim != 1 || bias->shape[0] != j.O || bias->dtype != j.dt)
-            return pf_error(PF_ERR_VALUE, "conv2d: bias must be [%lld] of %s, got %s of %s", (long long)j.O,
-                            pf_dtype_name[j.dt], pf_shape_str(bias, a), pf_dtype_name[bias->dtype]);
-        j.bias = bias->data, j.bs = bias->strides[0];
-    }
-    j.out = out->data;
-    if (j.N == 0 || j.L == 0 || j.O == 0) return PF_OK;
-    if (j.R == 0) { /* no input channels: the output is the bias */
-        for (int64_t n = 0; n < j.N; n++)
-            for (int64_t o = 0; o < j.O; o++)
-                fill_row(&j, j.out + (n * j.O + o) * j.L * j.es, j.L, j.bias ? load(&j, j.bias + o * j.bs * j.es) : 0);
-        return PF_OK;
-    }
-#ifdef HAVE_DIRECT
-    if (j.dt == PF_FLOAT32 && !strcmp(pf_gemm_path(), "avx512")) return conv_direct(&j, sh, sw);
-#endif
-    int64_t pos = j.wide ? j.Lq : j.L;
-    j.lt = tile_len(&j, j.R, pos), j.ntiles = (pos + j.lt - 1) / j.lt;
-    size_t ws = 0;
-    for (int64_t lt = j.lt, k = 0; k < 2; k++, lt = pos - (j.ntiles - 1) * j.lt) {
-        pf_gemm_prob p = {j.og, lt, j.R, j.w, j.x, j.out, j.R, 1, lt, 1, j.L, 1, 1};
-        ws = umax(ws, pf_gemm_ws_bytes(j.dt, &p));
-        p.rsc = lt, p.acc = 0;
-        ws = umax(ws, pf_gemm_ws_bytes(j.dt, &p));
-    }
-    size_t es = (size_t)j.es;
-    j.off_col = j.wide && j.padded ? align64((size_t)(j.C * j.Hp * j.Wp) * es) : 0;
-    j.off_ct = j.off_col + align64((size_t)(j.R * j.lt) * es);
-    j.off_gemm = j.off_ct + (j.wide ? align64((size_t)(j.og * j.lt) * es) : 0);
-    j.ws_each = j.off_gemm + align64(ws);
-    return run_job(&j, j.N * j.ntiles, conv_forward_thread);
-}
-
-static void sum_partials(void *arg, int t, int T) {
-    const conv_job *j = arg;
-    int64_t n = j->O * j->R, i0, i1;
-    pf_split(n, t, T, &i0, &i1);
-    for (int64_t i = i0; i < i1; i++) {
-        double s = 0;
-        for (int64_t b = 0; b < j->nblk; b++) s += load(j, j->gw + (b * n + i) * j->es);
-        if (j->dt == PF_FLOAT32) ((float *)j->out)[i] = (float)s;
-        else ((double *)j->out)[i] = s;
-    }
-}
-
-int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_tensor *weight, pf_tensor *grad_x,
-                       pf_tensor *grad_w, int sh, int sw, int ph, int pw, int dh, int dw, int groups) {
-    conv_job j = {0};
-    int rc;
-    if ((rc = conv_setup("conv2d_backward", x, weight, sh, sw, ph, pw, dh, dw, groups, &j)) != PF_OK) return rc;
-    if ((rc = check_map("conv2d_backward", "grad_out", grad_out, &j, j.O, j.g.OH, j.g.OW)) != PF_OK) return rc;
-    if (grad_x && (rc = check_map("conv2d_backward", "grad_x", grad_x, &j, j.C, j.g.H, j.g.W)) != PF_OK) return rc;
-    if (grad_w) {
-        char a[128], b[128];
-        if ((rc = pf_check(grad_w, "conv2d_backward: grad_w")) != PF_OK) return rc;
-        int like = grad_w->ndim == 4 && grad_w->dtype == j.dt && pf_is_contiguous(grad_w);
-        for (int d = 0; like && d < 4; d++) like = grad_w->shape[d] == weight->shape[d];
-        if (!like)
-            return pf_error(PF_ERR_VALUE, "conv2d_backward: grad_w must be contiguous %s of %s like weight, got %s %s",
-                            pf_shape_str(weight, a), pf_dtype_name[j.dt], pf_shape_str(grad_w, b),
-                            pf_dtype_name[grad_w->dtype]);
-    }
-    j.gy = grad_out->data;
-#ifdef HAVE_DIRECT
-    /* stride 1: grad_x is grad_out correlated with the flipped, transposed weight (padding
-     * (k-1)*d - p), which the direct forward kernels do with no unfold at all. Its output
-     * rows are x's channels: with fewer than 8 per group the micro-kernels would idle. */
-    if (grad_x && j.dt == PF_FLOAT32 && j.cg >= 8 && sh == 1 && sw == 1 && ph <= (j.g.kh - 1) * dh && pw <= (j.g.kw - 1) * dw &&
-        j.N && j.L && j.R && !strcmp(pf_gemm_path(), "avx512")) {
-        if ((rc = grad_x_direct(grad_out, weight, grad_x, &j)) != PF_OK) return rc;
-        grad_x = NULL;
-        if (!grad_w) return PF_OK;
-    }
-#endif
-    if (grad_w && (j.N == 0 || j.L == 0)) memset(grad_w->data, 0, (size_t)(pf_numel(grad_w) * j.es));
-    if (grad_x && (j.L == 0 || j.O == 0)) memset(grad_x->data, 0, (size_t)(pf_numel(grad_x) * j.es));
-    if (j.N == 0 || j.L == 0 || j.O == 0 || j.R == 0 || (!grad_x && !grad_w)) return PF_OK;
-    /* blocks: of samples for the weight-gradient partials; of channels when there are too
-     * few samples to go round (both fixed by the shapes, never by the thread count) */
-    int64_t part = j.O * j.R * j.es;
-    j.nblk = j.N < MAX_BLOCKS ? j.N : MAX_BLOCKS;
-    if (grad_w && j.nblk * part > PARTIAL_BYTES) j.nblk = PARTIAL_BYTES / part > 1 ? PARTIAL_BYTES / part : 1;
-    int64_t want = (MAX_BLOCKS + j.nblk * j.G - 1) / (j.nblk * j.G);
-    j.nsub = want < j.cg ? want : j.cg;
-    j.csub = (j.cg + j.nsub - 1) / j.nsub, j.nsub = (j.cg + j.csub - 1) / j.csub;
-    int64_t pos = j.wide ? j.Lq : j.L;
-    j.lt = tile_len(&j, j.csub * j.kk, pos);
-    size_t ws = 0;
-    int64_t last = pos - (pos - 1) / j.lt * j.lt, rem = j.cg - (j.nsub - 1) * j.csub, gys = j.wide ? j.Lq : j.L;
-#ifdef HAVE_DIRECT
-    /* (fewer than 32 rows would leave the GEMM packing its one partial panel anyway) */
-    j.cols_t = j.wide && j.dt == PF_FLOAT32 && j.csub * j.kk >= 32 && !strcmp(pf_gemm_path(), "avx512");
-#endif
-    for (int k = 0; k < 4; k++) {
-        int64_t lt = k & 1 ? last : j.lt, ns = (k & 2 ? rem : j.csub) * j.kk;
-        pf_gemm_prob pw_ = {j.og, ns, lt, j.gy, j.x, NULL, gys, 1, j.cols_t ? ns : 1, j.cols_t ? 1 : lt, j.R, 1, 1};
-        pf_gemm_prob px = {ns, lt, j.og, j.w, j.gy, NULL, 1, j.R, gys, 1, lt, 1, 0};
-        ws = umax(ws, umax(pf_gemm_ws_bytes(j.dt, &pw_), pf_gemm_ws_bytes(j.dt, &px)));
-    }
-    size_t es = (size_t)j.es, plane = (size_t)(j.csub * j.Hp * j.Wp) * es;
-    j.off_col = j.wide && j.padded ? align64(plane) : 0;
-    j.off_gyq = j.off_col + align64((size_t)(j.csub * j.kk * j.lt) * es);
-    j.off_gxp = j.off_gyq + (j.wide ? align64((size_t)(j.og * j.Lq) * es) : 0);
-    j.off_gemm = j.off_gxp + (j.wide && j.padded ? align64(plane) : 0);
-    j.ws_each = j.off_gemm + align64(ws);
-    j.gx = grad_x ? grad_x->data : NULL;
-    char *partials = NULL;
-    if (grad_w && j.nblk > 1) {
-        if (!(partials = pf_alloc((size_t)(j.nblk * part))))
-            return pf_error(PF_ERR_NOMEM, "conv2d_backward: out of memory for %lld weight-gradient partials",
-                            (long long)j.nblk);
-        j.gw = partials;
-    } else {
-        j.gw = grad_w ? grad_w->data : NULL;
-    }
-    rc = run_job(&j, j.nblk * j.G * j.nsub, conv_backward_thread);
-    if (rc == PF_OK && partials) {
-        j.out = grad_w->data;
-        pf_run_team(pf_threads_for(j.nblk * j.O * j.R), sum_partials, &j);
-    }
-    pf_free(partials);
-    return rc;
 }

@@ -1,0 +1,58 @@
+/* Shared by the convolution files: conv.c (unfold and fold, and the geometry checks),
+ * conv2d.c (the op: its tiled unfold + GEMM path and the entry points) and conv_direct.c
+ * (its AVX-512 float32 kernels, which never build the unfold). */
+#ifndef PF_CONV_H
+#define PF_CONV_H
+#include "core.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_DIRECT 1 /* conv_direct.c's kernels, taken when the GEMM path is avx512 */
+#endif
+
+typedef struct {
+    int64_t H, W, OH, OW;
+    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    /* element strides: x over (h, w), col over (row, output position) */
+    int64_t xsh, xsw, csr, csp;
+} conv_geom;
+
+/* Validates an unfold of x into col and fills g; `fn` names the op in messages. */
+int pf_conv_geometry(const char *fn, const pf_tensor *x, const pf_tensor *col, int kh, int kw, int sh, int sw,
+                     int ph, int pw, int dh, int dw, conv_geom *g);
+
+/* Weight-gradient partials: one per block of samples, summed in block order afterwards,
+ * so the result does not depend on how many threads ran (nor on the busy-machine
+ * fallback). At most this many blocks; the direct forward splits small batches as finely. */
+#define MAX_BLOCKS 8
+
+/* One conv2d call, forward or backward, shared by its threads. Work items never share
+ * an output element: forward items are (sample, tile of output positions); backward items
+ * are (block of samples, group, block of the group's input channels), each owning its
+ * samples' grad_x planes for those channels and its block's weight-gradient partial. */
+typedef struct {
+    conv_geom g;
+    int dt, wide, padded; /* wide: stride 1; padded: the wide path needs a padded copy of x */
+    int cols_t;           /* wide float32 on AVX-512: the weight gradient's unfold built transposed */
+    int64_t es, N, C, O, G, cg, og, kk, R, L, lt, ntiles;
+    int64_t Hp, Wp, Lq; /* wide: padded plane, positions (the last row ends at OW) */
+    const char *x, *w, *bias, *gy;
+    int64_t xsn, xsc, bs;
+    char *out, *gx, *gw; /* gw: nblk partials [O, R] (or grad_w itself when nblk is 1) */
+    int64_t nblk, nsub, csub; /* backward: sample blocks, channel blocks per group of csub channels */
+    char *ws;
+    size_t ws_each, off_col, off_ct, off_gyq, off_gxp, off_gemm; /* per-thread buffer layout */
+} conv_job;
+
+static inline double conv_load(const conv_job *j, const char *p) {
+    return j->dt == PF_FLOAT32 ? *(const float *)p : *(const double *)p;
+}
+
+#ifdef HAVE_DIRECT
+/* conv_direct.c: the forward over j (x, w, bias, out and the geometry set), grad_x of a
+ * stride-1 conv as the forward of grad_out with the flipped, transposed weight, and the
+ * wide unfold transposed (colt [lt, nc*kk]) for the weight gradient's GEMM. */
+int pf_conv_direct(conv_job *j, int sh, int sw);
+int pf_conv_grad_x_direct(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx, const conv_job *j);
+void pf_conv_cols_t(const conv_job *j, const float *xp, int64_t nc, int64_t psz, float *colt, int64_t q0, int64_t lt);
+#endif
+#endif
