@@ -64,6 +64,7 @@ def opt_step(name):
 
 
 rows = pyframe.arange(0, 1000).remainder(7)
+x16, k16 = t(3, 16, 20, 20), t(24, 16, 3, 3)
 probs = big.abs() + 0.01
 sa, sb = t(64, 24, 24) + 10 * pyframe.eye(24), t(64, 24, 3)
 # One case, at least, per C file with a parallel region: each must give the same bits
@@ -77,6 +78,9 @@ cases.update({
     "scatter_add": lambda: pyframe.zeros(7, 700).scatter_add(0, rows.reshape(1000, 1).expand(1000, 700), big),
     "gather_rows": lambda: pyframe.utils.data.TensorDataset(big).collated_batch(rows)[0],
     "conv2d_bwd": lambda: backward(lambda xx, kk: F.conv2d(xx, kk, padding=1), x, k),
+    # 16 channels: the input gradient by the direct kernels, the unfold transposed; stride 2
+    "conv2d_bwd_wide": lambda: backward(lambda xx, kk: F.conv2d(xx, kk, padding=1), x16, k16),
+    "conv2d_s2_bwd": lambda: backward(lambda xx, kk: F.conv2d(xx, kk, stride=2, padding=1), x16, k16),
     "max_pool2d_bwd": lambda: backward(lambda xx: F.max_pool2d(xx, 2), x),
     "batch_norm_bwd": lambda: backward(lambda xx: F.batch_norm(xx, None, None, training=True), x),
     "layer_norm_bwd": lambda: backward(lambda xx: F.layer_norm(xx, (700,)), big),
