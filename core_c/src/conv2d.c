@@ -150,7 +150,6 @@
 DEFINE_TILES(float)
 DEFINE_TILES(double)
 
-
 #define DISPATCH(j, name, ...) \
     ((j)->dt == PF_FLOAT32 ? name##_float(__VA_ARGS__) : name##_double(__VA_ARGS__))
 #define F(T, p) ((T *)(p))
@@ -161,7 +160,6 @@ static void fill_row(const conv_job *j, char *dst, int64_t n, double v) {
     else
         for (int64_t i = 0; i < n; i++) ((double *)dst)[i] = v;
 }
-
 
 /* x's planes for channels [c0, c0 + nc) of sample n as the wide path reads them: a
  * padded copy in buf, or x itself when it already is one (no padding, contiguous rows). */
@@ -209,7 +207,6 @@ static void conv_forward_thread(void *arg, int t, int T) {
         }
     }
 }
-
 
 static void conv_backward_thread(void *arg, int t, int T) {
     const conv_job *j = arg;
