@@ -35,8 +35,9 @@
  * rest of the run: the float-to-double conversions, not the adds, bound these loops,
  * and the wide blocks leave the core free to run PF_AHEAD bytes ahead of itself with
  * software prefetches (the hardware's stream prefetcher alone left a 1e7 float32 sum
- * about 25% short of what memory delivers). Short runs (< WIDE) skip the wide part. */
+ * about 25% short of what memory delivers). Runs shorter than WIDE_MIN keep LANES lanes. */
 #define WIDE 32
+#define WIDE_MIN 256
 #define PF_AHEAD 16384
 #if defined(__GNUC__)
 /* an address past the run is fine: a prefetch never faults */
@@ -139,27 +140,32 @@ typedef double (*f_run)(const void *, int64_t, int64_t, double);
 typedef uint64_t (*u_run)(const void *, int64_t, int64_t);
 typedef int64_t (*best_run)(const void *, int64_t, int64_t);
 
-/* m: the mean, for the squared deviations */
+/* m: the mean, for the squared deviations. Runs of WIDE_MIN or more sum in fsum_wide:
+ * kept apart, its wide loop and lanes would cost a short run (a row of 50) a few ns. */
 #define FLOAT_RUNS(sfx, T)                                                               \
+    __attribute__((noinline)) PF_SIMD static double fsum_wide_##sfx(const T *p, int64_t s, int64_t n) { \
+        double a[WIDE] = {0};                                                            \
+        int64_t i = 0;                                                                   \
+        if (s == 1)                                                                      \
+            for (; i + WIDE <= n; i += WIDE) {                                           \
+                for (int l = 0; l < WIDE * (int)sizeof(T); l += 64)                      \
+                    PREFETCH((uintptr_t)(p + i) + PF_AHEAD + l);                         \
+                for (int j = 0; j < WIDE; j++) a[j] += LD_##sfx(p[i + j]);               \
+            }                                                                            \
+        for (; i + WIDE <= n; i += WIDE)                                                 \
+            for (int j = 0; j < WIDE; j++) a[j] += LD_##sfx(p[(i + j) * s]);             \
+        fold_wide(a);                                                                    \
+        BLOCK_LOOP_FROM(LANES, T, a[j] += LD_##sfx(e))                                   \
+        double r = lanes_sum(a);                                                         \
+        TAIL_LOOP(T, r += LD_##sfx(e))                                                   \
+        return r;                                                                        \
+    }                                                                                    \
     PF_SIMD static double fsum_##sfx(const void *pv, int64_t s, int64_t n, double m) {   \
         const T *p = pv;                                                                 \
-        double a[WIDE];                                                                  \
         (void)m;                                                                         \
-        int64_t i = 0;                                                                   \
-        for (int j = 0; j < LANES; j++) a[j] = 0;                                        \
-        if (n >= WIDE) {                                                                 \
-            for (int j = LANES; j < WIDE; j++) a[j] = 0;                                 \
-            if (s == 1)                                                                  \
-                for (; i + WIDE <= n; i += WIDE) {                                       \
-                    for (int l = 0; l < WIDE * (int)sizeof(T); l += 64)                  \
-                        PREFETCH((uintptr_t)(p + i) + PF_AHEAD + l);                     \
-                    for (int j = 0; j < WIDE; j++) a[j] += LD_##sfx(p[i + j]);           \
-                }                                                                        \
-            for (; i + WIDE <= n; i += WIDE)                                             \
-                for (int j = 0; j < WIDE; j++) a[j] += LD_##sfx(p[(i + j) * s]);         \
-            fold_wide(a);                                                                \
-        }                                                                                \
-        BLOCK_LOOP_FROM(LANES, T, a[j] += LD_##sfx(e))                                   \
+        if (n >= WIDE_MIN) return fsum_wide_##sfx(p, s, n);                              \
+        double a[LANES] = {0};                                                           \
+        BLOCK_LOOP(LANES, T, a[j] += LD_##sfx(e))                                        \
         double r = lanes_sum(a);                                                         \
         TAIL_LOOP(T, r += LD_##sfx(e))                                                   \
         return r;                                                                        \
