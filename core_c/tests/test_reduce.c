@@ -670,7 +670,33 @@ static void test_rows_and_dot(void) {
     CHECK(pf_dot(PF_FLOAT64, NULL, 1, b, 1, 3, &got) == PF_ERR_VALUE, "missing data");
 }
 
+/* Float sums of runs of 256 or more take 32 lanes (a kernel of its own, with prefetch, in
+ * the contiguous case), shorter ones 16: either way element k goes to the same lane
+ * whatever the stride, so a run and the same values spaced 3 apart sum to the same bits. */
+static void test_strided_sums_equal(void) {
+    int64_t lens[] = {31, 32, 255, 256, 257, 1000, 40000, 70001};
+    for (int dt = PF_FLOAT32; dt <= PF_FLOAT16; dt++) {
+        size_t isz = pf_dtype_size[dt];
+        char *c = malloc((size_t)70001 * isz), *sp = malloc((size_t)70001 * 3 * isz);
+        fill(c, dt, 70001, DATA_RANDOM);
+        for (int64_t i = 0; i < 70001; i++) memcpy(sp + (size_t)i * 3 * isz, c + (size_t)i * isz, isz);
+        for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+            int64_t n = lens[k];
+            double a = 0, b = 0;
+            pf_tensor xc = {.data = c, .dtype = dt, .ndim = 1, .shape = {n}, .strides = {1}};
+            pf_tensor xs = {.data = sp, .dtype = dt, .ndim = 1, .shape = {n}, .strides = {3}};
+            pf_tensor oa = {.data = &a, .dtype = PF_FLOAT64}, ob = {.data = &b, .dtype = PF_FLOAT64};
+            CHECK_OK(pf_reduce(PF_SUM, &xc, 1, &oa, NULL, 0));
+            CHECK_OK(pf_reduce(PF_SUM, &xs, 1, &ob, NULL, 0));
+            CHECK(!memcmp(&a, &b, sizeof a), "%s sum of %lld: contiguous %.17g, spaced %.17g", pf_dtype_name[dt],
+                  (long long)n, a, b);
+        }
+        free(c), free(sp);
+    }
+}
+
 int main(void) {
+    test_strided_sums_equal();
     test_layouts();
     test_columns();
     test_large();
