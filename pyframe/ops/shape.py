@@ -8,12 +8,12 @@ import operator
 from collections.abc import Sequence
 
 from pyframe import _device, _grad_mode
-from pyframe._backend import ShapeError, check, desc, lib
+from pyframe._backend import SMALL_BYTES, ShapeError, alloc_large, alloc_small, check, desc, lib
 from pyframe._dtype import as_dtype, dtype
 from pyframe.autograd.graph import record
 from pyframe.ops._common import result_type, zeros_of
 from pyframe.ops.elementwise import unbroadcast
-from pyframe.tensor import MAX_DIMS, Size, Tensor, _int_args, _new, check_ndim, empty_tensor, normalize_dim
+from pyframe.tensor import MAX_DIMS, Size, Tensor, _int_args, _new, check_ndim, empty_tensor, fresh, normalize_dim
 
 __all__ = [
     "transpose", "swapaxes", "swapdims", "permute", "t", "unsqueeze", "squeeze", "expand", "broadcast_to", "narrow",
@@ -280,8 +280,17 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 sa and len(sa) == len(sb) and sa[1:] == sb[1:]
                 and not ((a._requires_grad or b._requires_grad) and _grad_mode.enabled)
             ):  # fmt: skip
-                out = empty_tensor((sa[0] + sb[0],) + sa[1:], a.dtype)
-                rc = _cat2(a.dtype.code, a._ptr, a._numel, b._ptr, b._numel, out._ptr)
+                dt = a.dtype
+                if a._numel > 1:  # a's strides are the canonical ones, which do not depend on dim 0's size
+                    numel = a._numel + b._numel
+                    nbytes = numel * dt.itemsize
+                    data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes)
+                    rc = _cat2(dt.code, a._ptr, a._numel, b._ptr, b._numel, data)
+                    if rc:
+                        check(rc)
+                    return fresh(data, nbytes, (sa[0] + sb[0],) + sa[1:], a._strides, numel, dt)
+                out = empty_tensor((sa[0] + sb[0],) + sa[1:], dt)
+                rc = _cat2(dt.code, a._ptr, a._numel, b._ptr, b._numel, out._ptr)
                 if rc:
                     check(rc)
                 return out
