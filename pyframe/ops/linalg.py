@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pyframe import _grad_mode
-from pyframe._backend import ShapeError, alloc, check, desc, lib
+from pyframe._backend import ShapeError, alloc, alloc_small, check, desc, lib
 from pyframe._dtype import float32, float64
 from pyframe.autograd.graph import record
 from pyframe.ops._common import broadcast_shapes, result_type
@@ -19,11 +19,12 @@ def _matmul_small(a: Tensor, b: Tensor) -> Tensor | None:
     if len(sa) == 1 and len(sb) == 1:  # a dot product: no GEMM, no descriptors
         if sa != sb:
             return None
-        out = empty_tensor((), a.dtype)
-        rc = lib.pf_dot(a.dtype.code, a._ptr, a._strides[0], b._ptr, b._strides[0], sa[0], out._ptr)
+        dt = a.dtype
+        data = alloc_small("char[]", dt.itemsize)
+        rc = lib.pf_dot(dt.code, a._ptr, a._strides[0], b._ptr, b._strides[0], sa[0], data)
         if rc:
             check(rc)
-        return out
+        return fresh(data, dt.itemsize, (), (), 1, dt)
     if len(sa) == 2:
         m, k = sa
         da = a._d()
