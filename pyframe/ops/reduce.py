@@ -200,17 +200,23 @@ def _lean(op: int, x, dim, keepdim: bool):
         or (x.requires_grad and _grad_mode.enabled)
     ):
         return None
-    shape = x._shape
+    shape, dt = x._shape, x.dtype
+    if dim is None and not keepdim:  # a scalar: its layout is known, no lookup
+        data = alloc_small("char[]", dt.itemsize)
+        rc = lib.pf_reduce_rows(op, dt.code, x._ptr, 1, x._numel, data, dt.code, ffi.NULL, 0.0)
+        if rc:
+            check(rc)
+        return fresh(data, dt.itemsize, (), (), 1, dt)
     if dim is None:
         n = x._numel
-        shape = (1,) * len(shape) if keepdim else ()
+        shape = (1,) * len(shape)
     elif type(dim) is int and shape and (dim == -1 or dim == len(shape) - 1):
         n = shape[-1]
         shape = shape[:-1] + (1,) if keepdim else shape[:-1]
     else:
         return None
-    out = empty_tensor(shape, x.dtype)
-    rc = lib.pf_reduce_rows(op, x.dtype.code, x._ptr, out._numel, n, out._ptr, x.dtype.code, ffi.NULL, 0.0)
+    out = empty_tensor(shape, dt)
+    rc = lib.pf_reduce_rows(op, dt.code, x._ptr, out._numel, n, out._ptr, dt.code, ffi.NULL, 0.0)
     if rc:
         check(rc)
     return out
