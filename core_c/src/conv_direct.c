@@ -139,9 +139,8 @@ static void direct_thread(void *arg, int t, int T) {
                 float *out = (float *)j->out + (n * j->O + gi * j->og) * L + done;
                 for (int64_t r0 = 0; r0 < j->og;) {
                     int mr = direct_mr(j->og - r0), m = (int)(j->og - r0 < mr ? j->og - r0 : mr);
-                    fns[mr / 4 - 1](K, ap, src, d->off, out + r0 * L, L, m,
-                                                 d->biasf ? d->biasf + gi * j->og + r0 : NULL,
-                                                 (__mmask16)(valid & 0xffff), (__mmask16)(valid >> 16));
+                    fns[mr / 4 - 1](K, ap, src, d->off, out + r0 * L, L, m, d->biasf ? d->biasf + gi * j->og + r0 : NULL,
+                                    (__mmask16)(valid & 0xffff), (__mmask16)(valid >> 16));
                     ap += K * mr, r0 += m;
                 }
             }
