@@ -40,7 +40,8 @@ typedef struct {
     char *out, *gx, *gw; /* gw: nblk partials [O, R] (or grad_w itself when nblk is 1) */
     int64_t nblk, nsub, csub; /* backward: sample blocks, channel blocks per group of csub channels */
     char *ws;
-    size_t ws_each, off_col, off_ct, off_gyq, off_gxp, off_gemm; /* per-thread buffer layout */
+    const char *gyq;    /* backward, wide: grad_out at wide positions [N, O, Lq] */
+    size_t ws_each, off_col, off_ct, off_gxp, off_gemm; /* per-thread buffer layout */
 } conv_job;
 
 static inline double conv_load(const conv_job *j, const char *p) {

@@ -12,7 +12,9 @@
  * went to memory and back. */
 #define TILE_BYTES (192 << 10)
 /* at most this much memory for the weight-gradient partials (MAX_BLOCKS in conv.h) */
-#define PARTIAL_BYTES ((int64_t)32 << 20)
+#define PARTIAL_BYTES ((int64_t)8 << 20)
+/* a backward item's block of the weight gradient is kept near this size */
+#define GW_BLOCK_BYTES ((int64_t)256 << 10)
 
 /* Stride 1 takes "wide" positions: over a zero-padded copy of the input (pitch Wp), output
  * (oh, ow) reads xp[(oh + ki*dh)*Wp + ow + kj*dw], so with q = oh*Wp + ow a kernel tap's row
@@ -213,7 +215,7 @@ static void conv_backward_thread(void *arg, int t, int T) {
     const int64_t es = j->es, L = j->L, R = j->R, kk = j->kk, HW = j->g.H * j->g.W;
     const int64_t pos = j->wide ? j->Lq : L;
     char *base = j->ws + (size_t)t * j->ws_each, *col = base + j->off_col, *gws = base + j->off_gemm;
-    char *gyq = base + j->off_gyq, *gxp = base + j->off_gxp;
+    char *gxp = base + j->off_gxp;
     int64_t i0, i1;
     pf_split(j->nblk * j->G * j->nsub, t, T, &i0, &i1);
     for (int64_t it = i0; it < i1; it++) {
@@ -229,8 +231,7 @@ static void conv_backward_thread(void *arg, int t, int T) {
             char *fold = !gxn ? NULL : j->wide && j->padded ? gxp : gxn;
             if (j->wide) {
                 if (j->gw) src = wide_source(j, n, c0, ns, base, &psz);
-                DISPATCH(j, wide_expand, F(const void, gyn), j->og, L, F(void, gyq), j->Lq, &j->g, j->Wp);
-                gyn = gyq, gys = j->Lq;
+                gyn = j->gyq + (n * j->O + gi * j->og) * j->Lq * es, gys = j->Lq;
             }
             if (fold) memset(fold, 0, (size_t)(ns * (j->wide && j->padded ? j->Hp * j->Wp : HW) * es));
             for (int64_t p0 = 0; p0 < pos; p0 += j->lt) {
@@ -388,6 +389,15 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
     return run_job(&j, j.N * j.ntiles, conv_forward_thread);
 }
 
+static void expand_rows(void *arg, int t, int T) {
+    const conv_job *j = arg;
+    int64_t i0, i1;
+    pf_split(j->N, t, T, &i0, &i1);
+    for (int64_t n = i0; n < i1; n++)
+        DISPATCH(j, wide_expand, F(const void, j->gy + n * j->O * j->L * j->es), j->O, j->L,
+                 F(void, j->gyq + n * j->O * j->Lq * j->es), j->Lq, &j->g, j->Wp);
+}
+
 static void sum_partials(void *arg, int t, int T) {
     const conv_job *j = arg;
     int64_t n = j->O * j->R, i0, i1;
@@ -439,7 +449,12 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
     if (grad_w && j.nblk * part > PARTIAL_BYTES) j.nblk = PARTIAL_BYTES / part > 1 ? PARTIAL_BYTES / part : 1;
     int64_t want = (MAX_BLOCKS + j.nblk * j.G - 1) / (j.nblk * j.G);
     j.nsub = want < j.cg ? want : j.cg;
-    j.csub = (j.cg + j.nsub - 1) / j.nsub, j.nsub = (j.cg + j.csub - 1) / j.csub;
+    j.csub = (j.cg + j.nsub - 1) / j.nsub;
+    /* big layers: each item's block of the weight gradient, accumulated over its samples and
+     * tiles, stays in cache (512 x 4608 floats of a 512-channel 3x3 is 9 MB, re-read per tile) */
+    int64_t fit = GW_BLOCK_BYTES / (j.og * j.kk * j.es);
+    if (grad_w && j.csub > fit) j.csub = fit > 1 ? fit : 1;
+    j.nsub = (j.cg + j.csub - 1) / j.csub;
     int64_t pos = j.wide ? j.Lq : j.L;
     j.lt = tile_len(&j, j.csub * j.kk, pos);
     size_t ws = 0;
@@ -456,8 +471,7 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
     }
     size_t es = (size_t)j.es, plane = (size_t)(j.csub * j.Hp * j.Wp) * es;
     j.off_col = j.wide && j.padded ? align64(plane) : 0;
-    j.off_gyq = j.off_col + align64((size_t)(j.csub * j.kk * j.lt) * es);
-    j.off_gxp = j.off_gyq + (j.wide ? align64((size_t)(j.og * j.Lq) * es) : 0);
+    j.off_gxp = j.off_col + align64((size_t)(j.csub * j.kk * j.lt) * es);
     j.off_gemm = j.off_gxp + (j.wide && j.padded ? align64(plane) : 0);
     j.ws_each = j.off_gemm + align64(ws);
     j.gx = grad_x ? grad_x->data : NULL;
@@ -470,7 +484,17 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
     } else {
         j.gw = grad_w ? grad_w->data : NULL;
     }
+    char *gyq = NULL;
+    if (j.wide) { /* grad_out in wide positions, once for every item that reads it */
+        if (!(gyq = pf_alloc((size_t)(j.N * j.O * j.Lq) * es))) {
+            pf_free(partials);
+            return pf_error(PF_ERR_NOMEM, "conv2d_backward: out of memory for the widened gradient");
+        }
+        j.gyq = gyq;
+        pf_run_team(pf_threads_for(j.N * j.O * j.Lq), expand_rows, &j);
+    }
     rc = run_job(&j, j.nblk * j.G * j.nsub, conv_backward_thread);
+    pf_free(gyq);
     if (rc == PF_OK && partials) {
         j.out = grad_w->data;
         pf_run_team(pf_threads_for(j.nblk * j.O * j.R), sum_partials, &j);

@@ -60,6 +60,8 @@ typedef struct {
     const float *apack;  /* per group, per block of rows: [K][MR] */
     const float *biasf;  /* [O] or NULL */
     float *planes;       /* per thread: plane_floats */
+    char *tiles;         /* per thread: ntq lane masks and first outputs, tile_bytes apart */
+    size_t tile_bytes;
 } direct_job;
 
 /* r[0, n) = in[0, n*step) every step-th element, step 1 or 2, in masked 16-lane pieces: rows
@@ -118,6 +120,8 @@ static void direct_thread(void *arg, int t, int T) {
     const int64_t OW = j->g.OW, L = j->L, Wq = d->Wq, K = d->K;
     direct_fn fns[3] = {direct_4, direct_8, direct_12};
     float *pl = d->planes + (size_t)t * d->plane_floats;
+    uint32_t *masks = (uint32_t *)(d->tiles + (size_t)t * d->tile_bytes); /* per tile: lanes, first output */
+    int64_t *done = (int64_t *)(masks + d->ntq + (d->ntq & 1));
     int64_t i0, i1, have = -1;
     pf_split(j->N * d->nchunk, t, T, &i0, &i1);
     for (int64_t it = i0; it < i1; it++) {
@@ -125,7 +129,7 @@ static void direct_thread(void *arg, int t, int T) {
         pf_split(d->ntq, (int)ch, (int)d->nchunk, &t0, &t1);
         if (n != have) build_planes(d, n, pl), have = n;
         for (int64_t tq = t0; tq < t1; tq++) {
-            int64_t q0 = tq * 32, done = q0 / Wq * OW + (q0 % Wq < OW ? q0 % Wq : OW);
+            int64_t q0 = tq * 32;
             uint32_t valid = 0; /* lanes of output columns (ow < OW) before Lq, in runs */
             for (int64_t k = 0, ow = q0 % Wq, end = d->Lq - q0 < 32 ? d->Lq - q0 : 32; k < end;) {
                 int64_t run = ow < OW ? OW - ow : Wq - ow;
@@ -133,18 +137,21 @@ static void direct_thread(void *arg, int t, int T) {
                 if (ow < OW) valid |= (uint32_t)((1ull << (k + run)) - (1ull << k));
                 k += run, ow = ow + run == Wq ? 0 : ow + run;
             }
-            const float *ap = d->apack;
-            for (int64_t gi = 0; gi < j->G; gi++) {
-                const float *src = pl + gi * j->cg * d->cstride + q0;
-                float *out = (float *)j->out + (n * j->O + gi * j->og) * L + done;
-                for (int64_t r0 = 0; r0 < j->og;) {
-                    int mr = direct_mr(j->og - r0), m = (int)(j->og - r0 < mr ? j->og - r0 : mr);
-                    fns[mr / 4 - 1](K, ap, src, d->off, out + r0 * L, L, m, d->biasf ? d->biasf + gi * j->og + r0 : NULL,
-                                    (__mmask16)(valid & 0xffff), (__mmask16)(valid >> 16));
-                    ap += K * mr, r0 += m;
-                }
-            }
+            masks[tq - t0] = valid, done[tq - t0] = q0 / Wq * OW + (q0 % Wq < OW ? q0 % Wq : OW);
         }
+        /* a block of weight rows is read from cache for all of the item's tiles: big layers'
+         * weights (512 x 4608) do not fit, and streaming them once per tile doubled the time */
+        const float *ap = d->apack;
+        for (int64_t gi = 0; gi < j->G; gi++)
+            for (int64_t r0 = 0; r0 < j->og;) {
+                int mr = direct_mr(j->og - r0), m = (int)(j->og - r0 < mr ? j->og - r0 : mr);
+                const float *bias = d->biasf ? d->biasf + gi * j->og + r0 : NULL;
+                float *out = (float *)j->out + (n * j->O + gi * j->og + r0) * L;
+                for (int64_t tq = t0; tq < t1; tq++)
+                    fns[mr / 4 - 1](K, ap, pl + gi * j->cg * d->cstride + tq * 32, d->off, out + done[tq - t0], L, m,
+                                    bias, (__mmask16)(masks[tq - t0] & 0xffff), (__mmask16)(masks[tq - t0] >> 16));
+                ap += K * mr, r0 += m;
+            }
     }
 }
 
@@ -173,7 +180,9 @@ int pf_conv_direct(conv_job *j, int sh, int sw) {
     for (int64_t r0 = 0; r0 < j->og; r0 += direct_mr(j->og - r0)) blocks += direct_mr(j->og - r0);
     int nt = pf_threads_for(j->N * j->O * j->L * j->R / 4);
     if (nt > j->N * d.nchunk) nt = (int)(j->N * d.nchunk);
-    size_t bytes = (size_t)(d.K * 8) + (size_t)(j->G * blocks * d.K + j->O) * 4 + (size_t)nt * d.plane_floats * 4 + 64;
+    size_t tile_bytes = d.tile_bytes = ((size_t)(d.ntq + 1) * 12 + 7) & ~(size_t)7;
+    size_t bytes = (size_t)(d.K * 8) + (size_t)(j->G * blocks * d.K + j->O) * 4 + (size_t)nt * d.plane_floats * 4 + 64 +
+                   (size_t)nt * tile_bytes + 8;
     char *buf = pf_alloc(bytes);
     if (!buf) return pf_error(PF_ERR_NOMEM, "conv2d: out of memory for %lld bytes of buffers", (long long)bytes);
     int64_t *off = (int64_t *)buf;
@@ -201,6 +210,7 @@ int pf_conv_direct(conv_job *j, int sh, int sw) {
         memset(planes + (size_t)i * d.plane_floats + j->C * d.cstride, 0,
                (size_t)(d.plane_floats - j->C * d.cstride) * 4);
     d.off = off, d.apack = apack, d.biasf = j->bias ? biasf : NULL, d.planes = planes;
+    d.tiles = (char *)(((uintptr_t)(planes + (size_t)nt * d.plane_floats) + 7) & ~(uintptr_t)7);
     pf_run_team(nt, direct_thread, &d);
     pf_free(buf);
     return PF_OK;
