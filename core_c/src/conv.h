@@ -33,6 +33,7 @@ typedef struct {
     conv_geom g;
     int dt, wide, padded; /* wide: stride 1; padded: the wide path needs a padded copy of x */
     int cols_t;           /* wide float32 on AVX-512: the weight gradient's unfold built transposed */
+    int dense;            /* tiles over the batch's positions n*L + p (small images, see dense_wins) */
     int64_t es, N, C, O, G, cg, og, kk, R, L, lt, ntiles;
     int64_t Hp, Wp, Lq; /* wide: padded plane, positions (the last row ends at OW) */
     const char *x, *w, *bias, *gy;

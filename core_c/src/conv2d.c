@@ -11,6 +11,7 @@
  * the 1 MB L2 of the machine measured, where a whole-batch col (kh*kw times the input)
  * went to memory and back. */
 #define TILE_BYTES (192 << 10)
+#define DENSE_BYTES (4 << 20)
 /* at most this much memory for the weight-gradient partials (MAX_BLOCKS in conv.h) */
 #define PARTIAL_BYTES ((int64_t)8 << 20)
 /* a backward item's block of the weight gradient is kept near this size */
@@ -23,14 +24,14 @@
  * small images measured, against an unfold that cost a third of the time). Other strides
  * unfold each output row's run with its bounds solved per tap. */
 #define DEFINE_TILES(T)                                                                                              \
-    PF_VEC_CLONES static void im2col_tile_##T(const T *xn, int64_t xsc, int64_t nc, T *col, int64_t p0,              \
+    PF_VEC_CLONES static void im2col_tile_##T(const T *xn, int64_t xsc, int64_t nc, T *col, int64_t ld, int64_t p0,  \
                                               int64_t lt, const conv_geom *g) {                                      \
         const int64_t OW = g->OW, e = p0 + lt;                                                                       \
         for (int64_t c = 0; c < nc; c++)                                                                             \
             for (int64_t ki = 0; ki < g->kh; ki++)                                                                   \
                 for (int64_t kj = 0; kj < g->kw; kj++) {                                                             \
                     const T *xp = xn + c * xsc;                                                                      \
-                    T *row = col + ((c * g->kh + ki) * g->kw + kj) * lt - p0; /* row[p], p in tile */                \
+                    T *row = col + ((c * g->kh + ki) * g->kw + kj) * ld - p0; /* row[p], p in tile */                \
                     int64_t lo, hi, base = kj * g->dw - g->pw, dy = ki * g->dh - g->ph;                              \
                     pf_valid_range(base, g->sw, g->W, OW, &lo, &hi);                                                 \
                     for (int64_t p = p0; p < e;) {                                                                   \
@@ -52,15 +53,15 @@
                     }                                                                                                \
                 }                                                                                                    \
     }                                                                                                                \
-    /* The reverse: col [nc*kh*kw, lt] added into contiguous planes gxn [nc, H, W]. */                               \
-    PF_VEC_CLONES static void col2im_tile_##T(const T *col, T *gxn, int64_t nc, int64_t p0, int64_t lt,              \
+    /* The reverse: col [nc*kh*kw, lt] (rows ld apart) added into contiguous planes gxn [nc, H, W]. */                               \
+    PF_VEC_CLONES static void col2im_tile_##T(const T *col, int64_t ld, T *gxn, int64_t nc, int64_t p0, int64_t lt,  \
                                               const conv_geom *g) {                                                  \
         const int64_t OW = g->OW, e = p0 + lt, H = g->H, W = g->W;                                                   \
         for (int64_t c = 0; c < nc; c++)                                                                             \
             for (int64_t ki = 0; ki < g->kh; ki++)                                                                   \
                 for (int64_t kj = 0; kj < g->kw; kj++) {                                                             \
                     T *xp = gxn + c * H * W;                                                                         \
-                    const T *row = col + ((c * g->kh + ki) * g->kw + kj) * lt - p0;                                  \
+                    const T *row = col + ((c * g->kh + ki) * g->kw + kj) * ld - p0;                                  \
                     int64_t lo, hi, base = kj * g->dw - g->pw, dy = ki * g->dh - g->ph;                              \
                     pf_valid_range(base, g->sw, W, OW, &lo, &hi);                                                    \
                     for (int64_t p = p0; p < e;) {                                                                   \
@@ -152,6 +153,26 @@
 DEFINE_TILES(float)
 DEFINE_TILES(double)
 
+/* Dense tiles run over the batch's positions n*L + p, so a tile may hold the ends of several
+ * samples: small images (7x7, 4x4) fill whole GEMM panels instead of a part-empty last one.
+ * Each sample's run of a tile is unfolded, and its outputs stored or its gradient gathered. */
+#define DEFINE_DENSE(T)                                                                                 \
+    /* out[o*L + i] = ct[o*ld + i] (+ bias[o]) for o < og, i < n */                                    \
+    PF_VEC_CLONES static void dense_store_##T(const T *ct, int64_t ld, T *out, int64_t L, int64_t og,   \
+                                              int64_t n, const T *bias, int64_t bs) {                   \
+        for (int64_t o = 0; o < og; o++) {                                                              \
+            T b = bias ? bias[o * bs] : 0;                                                              \
+            for (int64_t i = 0; i < n; i++) out[o * L + i] = ct[o * ld + i] + b;                        \
+        }                                                                                               \
+    }                                                                                                   \
+    PF_VEC_CLONES static void dense_gather_##T(const T *gy, int64_t L, T *gt, int64_t ld, int64_t og,   \
+                                               int64_t n) {                                             \
+        for (int64_t o = 0; o < og; o++)                                                                \
+            for (int64_t i = 0; i < n; i++) gt[o * ld + i] = gy[o * L + i];                             \
+    }
+DEFINE_DENSE(float)
+DEFINE_DENSE(double)
+
 #define DISPATCH(j, name, ...) \
     ((j)->dt == PF_FLOAT32 ? name##_float(__VA_ARGS__) : name##_double(__VA_ARGS__))
 #define F(T, p) ((T *)(p))
@@ -184,6 +205,31 @@ static void conv_forward_thread(void *arg, int t, int T) {
     char *ct = base + j->off_ct;
     int64_t i0, i1, have = -1, psz = 0;
     const char *src = NULL;
+    if (j->dense) {
+        pf_split(j->ntiles, t, T, &i0, &i1);
+        for (int64_t it = i0; it < i1; it++) {
+            int64_t P0 = it * j->lt, lt = j->N * L - P0 < j->lt ? j->N * L - P0 : j->lt;
+            for (int64_t gi = 0; gi < j->G; gi++) {
+                for (int64_t P = P0; P < P0 + lt;) { /* each sample's run of the tile */
+                    int64_t n = P / L, p = P % L, seg = L - p < P0 + lt - P ? L - p : P0 + lt - P;
+                    DISPATCH(j, im2col_tile, F(const void, j->x + (n * j->xsn + gi * j->cg * j->xsc) * es), j->xsc,
+                             j->cg, F(void, col + (P - P0) * es), lt, p, seg, &j->g);
+                    P += seg;
+                }
+                pf_gemm_prob p = {j->og, lt, R, j->w + gi * j->og * R * es, col, ct, R, 1, lt, 1, lt, 1, 0};
+                pf_gemm_serial(j->dt, &p, gws);
+                const char *bias = j->bias ? j->bias + gi * j->og * j->bs * es : NULL;
+                for (int64_t P = P0; P < P0 + lt;) {
+                    int64_t n = P / L, q = P % L, seg = L - q < P0 + lt - P ? L - q : P0 + lt - P;
+                    DISPATCH(j, dense_store, F(const void, ct + (P - P0) * es), lt,
+                             F(void, j->out + ((n * j->O + gi * j->og) * L + q) * es), L, j->og, seg, F(const void, bias),
+                             j->bs);
+                    P += seg;
+                }
+            }
+        }
+        return;
+    }
     pf_split(j->N * j->ntiles, t, T, &i0, &i1);
     for (int64_t it = i0; it < i1; it++) {
         int64_t n = it / j->ntiles, p0 = it % j->ntiles * j->lt, lt = pos - p0 < j->lt ? pos - p0 : j->lt;
@@ -202,7 +248,7 @@ static void conv_forward_thread(void *arg, int t, int T) {
                 continue;
             }
             DISPATCH(j, im2col_tile, F(const void, j->x + (n * j->xsn + gi * j->cg * j->xsc) * es), j->xsc, j->cg,
-                     F(void, col), p0, lt, &j->g);
+                     F(void, col), lt, p0, lt, &j->g);
             if (bias) /* the GEMM adds onto the bias */
                 for (int64_t o = 0; o < j->og; o++) fill_row(j, c + o * L * es, lt, conv_load(j, bias + o * j->bs * es));
             pf_gemm_serial(j->dt, &p, gws);
@@ -223,6 +269,38 @@ static void conv_backward_thread(void *arg, int t, int T) {
         int64_t s0 = sub * j->csub, ns = j->cg - s0 < j->csub ? j->cg - s0 : j->csub, c0 = gi * j->cg + s0;
         int64_t n0, n1;
         pf_split(j->N, (int)sb, (int)j->nblk, &n0, &n1);
+        if (j->dense) {
+            char *gt = base + j->off_ct, *gw = j->gw ? j->gw + ((sb * j->O + gi * j->og) * R + s0 * kk) * es : NULL;
+            for (int64_t n = n0; n < n1 && j->gx; n++) memset(j->gx + (n * j->C + c0) * HW * es, 0, (size_t)(ns * HW * es));
+            for (int64_t P0 = n0 * L; P0 < n1 * L; P0 += j->lt) {
+                int64_t lt = n1 * L - P0 < j->lt ? n1 * L - P0 : j->lt;
+                for (int64_t P = P0; P < P0 + lt;) { /* the tile's gradient rows, and its unfold */
+                    int64_t n = P / L, p = P % L, seg = L - p < P0 + lt - P ? L - p : P0 + lt - P;
+                    DISPATCH(j, dense_gather, F(const void, j->gy + ((n * j->O + gi * j->og) * L + p) * es), L,
+                             F(void, gt + (P - P0) * es), lt, j->og, seg);
+                    if (gw)
+                        DISPATCH(j, im2col_tile, F(const void, j->x + (n * j->xsn + c0 * j->xsc) * es), j->xsc, ns,
+                                 F(void, col + (P - P0) * es), lt, p, seg, &j->g);
+                    P += seg;
+                }
+                if (gw) { /* gw[og, s0*kk:] += g [og, lt] @ col^T [lt, ns*kk] */
+                    pf_gemm_prob p = {j->og, ns * kk, lt, gt, col, gw, lt, 1, 1, lt, R, 1, P0 > n0 * L};
+                    pf_gemm_serial(j->dt, &p, gws);
+                }
+                if (j->gx) { /* col [ns*kk, lt] = w^T [ns*kk, og] @ g [og, lt], folded run by run */
+                    pf_gemm_prob p = {ns * kk, lt, j->og, j->w + (gi * j->og * R + s0 * kk) * es, gt, col,
+                                      1, R, lt, 1, lt, 1, 0};
+                    pf_gemm_serial(j->dt, &p, gws);
+                    for (int64_t P = P0; P < P0 + lt;) {
+                        int64_t n = P / L, p = P % L, seg = L - p < P0 + lt - P ? L - p : P0 + lt - P;
+                        DISPATCH(j, col2im_tile, F(const void, col + (P - P0) * es), lt,
+                                 F(void, j->gx + (n * j->C + c0) * HW * es), ns, p, seg, &j->g);
+                        P += seg;
+                    }
+                }
+            }
+            continue;
+        }
         for (int64_t n = n0; n < n1; n++) {
             char *gxn = j->gx ? j->gx + (n * j->C + c0) * HW * es : NULL;
             const char *gyn = j->gy + (n * j->O + gi * j->og) * L * es, *src = NULL;
@@ -249,7 +327,7 @@ static void conv_backward_thread(void *arg, int t, int T) {
                         DISPATCH(j, wide_cols, F(const void, src), ns, psz, j->Wp, F(void, col), p0, lt, &j->g);
                     else
                         DISPATCH(j, im2col_tile, F(const void, j->x + (n * j->xsn + c0 * j->xsc) * es), j->xsc, ns,
-                                 F(void, col), p0, lt, &j->g);
+                                 F(void, col), lt, p0, lt, &j->g);
                     pf_gemm_serial(j->dt, &p, gws);
                 }
                 if (fold) { /* col [ns*kk, lt] = w^T [ns*kk, og] @ gy [og, lt], folded into gx */
@@ -260,7 +338,7 @@ static void conv_backward_thread(void *arg, int t, int T) {
                         DISPATCH(j, wide_fold, F(const void, col), F(void, fold), ns,
                                  j->padded ? j->Hp * j->Wp : HW, j->Wp, p0, lt, &j->g);
                     else
-                        DISPATCH(j, col2im_tile, F(const void, col), F(void, fold), ns, p0, lt, &j->g);
+                        DISPATCH(j, col2im_tile, F(const void, col), lt, F(void, fold), ns, p0, lt, &j->g);
                 }
             }
             if (fold && fold != gxn) DISPATCH(j, unpad_planes, F(const void, fold), ns, F(void, gxn), &j->g, j->Hp, j->Wp);
@@ -329,11 +407,23 @@ static int check_map(const char *fn, const char *what, const pf_tensor *t, const
 
 /* Tile length over `pos` positions: all of them when `rows` of them fit TILE_BYTES, else
  * whole GEMM panels (32). */
+/* Tile length over `pos` positions: all of them when `rows` of them fit TILE_BYTES, else
+ * whole GEMM panels (32), at least 128 so that a GEMM's packing of the weight is spread over
+ * enough columns (a 512 x 4608 weight per 32 columns cost more than the product). */
 static int64_t tile_len(const conv_job *j, int64_t rows, int64_t pos) {
-    int64_t lt = TILE_BYTES / (rows * j->es);
+    /* dense tiles are for wide layers, whose GEMMs repack the weight per tile: longer ones */
+    int64_t lt = (j->dense ? DENSE_BYTES : TILE_BYTES) / (rows * j->es);
+    if (lt < 128) lt = 128;
     if (lt >= pos) return pos;
-    lt -= lt % 32;
-    return lt < 32 ? (pos < 32 ? pos : 32) : lt;
+    return lt - lt % 32;
+}
+
+/* Small images with many output channels take dense tiles: per-sample tiles (and the
+ * direct kernels' 32-lane tiles) would leave a quarter or more of each image's last panel
+ * empty: 7x7 fills 64 lanes with 49 outputs, 4x4 32 with 16. */
+static int dense_wins(const conv_job *j) {
+    int64_t pos = j->wide ? j->Lq : j->L, lanes = (pos + 31) / 32 * 32;
+    return j->og >= 32 && 4 * lanes > 5 * j->L;
 }
 
 static int run_job(conv_job *j, int64_t items, pf_team_fn fn) {
@@ -369,10 +459,11 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
                 fill_row(&j, j.out + (n * j.O + o) * j.L * j.es, j.L, j.bias ? conv_load(&j, j.bias + o * j.bs * j.es) : 0);
         return PF_OK;
     }
+    if ((j.dense = dense_wins(&j))) j.wide = 0;
 #ifdef HAVE_DIRECT
-    if (j.dt == PF_FLOAT32 && !strcmp(pf_gemm_path(), "avx512")) return pf_conv_direct(&j, sh, sw);
+    if (!j.dense && j.dt == PF_FLOAT32 && !strcmp(pf_gemm_path(), "avx512")) return pf_conv_direct(&j, sh, sw);
 #endif
-    int64_t pos = j.wide ? j.Lq : j.L;
+    int64_t pos = j.dense ? j.N * j.L : j.wide ? j.Lq : j.L;
     j.lt = tile_len(&j, j.R, pos), j.ntiles = (pos + j.lt - 1) / j.lt;
     size_t ws = 0;
     for (int64_t lt = j.lt, k = 0; k < 2; k++, lt = pos - (j.ntiles - 1) * j.lt) {
@@ -384,9 +475,9 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
     size_t es = (size_t)j.es;
     j.off_col = j.wide && j.padded ? align64((size_t)(j.C * j.Hp * j.Wp) * es) : 0;
     j.off_ct = j.off_col + align64((size_t)(j.R * j.lt) * es);
-    j.off_gemm = j.off_ct + (j.wide ? align64((size_t)(j.og * j.lt) * es) : 0);
+    j.off_gemm = j.off_ct + (j.wide || j.dense ? align64((size_t)(j.og * j.lt) * es) : 0);
     j.ws_each = j.off_gemm + align64(ws);
-    return run_job(&j, j.N * j.ntiles, conv_forward_thread);
+    return run_job(&j, j.dense ? j.ntiles : j.N * j.ntiles, conv_forward_thread);
 }
 
 static void expand_rows(void *arg, int t, int T) {
@@ -428,11 +519,12 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
                             pf_dtype_name[grad_w->dtype]);
     }
     j.gy = grad_out->data;
+    if ((j.dense = dense_wins(&j))) j.wide = 0;
 #ifdef HAVE_DIRECT
     /* stride 1: grad_x is grad_out correlated with the flipped, transposed weight (padding
      * (k-1)*d - p), which the direct forward kernels do with no unfold at all. Its output
      * rows are x's channels: with fewer than 8 per group the micro-kernels would idle. */
-    if (grad_x && j.dt == PF_FLOAT32 && j.cg >= 8 && sh == 1 && sw == 1 && ph <= (j.g.kh - 1) * dh && pw <= (j.g.kw - 1) * dw &&
+    if (grad_x && !j.dense && j.dt == PF_FLOAT32 && j.cg >= 8 && sh == 1 && sw == 1 && ph <= (j.g.kh - 1) * dh && pw <= (j.g.kw - 1) * dw &&
         j.N && j.L && j.R && !strcmp(pf_gemm_path(), "avx512")) {
         if ((rc = pf_conv_grad_x_direct(grad_out, weight, grad_x, &j)) != PF_OK) return rc;
         grad_x = NULL;
@@ -455,24 +547,28 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
     int64_t fit = GW_BLOCK_BYTES / (j.og * j.kk * j.es);
     if (grad_w && j.csub > fit) j.csub = fit > 1 ? fit : 1;
     j.nsub = (j.cg + j.csub - 1) / j.csub;
-    int64_t pos = j.wide ? j.Lq : j.L;
+    int64_t pos = j.dense ? (j.N + j.nblk - 1) / j.nblk * j.L : j.wide ? j.Lq : j.L; /* dense: a block's */
     j.lt = tile_len(&j, j.csub * j.kk, pos);
     size_t ws = 0;
     int64_t last = pos - (pos - 1) / j.lt * j.lt, rem = j.cg - (j.nsub - 1) * j.csub, gys = j.wide ? j.Lq : j.L;
+    if (j.dense) /* blocks differ by a sample at most: the shorter one's last tile */
+        last = (j.N / j.nblk * j.L - 1) % j.lt + 1, gys = 0;
 #ifdef HAVE_DIRECT
     /* (fewer than 32 rows would leave the GEMM packing its one partial panel anyway) */
     j.cols_t = j.wide && j.dt == PF_FLOAT32 && j.csub * j.kk >= 32 && !strcmp(pf_gemm_path(), "avx512");
 #endif
-    for (int k = 0; k < 4; k++) {
-        int64_t lt = k & 1 ? last : j.lt, ns = (k & 2 ? rem : j.csub) * j.kk;
-        pf_gemm_prob pw_ = {j.og, ns, lt, j.gy, j.x, NULL, gys, 1, j.cols_t ? ns : 1, j.cols_t ? 1 : lt, j.R, 1, 1};
-        pf_gemm_prob px = {ns, lt, j.og, j.w, j.gy, NULL, 1, j.R, gys, 1, lt, 1, 0};
+    for (int k = 0; k < 6; k++) {
+        int64_t lt = k % 3 == 0 ? j.lt : k % 3 == 1 ? last : pos - (pos - 1) / j.lt * j.lt;
+        int64_t ns = (k >= 3 ? rem : j.csub) * j.kk, rs = gys ? gys : lt; /* dense: a tile's own rows */
+        pf_gemm_prob pw_ = {j.og, ns, lt, j.gy, j.x, NULL, rs, 1, j.cols_t ? ns : 1, j.cols_t ? 1 : lt, j.R, 1, 1};
+        pf_gemm_prob px = {ns, lt, j.og, j.w, j.gy, NULL, 1, j.R, rs, 1, lt, 1, 0};
         ws = umax(ws, umax(pf_gemm_ws_bytes(j.dt, &pw_), pf_gemm_ws_bytes(j.dt, &px)));
     }
     size_t es = (size_t)j.es, plane = (size_t)(j.csub * j.Hp * j.Wp) * es;
     j.off_col = j.wide && j.padded ? align64(plane) : 0;
     j.off_gxp = j.off_col + align64((size_t)(j.csub * j.kk * j.lt) * es);
-    j.off_gemm = j.off_gxp + (j.wide && j.padded ? align64(plane) : 0);
+    j.off_ct = j.off_gxp + (j.wide && j.padded ? align64(plane) : 0);
+    j.off_gemm = j.off_ct + (j.dense ? align64((size_t)(j.og * j.lt) * es) : 0);
     j.ws_each = j.off_gemm + align64(ws);
     j.gx = grad_x ? grad_x->data : NULL;
     char *partials = NULL;

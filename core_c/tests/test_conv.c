@@ -217,7 +217,12 @@ static void conv2d_cases(void) {
             pf_set_num_threads(nt);
             double e1 = conv2d_case(PF_FLOAT32, 0, 3, 16, 12, 11, 29, 1, &cfgs[0], 1);
             double e2 = conv2d_case(PF_FLOAT32, 2, 1, 40, 20, 20, 16, 2, &cfgs[2], 1);
-            CHECK(e1 < 1e-5 && e2 < 1e-5, "conv2d %s at %d threads: %g %g", paths[p], nt, e1, e2);
+            /* small images, many output channels: dense tiles across samples (and a block of
+             * one sample fewer), float32 and float64, strided layout */
+            double e3 = conv2d_case(PF_FLOAT32, 1, 11, 6, 4, 5, 40, 1, &cfgs[0], 1);
+            double e4 = conv2d_case(PF_FLOAT64, 2, 9, 8, 7, 7, 64, 2, &cfgs[2], 1);
+            CHECK(e1 < 1e-5 && e2 < 1e-5 && e3 < 1e-5 && e4 < 1e-12, "conv2d %s at %d threads: %g %g %g %g",
+                  paths[p], nt, e1, e2, e3, e4);
         }
         pf_set_num_threads(0);
     }
