@@ -38,16 +38,13 @@ typedef struct {
     int64_t Hp, Wp, Lq; /* wide: padded plane, positions (the last row ends at OW) */
     const char *x, *w, *bias, *gy;
     int64_t xsn, xsc, bs;
-    char *out, *gx, *gw; /* gw: nblk partials [O, R] (or grad_w itself when nblk is 1) */
+    char *out, *gx, *gw; /* out: the output, or grad_w when partials are summed into it; gw: nblk partials
+                          * [O, R] (or grad_w itself when nblk is 1) */
     int64_t nblk, nsub, csub; /* backward: sample blocks, channel blocks per group of csub channels */
     char *ws;
     const char *gyq;    /* backward, wide: grad_out at wide positions [N, O, Lq] */
     size_t ws_each, off_col, off_ct, off_gxp, off_gemm; /* per-thread buffer layout */
 } conv_job;
-
-static inline double conv_load(const conv_job *j, const char *p) {
-    return j->dt == PF_FLOAT32 ? *(const float *)p : *(const double *)p;
-}
 
 #ifdef HAVE_DIRECT
 /* conv_direct.c: the forward over j (x, w, bias, out and the geometry set), grad_x of a

@@ -250,7 +250,7 @@ static void conv_forward_thread(void *arg, int t, int T) {
             DISPATCH(j, im2col_tile, F(const void, j->x + (n * j->xsn + gi * j->cg * j->xsc) * es), j->xsc, j->cg,
                      F(void, col), lt, p0, lt, &j->g);
             if (bias) /* the GEMM adds onto the bias */
-                for (int64_t o = 0; o < j->og; o++) fill_row(j, c + o * L * es, lt, conv_load(j, bias + o * j->bs * es));
+                for (int64_t o = 0; o < j->og; o++) fill_row(j, c + o * L * es, lt, pf_load_f64(bias + o * j->bs * es, j->dt));
             pf_gemm_serial(j->dt, &p, gws);
         }
     }
@@ -456,7 +456,7 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
     if (j.R == 0) { /* no input channels: the output is the bias */
         for (int64_t n = 0; n < j.N; n++)
             for (int64_t o = 0; o < j.O; o++)
-                fill_row(&j, j.out + (n * j.O + o) * j.L * j.es, j.L, j.bias ? conv_load(&j, j.bias + o * j.bs * j.es) : 0);
+                fill_row(&j, j.out + (n * j.O + o) * j.L * j.es, j.L, j.bias ? pf_load_f64(j.bias + o * j.bs * j.es, j.dt) : 0);
         return PF_OK;
     }
     if ((j.dense = dense_wins(&j))) j.wide = 0;
@@ -495,9 +495,8 @@ static void sum_partials(void *arg, int t, int T) {
     pf_split(n, t, T, &i0, &i1);
     for (int64_t i = i0; i < i1; i++) {
         double s = 0;
-        for (int64_t b = 0; b < j->nblk; b++) s += conv_load(j, j->gw + (b * n + i) * j->es);
-        if (j->dt == PF_FLOAT32) ((float *)j->out)[i] = (float)s;
-        else ((double *)j->out)[i] = s;
+        for (int64_t b = 0; b < j->nblk; b++) s += pf_load_f64(j->gw + (b * n + i) * j->es, j->dt);
+        pf_store_f64(j->out + i * j->es, j->dt, s);
     }
 }
 

@@ -205,7 +205,7 @@ int pf_conv_direct(conv_job *j, int sh, int sw) {
             ap += d.K * mr, r0 += mr < j->og - r0 ? mr : j->og - r0;
         }
     if (j->bias)
-        for (int64_t o = 0; o < j->O; o++) biasf[o] = (float)conv_load(j, j->bias + o * j->bs * j->es);
+        for (int64_t o = 0; o < j->O; o++) biasf[o] = (float)pf_load_f64(j->bias + o * j->bs * j->es, j->dt);
     for (int i = 0; i < nt; i++) /* the slack the planes do not cover */
         memset(planes + (size_t)i * d.plane_floats + j->C * d.cstride, 0,
                (size_t)(d.plane_floats - j->C * d.cstride) * 4);

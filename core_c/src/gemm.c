@@ -679,7 +679,7 @@ static int takes_gemv(gemm_prob *p) {
 }
 
 /* C = A B (or C += A B with p.acc) for one matrix on nt threads; K > 0. ws, if given, holds
- * ws_bytes(d, p, nt). Returns PF_ERR_NOMEM without a message (it may run on a worker
+ * ws_bytes(d, p) for one thread. Returns PF_ERR_NOMEM without a message (it may run on a worker
  * thread, whose error text the caller would not see). */
 static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws) {
     if (takes_gemv(&p)) return gemv(d, &p, nt);
@@ -712,15 +712,15 @@ static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws) {
     return PF_OK;
 }
 
-static size_t ws_bytes(const gemm_desc *d, gemm_prob p, int nt) {
+static size_t ws_bytes(const gemm_desc *d, gemm_prob p) {
     if (takes_gemv(&p)) return 0;
     gemm_plan pl = plan_blocked(d, p);
-    return pl.bbytes + (size_t)nt * pl.abytes;
+    return pl.bbytes + pl.abytes;
 }
 
 static const gemm_desc *float_desc(int dtype) { return &descs[current_path()][dtype == PF_FLOAT64]; }
 
-size_t pf_gemm_ws_bytes(int dtype, const pf_gemm_prob *p) { return ws_bytes(float_desc(dtype), *p, 1); }
+size_t pf_gemm_ws_bytes(int dtype, const pf_gemm_prob *p) { return ws_bytes(float_desc(dtype), *p); }
 
 int pf_gemm_serial(int dtype, const pf_gemm_prob *p, void *ws) { return gemm_blocked(float_desc(dtype), *p, 1, ws); }
 
