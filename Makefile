@@ -51,8 +51,8 @@ demo: $(VENV)/.extra-demo $(PLUGIN_SITE)/.installed
 
 test: install ctest csan pytest plugin-tests fuzz-short
 
-# the plugin folder: the multi-process tests (tests/test_distributed_mpi.py) run the mpi plugin from it, and
-# tests/test_examples.py the demo with the shipped plugins (the demo's extras too); docs for tests/test_docs.py
+# the plugin folder: the multi-process tests (tests/distributed/test_mpi.py) run the mpi plugin from it, and
+# tests/system/test_examples.py the demo with the shipped plugins (the demo's extras too); docs for tests/system/test_docs.py
 pytest: install $(VENV)/.oracle $(VENV)/.extra-demo $(VENV)/.extra-docs $(PLUGIN_SITE)/.installed
 	$(PY) -m pytest -q
 

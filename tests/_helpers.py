@@ -1,4 +1,4 @@
-"""Helpers shared by the test modules (imported as ``from _helpers import ...``)."""
+"""Helpers shared by the test modules (imported as ``from tests._helpers import ...``)."""
 
 from __future__ import annotations
 

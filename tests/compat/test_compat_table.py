@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "compatibility.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "compatibility.md"
 SECTION = re.compile(r"^### `(pyframe[\w.]*)`\n\n(.*?)\n", re.M | re.S)
 
 

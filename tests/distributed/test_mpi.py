@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "build" / "plugin-site"
-WORKER = Path(__file__).with_name("distributed_worker.py")
+WORKER = Path(__file__).with_name("worker.py")
 LAUNCH_TIMEOUT = 120  # seconds: a hard bound on any one mpiexec run
 
 

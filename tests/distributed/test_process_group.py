@@ -1,6 +1,6 @@
 """pyframe.distributed and DistributedDataParallel in one process: the built-in "single" backend,
 backends from plugins, bad input, and DDP's bucket machinery (the multi-process runs are in
-test_distributed_mpi.py)."""
+test_mpi.py)."""
 
 from __future__ import annotations
 

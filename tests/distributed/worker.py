@@ -1,6 +1,6 @@
-"""One rank of the multi-process tests in ``test_distributed_mpi.py`` (run under ``mpiexec -n 2``).
+"""One rank of the multi-process tests in ``test_mpi.py`` (run under ``mpiexec -n 2``).
 
-``python distributed_worker.py SCENARIO OUTDIR``: ``train`` checks collectives and DDP against a
+``python worker.py SCENARIO OUTDIR``: ``train`` checks collectives and DDP against a
 single-process run on the full batch and writes ``OUTDIR/rank<r>.json``; ``die``, ``raise`` and ``hang``
 make rank 1 fail in one way while rank 0 trains, for the failure tests.
 """

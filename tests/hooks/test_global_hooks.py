@@ -378,7 +378,7 @@ def test_call_sequence_and_arguments_match_torch():
 
 # ---- the examples in docs/hooks run -----------------------------------------------------------------------
 
-_DOCS = __import__("pathlib").Path(__file__).resolve().parent.parent / "docs" / "hooks"
+_DOCS = __import__("pathlib").Path(__file__).resolve().parents[2] / "docs" / "hooks"
 
 
 @pytest.mark.parametrize("page", sorted(p.name for p in _DOCS.glob("*.md")))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _helpers import ALL, DTYPES, FLOATS, npy
 
 import pyframe
+from tests._helpers import ALL, DTYPES, FLOATS, npy
 
 
 @pytest.mark.parametrize("make", [pyframe.zeros, pyframe.ones, pyframe.empty])

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from _helpers import ALL, DTYPES, FLOATS, INTS, NUMERIC, assert_matches, npy, pf, random_array
 
 import pyframe
+from tests._helpers import ALL, DTYPES, FLOATS, INTS, NUMERIC, assert_matches, npy, pf, random_array
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 

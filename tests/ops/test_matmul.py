@@ -10,13 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _helpers import DTYPES, npy, pf
 
 import pyframe
+from tests._helpers import DTYPES, npy, pf
 
 lib = pyframe._backend.lib
 PATHS = [p for p in ("avx512", "avx2", "portable") if lib.pf_cpu_supports(p.encode())]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 EPS = {"float32": 2.0**-23, "float64": 2.0**-52}
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _helpers import ALL, DTYPES, FLOATS, npy
 
 import pyframe
+from tests._helpers import ALL, DTYPES, FLOATS, npy
 
 ORDER = ("float32", "float64", "float16", "int64", "int32", "bool")
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from _helpers import ALL, DTYPES, FLOATS, INTS, NUMERIC, TOL, assert_matches, npy, pf, random_array
 
 import pyframe
+from tests._helpers import ALL, DTYPES, FLOATS, INTS, NUMERIC, TOL, assert_matches, npy, pf, random_array
 
 
 def _logsumexp(a, axis, keepdims):

@@ -1,5 +1,5 @@
 """Issue 10: no crash and no silent wrong answer. One test (or a few) per class of the red-team report;
-each failed before its fix. Checkpoint, allocator, hook and plugin classes are in test_safety_io.py."""
+each failed before its fix. Checkpoint, allocator, hook and plugin classes are in serialization/test_safety.py."""
 
 import gc
 import math

@@ -8,9 +8,9 @@ import weakref
 
 import numpy as np
 import pytest
-from _helpers import ALL, DTYPES, npy, pf, random_array
 
 import pyframe
+from tests._helpers import ALL, DTYPES, npy, pf, random_array
 
 
 def _base():

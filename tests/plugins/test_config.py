@@ -5,11 +5,11 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from test_plugins import site  # noqa: F401  (fixture)
 
 from pyframe import plugins
 from pyframe.plugins import PluginConfigError, Setting
 from pyframe.plugins import config as cfg
+from tests.plugins.test_manager import site  # noqa: F401  (fixture)
 
 
 def _write(path, text):
@@ -251,7 +251,7 @@ def test_config_error_fails_import(site, tmp_path):  # noqa: F811
     from pathlib import Path
 
     _write(site.proj / "pyframe.toml", "autoload = 3\n")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
     r = subprocess.run([sys.executable, "-c", "import pyframe"], cwd=site.proj, env=env, capture_output=True, text=True)
     assert r.returncode != 0

@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_plugins import site  # noqa: F401  (fixture)
 
 import pyframe
 from pyframe.__main__ import main
+from tests.plugins.test_manager import site  # noqa: F401  (fixture)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_version(capsys):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 PLUGIN_SITE = ROOT / "build" / "plugin-site"  # where `make` installs the shipped plugins (not into .venv)
 

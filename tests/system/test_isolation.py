@@ -2,7 +2,7 @@
 
 ``tests/conftest.py`` turns entry-point autoload off before pyframe is imported; the variable is inherited by every
 subprocess a test starts. Plugin tests turn their plugin on themselves (``pyframe.plugins.activated``), and the
-``site`` fixture of test_plugins.py builds its own plugin world.
+``site`` fixture of plugins/test_manager.py builds its own plugin world.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _helpers import npy
 
 import pyframe
+from tests._helpers import npy
 
 N = 1_000_000
 
