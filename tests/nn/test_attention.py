@@ -1,6 +1,6 @@
-"""Attention against torch from identical weights: F.scaled_dot_product_attention (masks,
-causal, scale, GQA), nn.MultiheadAttention, nn.TransformerEncoder(Layer); float64 gradchecks
-and bad input."""
+"""Attention against torch from identical weights: F.scaled_dot_product_attention (masks, causal, scale, GQA;
+the fused C kernel in float32, on strided heads, its double backward and checks), nn.MultiheadAttention;
+float64 gradchecks and bad input."""
 
 from __future__ import annotations
 
@@ -12,41 +12,28 @@ import pytest
 import pyframe as pf
 import pyframe.nn as nn
 import pyframe.nn.functional as F
+from pyframe._backend import lib
 from pyframe.autograd import gradcheck
+from tests._oracle import (
+    both,
+    close,
+    compare,
+    rand,
+    twin,
+)
 
 torch = pytest.importorskip("torch")
+TF = torch.nn.functional
 
-
-def rand(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape)
-
-
-def both(arr, grad=False):
-    return pf.tensor(arr, requires_grad=grad), torch.tensor(arr, requires_grad=grad)
-
-
-def close(p, t, rtol=1e-9, atol=1e-10):
-    np.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=rtol, atol=atol)
-
-
-def twin(build):
-    """The same module in torch and pyframe, float64, torch's parameters copied into pyframe's."""
-    torch.manual_seed(0)
-    t, p = build(torch.nn).double(), build(nn).double()
-    tsd, psd = t.state_dict(), p.state_dict()
-    assert list(tsd) == list(psd)
-    with pf.no_grad():
-        for k in tsd:
-            assert tuple(tsd[k].shape) == tuple(psd[k].shape), k
-            psd[k].copy_(pf.tensor(tsd[k].numpy().copy()))
-    return t, p
-
-
-# ---- scaled_dot_product_attention ------------------------------------------------------------
 
 BOOL_MASK = np.random.default_rng(5).random((4, 6)) < 0.7
+
+
 BOOL_MASK[2] = False  # a query row with no allowed key: zeros, as torch
+
+
 FLOAT_MASK = np.where(BOOL_MASK, 0.0, -np.inf) + rand(4, 6, seed=9) * 0.1
+
 
 SDPA_CASES = {
     "plain": {},
@@ -60,7 +47,12 @@ SDPA_CASES = {
 @pytest.mark.parametrize("name", list(SDPA_CASES))
 def test_sdpa_matches_torch(name):
     kw = dict(SDPA_CASES[name])
-    (pq, tq), (pk, tk), (pv, tv) = (both(rand(2, 3, n, 5, seed=i), True) for i, n in enumerate((4, 6, 6)))
+    (pq, tq), (pk, tk), (pv, tv) = (
+        both(
+            rand(2, 3, n, 5, seed=i),
+        )
+        for i, n in enumerate((4, 6, 6))
+    )
     if "attn_mask" in kw:
         kw_p = {**kw, "attn_mask": pf.tensor(kw["attn_mask"])}
         kw_t = {**kw, "attn_mask": torch.tensor(kw["attn_mask"])}
@@ -139,7 +131,51 @@ def test_sdpa_bad_input(args, kw, exc, match):
         F.scaled_dot_product_attention(pf.ones(2, 2, dtype=pf.int64), pf.ones(2, 2), pf.ones(2, 2))
 
 
-# ---- MultiheadAttention ----------------------------------------------------------------------
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("L, S", [(32, 32), (5, 7), (7, 3)])
+def test_sdpa_fused_float32(causal, L, S):
+    rng = np.random.default_rng(L * S)
+    q = rng.standard_normal((2, 3, L, 8)).astype("float32")
+    k = rng.standard_normal((2, 3, S, 8)).astype("float32")
+    v = rng.standard_normal((2, 3, S, 6)).astype("float32")
+    compare(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
+            lambda q, k, v: TF.scaled_dot_product_attention(q, k, v, is_causal=causal), q, k, v,
+            rtol=2e-5, atol=2e-5, seed=1)  # fmt: skip
+
+
+@pytest.mark.parametrize("causal, scale", [(True, None), (False, 0.3)])
+def test_sdpa_fused_reads_strided_heads_and_scale(causal, scale):
+    """nanoGPT's layout: q, k, v are head-transposed views of one projection, not copied."""
+    x = np.random.default_rng(3).standard_normal((2, 16, 3 * 12))
+
+    def attn(lib, x, causal, scale):
+        q, k, v = (t.view(2, 16, 3, 4).transpose(1, 2) for t in x.split(12, dim=2))
+        return lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+
+    compare(
+        lambda x: attn(pf, x, causal, scale), lambda x: attn(torch, x, causal, scale), x, rtol=1e-10, atol=1e-12, seed=1
+    )
+
+
+def test_sdpa_fused_double_backward_and_core_checks():
+    arrays = [np.random.default_rng(4).standard_normal(s) for s in ((1, 4, 3), (1, 5, 3), (1, 5, 2))]
+    got = []
+    for lib_ in (pf, torch):
+        q, k, v = (lib_.tensor(a, requires_grad=True) for a in arrays)
+        out = lib_.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        gq, gk = lib_.autograd.grad((out * out).sum(), (q, k), create_graph=True)
+        ((gq * gq).sum() + (gk * gk).sum()).backward()
+        got.append([t.detach().numpy() for t in (q.grad, k.grad, v.grad)])
+    for a, b in zip(*got, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    q, k, v = (pf.tensor(a) for a in arrays)
+    out = pf.empty(1, 4, 2)
+    with pytest.raises(TypeError, match="query has float64"):
+        pf._backend.check(lib.pf_attention(q._d(), k._d(), v._d(), out._d(), pf.empty(1, 4, 5)._d(), 1.0, 1))
+    with pytest.raises(ValueError, match=r"attention weights has shape \[1, 4, 4\]"):
+        pf._backend.check(lib.pf_attention(q._d(), k._d(), v._d(), out.double()._d(),
+                                           pf.empty(1, 4, 4, dtype=pf.float64)._d(), 1.0, 1))  # fmt: skip
+
 
 MHA_CASES = {
     "self": (lambda n: n.MultiheadAttention(8, 2), {}),
@@ -159,13 +195,13 @@ def test_multihead_attention_matches_torch(name):
     bf = t.batch_first
     n, length, s = 3, 4, 5
     x = rand(*((n, length, 8) if bf else (length, n, 8)))
-    px, tx = both(x, True)
+    px, tx = both(x)
     kw_p, kw_t = {}, {}
     for key in ("need_weights", "average_attn_weights"):
         if key in opts:
             kw_p[key] = kw_t[key] = opts[key]
     if opts.get("cross"):
-        (pk, tk), (pv, tv) = both(rand(s, n, 6, seed=1)), both(rand(s, n, 3, seed=2))
+        (pk, tk), (pv, tv) = both(rand(s, n, 6, seed=1), False), both(rand(s, n, 3, seed=2), False)
     else:
         pk, tk, pv, tv, s = px, tx, px, tx, length
     if opts.get("masks"):
@@ -222,70 +258,3 @@ def test_multihead_attention_init_and_bad_input():
         m(x, x, x, key_padding_mask=pf.zeros(4, 2, dtype=pf.bool))
     with pytest.raises(RuntimeError, match="is_causal"):
         m(x, x, x, is_causal=True)
-
-
-# ---- TransformerEncoder ----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("norm_first, activation", [(False, "relu"), (True, "gelu")])
-def test_transformer_encoder_matches_torch(norm_first, activation):
-    def build(n):
-        layer = n.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True,
-                                          norm_first=norm_first, activation=activation)  # fmt: skip
-        return n.TransformerEncoder(layer, 2, norm=n.LayerNorm(8), enable_nested_tensor=False)
-
-    t, p = twin(build)
-    t.eval()
-    p.eval()
-    px, tx = both(rand(2, 5, 8), True)
-    mask = nn.Transformer.generate_square_subsequent_mask(5)
-    kpm = np.zeros((2, 5))
-    kpm[0, -1] = -np.inf
-    po = p(px, mask=mask, src_key_padding_mask=pf.tensor(kpm))
-    to = t(tx, mask=torch.tensor(mask.numpy()), src_key_padding_mask=torch.tensor(kpm))
-    close(po, to)
-    po.sum().backward()
-    to.sum().backward()
-    close(px.grad, tx.grad)
-    for tp, pp in zip(t.parameters(), p.parameters(), strict=True):
-        close(pp.grad, tp.grad)
-
-
-def test_transformer_encoder_layer_dropout_trains():
-    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16)
-    enc = nn.TransformerEncoder(layer, 3)
-    assert len(enc.layers) == 3 and enc.layers[0] is not enc.layers[1]
-    x = pf.randn(5, 2, 8)
-    y = enc(x)
-    assert tuple(y.shape) == (5, 2, 8)
-    y.sum().backward()
-    assert all(q.grad is not None for q in enc.parameters())
-    with pytest.raises(RuntimeError, match="activation"):
-        nn.TransformerEncoderLayer(8, 2, activation="swish")
-
-
-@pytest.mark.parametrize("batch_first, norm_first", [(False, False), (True, True)])
-def test_full_transformer_matches_torch(batch_first, norm_first):
-    def build(n):
-        return n.Transformer(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=12,
-                             dropout=0.0, batch_first=batch_first, norm_first=norm_first)  # fmt: skip
-
-    t, p = twin(build)
-    src, tgt = rand(2, 5, 8) if batch_first else rand(5, 2, 8), rand(2, 4, 8, seed=1) if batch_first else rand(
-        4, 2, 8, seed=1)  # fmt: skip
-    mask = nn.Transformer.generate_square_subsequent_mask(4, dtype=pf.float64)
-    kpm = np.zeros((2, 5), dtype=bool)
-    kpm[1, -2:] = True
-    (ps, ts), (pt, tt) = both(src, True), both(tgt, True)
-    po = p(ps, pt, tgt_mask=mask, src_key_padding_mask=pf.tensor(kpm), memory_key_padding_mask=pf.tensor(kpm))
-    to = t(ts, tt, tgt_mask=torch.tensor(mask.numpy()), src_key_padding_mask=torch.tensor(kpm),
-           memory_key_padding_mask=torch.tensor(kpm))  # fmt: skip
-    close(po, to)
-    po.sum().backward()
-    to.sum().backward()
-    close(ps.grad, ts.grad)
-    close(pt.grad, tt.grad)
-    for tp, pp in zip(t.parameters(), p.parameters(), strict=True):
-        close(pp.grad, tp.grad)
-    with pytest.raises(RuntimeError, match="d_model"):
-        p(pf.randn(*src.shape[:-1], 6).double(), pf.randn(*tgt.shape[:-1], 6).double())

@@ -1,7 +1,9 @@
-"""Conv1d, ConvTranspose1d/2d, the 1-d pools, interpolate/Upsample, PixelShuffle and the
-channel dropouts against torch (float64, forward and gradients), gradchecks and bad input."""
+"""Convolutions against torch (float64 and float32, forward and gradients): conv1d, conv2d on every kernel path,
+conv_transpose1d/2d, unfold/fold, the Conv modules and their initialisation; gradchecks and bad input."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pytest
@@ -10,26 +12,195 @@ import pyframe as pf
 import pyframe.nn as nn
 import pyframe.nn.functional as F
 from pyframe.autograd import gradcheck
+from tests._oracle import (
+    assert_reprs_match,
+    both,
+    compare,
+    compare_module,
+    f64,
+    gc,
+    grads_equal,
+    leaf,
+    rand,
+    randn,
+    run_module,
+)
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
+compare9 = functools.partial(compare, rtol=1e-9, atol=1e-10, seed=99)
 
 
-def rand(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape)
+CONV_CASES = [  # (N, C, H, W), (O, C/groups, kh, kw), stride, padding, dilation, groups
+    ((2, 3, 7, 6), (4, 3, 3, 3), 1, 0, 1, 1),
+    ((2, 3, 7, 6), (4, 3, 3, 2), 2, 1, 1, 1),
+    ((1, 2, 9, 8), (3, 2, 3, 3), (2, 1), (1, 2), (2, 1), 1),
+    ((2, 4, 6, 6), (6, 2, 3, 3), 1, 1, 1, 2),
+    ((1, 4, 5, 5), (4, 1, 2, 2), 1, 0, 2, 4),
+    ((2, 1, 5, 5), (2, 1, 1, 1), 1, 0, 1, 1),
+    ((3, 1, 11, 9), (8, 1, 3, 3), 1, 1, 1, 1),  # small-CNN first layer: col2im's unit-stride rows
+]
 
 
-def compare(pf_fn, torch_fn, *arrays, rtol=1e-9, atol=1e-10):
-    ps = [pf.tensor(a, requires_grad=True) for a in arrays]
-    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
-    po, to = pf_fn(*ps), torch_fn(*ts)
-    assert tuple(po.shape) == tuple(to.shape)
-    np.testing.assert_allclose(po.detach().numpy(), to.detach().numpy(), rtol=rtol, atol=atol)
-    cot = rand(*to.shape, seed=99)
-    po.backward(pf.tensor(cot))
-    to.backward(torch.tensor(cot))
-    for p, t in zip(ps, ts, strict=True):
-        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=rtol, atol=atol)
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups", CONV_CASES)
+def test_conv2d_matches_torch(rng, xs, ws, stride, padding, dilation, groups):
+    args = (stride, padding, dilation, groups)
+    compare(
+        lambda x, w, b: F.conv2d(x, w, b, *args),
+        lambda x, w, b: TF.conv2d(x, w, b, *args),
+        f64(rng, *xs), f64(rng, *ws), f64(rng, ws[0]),
+    )  # fmt: skip
+
+
+CONV_TILE_CASES = [  # shapes whose unfold is cut into tiles: tile edges mid-row, few samples split by channel
+    ((1, 32, 20, 20), (16, 32, 3, 3), 1, 1, 1, 1, False),  # stride-1 'same' rows: one copy per tap
+    ((2, 24, 17, 15), (6, 12, 3, 3), 2, 1, 1, 2, True),  # strided, grouped, permuted input
+    ((3, 40, 18, 18), (8, 40, 3, 3), 1, 0, 2, 1, False),  # dilated, no padding
+    ((9, 36, 16, 16), (5, 36, 5, 3), 1, (2, 1), 1, 1, True),  # more samples than weight-gradient blocks
+]
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups, permute", CONV_TILE_CASES)
+def test_conv2d_in_tiles(rng, xs, ws, stride, padding, dilation, groups, permute):
+    """Tiles of output positions, sample blocks and channel blocks cover everything once."""
+    x = rng.standard_normal(xs).astype(np.float32)
+    if permute:
+        x = np.ascontiguousarray(x.transpose(0, 1, 3, 2))
+    w, b = rng.standard_normal(ws).astype(np.float32), rng.standard_normal(ws[0]).astype(np.float32)
+    args = (stride, padding, dilation, groups)
+    t = (lambda x: x.permute(0, 1, 3, 2)) if permute else (lambda x: x)
+    compare(
+        lambda x, w, b: F.conv2d(t(x), w, b, *args),
+        lambda x, w, b: TF.conv2d(t(x), w, b, *args),
+        x, w, b, rtol=2e-4, atol=2e-4,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_conv2d_random_geometry_matches_torch(seed):
+    """Random strides, paddings (some wider than the kernel), dilations, groups and sizes,
+    each way, through whichever kernel path the shape takes."""
+    r = np.random.default_rng(1000 + seed)
+    groups = int(r.choice([1, 1, 2, 3]))
+    cg, og = int(r.integers(1, 6)), int(r.integers(1, 15))
+    kh, kw = int(r.integers(1, 5)), int(r.integers(1, 5))
+    s = (int(r.integers(1, 4)), int(r.integers(1, 4)))
+    d = (int(r.integers(1, 3)), int(r.integers(1, 3)))
+    p = (int(r.integers(0, 6)), int(r.integers(0, 6)))
+    h = max(1, (kh - 1) * d[0] + 1 - 2 * p[0]) + int(r.integers(0, 12))
+    w = max(1, (kw - 1) * d[1] + 1 - 2 * p[1]) + int(r.integers(0, 40))
+    dtype = np.float32 if seed % 3 else np.float64
+    x = r.standard_normal((int(r.integers(1, 5)), cg * groups, h, w)).astype(dtype)
+    wt = r.standard_normal((og * groups, cg, kh, kw)).astype(dtype)
+    b = r.standard_normal(og * groups).astype(dtype)
+    args = (s, p, d, groups)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else {}
+    compare(lambda x, w, b: F.conv2d(x, w, b, *args), lambda x, w, b: TF.conv2d(x, w, b, *args), x, wt, b, **tol)
+
+
+def test_conv2d_gradients_do_not_depend_on_threads(rng):
+    x = pf.tensor(rng.standard_normal((5, 12, 15, 15)).astype(np.float32), requires_grad=True)
+    w = pf.tensor(rng.standard_normal((7, 12, 3, 3)).astype(np.float32), requires_grad=True)
+    got, before = [], pf.get_num_threads()
+    try:
+        for threads in (1, 2, 3):
+            pf.set_num_threads(threads)
+            x.grad = w.grad = None
+            y = F.conv2d(x, w, padding=1)
+            y.backward(pf.ones(y.shape))
+            got.append((y.detach().numpy().copy(), x.grad.numpy().copy(), w.grad.numpy().copy()))
+    finally:
+        pf.set_num_threads(before)
+    for other in got[1:]:
+        for a, b in zip(got[0], other, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_conv2d_float32_no_bias_and_unbatched(rng):
+    x, w = rng.standard_normal((3, 8, 8)).astype(np.float32), rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
+    compare(lambda x, w: F.conv2d(x, w, padding=1), lambda x, w: TF.conv2d(x, w, padding=1), x, w, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
+@pytest.mark.parametrize("ks, dilation", [(3, 1), (4, 1), (2, 2), ((2, 3), 1)])
+def test_conv2d_padding_same_and_valid(rng, ks, dilation):
+    k = (ks, ks) if isinstance(ks, int) else ks
+    for padding in ("same", "valid"):
+        compare(
+            lambda x, w, p=padding: F.conv2d(x, w, padding=p, dilation=dilation),
+            lambda x, w, p=padding: TF.conv2d(x, w, padding=p, dilation=dilation),
+            f64(rng, 1, 2, 7, 6), f64(rng, 3, 2, *k),
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups", [CONV_CASES[1], CONV_CASES[2], CONV_CASES[4]])
+def test_conv2d_gradcheck(rng, xs, ws, stride, padding, dilation, groups):
+    xs = (1,) + xs[1:]
+    x, w, b = leaf(f64(rng, *xs)), leaf(f64(rng, *ws)), leaf(f64(rng, ws[0]))
+    gc(lambda x, w, b: F.conv2d(x, w, b, stride, padding, dilation, groups), x, w, b)
+
+
+def test_conv2d_double_backward_matches_torch(rng):
+    xa, wa = f64(rng, 1, 2, 5, 5), f64(rng, 3, 2, 3, 3)
+    grads = []
+    for lib, fn in ((pf, F.conv2d), (torch, TF.conv2d)):
+        x, w = lib.tensor(xa, requires_grad=True), lib.tensor(wa, requires_grad=True)
+        y = fn(x, w, padding=1)
+        gx, gw = (pf.autograd if lib is pf else torch.autograd).grad((y * y).sum(), [x, w], create_graph=True)
+        (gx.sum() + (gw * gw).sum()).backward()
+        grads.append((x.grad.detach().numpy(), w.grad.detach().numpy()))
+    for a, b in zip(grads[0], grads[1], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "xs, ws, stride, padding, dilation, groups",
+    [
+        ((3, 4, 24, 24), (6, 2, 3, 3), 1, 1, 1, 2),  # 576 positions: one GEMM per sample
+        ((5, 4, 10, 12), (6, 4, 3, 3), 1, 1, 1, 1),  # small images: one GEMM per chunk
+        ((4, 3, 11, 9), (6, 1, 3, 3), 1, (2, 1), 1, 3),  # taller output than input, depthwise
+        ((2, 2, 13, 13), (3, 2, 3, 3), 2, 1, 2, 1),
+        ((2, 1, 28, 28), (8, 1, 3, 3), 1, 0, 1, 1),
+    ],
+)
+@pytest.mark.parametrize("transposed", [False, True])
+def test_conv2d_paths_match_torch(xs, ws, stride, padding, dilation, groups, transposed):
+    rng = np.random.default_rng(11)
+    xa = rng.standard_normal(xs[:2] + (xs[:1:-1] if transposed else xs[2:])).astype(np.float32)
+    (px, tx), (pw, tw), (pb, tb) = (
+        both(xa),
+        both(rng.standard_normal(ws).astype(np.float32)),
+        both(rng.standard_normal(ws[0]).astype(np.float32)),
+    )
+    args = (stride, padding, dilation, groups)
+    view = (lambda t: t.transpose(2, 3)) if transposed else (lambda t: t)
+    po = F.conv2d(view(px), pw, pb, *args)
+    to = TF.conv2d(view(tx), tw, tb, *args)
+    grads_equal(po, to, [px, pw, pb], [tx, tw, tb], rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_bad_input():
+    x = pf.randn(2, 3, 8, 8)
+    with pytest.raises(ValueError, match=r"weight of size \[4, 2, 3, 3\].*to have 2 channels, but got 3 channels"):
+        F.conv2d(x, pf.randn(4, 2, 3, 3))
+    with pytest.raises(ValueError, match=r"kernel size \(9, 9\).*larger than the padded input size \(8, 8\)"):
+        F.conv2d(x, pf.randn(4, 3, 9, 9))
+    with pytest.raises(ValueError, match=r"kernel size \(5, 5\) \(dilated \(9, 9\)\).*\(8, 8\)"):
+        F.conv2d(x, pf.randn(4, 3, 5, 5), dilation=2)
+    with pytest.raises(ValueError, match="3-d .* or 4-d"):
+        F.conv2d(pf.randn(3, 8), pf.randn(4, 3, 3, 3))
+    with pytest.raises(ValueError, match="weight must be 4-d"):
+        F.conv2d(x, pf.randn(4, 3, 3))
+    with pytest.raises(ValueError, match="not divisible by groups 2"):
+        F.conv2d(pf.randn(1, 4, 5, 5), pf.randn(3, 2, 3, 3), groups=2)
+    with pytest.raises(ValueError, match=r"bias must have shape \[4\]"):
+        F.conv2d(x, pf.randn(4, 3, 3, 3), pf.randn(5))
+    with pytest.raises(ValueError, match="stride must be >= 1"):
+        F.conv2d(x, pf.randn(4, 3, 3, 3), stride=0)
+    with pytest.raises(TypeError, match="float32 and float64"):
+        F.conv2d(pf.ones(1, 1, 3, 3, dtype=pf.int64), pf.ones(1, 1, 1, 1, dtype=pf.int64))
+    with pytest.raises(ValueError, match="strided"):
+        F.conv2d(x, pf.randn(4, 3, 3, 3), stride=2, padding="same")
 
 
 CONV1D = [((2, 4, 9), (6, 4, 3), {}), ((2, 4, 9), (6, 2, 3), {"stride": 2, "padding": 1, "dilation": 2, "groups": 2}),
@@ -38,7 +209,7 @@ CONV1D = [((2, 4, 9), (6, 4, 3), {}), ((2, 4, 9), (6, 2, 3), {"stride": 2, "padd
 
 @pytest.mark.parametrize("xs, ws, kw", CONV1D)
 def test_conv1d(xs, ws, kw):
-    compare(lambda x, w, b: F.conv1d(x, w, b, **kw), lambda x, w, b: TF.conv1d(x, w, b, **kw),
+    compare9(lambda x, w, b: F.conv1d(x, w, b, **kw), lambda x, w, b: TF.conv1d(x, w, b, **kw),
             rand(*xs), rand(*ws, seed=1), rand(ws[0], seed=2))  # fmt: skip
 
 
@@ -53,13 +224,13 @@ CONVT = [
 @pytest.mark.parametrize("xs, ws, kw", CONVT)
 def test_conv_transpose2d(xs, ws, kw):
     o = ws[1] * kw.get("groups", 1)
-    compare(lambda x, w, b: F.conv_transpose2d(x, w, b, **kw), lambda x, w, b: TF.conv_transpose2d(x, w, b, **kw),
+    compare9(lambda x, w, b: F.conv_transpose2d(x, w, b, **kw), lambda x, w, b: TF.conv_transpose2d(x, w, b, **kw),
             rand(*xs), rand(*ws, seed=1), rand(o, seed=2))  # fmt: skip
 
 
 def test_conv_transpose1d_and_modules_match_torch():
     kw = {"stride": 3, "padding": 1, "output_padding": 2}
-    compare(lambda x, w: F.conv_transpose1d(x, w, **kw), lambda x, w: TF.conv_transpose1d(x, w, **kw),
+    compare9(lambda x, w: F.conv_transpose1d(x, w, **kw), lambda x, w: TF.conv_transpose1d(x, w, **kw),
             rand(2, 3, 7), rand(3, 4, 4, seed=1))  # fmt: skip
     for build, shape in (
         (lambda n: n.Conv1d(3, 6, 3, stride=2, padding=1, groups=3), (2, 3, 10)),
@@ -77,14 +248,6 @@ def test_conv_transpose1d_and_modules_match_torch():
                                    rtol=1e-9, atol=1e-10)  # fmt: skip
 
 
-def test_conv_init_bounds_as_torch():
-    pf.manual_seed(0)
-    m = nn.ConvTranspose2d(64, 8, 3)  # torch's fan-in is weight.size(1) * k*k = 8 * 9
-    bound = 1 / np.sqrt(8 * 9)
-    assert np.abs(m.bias.detach().numpy()).max() <= bound
-    assert np.abs(m.weight.detach().numpy()).max() > 0.7 * bound
-
-
 def test_conv_transpose_gradcheck():
     x = pf.tensor(rand(1, 2, 3, 3), requires_grad=True)
     w = pf.tensor(rand(2, 2, 2, 2, seed=1), requires_grad=True)
@@ -92,97 +255,75 @@ def test_conv_transpose_gradcheck():
                      atol=1e-6, rtol=1e-4)  # fmt: skip
 
 
-def test_pools_1d():
-    x = rand(2, 3, 11)
-    compare(lambda x: F.max_pool1d(x, 3, 2, 1), lambda x: TF.max_pool1d(x, 3, 2, 1), x)
-    compare(lambda x: F.avg_pool1d(x, 4, 2, 2, count_include_pad=False),
-            lambda x: TF.avg_pool1d(x, 4, 2, 2, count_include_pad=False), x)  # fmt: skip
-    compare(lambda x: F.adaptive_avg_pool1d(x, 4), lambda x: TF.adaptive_avg_pool1d(x, 4), x)
-    compare(lambda x: nn.AdaptiveAvgPool1d(5)(x), lambda x: torch.nn.AdaptiveAvgPool1d(5)(x), x[0])
-    v, i = F.max_pool1d(pf.tensor(x), 2, return_indices=True)
-    tv, ti = TF.max_pool1d(torch.tensor(x), 2, return_indices=True)
-    np.testing.assert_array_equal(i.numpy(), ti.numpy())
-
-
-INTERP = [
-    ((2, 3, 5, 4), {"size": (7, 9)}),
-    ((2, 3, 5, 4), {"scale_factor": 2}),
-    ((2, 3, 5, 4), {"scale_factor": 0.6, "mode": "nearest"}),
-    ((2, 3, 5, 4), {"scale_factor": 1.7, "mode": "nearest-exact"}),
-    ((2, 3, 5, 4), {"size": (8, 3), "mode": "bilinear"}),
-    ((2, 3, 5, 4), {"scale_factor": 2.5, "mode": "bilinear"}),
-    ((2, 3, 5, 4), {"size": (8, 7), "mode": "bilinear", "align_corners": True}),
-    ((2, 3, 5, 4), {"scale_factor": 1.5, "mode": "bilinear", "recompute_scale_factor": True}),
-    ((2, 3, 6), {"size": 11, "mode": "linear"}),
-    ((2, 3, 6), {"scale_factor": 3, "mode": "nearest"}),
-    ((1, 2, 3, 4, 5), {"size": (5, 3, 7), "mode": "trilinear", "align_corners": False}),
-    ((2, 3, 6, 9), {"size": (4, 5), "mode": "area"}),
-]
-
-
-@pytest.mark.parametrize("shape, kw", INTERP)
-def test_interpolate_matches_torch(shape, kw):
-    compare(lambda x: F.interpolate(x, **kw), lambda x: TF.interpolate(x, **kw), rand(*shape))
-
-
-def test_interpolate_float32_indices_as_torch():
-    x = rand(1, 1, 7, 13).astype(np.float32)
-    for kw in ({"scale_factor": 1.3}, {"size": (10, 30), "mode": "bilinear"}, {"size": (3, 5)}):
-        np.testing.assert_allclose(F.interpolate(pf.tensor(x), **kw).numpy(),
-                                   TF.interpolate(torch.tensor(x), **kw).numpy(), rtol=1e-6, atol=1e-6)  # fmt: skip
-    up = nn.UpsamplingBilinear2d(scale_factor=2)
-    np.testing.assert_allclose(up(pf.tensor(x)).numpy(), torch.nn.UpsamplingBilinear2d(scale_factor=2)(
-        torch.tensor(x)).numpy(), rtol=1e-6, atol=1e-6)  # fmt: skip
-
-
-def test_pixel_shuffle_roundtrip_matches_torch():
-    x = rand(2, 12, 3, 4)
-    compare(lambda x: F.pixel_shuffle(x, 2), lambda x: TF.pixel_shuffle(x, 2), x)
-    compare(lambda x: nn.PixelUnshuffle(2)(x), lambda x: torch.nn.PixelUnshuffle(2)(x), rand(3, 4, 6, 8))
-    y = F.pixel_unshuffle(F.pixel_shuffle(pf.tensor(x), 2), 2)
-    np.testing.assert_array_equal(y.numpy(), x)
-
-
-def test_channel_dropout():
-    pf.manual_seed(0)
-    x = pf.ones(4, 8, 3, 3)
-    y = nn.Dropout2d(0.5)(x).numpy()
-    per_channel = y.reshape(4, 8, 9)
-    assert np.all((per_channel == 0).all(-1) | (per_channel == 2).all(-1))
-    assert 0 < (per_channel[..., 0] == 0).sum() < 32
-    assert nn.Dropout2d().eval()(x) is x
-    with pytest.warns(UserWarning, match="3D input to dropout2d"):
-        y = F.dropout2d(pf.ones(2, 6, 5))
-    assert np.all((y.numpy() == 0).all(-1) | (y.numpy() == 2).all(-1))
-    z = F.dropout1d(pf.ones(6, 5), 0.5).numpy()
-    assert np.all((z == 0).all(-1) | (z == 2).all(-1))
-    z = F.dropout3d(pf.ones(2, 3, 2, 2, 2), 0.5).numpy().reshape(2, 3, 8)
-    assert np.all((z == 0).all(-1) | (z == 2).all(-1))
-
-
-def test_bad_input():
+def test_conv1d_and_conv_transpose_bad_input():
     with pytest.raises(ValueError, match="3-d"):
         F.conv1d(pf.randn(2, 3, 4, 5), pf.randn(2, 3, 1))
     with pytest.raises(ValueError, match="expects 3"):
         F.conv_transpose2d(pf.randn(1, 2, 4, 4), pf.randn(3, 2, 3, 3))
     with pytest.raises(ValueError, match="output_padding"):
         F.conv_transpose2d(pf.randn(1, 2, 4, 4), pf.randn(2, 2, 3, 3), stride=1, output_padding=1)
-    with pytest.raises(ValueError, match="only one of size or scale_factor"):
-        F.interpolate(pf.randn(1, 1, 4, 4), size=3, scale_factor=2)
-    with pytest.raises(ValueError, match="either size or scale_factor"):
-        F.interpolate(pf.randn(1, 1, 4, 4))
-    with pytest.raises(ValueError, match="align_corners option"):
-        F.interpolate(pf.randn(1, 1, 4, 4), size=3, align_corners=True)
-    with pytest.raises(NotImplementedError, match="needs 4D input"):
-        F.interpolate(pf.randn(1, 1, 4), size=3, mode="bilinear")
-    with pytest.raises(ValueError, match="mode must be one of"):
-        F.interpolate(pf.randn(1, 1, 4, 4), size=3, mode="cubic")
-    with pytest.raises(ValueError, match="divisible by the square"):
-        F.pixel_shuffle(pf.randn(1, 5, 2, 2), 2)
-    with pytest.raises(ValueError, match="between 0 and 1"):
-        F.dropout2d(pf.randn(1, 2, 3, 3), 2.0)
-    with pytest.raises(ValueError, match="4-d"):
-        F.dropout2d(pf.randn(1, 2, 3, 3, 3))
+
+
+def test_unfold_fold_match_torch(rng):
+    kw = dict(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+    compare(lambda x: F.unfold(x, **kw), lambda x: TF.unfold(x, **kw), f64(rng, 2, 3, 6, 7))
+    col = TF.unfold(torch.zeros(2, 3, 6, 7), **kw)
+    compare(lambda c: F.fold(c, (6, 7), **kw), lambda c: TF.fold(c, (6, 7), **kw), f64(rng, *col.shape))
+    x = leaf(f64(rng, 1, 2, 4, 4))
+    gc(lambda x: F.fold(F.unfold(x, 2, padding=1), (4, 4), 2, padding=1), x)
+
+
+def test_fold_unit_and_strided_columns_match_torch(rng):
+    """fold's unit-stride fast path and the strided loop (a transposed col) agree with torch."""
+    kw = dict(kernel_size=3, padding=1)
+    col = rng.standard_normal((2, 2 * 9, 13 * 10)).astype(np.float32)
+    ref = TF.fold(torch.from_numpy(col), (13, 10), **kw).numpy()
+    assert np.allclose(F.fold(pf.tensor(col), (13, 10), **kw).numpy(), ref, rtol=1e-6, atol=1e-6)
+    ct = np.ascontiguousarray(col.transpose(0, 2, 1))
+    strided = pf.tensor(ct).transpose(1, 2)
+    assert np.allclose(F.fold(strided, (13, 10), **kw).numpy(), ref, rtol=1e-6, atol=1e-6)
+
+
+def test_fold_bad_input(rng):
+    with pytest.raises(ValueError, match="calculated number of sliding blocks 3 \\* 3 = 9, but got 10"):
+        F.fold(pf.randn(1, 4, 10), (4, 4), 2)
+    with pytest.raises(ValueError, match="divisible by the product of kernel_size 4"):
+        F.fold(pf.randn(1, 5, 9), (4, 4), 2)
+
+
+LAYERS = {
+    "conv": (lambda n: n.Conv2d(3, 4, 3), [randn(2, 3, 7, 7)]),
+    "conv_strided_grouped": (lambda n: n.Conv2d(4, 6, (3, 2), stride=2, padding=1, dilation=(1, 2), groups=2),
+                             [randn(2, 4, 9, 8)]),
+    "conv_same_nobias": (lambda n: n.Conv2d(3, 2, 3, padding="same", bias=False), [randn(1, 3, 5, 6)]),
+    "conv_unbatched": (lambda n: n.Conv2d(2, 3, 2, stride=(1, 2)), [randn(2, 5, 5)]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_layer_matches_torch(name):
+    build, inputs, *kwargs = LAYERS[name]
+    compare_module(build, *inputs, **(kwargs[0] if kwargs else {}))
+
+
+CASES = {
+    "unfold": (lambda n: n.Unfold(2, padding=1, stride=2), [(2, 3, 5, 4)]),
+    "fold": (lambda n: n.Fold((4, 5), 2), [(2, 12, 12)]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_layer_float64_matches_torch(name):
+    build, shapes = CASES[name]
+    run_module(build, *shapes)
+
+
+def test_conv_init_bounds_as_torch():
+    pf.manual_seed(0)
+    m = nn.ConvTranspose2d(64, 8, 3)  # torch's fan-in is weight.size(1) * k*k = 8 * 9
+    bound = 1 / np.sqrt(8 * 9)
+    assert np.abs(m.bias.detach().numpy()).max() <= bound
+    assert np.abs(m.weight.detach().numpy()).max() > 0.7 * bound
 
 
 def test_inplace_activation_after_conv_and_3d_linear_under_autograd():
@@ -199,3 +340,26 @@ def test_inplace_activation_after_conv_and_3d_linear_under_autograd():
             y.square().sum().backward()
             grads.append(m.weight.grad.numpy().copy())
         np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: nn.Conv2d(3, 4, 3, groups=2),
+        lambda: nn.Conv2d(4, 3, 3, groups=2),
+        lambda: nn.Conv2d(4, 4, 3, groups=0),
+        lambda: nn.Conv2d(4, 4, 3, padding="full"),
+        lambda: nn.Conv2d(4, 4, 3, stride=2, padding="same"),
+        lambda: nn.Conv2d(4, 4, 3, padding_mode="mirror"),
+    ],
+)
+def test_constructor_errors(build):
+    with pytest.raises((ValueError, AssertionError)):
+        build()
+
+
+def test_reprs_match_torch():
+    assert_reprs_match(
+        lambda n: n.Conv2d(3, 4, 3, padding="same", bias=False),
+        lambda n: n.Conv2d(3, 4, (1, 3), stride=(2, 1), padding=(0, 1), dilation=2, groups=1),
+    )

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import pyframe as pf
+import pyframe.nn as nn
 import pyframe.nn.init as init
 
 
@@ -134,3 +135,35 @@ def test_orthogonal_float64_precision_and_errors():
 def test_generator_argument_is_refused():
     with pytest.raises(NotImplementedError, match="manual_seed"):
         init.uniform_(pf.empty(2), generator=object())
+
+
+def _arr(t) -> np.ndarray:
+    return t.detach().numpy()
+
+
+def test_default_initialisation():
+    pf.manual_seed(0)
+    lin = nn.Linear(50, 40)
+    bound = 1 / math.sqrt(50)
+    for t in (lin.weight, lin.bias):
+        a = _arr(t)
+        assert a.min() >= -bound and a.max() <= bound and a.std() > bound / 3  # not zeros, not constant
+    conv = nn.Conv2d(6, 8, 3, groups=2)
+    bound = 1 / math.sqrt(3 * 3 * 3)
+    assert conv.weight.shape == (8, 3, 3, 3) and np.abs(_arr(conv.weight)).max() <= bound
+    assert np.abs(_arr(conv.bias)).max() <= bound
+    emb = nn.Embedding(1000, 8, padding_idx=3)
+    w = _arr(emb.weight)
+    assert abs(w.mean()) < 0.05 and 0.95 < w.std() < 1.05 and not w[3].any()
+    bn = nn.BatchNorm2d(3)
+    assert _arr(bn.weight).tolist() == [1, 1, 1] and _arr(bn.bias).tolist() == [0, 0, 0]
+    assert _arr(bn.running_var).tolist() == [1, 1, 1] and bn.num_batches_tracked.dtype == pf.int64
+    ln = nn.LayerNorm((2, 3))
+    assert ln.weight.shape == (2, 3) and _arr(ln.bias).tolist() == [[0, 0, 0]] * 2
+    lin.reset_parameters()
+    bn.running_mean.fill_(3.0)
+    bn.reset_parameters()
+    assert _arr(bn.running_mean).tolist() == [0, 0, 0]
+    assert nn.Linear(3, 2, dtype=pf.float64).weight.dtype == pf.float64
+    emb2 = nn.Embedding.from_pretrained(pf.ones(4, 2))
+    assert not emb2.weight.requires_grad and emb2.weight.shape == (4, 2)

@@ -1,34 +1,86 @@
-"""The CNN step's fused C kernels against torch: max pooling (values, indices, gradients) on
-strided and odd inputs, batch norm with batch statistics (cancellation, strides, running
-statistics) and where's branch-free runs."""
+"""Pooling against torch: max (values, indices, gradients, NaN and ties, strided input, the C kernel's checks),
+average and adaptive pools in 1-d and 2-d, functional and modules; gradchecks and bad input."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pytest
 
 import pyframe as pf
+import pyframe.nn as nn
 import pyframe.nn.functional as F
-from pyframe._backend import NULL, check, lib
+from pyframe._backend import check, lib
+from tests._oracle import (
+    assert_reprs_match,
+    both,
+    compare,
+    compare_module,
+    f64,
+    gc,
+    grads_equal,
+    leaf,
+    rand,
+    randn,
+    run_module,
+)
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
+compare9 = functools.partial(compare, rtol=1e-9, atol=1e-10, seed=99)
 
 
-def _both(arr: np.ndarray, grad: bool = True):
-    return pf.tensor(arr, requires_grad=grad), torch.tensor(arr, requires_grad=grad)
+POOL_CASES = [  # kernel, stride, padding, dilation
+    (2, None, 0, 1),
+    (3, 2, 1, 1),
+    ((2, 3), (1, 2), (1, 1), 1),
+    (2, 1, 0, 2),
+]
 
 
-def _grads_equal(po, to, pins, tins, rtol, atol, seed=1):
-    np.testing.assert_allclose(po.detach().numpy(), to.detach().numpy(), rtol=rtol, atol=atol, err_msg="forward")
-    cot = np.random.default_rng(seed).standard_normal(tuple(to.shape)).astype(po.detach().numpy().dtype)
-    po.backward(pf.tensor(cot))
-    to.backward(torch.tensor(cot).to(to.dtype))
-    for i, (p, t) in enumerate(zip(pins, tins, strict=True)):
-        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=rtol, atol=atol, err_msg=f"grad {i}")
+def _distinct(rng, *shape):
+    """Values without ties, so that max pooling's gradient is well defined."""
+    return rng.permutation(np.prod(shape)).reshape(shape) / 7.0 - 3.0
 
 
-# ---- max pooling ----------------------------------------------------------------------------
+@pytest.mark.parametrize("k, s, p, d", POOL_CASES)
+def test_max_pool2d_matches_torch(rng, k, s, p, d):
+    x = _distinct(rng, 2, 3, 7, 8)
+    compare(lambda x: F.max_pool2d(x, k, s, p, d), lambda x: TF.max_pool2d(x, k, s, p, d), x)
+    out, idx = F.max_pool2d(pf.tensor(x), k, s, p, d, return_indices=True)
+    tout, tidx = TF.max_pool2d(torch.tensor(x), k, s, p, d, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
+    assert idx.dtype == pf.int64
+
+
+def test_max_pool2d_ties_and_nan_like_torch():
+    """All-zero windows (common after ReLU) send the gradient to the first position; NaN wins."""
+    x = np.zeros((1, 1, 4, 6))
+    x[0, 0, 2, 3] = np.nan
+    compare(lambda x: F.max_pool2d(x, 2), lambda x: TF.max_pool2d(x, 2), x)
+    idx = F.max_pool2d(pf.tensor(x), 2, return_indices=True)[1]
+    np.testing.assert_array_equal(idx.numpy(), TF.max_pool2d(torch.tensor(x), 2, return_indices=True)[1].numpy())
+
+
+def test_max_pool2d_unbatched_and_float32(rng):
+    x = _distinct(rng, 3, 6, 6).astype(np.float32)
+    compare(lambda x: F.max_pool2d(x, 2), lambda x: TF.max_pool2d(x, 2), x)
+
+
+@pytest.mark.parametrize("k, s, p, d", POOL_CASES[1:])
+def test_max_pool2d_gradcheck(rng, k, s, p, d):
+    x = leaf(_distinct(rng, 1, 2, 6, 6))
+    gc(lambda x: F.max_pool2d(x, k, s, p, d), x)
+
+
+def test_max_pool2d_bad_input():
+    with pytest.raises(NotImplementedError, match="ceil_mode=True"):
+        F.max_pool2d(pf.randn(1, 1, 5, 5), 2, ceil_mode=True)
+    with pytest.raises(ValueError, match="pad should be at most half of effective kernel size, but got pad=2"):
+        F.max_pool2d(pf.randn(1, 1, 5, 5), 3, padding=2)
+    with pytest.raises(ValueError, match=r"kernel size \(4, 4\).*\(3, 3\)"):
+        F.max_pool2d(pf.randn(1, 1, 3, 3), 4)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -39,12 +91,12 @@ def test_max_pool2d_strided_input_values_indices_grads(dtype, k, s, p, d):
     rng = np.random.default_rng(3)
     # a permuted (non-contiguous) input with ties: zeros as after ReLU
     base = np.maximum(rng.standard_normal((2, 3, 9, 8)), 0).astype(dtype)
-    px, tx = _both(base)
+    px, tx = both(base)
     pv, tv = px.permute(0, 1, 3, 2), tx.permute(0, 1, 3, 2)
     po, pi = F.max_pool2d(pv, k, s, p, d, return_indices=True)
     to, ti = TF.max_pool2d(tv, k, s, p, d, return_indices=True)
     np.testing.assert_array_equal(pi.numpy(), ti.numpy())
-    _grads_equal(po, to, [px], [tx], rtol=0, atol=0)
+    grads_equal(po, to, [px], [tx], rtol=0, atol=0)
 
 
 def test_max_pool2d_nan_inf_and_odd_sizes():
@@ -80,131 +132,89 @@ def test_max_pool2d_backward_kernel_refuses_bad_indices():
         check(lib.pf_max_pool2d_backward(gy._d(), gy._d(), gx._d(), 2, 2, 2, 2, 0, 0, 1, 1))
 
 
-# ---- batch norm -----------------------------------------------------------------------------
+@pytest.mark.parametrize("k, s, p", [(2, None, 0), (3, 2, 1), ((2, 3), (1, 2), (1, 1))])
+@pytest.mark.parametrize("count_include_pad", [True, False])
+def test_avg_pool2d_matches_torch(rng, k, s, p, count_include_pad):
+    compare(
+        lambda x: F.avg_pool2d(x, k, s, p, count_include_pad=count_include_pad),
+        lambda x: TF.avg_pool2d(x, k, s, p, count_include_pad=count_include_pad),
+        f64(rng, 2, 3, 7, 8),
+    )  # fmt: skip
 
 
-@pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-4), (np.float64, 1e-8)])
-@pytest.mark.parametrize("shape", [(5, 3), (4, 3, 37), (8, 4, 9, 11)])
-@pytest.mark.parametrize("offset", [0.0, 1000.0])
-def test_batch_norm_fused_matches_torch(dtype, tol, shape, offset):
-    """Against torch in float64 on the same values: with a large mean beside a small spread a
-    folded x * scale + shift in float32 (torch's own float32 kernel) is off by 1e-2, and a
-    one-pass sum of squares would cancel to garbage."""
-    rng = np.random.default_rng(5)
-    c = shape[1]
-    spread = 0.01 if offset else 1.0
-    xa = (offset + spread * rng.standard_normal(shape)).astype(dtype)
-    wa, ba = rng.standard_normal(c).astype(dtype), rng.standard_normal(c).astype(dtype)
-    px, pw, pb = (pf.tensor(a, requires_grad=True) for a in (xa, wa, ba))
-    tx, tw, tb = (torch.tensor(a.astype(np.float64), requires_grad=True) for a in (xa, wa, ba))
-    prm, prv = pf.zeros(c, dtype=px.dtype), pf.ones(c, dtype=px.dtype)
-    trm, trv = torch.zeros(c, dtype=torch.float64), torch.ones(c, dtype=torch.float64)
-    po = F.batch_norm(px, prm, prv, pw, pb, training=True, momentum=0.3, eps=1e-3)
-    to = TF.batch_norm(tx, trm, trv, tw, tb, training=True, momentum=0.3, eps=1e-3)
-    assert po.dtype == px.dtype
-    _grads_equal(po, to, [px, pw, pb], [tx, tw, tb], rtol=tol, atol=tol)
-    np.testing.assert_allclose(prm.numpy(), trm.numpy(), rtol=tol)
-    np.testing.assert_allclose(prv.numpy(), trv.numpy(), rtol=tol * 10, atol=tol)
+def test_avg_pool2d_divisor_override_gradcheck_and_errors(rng):
+    compare(lambda x: F.avg_pool2d(x, 2, divisor_override=3), lambda x: TF.avg_pool2d(x, 2, divisor_override=3),
+            f64(rng, 1, 2, 4, 4))  # fmt: skip
+    x = leaf(f64(rng, 1, 2, 5, 5))
+    gc(lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), x)
+    with pytest.raises(NotImplementedError, match="ceil_mode"):
+        F.avg_pool2d(pf.randn(1, 1, 5, 5), 2, ceil_mode=True)
 
 
-def test_batch_norm_fused_strided_input_and_partial_grads():
-    rng = np.random.default_rng(6)
-    xa = rng.standard_normal((6, 5, 4, 3))
-    (px, tx), (pw, tw) = _both(xa), _both(rng.standard_normal(4), grad=False)
-    # channels from dim 2 of the leaf: the normalized input is a non-contiguous view
-    po = F.batch_norm(px.transpose(1, 2), None, None, pw, None, training=True)
-    to = TF.batch_norm(tx.transpose(1, 2), None, None, tw, None, training=True)
-    _grads_equal(po, to, [px], [tx], rtol=1e-10, atol=1e-10)
-    assert pw.grad is None
+@pytest.mark.parametrize("size", [1, (2, 3), (3, 5)])
+def test_adaptive_avg_pool2d_matches_torch(rng, size):
+    compare(lambda x: F.adaptive_avg_pool2d(x, size), lambda x: TF.adaptive_avg_pool2d(x, size), f64(rng, 2, 3, 6, 9))
 
 
-def test_batch_norm2d_module_trains_like_torch():
-    rng = np.random.default_rng(7)
-    pm, tm = pf.nn.BatchNorm2d(3), torch.nn.BatchNorm2d(3)
-    for _ in range(3):
-        xa = rng.standard_normal((4, 3, 5, 5)).astype(np.float32) * 3 + 1
-        po, to = pm(pf.tensor(xa)), tm(torch.tensor(xa))
-        np.testing.assert_allclose(po.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(pm.running_mean.numpy(), tm.running_mean.numpy(), rtol=1e-5)
-    np.testing.assert_allclose(pm.running_var.numpy(), tm.running_var.numpy(), rtol=1e-5)
-    assert int(pm.num_batches_tracked.item()) == 3
+def test_pools_1d():
+    x = rand(2, 3, 11)
+    compare9(lambda x: F.max_pool1d(x, 3, 2, 1), lambda x: TF.max_pool1d(x, 3, 2, 1), x)
+    compare9(lambda x: F.avg_pool1d(x, 4, 2, 2, count_include_pad=False),
+            lambda x: TF.avg_pool1d(x, 4, 2, 2, count_include_pad=False), x)  # fmt: skip
+    compare9(lambda x: F.adaptive_avg_pool1d(x, 4), lambda x: TF.adaptive_avg_pool1d(x, 4), x)
+    compare9(lambda x: nn.AdaptiveAvgPool1d(5)(x), lambda x: torch.nn.AdaptiveAvgPool1d(5)(x), x[0])
+    v, i = F.max_pool1d(pf.tensor(x), 2, return_indices=True)
+    tv, ti = TF.max_pool1d(torch.tensor(x), 2, return_indices=True)
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())
 
 
-def test_batch_norm_kernel_refuses_bad_shapes():
-    x, y = pf.randn(2, 3, 4), pf.empty(2, 3, 4)
-    mean, var, short = pf.empty(3, dtype=pf.float64), pf.empty(3, dtype=pf.float64), pf.empty(2)
-    with pytest.raises(ValueError, match=r"weight must have shape \[3\]"):
-        check(lib.pf_batch_norm_forward(x._d(), short._d(), NULL, 1e-5, 0.1, NULL, NULL, y._d(), mean._d(), var._d()))
-    with pytest.raises(TypeError, match="mean must be float64, got float32"):
-        check(lib.pf_batch_norm_forward(x._d(), NULL, NULL, 1e-5, 0.1, NULL, NULL, y._d(), y[0, :, 0]._d(), var._d()))
-    with pytest.raises(ValueError, match="output must be contiguous"):
-        yt = pf.empty(3, 2, 4).transpose(0, 1)
-        check(lib.pf_batch_norm_forward(x._d(), NULL, NULL, 1e-5, 0.1, NULL, NULL, yt._d(), mean._d(), var._d()))
+def test_adaptive_max_pool2d_indices_match_torch():
+    x = rand(2, 3, 4, 6)
+    v, i = F.adaptive_max_pool2d(pf.tensor(x), (2, 3), return_indices=True)
+    tv, ti = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), (2, 3), return_indices=True)
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())
 
 
-# ---- where ----------------------------------------------------------------------------------
+def test_adaptive_max_pool2d_bad_input():
+    with pytest.raises(NotImplementedError, match="return_indices"):
+        F.adaptive_max_pool2d(pf.randn(1, 1, 5, 5), 3, return_indices=True)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.float16])
-def test_where_branch_free_runs(dtype):
-    rng = np.random.default_rng(8)
-    c = rng.standard_normal((3, 50, 7)) > 0
-    a = (rng.standard_normal((3, 50, 7)) * 10).astype(dtype)
-    b = (rng.standard_normal((50, 7)) * 10).astype(dtype)
-    pc, pa, pb = pf.tensor(c), pf.tensor(a), pf.tensor(b)
-    np.testing.assert_array_equal(pf.where(pc, pa, 0).numpy(), np.where(c, a, 0).astype(dtype))
-    np.testing.assert_array_equal(pf.where(pc, pa, pb).numpy(), np.where(c, a, b))
-    # strided operands take the general run
-    b3 = (rng.standard_normal((3, 50, 7)) * 10).astype(dtype)
-    got = pf.where(pc.transpose(0, 2), pa.transpose(0, 2), pf.tensor(b3).transpose(0, 2))
-    np.testing.assert_array_equal(got.numpy(), np.where(c, a, b3).transpose(2, 1, 0))
+LAYERS = {
+    "maxpool": (lambda n: n.MaxPool2d(2), [randn(2, 3, 6, 6)]),
+    "maxpool_padded": (lambda n: n.MaxPool2d(3, stride=2, padding=1, dilation=1), [randn(1, 2, 7, 7)]),
+    "maxpool_dilated": (lambda n: n.MaxPool2d((2, 3), stride=(1, 2), dilation=2), [randn(1, 2, 7, 9)]),
+    "avgpool": (lambda n: n.AvgPool2d(2), [randn(2, 3, 6, 6)]),
+    "avgpool_padded": (lambda n: n.AvgPool2d(3, stride=2, padding=1), [randn(1, 2, 7, 7)]),
+    "avgpool_no_pad_count": (lambda n: n.AvgPool2d(3, stride=2, padding=1, count_include_pad=False),
+                             [randn(1, 2, 7, 7)]),
+    "adaptive_avgpool": (lambda n: n.AdaptiveAvgPool2d((2, 3)), [randn(2, 3, 6, 6)]),
+    "adaptive_avgpool_uneven": (lambda n: n.AdaptiveAvgPool2d(3), [randn(1, 2, 5, 7)]),
+}  # fmt: skip
 
 
-def test_where_keeps_nan_payload_and_relu_grad():
-    bits = np.array([0x7FC01234, 0x3F800000], dtype=np.uint32).view(np.float32)
-    out = pf.where(pf.tensor([True, False]), pf.tensor(bits), 2.0).numpy()
-    assert out.view(np.uint32)[0] == 0x7FC01234 and out[1] == 2.0
-    xa = np.random.default_rng(9).standard_normal((64, 40)).astype(np.float32)
-    (px, tx) = _both(xa)
-    _grads_equal(px.relu(), tx.relu(), [px], [tx], rtol=0, atol=0)
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_layer_matches_torch(name):
+    build, inputs, *kwargs = LAYERS[name]
+    compare_module(build, *inputs, **(kwargs[0] if kwargs else {}))
 
 
-def test_batch_norm_output_takes_inplace_relu_under_autograd():
-    """DCGAN's BatchNorm2d -> ReLU(inplace=True): the output owns its memory, not a view."""
-    xa = np.random.default_rng(10).standard_normal((4, 3, 5, 5)).astype(np.float32)
-    res = []
-    for lib_, fns in ((pf, F), (torch, TF)):
-        x = lib_.tensor(xa, requires_grad=True)
-        y = fns.relu(fns.batch_norm(x, None, None, training=True), inplace=True)
-        (y * y).sum().backward()
-        res.append(x.grad.numpy())
-    np.testing.assert_allclose(res[0], res[1], rtol=1e-4, atol=1e-5)
+CASES = {
+    "adaptive_max2d": (lambda n: n.AdaptiveMaxPool2d((3, 2)), [(2, 3, 7, 5)]),
+    "adaptive_max2d_even": (lambda n: n.AdaptiveMaxPool2d(2), [(2, 3, 4, 6)]),
+    "adaptive_max1d": (lambda n: n.AdaptiveMaxPool1d(3), [(2, 3, 8)]),
+}  # fmt: skip
 
 
-# ---- conv2d ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", list(CASES))
+def test_layer_float64_matches_torch(name):
+    build, shapes = CASES[name]
+    run_module(build, *shapes)
 
 
-@pytest.mark.parametrize(
-    "xs, ws, stride, padding, dilation, groups",
-    [
-        ((3, 4, 24, 24), (6, 2, 3, 3), 1, 1, 1, 2),  # 576 positions: one GEMM per sample
-        ((5, 4, 10, 12), (6, 4, 3, 3), 1, 1, 1, 1),  # small images: one GEMM per chunk
-        ((4, 3, 11, 9), (6, 1, 3, 3), 1, (2, 1), 1, 3),  # taller output than input, depthwise
-        ((2, 2, 13, 13), (3, 2, 3, 3), 2, 1, 2, 1),
-        ((2, 1, 28, 28), (8, 1, 3, 3), 1, 0, 1, 1),
-    ],
-)
-@pytest.mark.parametrize("transposed", [False, True])
-def test_conv2d_paths_match_torch(xs, ws, stride, padding, dilation, groups, transposed):
-    rng = np.random.default_rng(11)
-    xa = rng.standard_normal(xs[:2] + (xs[:1:-1] if transposed else xs[2:])).astype(np.float32)
-    (px, tx), (pw, tw), (pb, tb) = (
-        _both(xa),
-        _both(rng.standard_normal(ws).astype(np.float32)),
-        _both(rng.standard_normal(ws[0]).astype(np.float32)),
+def test_reprs_match_torch():
+    assert_reprs_match(
+        lambda n: n.MaxPool2d((2, 3), stride=1, padding=1, dilation=2),
+        lambda n: n.AvgPool2d(3, count_include_pad=False),
+        lambda n: n.AdaptiveAvgPool2d((None, 3)),
     )
-    args = (stride, padding, dilation, groups)
-    view = (lambda t: t.transpose(2, 3)) if transposed else (lambda t: t)
-    po = F.conv2d(view(px), pw, pb, *args)
-    to = TF.conv2d(view(tx), tw, tb, *args)
-    _grads_equal(po, to, [px, pw, pb], [tx, tw, tb], rtol=1e-4, atol=1e-4)

@@ -3,6 +3,7 @@ final states and every gradient; float64 gradchecks; torch's parameter names, in
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -11,28 +12,11 @@ import pytest
 import pyframe as pf
 import pyframe.nn as nn
 from pyframe.autograd import gradcheck
+from tests._oracle import close, twin
+from tests._oracle import rand as _rand
 
 torch = pytest.importorskip("torch")
-
-
-def rand(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape) * 0.7
-
-
-def close(p, t, rtol=1e-9, atol=1e-10):
-    np.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=rtol, atol=atol)
-
-
-def twin(build):
-    torch.manual_seed(0)
-    t, p = build(torch.nn).double(), build(nn).double()
-    tsd, psd = t.state_dict(), p.state_dict()
-    assert list(tsd) == list(psd)
-    with pf.no_grad():
-        for k in tsd:
-            assert tuple(tsd[k].shape) == tuple(psd[k].shape), k
-            psd[k].copy_(pf.tensor(tsd[k].numpy().copy()))
-    return t, p
+rand = functools.partial(_rand, scale=0.7)
 
 
 def flat(out):

@@ -16,6 +16,7 @@ import pytest
 
 import pyframe
 from tests._helpers import ALL, DTYPES, FLOATS, INTS, NUMERIC, assert_matches, npy, pf, random_array
+from tests._oracle import both, grads_equal
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -360,6 +361,31 @@ def test_where_long_runs_with_a_broadcast_branch(dtype, n, rng):
     assert_matches(pyframe.where(pf(cond), pf(b), pf(a)), np.where(cond, b, a), dtype, what="where(c, b[1], x)")
     b2 = random_array(rng, (n,), dtype)
     assert_matches(pyframe.where(pf(cond), pf(a), pf(b2)), np.where(cond, a, b2), dtype, what="where(c, x, y)")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.float16])
+def test_where_branch_free_runs(dtype):
+    rng = np.random.default_rng(8)
+    c = rng.standard_normal((3, 50, 7)) > 0
+    a = (rng.standard_normal((3, 50, 7)) * 10).astype(dtype)
+    b = (rng.standard_normal((50, 7)) * 10).astype(dtype)
+    pc, pa, pb = pyframe.tensor(c), pyframe.tensor(a), pyframe.tensor(b)
+    np.testing.assert_array_equal(pyframe.where(pc, pa, 0).numpy(), np.where(c, a, 0).astype(dtype))
+    np.testing.assert_array_equal(pyframe.where(pc, pa, pb).numpy(), np.where(c, a, b))
+    # strided operands take the general run
+    b3 = (rng.standard_normal((3, 50, 7)) * 10).astype(dtype)
+    got = pyframe.where(pc.transpose(0, 2), pa.transpose(0, 2), pyframe.tensor(b3).transpose(0, 2))
+    np.testing.assert_array_equal(got.numpy(), np.where(c, a, b3).transpose(2, 1, 0))
+
+
+def test_where_keeps_nan_payload_and_relu_grad():
+    pytest.importorskip("torch")
+    bits = np.array([0x7FC01234, 0x3F800000], dtype=np.uint32).view(np.float32)
+    out = pyframe.where(pyframe.tensor([True, False]), pyframe.tensor(bits), 2.0).numpy()
+    assert out.view(np.uint32)[0] == 0x7FC01234 and out[1] == 2.0
+    xa = np.random.default_rng(9).standard_normal((64, 40)).astype(np.float32)
+    (px, tx) = both(xa)
+    grads_equal(px.relu(), tx.relu(), [px], [tx], rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("name", ["relu", "tanh", "sigmoid"])

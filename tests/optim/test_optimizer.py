@@ -9,6 +9,7 @@ import pytest
 
 import pyframe
 from pyframe import optim
+from pyframe._backend import NULL, lib
 
 torch = pytest.importorskip("torch")
 
@@ -429,3 +430,43 @@ def test_a_refused_step_changes_nothing(name):
         for k, v in state.items():
             w = after[key][k]
             assert (w.tolist() == v.tolist()) if isinstance(v, pyframe.Tensor) else w == v
+
+
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_adamw_group_in_one_call_matches_torch(amsgrad):
+    """Mixed float32/float64 parameters, one without a grad, a loaded number step: pf_adam_multi
+    steps each like torch's AdamW, step counts included."""
+    rng = np.random.default_rng(6)
+    arrays = [
+        rng.standard_normal(s).astype(dt) for s, dt in (((5, 3), "float32"), ((4,), "float64"), ((2,), "float32"))
+    ]
+    kw = dict(lr=0.01, betas=(0.9, 0.95), weight_decay=0.1, amsgrad=amsgrad)
+    pp = [pyframe.nn.Parameter(pyframe.tensor(a)) for a in arrays]
+    tp = [torch.nn.Parameter(torch.tensor(a)) for a in arrays]
+    po, to = pyframe.optim.AdamW(pp, **kw), torch.optim.AdamW(tp, **kw)
+    for i in range(4):
+        for k, (p, t) in enumerate(zip(pp, tp, strict=True)):
+            grad = None if k == 2 and i < 2 else rng.standard_normal(t.shape).astype(arrays[k].dtype)
+            p.grad = None if grad is None else pyframe.tensor(grad)
+            t.grad = None if grad is None else torch.tensor(grad)
+        po.step()
+        to.step()
+        if i == 1:  # a state loaded with plain-number steps keeps counting
+            po.state[pp[0]]["step"] = 2
+    for p, t in zip(pp, tp, strict=True):
+        np.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=1e-6, atol=1e-7)
+        assert float(po.state[p]["step"]) == float(to.state[t]["step"])
+    assert po.state[pp[0]]["step"].dtype == pyframe.float32
+
+
+def test_adam_multi_core_checks_change_nothing():
+    p, g = pyframe.zeros(3), pyframe.ones(3)
+    m, v, step = pyframe.zeros(3), pyframe.zeros(3), pyframe.zeros((), dtype=pyframe.float32)
+    ffi = pyframe._backend.ffi
+    ptrs = [ffi.new("void *[]", [p._ptr, p._ptr]), ffi.new("void *[]", [g._ptr, g._ptr]),
+            ffi.new("void *[]", [m._ptr, m._ptr]), ffi.new("void *[]", [v._ptr, NULL])]  # fmt: skip
+    steps = ffi.new("float *[]", [ffi.cast("float *", step._ptr)] * 2)
+    with pytest.raises(ValueError, match="NULL buffer for parameter 1"):
+        pyframe._backend.check(lib.pf_adam_multi(0, 2, *ptrs, NULL, ffi.new("int64_t[]", [3, 3]), steps, 0.1, 0.9, 0.99,
+                                            1e-8, 0.0, 0, 1, 0))  # fmt: skip
+    assert float(step) == 0.0 and float(p.sum()) == 0.0  # parameter 0 untouched too

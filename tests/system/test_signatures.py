@@ -4,11 +4,13 @@ signatures are read from its docstrings (its functions are builtins without insp
 from __future__ import annotations
 
 import inspect
+import math
 import re
 
 import pytest
 
 import pyframe
+import pyframe.nn.functional as F
 
 # functions whose every torch parameter name pyframe also has (out= and the factory keywords aside)
 CHECKED = [
@@ -56,3 +58,9 @@ def test_keyword_calls_port():
     assert pyframe.exp(input=pyframe.zeros(1)).item() == 1
     assert pyframe.topk(input=a, k=1, dim=0).values.shape == (1, 3)
     assert pyframe.where(a > 0, input=a, other=0.0).shape == (2, 3)
+
+
+def test_every_public_name_exists():
+    for name in F.__all__:
+        assert callable(getattr(F, name)), name
+    assert not math.isnan(float(F.mse_loss(pyframe.ones(2), pyframe.zeros(2))))

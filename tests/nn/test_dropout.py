@@ -1,0 +1,122 @@
+"""Dropout in every form (dropout, channel dropout 1d/2d/3d, alpha dropout; functional and modules): seeded
+and reproducible, the keep ratio and scaling, gradients, eval mode and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyframe as pf
+import pyframe.nn as nn
+import pyframe.nn.functional as F
+from tests._oracle import (
+    assert_reprs_match,
+    compare_module,
+    f64,
+    leaf,
+    randn,
+)
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+def arr(t) -> np.ndarray:
+    return t.detach().numpy()
+
+
+def test_dropout_reproducible_keep_ratio_and_scaling(restore_seed):
+    x = pf.ones(200, 500)
+    pf.manual_seed(123)
+    a = F.dropout(x, 0.3)
+    pf.manual_seed(123)
+    b = F.dropout(x, 0.3)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert not np.array_equal(a.numpy(), F.dropout(x, 0.3).numpy())
+    vals = a.numpy()
+    kept = vals != 0
+    assert abs(kept.mean() - 0.7) < 0.01
+    np.testing.assert_allclose(vals[kept], 1 / 0.7, rtol=1e-6)
+
+
+def test_dropout_gradient_modes_and_errors(rng):
+    x = leaf(f64(rng, 50, 40))
+    y = F.dropout(x, 0.5)
+    y.sum().backward()
+    mask = y.detach().numpy() != 0
+    np.testing.assert_allclose(x.grad.numpy(), mask * 2.0)
+    assert F.dropout(x, 0.5, training=False) is x
+    assert F.dropout(x, 0.0) is x
+    assert np.all(F.dropout(x, 1.0).detach().numpy() == 0)
+    z = pf.ones(10)
+    assert F.dropout(z, 0.5, inplace=True) is z
+    with pytest.raises(ValueError, match="between 0 and 1, but got 1.5"):
+        F.dropout(x, 1.5)
+
+
+def test_dropout_train_and_eval():
+    pf.manual_seed(7)
+    drop = nn.Dropout(0.25)
+    x = pf.ones(200, 50, requires_grad=True)
+    y = drop(x)
+    kept = arr(y) != 0
+    assert 0.7 < kept.mean() < 0.8
+    np.testing.assert_allclose(arr(y)[kept], 1 / 0.75, rtol=1e-6)
+    y.sum().backward()
+    np.testing.assert_allclose(arr(x.grad), np.where(kept, 1 / 0.75, 0.0), rtol=1e-6)
+    drop.eval()
+    assert drop(x) is x or np.array_equal(arr(drop(x)), arr(x))
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        nn.Dropout(1.5)
+
+
+def test_channel_dropout():
+    pf.manual_seed(0)
+    x = pf.ones(4, 8, 3, 3)
+    y = nn.Dropout2d(0.5)(x).numpy()
+    per_channel = y.reshape(4, 8, 9)
+    assert np.all((per_channel == 0).all(-1) | (per_channel == 2).all(-1))
+    assert 0 < (per_channel[..., 0] == 0).sum() < 32
+    assert nn.Dropout2d().eval()(x) is x
+    with pytest.warns(UserWarning, match="3D input to dropout2d"):
+        y = F.dropout2d(pf.ones(2, 6, 5))
+    assert np.all((y.numpy() == 0).all(-1) | (y.numpy() == 2).all(-1))
+    z = F.dropout1d(pf.ones(6, 5), 0.5).numpy()
+    assert np.all((z == 0).all(-1) | (z == 2).all(-1))
+    z = F.dropout3d(pf.ones(2, 3, 2, 2, 2), 0.5).numpy().reshape(2, 3, 8)
+    assert np.all((z == 0).all(-1) | (z == 2).all(-1))
+
+
+def test_alpha_dropout_keeps_moments():
+    pf.manual_seed(0)
+    x = pf.randn(200_000, dtype=pf.float64)
+    y = nn.AlphaDropout(0.3)(x).numpy()
+    assert abs(y.mean()) < 0.02 and abs(y.std() - 1.0) < 0.02
+    assert nn.AlphaDropout(0.3).eval()(x) is x
+
+
+def test_channel_and_alpha_dropout_bad_input():
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        F.dropout2d(pf.randn(1, 2, 3, 3), 2.0)
+    with pytest.raises(ValueError, match="4-d"):
+        F.dropout2d(pf.randn(1, 2, 3, 3, 3))
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        F.alpha_dropout(pf.randn(3), 1.5, True)
+
+
+LAYERS = {
+    "dropout_eval": (lambda n: n.Dropout(0.3), [randn(3, 4)], {"train": False}),
+    "dropout_p0": (lambda n: n.Dropout(0.0), [randn(3, 4)]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_layer_matches_torch(name):
+    build, inputs, *kwargs = LAYERS[name]
+    compare_module(build, *inputs, **(kwargs[0] if kwargs else {}))
+
+
+def test_reprs_match_torch():
+    assert_reprs_match(
+        lambda n: n.Dropout(p=0.1, inplace=True),
+    )

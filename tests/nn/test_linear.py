@@ -1,0 +1,78 @@
+"""Linear, Bilinear and Identity (functional and modules) against torch: values, gradients, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyframe as pf
+import pyframe.nn.functional as F
+from tests._oracle import (
+    compare,
+    compare_module,
+    f64,
+    leaf,
+    randn,
+    run_module,
+)
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+@pytest.mark.parametrize("xshape", [(5, 4), (4,), (2, 3, 4)])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_linear_matches_torch(rng, xshape, with_bias):
+    arrays = [f64(rng, *xshape), f64(rng, 3, 4)] + ([f64(rng, 3)] if with_bias else [])
+    compare(F.linear, TF.linear, *arrays)
+
+
+def test_linear_float32_and_transposed_input(rng):
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((4, 6), (5, 4), (5,)))
+    compare(lambda x, w, b: F.linear(x.T, w, b), lambda x, w, b: TF.linear(x.T, w, b), x.T.copy().T, w, b, rtol=1e-5)
+    compare(F.linear, TF.linear, x[:, :4].copy(), w, b, rtol=1e-5, atol=1e-6)
+
+
+def test_linear_broadcast_bias_and_no_grad(rng):
+    compare(F.linear, TF.linear, f64(rng, 2, 4), f64(rng, 3, 4), f64(rng, 1, 3))
+    with pf.no_grad():
+        out = F.linear(leaf(f64(rng, 2, 4)), leaf(f64(rng, 3, 4)), leaf(f64(rng, 3)))
+    assert out.grad_fn is None and not out.requires_grad
+
+
+def test_linear_bad_input(rng):
+    with pytest.raises(ValueError, match=r"\[2, 5\].*\[3, 4\]"):
+        F.linear(pf.randn(2, 5), pf.randn(3, 4))
+    with pytest.raises(ValueError, match="weight must be 2-d"):
+        F.linear(pf.randn(2, 4), pf.randn(4))
+    with pytest.raises(TypeError, match="float64"):
+        F.linear(pf.randn(2, 4), pf.randn(3, 4, dtype=pf.float64), pf.randn(3))
+
+
+def test_bilinear_matches_torch(rng):
+    compare(F.bilinear, TF.bilinear, f64(rng, 3, 4), f64(rng, 3, 5), f64(rng, 2, 4, 5), f64(rng, 2))
+
+
+LAYERS = {
+    "linear": (lambda n: n.Linear(5, 3), [randn(4, 5)]),
+    "linear_3d_nobias": (lambda n: n.Linear(5, 3, bias=False), [randn(2, 4, 5)]),
+    "linear_1d_f64": (lambda n: n.Linear(4, 2).double(), [randn(4, dtype=np.float64)]),
+    "identity": (lambda n: n.Identity(54, unused=True), [randn(3, 4)]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_layer_matches_torch(name):
+    build, inputs, *kwargs = LAYERS[name]
+    compare_module(build, *inputs, **(kwargs[0] if kwargs else {}))
+
+
+CASES = {
+    "bilinear": (lambda n: n.Bilinear(3, 4, 5), [(6, 3), (6, 4)]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_layer_float64_matches_torch(name):
+    build, shapes = CASES[name]
+    run_module(build, *shapes)

@@ -1,0 +1,353 @@
+"""Losses against torch (float64 forward and gradients; cross_entropy's fused C kernel in float32 too):
+regression, classification (weights, ignore_index, label smoothing, probability targets), binary,
+KL, margin and ranking losses, functional and modules; gradchecks and bad input."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import pyframe as pf
+import pyframe.nn as nn
+import pyframe.nn.functional as F
+from pyframe.autograd import gradcheck
+from tests._oracle import (
+    assert_reprs_match,
+    close_or_none,
+    compare,
+    compare_named,
+    f64,
+    leaf,
+    lib_of,
+    rand,
+    randn,
+    twin_random,
+)
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+rand2 = functools.partial(rand, scale=2.0)
+
+
+REDUCTIONS = ["mean", "sum", "none"]
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize(
+    "name, kw", [("mse_loss", {}), ("l1_loss", {}), ("smooth_l1_loss", {"beta": 0.5}), ("huber_loss", {"delta": 0.7})]
+)
+def test_regression_losses_match_torch(rng, name, kw, reduction):
+    compare(
+        lambda x, t: getattr(F, name)(x, t, reduction=reduction, **kw),
+        lambda x, t: getattr(TF, name)(x, t, reduction=reduction, **kw),
+        f64(rng, 3, 4), f64(rng, 3, 4),
+    )  # fmt: skip
+
+
+def _class_case(rng, shape, c, ignore=True):
+    x = f64(rng, *shape[:1], c, *shape[1:], lo=-3, hi=3)
+    t = rng.integers(0, c, size=shape)
+    if ignore:
+        t.flat[1] = -100
+    return x, t
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(5,), (2, 3, 2)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_and_cross_entropy_match_torch(rng, reduction, shape, weighted):
+    x, t = _class_case(rng, shape, 4)
+    w = f64(rng, 4, lo=0.2, hi=2.0) if weighted else None
+    pw, tw = (pf.tensor(w), torch.tensor(w)) if weighted else (None, None)
+    tt, ptt = torch.tensor(t), pf.tensor(t)
+    compare(lambda x: F.nll_loss(x, ptt, pw, reduction=reduction),
+            lambda x: TF.nll_loss(x, tt, tw, reduction=reduction), x)  # fmt: skip
+    for ls in (0.0, 0.2):
+        compare(
+            lambda x, ls=ls: F.cross_entropy(x, ptt, pw, reduction=reduction, label_smoothing=ls),
+            lambda x, ls=ls: TF.cross_entropy(x, tt, tw, reduction=reduction, label_smoothing=ls),
+            x,
+        )  # fmt: skip
+
+
+def test_cross_entropy_ignore_index_and_unbatched(rng):
+    x, t = _class_case(rng, (6,), 3, ignore=False)
+    pt_, tt = pf.tensor(t), torch.tensor(t)
+    compare(lambda x: F.cross_entropy(x, pt_, ignore_index=1), lambda x: TF.cross_entropy(x, tt, ignore_index=1), x)
+    compare(lambda x: F.cross_entropy(x, pf.tensor(2)), lambda x: TF.cross_entropy(x, torch.tensor(2)), f64(rng, 5))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_probability_targets(rng, reduction):
+    x = f64(rng, 3, 4, 2)
+    p = rng.dirichlet(np.ones(4), size=(3, 2)).transpose(0, 2, 1).copy()
+    w = f64(rng, 4, lo=0.5, hi=1.5)
+    for ls, weight in ((0.0, None), (0.1, w)):
+        compare(
+            lambda x, p, ls=ls, weight=weight: F.cross_entropy(
+                x, p, None if weight is None else pf.tensor(weight), reduction=reduction, label_smoothing=ls),
+            lambda x, p, ls=ls, weight=weight: TF.cross_entropy(
+                x, p, None if weight is None else torch.tensor(weight), reduction=reduction, label_smoothing=ls),
+            x, p,
+        )  # fmt: skip
+
+
+def test_classification_losses_gradcheck(rng):
+    x, t = _class_case(rng, (2, 3), 4)
+    t_ = pf.tensor(t)
+    w = pf.tensor(f64(rng, 4, lo=0.5, hi=1.5))
+    xl = leaf(x)
+    assert gradcheck(lambda x: F.cross_entropy(x, t_, w, label_smoothing=0.1), [xl])
+    assert gradcheck(lambda x: F.nll_loss(F.log_softmax(x, 1), t_, reduction="sum"), [xl])
+    p = leaf(rng.uniform(0.05, 0.95, size=(3, 4)))
+    y = leaf(rng.uniform(0, 1, size=(3, 4)))
+    assert gradcheck(lambda p, y: F.binary_cross_entropy(p, y), [p, y])
+    z, pw = leaf(f64(rng, 3, 4, lo=-3, hi=3)), leaf(f64(rng, 4, lo=0.5, hi=2))
+    assert gradcheck(lambda z, y, pw: F.binary_cross_entropy_with_logits(z, y, pos_weight=pw), [z, y, pw])
+    assert gradcheck(lambda x: F.mse_loss(x, y, reduction="sum") + F.l1_loss(x, y), [p])
+
+
+def test_nll_loss_bad_input():
+    with pytest.raises(IndexError, match="target 4 is out of bounds for 4 classes"):
+        F.nll_loss(pf.randn(2, 4), pf.tensor([0, 4]))
+    with pytest.raises(ValueError, match=r"expected target of shape \[2\] for input of shape \[2, 4\]"):
+        F.nll_loss(pf.randn(2, 4), pf.tensor([0, 1, 2]))
+    with pytest.raises(TypeError, match="int64"):
+        F.nll_loss(pf.randn(2, 4), pf.tensor([0.5, 1.0]))
+    with pytest.raises(ValueError, match="'avg' is not a valid value for reduction"):
+        F.cross_entropy(pf.randn(2, 4), pf.tensor([0, 1]), reduction="avg")
+    with pytest.raises(ValueError, match="'avg' is not a valid value"):
+        F.mse_loss(pf.randn(2), pf.randn(2), reduction="avg")
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_fused_float32(reduction, weighted):
+    """nanoGPT's loss, (B*T, V) logits: ignored rows, class weights, enough rows to go parallel."""
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((600, 65)) * 4).astype("float32")
+    t = rng.integers(0, 65, 600)
+    t[::7] = -100
+    w = rng.uniform(0.5, 2, 65).astype("float32")
+
+    def call(lib_, x, *rest):
+        tt = lib_.tensor(t)
+        ww = lib_.tensor(w) if weighted else None
+        return lib_.nn.functional.cross_entropy(x, tt, ww, reduction=reduction)
+
+    compare(lambda x: call(pf, x), lambda x: call(torch, x), x, rtol=2e-5, atol=2e-6, seed=1)
+
+
+def test_cross_entropy_fused_edges_and_double_backward():
+    x = np.random.default_rng(9).standard_normal((5, 4))
+    t = np.array([1, -100, 3, 0, 2])
+    for lib_ in (pf, torch):  # every row ignored: nan mean, zero gradient
+        xx = lib_.tensor(x, requires_grad=True)
+        loss = lib_.nn.functional.cross_entropy(xx, lib_.tensor([-100] * 5))
+        loss.backward()
+        assert np.isnan(float(loss.detach())) and not xx.grad.numpy().any()
+    got = []
+    for lib_ in (pf, torch):
+        xx = lib_.tensor(x, requires_grad=True)
+        (g,) = lib_.autograd.grad(lib_.nn.functional.cross_entropy(xx, lib_.tensor(t)), xx, create_graph=True)
+        (g * g).sum().backward()
+        got.append(xx.grad.numpy())
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-10, atol=1e-12)
+    with pytest.raises(IndexError, match="target 4 is out of bounds for 4 classes"):
+        F.cross_entropy(pf.tensor(x), pf.tensor([1, 4, 0, 0, 0]))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_binary_cross_entropy_matches_torch(rng, reduction):
+    p, t, w = rng.uniform(0.01, 0.99, size=(3, 4)), rng.uniform(0, 1, size=(3, 4)), f64(rng, 4, lo=0.5, hi=2)
+    compare(lambda p, t: F.binary_cross_entropy(p, t, pf.tensor(w), reduction=reduction),
+            lambda p, t: TF.binary_cross_entropy(p, t, torch.tensor(w), reduction=reduction), p, t)  # fmt: skip
+    edge = np.array([0.0, 1.0, 1e-30, 0.5])  # logs clamp at -100; the gradient stays finite
+    target = np.array([1.0, 0.0, 1.0, 0.5])
+    compare(lambda p: F.binary_cross_entropy(p, pf.tensor(target)),
+            lambda p: TF.binary_cross_entropy(p, torch.tensor(target)), edge)  # fmt: skip
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_bce_with_logits_matches_torch(rng, reduction):
+    x, t = f64(rng, 3, 4, lo=-5, hi=5), rng.uniform(0, 1, size=(3, 4))
+    x[0, :3] = [0.0, 60.0, -60.0]  # exact gradient at 0; stable far out
+    w, pw = f64(rng, 3, 1, lo=0.5, hi=2), f64(rng, 4, lo=0.5, hi=3)
+    compare(lambda x, t: F.binary_cross_entropy_with_logits(x, t, reduction=reduction),
+            lambda x, t: TF.binary_cross_entropy_with_logits(x, t, reduction=reduction), x, t)  # fmt: skip
+    compare(  # torch has no gradient for pos_weight (gradcheck covers pyframe's)
+        lambda x, t: F.binary_cross_entropy_with_logits(
+            x, t, pf.tensor(w), reduction=reduction, pos_weight=pf.tensor(pw)),
+        lambda x, t: TF.binary_cross_entropy_with_logits(
+            x, t, torch.tensor(w), reduction=reduction, pos_weight=torch.tensor(pw)),
+        x, t,
+    )  # fmt: skip
+
+
+def test_binary_losses_bad_input():
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        F.binary_cross_entropy(pf.tensor([0.5, 1.5]), pf.tensor([0.0, 1.0]))
+    with pytest.raises(ValueError, match=r"target size \(\[3\]\) that is different to the input size \(\[2\]\)"):
+        F.binary_cross_entropy_with_logits(pf.randn(2), pf.rand(3))
+
+
+@pytest.mark.parametrize("reduction", ["batchmean", "sum", "none"])
+def test_kl_div_matches_torch(rng, reduction):
+    """Input log-probabilities; targets probabilities."""
+    lp = np.log(rng.dirichlet(np.ones(4), size=3))
+    q = rng.dirichlet(np.ones(4), size=3)
+    compare(lambda a, b: F.kl_div(a, b, reduction=reduction), lambda a, b: TF.kl_div(a, b, reduction=reduction), lp, q)
+    q[0, 0] = 0.0  # torch's target gradient is nan at 0; pyframe's is 0 (the limit): compare the input's only
+    compare(lambda a: F.kl_div(a, pf.tensor(q), reduction=reduction),
+            lambda a: TF.kl_div(a, torch.tensor(q), reduction=reduction), lp)  # fmt: skip
+
+
+A, B = rand2(4, 6, seed=1), rand2(4, 6, seed=2)
+
+
+SIGNS = np.array([1.0, -1.0, -1.0, 1.0])
+
+
+MARGIN_LOSSES = [
+    ("soft_margin_loss", (A, np.sign(B)), {}, (0,)),
+    ("margin_ranking_loss", (A[:, 0], B[:, 0], SIGNS), {"margin": 0.5}, (0, 1)),
+    ("hinge_embedding_loss", (A, np.sign(B)), {"margin": 1.5, "reduction": "sum"}, (0,)),
+    ("cosine_embedding_loss", (A, B, SIGNS), {"margin": 0.1}, (0, 1)),
+    ("cosine_embedding_loss", (A[0], B[0], np.array(-1.0)), {"reduction": "none"}, (0, 1)),
+    ("triplet_margin_loss", (A, B, rand2(4, 6, seed=3)), {"swap": True}, (0, 1, 2)),
+    ("triplet_margin_loss", (A, B, rand2(4, 6, seed=3)), {"p": 1, "reduction": "none"}, (0, 1, 2)),
+    ("multilabel_soft_margin_loss", (A, (B > 0).astype(np.float64)), {}, (0,)),
+    ("multi_margin_loss", (A, np.array([0, 5, 2, 2])), {}, (0,)),
+    ("multi_margin_loss", (A, np.array([1, 0, 3, 4])), {"p": 2, "margin": 0.7, "reduction": "sum"}, (0,)),
+    ("poisson_nll_loss", (A, np.abs(B) * 3), {}, (0,)),
+    ("poisson_nll_loss", (np.abs(A) + 0.1, np.abs(B) * 3), {"log_input": False, "full": True}, (0,)),
+    ("gaussian_nll_loss", (A, B, np.abs(rand2(4, 6, seed=5)) + 0.1), {}, (0, 2)),
+    ("gaussian_nll_loss", (A, B, np.abs(rand2(4, seed=5)) + 0.1), {"full": True, "reduction": "none"}, (0, 2)),
+]
+
+
+@pytest.mark.parametrize("name, args, kw, grad", MARGIN_LOSSES, ids=[c[0] for c in MARGIN_LOSSES])
+def test_margin_loss_matches_torch(name, args, kw, grad):
+    compare_named(name, args, kw, grad=grad)
+
+
+def test_margin_loss_modules_match_torch():
+    x, y, w = pf.tensor(A), pf.tensor(np.array([0, 5, 2, 2])), pf.tensor(np.abs(rand2(6, seed=7)))
+    tx, ty, tw = torch.tensor(A), torch.tensor(np.array([0, 5, 2, 2])), torch.tensor(w.numpy())
+    for build, pa, ta in (
+        (lambda n, w: n.MultiMarginLoss(weight=w), (x, y), (tx, ty)),
+        (lambda n, w: n.MultiLabelSoftMarginLoss(weight=w), (x, pf.tensor(B > 0).to(pf.float64)),
+         (tx, torch.tensor(B > 0).double())),
+        (lambda n, w: n.TripletMarginLoss(margin=0.5), (x, x * 0.5, x * -1.0), (tx, tx * 0.5, tx * -1.0)),
+        (lambda n, w: n.GaussianNLLLoss(full=True), (x, x * 0.3, pf.tensor(np.ones(4))), (tx, tx * 0.3,
+                                                                                        torch.ones(4, dtype=tx.dtype))),
+        (lambda n, w: n.PoissonNLLLoss(), (x, x.abs()), (tx, tx.abs())),
+        (lambda n, w: n.SoftMarginLoss(reduction="sum"), (x, x.sign()), (tx, tx.sign())),
+    ):  # fmt: skip
+        p, t = build(nn, w), build(torch.nn, tw)
+        np.testing.assert_allclose(p(*pa).numpy(), t(*ta).numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_margin_loss_bad_input():
+    with pytest.raises(ValueError, match="same dimension"):
+        F.margin_ranking_loss(pf.tensor(A), pf.tensor(B[:, 0]), pf.tensor(SIGNS))
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        F.triplet_margin_loss(pf.tensor(A), pf.tensor(B), pf.tensor(A[0]))
+    with pytest.raises(ValueError, match="var has negative"):
+        F.gaussian_nll_loss(pf.tensor(A), pf.tensor(B), pf.tensor(-np.ones((4, 6))))
+    with pytest.raises(ValueError, match="var is of incorrect size"):
+        F.gaussian_nll_loss(pf.tensor(A), pf.tensor(B), pf.ones(3))
+    with pytest.raises(IndexError, match="target values"):
+        F.multi_margin_loss(pf.tensor(A), pf.tensor(np.array([0, 6, 1, 1])))
+    with pytest.raises(ValueError, match="only p == 1 and p == 2"):
+        nn.MultiMarginLoss(p=3)
+    with pytest.raises(ValueError, match="reduction"):
+        F.soft_margin_loss(pf.tensor(A), pf.tensor(B), reduction="avg")
+
+
+LOGITS = randn(5, 4)
+
+
+CLASSES = np.array([0, 3, 1, 1, 2], dtype=np.int64)
+
+
+CLASSES_IGNORED = np.array([0, -100, 1, 1, 2], dtype=np.int64)
+
+
+PROBS = np.abs(randn(5, 4, seed=4)) / np.abs(randn(5, 4, seed=4)).sum(1, keepdims=True)
+
+
+BINARY = (randn(5, 4, seed=5) > 0).astype(np.float32)
+
+
+LOG_PROBS = LOGITS - np.log(np.exp(LOGITS).sum(1, keepdims=True))
+
+
+CLASS_WEIGHT = np.array([0.5, 1.0, 2.0, 1.5], dtype=np.float32)
+
+
+def _with_weight(lib_nn, cls, key="weight", value=CLASS_WEIGHT, **kwargs):
+    return cls(**{key: lib_of(lib_nn).from_numpy(value.copy())}, **kwargs)
+
+
+LOSS_MODULES = {
+    "mse": (lambda n: n.MSELoss(), [LOGITS, randn(5, 4, seed=7)]),
+    "mse_sum": (lambda n: n.MSELoss(reduction="sum"), [LOGITS, randn(5, 4, seed=7)]),
+    "mse_none": (lambda n: n.MSELoss(reduction="none"), [LOGITS, randn(5, 4, seed=7)]),
+    "ce": (lambda n: n.CrossEntropyLoss(), [LOGITS, CLASSES]),
+    "ce_weight_ignore": (lambda n: _with_weight(n, n.CrossEntropyLoss, ignore_index=-100), [LOGITS, CLASSES_IGNORED]),
+    "ce_smoothing_sum": (lambda n: n.CrossEntropyLoss(label_smoothing=0.1, reduction="sum"), [LOGITS, CLASSES]),
+    "ce_probs": (lambda n: n.CrossEntropyLoss(), [LOGITS, PROBS]),
+    "ce_none": (lambda n: n.CrossEntropyLoss(reduction="none", ignore_index=3), [LOGITS, CLASSES]),
+    "nll": (lambda n: n.NLLLoss(), [LOG_PROBS, CLASSES]),
+    "nll_weight": (lambda n: _with_weight(n, n.NLLLoss), [LOG_PROBS, CLASSES_IGNORED]),
+    "bce_logits": (lambda n: n.BCEWithLogitsLoss(), [LOGITS, BINARY]),
+    "bce_logits_pos_weight": (lambda n: _with_weight(n, n.BCEWithLogitsLoss, "pos_weight"), [LOGITS, BINARY]),
+    "bce_logits_weight_sum": (lambda n: _with_weight(n, n.BCEWithLogitsLoss, reduction="sum"), [LOGITS, BINARY]),
+    "bce": (lambda n: n.BCELoss(), [1 / (1 + np.exp(-LOGITS)), BINARY]),
+    "bce_weight": (lambda n: _with_weight(n, n.BCELoss, value=PROBS, reduction="none"), [PROBS, BINARY]),
+    "l1": (lambda n: n.L1Loss(), [LOGITS, randn(5, 4, seed=7)]),
+    "smooth_l1": (lambda n: n.SmoothL1Loss(beta=0.5), [LOGITS, randn(5, 4, seed=7)]),
+    "huber": (lambda n: n.HuberLoss(delta=0.7, reduction="sum"), [LOGITS, randn(5, 4, seed=7)]),
+    "kl_div": (lambda n: n.KLDivLoss(reduction="batchmean"), [LOG_PROBS, PROBS]),
+    "kl_div_log_target": (lambda n: n.KLDivLoss(reduction="sum", log_target=True), [LOG_PROBS, np.log(PROBS)]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(LOSS_MODULES))
+def test_loss_module_matches_torch(name):
+    build, (x, target) = LOSS_MODULES[name]
+    t, p = twin_random(build)
+    tx, px = torch.from_numpy(x.copy()).requires_grad_(), pf.from_numpy(x.copy()).requires_grad_()
+    to, po = t(tx, torch.from_numpy(target.copy())), p(px, pf.from_numpy(target.copy()))
+    close_or_none(po, to)
+    to.sum().backward()
+    po.sum().backward()
+    close_or_none(px.grad, tx.grad)
+
+
+def test_loss_weights_are_buffers():
+    w = pf.ones(3)
+    ce = nn.CrossEntropyLoss(weight=w)
+    assert ce.weight is w and list(ce.state_dict()) == ["weight"]
+    assert list(nn.CrossEntropyLoss().state_dict()) == []
+    bce = nn.BCEWithLogitsLoss(pos_weight=w)
+    assert list(bce.state_dict()) == ["pos_weight"] and bce.weight is None
+    assert ce.double().weight.dtype == pf.float64
+
+
+def test_legacy_reduction_arguments():
+    with pytest.warns(UserWarning, match="reduction='sum'"):
+        assert nn.MSELoss(size_average=False).reduction == "sum"
+    with pytest.warns(UserWarning):
+        assert nn.NLLLoss(reduce=False).reduction == "none"
+
+
+def test_reprs_match_torch():
+    assert_reprs_match(
+        lambda n: n.KLDivLoss(),
+        lambda n: n.HuberLoss(),
+        lambda n: n.BCELoss(),
+    )

@@ -1,0 +1,75 @@
+"""interpolate/Upsample in every mode and pixel_shuffle/unshuffle against torch (float64 forward and
+gradients, float32 indices), and bad input."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import pyframe as pf
+import pyframe.nn as nn
+import pyframe.nn.functional as F
+from tests._oracle import (
+    compare,
+    rand,
+)
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+compare9 = functools.partial(compare, rtol=1e-9, atol=1e-10, seed=99)
+
+
+INTERP = [
+    ((2, 3, 5, 4), {"size": (7, 9)}),
+    ((2, 3, 5, 4), {"scale_factor": 2}),
+    ((2, 3, 5, 4), {"scale_factor": 0.6, "mode": "nearest"}),
+    ((2, 3, 5, 4), {"scale_factor": 1.7, "mode": "nearest-exact"}),
+    ((2, 3, 5, 4), {"size": (8, 3), "mode": "bilinear"}),
+    ((2, 3, 5, 4), {"scale_factor": 2.5, "mode": "bilinear"}),
+    ((2, 3, 5, 4), {"size": (8, 7), "mode": "bilinear", "align_corners": True}),
+    ((2, 3, 5, 4), {"scale_factor": 1.5, "mode": "bilinear", "recompute_scale_factor": True}),
+    ((2, 3, 6), {"size": 11, "mode": "linear"}),
+    ((2, 3, 6), {"scale_factor": 3, "mode": "nearest"}),
+    ((1, 2, 3, 4, 5), {"size": (5, 3, 7), "mode": "trilinear", "align_corners": False}),
+    ((2, 3, 6, 9), {"size": (4, 5), "mode": "area"}),
+]
+
+
+@pytest.mark.parametrize("shape, kw", INTERP)
+def test_interpolate_matches_torch(shape, kw):
+    compare9(lambda x: F.interpolate(x, **kw), lambda x: TF.interpolate(x, **kw), rand(*shape))
+
+
+def test_interpolate_float32_indices_as_torch():
+    x = rand(1, 1, 7, 13).astype(np.float32)
+    for kw in ({"scale_factor": 1.3}, {"size": (10, 30), "mode": "bilinear"}, {"size": (3, 5)}):
+        np.testing.assert_allclose(F.interpolate(pf.tensor(x), **kw).numpy(),
+                                   TF.interpolate(torch.tensor(x), **kw).numpy(), rtol=1e-6, atol=1e-6)  # fmt: skip
+    up = nn.UpsamplingBilinear2d(scale_factor=2)
+    np.testing.assert_allclose(up(pf.tensor(x)).numpy(), torch.nn.UpsamplingBilinear2d(scale_factor=2)(
+        torch.tensor(x)).numpy(), rtol=1e-6, atol=1e-6)  # fmt: skip
+
+
+def test_pixel_shuffle_roundtrip_matches_torch():
+    x = rand(2, 12, 3, 4)
+    compare9(lambda x: F.pixel_shuffle(x, 2), lambda x: TF.pixel_shuffle(x, 2), x)
+    compare9(lambda x: nn.PixelUnshuffle(2)(x), lambda x: torch.nn.PixelUnshuffle(2)(x), rand(3, 4, 6, 8))
+    y = F.pixel_unshuffle(F.pixel_shuffle(pf.tensor(x), 2), 2)
+    np.testing.assert_array_equal(y.numpy(), x)
+
+
+def test_interpolate_and_pixel_shuffle_bad_input():
+    with pytest.raises(ValueError, match="only one of size or scale_factor"):
+        F.interpolate(pf.randn(1, 1, 4, 4), size=3, scale_factor=2)
+    with pytest.raises(ValueError, match="either size or scale_factor"):
+        F.interpolate(pf.randn(1, 1, 4, 4))
+    with pytest.raises(ValueError, match="align_corners option"):
+        F.interpolate(pf.randn(1, 1, 4, 4), size=3, align_corners=True)
+    with pytest.raises(NotImplementedError, match="needs 4D input"):
+        F.interpolate(pf.randn(1, 1, 4), size=3, mode="bilinear")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        F.interpolate(pf.randn(1, 1, 4, 4), size=3, mode="cubic")
+    with pytest.raises(ValueError, match="divisible by the square"):
+        F.pixel_shuffle(pf.randn(1, 5, 2, 2), 2)
