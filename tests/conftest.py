@@ -8,6 +8,7 @@ plugins; the plugin tests turn them on themselves.
 """
 
 import os
+import warnings
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("PYFRAME_DISABLE_PLUGIN_AUTOLOAD", "1")
@@ -55,20 +56,47 @@ def restore_seed():
     pyframe.manual_seed(0x5EED)
 
 
-@pytest.fixture
-def no_installed_plugins():
-    """Every plugin object registered with pyframe's plugin manager (built-in, entry point or run-time) is
-    unregistered for the test, so only the test's own hooks run; plugin order and naming are restored."""
+def _plugin_records() -> list:
+    """What ``pyframe.plugins.list()`` reports, as plain values: a run-time enable, disable or configure shows."""
+    return [(i.name, i.enabled, i.reason, repr(sorted(i.settings.items()))) for i in pyframe.plugins.list()]
+
+
+@pytest.fixture(autouse=True)
+def _global_hooks_and_plugins():
+    """Every test starts from the same global hooks and plugins and leaves them so: the global module hooks and
+    plugins a test registers are unregistered afterwards, the ones it unregisters come back, and the plugin order,
+    describer and plugin records (enabled, settings) are restored."""
     from pyframe import _hooks
 
     pm = _hooks.plugin_manager
-    saved = [(name, obj) for name, obj in pm.list_name_plugin() if not isinstance(obj, _hooks._FunctionPlugin)]
+    before = pm.list_name_plugin()
     order, describer = _hooks._plugin_order, _hooks._describer
-    for _, obj in saved:
-        pm.unregister(obj)
+    records = _plugin_records()
     yield
-    for name, obj in saved:
+    if _plugin_records() != records:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pyframe.plugins._manager.reset()
+    kept = {id(obj) for _, obj in before}
+    for _, obj in pm.list_name_plugin():
+        if id(obj) not in kept:
+            pm.unregister(obj)
+    for name, obj in before:
         if not pm.is_registered(obj):
             pm.register(obj, name=name)
-    _hooks.set_plugin_order(order)
-    _hooks.set_plugin_describer(describer)
+    if (_hooks._plugin_order, _hooks._describer) != (order, describer):
+        _hooks.set_plugin_order(order)
+        _hooks.set_plugin_describer(describer)
+    assert pyframe.nn.modules.module._global_hooks_active == _hooks.any_call_hooks()
+
+
+@pytest.fixture
+def no_installed_plugins():
+    """Every plugin object registered with pyframe's plugin manager (built-in, entry point or run-time) is
+    unregistered for the test, so only the test's own hooks run (the autouse fixture above brings them back)."""
+    from pyframe import _hooks
+
+    pm = _hooks.plugin_manager
+    for _, obj in pm.list_name_plugin():
+        if not isinstance(obj, _hooks._FunctionPlugin):
+            pm.unregister(obj)

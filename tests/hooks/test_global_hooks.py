@@ -19,40 +19,7 @@ except ImportError:  # torch is the oracle only
     torch = None
 
 
-@pytest.fixture(autouse=True)
-def _only_own_hooks(no_installed_plugins):
-    """Installed plugins (which might change dtypes or gradients) are off while these tests run."""
-
-
-@pytest.fixture
-def reg():
-    """``reg(fn, *args, **kw)`` registers a global hook for the test and removes it afterwards."""
-    handles = []
-
-    def add(register, hook, **kw):
-        h = register(hook, **kw)
-        handles.append(h)
-        return h
-
-    yield add
-    for h in handles:
-        h.remove()
-    assert not module_mod._global_hooks_active
-
-
-@pytest.fixture
-def plugins():
-    registered = []
-
-    def add(obj, name=None):
-        _hooks.plugin_manager.register(obj, name=name)
-        registered.append(obj)
-        return obj
-
-    yield add
-    for obj in registered:
-        if _hooks.plugin_manager.is_registered(obj):
-            _hooks.plugin_manager.unregister(obj)
+pytestmark = pytest.mark.usefixtures("no_installed_plugins")  # built-in plugins off: only the tests' own hooks
 
 
 def arr(t):
@@ -62,7 +29,7 @@ def arr(t):
 # ---- registration hooks ----------------------------------------------------------------------------
 
 
-def test_registration_hooks_chain_in_order_none_keeps_value_replaces(reg):
+def test_registration_hooks_chain_in_order_none_keeps_value_replaces():
     seen = []
 
     def first(m, name, p):
@@ -73,16 +40,16 @@ def test_registration_hooks_chain_in_order_none_keeps_value_replaces(reg):
     def second(m, name, p):
         seen.append(("second", name, p.tolist() if name == "weight" else None))
 
-    reg(nn.register_module_parameter_registration_hook, first)
-    reg(nn.register_module_parameter_registration_hook, second)
+    nn.register_module_parameter_registration_hook(first)
+    nn.register_module_parameter_registration_hook(second)
     lin = nn.Linear(2, 1)
     assert seen == [("first", "weight", (1, 2)), ("second", "weight", [[0.0, 0.0]]),
                     ("first", "bias", (1,)), ("second", "bias", None)]  # fmt: skip
     assert lin.weight.tolist() == [[0.0, 0.0]] and type(lin.weight) is nn.Parameter
 
 
-def test_plain_tensor_becomes_parameter_keeping_requires_grad(reg):
-    reg(nn.register_module_parameter_registration_hook, lambda m, n, p: p.to(dtype=pyframe.float64))
+def test_plain_tensor_becomes_parameter_keeping_requires_grad():
+    nn.register_module_parameter_registration_hook(lambda m, n, p: p.to(dtype=pyframe.float64))
     lin = nn.Linear(2, 2)
     assert type(lin.weight) is nn.Parameter and lin.weight.dtype == pyframe.float64 and lin.weight.requires_grad
     m = nn.Module()
@@ -90,10 +57,10 @@ def test_plain_tensor_becomes_parameter_keeping_requires_grad(reg):
     assert type(m.frozen) is nn.Parameter and not m.frozen.requires_grad
 
 
-def test_block_registers_none_and_ends_chain(reg):
+def test_block_registers_none_and_ends_chain():
     later = []
-    reg(nn.register_module_parameter_registration_hook, lambda m, n, p: nn.BLOCK if n == "bias" else None)
-    reg(nn.register_module_parameter_registration_hook, lambda m, n, p: later.append(n))
+    nn.register_module_parameter_registration_hook(lambda m, n, p: nn.BLOCK if n == "bias" else None)
+    nn.register_module_parameter_registration_hook(lambda m, n, p: later.append(n))
     lin = nn.Linear(3, 2)
     assert later == ["weight"]
     assert "bias" in lin._parameters and lin.bias is None
@@ -103,7 +70,7 @@ def test_block_registers_none_and_ends_chain(reg):
     assert lin(pyframe.ones(1, 3)).shape == (1, 2)
 
 
-def test_buffer_hooks_see_none_and_may_replace_or_block(reg):
+def test_buffer_hooks_see_none_and_may_replace_or_block():
     seen = []
 
     def hook(m, name, buf):
@@ -113,7 +80,7 @@ def test_buffer_hooks_see_none_and_may_replace_or_block(reg):
         if name == "temp_buffer":
             return nn.BLOCK
 
-    reg(nn.register_module_buffer_registration_hook, hook)
+    nn.register_module_buffer_registration_hook(hook)
     m = nn.Module()
     m.register_buffer("empty", None)
     m.register_buffer("fill", None)
@@ -123,11 +90,11 @@ def test_buffer_hooks_see_none_and_may_replace_or_block(reg):
     assert list(m.state_dict()) == ["fill"]
 
 
-def test_module_registration_hook_replaces_and_blocks(reg):
+def test_module_registration_hook_replaces_and_blocks():
     def swap(m, n, sub):
         return nn.Identity() if isinstance(sub, nn.Tanh) else nn.BLOCK if isinstance(sub, nn.ReLU) else None
 
-    reg(nn.register_module_module_registration_hook, swap)
+    nn.register_module_module_registration_hook(swap)
     seq = nn.Sequential(nn.Linear(2, 2), nn.Tanh(), nn.ReLU())
     assert isinstance(seq[1], nn.Identity) and seq[2] is None
     x = pyframe.randn(3, 2)
@@ -142,24 +109,24 @@ def test_module_registration_hook_replaces_and_blocks(reg):
         (nn.register_module_module_registration_hook, pyframe.ones(1), lambda: nn.Sequential(nn.ReLU())),
     ],
 )
-def test_replacement_type_is_checked_naming_the_hook(reg, register, value, build):
+def test_replacement_type_is_checked_naming_the_hook(register, value, build):
     def wrong_kind(m, name, v):
         return value
 
-    reg(register, wrong_kind)
+    register(wrong_kind)
     with pytest.raises(TypeError, match="wrong_kind") as info:
         build()
     assert "BLOCK" in str(info.value)
 
 
-def test_error_keeps_type_gains_note_and_leaves_module_unchanged(reg):
+def test_error_keeps_type_gains_note_and_leaves_module_unchanged():
     m = nn.Module()
     m.register_buffer("x", pyframe.ones(1))
 
     def exploding(module, name, param):
         raise ValueError("nope")
 
-    reg(nn.register_module_parameter_registration_hook, exploding)
+    nn.register_module_parameter_registration_hook(exploding)
     with pytest.raises(ValueError, match="nope") as info:
         m.x = nn.Parameter(pyframe.zeros(1))  # would replace the buffer
     notes = "\n".join(info.value.__notes__)
@@ -167,11 +134,11 @@ def test_error_keeps_type_gains_note_and_leaves_module_unchanged(reg):
     assert m._buffers["x"].tolist() == [1.0] and "x" not in m._parameters
 
 
-def test_forward_and_backward_errors_gain_notes(reg):
+def test_forward_and_backward_errors_gain_notes():
     def bad_forward(m, args, out):
         raise KeyError("fwd")
 
-    h = reg(nn.register_module_forward_hook, bad_forward)
+    h = nn.register_module_forward_hook(bad_forward)
     with pytest.raises(KeyError) as info:
         nn.ReLU()(pyframe.ones(1))
     assert any("bad_forward" in n for n in info.value.__notes__)
@@ -180,7 +147,7 @@ def test_forward_and_backward_errors_gain_notes(reg):
     def bad_backward(m, gi, go):
         raise ArithmeticError("bwd")
 
-    reg(nn.register_module_full_backward_hook, bad_backward)
+    nn.register_module_full_backward_hook(bad_backward)
     x = pyframe.ones(2, requires_grad=True)
     with pytest.raises(ArithmeticError) as info:
         nn.Tanh()(x).sum().backward()
@@ -190,30 +157,30 @@ def test_forward_and_backward_errors_gain_notes(reg):
 # ---- forward / backward hooks -------------------------------------------------------------------------
 
 
-def test_apply_to_modules_built_before_and_run_global_first(reg):
+def test_apply_to_modules_built_before_and_run_global_first():
     m = nn.Linear(2, 1)  # built before any hook exists
     order = []
     m.register_forward_pre_hook(lambda *a: order.append("pre"))
     m.register_forward_hook(lambda *a: order.append("fwd"))
     m.register_full_backward_pre_hook(lambda *a: order.append("bpre"))
     m.register_full_backward_hook(lambda *a: order.append("bwd"))
-    reg(nn.register_module_forward_pre_hook, lambda *a: order.append("g_pre"))
-    reg(nn.register_module_forward_hook, lambda *a: order.append("g_fwd"))
-    reg(nn.register_module_full_backward_pre_hook, lambda *a: order.append("g_bpre"))
-    reg(nn.register_module_backward_hook, lambda *a: order.append("g_bwd"))
+    nn.register_module_forward_pre_hook(lambda *a: order.append("g_pre"))
+    nn.register_module_forward_hook(lambda *a: order.append("g_fwd"))
+    nn.register_module_full_backward_pre_hook(lambda *a: order.append("g_bpre"))
+    nn.register_module_backward_hook(lambda *a: order.append("g_bwd"))
     m(pyframe.ones(1, 2, requires_grad=True)).sum().backward()
     assert order == ["g_pre", "pre", "g_fwd", "fwd", "g_bpre", "bpre", "g_bwd", "bwd"]
 
 
-def test_forward_pre_and_forward_hooks_replace(reg):
-    reg(nn.register_module_forward_pre_hook, lambda m, args: args[0] * 2)  # a single value is wrapped
-    reg(nn.register_module_forward_hook, lambda m, args, out: out + 1)
-    reg(nn.register_module_forward_hook, lambda m, args, kwargs, out: out * 10, with_kwargs=True)
+def test_forward_pre_and_forward_hooks_replace():
+    nn.register_module_forward_pre_hook(lambda m, args: args[0] * 2)  # a single value is wrapped
+    nn.register_module_forward_hook(lambda m, args, out: out + 1)
+    nn.register_module_forward_hook(lambda m, args, kwargs, out: out * 10, with_kwargs=True)
     assert nn.Identity()(pyframe.ones(1)).tolist() == [30.0]
 
 
-def test_forward_pre_with_kwargs(reg):
-    reg(nn.register_module_forward_pre_hook, lambda m, args, kwargs: (args, {**kwargs, "k": 5}), with_kwargs=True)
+def test_forward_pre_with_kwargs():
+    nn.register_module_forward_pre_hook(lambda m, args, kwargs: (args, {**kwargs, "k": 5}), with_kwargs=True)
 
     class M(nn.Module):
         def forward(self, x, k=0):
@@ -222,10 +189,10 @@ def test_forward_pre_with_kwargs(reg):
     assert M()(pyframe.zeros(1)).tolist() == [5.0]
 
 
-def test_always_call_forward_hook_runs_when_forward_raises(reg):
+def test_always_call_forward_hook_runs_when_forward_raises():
     calls = []
-    reg(nn.register_module_forward_hook, lambda m, a, o: calls.append(("always", o)), always_call=True)
-    reg(nn.register_module_forward_hook, lambda m, a, o: calls.append("normal"))
+    nn.register_module_forward_hook(lambda m, a, o: calls.append(("always", o)), always_call=True)
+    nn.register_module_forward_hook(lambda m, a, o: calls.append("normal"))
 
     class Boom(nn.Module):
         def forward(self, x):
@@ -236,19 +203,19 @@ def test_always_call_forward_hook_runs_when_forward_raises(reg):
     assert calls == [("always", None)]
 
 
-def test_backward_hooks_replace_gradients_and_check_length(reg):
-    reg(nn.register_module_full_backward_pre_hook, lambda m, go: tuple(g * 2 for g in go))
-    reg(nn.register_module_full_backward_hook, lambda m, gi, go: tuple(None if g is None else g + 1 for g in gi))
+def test_backward_hooks_replace_gradients_and_check_length():
+    nn.register_module_full_backward_pre_hook(lambda m, go: tuple(g * 2 for g in go))
+    nn.register_module_full_backward_hook(lambda m, gi, go: tuple(None if g is None else g + 1 for g in gi))
     x = pyframe.ones(3, requires_grad=True)
     nn.Identity()(x).sum().backward()
     assert x.grad.tolist() == [3.0, 3.0, 3.0]
-    reg(nn.register_module_full_backward_hook, lambda m, gi, go: (*gi, None))
+    nn.register_module_full_backward_hook(lambda m, gi, go: (*gi, None))
     y = pyframe.ones(1, requires_grad=True)
     with pytest.raises(RuntimeError, match="invalid number"):
         nn.Identity()(y).sum().backward()
 
 
-def test_handles_remove_and_fast_flag(reg):
+def test_handles_remove_and_fast_flag():
     calls = []
     h = nn.register_module_forward_hook(lambda *a: calls.append(1))
     assert module_mod._global_hooks_active and isinstance(h, pyframe.utils.hooks.RemovableHandle)
@@ -267,7 +234,7 @@ def test_handles_remove_and_fast_flag(reg):
 # ---- plugins: the same pluggy hooks ---------------------------------------------------------------------
 
 
-def test_plugin_hookimpl_lands_in_the_same_hook(reg, plugins):
+def test_plugin_hookimpl_lands_in_the_same_hook():
     order = []
 
     class Plugin:
@@ -283,9 +250,9 @@ def test_plugin_hookimpl_lands_in_the_same_hook(reg, plugins):
             order.append((self.tag, "forward"))
             return output + 1
 
-    reg(nn.register_module_parameter_registration_hook, lambda m, n, p: order.append(("fn", n)))
-    plugins(Plugin("b"), "b-plugin")
-    plugins(Plugin("a"), "a-plugin")
+    nn.register_module_parameter_registration_hook(lambda m, n, p: order.append(("fn", n)))
+    _hooks.plugin_manager.register(Plugin("b"), name="b-plugin")
+    _hooks.plugin_manager.register(Plugin("a"), name="a-plugin")
     nn.Module().register_parameter("weight", nn.Parameter(pyframe.ones(1)))
     # plugins first (by name by default), then functions in registration order
     assert order == [("a", "weight"), ("b", "weight"), ("fn", "weight")]
@@ -298,26 +265,26 @@ def test_plugin_hookimpl_lands_in_the_same_hook(reg, plugins):
     assert order == [("b", "forward"), ("a", "forward")]
 
 
-def test_plugin_errors_name_the_plugin(plugins):
+def test_plugin_errors_name_the_plugin():
     class Broken:
         @pyframe.hookimpl
         def pyframe_module_buffer_registration(self, module, name, buffer):
             raise OSError("broken plugin")
 
-    plugins(Broken(), "broken")
+    _hooks.plugin_manager.register(Broken(), name="broken")
     _hooks.set_plugin_describer(lambda p: "broken (pyframe-broken 1.2)")
     with pytest.raises(OSError) as info:
         nn.BatchNorm1d(2)
     assert any("pyframe-broken 1.2" in n for n in info.value.__notes__)
 
 
-def test_plugin_forward_pre_may_return_args_or_args_and_kwargs(plugins):
+def test_plugin_forward_pre_may_return_args_or_args_and_kwargs():
     class Pre:
         @pyframe.hookimpl
         def pyframe_module_forward_pre(self, args, kwargs):
             return (args, {"k": 2}) if not kwargs else None
 
-    plugins(Pre())
+    _hooks.plugin_manager.register(Pre())
 
     class M(nn.Module):
         def forward(self, x, k=0):
