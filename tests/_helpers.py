@@ -58,27 +58,28 @@ def assert_matches(got: pyframe.Tensor, expected, dtype: str, *, rtol=None, atol
         np.testing.assert_array_equal(g, expected.astype(DTYPES[dtype].np), err_msg=what)
 
 
+# the float ranges of the named input domains (random_array, tests/ops_db.py)
+RANGES = {"real": (-3.0, 3.0), "pos": (0.1, 4.0), "unit": (-0.95, 0.95), "exp": (-2.0, 2.0), "above_one": (1.1, 4.0)}
+
+
 def random_array(rng: np.random.Generator, shape, dtype: str, domain: str = "real") -> np.ndarray:
-    """Random values of ``dtype`` in a domain: real, pos (> 0), unit (-1, 1), small ints, nonzero."""
+    """Random values of ``dtype`` in a domain: real, pos (> 0), unit (-1, 1), above_one (> 1), exp (-2, 2),
+    small ints, nonzero, quarter (multiples of 0.25)."""
     np_dt = DTYPES[dtype].np
     if dtype == "bool":
         return rng.random(shape) < 0.5
     if dtype in INTS:
-        lo, hi = {"pos": (1, 6), "nonzero": (1, 6), "exp": (0, 4), "unit": (-1, 2)}.get(domain, (-6, 7))
+        lo, hi = {"pos": (1, 6), "nonzero": (1, 6), "exp": (0, 4), "unit": (-1, 2), "above_one": (2, 6)}.get(
+            domain, (-6, 7)
+        )
         a = rng.integers(lo, hi, size=shape)
         if domain == "nonzero":
             a = a * rng.choice([-1, 1], size=shape)
         return a.astype(np_dt)
-    if domain == "pos":
-        a = rng.uniform(0.1, 4.0, size=shape)
-    elif domain == "unit":
-        a = rng.uniform(-0.95, 0.95, size=shape)
-    elif domain == "nonzero":
+    if domain == "nonzero":
         a = rng.choice([-2.5, -2.0, -1.5, -0.5, 0.5, 1.5, 2.0, 2.5], size=shape)
     elif domain == "quarter":  # exact multiples of 0.25: ties for round, exact floor/remainder
         a = rng.integers(-16, 17, size=shape) / 4.0
-    elif domain == "exp":
-        a = rng.uniform(-2.0, 2.0, size=shape)
     else:
-        a = rng.uniform(-3.0, 3.0, size=shape)
+        a = rng.uniform(*RANGES.get(domain, RANGES["real"]), size=shape)
     return np.asarray(a).astype(np_dt)

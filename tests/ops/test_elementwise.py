@@ -1,138 +1,20 @@
-"""Elementwise ops against NumPy, driven by one table of op rows.
-
-Each row names the op, the pyframe callable, a NumPy reference, the dtypes the op accepts
-(as PyTorch does), the input domain of each operand and the kind of result dtype. Every row
-runs over every allowed dtype and every memory layout below.
-"""
+"""Elementwise ops against NumPy, driven by the rows of tests/ops_db.py (the pyframe callable, a NumPy reference,
+the dtypes the op accepts as PyTorch does, the input domain of each operand, the kind of result dtype): every row
+runs over every allowed dtype and every memory layout below; the unary rows' float64 gradients against finite
+differences and torch. Then where, masked_fill, triu/tril, in-place forms and special values."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 import pyframe
+from pyframe.ops.elementwise import unary_ops
 from tests._helpers import ALL, DTYPES, FLOATS, INTS, NUMERIC, assert_matches, npy, pf, random_array
 from tests._oracle import both, grads_equal
-
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
-def _sign(a):
-    return a.copy() if a.dtype == np.bool_ else np.sign(a)
-
-
-def _sigmoid(a):
-    return 1.0 / (1.0 + np.exp(-a))
-
-
-def _pow(a, b):
-    if a.dtype.kind in "iu":
-        return np.power(a.astype(np.int64), b.astype(np.int64))
-    return np.power(a, b)
-
-
-@dataclass(frozen=True)
-class Op:
-    name: str
-    fn: Callable
-    ref: Callable
-    dtypes: tuple
-    domains: tuple  # one input domain per operand (see _helpers.random_array)
-    result: str = "same"  # "same": the input dtype, "float": int/bool -> float32, "bool"
-
-    @property
-    def arity(self) -> int:
-        return len(self.domains)
-
-    def result_dtype(self, dtype: str) -> str:
-        if self.result == "bool":
-            return "bool"
-        if self.result == "float" and dtype not in FLOATS:
-            return "float32"
-        return dtype
-
-
-U, B = ("real",), ("real", "real")
-
-OPS = [
-    # ---- unary ----
-    Op("neg", pyframe.neg, np.negative, NUMERIC, U),
-    Op("abs", pyframe.abs, np.abs, NUMERIC, U),
-    Op("exp", pyframe.exp, np.exp, ALL, ("exp",), "float"),
-    Op("log", pyframe.log, np.log, ALL, ("pos",), "float"),
-    Op("sqrt", pyframe.sqrt, np.sqrt, ALL, ("pos",), "float"),
-    Op("tanh", pyframe.tanh, np.tanh, ALL, U, "float"),
-    Op("sigmoid", pyframe.sigmoid, _sigmoid, ALL, U, "float"),
-    Op("relu", pyframe.relu, lambda a: np.maximum(a, 0), NUMERIC, U),
-    Op("sin", pyframe.sin, np.sin, ALL, U, "float"),
-    Op("cos", pyframe.cos, np.cos, ALL, U, "float"),
-    Op("sign", pyframe.sign, _sign, ALL, U),
-    Op("reciprocal", pyframe.reciprocal, lambda a: 1.0 / a, ALL, ("nonzero",), "float"),
-    Op("erf", pyframe.erf, _erf, ALL, U, "float"),
-    Op("log1p", pyframe.log1p, np.log1p, ALL, ("unit",), "float"),
-    Op("expm1", pyframe.expm1, np.expm1, ALL, ("exp",), "float"),
-    Op("floor", pyframe.floor, np.floor, NUMERIC, ("quarter",)),
-    Op("ceil", pyframe.ceil, np.ceil, NUMERIC, ("quarter",)),
-    Op("round", pyframe.round, np.round, NUMERIC, ("quarter",)),  # half to even, as torch.round
-    Op("isnan", pyframe.isnan, np.isnan, ALL, ("special",), "bool"),
-    Op("isinf", pyframe.isinf, np.isinf, ALL, ("special",), "bool"),
-    Op("isfinite", pyframe.isfinite, np.isfinite, ALL, ("special",), "bool"),
-    Op("logical_not", pyframe.logical_not, np.logical_not, ALL, U, "bool"),
-    Op("clamp", lambda x: pyframe.clamp(x, -1, 2), lambda a: np.clip(a, -1, 2), NUMERIC, U),
-    Op("clamp_min", lambda x: pyframe.clamp(x, min=0.5), lambda a: np.maximum(a, 0.5), FLOATS, U),
-    Op("clamp_max", lambda x: x.clamp(max=-0.5), lambda a: np.minimum(a, -0.5), FLOATS, U),
-    Op("clip_int", lambda x: x.clip(0, 3), lambda a: np.clip(a, 0, 3), INTS, U),
-    Op("pow_scalar2", lambda x: x**2, lambda a: a * a, NUMERIC, U),
-    Op("pow_scalar_half", lambda x: pyframe.pow(x, 0.5), np.sqrt, FLOATS + INTS, ("pos",), "float"),
-    Op("pow_scalar_neg", lambda x: x**-1.5, lambda a: np.power(a, -1.5), FLOATS, ("pos",)),
-    Op("rpow_scalar", lambda x: 2**x, lambda a: np.power(2, a), NUMERIC, ("exp",)),
-    Op("rpow_float", lambda x: 1.5**x, lambda a: np.power(1.5, a.astype(np.float64)), NUMERIC, ("exp",), "float"),
-    # ---- binary ----
-    Op("add", pyframe.add, np.add, ALL, B),
-    Op("sub", pyframe.sub, np.subtract, NUMERIC, B),
-    Op("mul", pyframe.mul, np.multiply, ALL, B),
-    Op("div", pyframe.div, np.true_divide, ALL, ("real", "nonzero"), "float"),
-    Op("pow", pyframe.pow, _pow, NUMERIC, ("pos", "exp")),
-    Op("maximum", pyframe.maximum, np.maximum, ALL, B),
-    Op("minimum", pyframe.minimum, np.minimum, ALL, B),
-    Op("floor_divide", pyframe.floor_divide, np.floor_divide, NUMERIC, ("quarter", "nonzero")),
-    Op("remainder", pyframe.remainder, np.remainder, NUMERIC, ("quarter", "nonzero")),
-    Op("atan2", pyframe.atan2, np.arctan2, ALL, B, "float"),
-    Op("eq", pyframe.eq, np.equal, ALL, ("small", "small"), "bool"),
-    Op("ne", pyframe.ne, np.not_equal, ALL, ("small", "small"), "bool"),
-    Op("lt", pyframe.lt, np.less, ALL, ("small", "small"), "bool"),
-    Op("le", pyframe.le, np.less_equal, ALL, ("small", "small"), "bool"),
-    Op("gt", pyframe.gt, np.greater, ALL, ("small", "small"), "bool"),
-    Op("ge", pyframe.ge, np.greater_equal, ALL, ("small", "small"), "bool"),
-    Op("logical_and", pyframe.logical_and, np.logical_and, ALL, ("small", "small"), "bool"),
-    Op("logical_or", pyframe.logical_or, np.logical_or, ALL, ("small", "small"), "bool"),
-    Op("logical_xor", pyframe.logical_xor, np.logical_xor, ALL, ("small", "small"), "bool"),
-    Op("op_add", lambda a, b: a + b, np.add, NUMERIC, B),
-    Op("op_sub", lambda a, b: a - b, np.subtract, NUMERIC, B),
-    Op("op_mul", lambda a, b: a * b, np.multiply, NUMERIC, B),
-    Op("op_truediv", lambda a, b: a / b, np.true_divide, NUMERIC, ("real", "nonzero"), "float"),
-    Op("op_floordiv", lambda a, b: a // b, np.floor_divide, NUMERIC, ("quarter", "nonzero")),
-    Op("op_mod", lambda a, b: a % b, np.remainder, NUMERIC, ("quarter", "nonzero")),
-    Op("op_pow", lambda a, b: a**b, _pow, NUMERIC, ("pos", "exp")),
-    Op("op_lt", lambda a, b: a < b, np.less, NUMERIC, ("small", "small"), "bool"),
-    Op("op_eq", lambda a, b: a == b, np.equal, ALL, ("small", "small"), "bool"),
-    Op("op_and", lambda a, b: a & b, np.logical_and, ("bool",), B, "bool"),
-    Op("op_or", lambda a, b: a | b, np.logical_or, ("bool",), B, "bool"),
-    Op("op_xor", lambda a, b: a ^ b, np.logical_xor, ("bool",), B, "bool"),
-    Op(
-        "clamp_tensor",
-        lambda x, lo: pyframe.clamp(x, min=lo, max=lo + 1),
-        lambda a, lo: np.clip(a, lo, lo + 1),
-        NUMERIC,
-        B,
-    ),  # fmt: skip
-]
-OPS_BY_NAME = {op.name: op for op in OPS}
-assert len(OPS_BY_NAME) == len(OPS)
+from tests.ops_db import OPS, OPS_BY_NAME, UNARY, Op, derive, draw, np_erf, np_sigmoid
 
 
 def _permute(t):
@@ -168,26 +50,10 @@ def _inputs(rng, op: Op, dtype: str, layout: str):
     shapes, views = LAYOUTS[layout]
     arrays, tensors = [], []
     for i, domain in enumerate(op.domains):
-        a = _values(rng, shapes[i], dtype, domain)
+        a = draw(rng, shapes[i], dtype, domain)
         arrays.append(views[i](a))
         tensors.append(views[i](pf(a)))
     return arrays, tensors
-
-
-def _values(rng, shape, dtype, domain):
-    if domain == "special":
-        a = random_array(rng, shape, dtype)
-        if dtype in FLOATS and a.size:
-            flat = a.reshape(-1)
-            flat[::4] = np.nan
-            flat[1::5] = np.inf
-            flat[2::7] = -np.inf
-        return a
-    if domain == "small":  # many ties, so equality ops see both outcomes
-        if dtype == "bool":
-            return random_array(rng, shape, dtype)
-        return rng.integers(-2, 3, size=shape).astype(DTYPES[dtype].np)
-    return random_array(rng, shape, dtype, domain)
 
 
 def _reference(op: Op, arrays, dtype: str):
@@ -231,6 +97,43 @@ def test_table_covers_the_required_ops():
     assert set(required.split()) <= set(OPS_BY_NAME)
 
 
+def test_every_unary_op_of_pyframe_has_a_row():
+    """A unary op NumPy has under the same name gets its row by itself; any other needs a row in tests/ops_db.py."""
+    missing = sorted(set(unary_ops) - set(OPS_BY_NAME))
+    assert not missing, f"no row in tests/ops_db.py (and no NumPy function of the same name) for {missing}"
+
+
+def test_derived_rows_take_numpy_s_function_dtypes_and_a_domain():
+    assert derive("acosh") == OPS_BY_NAME["acosh"] and OPS_BY_NAME["acosh"].derived
+    assert [(n, OPS_BY_NAME[n].domains[0]) for n in ("exp", "asin", "tan", "log", "acosh")] == [
+        ("exp", "real"), ("asin", "unit"), ("tan", "unit"), ("log", "pos"), ("acosh", "above_one")
+    ]  # fmt: skip
+    assert (OPS_BY_NAME["abs"].result, OPS_BY_NAME["abs"].dtypes, OPS_BY_NAME["abs"].grad) == ("same", NUMERIC, None)
+    assert (OPS_BY_NAME["sinh"].result, OPS_BY_NAME["sinh"].dtypes, OPS_BY_NAME["sinh"].grad) == ("float", ALL, "real")
+    assert OPS_BY_NAME["logical_not"].result == "bool"
+    assert derive("sigmoid") is None and derive("no_such_op") is None  # no NumPy function of those names
+
+
+GRAD_ROWS = [op for op in UNARY if op.grad is not None]
+
+
+@pytest.mark.parametrize("op", GRAD_ROWS, ids=[op.name for op in GRAD_ROWS])
+def test_unary_gradients_match_finite_differences(op: Op, rng):
+    x = pyframe.tensor(draw(rng, (3, 4), "float64", op.grad) * 0.95, requires_grad=True)
+    assert pyframe.autograd.gradcheck(op.fn, (x,))
+
+
+@pytest.mark.parametrize("op", GRAD_ROWS, ids=[op.name for op in GRAD_ROWS])
+def test_unary_gradients_match_torch(op: Op, rng):
+    torch = pytest.importorskip("torch")
+    a = draw(rng, (4, 3), "float64", op.grad)
+    x = pyframe.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    op.fn(x).sum().backward()
+    getattr(torch, op.name)(t).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10)
+
+
 def test_method_and_function_forms_agree(rng):
     x = pf(random_array(rng, (4, 6), "float32", "pos"))
     y = pf(random_array(rng, (4, 6), "float32", "pos"))
@@ -259,9 +162,9 @@ def test_extreme_inputs(dtype):
     a = npy(x).astype(np.float64)
     with np.errstate(all="ignore"):
         assert_matches(pyframe.exp(x), np.exp(a), dtype, what="exp")
-        assert_matches(pyframe.sigmoid(x), _sigmoid(a), dtype, what="sigmoid")
+        assert_matches(pyframe.sigmoid(x), np_sigmoid(a), dtype, what="sigmoid")
         assert_matches(pyframe.tanh(x), np.tanh(a), dtype, what="tanh")
-        assert_matches(pyframe.erf(x), _erf(a), dtype, what="erf")
+        assert_matches(pyframe.erf(x), np_erf(a), dtype, what="erf")
         assert_matches(pyframe.expm1(x), np.expm1(a), dtype, what="expm1")
     assert_matches(pyframe.log(pyframe.tensor([0.0, -1.0], dtype=dtype)), [-np.inf, np.nan], dtype, what="log")
     assert_matches(pyframe.sqrt(pyframe.tensor([-1.0], dtype=dtype)), [np.nan], dtype, what="sqrt")
@@ -591,8 +494,8 @@ def test_binary_mixed_dtypes(name, da, db, rng):
     promoted = _PROMOTED[(da, db)]
     if name == "sub" and promoted == "bool":
         return
-    a = _values(rng, (3, 4), da, "quarter" if da in FLOATS else "real")
-    b = _values(rng, (4,), db, op.domains[1] if db != "bool" else "real")
+    a = draw(rng, (3, 4), da, "quarter" if da in FLOATS else "real")
+    b = draw(rng, (4,), db, op.domains[1] if db != "bool" else "real")
     if name in ("remainder", "floor_divide", "div") and db == "bool":
         b = np.ones_like(b)  # no division by False
     if name in ("remainder", "floor_divide") and promoted in INTS and (b == 0).any():
@@ -658,3 +561,29 @@ def test_tanh_float32_within_a_few_ulps_of_float64():
     # strided input goes through the same kernel
     x = pyframe.tensor(xs[:1000].reshape(20, 50)).t()
     assert np.allclose(x.tanh().numpy(), np.tanh(xs[:1000].reshape(20, 50).T), rtol=3e-7, atol=0)
+
+
+# ---- rounding, domains and in-place forms of the unary table ------------------------------------------
+
+
+def test_trunc_rounds_toward_zero_and_keeps_integers():
+    assert pyframe.trunc(pyframe.tensor([-1.5, 2.7, -0.2])).tolist() == [-1.0, 2.0, -0.0]
+    ints = pyframe.tensor([3, -4])
+    assert pyframe.trunc(ints).dtype == pyframe.int64 and pyframe.trunc(ints).tolist() == [3, -4]
+    x = pyframe.tensor([0.5, 1.5], requires_grad=True)
+    pyframe.trunc(x).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]
+
+
+def test_outside_the_domain_is_nan_as_torch():
+    out = pyframe.tensor([2.0, 0.5]).asin()
+    assert math.isnan(out[0].item()) and out[1].item() == pytest.approx(math.asin(0.5))
+    assert pyframe.tensor([0.5]).acosh().isnan().item()
+
+
+def test_inplace_forms_write_through():
+    x = pyframe.tensor([0.1, 0.2])
+    assert x.atan_() is x
+    np.testing.assert_allclose(x.numpy(), np.arctan([0.1, 0.2]).astype(np.float32))
+    with pytest.raises(TypeError, match="sinh_"):  # a float result cannot go into an int tensor
+        pyframe.tensor([1, 2]).sinh_()

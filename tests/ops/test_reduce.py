@@ -2,152 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 
 import pyframe
-from tests._helpers import ALL, DTYPES, FLOATS, INTS, NUMERIC, TOL, assert_matches, npy, pf, random_array
-
-
-def _logsumexp(a, axis, keepdims):
-    m = np.max(a, axis=axis, keepdims=True)
-    out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
-    return out if keepdims else np.squeeze(out, axis=axis if axis is not None else None)
-
-
-@dataclass(frozen=True)
-class Red:
-    name: str
-    fn: Callable  # fn(tensor, dim, keepdim)
-    ref: Callable  # ref(array, axis, keepdims) on float64 / int64 / bool arrays
-    dtypes: tuple
-    result: str  # "same", "sum" (ints/bool -> int64), "bool", "int64"
-    domain: str = "real"
-    all_dims_only_tuple: bool = False
-
-
-def _np_sum(a, axis, keepdims):
-    return np.sum(a, axis=axis, keepdims=keepdims)
-
-
-REDUCTIONS = [
-    Red("sum", lambda t, d, k: t.sum(d, keepdim=k), _np_sum, ALL, "sum"),
-    Red("sum_fn", lambda t, d, k: pyframe.sum(t, dim=d, keepdim=k), _np_sum, ALL, "sum"),
-    Red(
-        "prod",
-        lambda t, d, k: t.prod(d, keepdim=k),
-        lambda a, ax, kd: np.prod(a, axis=ax, keepdims=kd),
-        ALL,
-        "sum",
-        "near1",
-    ),  # fmt: skip
-    Red(
-        "mean", lambda t, d, k: t.mean(d, keepdim=k), lambda a, ax, kd: np.mean(a, axis=ax, keepdims=kd), FLOATS, "same"
-    ),  # fmt: skip
-    Red(
-        "var",
-        lambda t, d, k: t.var(d, keepdim=k),
-        lambda a, ax, kd: np.var(a, axis=ax, ddof=1, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "var_biased",
-        lambda t, d, k: t.var(d, unbiased=False, keepdim=k),
-        lambda a, ax, kd: np.var(a, axis=ax, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "var_correction2",
-        lambda t, d, k: pyframe.var(t, d, keepdim=k, correction=2),
-        lambda a, ax, kd: np.var(a, axis=ax, ddof=2, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "std",
-        lambda t, d, k: t.std(d, keepdim=k),
-        lambda a, ax, kd: np.std(a, axis=ax, ddof=1, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "std_biased",
-        lambda t, d, k: t.std(d, correction=0, keepdim=k),
-        lambda a, ax, kd: np.std(a, axis=ax, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "norm",
-        lambda t, d, k: t.norm(dim=d, keepdim=k),
-        lambda a, ax, kd: np.sqrt(np.sum(a * a, axis=ax, keepdims=kd)),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "norm1",
-        lambda t, d, k: t.norm(1, dim=d, keepdim=k),
-        lambda a, ax, kd: np.sum(np.abs(a), axis=ax, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "norm_inf",
-        lambda t, d, k: t.norm(float("inf"), dim=d, keepdim=k),
-        lambda a, ax, kd: np.max(np.abs(a), axis=ax, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "norm3",
-        lambda t, d, k: pyframe.norm(t, 3, d, k),
-        lambda a, ax, kd: np.sum(np.abs(a) ** 3, axis=ax, keepdims=kd) ** (1 / 3),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "amax",
-        lambda t, d, k: t.amax(() if d is None else d, keepdim=k),
-        lambda a, ax, kd: np.max(a, axis=ax, keepdims=kd),
-        ALL,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "amin",
-        lambda t, d, k: pyframe.amin(t, () if d is None else d, keepdim=k),
-        lambda a, ax, kd: np.min(a, axis=ax, keepdims=kd),
-        ALL,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "any",
-        lambda t, d, k: t.any(d, keepdim=k),
-        lambda a, ax, kd: np.any(a, axis=ax, keepdims=kd),
-        ALL,
-        "bool",
-        "sparse",
-    ),  # fmt: skip
-    Red(
-        "all",
-        lambda t, d, k: t.all(d, keepdim=k),
-        lambda a, ax, kd: np.all(a, axis=ax, keepdims=kd),
-        ALL,
-        "bool",
-        "dense",
-    ),  # fmt: skip
-    Red(
-        "logsumexp",
-        lambda t, d, k: pyframe.logsumexp(t, tuple(range(t.ndim)) if d is None else d, keepdim=k),
-        _logsumexp,
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-]
+from tests._helpers import DTYPES, FLOATS, INTS, NUMERIC, TOL, assert_matches, npy, pf, random_array
+from tests.ops_db import REDUCTIONS, Red, draw
 
 # 3-d views of shape (2, 3, 4), or larger along the last dim
 LAYOUTS = {
@@ -165,18 +25,6 @@ LAYOUTS = {
     ),  # fmt: skip
 }
 DIMS = [None, 0, 1, 2, -1, -3, (0, 2), (-1, 0), (0, 1, 2), (1,), ()]
-
-
-def _values(rng, shape, dtype, domain):
-    if domain == "near1":
-        if dtype in FLOATS:
-            return rng.uniform(0.7, 1.3, size=shape).astype(DTYPES[dtype].np)
-        if dtype in INTS:
-            return rng.choice([-1, 1, 1, 2], size=shape).astype(DTYPES[dtype].np)
-    if domain in ("sparse", "dense"):  # so any/all see both outcomes along short dims
-        p = 0.15 if domain == "sparse" else 0.85
-        return (rng.random(shape) < p).astype(DTYPES[dtype].np)
-    return random_array(rng, shape, dtype, domain)
 
 
 def _expected_dtype(red: Red, dtype: str) -> str:
@@ -205,7 +53,7 @@ CASES = [
 @pytest.mark.parametrize(("red", "dtype", "layout"), CASES)
 def test_reduction_matches_numpy(red: Red, dtype: str, layout: str, rng):
     shape, view = LAYOUTS[layout]
-    base = _values(rng, shape, dtype, red.domain)
+    base = draw(rng, shape, dtype, red.domain)
     a, t = view(base), view(pf(base))
     out_dt = _expected_dtype(red, dtype)
     if out_dt in FLOATS:

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from collections.abc import Callable
 
 import numpy as np
 
 import pyframe as pf
 import pyframe.nn.functional as F
+from tests import ops_db
+from tests._helpers import ALL
 from tools.fuzz.inputs import FLOATS, Case, bad, broadcast_partner, case, dim, float_case, scalar, shape
 
 
@@ -43,28 +46,10 @@ def _pick(rng, seq):
     return seq[int(rng.integers(len(seq)))]
 
 
-UNARY = {
-    "neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin,
-    "cos": np.cos, "tanh": np.tanh, "sigmoid": lambda a: 1 / (1 + np.exp(-a.astype(np.float64))),
-    "relu": lambda a: np.maximum(a, 0), "floor": np.floor, "ceil": np.ceil, "sign": np.sign,
-    "square": np.square, "log1p": np.log1p, "expm1": np.expm1, "reciprocal": lambda a: 1 / a.astype(np.float64),
-    "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "logical_not": np.logical_not,
-}  # fmt: skip
-
-FLOAT_FUNCTIONS = {"exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "log1p", "expm1", "reciprocal"}
-
-BINARY = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": lambda a, b: np.true_divide(a, b),
-    "maximum": np.maximum, "minimum": np.minimum, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
-    "ge": np.greater_equal, "logical_and": np.logical_and, "atan2": np.arctan2,
-}  # fmt: skip
-
-REDUCE = {
-    "sum": np.sum, "mean": np.mean, "amax": np.amax, "amin": np.amin, "prod": np.prod,
-    "std": lambda a, axis, keepdims: np.std(a, axis=axis, keepdims=keepdims, ddof=1),
-    "var": lambda a, axis, keepdims: np.var(a, axis=axis, keepdims=keepdims, ddof=1),
-    "any": np.any, "all": np.all,
-}  # fmt: skip
+# the elementwise ops and reductions with their NumPy references: the tests' table (tests/ops_db.py)
+UNARY = {op.name: op for op in ops_db.UNARY}
+BINARY = {op.name: op for op in ops_db.BINARY}
+REDUCE = {red.name: red for red in ops_db.REDUCTIONS}
 
 
 def _f64(a: np.ndarray) -> np.ndarray:
@@ -74,12 +59,11 @@ def _f64(a: np.ndarray) -> np.ndarray:
 
 @generator
 def unary(rng) -> Call:
-    name = _pick(rng, list(UNARY))
+    op = UNARY[_pick(rng, list(UNARY))]
     x = case(rng)
-    fn = getattr(pf, name)
     # NumPy computes float functions of bools in float16; pyframe (as torch) in float32
-    a = x.a.astype(np.float64) if x.a.dtype == np.bool_ and name in FLOAT_FUNCTIONS else _f64(x.a)
-    return Call(f"pf.{name}({x})", lambda: fn(x.t), lambda: UNARY[name](a), [x])
+    a = x.a.astype(np.float64) if op.result == "float" else _f64(x.a)
+    return Call(f"{op.name}({x})", lambda: op.fn(x.t), lambda: op.ref(a), [x])
 
 
 def _operand(rng, x: Case):
@@ -92,19 +76,35 @@ def _operand(rng, x: Case):
     return y, y
 
 
+def _ref_operand(a, dt, floating: bool):
+    """An operand for the reference: converted to pyframe's result dtype ``dt`` first where torch does that (two
+    dimensioned tensors), then float64 when floating (or for a floating op)."""
+    if not isinstance(a, np.ndarray):
+        return a
+    if dt is not None:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = a.astype(dt.np)
+    return a.astype(np.float64) if floating else _f64(a)
+
+
 @generator
 def binary(rng) -> Call:
-    name = _pick(rng, list(BINARY))
+    op = BINARY[_pick(rng, list(BINARY))]
     x = case(rng)
     y, yc = _operand(rng, x)
-    fn = getattr(pf, name)
     other = y.t if isinstance(y, Case) else y
-    ref_other = _f64(y.a) if isinstance(y, Case) else y
-    if name in ("div", "atan2"):  # NumPy computes these in float16 for bools, pyframe in float32
-        ref_other = ref_other.astype(np.float64) if isinstance(ref_other, np.ndarray) else ref_other
+    dt = None
+    if isinstance(y, Case) and x.t.ndim and y.t.ndim:
+        try:
+            dt = pf.promote_types(x.t.dtype, y.t.dtype)
+        except Exception:  # noqa: BLE001 - no common dtype: the call itself must refuse
+            dt = None
+    floating = op.result == "float"  # NumPy computes these in float16 for bools, pyframe in float32
+    a = _ref_operand(x.a, dt, floating)
+    ref_other = _ref_operand(y.a, dt, floating) if isinstance(y, Case) else y
     inputs = [x] + ([yc] if yc is not None else [])
-    a = x.a.astype(np.float64) if name in ("div", "atan2") else _f64(x.a)
-    return Call(f"pf.{name}({x}, {y!r})", lambda: fn(x.t, other), lambda: BINARY[name](a, ref_other), inputs)
+    return Call(f"{op.name}({x}, {y!r})", lambda: op.fn(x.t, other), lambda: op.ref(a, ref_other), inputs)
 
 
 @generator
@@ -122,27 +122,23 @@ def inplace(rng) -> Call:
 
 @generator
 def reduction(rng) -> Call:
-    name = _pick(rng, list(REDUCE))
+    red = REDUCE[_pick(rng, list(REDUCE))]
     x = case(rng)
     keepdim = bool(rng.random() < 0.5)
     d = None if rng.random() < 0.3 else dim(rng, x.t.ndim)
-    fn = getattr(pf, name)
-
-    def run():
-        return fn(x.t) if d is None else fn(x.t, d, keepdim=keepdim)
 
     def ref():
         a = _f64(x.a)
-        if name in ("mean", "std", "var") and a.dtype.kind != "f":
+        if red.dtypes is not ALL and x.a.dtype.kind != "f":
             raise TypeError("integer input")
         if x.a.ndim == 0 and d not in (None, 0, -1):
             raise IndexError("dim")
         axis = None if d is None or x.a.ndim == 0 else d
-        out = REDUCE[name](a, axis=axis, keepdims=keepdim if d is not None else False)
-        return np.asarray(out)
+        return np.asarray(red.ref(a, axis, keepdim))
 
-    strict = name in ("amax", "amin")  # of nothing: NumPy refuses, and so must pyframe
-    return Call(f"pf.{name}({x}, dim={d}, keepdim={keepdim})", run, ref, [x], strict=strict)
+    strict = red.name in ("amax", "amin")  # of nothing: NumPy refuses, and so must pyframe
+    return Call(f"{red.name}({x}, dim={d}, keepdim={keepdim})", lambda: red.fn(x.t, d, keepdim), ref, [x],
+                strict=strict)  # fmt: skip
 
 
 @generator
