@@ -227,7 +227,7 @@ int pf_max_pool2d(const pf_tensor *x, pf_tensor *out, pf_tensor *indices, int kh
 int pf_max_pool2d_backward(const pf_tensor *grad_out, const pf_tensor *indices, pf_tensor *grad_in, int kh,
                            int kw, int sh, int sw, int ph, int pw, int dh, int dw);
 
-/* batch norm with batch statistics (bnorm.c), x [N, C, L] float32/float64 (any strides), y contiguous;
+/* batch norm with batch statistics (batch_norm.c), x [N, C, L] float32/float64 (any strides), y contiguous;
  * mean and var [C] float64 get the biased batch statistics (kept for backward at full precision); weight, bias, running_mean and running_var may be
  * NULL (running_var is updated with the unbiased variance) */
 int pf_batch_norm_forward(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias, double eps,
@@ -339,7 +339,7 @@ int pf_gather_rows(const pf_tensor *x, const pf_tensor *idx, pf_tensor *out);
 int pf_optim_step(int kind, int dtype, int64_t n, void *param, const void *grad, void *s0, void *s1, void *s2,
                   const double *hp, int nhp);
 
-/* layer normalization over the last dim (norm.c): x, y [rows, d] contiguous, w, b [d] (either may
+/* layer normalization over the last dim (layer_norm.c): x, y [rows, d] contiguous, w, b [d] (either may
  * be NULL), mean and rstd [rows] saved for backward; float32 or float64, one dtype for all. */
 int pf_layer_norm(int dtype, const void *x, const void *w, const void *b, void *y, void *mean, void *rstd,
                   int64_t rows, int64_t d, double eps);

@@ -1,5 +1,6 @@
-/* Internal helpers shared by the kernel families: errors, dtypes, float16, threads and
- * the strided walker. Not part of the public API (that is include/pyframe_api.h). */
+/* Internal helpers shared by the kernel families: errors (errors.c), dtypes and float16,
+ * validation and the strided walker (strided.c), threads (threads.c), GEMM for other kernels
+ * (gemm.c). Not part of the public API (that is include/pyframe_api.h). */
 #ifndef PF_CORE_H
 #define PF_CORE_H
 
@@ -13,14 +14,14 @@
 #include <omp.h>
 #endif
 
-/* ---- errors --------------------------------------------------------------------- */
+/* ---- errors (errors.c) ------------------------------------------------------------ */
 
 /* Record a printf-style message for pf_last_error() and return `code`. */
 int pf_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "[2, 3]"-style text of a shape into buf (at least 128 bytes). */
 const char *pf_shape_str(const pf_tensor *t, char *buf);
 
-/* ---- dtypes --------------------------------------------------------------------- */
+/* ---- dtypes (their size and name tables: strided.c) ------------------------------ */
 
 /* X(code, C storage type, suffix, is_float) in code order */
 #define PF_DTYPE_LIST(X)               \
@@ -149,7 +150,7 @@ static inline float pf_expf(float x) {
 #define PF_VEC_CLONES
 #endif
 
-/* ---- validation ----------------------------------------------------------------- */
+/* ---- validation (strided.c) -------------------------------------------------------- */
 
 /* Checks ndim, dtype, non-negative shape and a non-NULL data pointer when numel > 0.
  * `what` names the argument in the message ("x", "out", ...). */
@@ -170,7 +171,7 @@ static inline int pf_is_contiguous(const pf_tensor *t) {
     return 1;
 }
 
-/* ---- threads -------------------------------------------------------------------- */
+/* ---- threads (threads.c) ----------------------------------------------------------- */
 
 /* Below this many elements a kernel stays serial: a fork/join costs about 0.6 us. */
 #define PF_GRAIN 32768
@@ -245,7 +246,7 @@ int pf_gemm_serial(int dtype, const pf_gemm_prob *p, void *ws);
  * rows[i][k] for k < n and i < nr, lanes [nr, keep) of each dst row zeroed, keep <= 16. */
 void pf_transpose_rows_f32(const float *const *rows, int nr, int keep, int64_t n, float *dst, int64_t ds);
 
-/* ---- strided walker --------------------------------------------------------------- */
+/* ---- strided walker (strided.c) ------------------------------------------------------ */
 
 /* Walks the row-major index space of `shape` in runs along the last dim, keeping one
  * byte offset per operand in step. Dims are coalesced first, so a contiguous tensor is

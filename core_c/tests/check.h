@@ -25,6 +25,12 @@ static inline int pf_test_summary(const char *name) {
     return pf_failed != 0;
 }
 
+/* a reproducible uniform in [-1, 1) from the caller's state: an LCG, enough to fill test inputs */
+static inline double frand(unsigned *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (double)(*s >> 8) / (1 << 24) * 2.0 - 1.0;
+}
+
 /* a contiguous descriptor over `data` */
 static inline pf_tensor pf_make(void *data, int dtype, int ndim, const int64_t *shape) {
     pf_tensor t = {.data = data, .dtype = dtype, .ndim = ndim};

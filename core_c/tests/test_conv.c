@@ -8,11 +8,6 @@ typedef struct { int kh, kw, sh, sw, ph, pw, dh, dw; } conv_cfg;
 
 static int64_t out_size(int64_t n, int k, int s, int p, int d) { return (n + 2 * p - d * (k - 1) - 1) / s + 1; }
 
-static double frand(unsigned *s) {
-    *s = *s * 1664525u + 1013904223u;
-    return (double)(*s >> 8) / (1 << 24) * 2.0 - 1.0;
-}
-
 /* x element (n, c, h, w) through the descriptor's strides, as double */
 static double xat(const pf_tensor *x, int64_t n, int64_t c, int64_t h, int64_t w) {
     int64_t o = n * x->strides[0] + c * x->strides[1] + h * x->strides[2] + w * x->strides[3];

@@ -1,4 +1,4 @@
-/* The busy-machine fallback in common.c: a late worker makes pf_threads() answer 1 for
+/* The busy-machine fallback in threads.c: a late worker makes pf_threads() answer 1 for
  * the backoff, the set count stays what the user set, and punctual regions clear it. */
 #include <stdint.h>
 #include <time.h>
