@@ -72,6 +72,21 @@ static inline uint16_t pf_f2h(float f) {
     return (uint16_t)(sign | r);
 }
 
+/* pf_h2f with no branches, so loops over float16 vectorize; equal to it for all 65536
+ * inputs: the exponent is rebiased by a multiply, which also normalizes subnormals
+ * (so these read as 0 if a library turned on denormals-are-zero). */
+static inline float pf_h2f_vec(uint16_t h) {
+    uint32_t em = h & 0x7fffu, bits = em << 13;
+    float f;
+    memcpy(&f, &bits, 4);
+    f *= 0x1p112f;
+    memcpy(&bits, &f, 4);
+    bits = em >= 0x7c00u ? 0x7f800000u | bits : bits; /* inf and NaN */
+    bits |= (uint32_t)(h & 0x8000u) << 16;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
 /* Generic element access through double / int64 for the slow, dtype-agnostic paths. */
 static inline double pf_load_f64(const char *p, int dt) {
     switch (dt) {
@@ -149,6 +164,13 @@ static inline float pf_expf(float x) {
 #else
 #define PF_VEC_CLONES
 #endif
+/* Helpers of a PF_VEC_CLONES kernel must be inlined into each of its clones: one compiled on
+ * its own gets the default ISA, and a loop of calls can make gcc decline a plain inline. */
+#if defined(__GNUC__)
+#define PF_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define PF_ALWAYS_INLINE static inline
+#endif
 
 /* ---- validation (strided.c) -------------------------------------------------------- */
 
@@ -156,6 +178,9 @@ static inline float pf_expf(float x) {
  * `what` names the argument in the message ("x", "out", ...). */
 int pf_check(const pf_tensor *t, const char *what);
 int64_t pf_numel(const pf_tensor *t);
+/* `rows` contiguous rows of n elements at x as a 2-d descriptor, for the lean entry points that
+ * take bare pointers; refuses what a descriptor could not hold (`name` leads the message). */
+int pf_rows_desc(const char *name, int dtype, const void *x, int64_t rows, int64_t n, pf_tensor *xd);
 /* Strides of `in` broadcast to out_shape[out_ndim] (0 for broadcast dims), right-aligned
  * as in NumPy; PF_ERR_VALUE naming both shapes when incompatible. */
 int pf_broadcast_strides(const pf_tensor *in, int out_ndim, const int64_t *out_shape,

@@ -56,6 +56,14 @@ bad:;
                     pf_shape_str(&o, b));
 }
 
+int pf_rows_desc(const char *name, int dtype, const void *x, int64_t rows, int64_t n, pf_tensor *xd) {
+    if (dtype < 0 || dtype >= PF_NUM_DTYPES) return pf_error(PF_ERR_TYPE, "%s: unknown dtype code %d", name, dtype);
+    if (rows < 0 || n < 0 || (n && rows > INT64_MAX / n))
+        return pf_error(PF_ERR_VALUE, "%s: bad row layout (%lld rows of %lld)", name, (long long)rows, (long long)n);
+    *xd = (pf_tensor){.data = (void *)x, .dtype = dtype, .ndim = 2, .shape = {rows, n}, .strides = {n, 1}};
+    return PF_OK;
+}
+
 /* ---- strided walker ---- */
 
 void pf_walk_init(pf_walk *w, int ndim, const int64_t *shape, int nops, const int64_t *const *strides,
