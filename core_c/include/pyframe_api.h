@@ -195,9 +195,6 @@ int pf_topk(const pf_tensor *x, int dim, int64_t k, int largest, pf_tensor *valu
 /* scans (scan.c): cumsum / cumprod along `dim`; x and out contiguous of one shape, out's dtype may
  * differ (accumulation in double for floating out, int64 for integer out) */
 int pf_scan(int op, const pf_tensor *x, int dim, pf_tensor *out);
-/* multinomial sampling: probs [rows, n] float64 (non-negative, finite, positive row sums),
- * u [rows, k] float64 uniforms in [0, 1), out [rows, k] int64 category indices */
-int pf_multinomial(const pf_tensor *probs, const pf_tensor *u, int replacement, pf_tensor *out);
 
 /* batched matmul (gemm.c): a [..., M, K] @ b [..., K, N] -> out [..., M, N];
  * batch dims of a, b and out equal (broadcast with stride 0 beforehand) */
@@ -263,6 +260,17 @@ int pf_nonzero(const pf_tensor *x, pf_tensor *out);
 /* random (random.c): counter-based Philox; element i depends only on (seed, offset + i) */
 int pf_random(int kind, pf_tensor *dst, uint64_t seed, uint64_t offset,
               double p0, double p1);
+/* index outputs below are contiguous 1-d int64 */
+/* a uniformly random permutation of 0 .. n-1 (n = out's length); uses counters offset .. offset + n - 1 */
+int pf_randperm(pf_tensor *out, uint64_t seed, uint64_t offset);
+/* len(out) indices drawn with probability proportional to the 1-d float weights (finite, >= 0,
+ * positive sum); without replacement needs len(out) <= the number of positive weights. Uses
+ * len(out) counters with replacement, len(weights) without */
+int pf_weighted_sample(const pf_tensor *weights, pf_tensor *out, int replacement, uint64_t seed,
+                       uint64_t offset);
+/* multinomial sampling: probs [rows, n] float64 (non-negative, finite, positive row sums),
+ * u [rows, k] float64 uniforms in [0, 1), out [rows, k] int64 category indices */
+int pf_multinomial(const pf_tensor *probs, const pf_tensor *u, int replacement, pf_tensor *out);
 
 /* optimizers (optim.c) */
 /* One fused in-place step over a contiguous parameter of n elements, float32 or float64,
@@ -312,18 +320,6 @@ int pf_linalg_eigh(const pf_tensor *a, pf_tensor *w, pf_tensor *v, int upper);
 int pf_linalg_svd(const pf_tensor *a, pf_tensor *u, pf_tensor *s, pf_tensor *vh, int full);
 /* out = exp(a) by Pade 13 with scaling and squaring (Higham 2005) */
 int pf_linalg_matrix_exp(const pf_tensor *a, pf_tensor *out);
-
-/* pyframe.utils.data (data.c); sampler outputs are contiguous 1-d int64 */
-/* a uniformly random permutation of 0 .. n-1 (n = out's length); uses counters offset .. offset + n - 1 */
-int pf_randperm(pf_tensor *out, uint64_t seed, uint64_t offset);
-/* len(out) indices drawn with probability proportional to the 1-d float weights (finite, >= 0,
- * positive sum); without replacement needs len(out) <= the number of positive weights. Uses
- * len(out) counters with replacement, len(weights) without */
-int pf_weighted_sample(const pf_tensor *weights, pf_tensor *out, int replacement, uint64_t seed,
-                       uint64_t offset);
-/* out[j] = x[idx[j]] along dim 0 (negatives wrap), x and out contiguous within a row (dim 0 may
- * be strided), idx contiguous 1-d int64: a DataLoader batch in one call */
-int pf_gather_rows(const pf_tensor *x, const pf_tensor *idx, pf_tensor *out);
 
 /* adaptive optimizers (optim_adaptive.c): one fused in-place step of torch.optim's update
  * (foreach=False) over a contiguous parameter of n elements, float32 or float64, state buffers

@@ -186,12 +186,13 @@ int pf_rows_desc(const char *name, int dtype, const void *x, int64_t rows, int64
 int pf_broadcast_strides(const pf_tensor *in, int out_ndim, const int64_t *out_shape,
                          int64_t *strides, const char *what);
 
-/* Row-major with no gaps (size-1 dims may have any stride). */
+/* Row-major with no gaps (size-1 dims may have any stride). A size-0 dim counts as 1 in the
+ * strides outside it, as pyframe.tensor's contiguous_strides makes them. */
 static inline int pf_is_contiguous(const pf_tensor *t) {
     int64_t s = 1;
     for (int d = t->ndim - 1; d >= 0; d--) {
         if (t->shape[d] != 1 && t->strides[d] != s) return 0;
-        s *= t->shape[d];
+        s *= t->shape[d] > 1 ? t->shape[d] : 1;
     }
     return 1;
 }

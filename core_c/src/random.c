@@ -1,11 +1,16 @@
-/* Random fills from the counter-based Philox4x32-10 generator (Salmon et al., SC'11).
+/* Random numbers: fills from the counter-based Philox4x32-10 generator (Salmon et al., SC'11),
+ * and the draws built on them: permutations, weighted draws (the data samplers') and
+ * multinomial sampling.
  *
  * Element i of dst (row-major, whatever its strides) is a function of the seed and its
  * counter offset + i alone. So the bits do not depend on the thread count or on how the
  * work is split, and a draw starting at offset k equals the tail of a longer draw from
- * offset 0: the Python side only has to advance the offset by numel after each call. */
+ * offset 0: the Python side only has to advance the offset by numel after each call.
+ * Permutations and weighted draws take their uniforms from the same stream, so they too are
+ * a function of (seed, offset); the counters each uses are documented at its entry point. */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include "core.h"
 
 /* Philox4x32-10 on PB consecutive counters at once: kept as arrays so the compiler turns
@@ -230,5 +235,248 @@ int pf_random(int kind, pf_tensor *dst, uint64_t seed, uint64_t offset, double p
             pf_walk_advance(&w, n);
         }
     }
+    return PF_OK;
+}
+
+/* ---- permutations and weighted draws ------------------------------------------------ */
+
+/* The first j < n - 1 with c[j] > target, else n - 1: the inverse CDF over the running sums c. */
+static int64_t first_above(const double *c, int64_t n, double target) {
+    int64_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (c[mid] > target) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+static int check_index_out(const pf_tensor *out, const char *who) {
+    if (!out) return pf_error(PF_ERR_VALUE, "%s: NULL output", who);
+    if (out->dtype != PF_INT64 || out->ndim != 1 || (out->shape[0] > 1 && out->strides[0] != 1))
+        return pf_error(PF_ERR_VALUE, "%s: output must be a contiguous 1-d int64 tensor", who);
+    if (out->shape[0] > 0 && !out->data) return pf_error(PF_ERR_VALUE, "%s: NULL output data", who);
+    return PF_OK;
+}
+
+/* n uniforms in [0, 1) as doubles, from counters offset .. offset + n - 1 (caller frees) */
+static double *uniforms(int64_t n, uint64_t seed, uint64_t offset, int *rc) {
+    double *u = malloc((size_t)(n > 0 ? n : 1) * sizeof *u);
+    if (!u) {
+        *rc = pf_error(PF_ERR_NOMEM, "sampling: cannot allocate %lld doubles", (long long)n);
+        return NULL;
+    }
+    pf_tensor t = {.data = u, .dtype = PF_FLOAT64, .ndim = 1, .shape = {n}, .strides = {1}};
+    *rc = pf_random(PF_RAND_UNIFORM, &t, seed, offset, 0.0, 1.0);
+    if (*rc) {
+        free(u);
+        return NULL;
+    }
+    return u;
+}
+
+int pf_randperm(pf_tensor *out, uint64_t seed, uint64_t offset) {
+    int rc = check_index_out(out, "randperm");
+    if (rc) return rc;
+    int64_t n = out->shape[0], *p = out->data;
+    if (n == 0) return PF_OK;
+    double *u = uniforms(n, seed, offset, &rc);
+    if (!u) return rc;
+    for (int64_t i = 0; i < n; i++) p[i] = i;
+    /* Fisher-Yates from the top: position i swaps with a uniform j in [0, i] */
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)(u[i] * (double)(i + 1));
+        if (j > i) j = i; /* u < 1, but guard the rounding of u * (i + 1) */
+        int64_t tmp = p[i];
+        p[i] = p[j];
+        p[j] = tmp;
+    }
+    free(u);
+    return PF_OK;
+}
+
+typedef struct {
+    double key;
+    int64_t index;
+} keyed;
+
+static int by_key(const void *a, const void *b) {
+    const keyed *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index); /* stable: equal keys keep index order */
+}
+
+/* Loads weight i as a double; 0 on success, else an error for a negative, NaN or inf weight. */
+static int load_weights(const pf_tensor *w, double *out, double *total, int64_t *positive) {
+    int64_t n = w->shape[0];
+    size_t sz = pf_dtype_size[w->dtype];
+    *total = 0;
+    *positive = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = pf_load_f64((const char *)w->data + (size_t)(i * w->strides[0]) * sz, w->dtype);
+        if (!(v >= 0) || isinf(v))
+            return pf_error(PF_ERR_VALUE, "weighted sampling: weight %lld is %g; weights must be finite and >= 0",
+                            (long long)i, v);
+        out[i] = v;
+        *total += v;
+        *positive += v > 0;
+    }
+    if (!(*total > 0) || isinf(*total))
+        return pf_error(PF_ERR_VALUE, "weighted sampling: the weights must have a positive, finite sum (got %g)",
+                        *total);
+    return PF_OK;
+}
+
+int pf_weighted_sample(const pf_tensor *weights, pf_tensor *out, int replacement, uint64_t seed,
+                       uint64_t offset) {
+    int rc = check_index_out(out, "weighted_sample");
+    if (rc) return rc;
+    if (!weights || weights->ndim != 1 || !pf_is_float(weights->dtype))
+        return pf_error(PF_ERR_VALUE, "weighted_sample: weights must be a 1-d floating tensor");
+    int64_t n = weights->shape[0], k = out->shape[0], *dst = out->data;
+    if (n == 0) return pf_error(PF_ERR_VALUE, "weighted_sample: weights must not be empty");
+    if (k == 0) return PF_OK;
+    double *w = malloc((size_t)n * sizeof *w), total = 0;
+    if (!w) return pf_error(PF_ERR_NOMEM, "weighted_sample: cannot allocate %lld doubles", (long long)n);
+    int64_t positive = 0;
+    rc = load_weights(weights, w, &total, &positive);
+    if (!rc && !replacement && k > positive)
+        rc = pf_error(PF_ERR_VALUE,
+                      "weighted_sample: cannot draw %lld samples without replacement from %lld positive weights",
+                      (long long)k, (long long)positive);
+    double *u = rc ? NULL : uniforms(replacement ? k : n, seed, offset, &rc);
+    if (!u) {
+        free(w);
+        return rc;
+    }
+    if (replacement) {
+        /* inverse CDF: the first index whose running sum exceeds u * total */
+        for (int64_t i = 1; i < n; i++) w[i] += w[i - 1];
+        for (int64_t s = 0; s < k; s++) {
+            int64_t lo = first_above(w, n, u[s] * w[n - 1]);
+            while (lo > 0 && w[lo] == w[lo - 1]) lo--; /* u * total rounding up to total */
+            dst[s] = lo;
+        }
+    } else {
+        /* Efraimidis-Spirakis: the k smallest of E_i / w_i, E_i exponential, are a weighted
+         * draw without replacement; zero weights get +inf and are never among them */
+        keyed *kv = malloc((size_t)n * sizeof *kv);
+        if (!kv) {
+            free(w);
+            free(u);
+            return pf_error(PF_ERR_NOMEM, "weighted_sample: cannot allocate %lld keys", (long long)n);
+        }
+        for (int64_t i = 0; i < n; i++) {
+            kv[i].key = w[i] > 0 ? -log1p(-u[i]) / w[i] : INFINITY;
+            kv[i].index = i;
+        }
+        qsort(kv, (size_t)n, sizeof *kv, by_key);
+        for (int64_t s = 0; s < k; s++) dst[s] = kv[s].index;
+        free(kv);
+    }
+    free(w);
+    free(u);
+    return PF_OK;
+}
+
+/* ---- multinomial ------------------------------------------------------------------ */
+
+int pf_multinomial(const pf_tensor *probs, const pf_tensor *u, int replacement, pf_tensor *out) {
+    int rc;
+    if ((rc = pf_check(probs, "probs")) || (rc = pf_check(u, "u")) || (rc = pf_check(out, "out"))) return rc;
+    if (probs->ndim != 2 || u->ndim != 2 || out->ndim != 2)
+        return pf_error(PF_ERR_VALUE, "multinomial: probs, u and out must be 2-d [rows, n] / [rows, samples]");
+    if (probs->dtype != PF_FLOAT64 || u->dtype != PF_FLOAT64 || out->dtype != PF_INT64)
+        return pf_error(PF_ERR_TYPE, "multinomial: probs and u must be float64 and out int64");
+    if (!pf_is_contiguous(probs) || !pf_is_contiguous(u) || !pf_is_contiguous(out))
+        return pf_error(PF_ERR_VALUE, "multinomial: operands must be contiguous");
+    int64_t rows = probs->shape[0], n = probs->shape[1], k = out->shape[1];
+    if (u->shape[0] != rows || out->shape[0] != rows || u->shape[1] != k)
+        return pf_error(PF_ERR_VALUE, "multinomial: u and out must be [%lld, %lld]", (long long)rows, (long long)k);
+    if (!replacement && k > n)
+        return pf_error(PF_ERR_VALUE,
+                        "multinomial: cannot sample %lld > %lld categories without replacement", (long long)k,
+                        (long long)n);
+    if (n == 0 && rows && k) return pf_error(PF_ERR_VALUE, "multinomial: probs has no categories");
+    const double *P = probs->data, *U = u->data;
+    int64_t *O = out->data;
+    /* validate every row first, so a bad row leaves out untouched */
+    for (int64_t r = 0; r < rows; r++) {
+        double total = 0;
+        int64_t nonzero = 0;
+        for (int64_t j = 0; j < n; j++) {
+            double p = P[r * n + j];
+            if (!(p >= 0) || p == INFINITY)
+                return pf_error(PF_ERR_VALUE,
+                                "multinomial: probability %g at row %lld, category %lld; probabilities must be "
+                                "finite and non-negative", p, (long long)r, (long long)j);
+            total += p;
+            nonzero += p > 0;
+        }
+        if (!(total > 0) || total == INFINITY)
+            return pf_error(PF_ERR_VALUE, "multinomial: row %lld sums to %g; each row needs a positive finite sum",
+                            (long long)r, total);
+        if (!replacement && nonzero < k)
+            return pf_error(PF_ERR_VALUE,
+                            "multinomial: row %lld has %lld non-zero categories, fewer than the %lld samples asked "
+                            "for without replacement", (long long)r, (long long)nonzero, (long long)k);
+    }
+    int failed = 0;
+    int nt = pf_threads_for(rows * n * (replacement ? 1 : k));
+    if (rows < nt) nt = (int)(rows ? rows : 1);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt) reduction(| : failed)
+#endif
+    {
+        double *w = malloc((size_t)(n ? n : 1) * sizeof(double));
+        if (!w) {
+            failed = 1;
+        } else {
+            int t = 0, team = 1;
+#ifdef _OPENMP
+            t = omp_get_thread_num();
+            team = omp_get_num_threads();
+#endif
+            int64_t begin, end;
+            pf_split(rows, t, team, &begin, &end);
+            for (int64_t r = begin; r < end; r++) {
+                const double *p = P + r * n;
+                if (replacement) {
+                    /* cumulative weights, then a binary search per draw for the first c[j] > u * total */
+                    double acc = 0;
+                    for (int64_t j = 0; j < n; j++) w[j] = acc += p[j];
+                    for (int64_t s = 0; s < k; s++) {
+                        int64_t lo = first_above(w, n, U[r * k + s] * acc);
+                        while (lo > 0 && p[lo] == 0) lo--; /* rounding never picks an empty category */
+                        while (p[lo] == 0 && lo < n - 1) lo++;
+                        O[r * k + s] = lo;
+                    }
+                } else {
+                    /* sequential draws, each removing the category it picked */
+                    memcpy(w, p, (size_t)n * sizeof(double));
+                    for (int64_t s = 0; s < k; s++) {
+                        double total = 0;
+                        for (int64_t j = 0; j < n; j++) total += w[j];
+                        double target = U[r * k + s] * total, acc = 0;
+                        int64_t pick = -1, last = -1;
+                        for (int64_t j = 0; j < n; j++) {
+                            if (w[j] <= 0) continue;
+                            last = j;
+                            acc += w[j];
+                            if (acc > target) {
+                                pick = j;
+                                break;
+                            }
+                        }
+                        if (pick < 0) pick = last; /* u * total rounded up to the sum */
+                        O[r * k + s] = pick;
+                        w[pick] = 0;
+                    }
+                }
+            }
+        }
+        free(w);
+    }
+    if (failed) return pf_error(PF_ERR_NOMEM, "multinomial: cannot allocate scratch for %lld categories", (long long)n);
     return PF_OK;
 }

@@ -1,10 +1,13 @@
-/* pf_random: determinism across thread counts and offsets, distributions, bounds. */
+/* random.c: pf_random's determinism across thread counts and offsets, distributions and bounds;
+ * randperm, weighted draws and multinomial sampling, their results and bad input. */
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
 #include "check.h"
 
 #define N 1000000
+
+static unsigned seed = 777;
 
 static pf_tensor vec(void *data, int dt, int64_t n) { return pf_make(data, dt, 1, &n); }
 
@@ -203,6 +206,85 @@ static void test_errors(void) {
     CHECK_OK(pf_random(PF_RAND_UNIFORM, &empty, 0, 0, 0, 1));
 }
 
+static void test_randperm(void) {
+    enum { NP = 1000 };
+    int64_t p[NP], q[NP];
+    int seen[NP];
+    pf_tensor tp = vec(p, PF_INT64, NP), tq = vec(q, PF_INT64, NP);
+    CHECK_OK(pf_randperm(&tp, 7, 0));
+    memset(seen, 0, sizeof seen);
+    int ok = 1, fixed = 0;
+    for (int i = 0; i < NP; i++) {
+        if (p[i] < 0 || p[i] >= NP || seen[p[i]]++) ok = 0;
+        fixed += p[i] == i;
+    }
+    CHECK(ok, "randperm is not a permutation of 0..%d", NP - 1);
+    CHECK(fixed < 10, "randperm left %d of %d elements in place", fixed, NP);
+    CHECK_OK(pf_randperm(&tq, 7, 0));
+    CHECK(memcmp(p, q, sizeof p) == 0, "randperm is not a function of (seed, offset)");
+    CHECK_OK(pf_randperm(&tq, 8, 0));
+    CHECK(memcmp(p, q, sizeof p) != 0, "randperm ignores the seed");
+    pf_tensor empty = vec(p, PF_INT64, 0);
+    CHECK_OK(pf_randperm(&empty, 7, 0));
+    double d[4];
+    pf_tensor bad = vec(d, PF_FLOAT64, 4);
+    CHECK(pf_randperm(&bad, 7, 0) == PF_ERR_VALUE, "a float output must be refused");
+}
+
+static void test_weighted(void) {
+    enum { K = 40000 };
+    static int64_t out[K];
+    double w[4] = {1, 0, 3, 0};
+    int64_t counts[4] = {0};
+    pf_tensor tw = vec(w, PF_FLOAT64, 4), to = vec(out, PF_INT64, K);
+    CHECK_OK(pf_weighted_sample(&tw, &to, 1, 3, 0));
+    for (int i = 0; i < K; i++) counts[out[i]]++;
+    CHECK(counts[1] == 0 && counts[3] == 0, "zero weights drawn: %lld %lld", (long long)counts[1],
+          (long long)counts[3]);
+    CHECK(fabs(counts[2] / (double)K - 0.75) < 0.02, "weight 3 of 4 drawn %lld of %d", (long long)counts[2], K);
+    pf_tensor two = vec(out, PF_INT64, 2), three = vec(out, PF_INT64, 3);
+    CHECK_OK(pf_weighted_sample(&tw, &two, 0, 3, 0));
+    CHECK((out[0] == 0 && out[1] == 2) || (out[0] == 2 && out[1] == 0), "without replacement drew %lld %lld",
+          (long long)out[0], (long long)out[1]);
+    CHECK(pf_weighted_sample(&tw, &three, 0, 3, 0) == PF_ERR_VALUE, "3 draws from 2 positive weights");
+    w[1] = -1;
+    CHECK(pf_weighted_sample(&tw, &two, 1, 3, 0) == PF_ERR_VALUE, "negative weight accepted");
+    w[1] = NAN;
+    CHECK(pf_weighted_sample(&tw, &two, 1, 3, 0) == PF_ERR_VALUE, "NaN weight accepted");
+    double z[2] = {0, 0};
+    pf_tensor tz = vec(z, PF_FLOAT64, 2);
+    CHECK(pf_weighted_sample(&tz, &two, 1, 3, 0) == PF_ERR_VALUE, "all-zero weights accepted");
+}
+
+static void test_multinomial(void) {
+    enum { R = 2, NC = 4, K = 2000 };
+    double p[R * NC] = {0, 1, 3, 0, 1, 1, 1, 1}, *u = malloc(sizeof(double) * R * K);
+    int64_t *out = malloc(sizeof(int64_t) * R * K);
+    for (int i = 0; i < R * K; i++) u[i] = (frand(&seed) + 1) / 2;
+    int64_t sp[2] = {R, NC}, su[2] = {R, K};
+    pf_tensor tp = pf_make(p, PF_FLOAT64, 2, sp), tu = pf_make(u, PF_FLOAT64, 2, su), to = pf_make(out, PF_INT64, 2, su);
+    CHECK_OK(pf_multinomial(&tp, &tu, 1, &to));
+    int counts[NC] = {0};
+    for (int i = 0; i < K; i++) counts[out[i]]++;
+    CHECK(counts[0] == 0 && counts[3] == 0 && counts[2] > 2 * counts[1], "counts %d %d %d %d", counts[0], counts[1],
+          counts[2], counts[3]);
+    /* without replacement every row's samples are distinct */
+    int64_t sk[2] = {R, 2};
+    pf_tensor tu2 = pf_make(u, PF_FLOAT64, 2, sk), to2 = pf_make(out, PF_INT64, 2, sk);
+    CHECK_OK(pf_multinomial(&tp, &tu2, 0, &to2));
+    CHECK(out[0] != out[1] && out[2] != out[3] && out[0] > 0 && out[0] < 3, "distinct draws");
+    int64_t s3[2] = {R, 3};
+    pf_tensor tu3 = pf_make(u, PF_FLOAT64, 2, s3), to3 = pf_make(out, PF_INT64, 2, s3);
+    CHECK(pf_multinomial(&tp, &tu3, 0, &to3) == PF_ERR_VALUE, "3 draws from 2 non-zero categories must fail");
+    p[1] = -1;
+    CHECK(pf_multinomial(&tp, &tu, 1, &to) == PF_ERR_VALUE, "negative weight must fail");
+    p[1] = 0;
+    p[2] = 0;
+    CHECK(pf_multinomial(&tp, &tu, 1, &to) == PF_ERR_VALUE, "all-zero row must fail");
+    free(u);
+    free(out);
+}
+
 int main(void) {
     test_determinism();
     test_distributions();
@@ -210,5 +292,8 @@ int main(void) {
     test_randint();
     test_strided();
     test_errors();
+    test_randperm();
+    test_weighted();
+    test_multinomial();
     return pf_test_summary("test_random");
 }

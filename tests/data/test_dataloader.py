@@ -63,7 +63,7 @@ def test_tensor_dataset_bad_input():
         TensorDataset(pf.zeros(3, 2), pf.zeros(4))
     with pytest.raises(TypeError, match="takes tensors"):
         TensorDataset([1, 2, 3])
-    with pytest.raises(IndexError, match="out of range"):
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
         _dataset(5).collated_batch([0, 5])
 
 

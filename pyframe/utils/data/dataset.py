@@ -9,10 +9,9 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Generic, TypeVar
 
-from pyframe import _dtype, _grad_mode
-from pyframe._backend import check, lib
+from pyframe import _dtype
 from pyframe.ops.index import index_select
-from pyframe.tensor import Tensor, contiguous_strides, empty_tensor
+from pyframe.tensor import Tensor
 
 __all__ = [
     "Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset", "Subset",
@@ -71,9 +70,9 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
 
     def collated_batch(self, indices: Sequence[int] | Tensor) -> list[Tensor]:
         """What ``default_collate([self[i] for i in indices])`` returns, gathered in C: one
-        ``pf_gather_rows`` call per tensor (``index_select`` for one that needs grad)."""
+        ``index_select`` along dim 0 per tensor."""
         idx = _index_tensor(indices)
-        return [_gather(t, idx) for t in self.tensors]
+        return [index_select(t, 0, idx) for t in self.tensors]
 
     def __len__(self) -> int:
         return self.tensors[0]._shape[0]
@@ -90,15 +89,6 @@ def _index_tensor(indices) -> Tensor:
         return tensor(indices, dtype=_dtype.int64)
     except (TypeError, ValueError) as e:
         raise TypeError(f"batch indices must be a list of ints: {e}") from None
-
-
-def _gather(t: Tensor, idx: Tensor) -> Tensor:
-    rows_contiguous = t._strides[1:] == contiguous_strides(t._shape[1:])
-    if (t.requires_grad and _grad_mode.enabled) or not rows_contiguous or idx.ndim != 1:
-        return index_select(t, 0, idx)
-    out = empty_tensor((idx._numel, *t._shape[1:]), t.dtype)
-    check(lib.pf_gather_rows(t._d(), idx._d(), out._d()))
-    return out
 
 
 class StackDataset(Dataset):
