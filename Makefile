@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 CC ?= cc
 
 SRCS := $(sort $(wildcard core_c/src/*.c))
-HDRS := core_c/include/pyframe_api.h core_c/src/core.h core_c/src/conv.h
+HDRS := core_c/include/pyframe_api.h $(wildcard core_c/src/*.h)
 CTEST_SRCS := $(sort $(wildcard core_c/tests/test_*.c))
 CFLAGS_TEST := -std=c11 -O2 -g -Wall -Wextra -Werror -fopenmp -Icore_c/include -Icore_c/src
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
