@@ -14,7 +14,6 @@ from pyframe import (
     autograd,
     backends,
     cuda,
-    factory,
     hookspecs,
     nn,
     ops,
@@ -38,6 +37,8 @@ from pyframe._dtype import (
     promote_types,
     set_default_dtype,
 )  # fmt: skip
+from pyframe._eager import are_deterministic_algorithms_enabled, compile, use_deterministic_algorithms
+from pyframe._format import set_printoptions
 from pyframe._grad_mode import (
     enable_grad,
     inference_mode,
@@ -46,16 +47,9 @@ from pyframe._grad_mode import (
     no_grad,
     set_grad_enabled,
 )  # fmt: skip
-from pyframe._switches import (
-    are_deterministic_algorithms_enabled,
-    compile,
-    is_complex,
-    set_printoptions,
-    use_deterministic_algorithms,
-)  # fmt: skip
-from pyframe.factory import *  # noqa: F403
 from pyframe.hookspecs import hookimpl
 from pyframe.ops import *  # noqa: F403
+from pyframe.ops.stats import is_complex
 from pyframe.serialization import load, save
 
 from pyframe import plugins  # isort: skip
@@ -86,7 +80,7 @@ __all__ = [
     "are_deterministic_algorithms_enabled", "is_complex", "set_printoptions", "distributions", "linalg", "det",
     "inverse", "matrix_exp", "slogdet", "geqrf", "logdet",
     "empty_cache", "memory_cached",
-    *factory.__all__, *ops.__all__,
+    *ops.__all__,
 ]  # fmt: skip
 
 

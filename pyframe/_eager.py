@@ -6,11 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyframe import _format
-
 __all__ = [
-    "compile", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "is_complex",
-    "set_printoptions",
+    "compile", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
 ]  # fmt: skip
 
 _deterministic = [False]
@@ -38,28 +35,3 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
 def are_deterministic_algorithms_enabled() -> bool:
     """Same as torch.are_deterministic_algorithms_enabled."""
     return _deterministic[0]
-
-
-def is_complex(input) -> bool:  # noqa: A002
-    """Same as torch.is_complex: always False, pyframe has no complex dtypes."""
-    return False
-
-
-def set_printoptions(
-    precision: int | None = None,
-    threshold: int | None = None,
-    edgeitems: int | None = None,
-    linewidth: int | None = None,
-    profile: str | None = None,
-    sci_mode: bool | None = None,
-) -> None:
-    """Same as torch.set_printoptions, for what pyframe's repr uses: precision, threshold,
-    edgeitems, linewidth and profile ("default", "short", "full")."""
-    _format.set_options(
-        precision=precision,
-        threshold=threshold,
-        edgeitems=edgeitems,
-        linewidth=linewidth,
-        profile=profile,
-        sci_mode=sci_mode,
-    )

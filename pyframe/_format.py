@@ -123,3 +123,28 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
             parts.append(", " + suffix)
             last_line_len += len(suffix) + 2
     return "".join(parts) + ")"
+
+
+__all__ = [
+    "set_printoptions",
+]  # fmt: skip
+
+
+def set_printoptions(
+    precision: int | None = None,
+    threshold: int | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
+    """Same as torch.set_printoptions, for what pyframe's repr uses: precision, threshold,
+    edgeitems, linewidth and profile ("default", "short", "full")."""
+    set_options(
+        precision=precision,
+        threshold=threshold,
+        edgeitems=edgeitems,
+        linewidth=linewidth,
+        profile=profile,
+        sci_mode=sci_mode,
+    )

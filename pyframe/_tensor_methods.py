@@ -3,21 +3,23 @@
 
 from __future__ import annotations
 
-from pyframe import _device, autograd, factory, linalg, ops
+from pyframe import _device, autograd, linalg, ops
 from pyframe import _dtype as _dt
 from pyframe.ops import (
     compare,
+    creation,
     index,
     inplace,
-    layout,
+    join,
     pointwise,
     products,
+    random,
     rearrange,
     reduce,
-    sampling,
-    shape,
+    scan,
     sorting,
     stats,
+    view,
 )  # fmt: skip
 from pyframe.ops import elementwise as ew
 from pyframe.tensor import Tensor
@@ -62,9 +64,9 @@ def bind() -> None:
         "clamp_max_": _inplace(pointwise.clamp_max), "nan_to_num_": _inplace(pointwise.nan_to_num),
         "addmm_": _inplace(products.addmm), "baddbmm_": _inplace(products.baddbmm), "fmod_": _inplace(pointwise.fmod),
         "frac_": _inplace(pointwise.frac), "hypot_": _inplace(pointwise.hypot), "xlogy_": _inplace(pointwise.xlogy),
-        **{name: getattr(layout, name) for name in _LAYOUT_METHODS},
+        **{name: getattr(ops, name) for name in _LAYOUT_METHODS},
         **{name: getattr(stats, name) for name in _STATS_METHODS},
-        "scatter_": layout.scatter_, "index_fill_": layout.index_fill_, "index_copy_": layout.index_copy_,
+        "scatter_": index.scatter_, "index_fill_": index.index_fill_, "index_copy_": index.index_copy_,
         "nelement": lambda self: self.numel(), "ndimension": lambda self: self.ndim,
         "ravel": lambda self: self.reshape(-1),
         "clamp": ew.clamp, "clip": ew.clamp, "clamp_": ew.clamp_, "where": lambda self, c, o: ew.where(c, self, o),
@@ -75,14 +77,14 @@ def bind() -> None:
         "argmin": reduce.argmin, "any": reduce.any, "all": reduce.all, "norm": reduce.norm,
         "logsumexp": reduce.logsumexp, "softmax": reduce.softmax, "log_softmax": reduce.log_softmax,
         "matmul": ops.matmul, "mm": ops.mm, "bmm": ops.bmm, "dot": ops.dot,
-        "transpose": shape.transpose, "swapaxes": shape.transpose, "permute": shape.permute, "t": shape.t,
-        "unsqueeze": shape.unsqueeze, "squeeze": shape.squeeze, "expand": shape.expand,
-        "expand_as": shape.expand_as, "broadcast_to": shape.broadcast_to, "narrow": shape.narrow,
-        "select": shape.select, "contiguous": shape.contiguous, "clone": shape.clone, "to": shape.to,
-        "detach": shape.detach, "split": shape.split, "chunk": shape.chunk, "unbind": shape.unbind,
+        "transpose": view.transpose, "swapaxes": view.transpose, "permute": view.permute, "t": view.t,
+        "unsqueeze": view.unsqueeze, "squeeze": view.squeeze, "expand": view.expand,
+        "expand_as": view.expand_as, "broadcast_to": view.broadcast_to, "narrow": view.narrow,
+        "select": view.select, "contiguous": view.contiguous, "clone": view.clone, "to": view.to,
+        "detach": view.detach, "split": join.split, "chunk": join.chunk, "unbind": join.unbind,
         "index_select": index.index_select, "index_add_": index.index_add_, "gather": index.gather,
         "scatter_add": index.scatter_add, "scatter_add_": index.scatter_add_, "nonzero": index.nonzero,
-        "uniform_": factory.uniform_, "normal_": factory.normal_,
+        "uniform_": random.uniform_, "normal_": random.normal_,
         "__getitem__": index.getitem, "__setitem__": index.setitem,
         "__add__": ew.plain_add, "__radd__": _swap(ew.plain_add), "__iadd__": ew.inplace_ops["add_"],
         "__sub__": ew.plain_sub, "__rsub__": _swap(ew.plain_sub), "__isub__": ew.inplace_ops["sub_"],
@@ -105,14 +107,14 @@ def bind() -> None:
         "requires_grad_": _requires_grad_,
         **inplace.inplace_unary_ops,
         "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort, "topk": sorting.topk,
-        "kthvalue": sorting.kthvalue, "unique": sorting.unique, "cumsum": sorting.cumsum, "cumprod": sorting.cumprod,
+        "kthvalue": sorting.kthvalue, "unique": sorting.unique, "cumsum": scan.cumsum, "cumprod": scan.cumprod,
         "flip": _varargs(rearrange.flip), "fliplr": rearrange.fliplr, "flipud": rearrange.flipud,
         "roll": rearrange.roll, "repeat": rearrange.repeat, "repeat_interleave": rearrange.repeat_interleave,
         "tile": _varargs(rearrange.tile), "unflatten": rearrange.unflatten,
         "isclose": compare.isclose, "allclose": compare.allclose, "equal": compare.equal, "dist": compare.dist,
-        "multinomial": sampling.multinomial, "bernoulli": sampling.bernoulli, "bernoulli_": sampling.bernoulli_,
-        "new_empty": factory.new_empty, "new_zeros": factory.new_zeros, "new_ones": factory.new_ones,
-        "new_full": factory.new_full, "new_tensor": factory.new_tensor,
+        "multinomial": random.multinomial, "bernoulli": random.bernoulli, "bernoulli_": random.bernoulli_,
+        "new_empty": creation.new_empty, "new_zeros": creation.new_zeros, "new_ones": creation.new_ones,
+        "new_full": creation.new_full, "new_tensor": creation.new_tensor,
         "cpu": lambda self, memory_format=None: self, "cuda": _cuda, "get_device": lambda self: -1,
         "pin_memory": lambda self, device=None: self, "is_pinned": lambda self, device=None: False,
     }  # fmt: skip
@@ -129,8 +131,8 @@ def bind() -> None:
     Tensor.retains_grad = property(lambda self: self._retains_grad)
     Tensor.is_cuda = property(lambda self: False)
     Tensor.is_cpu = property(lambda self: True)
-    Tensor.T = property(shape.reverse_dims)
-    Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
+    Tensor.T = property(view.reverse_dims)
+    Tensor.mT = property(lambda self: view.transpose(self, -2, -1))
 
 
 def _varargs(fn):

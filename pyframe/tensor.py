@@ -608,4 +608,4 @@ def share_numpy(arr: np.ndarray, dt: dtype) -> Tensor:
 
 _ = (check, lib)  # re-exported helpers used by pyframe.ops
 
-from pyframe.ops.shape import view_op  # noqa: E402 - ops build on the Tensor defined above
+from pyframe.ops.view import view_op  # noqa: E402 - ops build on the Tensor defined above

@@ -23,7 +23,7 @@ def _as_list(x) -> list:
 
 
 def _root_grads(outputs: list, grad_outputs) -> list:
-    from pyframe.factory import ones_like
+    from pyframe.ops.creation import ones_like
 
     grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
     if len(grads) != len(outputs):
@@ -177,7 +177,7 @@ def gradcheck(
 ) -> bool:
     """Same as torch.autograd.gradcheck: compares the analytic Jacobian (one backward per
     output element) with central finite differences. Inputs should be float64."""
-    from pyframe.factory import zeros_like
+    from pyframe.ops.creation import zeros_like
 
     inputs = tuple(_as_list(inputs))
     diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]

@@ -92,6 +92,6 @@ class Function:
 
 
 def _zeros_like(t: Tensor) -> Tensor:
-    from pyframe.factory import zeros
+    from pyframe.ops.creation import zeros
 
     return zeros(*t._shape, dtype=t.dtype)

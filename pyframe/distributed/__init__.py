@@ -300,7 +300,7 @@ def broadcast(tensor: Tensor, src: int = 0, group=None, async_op: bool = False, 
 def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
     """Same as torch.distributed.all_gather: ``tensor_list[r]`` receives rank r's ``tensor``
     (each entry of the same shape and dtype as ``tensor``)."""
-    from pyframe.factory import empty
+    from pyframe.ops.creation import empty
 
     g = _require(group)
     what = "all_gather"

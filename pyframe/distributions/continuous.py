@@ -7,7 +7,8 @@ import math
 
 from pyframe import _dtype, linalg
 from pyframe.distributions.distribution import LOG_SQRT_2PI, Distribution, all_true, as_float, broadcast_all
-from pyframe.factory import eye, rand, randn
+from pyframe.ops.creation import eye
+from pyframe.ops.random import rand, randn
 from pyframe.tensor import Tensor
 
 __all__ = ["Normal", "Uniform", "MultivariateNormal"]
@@ -263,7 +264,7 @@ def _precision_to_scale_tril(p: Tensor) -> Tensor:
 
 def _flip2(m: Tensor) -> Tensor:
     """``m`` reversed along its last two dims, as an index gather (differentiable)."""
-    from pyframe.factory import arange
+    from pyframe.ops.creation import arange
 
     k = m._shape[-1]
     rev = arange(k - 1, -1, -1)

@@ -7,9 +7,9 @@ import math
 
 from pyframe import _dtype
 from pyframe.distributions.distribution import Distribution, all_true, as_float, broadcast_all
-from pyframe.factory import arange, rand
 from pyframe.nn import functional as F
-from pyframe.ops.sampling import multinomial
+from pyframe.ops.creation import arange
+from pyframe.ops.random import multinomial, rand
 from pyframe.tensor import Size, Tensor, empty_tensor
 
 __all__ = ["Bernoulli", "Categorical"]

@@ -7,8 +7,8 @@ import math
 from typing import Any
 
 from pyframe import _dtype, _grad_mode
-from pyframe.factory import tensor
 from pyframe.ops._common import broadcast_shapes
+from pyframe.ops.creation import tensor
 from pyframe.tensor import Size, Tensor
 
 __all__ = ["Distribution"]

@@ -12,7 +12,7 @@ from pyframe.linalg.derived import LstsqResult, cond, lstsq, matrix_rank, multi_
 from pyframe.linalg.derived import logdet as logdet  # torch.logdet, which pyframe re-exports at the top
 from pyframe.linalg.norms import matrix_norm, norm, vector_norm
 from pyframe.linalg.solve import SlogdetResult, cholesky, det, inv, matrix_exp, slogdet, solve, solve_triangular
-from pyframe.ops.linalg import matmul
+from pyframe.ops.products import matmul
 
 __all__ = [
     "LinAlgError", "solve", "solve_triangular", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "eigvalsh",

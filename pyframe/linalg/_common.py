@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pyframe import _dtype
 from pyframe._backend import ShapeError, check, ffi, lib
-from pyframe.factory import eye
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
+from pyframe.ops.creation import eye
 from pyframe.tensor import Tensor
 
 

@@ -10,12 +10,12 @@ from typing import NamedTuple
 
 from pyframe._backend import NULL, ShapeError, lib
 from pyframe.autograd.graph import needs_grad, record
-from pyframe.factory import eye, ones
 from pyframe.linalg._common import call, check_matrix, diag_embed, identity_like
 from pyframe.linalg.solve import solve_triangular
 from pyframe.ops import elementwise as ew
-from pyframe.ops.linalg import matmul
-from pyframe.ops.shape import cat
+from pyframe.ops.creation import eye, ones
+from pyframe.ops.join import cat
+from pyframe.ops.products import matmul
 from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = ["qr", "geqrf", "householder_product", "eigh", "eigvalsh", "svd", "svdvals"]

@@ -13,7 +13,7 @@ from pyframe.linalg.norms import matrix_norm
 from pyframe.linalg.solve import inv, slogdet
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
-from pyframe.ops.linalg import matmul
+from pyframe.ops.products import matmul
 from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = ["pinv", "matrix_rank", "lstsq", "cond", "multi_dot", "logdet"]

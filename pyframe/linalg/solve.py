@@ -13,8 +13,9 @@ from pyframe.linalg._common import call, check_matrix, check_same_dtype, identit
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
 from pyframe.ops._common import broadcast_shapes
-from pyframe.ops.linalg import matmul
-from pyframe.ops.shape import cat, expand, stack
+from pyframe.ops.join import cat, stack
+from pyframe.ops.products import matmul
+from pyframe.ops.view import expand
 from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = ["solve", "solve_triangular", "inv", "det", "slogdet", "cholesky", "matrix_exp"]

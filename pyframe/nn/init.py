@@ -74,7 +74,7 @@ def _fan(tensor: Tensor, mode: str) -> int:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Same as torch.nn.init.uniform_: U(a, b)."""
-    from pyframe.factory import uniform_ as draw
+    from pyframe.ops.random import uniform_ as draw
 
     _check(tensor, "uniform_")
     _no_generator(generator, "uniform_")
@@ -84,7 +84,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Same as torch.nn.init.normal_: N(mean, std^2)."""
-    from pyframe.factory import normal_ as draw
+    from pyframe.ops.random import normal_ as draw
 
     _check(tensor, "normal_")
     _no_generator(generator, "normal_")
@@ -117,8 +117,8 @@ def trunc_normal_(
 ) -> Tensor:  # fmt: skip
     """Same as torch.nn.init.trunc_normal_: N(mean, std^2) restricted to [a, b], drawn by the
     inverse CDF like torch (``a`` and ``b`` are absolute bounds, not in units of std)."""
-    from pyframe.factory import empty
-    from pyframe.factory import uniform_ as draw
+    from pyframe.ops.creation import empty
+    from pyframe.ops.random import uniform_ as draw
 
     _check(tensor, "trunc_normal_")
     _no_generator(generator, "trunc_normal_")
@@ -162,7 +162,7 @@ def ones_(tensor: Tensor) -> Tensor:
 
 def eye_(tensor: Tensor) -> Tensor:
     """Same as torch.nn.init.eye_: the identity on a 2-d tensor."""
-    from pyframe.factory import eye
+    from pyframe.ops.creation import eye
 
     _check(tensor, "eye_")
     if tensor.ndim != 2:
@@ -236,7 +236,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     transposed when rows < cols, its QR's Q with the signs of R's diagonal (``pyframe.linalg.qr``), transposed
     back, times ``gain``: the same draws give torch's weights."""
     from pyframe import linalg
-    from pyframe.factory import empty, eye
+    from pyframe.ops.creation import empty, eye
 
     _check(tensor, "orthogonal_")
     if tensor.ndim < 2:

@@ -13,7 +13,7 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
-            from pyframe.factory import empty
+            from pyframe.ops.creation import empty
 
             data = empty(0)
         elif not isinstance(data, Tensor):

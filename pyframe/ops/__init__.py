@@ -1,40 +1,41 @@
-"""Tensor math. Every function computes in the C core; ``pyframe`` re-exports them all."""
+"""Tensor math, one module per family. Every function computes in the C core; ``pyframe`` re-exports them all."""
 
-from pyframe.ops import (
-    compare,
-    elementwise,
-    inplace,
-    layout,
-    pointwise,
-    products,
-    rearrange,
-    reduce,
-    sampling,
-    shape,
-    sorting,
-    stats,
-)  # fmt: skip
+import sys
+
 from pyframe.ops.compare import *  # noqa: F403
-from pyframe.ops.einsum import einsum
+from pyframe.ops.creation import *  # noqa: F403
 from pyframe.ops.elementwise import *  # noqa: F403
 from pyframe.ops.elementwise import binary_ops, copy_, fill_, inplace_ops, unary_ops, zero_
-from pyframe.ops.index import gather, getitem, index_add_, index_select, nonzero, scatter_add, scatter_add_, setitem
+from pyframe.ops.index import *  # noqa: F403
+from pyframe.ops.index import getitem, index_add_, scatter_add_, setitem
 from pyframe.ops.inplace import *  # noqa: F403
-from pyframe.ops.layout import *  # noqa: F403
-from pyframe.ops.linalg import bmm, dot, matmul, mm
+from pyframe.ops.join import *  # noqa: F403
 from pyframe.ops.pointwise import *  # noqa: F403
 from pyframe.ops.products import *  # noqa: F403
+from pyframe.ops.random import *  # noqa: F403
 from pyframe.ops.rearrange import *  # noqa: F403
 from pyframe.ops.reduce import *  # noqa: F403
-from pyframe.ops.sampling import *  # noqa: F403
-from pyframe.ops.shape import *  # noqa: F403
+from pyframe.ops.scan import *  # noqa: F403
 from pyframe.ops.sorting import *  # noqa: F403
 from pyframe.ops.stats import *  # noqa: F403
+from pyframe.ops.view import *  # noqa: F403
 
-__all__ = [
-    *elementwise.__all__, *reduce.__all__, *shape.__all__, *compare.__all__, "einsum", *inplace.__all__,
-    *rearrange.__all__, *sampling.__all__, *sorting.__all__, *pointwise.__all__, *products.__all__,
-    *layout.__all__, *stats.__all__,
-    "gather", "index_select", "nonzero", "scatter_add", "matmul", "mm", "bmm", "dot",
-]  # fmt: skip
+_FAMILIES = (  # fmt: skip
+    "compare",
+    "creation",
+    "elementwise",
+    "index",
+    "inplace",
+    "join",
+    "products",
+    "pointwise",
+    "random",
+    "rearrange",
+    "reduce",
+    "scan",
+    "sorting",
+    "stats",
+    "view",
+)
+__all__ = [name for family in _FAMILIES for name in sys.modules[f"pyframe.ops.{family}"].__all__]
 _internal = (binary_ops, copy_, fill_, inplace_ops, unary_ops, zero_, getitem, setitem, index_add_, scatter_add_)

@@ -112,3 +112,23 @@ def check_inplace_shape(target: Tensor, shape: tuple, op: str) -> None:
 def check_inplace_dtype(target: Tensor, dt: dtype, op: str) -> None:
     if category(dt) > category(target.dtype):
         raise TypeError(f"{op}: result type {dt.name} can't be cast to the desired output type {target.dtype.name}")
+
+
+def _seq(tensors, name: str) -> list[Tensor]:
+    if isinstance(tensors, Tensor) or not all(isinstance(t, Tensor) for t in tensors):
+        raise TypeError(f"{name}(): expected a sequence of Tensors")
+    if not tensors:
+        raise ValueError(f"{name}(): expected a non-empty sequence of tensors")
+    return list(tensors)
+
+
+def _unpack(tensors) -> list[Tensor]:
+    if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
+        tensors = tensors[0]
+    return _seq(tensors, "atleast")
+
+
+def _tensor_arg(x, op: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, got {type(x).__name__}")
+    return x

@@ -6,7 +6,9 @@ from pyframe.ops import elementwise as ew
 from pyframe.ops._common import broadcast_shapes, result_type
 from pyframe.tensor import Tensor
 
-__all__ = ["isclose", "allclose", "equal", "dist"]
+__all__ = [
+    "isclose", "allclose", "equal", "dist",
+]  # fmt: skip
 
 
 def _pair(input, other, op: str) -> tuple[Tensor, Tensor]:

@@ -524,7 +524,7 @@ def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
 def _tri(x: Tensor, diagonal: int, upper: bool) -> Tensor:
     if x.ndim < 2:
         raise ValueError(f"{'triu' if upper else 'tril'}: input must have at least 2 dims, got {x.ndim}")
-    from pyframe.factory import arange
+    from pyframe.ops.creation import arange
 
     rows, cols = x._shape[-2:]
     r = arange(rows).reshape(rows, 1)

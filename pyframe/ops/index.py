@@ -7,14 +7,22 @@ import warnings
 
 import numpy as np
 
-from pyframe import _grad_mode
+from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError, check, lib
 from pyframe._dtype import bool_, int32, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
+from pyframe.ops import join as jn
+from pyframe.ops import view as sh
 from pyframe.ops._common import broadcast_shapes, cast, unaliased, zeros_of
-from pyframe.ops.shape import contiguous, embed, expand, permute, view_op
+from pyframe.ops.creation import arange
+from pyframe.ops.view import broadcast_tensors, contiguous, embed, expand, permute, view_op
 from pyframe.tensor import Tensor, empty_tensor, normalize_dim
+
+__all__ = [
+    "gather", "index_select", "nonzero", "scatter_add", "take_along_dim", "masked_select", "scatter", "index_fill",
+    "index_copy", "tril_indices", "triu_indices",
+]  # fmt: skip
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -393,3 +401,137 @@ def _setitem(x: Tensor, key, value) -> None:
     if flat._storage is not x._storage:  # reshape had to copy: write the result back
         ew.copy_(moved, flat.reshape(moved._shape))
     x._bump()
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
+    """Same as torch.take_along_dim: ``gather`` with broadcasting (flattened when ``dim`` is None)."""
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    d = normalize_dim(dim, input.ndim)
+    if input.ndim != indices.ndim:
+        raise RuntimeError(
+            f"take_along_dim(): input and indices should have the same number of dimensions, "
+            f"got {input.ndim} and {indices.ndim}"
+        )
+    shape_x = list(input.shape)
+    shape_i = list(indices.shape)
+    shape_x[d] = shape_i[d] = 1
+    common = list(broadcast_shapes(shape_x, shape_i))
+    sx, si = list(common), list(common)
+    sx[d], si[d] = input.shape[d], indices.shape[d]
+    return gather(sh.expand(input, *sx), d, sh.expand(indices, *si).contiguous())
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
+    """Same as torch.masked_select: the elements where ``mask`` (broadcast) is True, as 1-D."""
+    if not isinstance(mask, Tensor) or mask.dtype is not _dtype.bool_:
+        raise TypeError(f"masked_select(): mask must be a bool tensor, got {getattr(mask, 'dtype', type(mask))}")
+    x, m = broadcast_tensors(input, mask)
+    return getitem(x, m.contiguous())
+
+
+def _scatter_key(x: Tensor, dim: int, index: Tensor) -> tuple:
+    """The advanced-index key that writes ``x[..., index[i, j, ...], ...]`` along ``dim``."""
+    if index.ndim != x.ndim:
+        raise RuntimeError(
+            f"scatter(): index must have as many dims as self ({x.ndim}), got shape {tuple(index.shape)}"
+        )
+    for k in range(x.ndim):
+        if k != dim and index.shape[k] > x.shape[k]:
+            raise RuntimeError(
+                f"scatter(): index {tuple(index.shape)} is larger than self {tuple(x.shape)} outside dim {dim}"
+            )
+    key = []
+    for k in range(x.ndim):
+        if k == dim:
+            key.append(index)
+        else:
+            shape = [1] * x.ndim
+            shape[k] = index.shape[k]
+            key.append(arange(index.shape[k]).reshape(*shape))
+    return tuple(key)
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:  # noqa: A002
+    """Same as torch.scatter: a copy of ``input`` with ``src`` (a tensor, or a number as
+    ``value``) written at ``index`` along ``dim``; ``reduce`` "add"/"multiply" as torch's."""
+    return scatter_(input.clone(), dim, index, src, value=value, reduce=reduce)
+
+
+def scatter_(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:  # noqa: A002
+    """Same as torch.Tensor.scatter_."""
+    if src is None and value is None:
+        raise TypeError("scatter_(): expected src (a tensor) or value (a number)")
+    if src is None:
+        src = value
+    d = normalize_dim(dim, input.ndim)
+    index = _as_index(index)
+    if index.numel() == 0:
+        return input
+    if reduce == "add":
+        if not isinstance(src, Tensor):
+            src = ew.as_tensor_of(src, input.dtype).expand(*index.shape)
+        return scatter_add_(input, d, index, _crop(src, index.shape))
+    if reduce not in (None, "multiply"):
+        raise ValueError(f"scatter_(): reduce must be 'add' or 'multiply', got {reduce!r}")
+    key = _scatter_key(input, d, index)
+    values = _crop(src, index.shape) if isinstance(src, Tensor) else src
+    if reduce == "multiply":
+        values = ew.mul(getitem(input, key), values)
+    setitem(input, key, values)
+    return input
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:  # noqa: A002
+    """Same as torch.index_fill: a copy with the slices at ``index`` along ``dim`` set to ``value``."""
+    return index_fill_(input.clone(), dim, index, value)
+
+
+def index_fill_(input: Tensor, dim: int, index: Tensor, value) -> Tensor:  # noqa: A002
+    """Same as torch.Tensor.index_fill_."""
+    d = normalize_dim(dim, input.ndim) if input.ndim else 0
+    key = (slice(None),) * d + (_as_index(index).reshape(-1),)
+    setitem(input, key, value)
+    return input
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:  # noqa: A002
+    """Same as torch.index_copy: a copy with ``source``'s slices written at ``index`` along ``dim``."""
+    return index_copy_(input.clone(), dim, index, source)
+
+
+def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:  # noqa: A002
+    """Same as torch.Tensor.index_copy_."""
+    d = normalize_dim(dim, input.ndim) if input.ndim else 0
+    index = _as_index(index).reshape(-1)
+    if source.ndim and source.shape[d] != index.shape[0]:
+        raise ShapeError(
+            f"index_copy_(): source has {source.shape[d]} slices along dim {dim}, index has {index.shape[0]}"
+        )
+    setitem(input, (slice(None),) * d + (index,), source)
+    return input
+
+
+def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype) -> Tensor:
+    r = sh.expand(arange(row).reshape(row, 1), row, col)
+    c = sh.expand(arange(col).reshape(1, col), row, col)
+    gap = ew.plain_sub(c, r)
+    keep = ew.ge(gap, offset) if upper else ew.le(gap, offset)
+    return jn.stack([getitem(r, keep), getitem(c, keep)], 0).to(_dtype.as_dtype(dtype))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=_dtype.int64, device=None) -> Tensor:
+    """Same as torch.tril_indices: the (2, N) coordinates of the lower triangle."""
+    return _tri_indices(row, col, offset, False, dtype)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=_dtype.int64, device=None) -> Tensor:
+    """Same as torch.triu_indices: the (2, N) coordinates of the upper triangle."""
+    return _tri_indices(row, col, offset, True, dtype)
+
+
+def _crop(src: Tensor, shape) -> Tensor:
+    """torch reads ``src`` over the index's extent only."""
+    if src.ndim != len(shape) or any(s < n for s, n in zip(src.shape, shape, strict=True)):
+        raise RuntimeError(f"scatter(): src {tuple(src.shape)} must be at least as large as index {tuple(shape)}")
+    return src[tuple(slice(0, n) for n in shape)]

@@ -7,72 +7,33 @@ Gradients follow from the ops they are built on.
 
 from __future__ import annotations
 
-from pyframe import _dtype
-from pyframe._backend import ShapeError
-from pyframe.factory import arange
+import math
+from collections.abc import Sequence
+
+from pyframe import _dtype, _grad_mode
+from pyframe._backend import SMALL_BYTES, ShapeError, alloc_large, alloc_small, check, desc, lib
+from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
-from pyframe.ops import index as ix
-from pyframe.ops import shape as sh
-from pyframe.ops._common import broadcast_shapes as _broadcast_shapes
-from pyframe.tensor import Tensor, normalize_dim
+from pyframe.ops import view as sh
+from pyframe.ops._common import _seq, _unpack, result_type, zeros_of
+from pyframe.ops.view import _needs_dims, atleast_1d, atleast_2d, atleast_3d, narrow, select, to, unsqueeze
+from pyframe.tensor import Tensor, empty_tensor, fresh, normalize_dim
 
 __all__ = [
-    "hstack", "vstack", "row_stack", "column_stack", "dstack", "movedim", "moveaxis", "atleast_1d", "atleast_2d",
-    "atleast_3d", "broadcast_tensors", "broadcast_shapes", "tensor_split", "hsplit", "vsplit", "rot90", "diff",
-    "meshgrid", "take_along_dim", "masked_select", "scatter", "index_fill", "index_copy", "tril_indices",
-    "triu_indices", "block_diag", "cartesian_prod",
+    "hstack", "vstack", "row_stack", "column_stack", "dstack", "tensor_split", "hsplit", "vsplit", "meshgrid",
+    "block_diag", "cartesian_prod", "cat", "stack", "split", "chunk", "unbind", "concat", "concatenate",
 ]  # fmt: skip
-
-
-def _seq(tensors, name: str) -> list[Tensor]:
-    if isinstance(tensors, Tensor) or not all(isinstance(t, Tensor) for t in tensors):
-        raise TypeError(f"{name}(): expected a sequence of Tensors")
-    if not tensors:
-        raise ValueError(f"{name}(): expected a non-empty sequence of tensors")
-    return list(tensors)
-
-
-def atleast_1d(*tensors):
-    """Same as torch.atleast_1d."""
-    out = [t.reshape(1) if t.ndim == 0 else t for t in _unpack(tensors)]
-    return out[0] if len(out) == 1 else tuple(out)
-
-
-def atleast_2d(*tensors):
-    """Same as torch.atleast_2d."""
-    out = [t.reshape(1, -1) if t.ndim < 2 else t for t in _unpack(tensors)]
-    return out[0] if len(out) == 1 else tuple(out)
-
-
-def atleast_3d(*tensors):
-    """Same as torch.atleast_3d: 0-d -> (1, 1, 1), (n,) -> (1, n, 1), (m, n) -> (m, n, 1)."""
-    out = []
-    for t in _unpack(tensors):
-        if t.ndim == 0:
-            t = t.reshape(1, 1, 1)
-        elif t.ndim == 1:
-            t = t.reshape(1, -1, 1)
-        elif t.ndim == 2:
-            t = sh.unsqueeze(t, 2)
-        out.append(t)
-    return out[0] if len(out) == 1 else tuple(out)
-
-
-def _unpack(tensors) -> list[Tensor]:
-    if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
-        tensors = tensors[0]
-    return _seq(tensors, "atleast")
 
 
 def hstack(tensors) -> Tensor:
     """Same as torch.hstack: along dim 1, or dim 0 for 1-D tensors."""
     ts = [atleast_1d(t) for t in _seq(tensors, "hstack")]
-    return sh.cat(ts, 0 if ts[0].ndim == 1 else 1)
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
 
 
 def vstack(tensors) -> Tensor:
     """Same as torch.vstack: 1-D tensors become rows, then along dim 0."""
-    return sh.cat([atleast_2d(t) for t in _seq(tensors, "vstack")], 0)
+    return cat([atleast_2d(t) for t in _seq(tensors, "vstack")], 0)
 
 
 row_stack = vstack
@@ -80,54 +41,13 @@ row_stack = vstack
 
 def dstack(tensors) -> Tensor:
     """Same as torch.dstack: along dim 2 after atleast_3d."""
-    return sh.cat([atleast_3d(t) for t in _seq(tensors, "dstack")], 2)
+    return cat([atleast_3d(t) for t in _seq(tensors, "dstack")], 2)
 
 
 def column_stack(tensors) -> Tensor:
     """Same as torch.column_stack: 0-d and 1-d tensors become columns, then along dim 1."""
     ts = [t.reshape(-1, 1) if t.ndim <= 1 else t for t in _seq(tensors, "column_stack")]
-    return sh.cat(ts, 1)
-
-
-def movedim(input: Tensor, source, destination) -> Tensor:  # noqa: A002
-    """Same as torch.movedim: the ``source`` dims moved to ``destination``, others in order."""
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
-    if len(src) != len(dst):
-        raise RuntimeError(
-            f"movedim(): invalid source or destination dims: source ({src}) and destination ({dst}) differ in length"
-        )
-    n = input.ndim
-    src = [normalize_dim(d, n) for d in src]
-    dst = [normalize_dim(d, n) for d in dst]
-    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise RuntimeError(f"movedim(): repeated dim in source ({src}) or destination ({dst})")
-    order = [None] * n
-    for s, d in zip(src, dst, strict=True):
-        order[d] = s
-    rest = iter(d for d in range(n) if d not in src)
-    order = [next(rest) if o is None else o for o in order]
-    return sh.permute(input, *order)
-
-
-moveaxis = movedim
-
-
-def broadcast_shapes(*shapes):
-    """Same as torch.broadcast_shapes."""
-    from pyframe.tensor import Size
-
-    out: tuple = ()
-    for s in shapes:
-        out = _broadcast_shapes(out, (s,) if isinstance(s, int) else tuple(s))
-    return Size(out)
-
-
-def broadcast_tensors(*tensors) -> tuple[Tensor, ...]:
-    """Same as torch.broadcast_tensors: views expanded to one shape."""
-    ts = _unpack(tensors)
-    shape = broadcast_shapes(*(t.shape for t in ts))
-    return tuple(sh.expand(t, *shape) for t in ts)
+    return cat(ts, 1)
 
 
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
@@ -165,40 +85,6 @@ def vsplit(input: Tensor, sections) -> tuple[Tensor, ...]:  # noqa: A002
     return tensor_split(input, sections, 0)
 
 
-def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:  # noqa: A002
-    """Same as torch.rot90: rotate by 90 degrees ``k`` times from ``dims[0]`` towards ``dims[1]``."""
-    from pyframe.ops.rearrange import flip
-
-    if len(dims) != 2:
-        raise RuntimeError(f"rot90(): expected total rotation dims == 2, but got dims = {len(dims)}")
-    d0, d1 = (normalize_dim(d, input.ndim) for d in dims)
-    if d0 == d1:
-        raise RuntimeError(f"rot90(): expected rotation dims to be different, got {dims}")
-    k %= 4
-    if k == 1:
-        return sh.transpose(flip(input, [d1]), d0, d1)
-    if k == 2:
-        return flip(input, [d0, d1])
-    if k == 3:
-        return flip(sh.transpose(input, d0, d1), [d1])
-    return input.clone()
-
-
-def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:  # noqa: A002
-    """Same as torch.diff: the n-th forward difference along ``dim``."""
-    d = normalize_dim(dim, input.ndim)
-    x = input
-    if prepend is not None or append is not None:
-        x = sh.cat([t for t in (prepend, input, append) if t is not None], d)
-    for _ in range(n):
-        m = x.shape[d]
-        if m == 0:
-            break
-        hi, lo = sh.narrow(x, d, 1, m - 1), sh.narrow(x, d, 0, m - 1)
-        x = ew.ne(hi, lo) if x.dtype is _dtype.bool_ else ew.plain_sub(hi, lo)
-    return x
-
-
 def meshgrid(*tensors, indexing: str = "ij") -> tuple[Tensor, ...]:
     """Same as torch.meshgrid (``indexing="ij"`` or ``"xy"``): expanded views."""
     ts = _unpack(tensors)
@@ -226,141 +112,7 @@ def cartesian_prod(*tensors) -> Tensor:
     ts = _unpack(tensors)
     if len(ts) == 1:
         return ts[0]
-    return sh.stack([g.reshape(-1) for g in meshgrid(*ts, indexing="ij")], 1)
-
-
-def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
-    """Same as torch.take_along_dim: ``gather`` with broadcasting (flattened when ``dim`` is None)."""
-    if dim is None:
-        return ix.gather(input.reshape(-1), 0, indices.reshape(-1))
-    d = normalize_dim(dim, input.ndim)
-    if input.ndim != indices.ndim:
-        raise RuntimeError(
-            f"take_along_dim(): input and indices should have the same number of dimensions, "
-            f"got {input.ndim} and {indices.ndim}"
-        )
-    shape_x = list(input.shape)
-    shape_i = list(indices.shape)
-    shape_x[d] = shape_i[d] = 1
-    common = list(broadcast_shapes(shape_x, shape_i))
-    sx, si = list(common), list(common)
-    sx[d], si[d] = input.shape[d], indices.shape[d]
-    return ix.gather(sh.expand(input, *sx), d, sh.expand(indices, *si).contiguous())
-
-
-def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
-    """Same as torch.masked_select: the elements where ``mask`` (broadcast) is True, as 1-D."""
-    if not isinstance(mask, Tensor) or mask.dtype is not _dtype.bool_:
-        raise TypeError(f"masked_select(): mask must be a bool tensor, got {getattr(mask, 'dtype', type(mask))}")
-    x, m = broadcast_tensors(input, mask)
-    return ix.getitem(x, m.contiguous())
-
-
-def _scatter_key(x: Tensor, dim: int, index: Tensor) -> tuple:
-    """The advanced-index key that writes ``x[..., index[i, j, ...], ...]`` along ``dim``."""
-    if index.ndim != x.ndim:
-        raise RuntimeError(
-            f"scatter(): index must have as many dims as self ({x.ndim}), got shape {tuple(index.shape)}"
-        )
-    for k in range(x.ndim):
-        if k != dim and index.shape[k] > x.shape[k]:
-            raise RuntimeError(
-                f"scatter(): index {tuple(index.shape)} is larger than self {tuple(x.shape)} outside dim {dim}"
-            )
-    key = []
-    for k in range(x.ndim):
-        if k == dim:
-            key.append(index)
-        else:
-            shape = [1] * x.ndim
-            shape[k] = index.shape[k]
-            key.append(arange(index.shape[k]).reshape(*shape))
-    return tuple(key)
-
-
-def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:  # noqa: A002
-    """Same as torch.scatter: a copy of ``input`` with ``src`` (a tensor, or a number as
-    ``value``) written at ``index`` along ``dim``; ``reduce`` "add"/"multiply" as torch's."""
-    return scatter_(input.clone(), dim, index, src, value=value, reduce=reduce)
-
-
-def scatter_(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None) -> Tensor:  # noqa: A002
-    """Same as torch.Tensor.scatter_."""
-    if src is None and value is None:
-        raise TypeError("scatter_(): expected src (a tensor) or value (a number)")
-    if src is None:
-        src = value
-    d = normalize_dim(dim, input.ndim)
-    index = ix._as_index(index)
-    if index.numel() == 0:
-        return input
-    if reduce == "add":
-        if not isinstance(src, Tensor):
-            src = ew.as_tensor_of(src, input.dtype).expand(*index.shape)
-        return ix.scatter_add_(input, d, index, _crop(src, index.shape))
-    if reduce not in (None, "multiply"):
-        raise ValueError(f"scatter_(): reduce must be 'add' or 'multiply', got {reduce!r}")
-    key = _scatter_key(input, d, index)
-    values = _crop(src, index.shape) if isinstance(src, Tensor) else src
-    if reduce == "multiply":
-        values = ew.mul(ix.getitem(input, key), values)
-    ix.setitem(input, key, values)
-    return input
-
-
-def _crop(src: Tensor, shape) -> Tensor:
-    """torch reads ``src`` over the index's extent only."""
-    if src.ndim != len(shape) or any(s < n for s, n in zip(src.shape, shape, strict=True)):
-        raise RuntimeError(f"scatter(): src {tuple(src.shape)} must be at least as large as index {tuple(shape)}")
-    return src[tuple(slice(0, n) for n in shape)]
-
-
-def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:  # noqa: A002
-    """Same as torch.index_fill: a copy with the slices at ``index`` along ``dim`` set to ``value``."""
-    return index_fill_(input.clone(), dim, index, value)
-
-
-def index_fill_(input: Tensor, dim: int, index: Tensor, value) -> Tensor:  # noqa: A002
-    """Same as torch.Tensor.index_fill_."""
-    d = normalize_dim(dim, input.ndim) if input.ndim else 0
-    key = (slice(None),) * d + (ix._as_index(index).reshape(-1),)
-    ix.setitem(input, key, value)
-    return input
-
-
-def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:  # noqa: A002
-    """Same as torch.index_copy: a copy with ``source``'s slices written at ``index`` along ``dim``."""
-    return index_copy_(input.clone(), dim, index, source)
-
-
-def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:  # noqa: A002
-    """Same as torch.Tensor.index_copy_."""
-    d = normalize_dim(dim, input.ndim) if input.ndim else 0
-    index = ix._as_index(index).reshape(-1)
-    if source.ndim and source.shape[d] != index.shape[0]:
-        raise ShapeError(
-            f"index_copy_(): source has {source.shape[d]} slices along dim {dim}, index has {index.shape[0]}"
-        )
-    ix.setitem(input, (slice(None),) * d + (index,), source)
-    return input
-
-
-def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype) -> Tensor:
-    r = sh.expand(arange(row).reshape(row, 1), row, col)
-    c = sh.expand(arange(col).reshape(1, col), row, col)
-    gap = ew.plain_sub(c, r)
-    keep = ew.ge(gap, offset) if upper else ew.le(gap, offset)
-    return sh.stack([ix.getitem(r, keep), ix.getitem(c, keep)], 0).to(_dtype.as_dtype(dtype))
-
-
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype=_dtype.int64, device=None) -> Tensor:
-    """Same as torch.tril_indices: the (2, N) coordinates of the lower triangle."""
-    return _tri_indices(row, col, offset, False, dtype)
-
-
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype=_dtype.int64, device=None) -> Tensor:
-    """Same as torch.triu_indices: the (2, N) coordinates of the upper triangle."""
-    return _tri_indices(row, col, offset, True, dtype)
+    return stack([g.reshape(-1) for g in meshgrid(*ts, indexing="ij")], 1)
 
 
 def block_diag(*tensors) -> Tensor:
@@ -374,6 +126,208 @@ def block_diag(*tensors) -> Tensor:
     for t in ts:
         left = t.new_zeros((t.shape[0], c0))
         right = t.new_zeros((t.shape[0], cols - c0 - t.shape[1]))
-        out_rows.append(sh.cat([left, t, right], 1))
+        out_rows.append(cat([left, t, right], 1))
         c0 += t.shape[1]
-    return sh.cat(out_rows, 0) if out_rows else ew.as_tensor_of(0.0, _dtype.float32).new_zeros((rows, cols))
+    return cat(out_rows, 0) if out_rows else ew.as_tensor_of(0.0, _dtype.float32).new_zeros((rows, cols))
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Same as torch.cat: joins along an existing dim, promoting dtypes."""
+    if type(dim) is int and dim == 0 and (type(tensors) is list or type(tensors) is tuple) and len(tensors) == 2:
+        # cat([a, b]) of rows, the commonest form: checked inline, one C call without arrays
+        a, b = tensors
+        if type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype and a._contig and b._contig:
+            sa, sb = a._shape, b._shape
+            if (
+                sa and len(sa) == len(sb) and sa[1:] == sb[1:]
+                and not ((a._requires_grad or b._requires_grad) and _grad_mode.enabled)
+            ):  # fmt: skip
+                dt = a.dtype
+                if a._numel > 1:  # a's strides are the canonical ones, which do not depend on dim 0's size
+                    numel = a._numel + b._numel
+                    nbytes = numel * dt.itemsize
+                    data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes)
+                    rc = _cat2(dt.code, a._ptr, a._numel, b._ptr, b._numel, data)
+                    if rc:
+                        check(rc)
+                    return fresh(data, nbytes, (sa[0] + sb[0],) + sa[1:], a._strides, numel, dt)
+                out = empty_tensor((sa[0] + sb[0],) + sa[1:], dt)
+                rc = _cat2(dt.code, a._ptr, a._numel, b._ptr, b._numel, out._ptr)
+                if rc:
+                    check(rc)
+                return out
+    if (type(tensors) is list or type(tensors) is tuple) and tensors and type(dim) is int:
+        out = _cat_lean(tensors, dim)
+        if out is not None:
+            return out
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("cat: expected a non-empty list of tensors")
+    for i, x in enumerate(tensors):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"cat: expected Tensors, got {type(x).__name__} at position {i}")
+    # PyTorch skips legacy 1-d empty tensors
+    parts = [x for x in tensors if x._numel or len(x._shape) != 1] or tensors[:1]
+    ref = parts[0]
+    if ref.ndim == 0:
+        raise ShapeError("cat: zero-dimensional tensor cannot be concatenated")
+    nd = ref.ndim
+    d = normalize_dim(dim, nd)
+    head, tail = ref._shape[:d], ref._shape[d + 1 :]
+    total, one_dtype, contig = 0, True, True
+    for i, x in enumerate(parts):
+        xs = x._shape
+        if len(xs) != nd or xs[:d] != head or xs[d + 1 :] != tail:
+            raise ShapeError(
+                f"cat: sizes of tensors must match except in dimension {d}: expected {list(ref._shape)} "
+                f"(any size at dim {d}), got {list(xs)} for tensor {i}"
+            )
+        total += xs[d]
+        one_dtype = one_dtype and x.dtype is ref.dtype
+        contig = contig and x._contig
+    dt = ref.dtype if one_dtype else result_type(*parts)
+    out = empty_tensor(head + (total,) + tail, dt)
+    if one_dtype and contig:  # every input is rows of its memory: one C call, no descriptors
+        inner = math.prod(tail)
+        rc = lib.pf_cat_rows(
+            dt.code,
+            len(parts),
+            [x._ptr for x in parts],
+            [x._shape[d] * inner for x in parts],
+            math.prod(head),
+            out._ptr,
+        )
+        if rc:
+            check(rc)
+    else:
+        start, step = 0, out._strides[d] * dt.itemsize
+        for x in parts:
+            n = x._shape[d]
+            if n:  # a descriptor of out's slab, no view object
+                check(lib.pf_copy(x._d(), desc(out._ptr + start * step, dt.code, x._shape, out._strides)))
+            start += n
+    if _grad_mode.enabled and any(x.requires_grad for x in parts):
+        sizes = [x._shape[d] for x in parts]
+
+        def backward(g):
+            return tuple(
+                to(gi, x.dtype) if x.requires_grad else None for gi, x in zip(split(g, sizes, d), parts, strict=True)
+            )
+
+        record("CatBackward0", backward, parts, out)
+    return out
+
+
+def _cat_lean(tensors, dim: int):
+    """cat of contiguous tensors of one dtype and rank, none needing a gradient: one pass of
+    checks, one allocation, one C call. None when the general path must decide (or raise)."""
+    ref = tensors[0]
+    if type(ref) is not Tensor:
+        return None
+    shape, dt = ref._shape, ref.dtype
+    nd = len(shape)
+    if not nd or not -nd <= dim < nd or (ref._requires_grad and _grad_mode.enabled):
+        return None
+    d = dim % nd
+    head, tail = shape[:d], shape[d + 1 :]
+    outer = math.prod(head) if d else 1
+    total, ptrs, widths = 0, [], []
+    for x in tensors:
+        if type(x) is not Tensor or x.dtype is not dt or not x._contig or x._requires_grad:
+            return None
+        xs = x._shape
+        if len(xs) != nd or (d and xs[:d] != head) or xs[d + 1 :] != tail:
+            return None
+        total += xs[d]
+        ptrs.append(x._ptr)
+        widths.append(x._numel // outer if outer else 0)
+    out = empty_tensor(head + (total,) + tail, dt)
+    rc = lib.pf_cat_rows(dt.code, len(ptrs), ptrs, widths, outer, out._ptr)
+    if rc:
+        check(rc)
+    return out
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack: expected a non-empty list of tensors")
+    first = tensors[0]._shape
+    for i, x in enumerate(tensors):
+        if x._shape != first:
+            raise ShapeError(
+                f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
+                f"{list(x._shape)} at entry {i}"
+            )
+    d = normalize_dim(dim, len(first) + 1)
+    return cat([unsqueeze(x, d) for x in tensors], d)
+
+
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Same as torch.split: views of size ``split_size`` (last may be smaller) or given sections."""
+    _needs_dims(tensor, "split")
+    d = normalize_dim(dim, tensor.ndim)
+    size = tensor._shape[d]
+    if isinstance(split_size_or_sections, int) and not isinstance(split_size_or_sections, bool):
+        step = split_size_or_sections
+        if step <= 0:
+            raise ValueError(f"split: split_size must be positive, got {step}")
+        sections = [min(step, size - s) for s in range(0, size, step)] or [0]
+    else:
+        if not isinstance(split_size_or_sections, (list, tuple)) or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in split_size_or_sections
+        ):
+            raise TypeError(
+                f"split: split_size_or_sections must be an int or a list of ints, got {split_size_or_sections!r}"
+            )
+        sections = list(split_size_or_sections)
+        if sum(sections) != size or any(s < 0 for s in sections):
+            raise ShapeError(f"split: sections {sections} don't sum to the size {size} of dimension {d}")
+    return _split_views(tensor, d, sections)
+
+
+def _split_views(tensor: Tensor, d: int, sections: list) -> tuple:
+    """The views of ``sections`` along ``d`` as one node, as torch's SplitBackward0: its
+    backward is one cat of the pieces' gradients (zeros where none flowed), where a node
+    per view would add a zero-padded full-size gradient per piece."""
+    record_split = tensor.requires_grad and _grad_mode.enabled
+    out, start = [], 0
+    with _grad_mode.set_grad_enabled(not record_split):
+        for n in sections:
+            out.append(narrow(tensor, d, start, n))
+            start += n
+    if record_split and len(out) > 1:
+        shapes, dt = [o._shape for o in out], tensor.dtype  # not the views: out -> node -> out would be a cycle
+
+        def backward(*grads):
+            parts = [g if g is not None else zeros_of(sh, dt) for g, sh in zip(grads, shapes, strict=False)]
+            parts += [zeros_of(sh, dt) for sh in shapes[len(parts) :]]
+            return (cat(parts, d),)
+
+        record("SplitBackward0", backward, (tensor,), out)
+    elif record_split:  # one piece: the view itself
+        out = [narrow(tensor, d, 0, sections[0])]
+    return tuple(out)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    _needs_dims(input, "chunk")
+    if chunks <= 0:
+        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+    size = input._shape[normalize_dim(dim, input.ndim)]
+    return split(input, max(-(-size // chunks), 1), dim)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple:
+    _needs_dims(input, "unbind")
+    d = normalize_dim(dim, input.ndim)
+    return tuple(select(input, d, i) for i in range(input._shape[d]))
+
+
+concat = concatenate = cat
+
+
+_cat_rows = lib.pf_cat_rows
+
+
+_cat2 = lib.pf_cat2

@@ -11,8 +11,8 @@ from pyframe.tensor import Tensor
 
 __all__ = [
     "addcmul", "addcdiv", "lerp", "clamp_min", "clamp_max", "nan_to_num", "logaddexp", "hypot", "fmod", "frac",
-    "xlogy", "sgn", "positive", "negative", "absolute", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
-    "arctanh", "arctan2", "fix", "float_power",
+    "xlogy", "sgn", "positive", "negative", "absolute", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh",
+    "arctan2", "fix", "float_power",
 ]  # fmt: skip
 
 

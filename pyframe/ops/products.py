@@ -1,21 +1,140 @@
-"""Products and matrix helpers built on matmul and einsum: ``outer``, ``mv``, ``addmm``,
-``addmv``, ``baddbmm``, ``addbmm``, ``inner``, ``kron``, ``tensordot``, ``cross``, ``cdist``,
-``diag``, ``diagonal``, ``trace``. Each composes C-backed ops, so gradients follow from theirs.
-"""
+"""matmul with PyTorch's 1-d and batch-broadcast rules over the core's batched GEMM."""
 
 from __future__ import annotations
 
-from pyframe._dtype import bool_
+import math
+import string
+
+from pyframe import _grad_mode
+from pyframe._backend import ShapeError, alloc, alloc_small, check, desc, lib
+from pyframe._dtype import bool_, float32, float64
+from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
+from pyframe.ops import join as jn
 from pyframe.ops import reduce as rd
-from pyframe.ops import shape as sh
-from pyframe.ops.linalg import matmul
-from pyframe.tensor import Tensor, normalize_dim
+from pyframe.ops import view as sh
+from pyframe.ops._common import broadcast_shapes, result_type
+from pyframe.ops.view import expand, squeeze, unsqueeze
+from pyframe.tensor import Tensor, empty_tensor, fresh, normalize_dim
 
 __all__ = [
-    "outer", "ger", "mv", "addmm", "addmv", "baddbmm", "addbmm", "inner", "kron", "tensordot", "cross", "cdist",
-    "diag", "diagonal", "trace",
+    "matmul", "mm", "bmm", "dot", "outer", "ger", "mv", "addmm", "addmv", "baddbmm", "addbmm", "inner", "kron",
+    "tensordot", "cross", "cdist", "diag", "diagonal", "trace", "einsum",
 ]  # fmt: skip
+
+
+def _matmul_small(a: Tensor, b: Tensor) -> Tensor | None:
+    """1-d or 2-d float operands of one dtype outside autograd: one allocation and one C
+    call, with the 1-d operands described as a row or a column in place. None when the
+    general path is needed (or must report an error)."""
+    sa, sb = a._shape, b._shape
+    if len(sa) == 1 and len(sb) == 1:  # a dot product: no GEMM, no descriptors
+        if sa != sb:
+            return None
+        dt = a.dtype
+        data = alloc_small("char[]", dt.itemsize)
+        rc = lib.pf_dot(dt.code, a._ptr, a._strides[0], b._ptr, b._strides[0], sa[0], data)
+        if rc:
+            check(rc)
+        return fresh(data, dt.itemsize, (), (), 1, dt)
+    if len(sa) == 2:
+        m, k = sa
+        da = a._d()
+    else:
+        m, k = 1, sa[0]
+        da = desc(a._ptr, a.dtype.code, (1, k), (k * a._strides[0], a._strides[0]))
+    if len(sb) == 2:
+        k2, n = sb
+        db = b._d()
+    else:
+        k2, n = sb[0], 1
+        db = desc(b._ptr, b.dtype.code, (k2, 1), (b._strides[0], 1))
+    if k != k2:
+        return None
+    shape = sa[:-1] + sb[1:]  # drops the dim a 1-d operand gained
+    dt = a.dtype
+    nbytes = m * n * dt.itemsize
+    data = alloc(nbytes)
+    check(lib.pf_matmul(da, db, desc(data, dt.code, (m, n), (n, 1))))
+    return fresh(data, nbytes, shape, (n, 1)[2 - len(shape) :], m * n, dt)
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's parameter names
+    """Same as torch.matmul: 1-d operands are promoted to matrices and the added dim is
+    removed after; batch dims broadcast. Transposed inputs are read in place, no copy."""
+    a, b = input, other
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError(f"matmul: expected two Tensors, got {type(a).__name__} and {type(b).__name__}")
+    if (
+        a.dtype is b.dtype
+        and (a.dtype is float32 or a.dtype is float64)
+        and 0 < len(a._shape) <= 2
+        and 0 < len(b._shape) <= 2
+        and not ((a.requires_grad or b.requires_grad) and _grad_mode.enabled)
+    ):
+        out = _matmul_small(a, b)
+        if out is not None:
+            return out
+    if a.ndim == 0 or b.ndim == 0:
+        raise ShapeError(
+            f"matmul: both arguments need at least 1 dim, got shapes {list(a._shape)} and {list(b._shape)}"
+        )
+    dt = result_type(a, b)
+    # .to records the cast, so a promoted operand still gets its gradient (as_tensor_of would drop it)
+    a, b = a.to(dt), b.to(dt)
+    a2 = unsqueeze(a, 0) if a.ndim == 1 else a
+    b2 = unsqueeze(b, 1) if b.ndim == 1 else b
+    (m, k), (k2, n) = a2._shape[-2:], b2._shape[-2:]
+    if k != k2:
+        raise ShapeError(
+            f"matmul: shapes {list(a._shape)} and {list(b._shape)} cannot be multiplied ({m}x{k} and {k2}x{n})"
+        )
+    batch = broadcast_shapes(a2._shape[:-2], b2._shape[:-2])
+    a3 = expand(a2, *batch, m, k) if a2._shape[:-2] != batch else a2
+    b3 = expand(b2, *batch, k, n) if b2._shape[:-2] != batch else b2
+    out = empty_tensor(batch + (m, n), dt)
+    check(lib.pf_matmul(a3._d(), b3._d(), out._d()))
+    if (a3.requires_grad or b3.requires_grad) and _grad_mode.enabled:
+        # transposes are read in place by the GEMM's packing: no copies here
+
+        def backward(g):
+            return (
+                matmul(g, b3.mT) if a3.requires_grad else None,
+                matmul(a3.mT, g) if b3.requires_grad else None,
+            )
+
+        record("MmBackward0", backward, (a3, b3), out, (a3, b3))
+    if a.ndim == 1:
+        out = squeeze(out, -2)
+    if b.ndim == 1:
+        out = squeeze(out, -1)
+    return out
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - torch's parameter names
+    """Same as torch.mm."""
+    a, b = input, mat2
+    if a.ndim != 2 or b.ndim != 2:
+        raise ShapeError(f"mm: expected 2-d tensors, got shapes {list(a._shape)} and {list(b._shape)}")
+    return matmul(a, b)
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - torch's parameter names
+    """Same as torch.bmm."""
+    a, b = input, mat2
+    if a.ndim != 3 or b.ndim != 3:
+        raise ShapeError(f"bmm: expected 3-d tensors, got shapes {list(a._shape)} and {list(b._shape)}")
+    if a._shape[0] != b._shape[0]:
+        raise ShapeError(f"bmm: batch sizes differ: {list(a._shape)} and {list(b._shape)}")
+    return matmul(a, b)
+
+
+def dot(input: Tensor, tensor: Tensor) -> Tensor:  # noqa: A002 - torch's parameter names
+    """Same as torch.dot."""
+    a, b = input, tensor
+    if a.ndim != 1 or b.ndim != 1:
+        raise ShapeError(f"dot: expected 1-d tensors, got shapes {list(a._shape)} and {list(b._shape)}")
+    return matmul(a, b)
 
 
 def _dims(x: Tensor, want: int, name: str, what: str = "input") -> Tensor:
@@ -135,7 +254,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
         ew.plain_sub(ew.mul(a[2], b[0]), ew.mul(a[0], b[2])),
         ew.plain_sub(ew.mul(a[0], b[1]), ew.mul(a[1], b[0])),
     ]
-    return sh.stack(parts, d)
+    return jn.stack(parts, d)
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = None) -> Tensor:
@@ -199,7 +318,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
 
 
 def _pad_front(v: Tensor, k: int) -> Tensor:
-    return v if k == 0 else sh.cat([v.new_zeros((k,)), v], 0)
+    return v if k == 0 else jn.cat([v.new_zeros((k,)), v], 0)
 
 
 def trace(input: Tensor) -> Tensor:  # noqa: A002
@@ -207,3 +326,127 @@ def trace(input: Tensor) -> Tensor:  # noqa: A002
     if input.ndim != 2:
         raise RuntimeError(f"trace(): expected a matrix, got shape {tuple(input.shape)}")
     return rd.sum(diagonal(input))
+
+
+_LETTERS = set(string.ascii_letters)
+
+
+def _parse(equation: str, operands: tuple) -> tuple[list[str], str]:
+    eq = equation.replace(" ", "")
+    if "->" in eq:
+        lhs, out = eq.split("->", 1)
+        explicit = True
+    else:
+        lhs, out, explicit = eq, "", False
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise ValueError(f"einsum(): the equation has {len(terms)} operands but {len(operands)} tensors were given")
+    # an ellipsis becomes fresh upper-case-free labels, right-aligned across operands
+    used = set(eq) & _LETTERS
+    spare = [c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in used]
+    ell_ndim = 0
+    for t, x in zip(terms, operands, strict=True):
+        if "..." in t:
+            ell_ndim = max(ell_ndim, x.ndim - (len(t) - 3))
+    if len(spare) < ell_ndim:
+        raise ValueError("einsum(): too many dims under '...'")
+    ell = "".join(spare[:ell_ndim])
+    labels = []
+    for t, x in zip(terms, operands, strict=True):
+        if "..." in t:
+            k = x.ndim - (len(t) - 3)
+            if k < 0:
+                raise ShapeError(f"einsum(): term {t!r} has more labels than the operand's {x.ndim} dims")
+            t = t.replace("...", ell[ell_ndim - k :])
+        if set(t) - _LETTERS:
+            raise ValueError(f"einsum(): invalid subscript in {t!r}; use letters and '...'")
+        if len(t) != x.ndim:
+            raise ShapeError(f"einsum(): term {t!r} names {len(t)} dims but the operand has {x.ndim}")
+        labels.append(t)
+    if explicit:
+        out = out.replace("...", ell)
+        if set(out) - _LETTERS or len(set(out)) != len(out):
+            raise ValueError(f"einsum(): invalid output subscripts {out!r}")
+        for c in out:
+            if not any(c in t for t in labels):
+                raise ValueError(f"einsum(): output label {c!r} appears in no operand")
+    else:  # implicit output: the ellipsis dims, then every label seen once, in alphabetical order
+        counts = {}
+        for t in labels:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    return labels, out
+
+
+def _diagonal(x: Tensor, t: str) -> tuple[Tensor, str]:
+    """A repeated label within one term ("ii") takes the diagonal: advanced indexing, a C gather."""
+    from pyframe.ops.creation import arange
+
+    while len(set(t)) != len(t):
+        c = next(c for c in t if t.count(c) > 1)
+        i, j = t.index(c), t.index(c, t.index(c) + 1)
+        if x._shape[i] != x._shape[j]:
+            raise ShapeError(f"einsum(): label {c!r} has sizes {x._shape[i]} and {x._shape[j]}")
+        perm = [i, j] + [k for k in range(x.ndim) if k not in (i, j)]
+        x = x.permute(*perm)
+        r = arange(x._shape[0])
+        x = x[r, r]
+        t = c + "".join(t[k] for k in perm[2:])
+    return x, t
+
+
+def _sum_out(x: Tensor, t: str, keep: set) -> tuple[Tensor, str]:
+    dims = tuple(i for i, c in enumerate(t) if c not in keep)
+    if not dims:
+        return x, t
+    return x.sum(dims), "".join(c for c in t if c in keep)
+
+
+def _contract(a: Tensor, ta: str, b: Tensor, tb: str, keep: set) -> tuple[Tensor, str]:
+    """a (labels ta) times b (labels tb), summed over shared labels not in ``keep``."""
+    batch = [c for c in ta if c in tb and c in keep]
+    summed = [c for c in ta if c in tb and c not in keep]
+    a_only = [c for c in ta if c not in tb]
+    b_only = [c for c in tb if c not in ta]
+    size = {}
+    for x, t in ((a, ta), (b, tb)):
+        for c, n in zip(t, x._shape, strict=True):
+            if c in size and size[c] != n and 1 not in (size[c], n):
+                raise ShapeError(f"einsum(): label {c!r} has sizes {size[c]} and {n}")
+            size[c] = max(size.get(c, n), n)
+    am = a.permute(*[ta.index(c) for c in batch + a_only + summed]) if ta else a
+    bm = b.permute(*[tb.index(c) for c in batch + summed + b_only]) if tb else b
+    nb = [size[c] for c in batch]
+    m, k, n = (math.prod(size[c] for c in g) for g in (a_only, summed, b_only))
+    am = am.expand(*[size[c] for c in batch + a_only + summed]).reshape(*nb, m, k)
+    bm = bm.expand(*[size[c] for c in batch + summed + b_only]).reshape(*nb, k, n)
+    out = (am @ bm).reshape(*nb, *[size[c] for c in a_only], *[size[c] for c in b_only])
+    return out, "".join(batch + a_only + b_only)
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Same as torch.einsum (explicit and implicit output, '...', repeated labels for diagonals).
+    Operands are contracted left to right; ``opt_einsum`` path optimisation is not done."""
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum(): the equation must be a string, got {type(equation).__name__}")
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands or not all(isinstance(x, Tensor) for x in operands):
+        raise TypeError("einsum(): operands must be one or more Tensors")
+    labels, out = _parse(equation, operands)
+    xs = []
+    for x, t in zip(operands, labels, strict=True):
+        xs.append(_diagonal(x, t))
+    # sum out what no later operand and not the output needs, then contract pairwise
+    acc, tacc = xs[0]
+    rest_labels = [t for _, t in xs[1:]]
+    acc, tacc = _sum_out(acc, tacc, set(out).union(*rest_labels))
+    for i, (b, tb) in enumerate(xs[1:]):
+        later = set(out).union(*rest_labels[i + 1 :])
+        b, tb = _sum_out(b, tb, later | set(tacc))
+        acc, tacc = _contract(acc, tacc, b, tb, later)
+    acc, tacc = _sum_out(acc, tacc, set(out))
+    if tacc != out:
+        acc = acc.permute(*[tacc.index(c) for c in out])
+    return acc if acc is not operands[0] else acc.clone()

@@ -5,6 +5,7 @@ inverse-CDF search of multinomial and the sort behind randperm run in C."""
 from __future__ import annotations
 
 import math
+import threading
 
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError, check, lib
@@ -13,13 +14,17 @@ from pyframe._dtype import as_dtype, float64, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import broadcast_shapes, zeros_of
+from pyframe.ops.creation import _finish, _like, _make, tensor
 from pyframe.tensor import Tensor, empty_tensor
 
-__all__ = ["multinomial", "bernoulli", "randperm", "normal"]
+__all__ = [
+    "multinomial", "bernoulli", "randperm", "normal", "rand", "randn", "randint", "rand_like", "randn_like",
+    "randint_like", "Generator", "manual_seed", "initial_seed", "seed", "get_rng_state", "set_rng_state", "uniform_",
+    "normal_",
+]  # fmt: skip
 
 
 def _uniform(shape: tuple, dt, generator) -> Tensor:
-    from pyframe.factory import uniform_
 
     return uniform_(empty_tensor(shape, dt), generator=generator)
 
@@ -78,7 +83,6 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     """Same as torch.Tensor.bernoulli_: fills with 1 at probability ``p`` (a number or a tensor), else 0."""
-    from pyframe.factory import _draw
 
     if isinstance(p, Tensor):
         return ew.copy_(self, bernoulli(p.to(float64).expand(*self._shape).contiguous(), generator=generator))
@@ -107,7 +111,6 @@ def randperm(
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Same as torch.normal in all its forms: tensor mean and/or std (broadcast together), or numbers
     with ``size``. Gradients to mean and std are zero, as torch's."""
-    from pyframe.factory import normal_
 
     check_device(device)
     tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
@@ -137,3 +140,157 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     out = ew.add(ew.mul(z, s), mean.detach() if tm else mean)
     _zero_grads("NormalBackward3", (mean if tm else None, std if ts else None), out)
     return out
+
+
+class _Generator:
+    """Counter-based: each draw takes the next ``numel`` counters of (seed, offset), so a
+    result depends on the seed and the draw order only, never on the thread count."""
+
+    def __init__(self, seed: int = 0):
+        self.lock = threading.Lock()
+        self.manual_seed(seed)
+
+    def manual_seed(self, seed: int) -> None:
+        if not isinstance(seed, int):
+            raise TypeError(f"manual_seed expects an int, got {type(seed).__name__}")
+        self.seed, self.offset = seed & 0xFFFFFFFFFFFFFFFF, 0
+
+    def take(self, n: int) -> tuple[int, int]:
+        with self.lock:
+            offset = self.offset
+            self.offset += n
+        return self.seed, offset
+
+
+class Generator(_Generator):
+    """Same as torch.Generator (CPU): a counter-based stream of its own, for ``generator=`` arguments.
+
+    Differs: the numbers are pyframe's Philox stream, not torch's Mersenne Twister; ``seed`` is the
+    current seed (an int), not torch's method that reseeds."""
+
+    def __init__(self, device=None) -> None:
+        check_device(device)
+        super().__init__(67280421310721)  # torch's default seed
+        self._initial = 67280421310721
+
+    @property
+    def device(self):
+        from pyframe._device import CPU
+
+        return CPU
+
+    def manual_seed(self, seed: int) -> Generator:
+        super().manual_seed(int(seed))
+        self._initial = int(seed)
+        return self
+
+    def initial_seed(self) -> int:
+        return self._initial
+
+    def get_state(self) -> Tensor:
+        seed = self.seed - (1 << 64) if self.seed >= 1 << 63 else self.seed
+        return tensor([seed, self.offset], dtype=_dtype.int64)
+
+    def set_state(self, state: Tensor) -> Generator:
+        s, off = state.tolist()
+        self.seed, self.offset = int(s) & 0xFFFFFFFFFFFFFFFF, int(off)
+        return self
+
+
+_default = _Generator(0x5EED)
+
+
+def manual_seed(seed: int) -> None:
+    """Same as torch.manual_seed."""
+    _default.manual_seed(int(seed))
+
+
+def initial_seed() -> int:
+    return _default.seed
+
+
+def seed() -> int:
+    import os
+
+    s = int.from_bytes(os.urandom(8), "little") >> 1
+    _default.manual_seed(s)
+    return s
+
+
+def get_rng_state() -> Tensor:
+    """[seed, offset] as int64 (the 64-bit seed in two's complement, so no bit is lost)."""
+    seed = _default.seed - (1 << 64) if _default.seed >= 1 << 63 else _default.seed
+    return tensor([seed, _default.offset], dtype=_dtype.int64)
+
+
+def set_rng_state(state: Tensor) -> None:
+    s, off = state.tolist()
+    _default.seed, _default.offset = int(s) & 0xFFFFFFFFFFFFFFFF, int(off)
+
+
+def _draw(kind: int, t: Tensor, p0: float, p1: float, generator=None) -> Tensor:
+    t._write_check()
+    s, off = _generator(generator).take(t._numel)
+    check(lib.pf_random(kind, t._d(), s, off, float(p0), float(p1)))
+    t._bump()
+    return t
+
+
+def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    if not a <= b:
+        raise ValueError(f"uniform_ expects a <= b, got a={a}, b={b}")
+    return _draw(lib.PF_RAND_UNIFORM, t, a, b, generator)
+
+
+def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    if not std >= 0:
+        raise ValueError(f"normal_ expects std >= 0, got std={std}")
+    return _draw(lib.PF_RAND_NORMAL, t, mean, std, generator)
+
+
+def _generator(generator) -> _Generator:
+    """The generator a draw uses: the default one, or any object with ``take(n) -> (seed, offset)``
+    (pyframe.Generator)."""
+    if generator is None:
+        return _default
+    if not callable(getattr(generator, "take", None)):
+        raise TypeError(f"generator must be a pyframe.Generator, got {type(generator).__name__}")
+    return generator
+
+
+def rand(*size, dtype=None, requires_grad: bool = False, device=None, generator=None) -> Tensor:
+    return _finish(uniform_(_make(size, dtype, False, device=device), generator=generator), requires_grad)
+
+
+def randn(*size, dtype=None, requires_grad: bool = False, device=None, generator=None) -> Tensor:
+    return _finish(normal_(_make(size, dtype, False, device=device), generator=generator), requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=None, requires_grad: bool = False, device=None, generator=None) -> Tensor:
+    """Same as torch.randint(low=0, high, size): integers in [low, high), int64 by default."""
+    if size is None:
+        if isinstance(high, (tuple, list)):
+            low, high, size = 0, low, high
+        else:
+            raise TypeError("randint() missing required argument 'size'")
+    if high is None:
+        low, high = 0, low
+    for name, v in (("low", low), ("high", high)):
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            raise ValueError(f"randint bounds must be finite numbers, got {name}={v!r}")
+    if not low < high:
+        raise ValueError(f"randint: low must be less than high, got low={low}, high={high}")
+    t = _make(tuple(size), dtype or _dtype.int64, False, device=device)
+    return _finish(_draw(lib.PF_RAND_INT, t, low, high, generator), requires_grad)
+
+
+def rand_like(input: Tensor, dtype=None) -> Tensor:
+    return rand(*input._shape, dtype=_like(input, dtype))
+
+
+def randn_like(input: Tensor, dtype=None) -> Tensor:
+    return randn(*input._shape, dtype=_like(input, dtype))
+
+
+def randint_like(input: Tensor, low, high=None, dtype=None) -> Tensor:
+    return randint(low, high, input._shape, dtype=_like(input, dtype))

@@ -6,12 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pyframe import _dtype
 from pyframe._backend import ShapeError
 from pyframe._dtype import int64
 from pyframe.ops import elementwise as ew
+from pyframe.ops import join as jn
+from pyframe.ops import view as sh
+from pyframe.ops.creation import arange
 from pyframe.tensor import Tensor, _int_args, normalize_dim
 
-__all__ = ["flip", "fliplr", "flipud", "roll", "repeat_interleave", "tile", "flatten", "unflatten"]
+__all__ = [
+    "flip", "fliplr", "flipud", "roll", "repeat_interleave", "tile", "flatten", "unflatten", "rot90", "diff",
+]  # fmt: skip
 
 
 def _dims_arg(dims, ndim: int, op: str) -> tuple:
@@ -30,7 +36,6 @@ def _index_along(x: Tensor, d: int, idx: Tensor) -> Tensor:
 
 def flip(input: Tensor, dims) -> Tensor:  # noqa: A002 - torch's names
     """Same as torch.flip: a copy with the order of each dim in ``dims`` reversed."""
-    from pyframe.factory import arange
 
     x = input
     out = x
@@ -56,7 +61,6 @@ def flipud(input: Tensor) -> Tensor:  # noqa: A002
 
 def roll(input: Tensor, shifts, dims=None) -> Tensor:  # noqa: A002
     """Same as torch.roll: elements shifted along dims, wrapping around; without dims, over the flattened input."""
-    from pyframe.factory import arange
 
     x = input
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
@@ -95,7 +99,7 @@ def repeat(input: Tensor, *sizes) -> Tensor:  # noqa: A002
     inter = tuple(v for n in shape for v in (1, n))
     big = tuple(v for r, n in zip(reps, shape, strict=True) for v in (r, n))
     if len(big) > 8:  # pairs would pass the 8-dim limit: repeat dim by dim instead
-        from pyframe.ops.shape import cat
+        from pyframe.ops.join import cat
 
         out = x.reshape(shape)
         for d, r in enumerate(reps):
@@ -117,9 +121,9 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_siz
     """Same as torch.repeat_interleave: each element (or slice along dim) repeated ``repeats`` times;
     ``repeats`` is an int or a 1-d int tensor with one count per element. ``repeat_interleave(counts)``
     alone gives ``[0]*counts[0] + [1]*counts[1] + ...``."""
-    from pyframe.factory import arange, zeros
+    from pyframe.ops.creation import zeros
     from pyframe.ops.index import index_add_
-    from pyframe.ops.sorting import cumsum
+    from pyframe.ops.scan import cumsum
 
     if repeats is None:  # repeat_interleave(repeats): the indices
         counts = input
@@ -186,3 +190,36 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa:
     if sizes.count(-1) > 1 or (-1 not in sizes and known != n) or (-1 in sizes and (known == 0 or n % known)):
         raise ShapeError(f"unflatten(): sizes {list(sizes)} don't multiply up to the size {n} of dim {dim}")
     return x.reshape(*x._shape[:d], *sizes, *x._shape[d + 1 :])
+
+
+def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:  # noqa: A002
+    """Same as torch.rot90: rotate by 90 degrees ``k`` times from ``dims[0]`` towards ``dims[1]``."""
+
+    if len(dims) != 2:
+        raise RuntimeError(f"rot90(): expected total rotation dims == 2, but got dims = {len(dims)}")
+    d0, d1 = (normalize_dim(d, input.ndim) for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"rot90(): expected rotation dims to be different, got {dims}")
+    k %= 4
+    if k == 1:
+        return sh.transpose(flip(input, [d1]), d0, d1)
+    if k == 2:
+        return flip(input, [d0, d1])
+    if k == 3:
+        return flip(sh.transpose(input, d0, d1), [d1])
+    return input.clone()
+
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:  # noqa: A002
+    """Same as torch.diff: the n-th forward difference along ``dim``."""
+    d = normalize_dim(dim, input.ndim)
+    x = input
+    if prepend is not None or append is not None:
+        x = jn.cat([t for t in (prepend, input, append) if t is not None], d)
+    for _ in range(n):
+        m = x.shape[d]
+        if m == 0:
+            break
+        hi, lo = sh.narrow(x, d, 1, m - 1), sh.narrow(x, d, 0, m - 1)
+        x = ew.ne(hi, lo) if x.dtype is _dtype.bool_ else ew.plain_sub(hi, lo)
+    return x

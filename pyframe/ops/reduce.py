@@ -141,9 +141,9 @@ def _d_prod(g, x, y, ix, dims):
         return g.expand(*x._shape) if not dims else zeros_of(x._shape, g.dtype)
     if not any(ew.eq(x, 0)).item():
         return ew.div(ew.mul(g, y), x)
+    from pyframe.ops.join import cat
     from pyframe.ops.rearrange import flip
-    from pyframe.ops.shape import cat
-    from pyframe.ops.sorting import cumprod
+    from pyframe.ops.scan import cumprod
 
     keep = [d for d in range(x.ndim) if d not in dims]
     perm = keep + list(dims)

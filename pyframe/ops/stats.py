@@ -9,14 +9,15 @@ from collections import namedtuple
 from pyframe import _dtype
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
-from pyframe.ops import shape as sh
+from pyframe.ops import view as sh
 from pyframe.ops.sorting import sort
 from pyframe.tensor import Tensor, normalize_dim
 
 __all__ = [
     "count_nonzero", "nansum", "nanmean", "median", "nanmedian", "std_mean", "var_mean", "aminmax", "is_tensor",
-    "is_floating_point", "is_nonzero", "numel",
+    "is_floating_point", "is_nonzero", "numel", "is_complex",
 ]  # fmt: skip
+
 
 MedianResult = namedtuple("median", ["values", "indices"])
 AminmaxResult = namedtuple("aminmax", ["min", "max"])
@@ -134,3 +135,8 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False):  #
     """Same as torch.aminmax: ``(min, max)`` named tuple."""
     d = () if dim is None else dim
     return AminmaxResult(rd.amin(input, d, keepdim), rd.amax(input, d, keepdim))
+
+
+def is_complex(input) -> bool:  # noqa: A002
+    """Same as torch.is_complex: always False, pyframe has no complex dtypes."""
+    return False

@@ -3,21 +3,21 @@ and the joins copy, each with one C call per input."""
 
 from __future__ import annotations
 
-import math
 import operator
-from collections.abc import Sequence
 
 from pyframe import _device, _grad_mode
-from pyframe._backend import SMALL_BYTES, ShapeError, alloc_large, alloc_small, check, desc, lib
+from pyframe._backend import ShapeError, check, lib
 from pyframe._dtype import as_dtype, dtype
 from pyframe.autograd.graph import record
-from pyframe.ops._common import result_type, zeros_of
+from pyframe.ops._common import _unpack, zeros_of
+from pyframe.ops._common import broadcast_shapes as _broadcast_shapes
 from pyframe.ops.elementwise import unbroadcast
-from pyframe.tensor import MAX_DIMS, Size, Tensor, _int_args, _new, check_ndim, empty_tensor, fresh, normalize_dim
+from pyframe.tensor import MAX_DIMS, Size, Tensor, _int_args, _new, check_ndim, empty_tensor, normalize_dim
 
 __all__ = [
     "transpose", "swapaxes", "swapdims", "permute", "t", "unsqueeze", "squeeze", "expand", "broadcast_to", "narrow",
-    "select", "contiguous", "clone", "detach", "cat", "concat", "concatenate", "stack", "split", "chunk", "unbind",
+    "select", "contiguous", "clone", "detach", "movedim", "atleast_1d", "atleast_2d", "atleast_3d",
+    "broadcast_tensors", "broadcast_shapes", "moveaxis",
 ]  # fmt: skip
 
 
@@ -269,204 +269,71 @@ def detach(input: Tensor) -> Tensor:
 # ---- joins and splits ------------------------------------------------------------------
 
 
-def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    """Same as torch.cat: joins along an existing dim, promoting dtypes."""
-    if type(dim) is int and dim == 0 and (type(tensors) is list or type(tensors) is tuple) and len(tensors) == 2:
-        # cat([a, b]) of rows, the commonest form: checked inline, one C call without arrays
-        a, b = tensors
-        if type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype and a._contig and b._contig:
-            sa, sb = a._shape, b._shape
-            if (
-                sa and len(sa) == len(sb) and sa[1:] == sb[1:]
-                and not ((a._requires_grad or b._requires_grad) and _grad_mode.enabled)
-            ):  # fmt: skip
-                dt = a.dtype
-                if a._numel > 1:  # a's strides are the canonical ones, which do not depend on dim 0's size
-                    numel = a._numel + b._numel
-                    nbytes = numel * dt.itemsize
-                    data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes)
-                    rc = _cat2(dt.code, a._ptr, a._numel, b._ptr, b._numel, data)
-                    if rc:
-                        check(rc)
-                    return fresh(data, nbytes, (sa[0] + sb[0],) + sa[1:], a._strides, numel, dt)
-                out = empty_tensor((sa[0] + sb[0],) + sa[1:], dt)
-                rc = _cat2(dt.code, a._ptr, a._numel, b._ptr, b._numel, out._ptr)
-                if rc:
-                    check(rc)
-                return out
-    if (type(tensors) is list or type(tensors) is tuple) and tensors and type(dim) is int:
-        out = _cat_lean(tensors, dim)
-        if out is not None:
-            return out
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("cat: expected a non-empty list of tensors")
-    for i, x in enumerate(tensors):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"cat: expected Tensors, got {type(x).__name__} at position {i}")
-    # PyTorch skips legacy 1-d empty tensors
-    parts = [x for x in tensors if x._numel or len(x._shape) != 1] or tensors[:1]
-    ref = parts[0]
-    if ref.ndim == 0:
-        raise ShapeError("cat: zero-dimensional tensor cannot be concatenated")
-    nd = ref.ndim
-    d = normalize_dim(dim, nd)
-    head, tail = ref._shape[:d], ref._shape[d + 1 :]
-    total, one_dtype, contig = 0, True, True
-    for i, x in enumerate(parts):
-        xs = x._shape
-        if len(xs) != nd or xs[:d] != head or xs[d + 1 :] != tail:
-            raise ShapeError(
-                f"cat: sizes of tensors must match except in dimension {d}: expected {list(ref._shape)} "
-                f"(any size at dim {d}), got {list(xs)} for tensor {i}"
-            )
-        total += xs[d]
-        one_dtype = one_dtype and x.dtype is ref.dtype
-        contig = contig and x._contig
-    dt = ref.dtype if one_dtype else result_type(*parts)
-    out = empty_tensor(head + (total,) + tail, dt)
-    if one_dtype and contig:  # every input is rows of its memory: one C call, no descriptors
-        inner = math.prod(tail)
-        rc = lib.pf_cat_rows(
-            dt.code,
-            len(parts),
-            [x._ptr for x in parts],
-            [x._shape[d] * inner for x in parts],
-            math.prod(head),
-            out._ptr,
-        )
-        if rc:
-            check(rc)
-    else:
-        start, step = 0, out._strides[d] * dt.itemsize
-        for x in parts:
-            n = x._shape[d]
-            if n:  # a descriptor of out's slab, no view object
-                check(lib.pf_copy(x._d(), desc(out._ptr + start * step, dt.code, x._shape, out._strides)))
-            start += n
-    if _grad_mode.enabled and any(x.requires_grad for x in parts):
-        sizes = [x._shape[d] for x in parts]
-
-        def backward(g):
-            return tuple(
-                to(gi, x.dtype) if x.requires_grad else None for gi, x in zip(split(g, sizes, d), parts, strict=True)
-            )
-
-        record("CatBackward0", backward, parts, out)
-    return out
-
-
-concat = concatenate = cat
-
-
-_cat_rows = lib.pf_cat_rows
-_cat2 = lib.pf_cat2
-
-
-def _cat_lean(tensors, dim: int):
-    """cat of contiguous tensors of one dtype and rank, none needing a gradient: one pass of
-    checks, one allocation, one C call. None when the general path must decide (or raise)."""
-    ref = tensors[0]
-    if type(ref) is not Tensor:
-        return None
-    shape, dt = ref._shape, ref.dtype
-    nd = len(shape)
-    if not nd or not -nd <= dim < nd or (ref._requires_grad and _grad_mode.enabled):
-        return None
-    d = dim % nd
-    head, tail = shape[:d], shape[d + 1 :]
-    outer = math.prod(head) if d else 1
-    total, ptrs, widths = 0, [], []
-    for x in tensors:
-        if type(x) is not Tensor or x.dtype is not dt or not x._contig or x._requires_grad:
-            return None
-        xs = x._shape
-        if len(xs) != nd or (d and xs[:d] != head) or xs[d + 1 :] != tail:
-            return None
-        total += xs[d]
-        ptrs.append(x._ptr)
-        widths.append(x._numel // outer if outer else 0)
-    out = empty_tensor(head + (total,) + tail, dt)
-    rc = lib.pf_cat_rows(dt.code, len(ptrs), ptrs, widths, outer, out._ptr)
-    if rc:
-        check(rc)
-    return out
-
-
-def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("stack: expected a non-empty list of tensors")
-    first = tensors[0]._shape
-    for i, x in enumerate(tensors):
-        if x._shape != first:
-            raise ShapeError(
-                f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
-                f"{list(x._shape)} at entry {i}"
-            )
-    d = normalize_dim(dim, len(first) + 1)
-    return cat([unsqueeze(x, d) for x in tensors], d)
-
-
-def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    """Same as torch.split: views of size ``split_size`` (last may be smaller) or given sections."""
-    _needs_dims(tensor, "split")
-    d = normalize_dim(dim, tensor.ndim)
-    size = tensor._shape[d]
-    if isinstance(split_size_or_sections, int) and not isinstance(split_size_or_sections, bool):
-        step = split_size_or_sections
-        if step <= 0:
-            raise ValueError(f"split: split_size must be positive, got {step}")
-        sections = [min(step, size - s) for s in range(0, size, step)] or [0]
-    else:
-        if not isinstance(split_size_or_sections, (list, tuple)) or not all(
-            isinstance(n, int) and not isinstance(n, bool) for n in split_size_or_sections
-        ):
-            raise TypeError(
-                f"split: split_size_or_sections must be an int or a list of ints, got {split_size_or_sections!r}"
-            )
-        sections = list(split_size_or_sections)
-        if sum(sections) != size or any(s < 0 for s in sections):
-            raise ShapeError(f"split: sections {sections} don't sum to the size {size} of dimension {d}")
-    return _split_views(tensor, d, sections)
-
-
-def _split_views(tensor: Tensor, d: int, sections: list) -> tuple:
-    """The views of ``sections`` along ``d`` as one node, as torch's SplitBackward0: its
-    backward is one cat of the pieces' gradients (zeros where none flowed), where a node
-    per view would add a zero-padded full-size gradient per piece."""
-    record_split = tensor.requires_grad and _grad_mode.enabled
-    out, start = [], 0
-    with _grad_mode.set_grad_enabled(not record_split):
-        for n in sections:
-            out.append(narrow(tensor, d, start, n))
-            start += n
-    if record_split and len(out) > 1:
-        shapes, dt = [o._shape for o in out], tensor.dtype  # not the views: out -> node -> out would be a cycle
-
-        def backward(*grads):
-            parts = [g if g is not None else zeros_of(sh, dt) for g, sh in zip(grads, shapes, strict=False)]
-            parts += [zeros_of(sh, dt) for sh in shapes[len(parts) :]]
-            return (cat(parts, d),)
-
-        record("SplitBackward0", backward, (tensor,), out)
-    elif record_split:  # one piece: the view itself
-        out = [narrow(tensor, d, 0, sections[0])]
-    return tuple(out)
-
-
-def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
-    _needs_dims(input, "chunk")
-    if chunks <= 0:
-        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
-    size = input._shape[normalize_dim(dim, input.ndim)]
-    return split(input, max(-(-size // chunks), 1), dim)
-
-
-def unbind(input: Tensor, dim: int = 0) -> tuple:
-    _needs_dims(input, "unbind")
-    d = normalize_dim(dim, input.ndim)
-    return tuple(select(input, d, i) for i in range(input._shape[d]))
-
-
 _ = (Size, dtype)
+
+
+def atleast_1d(*tensors):
+    """Same as torch.atleast_1d."""
+    out = [t.reshape(1) if t.ndim == 0 else t for t in _unpack(tensors)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_2d(*tensors):
+    """Same as torch.atleast_2d."""
+    out = [t.reshape(1, -1) if t.ndim < 2 else t for t in _unpack(tensors)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_3d(*tensors):
+    """Same as torch.atleast_3d: 0-d -> (1, 1, 1), (n,) -> (1, n, 1), (m, n) -> (m, n, 1)."""
+    out = []
+    for t in _unpack(tensors):
+        if t.ndim == 0:
+            t = t.reshape(1, 1, 1)
+        elif t.ndim == 1:
+            t = t.reshape(1, -1, 1)
+        elif t.ndim == 2:
+            t = unsqueeze(t, 2)
+        out.append(t)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def movedim(input: Tensor, source, destination) -> Tensor:  # noqa: A002
+    """Same as torch.movedim: the ``source`` dims moved to ``destination``, others in order."""
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim(): invalid source or destination dims: source ({src}) and destination ({dst}) differ in length"
+        )
+    n = input.ndim
+    src = [normalize_dim(d, n) for d in src]
+    dst = [normalize_dim(d, n) for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim(): repeated dim in source ({src}) or destination ({dst})")
+    order = [None] * n
+    for s, d in zip(src, dst, strict=True):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in src)
+    order = [next(rest) if o is None else o for o in order]
+    return permute(input, *order)
+
+
+def broadcast_shapes(*shapes):
+    """Same as torch.broadcast_shapes."""
+    from pyframe.tensor import Size
+
+    out: tuple = ()
+    for s in shapes:
+        out = _broadcast_shapes(out, (s,) if isinstance(s, int) else tuple(s))
+    return Size(out)
+
+
+def broadcast_tensors(*tensors) -> tuple[Tensor, ...]:
+    """Same as torch.broadcast_tensors: views expanded to one shape."""
+    ts = _unpack(tensors)
+    shape = broadcast_shapes(*(t.shape for t in ts))
+    return tuple(expand(t, *shape) for t in ts)
+
+
+moveaxis = movedim

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyframe import _dtype
 from pyframe._backend import NULL, check, ffi, lib
-from pyframe.factory import zeros, zeros_like
+from pyframe.ops.creation import zeros, zeros_like
 from pyframe.optim.optimizer import Optimizer
 from pyframe.tensor import Tensor
 

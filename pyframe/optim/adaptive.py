@@ -9,7 +9,7 @@ from typing import Any
 
 from pyframe import _dtype
 from pyframe._backend import NULL, check, ffi, lib
-from pyframe.factory import full, zeros, zeros_like
+from pyframe.ops.creation import full, zeros, zeros_like
 from pyframe.optim.optimizer import Optimizer
 from pyframe.tensor import Tensor
 

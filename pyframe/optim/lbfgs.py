@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyframe import _grad_mode
-from pyframe.ops.shape import cat
+from pyframe.ops.join import cat
 from pyframe.optim.optimizer import Optimizer
 from pyframe.tensor import Tensor
 

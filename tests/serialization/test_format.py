@@ -299,7 +299,7 @@ def test_parameter_round_trips_as_parameter(monkeypatch):
 def test_parameter_loads_as_tensor_without_nn(monkeypatch):
     Parameter = _fake_parameter_module(monkeypatch)
     data = saved_bytes([Parameter(pyframe.ones(2))])
-    monkeypatch.setattr(ser, "_parameter_class", lambda: False)
+    monkeypatch.setattr(ser.format, "_parameter_class", lambda: False)
     (out,) = load(io.BytesIO(data))
     assert type(out) is Tensor and out.requires_grad and out.tolist() == [1.0, 1.0]
 
@@ -510,7 +510,7 @@ def test_tags_for_tuples_int_keys_and_floats():
 def test_big_endian_hosts_swap_bytes(monkeypatch, rng):
     obj = [make(d, (3, 2), rng) for d in DTYPES]
     little = saved_bytes(obj)
-    monkeypatch.setattr(ser, "_LITTLE", False)  # pretend: the host's bytes need swapping to and from the file
+    monkeypatch.setattr(ser.format, "_LITTLE", False)  # pretend: the host's bytes need swapping to and from the file
     swapped = saved_bytes(obj)
     assert swapped != little
     for a, b in zip(load(io.BytesIO(swapped)), obj, strict=True):

@@ -56,11 +56,11 @@ def test_bool_storage_with_bytes_other_than_0_and_1_is_refused():
 
 def test_header_size_and_entry_count_are_bounded(monkeypatch):
     big = _bool_file(b"\x01")
-    monkeypatch.setattr(serialization, "MAX_HEADER_BYTES", 100)
+    monkeypatch.setattr(serialization.format, "MAX_HEADER_BYTES", 100)
     with pytest.raises(CheckpointError, match=r"refused: the header is \d+ bytes, more than the 100"):
         pf.load(io.BytesIO(big))
     monkeypatch.undo()
-    monkeypatch.setattr(serialization, "MAX_ENTRIES", 2)
+    monkeypatch.setattr(serialization.format, "MAX_ENTRIES", 2)
     buf = io.BytesIO()
     pf.save([pf.zeros(1), pf.zeros(1), pf.zeros(1)], buf)
     with pytest.raises(CheckpointError, match="refused: 3 storages, more than the 2"):
@@ -72,7 +72,7 @@ def test_a_killed_save_leaves_a_temporary_that_the_next_save_removes(tmp_path):
     code = textwrap.dedent(f"""
         import os, sys
         import pyframe as pf
-        from pyframe import serialization
+        from pyframe.serialization import files as serialization
         real = serialization._write_all
         def stall(fh, data):
             real(fh, data)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pyframe import _grad_mode
-from pyframe._backend import ffi
+from pyframe._backend import ShapeError, ffi
 from pyframe.ops import reduce as rd
 from pyframe.tensor import Tensor
 
@@ -105,3 +105,26 @@ def _cached_desc(ptr, code: int, shape: tuple, strides: tuple):
             _desc_cache.clear()
         d = _desc_cache[key] = _desc(ptr, code, shape, strides)
     return d
+
+
+def _single(v, fn: str, name: str) -> int:
+    if isinstance(v, (tuple, list)) and len(v) == 1:
+        v = v[0]
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise TypeError(f"{fn}(): {name} must be an int or a 1-tuple of ints, got {v!r}")
+    return v
+
+
+def _as_2d(fn: str, x: Tensor, name: str = "input") -> tuple[Tensor, bool]:
+    """(N, C, 1, L) view of an (N, C, L) or unbatched (C, L) input, and whether it was batched."""
+    _tensor_arg(x, fn, name)
+    if x.ndim == 3:
+        return x.unsqueeze(2), True
+    if x.ndim == 2:
+        return x.unsqueeze(0).unsqueeze(2), False
+    raise ShapeError(f"{fn}(): expected a 2-d (C, L) or 3-d (N, C, L) {name}, got shape {list(x._shape)}")
+
+
+def _back(out: Tensor, batched: bool) -> Tensor:
+    out = out.squeeze(2)
+    return out if batched else out.squeeze(0)

@@ -288,7 +288,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     from pyframe import _grad_mode
-    from pyframe.factory import uniform_
+    from pyframe.ops.random import uniform_
     from pyframe.tensor import empty_tensor
 
     with _grad_mode.no_grad():
@@ -311,7 +311,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
     if not tau > 0:
         raise ValueError(f"gumbel_softmax(): tau must be positive, got {tau}")
     from pyframe import _grad_mode
-    from pyframe.factory import rand
+    from pyframe.ops.random import rand
 
     with _grad_mode.no_grad():
         u = rand(*logits._shape, dtype=logits.dtype)

@@ -8,12 +8,12 @@ from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError, check, lib
 from pyframe.autograd.graph import needs_grad, record
 from pyframe.nn.functional._utils import _float_arg, _regrad, _tensor_arg
-from pyframe.nn.functional.dense import linear
-from pyframe.nn.functional.dropouts import dropout
+from pyframe.nn.functional.dropout import dropout
+from pyframe.nn.functional.linear import linear
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
 from pyframe.ops._common import broadcast_shapes, scalar_tensor
-from pyframe.ops.linalg import matmul
+from pyframe.ops.products import matmul
 from pyframe.tensor import Tensor, empty_tensor
 
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernel takes
@@ -21,7 +21,7 @@ _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kerne
 
 def _causal_mask(q_len: int, k_len: int) -> Tensor:
     """Bool [L, S], True where query i may attend to key j (j <= i, aligned top-left as torch)."""
-    from pyframe.factory import ones
+    from pyframe.ops.creation import ones
 
     return ew.tril(ones(q_len, k_len, dtype=_dtype.bool_))
 
@@ -263,7 +263,7 @@ def multi_head_attention_forward(
     else:
         q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
 
-    from pyframe.ops.shape import cat
+    from pyframe.ops.join import cat
 
     if bias_k is not None and bias_v is not None:
         k = cat([k, bias_k.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim)])

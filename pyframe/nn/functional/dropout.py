@@ -20,7 +20,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         raise ValueError(f"dropout(): probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
-    from pyframe.factory import _draw
+    from pyframe.ops.random import _draw
 
     with _grad_mode.no_grad():
         mask = empty_tensor(input._shape, input.dtype)
@@ -45,7 +45,7 @@ def _feature_dropout(fn: str, input: Tensor, p: float, training: bool, inplace: 
                          f"{list(input._shape)}")  # fmt: skip
     if not training or p == 0.0:
         return input
-    from pyframe.factory import _draw
+    from pyframe.ops.random import _draw
 
     lead = 2 if input.ndim == dims + 2 else 1
     with _grad_mode.no_grad():
@@ -98,7 +98,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
         return input
     if p == 1.0:
         return ew.mul(input, 0.0)
-    from pyframe.factory import _draw
+    from pyframe.ops.random import _draw
 
     a = ((1 - p) * (1 + p * _SELU_NEG**2)) ** -0.5
     b = -a * _SELU_NEG * p

@@ -8,7 +8,7 @@ from pyframe.autograd.graph import record
 from pyframe.nn.functional._utils import _cached_desc, _cast, _desc_cache, _same_dtype, _tensor_arg
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
-from pyframe.ops.linalg import matmul
+from pyframe.ops.products import matmul
 from pyframe.tensor import Tensor, fresh
 
 _matmul = lib.pf_matmul

@@ -7,7 +7,7 @@ from pyframe.autograd.graph import needs_grad, record
 from pyframe.nn.functional._utils import _tensor_arg
 from pyframe.ops import elementwise as ew
 from pyframe.ops import index as ix
-from pyframe.ops.shape import embed
+from pyframe.ops.view import embed
 from pyframe.tensor import Tensor, empty_tensor
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
@@ -64,7 +64,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
 
 def _pad_by_index(x: Tensor, pairs: dict, mode: str) -> Tensor:
     """reflect / replicate / circular: one index_select per padded dim (differentiable)."""
-    from pyframe.factory import tensor
+    from pyframe.ops.creation import tensor
 
     for dim, (lo, hi) in pairs.items():
         if lo == 0 and hi == 0:

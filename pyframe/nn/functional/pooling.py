@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import check, lib
 from pyframe.autograd.graph import needs_grad, record
-from pyframe.nn.functional._utils import _pair
+from pyframe.nn.functional._utils import _as_2d, _back, _pair, _single
 from pyframe.nn.functional.conv import _batched, _check_im2col_dtype, _im2col, _out_size, fold
 from pyframe.ops import elementwise as ew
 from pyframe.ops import index as ix
@@ -112,7 +112,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     if h % oh == 0 and w % ow == 0:
         out = avg_pool2d(x, (h // oh, w // ow))
     else:
-        from pyframe.ops.shape import stack
+        from pyframe.ops.join import stack
 
         rows = []
         for i in range(oh):
@@ -142,7 +142,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     if return_indices:
         raise NotImplementedError("adaptive_max_pool2d(): return_indices=True needs output sizes that divide the "
                                   f"input size, got input {h}x{w} and output {oh}x{ow}")  # fmt: skip
-    from pyframe.ops.shape import stack
+    from pyframe.ops.join import stack
 
     rows = []
     for i in range(oh):
@@ -151,3 +151,42 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
         rows.append(stack(cells, -1))
     out = stack(rows, -2)
     return out if batched else out.squeeze(0)
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):  # fmt: skip
+    """Same as torch.nn.functional.max_pool1d (``ceil_mode=True`` unsupported, as max_pool2d)."""
+    x, batched = _as_2d("max_pool1d", input)
+    k = _single(kernel_size, "max_pool1d", "kernel_size")
+    s = k if stride is None or stride == () else _single(stride, "max_pool1d", "stride")
+    p, d = _single(padding, "max_pool1d", "padding"), _single(dilation, "max_pool1d", "dilation")
+    out = max_pool2d(x, (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices)
+    if return_indices:
+        return _back(out[0], batched), _back(out[1], batched)
+    return _back(out, batched)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Same as torch.nn.functional.avg_pool1d (``ceil_mode=True`` unsupported, as avg_pool2d)."""
+    x, batched = _as_2d("avg_pool1d", input)
+    k = _single(kernel_size, "avg_pool1d", "kernel_size")
+    s = k if stride is None or stride == () else _single(stride, "avg_pool1d", "stride")
+    p = _single(padding, "avg_pool1d", "padding")
+    return _back(avg_pool2d(x, (1, k), (1, s), (0, p), ceil_mode, count_include_pad), batched)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Same as torch.nn.functional.adaptive_avg_pool1d."""
+    x, batched = _as_2d("adaptive_avg_pool1d", input)
+    return _back(adaptive_avg_pool2d(x, (1, _single(output_size, "adaptive_avg_pool1d", "output_size"))), batched)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """Same as torch.nn.functional.adaptive_max_pool1d (see adaptive_max_pool2d)."""
+
+    x, batched = _as_2d("adaptive_max_pool1d", input)
+    size = (1, _single(output_size, "adaptive_max_pool1d", "output_size"))
+    out = adaptive_max_pool2d(x, size, return_indices)
+    if return_indices:
+        return _back(out[0], batched), _back(out[1], batched)
+    return _back(out, batched)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pyframe import _grad_mode
 from pyframe.autograd.graph import needs_grad, record
-from pyframe.nn.functional.dense import linear
-from pyframe.nn.functional.dropouts import dropout
+from pyframe.nn.functional.dropout import dropout
+from pyframe.nn.functional.linear import linear
 from pyframe.ops import elementwise as ew
-from pyframe.ops.shape import cat, stack
+from pyframe.ops.join import cat, stack
 from pyframe.tensor import Tensor
 
 
@@ -137,7 +137,7 @@ def run_rnn(mode: str, x: Tensor, hx, weights: list, num_layers: int, bidirectio
     """Sequence-first ``x`` [L, N, in]; ``hx`` [layers*dirs, N, H] (a pair for LSTM);
     ``weights`` one (w_ih, w_hh, b_ih, b_hh) per layer and direction. Returns (output, h_n)
     with h_n a pair for LSTM."""
-    from pyframe.ops.shape import cat
+    from pyframe.ops.join import cat
 
     dirs = 2 if bidirectional else 1
     lstm = mode == "LSTM"
@@ -165,7 +165,7 @@ def run_rnn(mode: str, x: Tensor, hx, weights: list, num_layers: int, bidirectio
 def _direction_packed(mode: str, data: Tensor, sizes: list, state, weights: tuple, reverse: bool) -> tuple:
     """One layer and direction over packed ``data``: step t updates only the first sizes[t]
     rows of the state (the sequences still running, longest first)."""
-    from pyframe.ops.shape import cat
+    from pyframe.ops.join import cat
 
     w_ih, w_hh, b_ih, b_hh = weights
     step = STEPS[mode]
@@ -192,7 +192,7 @@ def run_rnn_packed(mode: str, data: Tensor, sizes: list, hx, weights: list, num_
                    dropout_p: float, training: bool) -> tuple:  # fmt: skip
     """run_rnn over packed ``data`` (rows in PackedSequence order); ``hx`` in sorted batch order.
     Returns (output data, h_n) with h_n a pair for LSTM."""
-    from pyframe.ops.shape import cat
+    from pyframe.ops.join import cat
 
     dirs = 2 if bidirectional else 1
     lstm = mode == "LSTM"

@@ -76,6 +76,6 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             num_classes = hi + 1
         elif hi >= num_classes:
             raise RuntimeError(f"one_hot(): class values must be smaller than num_classes={num_classes}, got {hi}")
-    from pyframe.factory import arange
+    from pyframe.ops.creation import arange
 
     return ew.eq(tensor.unsqueeze(-1), arange(num_classes)).to(_dtype.int64)

@@ -23,7 +23,7 @@ _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
 
 
 def _coords(out_size: int, dt) -> Tensor:
-    from pyframe.factory import arange
+    from pyframe.ops.creation import arange
 
     return arange(out_size, dtype=dt)
 
@@ -109,8 +109,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                          "linear | bilinear | bicubic | trilinear")  # fmt: skip
     sizes, scales = _sizes(fn, input, size, scale_factor, dims)
     if mode == "area":
-        from pyframe.nn.functional.conv1d import adaptive_avg_pool1d
-        from pyframe.nn.functional.pooling import adaptive_avg_pool2d
+        from pyframe.nn.functional.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 
         if dims == 3:
             raise NotImplementedError(f"{fn}(): mode='area' on 5-d input is not supported yet")

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from pyframe import _grad_mode, factory
+from pyframe import _grad_mode
 from pyframe.nn import functional as F
 from pyframe.nn import init
 from pyframe.nn.modules.linear import Linear
 from pyframe.nn.modules.module import Module
 from pyframe.nn.parameter import Parameter
+from pyframe.ops import creation
 from pyframe.tensor import Tensor
 
-__all__ = ["MultiheadAttention"]
+__all__ = [
+    "MultiheadAttention",
+]  # fmt: skip
 
 
 class NonDynamicallyQuantizableLinear(Linear):
@@ -46,16 +49,16 @@ class MultiheadAttention(Module):
         e = embed_dim
         with _grad_mode.no_grad():
             if self._qkv_same_embed_dim:
-                self.in_proj_weight = Parameter(init.xavier_uniform_(factory.empty(3 * e, e, dtype=dtype)))
+                self.in_proj_weight = Parameter(init.xavier_uniform_(creation.empty(3 * e, e, dtype=dtype)))
                 for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
                     self.register_parameter(name, None)
             else:
-                self.q_proj_weight = Parameter(init.xavier_uniform_(factory.empty(e, e, dtype=dtype)))
-                self.k_proj_weight = Parameter(init.xavier_uniform_(factory.empty(e, self.kdim, dtype=dtype)))
-                self.v_proj_weight = Parameter(init.xavier_uniform_(factory.empty(e, self.vdim, dtype=dtype)))
+                self.q_proj_weight = Parameter(init.xavier_uniform_(creation.empty(e, e, dtype=dtype)))
+                self.k_proj_weight = Parameter(init.xavier_uniform_(creation.empty(e, self.kdim, dtype=dtype)))
+                self.v_proj_weight = Parameter(init.xavier_uniform_(creation.empty(e, self.vdim, dtype=dtype)))
                 self.register_parameter("in_proj_weight", None)
             if bias:
-                self.in_proj_bias = Parameter(factory.zeros(3 * e, dtype=dtype))
+                self.in_proj_bias = Parameter(creation.zeros(3 * e, dtype=dtype))
             else:
                 self.register_parameter("in_proj_bias", None)
             out_proj = NonDynamicallyQuantizableLinear(e, e, bias=bias, dtype=dtype)
@@ -63,8 +66,8 @@ class MultiheadAttention(Module):
                 init.constant_(out_proj.bias, 0.0)
             self.out_proj = out_proj
             if add_bias_kv:
-                self.bias_k = Parameter(init.xavier_normal_(factory.empty(1, 1, e, dtype=dtype)))
-                self.bias_v = Parameter(init.xavier_normal_(factory.empty(1, 1, e, dtype=dtype)))
+                self.bias_k = Parameter(init.xavier_normal_(creation.empty(1, 1, e, dtype=dtype)))
+                self.bias_v = Parameter(init.xavier_normal_(creation.empty(1, 1, e, dtype=dtype)))
             else:
                 self.bias_k = self.bias_v = None
 

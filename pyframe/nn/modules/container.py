@@ -16,7 +16,9 @@ from typing import Any, Self
 
 from pyframe.nn.modules.module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = [
+    "Sequential", "ModuleList", "ModuleDict",
+]  # fmt: skip
 
 
 def _renumber(module: Module) -> None:

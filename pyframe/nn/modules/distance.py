@@ -6,7 +6,9 @@ from pyframe.nn import functional as F
 from pyframe.nn.modules.module import Module
 from pyframe.tensor import Tensor
 
-__all__ = ["CosineSimilarity", "PairwiseDistance"]
+__all__ = [
+    "CosineSimilarity", "PairwiseDistance",
+]  # fmt: skip
 
 
 class PairwiseDistance(Module):

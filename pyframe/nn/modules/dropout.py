@@ -6,7 +6,9 @@ from pyframe.nn import functional as F
 from pyframe.nn.modules.module import Module
 from pyframe.tensor import Tensor
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ = [
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+]  # fmt: skip
 
 
 class Dropout(Module):
@@ -46,3 +48,20 @@ class Dropout3d(Dropout):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(Module):
+    """Same as torch.nn.AlphaDropout (for SELU networks)."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"

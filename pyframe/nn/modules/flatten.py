@@ -5,7 +5,9 @@ from __future__ import annotations
 from pyframe.nn.modules.module import Module
 from pyframe.tensor import Tensor
 
-__all__ = ["Flatten", "Unflatten"]
+__all__ = [
+    "Flatten", "Unflatten",
+]  # fmt: skip
 
 
 class Flatten(Module):

@@ -5,14 +5,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pyframe import _grad_mode, factory
+from pyframe import _grad_mode
 from pyframe.nn import functional as F
 from pyframe.nn import init
 from pyframe.nn.modules.module import Module
 from pyframe.nn.parameter import Parameter
+from pyframe.ops import creation
 from pyframe.tensor import Tensor
 
-__all__ = ["Identity", "Linear"]
+__all__ = [
+    "Identity", "Linear", "Bilinear",
+]  # fmt: skip
 
 
 class Identity(Module):
@@ -43,8 +46,8 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        weight = factory.empty(out_features, in_features, dtype=dtype, device=device)
-        b = factory.empty(out_features, dtype=dtype, device=device) if bias else None
+        weight = creation.empty(out_features, in_features, dtype=dtype, device=device)
+        b = creation.empty(out_features, dtype=dtype, device=device) if bias else None
         init_weight_and_bias(weight, b, in_features)
         self.weight = Parameter(weight)
         if b is not None:
@@ -60,3 +63,30 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """Same as torch.nn.Bilinear: ``weight`` (out, in1, in2) and ``bias`` uniform(+-1/sqrt(in1))."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None) -> None:  # fmt: skip
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        bound = 1 / math.sqrt(in1_features)
+        with _grad_mode.no_grad():
+            w = init.uniform_(creation.empty(out_features, in1_features, in2_features, dtype=dtype), -bound, bound)
+            b = init.uniform_(creation.empty(out_features, dtype=dtype), -bound, bound) if bias else None
+        self.weight = Parameter(w)
+        if b is not None:
+            self.bias = Parameter(b)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")  # fmt: skip

@@ -33,7 +33,9 @@ from pyframe.tensor import Tensor
 from pyframe.tensor import set_data as _set_data
 from pyframe.utils.hooks import RemovableHandle
 
-__all__ = ["Module", "BLOCK"]
+__all__ = [
+    "Module", "BLOCK",
+]  # fmt: skip
 
 
 # ---- extension points for the global hooks (API.md "The global hook registries") ---------------

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from pyframe import _dtype, _grad_mode, factory
+from pyframe import _dtype, _grad_mode
 from pyframe.nn import functional as F
 from pyframe.nn.modules.module import Module
 from pyframe.nn.parameter import Parameter
+from pyframe.ops import creation
 from pyframe.tensor import Tensor
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm"]
+__all__ = [
+    "BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "RMSNorm",
+]  # fmt: skip
 
 
 class _BatchNorm(Module):
@@ -27,18 +31,18 @@ class _BatchNorm(Module):
         self.affine = affine
         self.track_running_stats = track_running_stats
         if affine:
-            self.weight = Parameter(factory.ones(num_features, dtype=dtype, device=device))
+            self.weight = Parameter(creation.ones(num_features, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(factory.zeros(num_features, dtype=dtype, device=device))
+                self.bias = Parameter(creation.zeros(num_features, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", factory.zeros(num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", factory.ones(num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", factory.tensor(0, dtype=_dtype.int64))
+            self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", creation.ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", creation.tensor(0, dtype=_dtype.int64))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -95,7 +99,7 @@ class _BatchNorm(Module):
             key = prefix + "num_batches_tracked"
             if key not in state_dict:
                 nbt = self.num_batches_tracked
-                state_dict[key] = nbt if nbt is not None else factory.tensor(0, dtype=_dtype.int64)
+                state_dict[key] = nbt if nbt is not None else creation.tensor(0, dtype=_dtype.int64)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                                       error_msgs)  # fmt: skip
 
@@ -171,9 +175,9 @@ class GroupNorm(Module):
 
 def _register_affine(module: Module, shape: tuple, affine: bool, bias: bool, dtype) -> None:
     """LayerNorm's and GroupNorm's weight (ones) and bias (zeros), or None for each left out."""
-    weight = Parameter(factory.ones(*shape, dtype=dtype)) if affine else None
+    weight = Parameter(creation.ones(*shape, dtype=dtype)) if affine else None
     module.register_parameter("weight", weight)
-    module.register_parameter("bias", Parameter(factory.zeros(*shape, dtype=dtype)) if affine and bias else None)
+    module.register_parameter("bias", Parameter(creation.zeros(*shape, dtype=dtype)) if affine and bias else None)
 
 
 def _reset_affine(module: Module) -> None:
@@ -182,3 +186,92 @@ def _reset_affine(module: Module) -> None:
             module.weight.fill_(1)
         if module.bias is not None:
             module.bias.zero_()
+
+
+class _InstanceNorm(Module):
+    _dims = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device=None, dtype=None, bias: bool = True) -> None:  # fmt: skip
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(creation.ones(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.zeros(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", creation.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", creation.tensor(0, dtype=_dtype.int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        d = self._dims
+        if input.ndim not in (d + 1, d + 2):
+            raise ValueError(f"expected {d + 1}D or {d + 2}D input (got {input.ndim}D input)")
+        batched = input.ndim == d + 2
+        x = input if batched else input.unsqueeze(0)
+        use_input_stats = self.training or not self.track_running_stats
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias, use_input_stats,
+                              self.momentum if self.momentum is not None else 0.1, self.eps)  # fmt: skip
+        return out if batched else out.squeeze(0)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")  # fmt: skip
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Same as torch.nn.InstanceNorm1d: (N, C, L) or (C, L)."""
+
+    _dims = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Same as torch.nn.InstanceNorm2d: (N, C, H, W) or (C, H, W)."""
+
+    _dims = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Same as torch.nn.InstanceNorm3d: (N, C, D, H, W) or (C, D, H, W)."""
+
+    _dims = 3
+
+
+class RMSNorm(Module):
+    """Same as torch.nn.RMSNorm: ``weight`` of ones over ``normalized_shape``."""
+
+    def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
+                 dtype=None) -> None:  # fmt: skip
+        super().__init__()
+        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(creation.ones(*self.normalized_shape, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            with _grad_mode.no_grad():
+                self.weight.fill_(1.0)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"

@@ -6,15 +6,19 @@ import math
 import numbers
 import warnings
 
-from pyframe import _grad_mode, factory
+from pyframe import _grad_mode
 from pyframe._backend import ShapeError
 from pyframe.nn import init
 from pyframe.nn.functional import rnn as R
 from pyframe.nn.modules.module import Module
 from pyframe.nn.parameter import Parameter
+from pyframe.ops import creation
 from pyframe.tensor import Tensor
 
-__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+__all__ = [
+    "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
+]  # fmt: skip
+
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
@@ -29,7 +33,7 @@ def _uniform_params(shapes: list, hidden_size: int, dtype) -> list:
     """torch's reset_parameters: every parameter uniform(-1/sqrt(H), 1/sqrt(H)), in order."""
     stdv = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
     with _grad_mode.no_grad():
-        return [init.uniform_(factory.empty(*s, dtype=dtype), -stdv, stdv) for s in shapes]
+        return [init.uniform_(creation.empty(*s, dtype=dtype), -stdv, stdv) for s in shapes]
 
 
 class RNNBase(Module):
@@ -135,7 +139,7 @@ class RNNBase(Module):
                                                                                self.hidden_size)  # fmt: skip
         lstm = self.mode == "LSTM"
         if hx is None:
-            z = factory.zeros(*hshape, dtype=x.dtype)
+            z = creation.zeros(*hshape, dtype=x.dtype)
             hx = (z, z) if lstm else z
         if lstm:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
@@ -170,7 +174,7 @@ class RNNBase(Module):
         lstm = self.mode == "LSTM"
         perm = packed.sorted_indices
         if hx is None:
-            z = factory.zeros(*hshape, dtype=data.dtype)
+            z = creation.zeros(*hshape, dtype=data.dtype)
             hx = (z, z) if lstm else z
         elif lstm:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
@@ -274,7 +278,7 @@ class RNNCellBase(Module):
         x = input if batched else input.unsqueeze(0)
         shape = (x._shape[0], self.hidden_size)
         if hx is None:
-            z = factory.zeros(*shape, dtype=x.dtype)
+            z = creation.zeros(*shape, dtype=x.dtype)
             return x, ((z, z) if pair else z), batched
         hs = hx if pair else (hx,)
         if pair and (not isinstance(hx, (tuple, list)) or len(hx) != 2):

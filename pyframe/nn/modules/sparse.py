@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from pyframe import _grad_mode, factory
+from pyframe import _grad_mode
 from pyframe.nn import functional as F
 from pyframe.nn import init
 from pyframe.nn.modules.module import Module
 from pyframe.nn.parameter import Parameter
+from pyframe.ops import creation
 from pyframe.tensor import Tensor
 
-__all__ = ["Embedding"]
+__all__ = [
+    "Embedding",
+]  # fmt: skip
 
 
 class Embedding(Module):
@@ -38,7 +41,7 @@ class Embedding(Module):
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
         if _weight is None:
-            weight = factory.empty(num_embeddings, embedding_dim, dtype=dtype, device=device)
+            weight = creation.empty(num_embeddings, embedding_dim, dtype=dtype, device=device)
             self._init(weight)
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:

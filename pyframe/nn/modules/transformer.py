@@ -6,7 +6,6 @@ import copy
 import math
 from collections.abc import Callable
 
-from pyframe import factory
 from pyframe.nn import functional as F
 from pyframe.nn.modules.attention import MultiheadAttention
 from pyframe.nn.modules.container import ModuleList
@@ -14,6 +13,7 @@ from pyframe.nn.modules.dropout import Dropout
 from pyframe.nn.modules.linear import Linear
 from pyframe.nn.modules.module import Module
 from pyframe.nn.modules.normalization import LayerNorm
+from pyframe.ops import creation
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import scalar_tensor
 from pyframe.tensor import Tensor
@@ -243,6 +243,6 @@ class Transformer(Module):
         """Same as torch's: a float [sz, sz] mask, -inf above the diagonal and 0 elsewhere."""
         from pyframe import _dtype
 
-        above = ew.triu(factory.ones(sz, sz, dtype=_dtype.bool_), 1)
-        dt = factory.empty(0, dtype=dtype).dtype
+        above = ew.triu(creation.ones(sz, sz, dtype=_dtype.bool_), 1)
+        dt = creation.empty(0, dtype=dtype).dtype
         return ew.where(above, scalar_tensor(-math.inf, dt), scalar_tensor(0.0, dt))

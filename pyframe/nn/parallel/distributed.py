@@ -20,8 +20,8 @@ from typing import Any
 
 from pyframe import distributed as dist
 from pyframe._grad_mode import is_grad_enabled, no_grad
-from pyframe.factory import zeros
 from pyframe.nn.modules.module import Module
+from pyframe.ops.creation import zeros
 from pyframe.tensor import Tensor
 
 __all__ = ["DistributedDataParallel"]

@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable
 
 from pyframe import _grad_mode
-from pyframe.ops import shape as _shape
+from pyframe.ops import join as _join
 from pyframe.tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]
@@ -23,7 +23,7 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
                     error_if_nonfinite: bool = False, foreach=None) -> Tensor:  # fmt: skip
     """Scales all gradients together so that their joint ``norm_type`` norm is at most
     ``max_norm``; returns the norm before clipping (a 0-d tensor). Same as torch's."""
-    from pyframe.factory import tensor
+    from pyframe.ops.creation import tensor
 
     grads = _grads(parameters)
     max_norm, norm_type = float(max_norm), float(norm_type)
@@ -31,7 +31,7 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
         return tensor(0.0)
     with _grad_mode.no_grad():
         norms = [g.detach().norm(norm_type) for g in grads]
-        total = norms[0] if len(norms) == 1 else _shape.stack([n.to(norms[0].dtype) for n in norms]).norm(norm_type)
+        total = norms[0] if len(norms) == 1 else _join.stack([n.to(norms[0].dtype) for n in norms]).norm(norm_type)
         if error_if_nonfinite and not math.isfinite(total.item()):
             raise RuntimeError(
                 f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it cannot "

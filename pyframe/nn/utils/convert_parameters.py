@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pyframe.ops import shape as _shape
+from pyframe.ops import join as _join
 from pyframe.tensor import Tensor
 from pyframe.tensor import set_data as _set_data
 
@@ -14,7 +14,7 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """All parameters flattened and concatenated (differentiable, a copy)."""
-    return _shape.cat([p.reshape(-1) for p in parameters])
+    return _join.cat([p.reshape(-1) for p in parameters])
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:

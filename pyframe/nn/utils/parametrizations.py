@@ -11,11 +11,12 @@ from __future__ import annotations
 import functools
 
 from pyframe import _grad_mode, linalg
-from pyframe.factory import eye, randn, zeros
 from pyframe.nn import functional as F
 from pyframe.nn.modules.module import Module
 from pyframe.nn.utils import parametrize
-from pyframe.ops.shape import cat
+from pyframe.ops.creation import eye, zeros
+from pyframe.ops.join import cat
+from pyframe.ops.random import randn
 from pyframe.tensor import Tensor
 
 __all__ = ["orthogonal", "weight_norm", "spectral_norm"]

@@ -306,7 +306,7 @@ class RandomUnstructured(_Unstructured):
     """Same as torch.nn.utils.prune.RandomUnstructured: ``amount`` entries chosen at random."""
 
     def _scores(self, t: Tensor) -> Tensor:
-        from pyframe.factory import rand
+        from pyframe.ops.random import rand
 
         return rand(t._numel, dtype=_dtype.float64)
 
@@ -346,7 +346,7 @@ class RandomStructured(BasePruningMethod):
         _validate_pruning_amount(k, size)
         if k == 0:
             return default_mask
-        from pyframe.factory import rand
+        from pyframe.ops.random import rand
 
         keep = ew.logical_not(_extreme(rand(size, dtype=_dtype.float64), k, largest=False))
         dim = self.dim % t.ndim

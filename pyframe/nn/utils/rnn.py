@@ -12,7 +12,7 @@ from typing import NamedTuple
 from pyframe import _dtype
 from pyframe._backend import ShapeError
 from pyframe.ops import index as ix
-from pyframe.ops.shape import cat, stack
+from pyframe.ops.join import cat, stack
 from pyframe.tensor import Tensor
 
 __all__ = [
@@ -77,7 +77,7 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
                                "You can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to "
                                "sidestep this requirement if you do not need ONNX exportability.")  # fmt: skip
     else:
-        from pyframe.factory import tensor
+        from pyframe.ops.creation import tensor
         from pyframe.ops.sorting import argsort
 
         sorted_indices = argsort(tensor(lens, dtype=_dtype.int64), descending=True, stable=True)
@@ -86,7 +86,7 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
         x = ix.index_select(x, 1, sorted_indices)
     sizes = [sum(1 for v in lens if v > t) for t in range(lens[0])]
     data = cat([x[t, :b] for t, b in enumerate(sizes)])
-    from pyframe.factory import tensor
+    from pyframe.ops.creation import tensor
 
     return PackedSequence(data, tensor(sizes, dtype=_dtype.int64), sorted_indices, unsorted_indices)
 
@@ -94,8 +94,8 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
 def invert_permutation(permutation: Tensor | None) -> Tensor | None:
     if permutation is None:
         return None
-    from pyframe.factory import arange
     from pyframe.ops._common import zeros_of
+    from pyframe.ops.creation import arange
 
     out = zeros_of(permutation._shape, _dtype.int64)
     ix.scatter_add_(out, 0, permutation, arange(permutation._numel, dtype=_dtype.int64))
@@ -116,7 +116,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
                              f"({steps}), but got total_length={total_length}")  # fmt: skip
         steps = total_length
     feat = data._shape[1:]
-    from pyframe.factory import full
+    from pyframe.ops.creation import full
 
     rows, off = [], 0
     for t in range(steps):
@@ -129,7 +129,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
         rows.append(part)
     padded = stack(rows)  # [T, B, *] in sorted order
     lens = [sum(1 for s in sizes if s > i) for i in range(batch)]
-    from pyframe.factory import tensor
+    from pyframe.ops.creation import tensor
 
     lengths = tensor(lens, dtype=_dtype.int64)
     if sequence.unsorted_indices is not None:
@@ -153,7 +153,7 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
             raise ShapeError(f"{fn}(): every sequence must be a tensor (L, *) with the same trailing dims, got "
                              f"{[list(getattr(q, 'shape', ())) for q in seqs]}")  # fmt: skip
     longest = max(s._shape[0] for s in seqs)
-    from pyframe.factory import full
+    from pyframe.ops.creation import full
 
     padded = []
     for s in seqs:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from pyframe import _dtype
-from pyframe.ops.shape import stack
+from pyframe.ops.join import stack
 from pyframe.tensor import Tensor, from_numpy
 
 __all__ = ["default_collate", "default_convert"]
@@ -112,7 +112,7 @@ def default_collate(batch: list) -> Any:
 
 
 def _tensor(values: list, dt) -> Tensor:
-    from pyframe.factory import tensor
+    from pyframe.ops.creation import tensor
 
     try:
         return tensor(values, dtype=dt)

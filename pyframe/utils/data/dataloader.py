@@ -15,7 +15,7 @@ from typing import Any
 
 from pyframe import _dtype
 from pyframe._backend import lib
-from pyframe.factory import Generator, _draw
+from pyframe.ops.random import Generator, _draw
 from pyframe.tensor import Tensor, empty_tensor
 from pyframe.utils.data import _worker
 from pyframe.utils.data.collate import default_collate, default_convert

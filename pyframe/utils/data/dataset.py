@@ -79,7 +79,7 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
 
 
 def _index_tensor(indices) -> Tensor:
-    from pyframe.factory import tensor
+    from pyframe.ops.creation import tensor
 
     if isinstance(indices, Tensor):
         if indices.dtype is not _dtype.int64:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from pyframe.factory import Generator
+from pyframe.ops.random import Generator
 from pyframe.utils.data.sampler import Sampler, T_co, randperm
 
 __all__ = ["DistributedSampler"]

@@ -10,8 +10,8 @@ from typing import Generic, TypeVar
 
 from pyframe import _dtype
 from pyframe._backend import check, lib
-from pyframe.factory import Generator
-from pyframe.factory import _default as default_generator
+from pyframe.ops.random import Generator
+from pyframe.ops.random import _default as default_generator
 from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = [
@@ -123,7 +123,7 @@ def _permutations(n: int, gen: Generator) -> Iterator[list[int]]:
 def _chunked_draws(n: int, k: int, gen: Generator) -> Iterator[int]:
     # uniform ints in [0, n), drawn 32 at a time like torch, so a loader that stops early
     # has not paid for all of them
-    from pyframe.factory import _draw
+    from pyframe.ops.random import _draw
 
     for start in range(0, k, 32):
         t = empty_tensor((min(32, k - start),), _dtype.int64)
@@ -151,7 +151,7 @@ class WeightedRandomSampler(Sampler[int]):
     probabilities proportional to ``weights`` (finite, non-negative, positive sum)."""
 
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True, generator=None) -> None:
-        from pyframe.factory import tensor
+        from pyframe.ops.creation import tensor
 
         _check_count("num_samples", num_samples)
         if not isinstance(replacement, bool):

@@ -1,0 +1,74 @@
+"""``Upsample`` (and its nearest/bilinear aliases), ``PixelShuffle`` and ``PixelUnshuffle``. Same as torch.nn's."""
+
+from __future__ import annotations
+
+from pyframe.nn import functional as F
+from pyframe.nn.modules.module import Module
+from pyframe.tensor import Tensor
+
+__all__ = [
+    "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+]  # fmt: skip
+
+
+class Upsample(Module):
+    """Same as torch.nn.Upsample (see ``F.interpolate`` for the modes)."""
+
+    def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                 recompute_scale_factor=None) -> None:  # fmt: skip
+        super().__init__()
+        self.size = size
+        self.scale_factor = float(scale_factor) if isinstance(scale_factor, (int, float)) else scale_factor
+        self.mode = mode
+        self.align_corners = align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        info = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+        return f"{info}, mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Same as torch.nn.UpsamplingNearest2d."""
+
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Same as torch.nn.UpsamplingBilinear2d (bilinear with ``align_corners=True``)."""
+
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class PixelShuffle(Module):
+    """Same as torch.nn.PixelShuffle."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """Same as torch.nn.PixelUnshuffle."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
