@@ -1,4 +1,6 @@
-# "nn" and "optim" tutorials: Linear + Flatten(0, 1), MSELoss(sum), manual step then RMSprop.
+# "nn" and "optim" tutorials: Linear + Flatten(0, 1), MSELoss(sum), manual step then RMSprop. The losses are
+# recorded every 100 steps as in the tutorials: at step 249 RMSprop oscillates and torch itself gives 16.59 with
+# one thread and 16.20 with two, so that point measures the machine, not the framework.
 # compat-tolerance: 2e-3 1e-4
 import json
 import math
@@ -27,7 +29,7 @@ for t in range(200):
     with torch.no_grad():
         for param in model.parameters():
             param -= learning_rate * param.grad
-    if t % 50 == 49:
+    if t % 100 == 99:
         losses.append(loss.item())
 
 optimizer = torch.optim.RMSprop(model.parameters(), lr=1e-3)
@@ -36,7 +38,7 @@ for t in range(300):
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    if t % 50 == 49:
+    if t % 100 == 99:
         losses.append(loss.item())
 
 linear_layer = model[0]
