@@ -3,8 +3,8 @@
 A machine is rarely a job's alone: a sweep, a second user, data-loader workers. Each
 library runs the MLP and the CNN step of bench_training.py in a process of its own with
 default settings (no thread or wait-policy variables), first alone, then as two copies
-started together; the ratio is each copy's median step time over the solo median. Target
-(issue 9): at most 2.5x in every trial, where OpenMP's default spinning has collapsed
+started together; the ratio is each copy's median step time over the solo median. Target:
+at most 2.5x in every trial, where OpenMP's default spinning has collapsed
 both pyframe and torch by 100x in some runs. The collapse comes and goes, so the whole
 comparison repeats for several trials. Run it on a quiet machine: load from others adds
 to both columns. Usage: bench_busy.py [--trials N] [--seconds S] [--libs pyframe,torch]

@@ -1,8 +1,8 @@
 """Elementwise and reduction throughput over 1e7 float32 elements, and the cost of a tiny
 (4-element) add: pyframe vs NumPy (and torch when installed), side by side in one run.
 
-Targets (issue 2): add, mul, exp, sum reach at least NumPy's throughput; a tiny add costs
-no more than torch's. Issue 9: the 1e7 sum at or above torch's at the default (2) threads.
+Targets: add, mul, exp, sum reach at least NumPy's throughput; a tiny add costs
+no more than torch's; the 1e7 sum at or above torch's at the default (2) threads.
 The table takes each library's best time in one process; ``--sum-rounds R`` also times the
 sum in R rounds of fresh processes alternating pyframe and torch, and prints the medians
 (the 1e7 sum is bound by memory and moves with everything else the machine does, so one

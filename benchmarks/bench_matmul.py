@@ -1,6 +1,6 @@
 """float32 matmul throughput: pyframe vs NumPy (and torch when installed), one run.
 
-Target (issue 2): at least 0.9x NumPy's GFLOP/s for n >= 512 and 0.75x at n = 256.
+Target: at least 0.9x NumPy's GFLOP/s for n >= 512 and 0.75x at n = 256.
 """
 
 from _harness import best_time, table, torch

@@ -3,7 +3,7 @@
 What users feel in a training loop is the fixed cost of every small op: type promotion,
 shape checks, descriptor building, allocation and autograd recording. Each case is timed
 in rounds that alternate between the libraries, and the table shows each library's median
-over the rounds. Target (issue 9): every case within 1.25x of torch's time, and `w * x`
+over the rounds. Target: every case within 1.25x of torch's time, and `w * x`
 with grad no slower than torch's. Usage: bench_ops.py [--rounds N]
 """
 

@@ -1,9 +1,9 @@
-"""Training-step cost, pyframe beside torch, at 1 and 2 threads (issue 9's four steps).
+"""Training-step cost, pyframe beside torch, at 1 and 2 threads: an MLP, a CNN, a small GPT and the MNIST CNN.
 
 Each (library, threads, model) is timed in a fresh process of its own, and the rounds
 alternate which library goes first, so a burst of load from elsewhere hits both columns
 and neither library's idle OpenMP threads spin while the other is measured. The table
-shows each column's median over the rounds. Target (issue 9): every step no slower than
+shows each column's median over the rounds. Target: every step no slower than
 torch's at 1 and at 2 threads. Usage: bench_training.py [--rounds N] [--threads 1,2]
 [--models mlp,cnn,gpt,mnist]. torch's column is left out when torch is not installed.
 """
