@@ -83,3 +83,27 @@ def random_array(rng: np.random.Generator, shape, dtype: str, domain: str = "rea
     else:
         a = rng.uniform(*RANGES.get(domain, RANGES["real"]), size=shape)
     return np.asarray(a).astype(np_dt)
+
+
+def t64(arr, requires_grad=False) -> pyframe.Tensor:
+    return pyframe.tensor(np.asarray(arr, dtype=np.float64), requires_grad=requires_grad)
+
+
+def fd_gradcheck(fn, *arrays, eps=1e-6, tol=1e-6, seed=0):
+    """The analytic gradient of sum(fn(*xs) * w) (w random) against central differences, in float64."""
+    xs = [t64(a, requires_grad=True) for a in arrays]
+    out = fn(*xs)
+    w = np.random.default_rng(seed).standard_normal(tuple(out.shape))
+    (out * t64(w)).sum().backward()
+    for k, a in enumerate(arrays):
+        num = np.zeros_like(a, dtype=np.float64)
+        it = np.nditer(a, flags=["multi_index"])
+        for _ in it:
+            i = it.multi_index
+            hi = [np.array(b, dtype=np.float64) for b in arrays]
+            lo = [np.array(b, dtype=np.float64) for b in arrays]
+            hi[k][i] += eps
+            lo[k][i] -= eps
+            f = lambda args: float((fn(*[t64(b) for b in args]).numpy() * w).sum())  # noqa: E731
+            num[i] = (f(hi) - f(lo)) / (2 * eps)
+        np.testing.assert_allclose(xs[k].grad.numpy(), num, rtol=tol, atol=tol)

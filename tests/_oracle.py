@@ -219,3 +219,31 @@ def assert_reprs_match(*builds):
     """Each ``build(nn)`` prints as torch's."""
     for build in builds:
         assert repr(build(pf.nn)) == repr(build(torch.nn))
+
+
+# ---- composite ops against torch: tables of (function of the library and the inputs, input arrays) --------------
+
+
+def run_case(lib, fn, arrays):
+    """``fn(lib, *inputs)`` on float64 leaves made from ``arrays``; the output and, after a backward of the output
+    contracted with fixed weights, each input's gradient (None where none flows)."""
+    inputs = [lib.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(lib, *inputs)
+    if out.requires_grad:
+        w = lib.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)), dtype=out.dtype)
+        (out * w).sum().backward()
+    grads = [x.grad.numpy() if x.grad is not None else None for x in inputs]
+    return out.detach().numpy(), grads
+
+
+def case_matches_torch(fn, arrays, rtol=1e-6, atol=1e-7, grad_rtol=None):
+    """pyframe's ``fn`` equals torch's in value and in every input's gradient."""
+    with np.errstate(all="ignore"):
+        out, grads = run_case(pf, fn, arrays)
+        tout, tgrads = run_case(torch, fn, arrays)
+    np.testing.assert_allclose(out, tout, rtol=rtol, atol=atol, equal_nan=True)
+    for g, tg in zip(grads, tgrads, strict=True):
+        if tg is None:
+            assert g is None or not g.any()
+        else:
+            np.testing.assert_allclose(g, tg, rtol=grad_rtol or rtol, atol=atol)

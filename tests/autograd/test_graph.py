@@ -992,3 +992,30 @@ def test_leaf_grad_taken_without_copy_only_when_unshared():
     (pyframe.ones(3, 2) @ w).sum().backward()
     (pyframe.ones(3, 2) @ w).sum().backward()  # accumulates into the taken tensor
     assert w.grad.tolist() == [[6.0, 6.0], [6.0, 6.0]]
+
+
+def test_grad_assignment_is_validated_as_torch():
+    t = pyframe.zeros(2, requires_grad=True)
+    t.grad = pyframe.ones(2)
+    assert t.grad.tolist() == [1.0, 1.0]
+    t.grad = None
+    assert t.grad is None
+    with pytest.raises(TypeError, match="Tensor or None"):
+        t.grad = 0.0
+    with pytest.raises(RuntimeError, match="size"):
+        t.grad = pyframe.zeros(3)
+    with pytest.raises(RuntimeError, match="dtype"):
+        t.grad = pyframe.zeros(2, dtype=pyframe.float64)
+    assert t.grad is None  # a refused assignment changes nothing
+    t.sum().backward()
+    assert t.grad.tolist() == [1.0, 1.0]
+
+
+def test_grad_assignment_vs_torch_messages():
+    torch = pytest.importorskip("torch")
+    tt, pt = torch.zeros(2, requires_grad=True), pyframe.zeros(2, requires_grad=True)
+    for bad in (0.0, "x"):
+        with pytest.raises(TypeError):
+            tt.grad = bad
+        with pytest.raises(TypeError):
+            pt.grad = bad

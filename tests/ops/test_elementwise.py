@@ -12,9 +12,24 @@ import pytest
 
 import pyframe
 from pyframe.ops.elementwise import unary_ops
-from tests._helpers import ALL, DTYPES, FLOATS, INTS, NUMERIC, assert_matches, npy, pf, random_array
+from pyframe.ops.inplace import inplace_unary_ops
+from tests._helpers import (
+    ALL,
+    DTYPES,
+    FLOATS,
+    INTS,
+    NUMERIC,
+    assert_matches,
+    fd_gradcheck,
+    npy,
+    pf,
+    random_array,
+    t64,
+)
 from tests._oracle import both, grads_equal
 from tests.ops_db import OPS, OPS_BY_NAME, UNARY, Op, derive, draw, np_erf, np_sigmoid
+
+RNG = np.random.default_rng(0)
 
 
 def _permute(t):
@@ -587,3 +602,46 @@ def test_inplace_forms_write_through():
     np.testing.assert_allclose(x.numpy(), np.arctan([0.1, 0.2]).astype(np.float32))
     with pytest.raises(TypeError, match="sinh_"):  # a float result cannot go into an int tensor
         pyframe.tensor([1, 2]).sinh_()
+
+
+@pytest.mark.parametrize("name", sorted(inplace_unary_ops))
+def test_every_unary_op_has_an_inplace_variant(name):
+    a = RNG.uniform(0.1, 2.0, size=(3, 4)).astype(np.float32)
+    x = pyframe.tensor(a)
+    ref = getattr(pyframe, name[:-1])(x)
+    y = x.clone()
+    assert getattr(y, name)() is y
+    np.testing.assert_array_equal(y.numpy(), ref.numpy())
+    z = pyframe.tensor(a).t()  # a strided view is written through
+    getattr(z, name)()
+    np.testing.assert_array_equal(z.numpy(), ref.numpy().T)
+
+
+def test_inplace_unary_autograd_and_rules():
+    a = RNG.uniform(0.5, 1.5, size=(2, 3))
+    fd_gradcheck(lambda x: (x * 1.0).sin_(), a)
+    fd_gradcheck(lambda x: (x * 2.0).exp_().sqrt_(), a)
+    leaf = t64(a, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        leaf.exp_()
+    with pytest.raises(TypeError, match="can't be cast"):
+        pyframe.tensor([1, 2]).exp_()
+    i = pyframe.tensor([-1, 2])
+    assert i.neg_().tolist() == [1, -2] and i.abs_().tolist() == [1, 2]
+    assert pyframe.relu_(pyframe.tensor([-1.0, 1.0])).tolist() == [0.0, 1.0]
+
+
+def test_lean_binary_recording_keeps_the_inplace_check_and_both_gradients():
+    w = pyframe.randn(5, requires_grad=True)
+    v = pyframe.randn(5, requires_grad=True)
+    y = w * v
+    assert "MulBackward0" in repr(y.grad_fn)
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), v.detach().numpy())
+    np.testing.assert_allclose(v.grad.numpy(), w.detach().numpy())
+    x = pyframe.randn(5)
+    z = w * x
+    with pyframe.no_grad():
+        x.add_(1.0)  # mul saved x: its backward must refuse the changed value
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()

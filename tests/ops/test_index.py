@@ -1,17 +1,87 @@
-"""Indexing with every Python sequence torch accepts, NumPy arrays in checkpoints, and ``t.grad = x``
-validated as torch does."""
+"""Indexing: getitem/setitem against NumPy for every key kind (ints, slices, None, Ellipsis, bools, index lists,
+tensors and every Python sequence torch accepts), copies vs views, version bumps; index_select, gather, nonzero,
+take_along_dim, masked_select, scatter, index_fill/copy and tril/triu_indices against torch; bad input."""
 
 from __future__ import annotations
 
-import io
 import warnings
 
 import numpy as np
 import pytest
 
 import pyframe
+from tests._helpers import (
+    npy,
+    pf,
+)
+from tests._oracle import case_matches_torch
 
 A = np.arange(24, dtype=np.float32).reshape(4, 6)
+
+_A = np.arange(120).reshape(2, 3, 4, 5)
+
+
+# keys whose result NumPy and PyTorch agree on
+KEYS = {
+    "list": ([0, 1],),
+    "list_repeat": ([1, 1, 0],),
+    "list_neg": (slice(None), [2, 0, -1]),
+    "two_adjacent": (slice(None), [0, 2], [1, 3]),
+    "two_adjacent_broadcast": (slice(None), slice(None), [[1], [2]], [0, 3]),
+    "non_adjacent": ([1, 0], slice(None), [3, -1]),
+    "non_adjacent_2d": (slice(None), [[0, 1], [2, 2]], slice(None), [1, 0]),
+    "all_four": ([0, 1], [0, 2], [1, 3], [0, 4]),
+    "leading": ([1, 0], [2, 1]),
+    "ellipsis_last": (Ellipsis, [4, 0]),
+    "none_then_list": (None, [1], Ellipsis),
+    "slice_then_list": ([-1, -2], slice(1, None, 2)),
+    "2d_index": (np.array([[1, 0], [0, 1]]),),
+    "int_between_lists": ([0, 1], 1, [2, 3]),
+    "int_before_list": (0, [1, 2], slice(None), 3),
+    "empty_list": ([],),
+    "empty_in_dim": (slice(None), []),
+    "ndarray_int32": (slice(None), np.array([2, 0], dtype=np.int32)),
+    "scalar_array": (np.array(1),),
+    "mask_full": (_A % 3 == 0,),
+    "mask_leading": (np.array([True, False]),),
+    "mask_middle": (slice(None), np.array([True, False, True])),
+    "mask_2d": (np.array([[True, False, True], [False, False, True]]),),
+    "mask_and_list": (np.array([False, True]), slice(None), [0, 3]),
+    "mask_none": (np.zeros((2, 3), dtype=bool),),
+    "mask_0d_true": (slice(None), np.array(True)),
+    "python_true": (slice(None), True, 1),
+    "python_false": (False, Ellipsis),
+}
+
+
+def _as_pyframe_key(key):
+    out = []
+    for k in key:
+        if isinstance(k, np.ndarray):
+            out.append(pyframe.tensor(k))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+SET_KEYS = {
+    "int": (1,),
+    "slice": (slice(None), slice(1, 3)),
+    "step": (slice(None), slice(None), slice(None, None, 2)),
+    "ellipsis": (Ellipsis, 1),
+    "none": (None, 0),
+    "list": ([1, 0],),
+    "list_dim1": (slice(None), [2, 0]),
+    "two_lists": (slice(None), [0, 2], [1, 3]),
+    "two_lists_broadcast": (slice(None), slice(None), [[1], [2]], [0, 3]),
+    "non_adjacent": ([1, 0], slice(None), [3, -1]),
+    "ellipsis_list": (Ellipsis, [4, 0]),
+    "int_between_lists": ([0, 1], 1, [2, 3]),
+    "mask_full": (_A % 3 == 0,),
+    "mask_leading": (np.array([True, False]),),
+    "mask_middle": (slice(None), np.array([True, False, True])),
+    "mask_2d": (np.array([[True, False, True], [False, False, True]]),),
+}
 
 
 def x():
@@ -71,57 +141,205 @@ def test_bad_sequences():
 # ---- NumPy arrays in checkpoints ----------------------------------------------------------------
 
 
-def test_numpy_arrays_are_saved_as_data_and_restored_as_numpy():
-    state = {
-        "weights": np.arange(6, dtype=np.float64).reshape(2, 3),
-        "mask": np.array([True, False]),
-        "ids": np.array([[1, 2], [3, 4]], dtype=np.int32).T,  # not contiguous
-        "scalar": np.array(2.5, dtype=np.float32),
-        "t": pyframe.ones(2),
-    }
-    buf = io.BytesIO()
-    pyframe.save(state, buf)
-    buf.seek(0)
-    back = pyframe.load(buf)
-    for k in ("weights", "mask", "ids", "scalar"):
-        assert isinstance(back[k], np.ndarray) and back[k].dtype == state[k].dtype
-        np.testing.assert_array_equal(back[k], state[k])
-    assert isinstance(back["t"], pyframe.Tensor)
-    assert b"pickle" not in buf.getvalue() and b"numpy.core" not in buf.getvalue()
-
-
-def test_unsupported_numpy_arrays_are_refused_clearly():
-    with pytest.raises(TypeError, match="object"):
-        pyframe.save({"a": np.array([1, "x"], dtype=object)}, io.BytesIO())
-    with pytest.raises(TypeError, match="complex"):
-        pyframe.save([np.zeros(2, dtype=np.complex64)], io.BytesIO())
-
-
 # ---- t.grad = x ----------------------------------------------------------------------------
 
 
-def test_grad_assignment_is_validated_as_torch():
-    t = pyframe.zeros(2, requires_grad=True)
-    t.grad = pyframe.ones(2)
-    assert t.grad.tolist() == [1.0, 1.0]
-    t.grad = None
-    assert t.grad is None
-    with pytest.raises(TypeError, match="Tensor or None"):
-        t.grad = 0.0
-    with pytest.raises(RuntimeError, match="size"):
-        t.grad = pyframe.zeros(3)
-    with pytest.raises(RuntimeError, match="dtype"):
-        t.grad = pyframe.zeros(2, dtype=pyframe.float64)
-    assert t.grad is None  # a refused assignment changes nothing
-    t.sum().backward()
-    assert t.grad.tolist() == [1.0, 1.0]
+def test_index_select_rows_match_numpy_and_check_bounds():
+    x = pyframe.randn(5, 3, 2)
+    idx = pyframe.tensor([4, -1, 0, 4])
+    np.testing.assert_array_equal(x[idx].numpy(), x.numpy()[[4, -1, 0, 4]])
+    np.testing.assert_array_equal(pyframe.index_select(x, 0, idx).numpy(), x.numpy()[[4, -1, 0, 4]])
+    for bad in (5, -6):
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[pyframe.tensor([0, bad])]
+    assert tuple(pyframe.randn(0, 3)[pyframe.tensor([], dtype=pyframe.int64)].shape) == (0, 3)
+    w = pyframe.randn(5, 3, requires_grad=True)
+    w[idx].sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy()[:, 0], [1, 0, 0, 0, 3])
 
 
-def test_grad_assignment_vs_torch_messages():
+@pytest.mark.parametrize("name", list(KEYS))
+@pytest.mark.parametrize("as_tensor", [False, True], ids=["lists", "tensors"])
+def test_getitem_matches_numpy(name, as_tensor):
+    key = KEYS[name]
+    t = pf(_A)
+    got = t[_as_pyframe_key(key) if as_tensor else key]
+    expected = _A[key]
+    assert tuple(got.shape) == expected.shape
+    np.testing.assert_array_equal(npy(got), expected)
+    # on a transposed (non-contiguous) tensor too
+    got_t = pf(_A.T.copy()).permute(3, 2, 1, 0)[key]
+    np.testing.assert_array_equal(npy(got_t), expected)
+
+
+def test_advanced_index_result_is_a_copy():
+    t = pf(_A)
+    g = t[[0, 1]]
+    g.fill_(-1)
+    np.testing.assert_array_equal(npy(t), _A)
+
+
+def test_integer_with_advanced_indices_follows_torch_not_numpy():
+    # torch applies a plain int as a select first, so the remaining advanced indices can be
+    # adjacent; NumPy treats the int as one more advanced index
+    t = pf(_A)
+    assert t[1, :, [0, 1], [[2], [3]]].shape == (3, 2, 2)  # NumPy: (2, 2, 3)
+    assert t[:, 1, :, [0, 2]].shape == (2, 4, 2)  # NumPy: (2, 2, 4)
+    np.testing.assert_array_equal(npy(t[:, 1, :, [0, 2]]), _A[:, 1][..., [0, 2]])
     torch = pytest.importorskip("torch")
-    tt, pt = torch.zeros(2, requires_grad=True), pyframe.zeros(2, requires_grad=True)
-    for bad in (0.0, "x"):
-        with pytest.raises(TypeError):
-            tt.grad = bad
-        with pytest.raises(TypeError):
-            pt.grad = bad
+    tt = torch.tensor(_A)
+    for key in ((1, slice(None), [0, 1], [[2], [3]]), (slice(None), 1, slice(None), [0, 2]), (1, Ellipsis, [0, 1])):
+        np.testing.assert_array_equal(npy(t[key]), tt[key].numpy())
+
+
+@pytest.mark.parametrize("key", [(2,), (0, 3), (slice(None), [0, 3]), ([0, -3],), (slice(None), slice(None), [4])],
+                         ids=["int", "int2", "list", "list_neg", "list_dim2"])  # fmt: skip
+def test_getitem_out_of_range(key):
+    t = pyframe.zeros(2, 3, 4)
+    with pytest.raises(IndexError, match="out of bounds|out of range"):
+        t[key]
+
+
+def test_getitem_bad_keys():
+    t = pyframe.zeros(2, 3)
+    with pytest.raises(IndexError, match="too many indices"):
+        t[0, 0, 0]
+    with pytest.raises(IndexError, match="single ellipsis"):
+        t[..., ...]
+    with pytest.raises(IndexError, match="mask"):
+        t[pyframe.tensor([True, False, True])]
+    with pytest.raises(IndexError, match="(?i)float32|valid indices"):
+        t[pyframe.tensor([0.0])]
+    with pytest.raises(IndexError, match="valid indices"):
+        t["a"]
+    with pytest.raises(ValueError, match="step"):
+        t[::-1]
+
+
+@pytest.mark.parametrize("name", list(SET_KEYS))
+@pytest.mark.parametrize("value", ["scalar", "full", "broadcast_last", "broadcast_1", "other_dtype"])
+def test_setitem_matches_numpy(name, value):
+    key = SET_KEYS[name]
+    expected = _A.copy()
+    t = pf(_A)
+    target_shape = _A[key].shape
+    if value == "scalar":
+        v_np, v = -7, -7
+    elif value == "full":
+        v_np = -np.arange(int(np.prod(target_shape))).reshape(target_shape) - 1
+        v = pf(v_np)
+    elif value == "broadcast_last":
+        if not target_shape:
+            return
+        v_np = -np.arange(target_shape[-1]) - 1
+        v = pf(v_np)
+    elif value == "broadcast_1":
+        v_np = np.array([[-3]])[: len(target_shape)].reshape((1,) * min(len(target_shape), 2))
+        v = pf(v_np)
+    else:
+        v_np, v = np.array(-2.75), pyframe.tensor(-2.75, dtype=pyframe.float64)  # cast to int64: truncated
+        v_np = np.trunc(v_np).astype(np.int64)
+    expected[key] = v_np
+    t[key] = v
+    np.testing.assert_array_equal(npy(t), expected)
+    assert t.dtype == pyframe.int64
+
+
+def test_setitem_through_a_view_and_on_a_view():
+    t = pyframe.zeros(4, 6)
+    v = t[:, ::2]
+    v[[0, 2]] = pyframe.tensor([1.0, 2.0, 3.0])
+    v[v > 2] = -1.0
+    expected = np.zeros((4, 6), np.float32)
+    expected[[0, 2], ::2] = [1.0, 2.0, -1.0]
+    np.testing.assert_array_equal(npy(t), expected)
+    tt = pyframe.zeros(3, 4).T  # non-contiguous target with advanced indexing
+    tt[[1, 3], 1] = 5.0
+    assert tt.T.tolist()[1] == [0.0, 5.0, 0.0, 5.0]
+
+
+def test_setitem_with_repeated_index_last_write_wins():
+    t = pyframe.zeros(3)
+    t[[0, 0, 2]] = pyframe.tensor([1.0, 2.0, 3.0])
+    assert t.tolist() == [2.0, 0.0, 3.0]
+
+
+def test_setitem_value_shape_mismatch():
+    t = pyframe.zeros(3, 4)
+    with pytest.raises((ValueError, RuntimeError), match=r"\[3\]|\[2, 4\]|3"):
+        t[[0, 1]] = pyframe.ones(3)
+    with pytest.raises((ValueError, RuntimeError), match=r"\[4\]|\[3\]"):
+        t[:, 0] = pyframe.ones(4)
+
+
+def test_setitem_bumps_version_and_mask_selects():
+    t = pyframe.tensor([1.0, -2.0, 3.0, -4.0])
+    v0 = t._version
+    t[t < 0] = 0.0
+    assert t.tolist() == [1.0, 0.0, 3.0, 0.0]
+    assert t._version > v0
+    assert t[t > 0].tolist() == [1.0, 3.0]
+    assert t[pyframe.tensor(True)].shape == (1, 4)  # a 0-d mask adds a dim, as NumPy and torch
+    assert t[pyframe.tensor(False)].shape == (0, 4)
+    assert t[True].shape == (1, 4) and t[False, 1:].shape == (0, 3) and t[None, True].shape == (1, 1, 4)
+    t[pyframe.tensor(False)] = 5.0
+    assert t.tolist() == [1.0, 0.0, 3.0, 0.0]
+    t[True] = 2.0
+    assert t.tolist() == [2.0] * 4
+
+
+def test_index_select_gather_nonzero():
+    t = pf(np.arange(12).reshape(3, 4))
+    assert t.index_select(1, pyframe.tensor([3, 0])).tolist() == [[3, 0], [7, 4], [11, 8]]
+    assert pyframe.gather(t, 1, pyframe.tensor([[0, 0], [1, 0], [3, 2]])).tolist() == [[0, 0], [5, 4], [11, 10]]
+    nz = pyframe.nonzero(pyframe.tensor([[0, 1], [2, 0]]))
+    assert nz.tolist() == [[0, 1], [1, 0]]
+    rows, cols = pyframe.tensor([[0, 1], [2, 0]]).nonzero(as_tuple=True)
+    assert rows.tolist() == [0, 1] and cols.tolist() == [1, 0]
+
+
+# ---- against torch: name -> (function of the library and the inputs, input arrays) ----------------------
+
+RNG = np.random.default_rng(35)
+
+
+def arr(*shape):
+    return RNG.uniform(-2.0, 2.0, shape)
+
+
+IDX = np.array([[1, 0, 2], [0, 2, 1]])
+TORCH_CASES = {
+    "take_along_dim": (lambda L, a: L.take_along_dim(a, L.tensor(IDX), dim=1), (arr(2, 3),)),
+    "masked_select": (lambda L, a: L.masked_select(a, a > 0), (arr(3, 4),)),
+    "scatter_src": (lambda L, a, s: L.scatter(a, 1, L.tensor(IDX), s), (arr(2, 3), arr(2, 3))),
+    "scatter_value": (lambda L, a: a.scatter(0, L.tensor([[1, 0, 1]]), 2.5), (arr(2, 3),)),
+    "scatter_add_reduce": (
+        lambda L, a, s: L.scatter(a.detach(), 1, L.tensor(IDX), s.detach(), reduce="add"),
+        (arr(2, 3), arr(2, 3)),
+    ),
+    "index_fill": (lambda L, a: a.index_fill(1, L.tensor([0, 2]), -1.0), (arr(2, 3),)),
+    "index_copy": (lambda L, a, s: a.index_copy(0, L.tensor([2, 0]), s), (arr(3, 2), arr(2, 2))),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_CASES))
+def test_matches_torch_values_and_gradients(name):
+    pytest.importorskip("torch")
+    case_matches_torch(*TORCH_CASES[name])
+
+
+def test_tril_triu_indices_match_torch():
+    torch = pytest.importorskip("torch")
+    for fn in (lambda L: L.tril_indices(4, 3, -1), lambda L: L.triu_indices(3, 4, 1)):
+        np.testing.assert_array_equal(fn(pyframe).numpy(), fn(torch).numpy())
+
+
+def test_select_and_scatter_helpers_bad_input():
+    with pytest.raises(TypeError, match="bool"):
+        pyframe.masked_select(pyframe.zeros(2), pyframe.tensor([1, 0]))
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        pyframe.take_along_dim(pyframe.zeros(2, 2), pyframe.tensor([0]), dim=0)
+    with pytest.raises(TypeError, match="src"):
+        pyframe.zeros(2).scatter_(0, pyframe.tensor([0]))
+    with pytest.raises(RuntimeError, match="as many dims"):
+        pyframe.zeros(2, 2).scatter(1, pyframe.tensor([0]), 1.0)

@@ -1,5 +1,6 @@
-"""The ops' lean paths (contiguous inputs, one C call, no descriptors) against torch and
-against the general strided path they bypass: same values, same errors."""
+"""Joining and splitting: cat (its one-C-call path for contiguous inputs and the general strided one), stack,
+split/chunk/unbind, hstack/vstack/dstack/column_stack, tensor_split, meshgrid, cartesian_prod and block_diag
+against NumPy and torch: values, gradients, promotion and bad input."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ import numpy as np
 import pytest
 
 import pyframe
+from tests._helpers import (
+    npy,
+    pf,
+    random_array,
+)
+from tests._oracle import case_matches_torch
 
 torch = pytest.importorskip("torch")
 
@@ -61,88 +68,89 @@ def test_cat_lean_path_keeps_checks_and_gradients():
         pyframe.cat((a, pyframe.randn(2, 4)), 0)
 
 
-@pytest.mark.parametrize("shape", [(40, 50), (3, 1), (2, 7), (5, 300), (1, 2000), (2, 3, 17)])
-@pytest.mark.parametrize("log", [False, True])
-def test_softmax_rows_match_torch(shape, log):
-    x, tx = _pair(shape)
-    x[0, ..., 0] = float("nan")
-    tx[0, ..., 0] = float("nan")
-    if shape[0] > 1:
-        x[1] = float("-inf")
-        tx[1] = float("-inf")
-    f = "log_softmax" if log else "softmax"
-    got, want = getattr(x, f)(-1).numpy(), getattr(tx, f)(-1).numpy()
-    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-    np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
+def test_cat_and_stack(dim, rng):
+    arrays = [random_array(rng, s, "float32") for s in ((2, 3, 4), (2, 3, 4), (2, 3, 4))]
+    ts = [pf(a) for a in arrays]
+    np.testing.assert_array_equal(npy(pyframe.cat(ts, dim)), np.concatenate(arrays, dim))
+    np.testing.assert_array_equal(npy(pyframe.stack(ts, dim)), np.stack(arrays, dim))
+    np.testing.assert_array_equal(npy(pyframe.stack(ts, dim=-1)), np.stack(arrays, -1))
+    # views as inputs, sizes differing along dim
+    parts = [ts[0].T, ts[1].T[..., :1], ts[2].T[..., 1::2]]
+    np.testing.assert_array_equal(
+        npy(pyframe.cat(parts, -1)), np.concatenate([arrays[0].T, arrays[1].T[..., :1], arrays[2].T[..., 1::2]], -1)
+    )
 
 
-@pytest.mark.parametrize("keepdim", [False, True])
-@pytest.mark.parametrize("dim", [None, -1, 1])
-def test_sum_and_mean_lean_paths_match_torch(dim, keepdim):
-    x, tx = _pair((6, 33))
-    for name in ("sum", "mean"):
-        kw = {} if dim is None and not keepdim else {"dim": dim, "keepdim": keepdim}
-        if dim is None and keepdim:
-            kw = {"dim": None, "keepdim": True}
-        got, want = getattr(x, name)(**kw), getattr(tx, name)(**kw)
-        assert tuple(got.shape) == tuple(want.shape), (name, kw)
-        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+def test_cat_promotes_and_skips_legacy_empty():
+    out = pyframe.cat([pyframe.tensor([1, 2], dtype=pyframe.int32), pyframe.tensor([0.5])])
+    assert out.dtype == pyframe.float32 and out.tolist() == [1.0, 2.0, 0.5]
+    out = pyframe.cat([pyframe.zeros(0), pyframe.ones(2, 2)])
+    assert out.shape == (2, 2)
+    assert pyframe.cat([pyframe.ones(0, 3), pyframe.ones(2, 3)]).shape == (2, 3)
+    assert pyframe.concat((pyframe.ones(1), pyframe.zeros(1))).tolist() == [1.0, 0.0]
 
 
-def test_reshape_cache_refuses_what_torch_refuses():
-    x = pyframe.randn(40, 50)
-    assert tuple(x.reshape(40, 50).shape) == (40, 50)  # (40, 50) is a known shape now
-    with pytest.raises(TypeError):
-        x.reshape(40.0, 50)
-    with pytest.raises(TypeError):
-        x.reshape(True, 2000)
-    assert tuple(x.reshape(-1, 50).shape) == (40, 50)
-    assert tuple(x.reshape((2000,)).shape) == (2000,)
-    with pytest.raises(RuntimeError, match="invalid for input"):
-        x.reshape(41, 50)
+def test_split_chunk_unbind():
+    t = pyframe.arange(10).reshape(5, 2)
+    parts = t.split(2)
+    assert [p.shape[0] for p in parts] == [2, 2, 1]
+    assert [p.tolist() for p in pyframe.split(t, [1, 4])] == [[[0, 1]], [[2, 3], [4, 5], [6, 7], [8, 9]]]
+    assert [p.shape for p in t.split(1, dim=1)] == [(5, 1), (5, 1)]
+    assert [p.shape[0] for p in t.chunk(2)] == [3, 2]
+    assert [p.shape[0] for p in t.chunk(4)] == [2, 2, 1]  # torch: chunks of ceil(5 / 4), so only 3
+    assert [p.shape[0] for p in pyframe.arange(6).chunk(4)] == [2, 2, 2]
+    assert [p.shape[0] for p in pyframe.arange(3).chunk(5)] == [1, 1, 1]
+    rows = t.unbind()
+    assert len(rows) == 5 and rows[3].tolist() == [6, 7]
+    cols = pyframe.unbind(t, 1)
+    assert cols[1].tolist() == [1, 3, 5, 7, 9]
+    for p in parts + rows:  # all views
+        assert p._storage is t._storage
+    assert pyframe.zeros(0, 2).split(2)[0].shape == (0, 2)
 
 
-@pytest.mark.parametrize("n", [0, 1, 5, 17, 2000])
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_dot_of_vectors_is_the_double_sum_of_products(n, dtype):
-    rng = np.random.default_rng(n)
-    a, b = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
-    got = pyframe.tensor(a) @ pyframe.tensor(b)
-    assert got.shape == () and got.dtype == getattr(pyframe, dtype)
-    want = np.float64(a.astype(np.float64) @ b.astype(np.float64)).astype(dtype)
-    np.testing.assert_allclose(got.item(), want, rtol=1e-6)
-    np.testing.assert_allclose(got.item(), (torch.tensor(a) @ torch.tensor(b)).item(), rtol=1e-4, atol=1e-4)
-    m = pyframe.tensor(np.stack([a, b], 1))  # strided columns
-    np.testing.assert_allclose((m[:, 0] @ m[:, 1]).item(), got.item(), rtol=1e-6)
-    with pytest.raises(RuntimeError, match="cannot be multiplied"):
-        pyframe.tensor(a) @ pyframe.randn(n + 1, dtype=got.dtype)
+# ---- against torch: name -> (function of the library and the inputs, input arrays) ----------------------
+
+RNG = np.random.default_rng(5)
 
 
-def test_index_select_rows_match_numpy_and_check_bounds():
-    x = pyframe.randn(5, 3, 2)
-    idx = pyframe.tensor([4, -1, 0, 4])
-    np.testing.assert_array_equal(x[idx].numpy(), x.numpy()[[4, -1, 0, 4]])
-    np.testing.assert_array_equal(pyframe.index_select(x, 0, idx).numpy(), x.numpy()[[4, -1, 0, 4]])
-    for bad in (5, -6):
-        with pytest.raises(IndexError, match="out of bounds"):
-            x[pyframe.tensor([0, bad])]
-    assert tuple(pyframe.randn(0, 3)[pyframe.tensor([], dtype=pyframe.int64)].shape) == (0, 3)
-    w = pyframe.randn(5, 3, requires_grad=True)
-    w[idx].sum().backward()
-    np.testing.assert_array_equal(w.grad.numpy()[:, 0], [1, 0, 0, 0, 3])
+def arr(*shape):
+    return RNG.uniform(-2.0, 2.0, shape)
 
 
-def test_lean_binary_recording_keeps_the_inplace_check_and_both_gradients():
-    w = pyframe.randn(5, requires_grad=True)
-    v = pyframe.randn(5, requires_grad=True)
-    y = w * v
-    assert "MulBackward0" in repr(y.grad_fn)
-    y.sum().backward()
-    np.testing.assert_allclose(w.grad.numpy(), v.detach().numpy())
-    np.testing.assert_allclose(v.grad.numpy(), w.detach().numpy())
-    x = pyframe.randn(5)
-    z = w * x
-    with pyframe.no_grad():
-        x.add_(1.0)  # mul saved x: its backward must refuse the changed value
-    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        z.sum().backward()
+TORCH_CASES = {
+    "hstack": (lambda L, a, b: L.hstack([a, b]), (arr(2, 3), arr(2, 1))),
+    "hstack_1d": (lambda L, a, b: L.hstack((a, b)), (arr(3), arr(2))),
+    "vstack": (lambda L, a, b: L.vstack([a, b]), (arr(3), arr(2, 3))),
+    "dstack": (lambda L, a, b: L.dstack([a, b]), (arr(2, 3), arr(2, 3))),
+    "column_stack": (lambda L, a, b: L.column_stack([a, b]), (arr(3), arr(3, 2))),
+    "tensor_split": (
+        lambda L, a: L.cat([p * (i + 1) for i, p in enumerate(L.tensor_split(a, 3, dim=1))], 1),
+        (arr(2, 7),),
+    ),
+    "tensor_split_idx": (lambda L, a: L.tensor_split(a, [1, 4], dim=0)[1], (arr(6, 2),)),
+    "meshgrid_ij": (
+        lambda L, a, b: L.meshgrid(a, b, indexing="ij")[0] * L.meshgrid(a, b, indexing="ij")[1],
+        (arr(3), arr(2)),
+    ),
+    "meshgrid_xy": (
+        lambda L, a, b: L.meshgrid(a, b, indexing="xy")[0] - L.meshgrid(a, b, indexing="xy")[1],
+        (arr(3), arr(2)),
+    ),
+    "cartesian_prod": (lambda L, a, b: L.cartesian_prod(a, b), (arr(3), arr(2))),
+    "block_diag": (lambda L, a, b: L.block_diag(a, b), (arr(2, 2), arr(1, 3))),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_CASES))
+def test_matches_torch_values_and_gradients(name):
+    pytest.importorskip("torch")
+    case_matches_torch(*TORCH_CASES[name])
+
+
+def test_tensor_split_and_meshgrid_bad_input():
+    with pytest.raises(RuntimeError, match="larger than 0"):
+        pyframe.tensor_split(pyframe.zeros(4), 0)
+    with pytest.raises(ValueError, match="indexing"):
+        pyframe.meshgrid(pyframe.zeros(2), indexing="yx")

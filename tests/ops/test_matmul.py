@@ -1,4 +1,5 @@
-"""matmul against NumPy (references in float64), and every GEMM path this CPU supports."""
+"""matmul against NumPy (references in float64) and every GEMM path this CPU supports; dot, einsum and the
+products (outer, addmm, tensordot, kron, diag, trace, cross, cdist, ...) against NumPy and torch with gradients."""
 
 from __future__ import annotations
 
@@ -12,9 +13,17 @@ import numpy as np
 import pytest
 
 import pyframe
-from tests._helpers import DTYPES, npy, pf
+from tests._helpers import (
+    DTYPES,
+    fd_gradcheck,
+    npy,
+    pf,
+    t64,
+)
+from tests._oracle import case_matches_torch
 
 lib = pyframe._backend.lib
+RNG = np.random.default_rng(0)
 PATHS = [p for p in ("avx512", "avx2", "portable") if lib.pf_cpu_supports(p.encode())]
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -244,3 +253,114 @@ def test_matmul_same_result_with_one_or_two_threads(dtype, restore_threads, rng)
     pyframe.set_num_threads(2)
     two = npy(pf(a) @ pf(b))
     np.testing.assert_array_equal(one, two)
+
+
+EINSUMS = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,kj->ik", [(3, 4), (5, 4)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("ij->ji", [(3, 4)]), ("ij->", [(3, 4)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("i,i->", [(4,), (4,)]),
+    ("i,j->ij", [(3,), (4,)]), ("...ij,...jk->...ik", [(2, 3, 4), (4, 5)]), ("bhqd,bhkd->bhqk", [(2, 2, 3, 4)] * 2),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("ijk->kj", [(2, 3, 4)]), ("ij,ij->i", [(3, 4), (3, 4)]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("eq", "shapes"), EINSUMS)
+def test_einsum_matches_numpy(eq, shapes):
+    arrs = [RNG.standard_normal(s) for s in shapes]
+    got = pyframe.einsum(eq, *[t64(a) for a in arrs])
+    np.testing.assert_allclose(got.numpy(), np.einsum(eq, *arrs), rtol=1e-12, atol=1e-12)
+    assert pyframe.einsum(eq, [t64(a) for a in arrs]).shape == got.shape
+
+
+def test_einsum_gradients():
+    a, b = RNG.standard_normal((2, 3)), RNG.standard_normal((3, 4))
+    fd_gradcheck(lambda x, y: pyframe.einsum("ij,jk->ik", x, y), a, b)
+    fd_gradcheck(lambda x: pyframe.einsum("ii->i", x), RNG.standard_normal((3, 3)))
+    fd_gradcheck(lambda x, y: pyframe.einsum("ij,ij->j", x, y), a, a + 1)
+
+
+def test_einsum_bad_input():
+    with pytest.raises(ValueError, match="operands"):
+        pyframe.einsum("ij,jk->ik", pyframe.ones(2, 2))
+    with pytest.raises(ValueError, match="names 2 dims"):
+        pyframe.einsum("ij", pyframe.ones(2))
+    with pytest.raises(ValueError, match="sizes"):
+        pyframe.einsum("ij,jk->ik", pyframe.ones(2, 3), pyframe.ones(4, 2))
+    with pytest.raises(ValueError, match="appears in no operand"):
+        pyframe.einsum("ij->iz", pyframe.ones(2, 3))
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 17, 2000])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dot_of_vectors_is_the_double_sum_of_products(n, dtype):
+    rng = np.random.default_rng(n)
+    a, b = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+    got = pyframe.tensor(a) @ pyframe.tensor(b)
+    assert got.shape == () and got.dtype == getattr(pyframe, dtype)
+    want = np.float64(a.astype(np.float64) @ b.astype(np.float64)).astype(dtype)
+    np.testing.assert_allclose(got.item(), want, rtol=1e-6)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_allclose(got.item(), (torch.tensor(a) @ torch.tensor(b)).item(), rtol=1e-4, atol=1e-4)
+    m = pyframe.tensor(np.stack([a, b], 1))  # strided columns
+    np.testing.assert_allclose((m[:, 0] @ m[:, 1]).item(), got.item(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        pyframe.tensor(a) @ pyframe.randn(n + 1, dtype=got.dtype)
+
+
+# ---- against torch: name -> (function of the library and the inputs, input arrays) ----------------------
+
+RNG_PRODUCTS = np.random.default_rng(13)
+
+
+def arr(*shape, lo=-2.0, hi=2.0):
+    return RNG_PRODUCTS.uniform(lo, hi, shape)
+
+
+TORCH_CASES = {
+    "outer": (lambda L, a, b: L.outer(a, b), (arr(3), arr(4))),
+    "mv": (lambda L, a, b: a.mv(b), (arr(3, 4), arr(4))),
+    "addmm": (lambda L, a, b, c: L.addmm(a, b, c, beta=0.5, alpha=2.0), (arr(4), arr(3, 5), arr(5, 4))),
+    "addmv": (lambda L, a, b, c: L.addmv(a, b, c), (arr(3), arr(3, 5), arr(5))),
+    "baddbmm": (lambda L, a, b, c: L.baddbmm(a, b, c, alpha=0.5), (arr(2, 3, 4), arr(2, 3, 5), arr(2, 5, 4))),
+    "addbmm": (lambda L, a, b, c: L.addbmm(a, b, c), (arr(3, 4), arr(2, 3, 5), arr(2, 5, 4))),
+    "inner": (lambda L, a, b: L.inner(a, b), (arr(2, 3, 4), arr(5, 4))),
+    "kron": (lambda L, a, b: L.kron(a, b), (arr(2, 3), arr(3, 2))),
+    "kron_mixed": (lambda L, a, b: L.kron(a, b), (arr(3), arr(2, 2))),
+    "tensordot_int": (lambda L, a, b: L.tensordot(a, b, dims=2), (arr(2, 3, 4), arr(3, 4, 5))),
+    "tensordot_lists": (lambda L, a, b: L.tensordot(a, b, dims=([0, 2], [2, 0])), (arr(2, 3, 4), arr(4, 5, 2))),
+    "cross": (lambda L, a, b: L.cross(a, b, dim=1), (arr(4, 3), arr(4, 3))),
+    "cdist2": (lambda L, a, b: L.cdist(a, b), (arr(2, 4, 3), arr(2, 5, 3))),
+    "cdist1": (lambda L, a, b: L.cdist(a, b, p=1.0), (arr(4, 3), arr(5, 3))),
+    "cdist3": (lambda L, a, b: L.cdist(a, b, p=3.0), (arr(4, 3), arr(5, 3))),
+    "diag_vec": (lambda L, a: L.diag(a), (arr(4),)),
+    "diag_vec_up": (lambda L, a: L.diag(a, 2), (arr(3),)),
+    "diag_vec_down": (lambda L, a: L.diag(a, -1), (arr(3),)),
+    "diag_mat": (lambda L, a: L.diag(a, 1), (arr(4, 5),)),
+    "diagonal": (lambda L, a: a.diagonal(offset=-1, dim1=0, dim2=2), (arr(4, 2, 3),)),
+    "trace": (lambda L, a: L.trace(a), (arr(4, 3),)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_CASES))
+def test_products_match_torch_values_and_gradients(name):
+    pytest.importorskip("torch")
+    case_matches_torch(*TORCH_CASES[name], rtol=1e-10, atol=1e-12, grad_rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_CASES))
+def test_products_float64_gradients_by_finite_differences(name):
+    fn, arrays = TORCH_CASES[name]
+    inputs = tuple(pyframe.tensor(a, dtype=pyframe.float64, requires_grad=True) for a in arrays)
+    assert pyframe.autograd.gradcheck(lambda *xs: fn(pyframe, *xs), inputs)
+
+
+def test_products_bad_input_is_refused_clearly():
+    with pytest.raises(RuntimeError, match="mv\\(\\): vec must be a 1-D"):
+        pyframe.mv(pyframe.zeros(2, 2), pyframe.zeros(2, 2))
+    with pytest.raises(RuntimeError, match="size 3"):
+        pyframe.cross(pyframe.zeros(2, 4), pyframe.zeros(2, 4))
+    with pytest.raises(RuntimeError, match="do not match"):
+        pyframe.tensordot(pyframe.zeros(2, 3), pyframe.zeros(2, 3), dims=([1], [1 - 1]))
+    with pytest.raises(RuntimeError, match="same dimension"):
+        pyframe.zeros(2, 2).diagonal(dim1=1, dim2=1)
+    with pytest.raises(RuntimeError, match="1-D or 2-D"):
+        pyframe.diag(pyframe.zeros(2, 2, 2))

@@ -1,4 +1,6 @@
-"""multinomial, bernoulli, randperm, normal: distributions, generators, gradients as torch's, bad input."""
+"""The random generator and random ops: manual_seed, rng state, independence from the thread count, rand/randn/
+randint and uniform_/normal_ (ranges and moments), multinomial, bernoulli, randperm, normal: distributions,
+generators, gradients as torch's, bad input."""
 
 from __future__ import annotations
 
@@ -6,6 +8,11 @@ import numpy as np
 import pytest
 
 import pyframe
+from tests._helpers import (
+    DTYPES,
+    FLOATS,
+    npy,
+)
 
 
 def test_multinomial_with_replacement_follows_the_weights():
@@ -92,3 +99,124 @@ def test_normal_forms():
         pyframe.normal(m, -1.0)
     with pytest.raises(TypeError, match="size"):
         pyframe.normal(0.0, 1.0)
+
+
+def test_manual_seed_reproducibility(restore_seed):
+    pyframe.manual_seed(42)
+    a = [pyframe.rand(100), pyframe.randn(3, 7), pyframe.randint(0, 1000, (50,))]
+    pyframe.manual_seed(42)
+    b = [pyframe.rand(100), pyframe.randn(3, 7), pyframe.randint(0, 1000, (50,))]
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(npy(x), npy(y))
+    pyframe.manual_seed(43)
+    assert not np.array_equal(npy(pyframe.rand(100)), npy(a[0]))
+    # consecutive draws differ, and one long draw equals the concatenation of short ones
+    pyframe.manual_seed(7)
+    long = npy(pyframe.rand(1000))
+    pyframe.manual_seed(7)
+    parts = np.concatenate([npy(pyframe.rand(n)) for n in (1, 2, 997)])
+    np.testing.assert_array_equal(long, parts)
+    assert pyframe.initial_seed() == 7
+
+
+def test_rng_state_round_trip(restore_seed):
+    for seed in (1, 12345, -1, 2**63 + 5):
+        pyframe.manual_seed(seed)
+        pyframe.rand(5)
+        state = pyframe.get_rng_state()
+        a = npy(pyframe.randn(10))
+        pyframe.set_rng_state(state)
+        np.testing.assert_array_equal(npy(pyframe.randn(10)), a, err_msg=f"seed {seed}")
+
+
+@pytest.mark.parametrize("draw", ["rand", "randn", "randint", "rand16", "randn64", "uniform_strided"])
+def test_draws_do_not_depend_on_thread_count(draw, restore_threads, restore_seed):
+    def make():
+        pyframe.manual_seed(2024)
+        if draw == "rand":
+            return pyframe.rand(1_000_000)
+        if draw == "randn":
+            return pyframe.randn(1000, 1000)
+        if draw == "randint":
+            return pyframe.randint(-50, 50, (1_000_000,))
+        if draw == "rand16":
+            return pyframe.rand(1_000_000, dtype=pyframe.float16)
+        if draw == "randn64":
+            return pyframe.randn(1_000_001, dtype=pyframe.float64)
+        t = pyframe.zeros(1000, 2000)[:, ::2]
+        return t.uniform_(-2, 3)
+
+    pyframe.set_num_threads(1)
+    one = npy(make())
+    pyframe.set_num_threads(2)
+    two = npy(make())
+    np.testing.assert_array_equal(one, two)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_uniform_range_and_moments(dtype, restore_seed):
+    pyframe.manual_seed(0)
+    x = npy(pyframe.rand(1_000_000, dtype=DTYPES[dtype])).astype(np.float64)
+    assert x.min() >= 0.0 and x.max() < 1.0
+    assert abs(x.mean() - 0.5) < 3e-3 and abs(x.var() - 1 / 12) < 3e-3
+    hist = np.histogram(x, bins=10, range=(0, 1))[0] / x.size
+    assert np.all(np.abs(hist - 0.1) < 0.01)
+    y = npy(pyframe.empty(200_000, dtype=DTYPES[dtype]).uniform_(-3, -1)).astype(np.float64)
+    assert y.min() >= -3 and y.max() < -1 and abs(y.mean() + 2) < 0.02
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_normal_moments(dtype, restore_seed):
+    pyframe.manual_seed(1)
+    z = npy(pyframe.randn(1_000_000, dtype=DTYPES[dtype])).astype(np.float64)
+    assert abs(z.mean()) < 5e-3 and abs(z.std() - 1) < 5e-3
+    assert abs(np.mean(z**3)) < 0.02 and abs(np.mean(z**4) - 3) < 0.05  # symmetric, normal tails
+    assert abs(np.mean(np.abs(z) < 1) - 0.6827) < 0.005
+    w = npy(pyframe.zeros(300_000, dtype=DTYPES[dtype]).normal_(3.0, 0.5)).astype(np.float64)
+    assert abs(w.mean() - 3) < 0.01 and abs(w.std() - 0.5) < 0.01
+    assert np.all(np.isfinite(z))
+
+
+@pytest.mark.parametrize(("low", "high"), [(0, 2), (-5, -2), (0, 10), (-(2**40), 2**40), (7, 8)])
+def test_randint_bounds(low, high, restore_seed):
+    pyframe.manual_seed(3)
+    r = pyframe.randint(low, high, (100_000,))
+    assert r.dtype == pyframe.int64
+    a = npy(r)
+    assert a.min() >= low and a.max() < high
+    if high - low <= 10:
+        assert set(np.unique(a)) == set(range(low, high))  # every value appears
+        counts = np.bincount(a - low) / a.size
+        assert np.all(np.abs(counts - 1 / (high - low)) < 0.01)
+
+
+def test_randint_signatures_and_dtypes(restore_seed):
+    assert pyframe.randint(5, (3,)).shape == (3,)
+    assert pyframe.randint(5, size=(2, 2)).shape == (2, 2)
+    assert pyframe.randint(2, 5, size=(4,)).min().item() >= 2
+    r = pyframe.randint(0, 100, (1000,), dtype=pyframe.int32)
+    assert r.dtype == pyframe.int32 and r.min().item() >= 0 and r.max().item() < 100
+    f = pyframe.randint(0, 4, (1000,), dtype=pyframe.float32)
+    assert f.dtype == pyframe.float32 and set(npy(f).tolist()) == {0.0, 1.0, 2.0, 3.0}
+
+
+def test_random_factories_shapes_dtypes_and_grad():
+    assert pyframe.rand(2, 3).dtype == pyframe.float32
+    assert pyframe.rand((2, 3)).shape == (2, 3)
+    assert pyframe.randn(4, dtype=pyframe.float64).dtype == pyframe.float64
+    assert pyframe.randn(2, requires_grad=True).requires_grad
+    assert pyframe.rand(0).shape == (0,) and pyframe.randn().shape == ()
+    with pytest.raises(TypeError, match="float"):
+        pyframe.rand(3, dtype=pyframe.int64)
+    with pytest.raises(TypeError, match="float"):
+        pyframe.randn(3, dtype=pyframe.bool)
+
+
+def test_random_fill_of_a_strided_view_leaves_the_rest(restore_seed):
+    t = pyframe.zeros(10, 6)
+    t[:, ::2].uniform_(1, 2)
+    t[:, 1::2][::2].normal_(5, 0.1)
+    a = npy(t)
+    assert ((a[:, ::2] >= 1) & (a[:, ::2] < 2)).all()
+    assert (np.abs(a[::2, 1::2] - 5) < 1).all()
+    assert (a[1::2, 1::2] == 0).all()

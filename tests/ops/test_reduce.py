@@ -6,7 +6,17 @@ import numpy as np
 import pytest
 
 import pyframe
-from tests._helpers import DTYPES, FLOATS, INTS, NUMERIC, TOL, assert_matches, npy, pf, random_array
+from tests._helpers import (
+    DTYPES,
+    FLOATS,
+    INTS,
+    NUMERIC,
+    TOL,
+    assert_matches,
+    npy,
+    pf,
+    random_array,
+)
 from tests.ops_db import REDUCTIONS, Red, draw
 
 # 3-d views of shape (2, 3, 4), or larger along the last dim
@@ -299,3 +309,37 @@ def test_max_min_results_print_like_torch_return_types():
         "pyframe.return_types.max(\nvalues=tensor([[3., 4.]]),\nindices=tensor([[1, 1]]))"
     )
     assert repr(x.min(dim=-1)) == "pyframe.return_types.min(\nvalues=tensor([1., 3.]),\nindices=tensor([0, 0]))"
+
+
+def _pair(shape, seed=0):
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return pyframe.tensor(a), torch.tensor(a)
+
+
+@pytest.mark.parametrize("shape", [(40, 50), (3, 1), (2, 7), (5, 300), (1, 2000), (2, 3, 17)])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_rows_match_torch(shape, log):
+    x, tx = _pair(shape)
+    x[0, ..., 0] = float("nan")
+    tx[0, ..., 0] = float("nan")
+    if shape[0] > 1:
+        x[1] = float("-inf")
+        tx[1] = float("-inf")
+    f = "log_softmax" if log else "softmax"
+    got, want = getattr(x, f)(-1).numpy(), getattr(tx, f)(-1).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", [None, -1, 1])
+def test_sum_and_mean_lean_paths_match_torch(dim, keepdim):
+    x, tx = _pair((6, 33))
+    for name in ("sum", "mean"):
+        kw = {} if dim is None and not keepdim else {"dim": dim, "keepdim": keepdim}
+        if dim is None and keepdim:
+            kw = {"dim": None, "keepdim": True}
+        got, want = getattr(x, name)(**kw), getattr(tx, name)(**kw)
+        assert tuple(got.shape) == tuple(want.shape), (name, kw)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)

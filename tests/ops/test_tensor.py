@@ -1,16 +1,24 @@
-"""repr in PyTorch's format (hard-coded strings, and torch's own repr when torch is importable),
-plus NumPy interop: __array__, pickling, copy."""
+"""The Tensor object: repr in PyTorch's format (hard-coded strings, and torch's own repr when torch is
+importable), NumPy interop (from_numpy and numpy() sharing memory both ways, __array__, lifetimes), pickling, copy."""
 
 from __future__ import annotations
 
 import copy
+import gc
 import pickle
 import re
+import weakref
 
 import numpy as np
 import pytest
 
 import pyframe
+from tests._helpers import (
+    ALL,
+    DTYPES,
+    npy,
+    random_array,
+)
 
 nan, inf = float("nan"), float("inf")
 
@@ -153,3 +161,72 @@ def test_numpy_functions_accept_tensors():
     assert np.sum(np.asarray(t)) == 10.0
     np.testing.assert_array_equal(np.array(t), [[1.0, 2.0], [3.0, 4.0]])
     assert np.array(t).dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_from_numpy_shares_memory_both_ways(dtype, rng):
+    a = random_array(rng, (3, 4), dtype)
+    t = pyframe.from_numpy(a)
+    assert t.dtype == DTYPES[dtype]
+    one = np.ones((), DTYPES[dtype].np)
+    a[1, 2] = one
+    assert t[1, 2].item() == one.item()
+    t[0, 0] = pyframe.zeros((), dtype=dtype)
+    assert a[0, 0] == 0
+    assert t.data_ptr() == a.__array_interface__["data"][0]
+
+
+def test_from_numpy_keeps_the_array_alive():
+    a = np.arange(1000, dtype=np.float64)
+    ref = weakref.ref(a)  # ndarrays that own their memory can be weakly referenced
+    t = pyframe.from_numpy(a)
+    del a
+    gc.collect()
+    assert ref() is not None  # the tensor holds it
+    assert t.sum().item() == sum(range(1000))
+    v = t[10:20]
+    del t
+    gc.collect()
+    assert v.tolist() == list(map(float, range(10, 20)))  # a view keeps it too
+    del v
+    gc.collect()
+    assert ref() is None  # and then it is released
+
+
+def test_from_numpy_strided_arrays():
+    a = np.arange(24, dtype=np.int32).reshape(4, 6)
+    t = pyframe.from_numpy(a[:, ::2])
+    assert t.stride() == (6, 2)
+    np.testing.assert_array_equal(npy(t), a[:, ::2])
+    t.fill_(-1)
+    assert (a[:, ::2] == -1).all() and (a[:, 1::2] >= 0).all()
+    tt = pyframe.from_numpy(a.T)
+    assert not tt.is_contiguous()
+    np.testing.assert_array_equal(npy(tt), a.T)
+    s = pyframe.from_numpy(np.array(3.5, dtype=np.float32))
+    assert s.shape == () and s.item() == 3.5
+
+
+def test_from_numpy_readonly_warns():
+    a = np.arange(3.0)
+    a.flags.writeable = False
+    with pytest.warns(UserWarning, match="not writable"):
+        pyframe.from_numpy(a)
+
+
+def test_numpy_shares_memory():
+    t = pyframe.zeros(3, 4)
+    a = t.numpy()
+    a[1, 1] = 7
+    assert t[1, 1].item() == 7
+    t.add_(1)
+    assert a[0, 0] == 1
+    v = t[:, 1::2].numpy()  # a strided view is also shared
+    v[...] = -5
+    assert t[:, 1].tolist() == [-5.0] * 3 and t[:, 0].tolist() == [1.0] * 3
+    tt = t.T.numpy()
+    assert tt.shape == (4, 3) and np.shares_memory(tt, a)
+    assert np.asarray(t).shape == (3, 4)
+    assert np.asarray(t, dtype=np.float64).dtype == np.float64
+    with pytest.raises(RuntimeError, match="requires grad"):
+        pyframe.ones(2, requires_grad=True).numpy()

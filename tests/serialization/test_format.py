@@ -795,3 +795,29 @@ def test_tensor_subclass_is_rejected():
             setattr(c, name, getattr(t, name))
     with pytest.raises(TypeError, match=r"obj\['c'\]: cannot save a .*Custom, a Tensor subclass"):
         saved_bytes({"c": c})
+
+
+def test_numpy_arrays_are_saved_as_data_and_restored_as_numpy():
+    state = {
+        "weights": np.arange(6, dtype=np.float64).reshape(2, 3),
+        "mask": np.array([True, False]),
+        "ids": np.array([[1, 2], [3, 4]], dtype=np.int32).T,  # not contiguous
+        "scalar": np.array(2.5, dtype=np.float32),
+        "t": pyframe.ones(2),
+    }
+    buf = io.BytesIO()
+    pyframe.save(state, buf)
+    buf.seek(0)
+    back = pyframe.load(buf)
+    for k in ("weights", "mask", "ids", "scalar"):
+        assert isinstance(back[k], np.ndarray) and back[k].dtype == state[k].dtype
+        np.testing.assert_array_equal(back[k], state[k])
+    assert isinstance(back["t"], pyframe.Tensor)
+    assert b"pickle" not in buf.getvalue() and b"numpy.core" not in buf.getvalue()
+
+
+def test_unsupported_numpy_arrays_are_refused_clearly():
+    with pytest.raises(TypeError, match="object"):
+        pyframe.save({"a": np.array([1, "x"], dtype=object)}, io.BytesIO())
+    with pytest.raises(TypeError, match="complex"):
+        pyframe.save([np.zeros(2, dtype=np.complex64)], io.BytesIO())
