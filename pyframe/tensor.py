@@ -16,6 +16,7 @@ import numpy as np
 from pyframe import _device, _dtype, _grad_mode
 from pyframe._backend import SMALL_BYTES, ShapeError, alloc, alloc_small, check, desc, ffi, lib
 from pyframe._dtype import dtype
+from pyframe._format import format_tensor
 
 MAX_DIMS = 8
 
@@ -418,33 +419,6 @@ class Tensor:
                     tensor_numel = view_numel = 1
         return tuple(new_strides) if view_d == -1 else None
 
-    def view(self, *shape) -> Tensor:
-        if len(shape) == 1 and isinstance(shape[0], (dtype, str)):
-            raise TypeError("view(dtype) is not supported; use .to(dtype)")
-        shape = self._infer_shape(_int_args(shape))
-        strides = self._view_strides(shape)
-        if strides is None:
-            raise ShapeError(
-                f"view size {list(shape)} is not compatible with input tensor's size {list(self._shape)} and "
-                f"stride {list(self._strides)}; use .reshape(...) instead"
-            )
-        return view_op(self, shape, strides, self._offset)
-
-    def reshape(self, *shape) -> Tensor:
-        sh = shape[0] if len(shape) == 1 and type(shape[0]) is tuple else shape
-        # the common case: a contiguous tensor and a shape seen before (so its sizes are valid) of plain ints
-        try:
-            lay = _LAYOUTS.get(sh) if self._contig else None
-        except TypeError:  # reshape([2, 3]): a list inside, not a key
-            lay = None
-        if lay is not None and lay[1] == self._numel and tuple(map(type, sh)) == _INT_TYPES[len(sh)]:
-            return view_op(self, sh, lay[0], self._offset)
-        shape = self._infer_shape(_int_args(shape))
-        strides = self._view_strides(shape)
-        if strides is None:
-            return self.contiguous().view(shape)
-        return view_op(self, shape, strides, self._offset)
-
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         if self.ndim == 0:
             return self.reshape(1)
@@ -531,8 +505,6 @@ class Tensor:
         return out
 
     def __repr__(self) -> str:
-        from pyframe._format import format_tensor
-
         return format_tensor(self)
 
     def __format__(self, spec: str) -> str:
@@ -607,5 +579,3 @@ def share_numpy(arr: np.ndarray, dt: dtype) -> Tensor:
 
 
 _ = (check, lib)  # re-exported helpers used by pyframe.ops
-
-from pyframe.ops.view import view_op  # noqa: E402 - ops build on the Tensor defined above

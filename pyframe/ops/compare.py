@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import broadcast_shapes, result_type
+from pyframe.ops.reduce import norm
 from pyframe.tensor import Tensor
 
 __all__ = [
@@ -51,8 +52,6 @@ def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     """Same as torch.dist: the p-norm of ``input - other`` (broadcast), differentiable."""
-    from pyframe.ops.reduce import norm
-
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError(f"dist(): expected two Tensors, got {type(input).__name__} and {type(other).__name__}")
     broadcast_shapes(input._shape, other._shape)

@@ -17,7 +17,7 @@ from pyframe.ops import view as sh
 from pyframe.ops._common import broadcast_shapes, cast, unaliased, zeros_of
 from pyframe.ops.creation import arange
 from pyframe.ops.view import broadcast_tensors, contiguous, embed, expand, permute, view_op
-from pyframe.tensor import Tensor, empty_tensor, normalize_dim
+from pyframe.tensor import Tensor, empty_tensor, from_numpy, normalize_dim
 
 __all__ = [
     "gather", "index_select", "nonzero", "scatter_add", "take_along_dim", "masked_select", "scatter", "index_fill",
@@ -138,8 +138,6 @@ def _as_index(index) -> Tensor:
 
 
 def _index_tensor(obj) -> Tensor:
-    from pyframe.tensor import from_numpy
-
     if isinstance(obj, list) and any(isinstance(k, Tensor) for k in obj):
         obj = [k.item() if isinstance(k, Tensor) and k._numel == 1 else k for k in obj]
     try:

@@ -14,6 +14,7 @@ from pyframe.ops import join as jn
 from pyframe.ops import reduce as rd
 from pyframe.ops import view as sh
 from pyframe.ops._common import broadcast_shapes, result_type
+from pyframe.ops.creation import arange
 from pyframe.ops.view import expand, squeeze, unsqueeze
 from pyframe.tensor import Tensor, empty_tensor, fresh, normalize_dim
 
@@ -381,8 +382,6 @@ def _parse(equation: str, operands: tuple) -> tuple[list[str], str]:
 
 def _diagonal(x: Tensor, t: str) -> tuple[Tensor, str]:
     """A repeated label within one term ("ii") takes the diagonal: advanced indexing, a C gather."""
-    from pyframe.ops.creation import arange
-
     while len(set(t)) != len(t):
         c = next(c for c in t if t.count(c) > 1)
         i, j = t.index(c), t.index(c, t.index(c) + 1)

@@ -9,13 +9,14 @@ import threading
 
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError, check, lib
-from pyframe._device import check_device
+from pyframe._device import CPU, check_device
 from pyframe._dtype import as_dtype, float64, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import broadcast_shapes, zeros_of
 from pyframe.ops.creation import _finish, _like, _make, tensor
-from pyframe.tensor import Tensor, empty_tensor
+from pyframe.ops.sorting import sort
+from pyframe.tensor import Tensor, as_shape, empty_tensor
 
 __all__ = [
     "multinomial", "bernoulli", "randperm", "normal", "rand", "randn", "randint", "rand_like", "randn_like",
@@ -95,8 +96,6 @@ def randperm(
     n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False
 ) -> Tensor:
     """Same as torch.randperm: a random permutation of 0..n-1 (argsort of uniform keys, in C)."""
-    from pyframe.ops.sorting import sort
-
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ValueError(f"randperm(): n must be a non-negative int, got {n!r}")
     check_device(device)
@@ -119,8 +118,6 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
             raise TypeError("normal(): with a number mean and std, size is required")
         if not (isinstance(std, (int, float)) and std >= 0 and math.isfinite(std)):
             raise ValueError(f"normal(): std must be a finite number >= 0, got {std!r}")
-        from pyframe.tensor import as_shape
-
         out = empty_tensor(as_shape((size,)), as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype())
         normal_(out, float(mean), float(std), generator=generator)
         return out.requires_grad_() if requires_grad else out
@@ -175,8 +172,6 @@ class Generator(_Generator):
 
     @property
     def device(self):
-        from pyframe._device import CPU
-
         return CPU
 
     def manual_seed(self, seed: int) -> Generator:

@@ -12,7 +12,10 @@ from pyframe._dtype import int64
 from pyframe.ops import elementwise as ew
 from pyframe.ops import join as jn
 from pyframe.ops import view as sh
-from pyframe.ops.creation import arange
+from pyframe.ops.creation import arange, zeros
+from pyframe.ops.index import index_add_, index_select
+from pyframe.ops.join import cat
+from pyframe.ops.scan import cumsum
 from pyframe.tensor import Tensor, _int_args, normalize_dim
 
 __all__ = [
@@ -29,8 +32,6 @@ def _dims_arg(dims, ndim: int, op: str) -> tuple:
 
 
 def _index_along(x: Tensor, d: int, idx: Tensor) -> Tensor:
-    from pyframe.ops.index import index_select
-
     return index_select(x, d, idx)
 
 
@@ -99,8 +100,6 @@ def repeat(input: Tensor, *sizes) -> Tensor:  # noqa: A002
     inter = tuple(v for n in shape for v in (1, n))
     big = tuple(v for r, n in zip(reps, shape, strict=True) for v in (r, n))
     if len(big) > 8:  # pairs would pass the 8-dim limit: repeat dim by dim instead
-        from pyframe.ops.join import cat
-
         out = x.reshape(shape)
         for d, r in enumerate(reps):
             if r != 1:
@@ -121,10 +120,6 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_siz
     """Same as torch.repeat_interleave: each element (or slice along dim) repeated ``repeats`` times;
     ``repeats`` is an int or a 1-d int tensor with one count per element. ``repeat_interleave(counts)``
     alone gives ``[0]*counts[0] + [1]*counts[1] + ...``."""
-    from pyframe.ops.creation import zeros
-    from pyframe.ops.index import index_add_
-    from pyframe.ops.scan import cumsum
-
     if repeats is None:  # repeat_interleave(repeats): the indices
         counts = input
         if not isinstance(counts, Tensor) or counts.ndim != 1 or counts.dtype.is_floating_point:

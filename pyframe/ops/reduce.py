@@ -12,6 +12,10 @@ from pyframe._dtype import as_dtype, bool_, float16, float32, float64, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import cast, zeros_of
+from pyframe.ops.index import scatter_add
+from pyframe.ops.join import cat
+from pyframe.ops.rearrange import flip
+from pyframe.ops.scan import cumprod
 from pyframe.tensor import Tensor, empty_tensor, fresh, normalize_dim
 
 __all__ = [
@@ -141,10 +145,6 @@ def _d_prod(g, x, y, ix, dims):
         return g.expand(*x._shape) if not dims else zeros_of(x._shape, g.dtype)
     if not any(ew.eq(x, 0)).item():
         return ew.div(ew.mul(g, y), x)
-    from pyframe.ops.join import cat
-    from pyframe.ops.rearrange import flip
-    from pyframe.ops.scan import cumprod
-
     keep = [d for d in range(x.ndim) if d not in dims]
     perm = keep + list(dims)
     rows = x.permute(*perm).reshape(*(x._shape[d] for d in keep), -1)
@@ -163,8 +163,6 @@ def _d_prod(g, x, y, ix, dims):
 def _d_extreme(g, x, y, ix, dims):
     """Ties share the gradient evenly (torch's amax/amin and full max/min)."""
     if ix is not None:  # max/min along one dim: the gradient goes to the returned index
-        from pyframe.ops.index import scatter_add
-
         return scatter_add(zeros_of(x._shape, g.dtype), dims[0], ix, g)
     mask = cast(ew.eq(x, y), g.dtype)
     return ew.div(ew.mul(g, mask), sum(mask, dims, keepdim=True))

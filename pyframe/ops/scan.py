@@ -8,6 +8,8 @@ from pyframe._dtype import as_dtype, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import _tensor_arg
+from pyframe.ops.creation import ones
+from pyframe.ops.join import cat, stack
 from pyframe.tensor import Tensor, empty_tensor, normalize_dim
 
 __all__ = [
@@ -33,9 +35,7 @@ def _scan(op: int, x: Tensor, dim: int, dtype, name: str) -> Tensor:
 
 
 def _flip1(g: Tensor, d: int) -> Tensor:
-    from pyframe.ops.rearrange import flip
-
-    return flip(g, (d,))
+    return g.flip((d,))  # the method: rearrange (flip's module) builds on scan
 
 
 def _reverse_cumsum(g: Tensor, d: int) -> Tensor:
@@ -80,9 +80,6 @@ def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:  # noqa: A002
 def _cumprod_grad_with_zeros(g: Tensor, x: Tensor, d: int) -> Tensor:
     """grad_j = L_j * R_j with L_j = prod_{k<j} x_k (exclusive cumprod) and the backward recurrence
     R_j = g_j + x_{j+1} R_{j+1}: no division, so zeros are exact. One step per element along d."""
-    from pyframe.ops.creation import ones
-    from pyframe.ops.join import cat, stack
-
     n = x._shape[d]
     one = ones(*x._shape[:d], 1, *x._shape[d + 1 :], dtype=x.dtype)
     left = cat([one, cumprod(x.narrow(d, 0, n - 1), d)], d) if n > 1 else one

@@ -11,6 +11,9 @@ from pyframe._dtype import int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import _tensor_arg, zeros_of
+from pyframe.ops.creation import arange, ones
+from pyframe.ops.index import index_select, nonzero, scatter_add_
+from pyframe.ops.join import cat
 from pyframe.ops.scan import cumsum
 from pyframe.tensor import Tensor, empty_tensor, normalize_dim
 
@@ -76,8 +79,6 @@ def _select(x: Tensor, dim: int, k: int, largest: bool, name: str) -> tuple[Tens
 
 
 def _scatter_into(z: Tensor, dim: int, index: Tensor, g: Tensor) -> Tensor:
-    from pyframe.ops.index import scatter_add_
-
     return scatter_add_(z, dim, index, g)
 
 
@@ -134,10 +135,6 @@ def unique(
     the index of each input element in them (shaped as the input) and each value's count.
 
     Differs: ``dim`` is not supported (a clear ValueError); the output is always sorted."""
-    from pyframe.ops.creation import arange, ones
-    from pyframe.ops.index import index_select, nonzero
-    from pyframe.ops.join import cat
-
     x = _tensor_arg(input, "unique")
     if dim is not None:
         raise ValueError("unique(): dim is not supported; call it on the flattened tensor or per slice")

@@ -10,6 +10,7 @@ from pyframe import _dtype
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
 from pyframe.ops import view as sh
+from pyframe.ops.index import gather
 from pyframe.ops.sorting import sort
 from pyframe.tensor import Tensor, normalize_dim
 
@@ -99,8 +100,6 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool, name: str):
             v = ew.where(has_nan, float("nan"), v)
             i = ew.where(has_nan, nan_at, i)
     else:
-        from pyframe.ops.index import gather
-
         v = sh.squeeze(gather(values, d, pos), d)
         i = sh.squeeze(gather(indices, d, pos), d)
     if keepdim and input.ndim:

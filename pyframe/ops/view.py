@@ -12,9 +12,21 @@ from pyframe.autograd.graph import record
 from pyframe.ops._common import _unpack, zeros_of
 from pyframe.ops._common import broadcast_shapes as _broadcast_shapes
 from pyframe.ops.elementwise import unbroadcast
-from pyframe.tensor import MAX_DIMS, Size, Tensor, _int_args, _new, check_ndim, empty_tensor, normalize_dim
+from pyframe.tensor import (
+    _INT_TYPES,
+    _LAYOUTS,
+    MAX_DIMS,
+    Size,
+    Tensor,
+    _int_args,
+    _new,
+    check_ndim,
+    empty_tensor,
+    normalize_dim,
+)
 
 __all__ = [
+    "reshape",
     "transpose", "swapaxes", "swapdims", "permute", "t", "unsqueeze", "squeeze", "expand", "broadcast_to", "narrow",
     "select", "contiguous", "clone", "detach", "movedim", "atleast_1d", "atleast_2d", "atleast_3d",
     "broadcast_tensors", "broadcast_shapes", "moveaxis",
@@ -36,16 +48,47 @@ def view_op(x: Tensor, shape: tuple, strides: tuple, offset: int, backward=None)
     return out
 
 
+def _view(self: Tensor, *shape) -> Tensor:
+    """``Tensor.view``: the same storage under a new shape, or an error when the strides do not allow it."""
+    if len(shape) == 1 and isinstance(shape[0], (dtype, str)):
+        raise TypeError("view(dtype) is not supported; use .to(dtype)")
+    shape = self._infer_shape(_int_args(shape))
+    strides = self._view_strides(shape)
+    if strides is None:
+        raise ShapeError(
+            f"view size {list(shape)} is not compatible with input tensor's size {list(self._shape)} and "
+            f"stride {list(self._strides)}; use .reshape(...) instead"
+        )
+    return view_op(self, shape, strides, self._offset)
+
+
+def reshape(self: Tensor, *shape) -> Tensor:
+    """Same as torch.reshape (and ``Tensor.reshape``): a view when the strides allow it, else a copy."""
+    sh = shape[0] if len(shape) == 1 and type(shape[0]) is tuple else shape
+    # the common case: a contiguous tensor and a shape seen before (so its sizes are valid) of plain ints
+    try:
+        lay = _LAYOUTS.get(sh) if self._contig else None
+    except TypeError:  # reshape([2, 3]): a list inside, not a key
+        lay = None
+    if lay is not None and lay[1] == self._numel and tuple(map(type, sh)) == _INT_TYPES[len(sh)]:
+        return view_op(self, sh, lay[0], self._offset)
+    shape = self._infer_shape(_int_args(shape))
+    strides = self._view_strides(shape)
+    if strides is None:
+        return self.contiguous().view(shape)
+    return view_op(self, shape, strides, self._offset)
+
+
 _VIEW_NAMES = {"transpose_back": "TransposeBackward0", "permute_back": "PermuteBackward0",
                "expand_back": "ExpandBackward0", "slice_back": "SliceBackward0"}  # fmt: skip
 
 
 def embed(g: Tensor, shape: tuple, key) -> Tensor:
     """A zero tensor of ``shape`` with ``g`` written at ``key``: the gradient of ``x[key]``."""
-    from pyframe.ops.index import setitem
-
     z = zeros_of(shape, g.dtype)
-    setitem(z, key, g)  # records only under create_graph (g requires grad): double backward through views
+    # Tensor.__setitem__ is index.setitem (index.py builds on views, so not imported here); it records only under
+    # create_graph (g requires grad): double backward through views
+    z[key] = g
     return z
 
 
@@ -321,8 +364,6 @@ def movedim(input: Tensor, source, destination) -> Tensor:  # noqa: A002
 
 def broadcast_shapes(*shapes):
     """Same as torch.broadcast_shapes."""
-    from pyframe.tensor import Size
-
     out: tuple = ()
     for s in shapes:
         out = _broadcast_shapes(out, (s,) if isinstance(s, int) else tuple(s))
