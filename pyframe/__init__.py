@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 import math
 
 # The Tensor comes first: the ops modules build on it, and _tensor_methods binds them to it.
@@ -20,7 +19,7 @@ from pyframe import (
     optim,
     utils,
 )
-from pyframe._backend import ShapeError, empty_cache, memory_cached
+from pyframe._backend import ShapeError, empty_cache, get_num_threads, memory_cached, set_num_threads, show_config
 from pyframe._device import DeviceError, device, get_default_device, set_default_device
 from pyframe._dtype import (
     bool_,
@@ -47,19 +46,20 @@ from pyframe._grad_mode import (
     no_grad,
     set_grad_enabled,
 )  # fmt: skip
+from pyframe._version import __version__ as __version__
 from pyframe.hookspecs import hookimpl
 from pyframe.ops import *  # noqa: F403
 from pyframe.ops.stats import is_complex
 from pyframe.serialization import load, save
 
 from pyframe import plugins  # isort: skip
+import pyframe.utils.data  # noqa: F401  # isort: skip - torch.utils.data is an attribute after import torch
 from pyframe import linalg  # isort: skip
 from pyframe import distributions  # isort: skip
 from pyframe.linalg import det, geqrf, logdet, matrix_exp, slogdet  # isort: skip
 
 inverse = linalg.inv
 
-__version__ = "0.1.0"
 
 # torch's constants
 pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
@@ -82,33 +82,6 @@ __all__ = [
     "empty_cache", "memory_cached",
     *ops.__all__,
 ]  # fmt: skip
-
-
-def set_num_threads(n: builtins.int) -> None:
-    """Threads used by the C core's parallel kernels (at least 1). Same as torch.set_num_threads."""
-    if not isinstance(n, builtins.int) or isinstance(n, builtins.bool) or n < 1:
-        raise ValueError(f"set_num_threads expects a positive int, got {n!r}")
-    _backend.lib.pf_set_num_threads(n)
-
-
-def get_num_threads() -> builtins.int:
-    return _backend.lib.pf_get_num_threads()
-
-
-def show_config() -> str:
-    """Prints and returns the build and runtime configuration of the C core."""
-    lib, ffi = _backend.lib, _backend.ffi
-    paths = [p for p in ("avx512", "avx2", "portable") if lib.pf_cpu_supports(p.encode())]
-    text = "\n".join([
-        f"pyframe {__version__}",
-        f"  compiler: {ffi.string(lib.pf_compiler()).decode()}",
-        f"  OpenMP: {'on' if lib.pf_openmp_enabled() else 'off'}",
-        f"  threads: {lib.pf_get_num_threads()}",
-        f"  GEMM path: {ffi.string(lib.pf_gemm_path()).decode()} (this CPU supports: {', '.join(paths)}; "
-        "set PYFRAME_GEMM to force one)",
-    ])  # fmt: skip
-    print(text)
-    return text
 
 
 # last, so that plugins see a complete pyframe: read the plugin config (a bad value fails here) and load the

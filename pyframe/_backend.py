@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from pyframe._version import __version__
+
 # libgomp's idle threads spin about 3 ms (GOMP_SPINCOUNT=300000) before sleeping; with a
 # second busy process on the machine those spinning threads take the cores its work
 # needs, and both collapse (100x measured). A bounded spin still bridges the gaps between
@@ -20,7 +22,20 @@ finally:
     if _set_spin:
         del os.environ[_SPIN]
 
-__all__ = ["ffi", "lib", "check", "alloc", "desc", "ShapeError", "NULL", "empty_cache", "memory_cached"]
+__all__ = [
+    "set_num_threads",
+    "get_num_threads",
+    "show_config",
+    "ffi",
+    "lib",
+    "check",
+    "alloc",
+    "desc",
+    "ShapeError",
+    "NULL",
+    "empty_cache",
+    "memory_cached",
+]
 
 NULL = ffi.NULL  # for optional pointer arguments
 
@@ -97,3 +112,29 @@ def _select_gemm() -> None:
 
 
 _select_gemm()
+
+
+def set_num_threads(n: int) -> None:
+    """Threads used by the C core's parallel kernels (at least 1). Same as torch.set_num_threads."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"set_num_threads expects a positive int, got {n!r}")
+    lib.pf_set_num_threads(n)
+
+
+def get_num_threads() -> int:
+    return lib.pf_get_num_threads()
+
+
+def show_config() -> str:
+    """Prints and returns the build and runtime configuration of the C core."""
+    paths = [p for p in ("avx512", "avx2", "portable") if lib.pf_cpu_supports(p.encode())]
+    text = "\n".join([
+        f"pyframe {__version__}",
+        f"  compiler: {ffi.string(lib.pf_compiler()).decode()}",
+        f"  OpenMP: {'on' if lib.pf_openmp_enabled() else 'off'}",
+        f"  threads: {lib.pf_get_num_threads()}",
+        f"  GEMM path: {ffi.string(lib.pf_gemm_path()).decode()} (this CPU supports: {', '.join(paths)}; "
+        "set PYFRAME_GEMM to force one)",
+    ])  # fmt: skip
+    print(text)
+    return text

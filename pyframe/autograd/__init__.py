@@ -23,8 +23,6 @@ def _as_list(x) -> list:
 
 
 def _root_grads(outputs: list, grad_outputs) -> list:
-    from pyframe.ops.creation import ones_like
-
     grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(f"got {len(grads)} gradients for {len(outputs)} outputs")
@@ -35,7 +33,7 @@ def _root_grads(outputs: list, grad_outputs) -> list:
                 raise RuntimeError(
                     f"grad can be implicitly created only for scalar outputs; got an output of shape {list(t._shape)}"
                 )
-            g = ones_like(t)
+            g = t.new_ones(t._shape)  # a method: the ops build on autograd.graph, so not imported here
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradients must be tensors, got {type(g).__name__}")
         elif g._shape != t._shape:
@@ -177,8 +175,6 @@ def gradcheck(
 ) -> bool:
     """Same as torch.autograd.gradcheck: compares the analytic Jacobian (one backward per
     output element) with central finite differences. Inputs should be float64."""
-    from pyframe.ops.creation import zeros_like
-
     inputs = tuple(_as_list(inputs))
     diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     for i in diff:
@@ -212,7 +208,7 @@ def gradcheck(
                         numeric[r][j] = (plus[r] - minus[r]) / (2 * eps)
             x._bump()
             for r in range(n_out):
-                seed = zeros_like(out)
+                seed = out.new_zeros(out._shape)
                 seed.detach().numpy().reshape(-1)[r] = 1.0
                 with enable_grad():
                     out_r = outputs_of()[k]

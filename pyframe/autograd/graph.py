@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from pyframe import _grad_mode
 from pyframe.tensor import Tensor
+from pyframe.utils.hooks import RemovableHandle
 
 _object_new = object.__new__
 _getrefcount = sys.getrefcount
@@ -41,16 +42,12 @@ class Node:
 
     def register_hook(self, hook: Callable):
         """``hook(grad_inputs, grad_outputs)`` after this node ran; may return new grad_inputs."""
-        from pyframe.utils.hooks import RemovableHandle
-
         if self.hooks is None:
             self.hooks = {}
         return RemovableHandle(self.hooks, hook)
 
     def register_prehook(self, hook: Callable):
         """``hook(grad_outputs)`` before this node runs; may return new grad_outputs."""
-        from pyframe.utils.hooks import RemovableHandle
-
         if self.pre_hooks is None:
             self.pre_hooks = {}
         return RemovableHandle(self.pre_hooks, hook)

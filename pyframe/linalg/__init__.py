@@ -8,10 +8,10 @@ from __future__ import annotations
 from pyframe.linalg._common import LinAlgError
 from pyframe.linalg.decomp import EighResult, QRResult, SVDResult, eigh, eigvalsh, householder_product, qr, svd, svdvals
 from pyframe.linalg.decomp import geqrf as geqrf  # torch.geqrf, which pyframe re-exports at the top
-from pyframe.linalg.derived import LstsqResult, cond, lstsq, matrix_rank, multi_dot, pinv
+from pyframe.linalg.derived import LstsqResult, SlogdetResult, cond, det, lstsq, matrix_rank, multi_dot, pinv, slogdet
 from pyframe.linalg.derived import logdet as logdet  # torch.logdet, which pyframe re-exports at the top
 from pyframe.linalg.norms import matrix_norm, norm, vector_norm
-from pyframe.linalg.solve import SlogdetResult, cholesky, det, inv, matrix_exp, slogdet, solve, solve_triangular
+from pyframe.linalg.solve import cholesky, inv, matrix_exp, solve, solve_triangular
 from pyframe.ops.products import matmul
 
 __all__ = [

@@ -1,22 +1,27 @@
-"""Functions composed of the factorizations: pinv, matrix_rank, lstsq, cond, multi_dot, logdet. They carry
-no derivative code of their own; autograd differentiates the composition (svd, solve, matmul)."""
+"""Functions built on the factorizations: det and slogdet (one LU call each, with their own backward, whose
+singular case needs the SVD), and pinv, matrix_rank, lstsq, cond, multi_dot, logdet, which carry no derivative
+code of their own; autograd differentiates the composition (svd, solve, matmul)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 from pyframe import _dtype
-from pyframe._backend import ShapeError
-from pyframe.linalg._common import LinAlgError, check_matrix, check_same_dtype
+from pyframe._backend import NULL, ShapeError, lib
+from pyframe.autograd.graph import needs_grad, record
+from pyframe.linalg._common import LinAlgError, call, check_matrix, check_same_dtype
 from pyframe.linalg.decomp import svd, svdvals
 from pyframe.linalg.norms import matrix_norm
-from pyframe.linalg.solve import inv, slogdet
+from pyframe.linalg.solve import inv
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
+from pyframe.ops.join import cat, stack
 from pyframe.ops.products import matmul
 from pyframe.tensor import Tensor, empty_tensor
 
-__all__ = ["pinv", "matrix_rank", "lstsq", "cond", "multi_dot", "logdet"]
+__all__ = [
+    "pinv", "matrix_rank", "lstsq", "cond", "multi_dot", "logdet", "det", "slogdet",
+]  # fmt: skip
 
 _EPS = {_dtype.float32: 2.0**-23, _dtype.float64: 2.0**-52}
 
@@ -134,3 +139,61 @@ def logdet(A: Tensor) -> Tensor:
             "use slogdet for the sign and log|det|"
         )
     return logabs
+
+
+def det(A: Tensor) -> Tensor:
+    """Same as torch.linalg.det (and torch.det): by LU; a singular matrix has det 0 and its gradient (the
+    adjugate) comes from an SVD, as torch's."""
+    fn = "linalg.det"
+    check_matrix(A, fn)
+    d = empty_tensor(A._shape[:-2], A.dtype)
+    call(fn, lib.pf_linalg_det(A._d(), d._d(), NULL, NULL))
+    if needs_grad(A):
+
+        def backward(g):
+            return _det_grad(A, d, g)
+
+        record("LinalgDetBackward0", backward, (A,), d, (A, d))
+    return d
+
+
+def _det_grad(A: Tensor, d: Tensor, g: Tensor) -> Tensor:
+    """d det / dA = adj(A)^T: det * A^-T when A is invertible; otherwise, with A = U S Vh,
+    det(U) det(Vh) U diag(prod_{j != i} s_j) Vh, which holds for every A."""
+    scale = ew.mul(g, d).unsqueeze(-1).unsqueeze(-1)
+    if bool(rd.all(ew.ne(d.detach(), 0.0))):
+        return ew.mul(scale, inv(A).mT)
+
+    U, S, Vh = svd(A, full_matrices=False)
+    n = S.shape[-1]
+    others = [rd.prod(cat([S.narrow(-1, 0, i), S.narrow(-1, i + 1, n - 1 - i)], -1), -1) for i in range(n)]
+    p = stack(others, -1)
+    sign = ew.mul(det(U.detach()), det(Vh.detach()))
+    return ew.mul(ew.mul(g, sign).unsqueeze(-1).unsqueeze(-1), matmul(ew.mul(U, p.unsqueeze(-2)), Vh))
+
+
+class SlogdetResult(NamedTuple):
+    """torch.return_types.linalg_slogdet."""
+
+    sign: Tensor
+    logabsdet: Tensor
+
+
+def slogdet(A: Tensor) -> SlogdetResult:
+    """Same as torch.linalg.slogdet: (sign, log|det|); a singular matrix gives (0, -inf). The gradient
+    flows through logabsdet (A^-T), as torch's."""
+    fn = "linalg.slogdet"
+    check_matrix(A, fn)
+    sign = empty_tensor(A._shape[:-2], A.dtype)
+    logabs = empty_tensor(A._shape[:-2], A.dtype)
+    call(fn, lib.pf_linalg_det(A._d(), NULL, sign._d(), logabs._d()))
+    if needs_grad(A):
+
+        def backward(gsign=None, glogabs=None):
+            if glogabs is None:
+                return None
+            return ew.mul(glogabs.unsqueeze(-1).unsqueeze(-1), inv(A).mT)
+
+        # the sign is piecewise constant: only logabsdet (output 1) carries a gradient
+        record("LinalgSlogdetBackward0", backward, (A,), (None, logabs), (A,))
+    return SlogdetResult(sign, logabs)

@@ -1,24 +1,23 @@
-"""Linear systems and determinants: solve, solve_triangular, inv, det, slogdet, cholesky, matrix_exp.
+"""Linear systems: solve, solve_triangular, inv, cholesky, matrix_exp.
 
 Each forward is one batched C call (LU with partial pivoting, triangular substitution, Cholesky, Pade);
 each backward sits under it as pyframe ops (torch's formulas), so create_graph differentiates again."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from pyframe._backend import NULL, ShapeError, lib
+from pyframe._backend import ShapeError, lib
 from pyframe.autograd.graph import needs_grad, record
 from pyframe.linalg._common import call, check_matrix, check_same_dtype, identity_like
 from pyframe.ops import elementwise as ew
-from pyframe.ops import reduce as rd
 from pyframe.ops._common import broadcast_shapes
-from pyframe.ops.join import cat, stack
+from pyframe.ops.join import cat
 from pyframe.ops.products import matmul
 from pyframe.ops.view import expand
 from pyframe.tensor import Tensor, empty_tensor
 
-__all__ = ["solve", "solve_triangular", "inv", "det", "slogdet", "cholesky", "matrix_exp"]
+__all__ = [
+    "solve", "solve_triangular", "inv", "cholesky", "matrix_exp",
+]  # fmt: skip
 
 
 def _broadcast_batch(A: Tensor, B: Tensor) -> tuple[Tensor, Tensor]:
@@ -108,65 +107,6 @@ def inv(A: Tensor) -> Tensor:
 
         record("LinalgInvExBackward0", backward, (A,), X, (X,))
     return X
-
-
-def det(A: Tensor) -> Tensor:
-    """Same as torch.linalg.det (and torch.det): by LU; a singular matrix has det 0 and its gradient (the
-    adjugate) comes from an SVD, as torch's."""
-    fn = "linalg.det"
-    check_matrix(A, fn)
-    d = empty_tensor(A._shape[:-2], A.dtype)
-    call(fn, lib.pf_linalg_det(A._d(), d._d(), NULL, NULL))
-    if needs_grad(A):
-
-        def backward(g):
-            return _det_grad(A, d, g)
-
-        record("LinalgDetBackward0", backward, (A,), d, (A, d))
-    return d
-
-
-def _det_grad(A: Tensor, d: Tensor, g: Tensor) -> Tensor:
-    """d det / dA = adj(A)^T: det * A^-T when A is invertible; otherwise, with A = U S Vh,
-    det(U) det(Vh) U diag(prod_{j != i} s_j) Vh, which holds for every A."""
-    scale = ew.mul(g, d).unsqueeze(-1).unsqueeze(-1)
-    if bool(rd.all(ew.ne(d.detach(), 0.0))):
-        return ew.mul(scale, inv(A).mT)
-    from pyframe.linalg.decomp import svd  # decomp's QR backward imports this module
-
-    U, S, Vh = svd(A, full_matrices=False)
-    n = S.shape[-1]
-    others = [rd.prod(cat([S.narrow(-1, 0, i), S.narrow(-1, i + 1, n - 1 - i)], -1), -1) for i in range(n)]
-    p = stack(others, -1)
-    sign = ew.mul(det(U.detach()), det(Vh.detach()))
-    return ew.mul(ew.mul(g, sign).unsqueeze(-1).unsqueeze(-1), matmul(ew.mul(U, p.unsqueeze(-2)), Vh))
-
-
-class SlogdetResult(NamedTuple):
-    """torch.return_types.linalg_slogdet."""
-
-    sign: Tensor
-    logabsdet: Tensor
-
-
-def slogdet(A: Tensor) -> SlogdetResult:
-    """Same as torch.linalg.slogdet: (sign, log|det|); a singular matrix gives (0, -inf). The gradient
-    flows through logabsdet (A^-T), as torch's."""
-    fn = "linalg.slogdet"
-    check_matrix(A, fn)
-    sign = empty_tensor(A._shape[:-2], A.dtype)
-    logabs = empty_tensor(A._shape[:-2], A.dtype)
-    call(fn, lib.pf_linalg_det(A._d(), NULL, sign._d(), logabs._d()))
-    if needs_grad(A):
-
-        def backward(gsign=None, glogabs=None):
-            if glogabs is None:
-                return None
-            return ew.mul(glogabs.unsqueeze(-1).unsqueeze(-1), inv(A).mT)
-
-        # the sign is piecewise constant: only logabsdet (output 1) carries a gradient
-        record("LinalgSlogdetBackward0", backward, (A,), (None, logabs), (A,))
-    return SlogdetResult(sign, logabs)
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:

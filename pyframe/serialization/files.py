@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
+from pyframe._version import __version__
 from pyframe.serialization.format import (
     _PREAMBLE,
     FORMAT_VERSION,
@@ -100,11 +101,9 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, *, metadata: dict | N
         raise ValueError("obj: nested too deeply to save (deeper than Python's recursion limit allows)") from None
     meta = _collect_metadata(metadata)
     storages, chunks = enc.layout()
-    import pyframe
-
     header = {
         "format": FORMAT_VERSION,
-        "writer": f"pyframe {getattr(pyframe, '__version__', '?')}",
+        "writer": f"pyframe {__version__}",
         "metadata": meta,
         "data_nbytes": _end(storages),
         "storages": storages,

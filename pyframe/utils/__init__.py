@@ -1,5 +1,2 @@
-"""Utilities shared across pyframe; ``pyframe.utils.data`` as torch.utils.data."""
-
-from pyframe.utils import data
-
-__all__ = ["data"]
+"""Utilities shared across pyframe: ``hooks`` (RemovableHandle) and ``data`` (as torch.utils.data, imported by
+``import pyframe``). Nothing is imported here, so the autograd engine can use ``hooks`` without the data loader."""

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+from pyframe._backend import set_num_threads
+from pyframe.ops.random import manual_seed
 from pyframe.tensor import Tensor, from_numpy
 
 __all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper"]
@@ -118,12 +120,10 @@ def worker_loop(
     global _worker_info
     import numpy as np
 
-    import pyframe
-
-    pyframe.set_num_threads(1)  # the workers share the machine's cores with each other and the parent
+    set_num_threads(1)  # the workers share the machine's cores with each other and the parent
     seed = base_seed + worker_id
     random.seed(seed)
-    pyframe.manual_seed(seed)
+    manual_seed(seed)
     np.random.seed(seed % (1 << 32))
     _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
 
