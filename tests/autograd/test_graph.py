@@ -1019,3 +1019,13 @@ def test_grad_assignment_vs_torch_messages():
             tt.grad = bad
         with pytest.raises(TypeError):
             pt.grad = bad
+
+
+def test_only_floating_tensors_require_grad():
+    x = pyframe.arange(3)
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+        x.requires_grad = True
+    assert not x.requires_grad
+    y = pyframe.ones(3, requires_grad=True)
+    with pytest.raises(TypeError, match="gradients must be floating point tensors, got int64"):
+        (y * 2).backward(pyframe.ones(3, dtype=pyframe.int64))

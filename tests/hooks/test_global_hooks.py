@@ -357,3 +357,17 @@ def test_docs_examples_run(page):
     for code in blocks:
         exec(compile(code, f"docs/hooks/{page}", "exec"), {"__name__": "docs_example"})
     assert not module_mod._global_hooks_active
+
+
+def test_reentering_hook_error_carries_one_note(no_installed_plugins):
+    def reenter(module, args, kwargs):
+        module(*args)  # calls itself from inside its own forward pre-hook
+
+    h = nn.register_module_forward_pre_hook(reenter, with_kwargs=True)
+    try:
+        with pytest.raises(RecursionError) as info:
+            nn.ReLU()(pyframe.ones(1))
+    finally:
+        h.remove()
+    notes = info.value.__notes__
+    assert len(notes) == 1 and "reenter" in notes[0]

@@ -3,6 +3,8 @@ linspace, eye, tensor() of every input kind, and requires_grad."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -174,3 +176,64 @@ def test_tensor_factory_copies():
     assert t.dtype == pyframe.float64  # an ndarray keeps its dtype
     assert pyframe.tensor([1.0, 2.0]).dtype == pyframe.float32  # Python floats: float32
     assert pyframe.as_tensor(a)._storage.owner is a  # as_tensor shares
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: pyframe.zeros(2, dtype=pyframe.int32).clamp(min=2**40),
+        lambda: pyframe.full((2,), 2**40, dtype=pyframe.int32),
+        lambda: pyframe.zeros(2, dtype=pyframe.int32).fill_(2**40),
+        lambda: pyframe.zeros(2, dtype=pyframe.int32).masked_fill(pyframe.tensor([True, False]), 2**40),
+        lambda: pyframe.tensor([2**40], dtype=pyframe.int32),
+        lambda: pyframe.tensor([1e10], dtype=pyframe.int32),
+        lambda: pyframe.zeros(2, dtype=pyframe.int32) + 2**40,
+        lambda: pyframe.zeros(2, dtype=pyframe.int64) + 2**70,
+        lambda: pyframe.full((2,), 2**63),
+        lambda: pyframe.tensor(2**64),
+        lambda: pyframe.tensor([2**63]),
+    ],
+)
+def test_integers_out_of_the_dtype_range_are_refused_with_value_and_range(call):
+    with pytest.raises(OverflowError, match=r"out of range for int(32|64) \(allowed: -\d+ to \d+\)"):
+        call()
+
+
+def test_non_finite_and_large_float_fills_work():
+    assert all(math.isnan(v) for v in pyframe.full((2,), math.nan).tolist())
+    assert pyframe.zeros(2).fill_(-math.inf).tolist() == [-math.inf] * 2
+    assert pyframe.full_like(pyframe.zeros(2), math.inf).tolist() == [math.inf] * 2
+    assert pyframe.nn.functional.pad(pyframe.zeros(2), (1, 1), value=-math.inf).tolist() == [
+        -math.inf,
+        0.0,
+        0.0,
+        -math.inf,
+    ]
+    assert pyframe.zeros(2).fill_(1e20).tolist() == [pytest.approx(1e20)] * 2
+    assert (pyframe.zeros(1) + 2**70).item() == pytest.approx(2.0**70)
+    assert pyframe.full((1,), 1e6, dtype=pyframe.float16).item() == math.inf  # float16 overflows to inf, as torch
+    with pytest.raises(ValueError, match="nan cannot be converted to int64"):
+        pyframe.zeros(1, dtype=pyframe.int64).fill_(math.nan)
+    with pytest.raises(OverflowError, match=r"1e\+300 is out of range for float32 \(largest magnitude: 3.40282e\+38\)"):
+        pyframe.full((1,), 1e300)
+
+
+def test_huge_shapes_and_zero_d_splits_say_what_was_wrong():
+    with pytest.raises(ValueError, match=r"shape \[0, 1099511627776, 1099511627776\] is too large"):
+        pyframe.zeros(0, 2**40, 2**40)
+    for fn in (lambda t: t.split(1), lambda t: t.chunk(1), lambda t: t.narrow(0, 0, 1), lambda t: t.unbind()):
+        with pytest.raises(RuntimeError, match="cannot be applied to a 0-dim tensor"):
+            fn(pyframe.tensor(1.0))
+    with pytest.raises(ValueError, match=r"conv2d\(\): stride must be at most 2147483647"):
+        pyframe.nn.functional.conv2d(pyframe.zeros(1, 1, 3, 3), pyframe.zeros(1, 1, 1, 1), stride=2**40)
+    with pytest.raises(ValueError, match=r"max_pool2d\(\): stride must be at most"):
+        pyframe.nn.functional.max_pool2d(pyframe.zeros(1, 1, 3, 3), 2, stride=2**40)
+    with pytest.raises(ValueError, match=r"bilinear\(\): inputs must have the same number of dims, from 1 to 7"):
+        pyframe.nn.functional.bilinear(pyframe.zeros(*[1] * 7, 2), pyframe.zeros(*[1] * 7, 2), pyframe.zeros(3, 2, 2))
+    with pytest.raises(TypeError, match=r"narrow\(\): length must be an int, got bool"):
+        pyframe.zeros(3).narrow(0, 0, True)
+
+
+def test_strings_are_refused():
+    with pytest.raises(TypeError, match="strings are refused"):
+        pyframe.tensor(["False", "0"], dtype=pyframe.bool)

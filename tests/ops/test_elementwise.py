@@ -645,3 +645,35 @@ def test_lean_binary_recording_keeps_the_inplace_check_and_both_gradients():
         x.add_(1.0)  # mul saved x: its backward must refuse the changed value
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda e: e.add_(pyframe.tensor([1.0, 2.0, 3.0])),
+        lambda e: e.mul_(2),
+        lambda e: e.copy_(pyframe.tensor([1.0, 2.0, 3.0])),
+        lambda e: e.index_add_(0, pyframe.tensor([0]), pyframe.ones(1)),
+        lambda e: e.clamp_(0, 1),
+    ],
+)
+def test_in_place_writes_to_an_expanded_view_are_refused(write):
+    base = pyframe.zeros(1)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        write(base.expand(3))
+    assert base.tolist() == [0.0]
+
+
+def test_fill_of_an_expanded_view_and_single_element_writes_stay_legal():
+    e = pyframe.zeros(1).expand(3)
+    e.fill_(2)
+    assert e.tolist() == [2.0, 2.0, 2.0]
+    e[1] = 5.0
+    assert e.tolist() == [5.0, 5.0, 5.0]
+
+
+def test_float16_arithmetic_with_a_large_scalar_rounds_once():
+    x = pyframe.tensor([1.0, math.inf], dtype=pyframe.float16)
+    assert (x - 2**31).tolist() == [-math.inf, math.inf]  # not inf - inf = nan
+    x.div_(-(2**63) - 1)  # the in-place form too (found by the ASan walk, seed 1004, call 117)
+    assert x.tolist() == [-0.0, -math.inf]

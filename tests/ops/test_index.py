@@ -4,6 +4,7 @@ take_along_dim, masked_select, scatter, index_fill/copy and tril/triu_indices ag
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -343,3 +344,47 @@ def test_select_and_scatter_helpers_bad_input():
         pyframe.zeros(2).scatter_(0, pyframe.tensor([0]))
     with pytest.raises(RuntimeError, match="as many dims"):
         pyframe.zeros(2, 2).scatter(1, pyframe.tensor([0]), 1.0)
+
+
+def test_scatters_read_their_source_before_writing():
+    idx = pyframe.tensor([1, 2, 3, 0])
+    x = pyframe.arange(4.0)
+    x[idx] = x
+    assert x.tolist() == [3.0, 0.0, 1.0, 2.0]
+    x = pyframe.arange(4.0)
+    x.index_add_(0, idx, x)
+    assert x.tolist() == [3.0, 1.0, 3.0, 5.0]
+    x = pyframe.arange(4.0)
+    x.scatter_add_(0, idx, x)
+    assert x.tolist() == [3.0, 1.0, 3.0, 5.0]
+    i = pyframe.tensor([1, 0])  # the index itself aliases the destination
+    i.index_add_(0, i, pyframe.tensor([10, 20]))
+    assert i.tolist() == [21, 10]
+
+
+def test_setitem_range_check():
+    x = pyframe.zeros(2, dtype=pyframe.int32)
+    with pytest.raises(RuntimeError, match="1099511627776 is out of range for int32"):
+        x[0] = 2**40
+    assert x.tolist() == [0, 0]
+
+
+@pytest.mark.parametrize(
+    "shape, key",
+    [
+        ((3,), (True, False)),
+        ((3,), (True, True)),
+        ((3, 4), (0, True, False)),
+        ((3, 4), (Ellipsis, True, True)),
+        ((2, 0, 3), (0, [], Ellipsis, True)),
+        ((3, 3, 1), ([], False)),
+        ((3, 4), (True, slice(None), [1])),
+    ],
+)
+def test_bool_scalar_indices_match_torch(shape, key):
+    torch = pytest.importorskip("torch")
+    tkey = tuple(torch.tensor(k, dtype=torch.long) if isinstance(k, list) else k for k in key)
+    n = math.prod(shape)
+    want = torch.arange(float(n)).reshape(shape)[tkey]
+    got = pyframe.arange(float(n)).reshape(*shape)[key]
+    assert tuple(got.shape) == tuple(want.shape) and got.tolist() == want.tolist()

@@ -4,6 +4,8 @@ against NumPy and torch: values, gradients, promotion and bad input."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -154,3 +156,8 @@ def test_tensor_split_and_meshgrid_bad_input():
         pyframe.tensor_split(pyframe.zeros(4), 0)
     with pytest.raises(ValueError, match="indexing"):
         pyframe.meshgrid(pyframe.zeros(2), indexing="yx")
+
+
+def test_split_refuses_non_int_sizes():
+    with pytest.raises(TypeError, match="must be an int or a list of ints, got nan"):
+        pyframe.zeros(3).split(math.nan)

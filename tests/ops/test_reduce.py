@@ -343,3 +343,15 @@ def test_sum_and_mean_lean_paths_match_torch(dim, keepdim):
         got, want = getattr(x, name)(**kw), getattr(tx, name)(**kw)
         assert tuple(got.shape) == tuple(want.shape), (name, kw)
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_float16_std_var_norm_round_once():
+    torch = pytest.importorskip("torch")
+    for values in ([60000.0, 0.0], [1.0, 2.0, 4.0], [30000.0, -30000.0, 100.0]):
+        x, tx = pyframe.tensor(values, dtype=pyframe.float16), torch.tensor(values, dtype=torch.float16)
+        assert x.std().item() == tx.std().item()
+        assert x.var().item() == tx.var().item()
+    assert pyframe.tensor([60000.0, 0.0], dtype=pyframe.float16).std().item() == 42432.0
+    big = [3e38, 0.0, 0.0, 0.0, 0.0]  # found by the fuzzer: the float32 variance overflows, the std does not
+    assert pyframe.tensor(big).std().item() == torch.tensor(big).std().item()
+    assert pyframe.tensor([300.0, 400.0], dtype=pyframe.float16).norm().item() == 500.0

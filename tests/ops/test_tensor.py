@@ -230,3 +230,51 @@ def test_numpy_shares_memory():
     assert np.asarray(t, dtype=np.float64).dtype == np.float64
     with pytest.raises(RuntimeError, match="requires grad"):
         pyframe.ones(2, requires_grad=True).numpy()
+
+
+def test_numpy_view_of_a_from_numpy_tensor_keeps_the_array_alive():
+    a = np.arange(100_000, dtype=np.float32)
+    view = pyframe.from_numpy(a).numpy()
+    del a
+    gc.collect()
+    np.ones(100_000, dtype=np.float32)  # would land in the freed block
+    assert view[-1] == 99_999 and (view == np.arange(100_000, dtype=np.float32)).all()
+
+
+def test_asarray_of_a_temporary_tensor_keeps_its_memory():
+    arr = np.asarray(pyframe.from_numpy(np.full(50_000, 7, dtype=np.int64)))
+    gc.collect()
+    np.zeros(50_000, dtype=np.int64)
+    assert (arr == 7).all()
+    views = [pyframe.arange(10.0)[::3].numpy() for _ in range(3)]
+    gc.collect()
+    assert views[0].tolist() == [0.0, 3.0, 6.0, 9.0]
+
+
+def test_read_only_memmap_is_copied_so_writes_cannot_crash(tmp_path):
+    path = tmp_path / "w.bin"
+    np.arange(6, dtype=np.float32).tofile(path)
+    mm = np.memmap(path, dtype=np.float32, mode="r")
+    with pytest.warns(UserWarning, match="not writable; pyframe copies it"):
+        t = pyframe.from_numpy(mm)
+    t.add_(1)  # used to segfault
+    assert t.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0] and mm[0] == 0
+    with pytest.warns(UserWarning, match="not writable"):  # a broadcast array is read-only too
+        p = pyframe.nn.Parameter(pyframe.from_numpy(np.broadcast_to(np.float32(1), (3,))))
+    opt = pyframe.optim.SGD([p], lr=0.5)
+    p.grad = pyframe.ones(3)
+    opt.step()
+    assert p.tolist() == [0.5, 0.5, 0.5]
+
+
+def test_tensor_of_a_read_only_array_copies_without_warning():
+    a = np.arange(3.0)
+    a.flags.writeable = False
+    assert pyframe.tensor(a).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_two_from_numpy_views_of_one_array_are_seen_as_overlapping():
+    a = np.arange(4.0)
+    x = pyframe.from_numpy(a)
+    x[pyframe.tensor([1, 2, 3, 0])] = pyframe.from_numpy(a)
+    assert x.tolist() == [3.0, 0.0, 1.0, 2.0]

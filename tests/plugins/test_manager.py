@@ -628,3 +628,28 @@ def test_register_refuses_an_object_registered_twice(site):
     with plugins.register(obj, name="one"), pytest.raises(ValueError, match="already registered as plugin 'one'"):
         plugins.register(obj, name="two")
     assert "one" not in [i.name for i in plugins.list()]
+
+
+def test_register_refuses_non_plugins_and_misspelt_hooks(no_installed_plugins):
+    with pytest.raises(
+        TypeError, match="a plugin is a module, class or object with @pyframe.hookimpl functions, got int"
+    ):
+        pyframe.plugins.register(42)
+
+    class Misspelt:
+        @pyframe.hookimpl
+        def pyframe_module_foward(self, module, args, kwargs, output):
+            return None
+
+    with pytest.raises(ValueError, match="'pyframe_module_foward' \\(did you mean 'pyframe_module_forward'\\?\\)"):
+        pyframe.plugins.register(Misspelt())
+
+    class Unmarked:  # a pyframe_* function without the marker would never be called either
+        def pyframe_module_forward_pr(self, module, args):
+            return None
+
+    with pytest.raises(ValueError, match="did you mean 'pyframe_module_forward_pre'"):
+        pyframe.plugins.register(Unmarked())
+    with pytest.raises(TypeError, match="implements no pyframe hook"):
+        pyframe.plugins.register(object())
+    assert all(i.name not in ("int", "Misspelt", "Unmarked", "object") for i in pyframe.plugins.list())
