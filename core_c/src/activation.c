@@ -76,20 +76,16 @@ static inline float erf_vec(float a) {
 GELU_KERNELS(float, f32, erf_vec, tanhf, pf_expf)
 GELU_KERNELS(double, f64, erf, tanh, exp)
 
-static void fwd_team(void *arg, int t, int T) {
+static void fwd_part(void *arg, int64_t b, int64_t e) {
     const gelu_args *a = arg;
-    int64_t b, e;
-    pf_split(a->n, t, T, &b, &e);
     if (a->dtype == PF_FLOAT32)
         gelu_fwd_f32(a->x, a->y, a->cdf, b, e, a->approx);
     else
         gelu_fwd_f64(a->x, a->y, a->cdf, b, e, a->approx);
 }
 
-static void bwd_team(void *arg, int t, int T) {
+static void bwd_part(void *arg, int64_t b, int64_t e) {
     const gelu_args *a = arg;
-    int64_t b, e;
-    pf_split(a->n, t, T, &b, &e);
     if (a->dtype == PF_FLOAT32)
         gelu_bwd_f32(a->g, a->x, a->cdf_in, a->gx, b, e, a->approx);
     else
@@ -112,7 +108,7 @@ int pf_gelu(int dtype, const void *x, void *y, void *cdf, int64_t n, int approxi
     if (n == 0) return PF_OK;
     if (!x || !y) return pf_error(PF_ERR_VALUE, "gelu(): a NULL input or output buffer");
     gelu_args a = {.dtype = dtype, .approx = approximate, .x = x, .y = y, .cdf = cdf, .n = n};
-    pf_run_team(pf_threads_for(n), fwd_team, &a);
+    pf_parallel_range(pf_threads_for(n), n, fwd_part, &a);
     return PF_OK;
 }
 
@@ -123,6 +119,6 @@ int pf_gelu_backward(int dtype, const void *g, const void *x, const void *cdf, v
     if (n == 0) return PF_OK;
     if (!g || !x || !gx) return pf_error(PF_ERR_VALUE, "gelu_backward(): a NULL input or output buffer");
     gelu_args a = {.dtype = dtype, .approx = approximate, .g = g, .x = x, .cdf_in = cdf, .gx = gx, .n = n};
-    pf_run_team(pf_threads_for(n), bwd_team, &a);
+    pf_parallel_range(pf_threads_for(n), n, bwd_part, &a);
     return PF_OK;
 }

@@ -68,7 +68,8 @@ static inline double vec_get(const pf_tensor *t, int64_t c) {
     return t->dtype == PF_FLOAT32 ? ((const float *)t->data)[c * t->strides[0]]
                                   : ((const double *)t->data)[c * t->strides[0]];
 }
-static inline void vec_set(pf_tensor *t, int64_t c, double v) {
+/* t's data is written through a const descriptor: the descriptor itself is not */
+static inline void vec_set(const pf_tensor *t, int64_t c, double v) {
     if (t->dtype == PF_FLOAT32) ((float *)t->data)[c * t->strides[0]] = (float)v;
     else ((double *)t->data)[c * t->strides[0]] = v;
 }
@@ -185,6 +186,64 @@ static inline void vec_set(pf_tensor *t, int64_t c, double v) {
 DEFINE_BN(float)
 DEFINE_BN(double)
 
+/* One call's operands; threads split the channels, so no two share an output element. */
+typedef struct {
+    const bgeom *g;
+    const pf_tensor *x, *weight, *bias, *grad_out;
+    const pf_tensor *running_mean, *running_var, *y, *mean, *var, *grad_in, *grad_weight, *grad_bias; /* written */
+    double eps, momentum;
+} bn_job;
+
+static void bn_forward_channels(void *arg, int64_t c0, int64_t c1) {
+    const bn_job *j = arg;
+    const bgeom *g = j->g;
+    int dt = j->x->dtype;
+    int64_t m = g->N * g->L;
+    for (int64_t c = c0; c < c1; c++) {
+        double mu, v;
+        if (dt == PF_FLOAT32) bn_stats_float(j->x->data, g, c, &mu, &v);
+        else bn_stats_double(j->x->data, g, c, &mu, &v);
+        double invstd = 1.0 / sqrt(v + j->eps);
+        double scale = j->weight ? invstd * vec_get(j->weight, c) : invstd;
+        double shift = j->bias ? vec_get(j->bias, c) : 0.0;
+        /* x - mu = (x - mt) + (mt - mu) with mt = mu rounded to float */
+        if (dt == PF_FLOAT32)
+            bn_apply_float(j->x->data, j->y->data, g, c, (float)mu, (float)scale,
+                           (float)(shift + ((double)(float)mu - mu) * scale));
+        else bn_apply_double(j->x->data, j->y->data, g, c, mu, scale, shift);
+        vec_set(j->mean, c, mu);
+        vec_set(j->var, c, v);
+        /* the running variance is the unbiased one, as torch keeps it */
+        double mom = j->momentum;
+        if (j->running_mean) vec_set(j->running_mean, c, (1 - mom) * vec_get(j->running_mean, c) + mom * mu);
+        if (j->running_var)
+            vec_set(j->running_var, c, (1 - mom) * vec_get(j->running_var, c) + mom * v * (double)m / (double)(m - 1));
+    }
+}
+
+static void bn_backward_channels(void *arg, int64_t c0, int64_t c1) {
+    const bn_job *j = arg;
+    const bgeom *g = j->g;
+    int dt = j->x->dtype;
+    double m = (double)(g->N * g->L);
+    for (int64_t c = c0; c < c1; c++) {
+        double mu = vec_get(j->mean, c), invstd = 1.0 / sqrt(vec_get(j->var, c) + j->eps), sg, sgx;
+        if (dt == PF_FLOAT32) bn_grad_sums_float(j->grad_out->data, j->x->data, g, c, mu, &sg, &sgx);
+        else bn_grad_sums_double(j->grad_out->data, j->x->data, g, c, mu, &sg, &sgx);
+        if (j->grad_weight) vec_set(j->grad_weight, c, sgx * invstd);
+        if (j->grad_bias) vec_set(j->grad_bias, c, sg);
+        if (!j->grad_in) continue;
+        /* gx = w*invstd * (gy - sum(gy)/m - (x - mean) * invstd^2 * sum(gy*(x - mean))/m) */
+        double a = (j->weight ? vec_get(j->weight, c) : 1.0) * invstd;
+        double k2 = a * invstd * invstd * sgx / m, k3 = a * sg / m;
+        k3 += ((double)(float)mu - mu) * k2 * (dt == PF_FLOAT32); /* float32 centres on mu rounded */
+        if (dt == PF_FLOAT32)
+            bn_grad_x_float(j->grad_out->data, j->x->data, j->grad_in->data, g, c, (float)mu, (float)a, (float)k2,
+                            (float)k3);
+        else bn_grad_x_double(j->grad_out->data, j->x->data, j->grad_in->data, g, c, mu, a, k2, k3);
+    }
+}
+
 int pf_batch_norm_forward(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias, double eps,
                           double momentum, pf_tensor *running_mean, pf_tensor *running_var, pf_tensor *y,
                           pf_tensor *mean, pf_tensor *var) {
@@ -202,37 +261,9 @@ int pf_batch_norm_forward(const pf_tensor *x, const pf_tensor *weight, const pf_
         return rc;
     if (!(eps >= 0) || !(momentum == momentum))
         return pf_error(PF_ERR_VALUE, "%s: eps must be >= 0 and momentum a number, got %g and %g", fn, eps, momentum);
-    int64_t m = g.N * g.L;
-    int nt = pf_threads_for(g.C * m * 3);
-    if (nt > g.C) nt = (int)g.C;
-    pf_team tm;
-    pf_team_start(&tm);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-#pragma omp for schedule(static) nowait
-        for (int64_t c = 0; c < g.C; c++) {
-            double mu, v;
-            if (dt == PF_FLOAT32) bn_stats_float(x->data, &g, c, &mu, &v);
-            else bn_stats_double(x->data, &g, c, &mu, &v);
-            double invstd = 1.0 / sqrt(v + eps);
-            double scale = weight ? invstd * vec_get(weight, c) : invstd;
-            double shift = bias ? vec_get(bias, c) : 0.0;
-            /* x - mu = (x - mt) + (mt - mu) with mt = mu rounded to float */
-            if (dt == PF_FLOAT32)
-                bn_apply_float(x->data, y->data, &g, c, (float)mu, (float)scale,
-                               (float)(shift + ((double)(float)mu - mu) * scale));
-            else bn_apply_double(x->data, y->data, &g, c, mu, scale, shift);
-            vec_set(mean, c, mu);
-            vec_set(var, c, v);
-            /* the running variance is the unbiased one, as torch keeps it */
-            if (running_mean) vec_set(running_mean, c, (1 - momentum) * vec_get(running_mean, c) + momentum * mu);
-            if (running_var)
-                vec_set(running_var, c,
-                        (1 - momentum) * vec_get(running_var, c) + momentum * v * (double)m / (double)(m - 1));
-        }
-        pf_team_done(&tm);
-    }
-    pf_team_finish(&tm);
+    bn_job j = {.g = &g, .x = x, .weight = weight, .bias = bias, .running_mean = running_mean,
+                .running_var = running_var, .y = y, .mean = mean, .var = var, .eps = eps, .momentum = momentum};
+    pf_parallel_range(pf_threads_for(g.C * g.N * g.L * 3), g.C, bn_forward_channels, &j);
     return PF_OK;
 }
 
@@ -251,33 +282,8 @@ int pf_batch_norm_backward(const pf_tensor *grad_out, const pf_tensor *x, const 
         (grad_bias && (rc = check_vec(fn, "grad_bias", grad_bias, dt, g.C))))
         return rc;
     if (!(eps >= 0)) return pf_error(PF_ERR_VALUE, "%s: eps must be >= 0, got %g", fn, eps);
-    double m = (double)(g.N * g.L);
-    int nt = pf_threads_for(g.C * g.N * g.L * 2);
-    if (nt > g.C) nt = (int)g.C;
-    pf_team tm;
-    pf_team_start(&tm);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-#pragma omp for schedule(static) nowait
-        for (int64_t c = 0; c < g.C; c++) {
-            double mu = vec_get(mean, c), invstd = 1.0 / sqrt(vec_get(var, c) + eps), sg, sgx;
-            if (dt == PF_FLOAT32) bn_grad_sums_float(grad_out->data, x->data, &g, c, mu, &sg, &sgx);
-            else bn_grad_sums_double(grad_out->data, x->data, &g, c, mu, &sg, &sgx);
-            if (grad_weight) vec_set(grad_weight, c, sgx * invstd);
-            if (grad_bias) vec_set(grad_bias, c, sg);
-            if (grad_in) {
-                /* gx = w*invstd * (gy - sum(gy)/m - (x - mean) * invstd^2 * sum(gy*(x - mean))/m) */
-                double a = (weight ? vec_get(weight, c) : 1.0) * invstd;
-                double k2 = a * invstd * invstd * sgx / m, k3 = a * sg / m;
-                k3 += ((double)(float)mu - mu) * k2 * (dt == PF_FLOAT32); /* float32 centres on mu rounded */
-                if (dt == PF_FLOAT32)
-                    bn_grad_x_float(grad_out->data, x->data, grad_in->data, &g, c, (float)mu, (float)a, (float)k2,
-                                    (float)k3);
-                else bn_grad_x_double(grad_out->data, x->data, grad_in->data, &g, c, mu, a, k2, k3);
-            }
-        }
-        pf_team_done(&tm);
-    }
-    pf_team_finish(&tm);
+    bn_job j = {.g = &g, .x = x, .weight = weight, .mean = mean, .var = var, .grad_out = grad_out,
+                .grad_in = grad_in, .grad_weight = grad_weight, .grad_bias = grad_bias, .eps = eps};
+    pf_parallel_range(pf_threads_for(g.C * g.N * g.L * 2), g.C, bn_backward_channels, &j);
     return PF_OK;
 }

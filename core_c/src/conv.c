@@ -139,38 +139,41 @@ int pf_conv_geometry(const char *fn, const pf_tensor *x, const pf_tensor *col, i
     return PF_OK;
 }
 
-static int run(int fold, const pf_tensor *xt, const pf_tensor *colt, const conv_geom *g, double pad_value) {
-    int64_t N = xt->shape[0], C = xt->shape[1], planes = N * C;
-    if (planes == 0 || g->OH * g->OW == 0) return PF_OK;
-    int64_t per_plane = g->kh * g->kw * g->OH * g->OW;
-    int nt = pf_threads_for(planes * per_plane);
-    size_t es = pf_dtype_size[xt->dtype];
-    char *x = xt->data, *col = colt->data;
-    const int64_t *xs = xt->strides, *cs = colt->strides;
-    int dt = xt->dtype;
-    int same = g->sh == 1 && g->sw == 1 && g->xsw == 1 && g->xsh == g->W && g->OW == g->W && g->csp == 1;
-    pf_team tm;
-    pf_team_start(&tm);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-#pragma omp for schedule(static) nowait
-        for (int64_t p = 0; p < planes; p++) {
-            int64_t n = p / C, c = p % C;
-            char *xp = x + (n * xs[0] + c * xs[1]) * (int64_t)es;
-            char *cp = col + (n * cs[0] + c * g->kh * g->kw * cs[1]) * (int64_t)es;
-            if (dt == PF_FLOAT32) {
-                if (fold) col2im_plane_float((const float *)cp, (float *)xp, g);
-                else if (same) im2col_same_float((const float *)xp, (float *)cp, g, (float)pad_value);
-                else im2col_plane_float((const float *)xp, (float *)cp, g, (float)pad_value);
-            } else {
-                if (fold) col2im_plane_double((const double *)cp, (double *)xp, g);
-                else if (same) im2col_same_double((const double *)xp, (double *)cp, g, pad_value);
-                else im2col_plane_double((const double *)xp, (double *)cp, g, pad_value);
-            }
+/* One call's planes (sample, channel): each unfolds into (or folds from) its own rows of col. */
+typedef struct {
+    int fold, same;
+    const pf_tensor *x, *col;
+    const conv_geom *g;
+    double pad_value;
+} planes_job;
+
+static void run_planes(void *arg, int64_t p0, int64_t p1) {
+    const planes_job *j = arg;
+    const conv_geom *g = j->g;
+    int64_t C = j->x->shape[1], es = (int64_t)pf_dtype_size[j->x->dtype];
+    const int64_t *xs = j->x->strides, *cs = j->col->strides;
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t n = p / C, c = p % C;
+        char *xp = (char *)j->x->data + (n * xs[0] + c * xs[1]) * es;
+        char *cp = (char *)j->col->data + (n * cs[0] + c * g->kh * g->kw * cs[1]) * es;
+        if (j->x->dtype == PF_FLOAT32) {
+            if (j->fold) col2im_plane_float((const float *)cp, (float *)xp, g);
+            else if (j->same) im2col_same_float((const float *)xp, (float *)cp, g, (float)j->pad_value);
+            else im2col_plane_float((const float *)xp, (float *)cp, g, (float)j->pad_value);
+        } else {
+            if (j->fold) col2im_plane_double((const double *)cp, (double *)xp, g);
+            else if (j->same) im2col_same_double((const double *)xp, (double *)cp, g, j->pad_value);
+            else im2col_plane_double((const double *)xp, (double *)cp, g, j->pad_value);
         }
-        pf_team_done(&tm);
     }
-    pf_team_finish(&tm);
+}
+
+static int run(int fold, const pf_tensor *xt, const pf_tensor *colt, const conv_geom *g, double pad_value) {
+    int64_t planes = xt->shape[0] * xt->shape[1];
+    if (planes == 0 || g->OH * g->OW == 0) return PF_OK;
+    int same = g->sh == 1 && g->sw == 1 && g->xsw == 1 && g->xsh == g->W && g->OW == g->W && g->csp == 1;
+    planes_job j = {fold, same, xt, colt, g, pad_value};
+    pf_parallel_range(pf_threads_for(planes * g->kh * g->kw * g->OH * g->OW), planes, run_planes, &j);
     return PF_OK;
 }
 

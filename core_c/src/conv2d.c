@@ -480,19 +480,16 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
     return run_job(&j, j.dense ? j.ntiles : j.N * j.ntiles, conv_forward_thread);
 }
 
-static void expand_rows(void *arg, int t, int T) {
+static void expand_rows(void *arg, int64_t i0, int64_t i1) {
     const conv_job *j = arg;
-    int64_t i0, i1;
-    pf_split(j->N, t, T, &i0, &i1);
     for (int64_t n = i0; n < i1; n++)
         DISPATCH(j, wide_expand, F(const void, j->gy + n * j->O * j->L * j->es), j->O, j->L,
                  F(void, j->gyq + n * j->O * j->Lq * j->es), j->Lq, &j->g, j->Wp);
 }
 
-static void sum_partials(void *arg, int t, int T) {
+static void sum_partials(void *arg, int64_t i0, int64_t i1) {
     const conv_job *j = arg;
-    int64_t n = j->O * j->R, i0, i1;
-    pf_split(n, t, T, &i0, &i1);
+    int64_t n = j->O * j->R;
     for (int64_t i = i0; i < i1; i++) {
         double s = 0;
         for (int64_t b = 0; b < j->nblk; b++) s += pf_load_f64(j->gw + (b * n + i) * j->es, j->dt);
@@ -586,13 +583,13 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
             return pf_error(PF_ERR_NOMEM, "conv2d_backward: out of memory for the widened gradient");
         }
         j.gyq = gyq;
-        pf_run_team(pf_threads_for(j.N * j.O * j.Lq), expand_rows, &j);
+        pf_parallel_range(pf_threads_for(j.N * j.O * j.Lq), j.N, expand_rows, &j);
     }
     rc = run_job(&j, j.nblk * j.G * j.nsub, conv_backward_thread);
     pf_free(gyq);
     if (rc == PF_OK && partials) {
         j.out = grad_w->data;
-        pf_run_team(pf_threads_for(j.nblk * j.O * j.R), sum_partials, &j);
+        pf_parallel_range(pf_threads_for(j.nblk * j.O * j.R), j.O * j.R, sum_partials, &j);
     }
     pf_free(partials);
     return rc;

@@ -215,13 +215,8 @@ static inline int pf_threads_for(int64_t work) { return work < PF_GRAIN ? 1 : pf
  * getting much less CPU time than wall time (it was preempted), means the team did not get
  * its cores, so pf_threads() answers 1 for a while (doubling while it persists), then
  * probes again. Serial work never waits for anyone, and results never depend on the
- * thread count, so the fallback only changes speed.
- *
- *     pf_team tm; pf_team_start(&tm);
- *     #pragma omp parallel num_threads(nt)
- *     { ... this thread's share ...; pf_team_done(&tm); }
- *     pf_team_finish(&tm);
- */
+ * thread count, so the fallback only changes speed. pf_run_team below instruments its
+ * region: start before it, done as each thread ends its part, finish after it. */
 typedef struct {
     int64_t t0, main_end, last_end; /* CLOCK_MONOTONIC ns */
     int64_t cpu0, main_cpu;         /* thread 0's CPU time (ns): at the start, and spent on its part */
@@ -229,6 +224,13 @@ typedef struct {
 void pf_team_start(pf_team *tm);
 void pf_team_done(pf_team *tm);
 void pf_team_finish(pf_team *tm);
+
+/* Split [0, total) evenly: the [begin, end) share of thread `t` of `nt`. */
+static inline void pf_split(int64_t total, int t, int nt, int64_t *begin, int64_t *end) {
+    int64_t q = total / nt, r = total % nt;
+    *begin = t * q + (t < r ? t : r);
+    *end = *begin + q + (t < r);
+}
 
 /* fn(arg, t, T) as thread t of a team of T, with the busy-machine timing above. A serial
  * call (nt <= 1) runs fn directly: an OpenMP region, even `if (0)`, plus the team's clock
@@ -250,6 +252,33 @@ static inline void pf_run_team(int nt, pf_team_fn fn, void *arg) {
 #endif
     (void)nt;
     fn(arg, 0, 1);
+}
+
+/* fn(arg, begin, end) over [0, n) split evenly by the team granted (at most nt threads, never
+ * more than n): each thread calls it once with its share, or the calling thread once with the
+ * whole range when nt <= 1 (no OpenMP region then). Most kernels' parallel work has this shape;
+ * work that needs the thread itself (per-thread scratch, a grid, barriers) uses pf_run_team. */
+typedef void (*pf_range_fn)(void *arg, int64_t begin, int64_t end);
+typedef struct {
+    pf_range_fn fn;
+    void *arg;
+    int64_t n;
+} pf_range_job;
+static inline void pf_range_part(void *arg, int t, int T) {
+    const pf_range_job *j = arg;
+    int64_t b, e;
+    pf_split(j->n, t, T, &b, &e);
+    if (b < e) j->fn(j->arg, b, e);
+}
+static inline void pf_parallel_range(int nt, int64_t n, pf_range_fn fn, void *arg) {
+    if (n <= 0) return;
+    if (nt > n) nt = (int)n;
+    if (nt <= 1) {
+        fn(arg, 0, n);
+        return;
+    }
+    pf_range_job j = {fn, arg, n};
+    pf_run_team(nt, pf_range_part, &j);
 }
 
 /* ---- GEMM for other kernels (gemm.c) ------------------------------------------------ */
@@ -308,12 +337,6 @@ static inline int64_t pf_walk_run(const pf_walk *w, int64_t left) {
 }
 void pf_walk_advance(pf_walk *w, int64_t n);
 
-/* Split [0, total) evenly: the [begin, end) share of thread `t` of `nt`. */
-static inline void pf_split(int64_t total, int t, int nt, int64_t *begin, int64_t *end) {
-    int64_t q = total / nt, r = total % nt;
-    *begin = t * q + (t < r ? t : r);
-    *end = *begin + q + (t < r);
-}
 
 
 /* The positions i in [lo, hi), within [0, n), with 0 <= base + i*stride < size: conv and pool

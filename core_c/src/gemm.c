@@ -21,14 +21,6 @@
 #define T256 __attribute__((target("avx2,fma")))
 #endif
 
-/* t = this thread, n = the team OpenMP actually granted: it may be smaller than asked for
- * (OMP_THREAD_LIMIT, OMP_DYNAMIC, nesting), so work is always split by n. */
-#ifdef _OPENMP
-#define OMP_ID(t, n) (t = omp_get_thread_num(), n = omp_get_num_threads())
-#else
-#define OMP_ID(t, n) ((void)0)
-#endif
-
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -529,7 +521,23 @@ static gemm_prob transposed(const gemm_prob *p) {
     return (gemm_prob){p->N, p->M, p->K, p->B, p->A, p->C, p->csb, p->rsb, p->csa, p->rsa, p->csc, p->rsc, p->acc};
 }
 
-/* M = 1 with B contiguous along one axis; threads split the columns. */
+/* M = 1 with B contiguous along one axis; threads split the columns, 16 at a time. */
+typedef struct {
+    const gemm_desc *d;
+    const gemm_prob *p;
+    int rows;
+    const char *x;
+    int64_t sx;
+} gemv_job;
+
+static void gemv_cols(void *arg, int64_t c0, int64_t c1) {
+    const gemv_job *j = arg;
+    const gemm_prob *p = j->p;
+    int64_t es = (int64_t)j->d->esz, j0 = c0 * 16, j1 = min64(c1 * 16, p->N);
+    j->d->gemv(j->rows, p->K, j1 - j0, j->x, j->sx, p->B + j0 * p->csb * es, p->rsb, p->csb, p->C + j0 * p->csc * es,
+               p->csc);
+}
+
 static int gemv(const gemm_desc *d, const gemm_prob *p, int nt) {
     const int64_t es = (int64_t)d->esz, N = p->N;
     int rows = p->csb == 1 && (N >= 16 || p->rsb != 1); /* a dot product per column wins for few columns */
@@ -541,25 +549,8 @@ static int gemv(const gemm_desc *d, const gemm_prob *p, int nt) {
         for (int64_t k = 0; k < p->K; k++) memcpy(tmp + k * es, x + k * sx * es, (size_t)es);
         x = tmp, sx = 1;
     }
-    if (nt == 1) {
-        d->gemv(rows, p->K, N, x, sx, p->B, p->rsb, p->csb, p->C, p->csc);
-    } else {
-        pf_team tm;
-        pf_team_start(&tm);
-#pragma omp parallel num_threads(nt)
-        {
-            int t = 0, team = 1;
-            OMP_ID(t, team);
-            int64_t c0, c1;
-            pf_split(cdiv(N, 16), t, team, &c0, &c1);
-            int64_t j0 = c0 * 16, j1 = min64(c1 * 16, N);
-            if (j0 < j1)
-                d->gemv(rows, p->K, j1 - j0, x, sx, p->B + j0 * p->csb * es, p->rsb, p->csb,
-                        p->C + j0 * p->csc * es, p->csc);
-            pf_team_done(&tm);
-        }
-        pf_team_finish(&tm);
-    }
+    gemv_job j = {d, p, rows, x, sx};
+    pf_parallel_range(nt, cdiv(N, 16), gemv_cols, &j);
     pf_free(tmp);
     return PF_OK;
 }
@@ -588,7 +579,8 @@ static void thread_grid(int nt, int64_t mt, int64_t ntl, int *gr, int *gc) {
 /* Thread t's part of a blocked product. With one thread it runs outside any OpenMP region
  * of its own, possibly inside a caller's (the batch loop), so it must not use worksharing
  * or barriers then: those would bind to the caller's team. */
-static void blocked_thread(const blocked_job *job, int t, int team) {
+static void blocked_thread(void *arg, int t, int team) {
+    const blocked_job *job = arg;
     const gemm_desc *d = job->d;
     const gemm_prob p = job->p;
     const int64_t M = job->M, N = job->N, K = job->K, es = job->es, mr = job->mr, nr = job->nr, mt = job->mt,
@@ -690,24 +682,11 @@ static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws) {
     if (!buf) return PF_ERR_NOMEM;
 
     /* Thread t owns C[i0:i1, j0:j1]. All threads pack the shared B block together; each
-     * packs A for its own rows, in blocks sized so its rows split evenly. A single thread
-     * skips the OpenMP region: even `if (0)` costs a team set-up, a lot for a tiny product. */
+     * packs A for its own rows, in blocks sized so its rows split evenly. A single thread runs
+     * outside any region of its own (pf_run_team calls it directly), so `shared` is 0 then. */
     blocked_job job = {d,     p,  M,         N,      K, es, mr, nr, cdiv(M, mr), cdiv(N, nr), pl.kc, pl.mc,
                        pl.direct, nt > 1, buf, pl.bbytes, pl.abytes};
-    if (nt == 1) {
-        blocked_thread(&job, 0, 1);
-    } else {
-        pf_team tm;
-        pf_team_start(&tm);
-#pragma omp parallel num_threads(nt)
-        {
-            int t = 0, team = 1;
-            OMP_ID(t, team);
-            blocked_thread(&job, t, team);
-            pf_team_done(&tm);
-        }
-        pf_team_finish(&tm);
-    }
+    pf_run_team(nt, blocked_thread, &job);
     if (!ws) pf_free(buf);
     return PF_OK;
 }
@@ -726,12 +705,12 @@ int pf_gemm_serial(int dtype, const pf_gemm_prob *p, void *ws) { return gemm_blo
 
 /* ---- integers ------------------------------------------------------------------------ */
 
-/* Unsigned arithmetic wraps like NumPy's integer matmul instead of overflowing (UB). */
+/* Unsigned arithmetic wraps like NumPy's integer matmul instead of overflowing (UB); threads
+ * split the rows of C. */
 #define INT_GEMM(NAME, S, U)                                                                           \
-    static void NAME(const gemm_prob *p, int nt) {                                                     \
-        (void)nt; /* unused in a serial build */                                                       \
-        _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(static)")                       \
-        for (int64_t i = 0; i < p->M; i++) {                                                           \
+    static void NAME(void *arg, int64_t i0, int64_t i1) {                                              \
+        const gemm_prob *p = arg;                                                                      \
+        for (int64_t i = i0; i < i1; i++) {                                                            \
             S *c = (S *)p->C + i * p->rsc;                                                             \
             for (int64_t j = 0; j < p->N; j++) c[j * p->csc] = 0;                                      \
             for (int64_t k = 0; k < p->K; k++) {                                                       \
@@ -774,10 +753,24 @@ static gemm_prob at_batch(const gemm_prob *p, const pf_tensor *a, const pf_tenso
 }
 
 static int run_one(int dt, const gemm_desc *d, gemm_prob p, int nt) {
-    if (dt == PF_INT64) gemm_i64(&p, nt);
-    else if (dt == PF_INT32) gemm_i32(&p, nt);
+    if (dt == PF_INT64 || dt == PF_INT32) pf_parallel_range(nt, p.M, dt == PF_INT64 ? gemm_i64 : gemm_i32, &p);
     else return gemm_blocked(d, p, nt, NULL);
     return PF_OK;
+}
+
+/* A batch of small products, whole products per thread. */
+typedef struct {
+    int dt, err;
+    const gemm_desc *d;
+    const gemm_prob *p;
+    const pf_tensor *a, *b, *out;
+} batch_job;
+
+static void run_batch(void *arg, int64_t b0, int64_t b1) {
+    batch_job *j = arg;
+    for (int64_t bi = b0; bi < b1; bi++)
+        if (run_one(j->dt, j->d, at_batch(j->p, j->a, j->b, j->out, bi), 1))
+            __atomic_store_n(&j->err, PF_ERR_NOMEM, __ATOMIC_RELAXED);
 }
 
 int pf_matmul(const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
@@ -823,17 +816,9 @@ int pf_matmul(const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
     double work = (double)M * N * K; /* double: broadcast (stride 0) operands can be huge */
     int nt = work * nb >= PAR_WORK ? pf_threads() : 1, err = PF_OK;
     if (nt > 1 && work < BATCH_WORK && (nb % nt == 0 || nb >= 4 * nt)) {
-        pf_team tm;
-        pf_team_start(&tm);
-#pragma omp parallel num_threads(nt)
-        {
-#pragma omp for schedule(static) nowait
-            for (int64_t bi = 0; bi < nb; bi++)
-                if (run_one(dt, d, at_batch(&p, a, b, out, bi), 1))
-                    __atomic_store_n(&err, PF_ERR_NOMEM, __ATOMIC_RELAXED);
-            pf_team_done(&tm);
-        }
-        pf_team_finish(&tm);
+        batch_job j = {dt, PF_OK, d, &p, a, b, out};
+        pf_parallel_range(nt, nb, run_batch, &j);
+        err = j.err;
     } else {
         nt = work >= PAR_WORK ? nt : 1;
         for (int64_t bi = 0; bi < nb && !err; bi++) err = run_one(dt, d, at_batch(&p, a, b, out, bi), nt);

@@ -17,16 +17,6 @@
 static int64_t dsize(const pf_tensor *t, int d) { return t->ndim ? t->shape[d] : 1; }
 static int64_t dstride(const pf_tensor *t, int d) { return t->ndim ? t->strides[d] : 0; }
 
-/* This thread's share [b, e) of [0, total) inside a parallel region. */
-static void my_share(int64_t total, int64_t *b, int64_t *e) {
-    int t = 0, T = 1;
-#ifdef _OPENMP
-    t = omp_get_thread_num();
-    T = omp_get_num_threads();
-#endif
-    pf_split(total, t, T, b, e);
-}
-
 static int norm_dim(const char *fn, int dim, int ndim, int *d) {
     int n = ndim ? ndim : 1;
     if (dim < -n || dim >= n)
@@ -162,11 +152,9 @@ typedef struct {
     size_t es;
 } select_job;
 
-static void select_part(void *arg, int t, int T) {
+static void select_part(void *arg, int64_t b, int64_t e) {
     const select_job *p = arg;
-    int64_t b, e, R = p->R;
-    pf_split(p->L * R, t, T, &b, &e);
-    if (b >= e) return;
+    int64_t R = p->R;
     pf_walk w;
     pf_walk_init(&w, p->out->ndim, p->shape, 2, p->st, p->sizes);
     int64_t j = b / R, r = b % R;
@@ -202,7 +190,7 @@ int pf_index_select(const pf_tensor *x, int dim, const pf_tensor *idx, pf_tensor
     /* the flattened (j, rest) space is split, so a few long rows and many short ones
      * (embedding lookups) both spread over the threads */
     select_job j = {out, x, shape, st, sizes, pos, L, R, osd, xsd, es};
-    pf_run_team(pf_threads_for(L * R), select_part, &j);
+    pf_parallel_range(pf_threads_for(L * R), L * R, select_part, &j);
     free(pos);
     return PF_OK;
 }
@@ -222,6 +210,36 @@ int pf_index_select_rows(int dtype, const void *x, int64_t rows, int64_t width, 
 /* index_add (accumulate) and index_copy. Each thread owns a share of the rest and walks
  * j in ascending order, so repeated indices add up race-free and, for a copy, the last
  * j wins, whatever the thread count. */
+typedef struct {
+    pf_tensor *out;
+    const pf_tensor *src;
+    const int64_t *shape;
+    const int64_t *const *st;
+    const size_t *sizes;
+    const int64_t *pos;
+    int64_t L, osd, ssd;
+    size_t es;
+    int accumulate;
+} put_job;
+
+static void put_part(void *arg, int64_t rb, int64_t re) {
+    const put_job *p = arg;
+    pf_walk w;
+    pf_walk_init(&w, p->src->ndim, p->shape, 2, p->st, p->sizes);
+    for (int64_t j = 0; j < p->L; j++) {
+        pf_walk_seek(&w, rb);
+        for (int64_t r = rb; r < re;) {
+            int64_t n = pf_walk_run(&w, re - r);
+            char *o = (char *)p->out->data + p->pos[j] * p->osd + w.off[0];
+            const char *sp = (const char *)p->src->data + j * p->ssd + w.off[1];
+            if (p->accumulate) add_run(o, w.inner[0], sp, w.inner[1], n, p->out->dtype);
+            else copy_run(o, w.inner[0], sp, w.inner[1], n, p->es);
+            r += n;
+            pf_walk_advance(&w, n);
+        }
+    }
+}
+
 static int index_put(const char *fn, pf_tensor *out, int dim, const pf_tensor *idx, const pf_tensor *src,
                      int accumulate) {
     int d, rc;
@@ -236,26 +254,8 @@ static int index_put(const char *fn, pf_tensor *out, int dim, const pf_tensor *i
     int64_t L = pf_numel(idx), R = 1;
     for (int i = 0; i < src->ndim; i++) R *= shape[i];
     int64_t osd = dstride(out, d) * (int64_t)es, ssd = dstride(src, d) * (int64_t)es;
-    int nt = pf_threads_for(L * R);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        int64_t rb, re;
-        my_share(R, &rb, &re);
-        pf_walk w;
-        pf_walk_init(&w, src->ndim, shape, 2, st, sizes);
-        for (int64_t j = 0; j < L && rb < re; j++) {
-            pf_walk_seek(&w, rb);
-            for (int64_t r = rb; r < re;) {
-                int64_t n = pf_walk_run(&w, re - r);
-                char *o = (char *)out->data + pos[j] * osd + w.off[0];
-                const char *sp = (const char *)src->data + j * ssd + w.off[1];
-                if (accumulate) add_run(o, w.inner[0], sp, w.inner[1], n, out->dtype);
-                else copy_run(o, w.inner[0], sp, w.inner[1], n, es);
-                r += n;
-                pf_walk_advance(&w, n);
-            }
-        }
-    }
+    put_job j = {out, src, shape, st, sizes, pos, L, osd, ssd, es, accumulate};
+    pf_parallel_range(pf_threads_for(L * R), R, put_part, &j);
     free(pos);
     return PF_OK;
 }
@@ -282,10 +282,9 @@ typedef struct {
 /* This thread's share of out's elements, in pieces that each lie in one input's row: the
  * output is split evenly by elements, so a single long row (cat along dim 0) spreads over
  * the team as well as many short ones do. */
-static void cat_part(void *arg, int t, int T) {
+static void cat_part(void *arg, int64_t b, int64_t e) {
     const cat_job *j = arg;
-    int64_t b, e, W = j->total;
-    pf_split(j->total * j->outer, t, T, &b, &e);
+    int64_t W = j->total;
     int64_t r = b / W, c = b % W, off = 0;
     int i = 0;
     while (off + j->widths[i] <= c) off += j->widths[i++]; /* the input holding column c */
@@ -320,7 +319,7 @@ int pf_cat_rows(int dtype, int n, const void *const *xs, const int64_t *widths, 
     if (!total || !outer) return PF_OK;
     if (!out) return pf_error(PF_ERR_VALUE, "cat: output has no data");
     cat_job j = {n, xs, widths, total, outer, out, es};
-    pf_run_team(pf_threads_for(outer * total), cat_part, &j);
+    pf_parallel_range(pf_threads_for(outer * total), outer * total, cat_part, &j);
     return PF_OK;
 }
 
@@ -334,43 +333,44 @@ int pf_cat2(int dtype, const void *a, int64_t na, const void *b, int64_t nb, voi
 
 /* Every value of `index` must lie in [0, size): gather and scatter_add do not wrap
  * negatives (as torch). Reports the first bad value in row-major order. */
-static int check_index_range(const char *fn, const pf_tensor *index, int d, int64_t size) {
-    int64_t total = pf_numel(index), bad_pos = INT64_MAX, bad_val = 0;
+typedef struct {
+    const pf_tensor *index;
+    int64_t size, bad_pos, bad_val;
+} range_job;
+
+static void range_part(void *arg, int64_t b, int64_t e) {
+    range_job *j = arg;
+    const pf_tensor *index = j->index;
     const int64_t *st[1] = {index->strides};
     size_t sizes[1] = {pf_dtype_size[index->dtype]};
-    int nt = pf_threads_for(total);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        int64_t b, e, my_pos = INT64_MAX, my_val = 0;
-        my_share(total, &b, &e);
-        pf_walk wi;
-        pf_walk_init(&wi, index->ndim, index->shape, 1, st, sizes);
-        pf_walk_seek(&wi, b);
-        for (int64_t p = b; p < e && my_pos == INT64_MAX;) {
-            int64_t n = pf_walk_run(&wi, e - p);
-            const char *ip = (const char *)index->data + wi.off[0];
-            for (int64_t k = 0; k < n; k++) {
-                int64_t v = load_index(ip + k * wi.inner[0], index->dtype);
-                if (v < 0 || v >= size) {
-                    my_pos = p + k;
-                    my_val = v;
-                    break;
-                }
-            }
-            p += n;
-            pf_walk_advance(&wi, n);
-        }
-        if (my_pos != INT64_MAX) {
+    pf_walk wi;
+    pf_walk_init(&wi, index->ndim, index->shape, 1, st, sizes);
+    pf_walk_seek(&wi, b);
+    for (int64_t p = b; p < e;) {
+        int64_t n = pf_walk_run(&wi, e - p);
+        const char *ip = (const char *)index->data + wi.off[0];
+        for (int64_t k = 0; k < n; k++) {
+            int64_t v = load_index(ip + k * wi.inner[0], index->dtype);
+            if (v >= 0 && v < j->size) continue;
 #pragma omp critical(pf_index_range)
-            if (my_pos < bad_pos) {
-                bad_pos = my_pos;
-                bad_val = my_val;
+            if (p + k < j->bad_pos) {
+                j->bad_pos = p + k;
+                j->bad_val = v;
             }
+            return; /* the first bad one of this share */
         }
+        p += n;
+        pf_walk_advance(&wi, n);
     }
-    if (bad_pos != INT64_MAX)
+}
+
+static int check_index_range(const char *fn, const pf_tensor *index, int d, int64_t size) {
+    int64_t total = pf_numel(index);
+    range_job j = {index, size, INT64_MAX, 0};
+    pf_parallel_range(pf_threads_for(total), total, range_part, &j);
+    if (j.bad_pos != INT64_MAX)
         return pf_error(PF_ERR_INDEX, "%s: index %lld is out of bounds for dimension %d with size %lld", fn,
-                        (long long)bad_val, d, (long long)size);
+                        (long long)j.bad_val, d, (long long)size);
     return PF_OK;
 }
 
@@ -399,6 +399,45 @@ static int check_gs(const char *fn, const pf_tensor *data, const char *dn, const
     return PF_OK;
 }
 
+/* gather's and scatter_add's operands: out, index and x (gather) or src (scatter), walked over
+ * `shape` (gather: index's; scatter: the rest, index's with the dim collapsed); sd is the byte
+ * stride along the dim of x (gather) or out (scatter) */
+typedef struct {
+    const pf_tensor *index, *out, *data;
+    const int64_t *shape;
+    const int64_t *const *st;
+    const size_t *sizes;
+    int64_t sd;
+    size_t es;
+    int64_t L, isd, ssd; /* scatter: the dim's length, index's and src's byte strides along it */
+} gs_job;
+
+static void gather_part(void *arg, int64_t b, int64_t e) {
+    const gs_job *j = arg;
+    int idt = j->index->dtype;
+    int64_t xsd = j->sd;
+    pf_walk w;
+    pf_walk_init(&w, j->index->ndim, j->shape, 3, j->st, j->sizes);
+    pf_walk_seek(&w, b);
+    while (b < e) {
+        int64_t n = pf_walk_run(&w, e - b);
+        char *op = (char *)j->out->data + w.off[0];
+        const char *ip = (const char *)j->index->data + w.off[1], *xp = (const char *)j->data->data + w.off[2];
+#define GATHER_N(SZ)                                                                                    \
+    for (int64_t k = 0; k < n; k++)                                                                     \
+        memcpy(op + k * w.inner[0], xp + k * w.inner[2] + load_index(ip + k * w.inner[1], idt) * xsd, SZ)
+        switch (j->es) {
+        case 1: GATHER_N(1); break;
+        case 2: GATHER_N(2); break;
+        case 4: GATHER_N(4); break;
+        default: GATHER_N(8); break;
+        }
+#undef GATHER_N
+        b += n;
+        pf_walk_advance(&w, n);
+    }
+}
+
 int pf_gather(const pf_tensor *x, int dim, const pf_tensor *index, pf_tensor *out) {
     const char *fn = "gather";
     int d, rc;
@@ -414,34 +453,46 @@ int pf_gather(const pf_tensor *x, int dim, const pf_tensor *index, pf_tensor *ou
     if (x->ndim) xs[d] = 0; /* the index supplies the position along d */
     const int64_t *st[3] = {out->strides, index->strides, xs};
     size_t es = pf_dtype_size[x->dtype], sizes[3] = {es, pf_dtype_size[index->dtype], es};
-    int64_t total = pf_numel(index), xsd = dstride(x, d) * (int64_t)es;
-    int nt = pf_threads_for(total), idt = index->dtype;
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        int64_t b, e;
-        my_share(total, &b, &e);
-        pf_walk w;
-        pf_walk_init(&w, index->ndim, index->shape, 3, st, sizes);
-        pf_walk_seek(&w, b);
-        while (b < e) {
-            int64_t n = pf_walk_run(&w, e - b);
-            char *op = (char *)out->data + w.off[0];
-            const char *ip = (const char *)index->data + w.off[1], *xp = (const char *)x->data + w.off[2];
-#define GATHER_N(SZ)                                                                                    \
-    for (int64_t k = 0; k < n; k++)                                                                     \
-        memcpy(op + k * w.inner[0], xp + k * w.inner[2] + load_index(ip + k * w.inner[1], idt) * xsd, SZ)
-            switch (es) {
-            case 1: GATHER_N(1); break;
-            case 2: GATHER_N(2); break;
-            case 4: GATHER_N(4); break;
-            default: GATHER_N(8); break;
+    int64_t total = pf_numel(index);
+    gs_job j = {.index = index, .out = out, .data = x, .shape = index->shape, .st = st, .sizes = sizes,
+                .sd = dstride(x, d) * (int64_t)es, .es = es};
+    pf_parallel_range(pf_threads_for(total), total, gather_part, &j);
+    return PF_OK;
+}
+
+static void scatter_part(void *arg, int64_t rb, int64_t re) {
+    const gs_job *g = arg;
+    int idt = g->index->dtype, dt = g->out->dtype;
+    int64_t osd = g->sd;
+    pf_walk w;
+    pf_walk_init(&w, g->index->ndim, g->shape, 3, g->st, g->sizes);
+    for (int64_t j = 0; j < g->L; j++) {
+        pf_walk_seek(&w, rb);
+        for (int64_t r = rb; r < re;) {
+            int64_t n = pf_walk_run(&w, re - r);
+            char *op = (char *)g->out->data + w.off[0];
+            const char *ip = (const char *)g->index->data + w.off[1] + j * g->isd;
+            const char *sp = (const char *)g->data->data + w.off[2] + j * g->ssd;
+#define SCATTER_N(T)                                                                        \
+    for (int64_t k = 0; k < n; k++)                                                         \
+        *(T *)(op + k * w.inner[0] + load_index(ip + k * w.inner[1], idt) * osd) +=        \
+            *(const T *)(sp + k * w.inner[2])
+            switch (dt) {
+            case PF_FLOAT32: SCATTER_N(float); break;
+            case PF_FLOAT64: SCATTER_N(double); break;
+            case PF_INT64: SCATTER_N(int64_t); break;
+            case PF_INT32: SCATTER_N(int32_t); break;
+            default:
+                for (int64_t k = 0; k < n; k++) {
+                    uint16_t *h = (uint16_t *)(op + k * w.inner[0] + load_index(ip + k * w.inner[1], idt) * osd);
+                    *h = pf_f2h(pf_h2f(*h) + pf_h2f(*(const uint16_t *)(sp + k * w.inner[2])));
+                }
             }
-#undef GATHER_N
-            b += n;
+#undef SCATTER_N
+            r += n;
             pf_walk_advance(&w, n);
         }
     }
-    return PF_OK;
 }
 
 int pf_scatter_add(pf_tensor *out, int dim, const pf_tensor *index, const pf_tensor *src) {
@@ -456,44 +507,11 @@ int pf_scatter_add(pf_tensor *out, int dim, const pf_tensor *index, const pf_ten
     size_t es = pf_dtype_size[out->dtype], sizes[3] = {es, pf_dtype_size[index->dtype], es};
     int64_t R = 1, L = dsize(index, d);
     for (int i = 0; i < index->ndim; i++) R *= shape[i];
-    int64_t osd = dstride(out, d) * (int64_t)es, isd = dstride(index, d) * (int64_t)sizes[1];
-    int64_t ssd = dstride(src, d) * (int64_t)es;
-    int nt = pf_threads_for(L * R), idt = index->dtype, dt = out->dtype;
+    gs_job j = {.index = index, .out = out, .data = src, .shape = shape, .st = st, .sizes = sizes,
+                .sd = dstride(out, d) * (int64_t)es, .es = es, .L = L, .isd = dstride(index, d) * (int64_t)sizes[1],
+                .ssd = dstride(src, d) * (int64_t)es};
     /* rest positions (coordinates off dim d) own disjoint lines of out: split those */
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        int64_t rb, re;
-        my_share(R, &rb, &re);
-        pf_walk w;
-        pf_walk_init(&w, index->ndim, shape, 3, st, sizes);
-        for (int64_t j = 0; j < L && rb < re; j++) {
-            pf_walk_seek(&w, rb);
-            for (int64_t r = rb; r < re;) {
-                int64_t n = pf_walk_run(&w, re - r);
-                char *op = (char *)out->data + w.off[0];
-                const char *ip = (const char *)index->data + w.off[1] + j * isd;
-                const char *sp = (const char *)src->data + w.off[2] + j * ssd;
-#define SCATTER_N(T)                                                                        \
-    for (int64_t k = 0; k < n; k++)                                                         \
-        *(T *)(op + k * w.inner[0] + load_index(ip + k * w.inner[1], idt) * osd) +=        \
-            *(const T *)(sp + k * w.inner[2])
-                switch (dt) {
-                case PF_FLOAT32: SCATTER_N(float); break;
-                case PF_FLOAT64: SCATTER_N(double); break;
-                case PF_INT64: SCATTER_N(int64_t); break;
-                case PF_INT32: SCATTER_N(int32_t); break;
-                default:
-                    for (int64_t k = 0; k < n; k++) {
-                        uint16_t *h = (uint16_t *)(op + k * w.inner[0] + load_index(ip + k * w.inner[1], idt) * osd);
-                        *h = pf_f2h(pf_h2f(*h) + pf_h2f(*(const uint16_t *)(sp + k * w.inner[2])));
-                    }
-                }
-#undef SCATTER_N
-                r += n;
-                pf_walk_advance(&w, n);
-            }
-        }
-    }
+    pf_parallel_range(pf_threads_for(L * R), R, scatter_part, &j);
     return PF_OK;
 }
 
@@ -549,17 +567,37 @@ static int64_t nonzero_range(const pf_tensor *x, int64_t b, int64_t e, const pf_
     return c;
 }
 
+typedef struct {
+    const pf_tensor *x, *out;
+    int64_t total, count, *counts; /* counts: one per thread and one more, for pf_nonzero */
+} nz_job;
+
+static void count_part(void *arg, int64_t b, int64_t e) {
+    nz_job *j = arg;
+    __atomic_add_fetch(&j->count, nonzero_range(j->x, b, e, NULL, 0), __ATOMIC_RELAXED);
+}
+
 int64_t pf_count_nonzero(const pf_tensor *x) {
     if (pf_check(x, "count_nonzero: x") != PF_OK) return -1;
-    int64_t total = pf_numel(x), count = 0;
-    int nt = pf_threads_for(total);
-#pragma omp parallel num_threads(nt) if (nt > 1) reduction(+ : count)
-    {
-        int64_t b, e;
-        my_share(total, &b, &e);
-        count += nonzero_range(x, b, e, NULL, 0);
-    }
-    return count;
+    nz_job j = {.x = x, .total = pf_numel(x)};
+    pf_parallel_range(pf_threads_for(j.total), j.total, count_part, &j);
+    return j.count;
+}
+
+/* Count per thread's chunk, then each thread writes its chunk's rows after the earlier
+ * chunks' rows: row-major order whatever the thread count. */
+static void nonzero_team(void *arg, int t, int T) {
+    nz_job *j = arg;
+    int64_t cb, ce, *counts = j->counts;
+    pf_split(j->total, t, T, &cb, &ce);
+    counts[t + 1] = nonzero_range(j->x, cb, ce, NULL, 0);
+#pragma omp barrier
+#pragma omp single
+    for (int i = 0; i < T; i++) counts[i + 1] += counts[i];
+    /* single ends in a barrier: counts is now a prefix sum */
+    if (counts[T] == j->out->shape[0]) nonzero_range(j->x, cb, ce, j->out, counts[t]);
+#pragma omp single nowait
+    j->count = counts[T];
 }
 
 int pf_nonzero(const pf_tensor *x, pf_tensor *out) {
@@ -571,33 +609,13 @@ int pf_nonzero(const pf_tensor *x, pf_tensor *out) {
     if (out->ndim != 2 || out->shape[1] != x->ndim)
         return pf_error(PF_ERR_VALUE, "nonzero: out must have shape [count, %d] for x of shape %s, got %s", x->ndim,
                         pf_shape_str(x, a), pf_shape_str(out, b));
-    int64_t total = pf_numel(x), found = 0;
-    int nt = pf_threads_for(total);
-    int64_t *counts = calloc((size_t)nt + 1, sizeof *counts);
-    if (!counts) return pf_error(PF_ERR_NOMEM, "nonzero: out of memory");
-    /* count per chunk, then each thread writes its chunk's rows after the earlier
-     * chunks' rows: row-major order whatever the thread count */
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        int t = 0, T = 1;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-        T = omp_get_num_threads();
-#endif
-        int64_t cb, ce;
-        pf_split(total, t, T, &cb, &ce);
-        counts[t + 1] = nonzero_range(x, cb, ce, NULL, 0);
-#pragma omp barrier
-#pragma omp single
-        for (int i = 0; i < T; i++) counts[i + 1] += counts[i];
-        /* single ends in a barrier: counts is now a prefix sum */
-        if (counts[T] == out->shape[0]) nonzero_range(x, cb, ce, out, counts[t]);
-#pragma omp single nowait
-        found = counts[T];
-    }
-    free(counts);
-    if (found != out->shape[0])
+    nz_job j = {.x = x, .out = out, .total = pf_numel(x)};
+    int nt = pf_threads_for(j.total);
+    if (!(j.counts = calloc((size_t)nt + 1, sizeof *j.counts))) return pf_error(PF_ERR_NOMEM, "nonzero: out of memory");
+    pf_run_team(nt, nonzero_team, &j);
+    free(j.counts);
+    if (j.count != out->shape[0])
         return pf_error(PF_ERR_VALUE, "nonzero: x of shape %s has %lld nonzero elements but out has shape %s",
-                        pf_shape_str(x, a), (long long)found, pf_shape_str(out, b));
+                        pf_shape_str(x, a), (long long)j.count, pf_shape_str(out, b));
     return PF_OK;
 }

@@ -116,10 +116,8 @@ typedef struct {
     double eps, *acc;
 } ln_args;
 
-static void ln_fwd_team(void *arg, int t, int n) {
+static void ln_fwd_rows(void *arg, int64_t r0, int64_t r1) {
     const ln_args *a = arg;
-    int64_t r0, r1;
-    pf_split(a->rows, t, n, &r0, &r1);
     if (a->dtype == PF_FLOAT32)
         ln_fwd_f32(a->x, a->w, a->b, a->y, a->m_out, a->r_out, r0, r1, a->d, a->eps);
     else
@@ -135,8 +133,7 @@ int pf_layer_norm(int dtype, const void *x, const void *w, const void *b, void *
     if (!x || !y || !mean || !rstd) return pf_error(PF_ERR_VALUE, "layer_norm(): a NULL input or output buffer");
     ln_args a = {.dtype = dtype, .x = x, .w = w, .b = b, .y = y, .m_out = mean, .r_out = rstd, .rows = rows,
                  .d = d, .eps = eps};
-    int nt = pf_threads_for(rows * d);
-    pf_run_team(nt > rows ? (int)rows : nt, ln_fwd_team, &a);
+    pf_parallel_range(pf_threads_for(rows * d), rows, ln_fwd_rows, &a);
     return PF_OK;
 }
 

@@ -115,30 +115,39 @@ int64_t pf_la_batch_count(const pf_tensor *a) {
 
 /* ---- the batch driver ------------------------------------------------------------------ */
 
+typedef struct {
+    la_kernel fn;
+    const void *ctx;
+    int64_t nbatch, next, first, detail;
+    int status;
+} la_job;
+
+/* Batch elements go one at a time to whichever thread is free, as their costs differ (the
+ * iterative methods' sweep counts); the first failure by batch index is kept. */
+static void la_part(void *arg, int t, int T) {
+    la_job *j = arg;
+    (void)t, (void)T;
+    for (int64_t b; (b = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->nbatch;) {
+        int64_t d = 0;
+        int st = j->fn(j->ctx, b, &d);
+        if (st == LA_OK) continue;
+#pragma omp critical(pf_linalg_error)
+        if (j->first < 0 || b < j->first) {
+            j->first = b;
+            j->status = st;
+            j->detail = d;
+        }
+    }
+}
+
 /* Runs fn over every batch element (threads when the work is large) and turns the
  * first failure, by batch index, into an error message. */
 int pf_la_run(la_kernel fn, const void *ctx, int64_t nbatch, int64_t cost, int batched) {
-    int status = LA_OK;
-    int64_t first = -1, detail = 0;
+    la_job j = {.fn = fn, .ctx = ctx, .nbatch = nbatch, .first = -1, .status = LA_OK};
     int nt = nbatch > 1 ? pf_threads_for(nbatch * cost) : 1;
-    (void)nt;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
-#endif
-    for (int64_t b = 0; b < nbatch; b++) {
-        int64_t d = 0;
-        int st = fn(ctx, b, &d);
-        if (st != LA_OK) {
-#ifdef _OPENMP
-#pragma omp critical(pf_linalg_error)
-#endif
-            if (first < 0 || b < first) {
-                first = b;
-                status = st;
-                detail = d;
-            }
-        }
-    }
+    pf_run_team(nt > nbatch ? (int)nbatch : nt, la_part, &j);
+    int status = j.status;
+    int64_t first = j.first, detail = j.detail;
     if (status == LA_OK) return PF_OK;
     char where[64] = "";
     if (batched) snprintf(where, sizeof where, "(Batch element %lld): ", (long long)first);

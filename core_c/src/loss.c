@@ -56,20 +56,16 @@ typedef struct {
 CE_KERNELS(float, f32, pf_expf, logf)
 CE_KERNELS(double, f64, exp, log)
 
-static void fwd_team(void *arg, int t, int T) {
+static void fwd_part(void *arg, int64_t b, int64_t e) {
     const ce_args *a = arg;
-    int64_t b, e;
-    pf_split(a->n, t, T, &b, &e);
     if (a->dtype == PF_FLOAT32)
         ce_fwd_f32(a, b, e);
     else
         ce_fwd_f64(a, b, e);
 }
 
-static void bwd_team(void *arg, int t, int T) {
+static void bwd_part(void *arg, int64_t b, int64_t e) {
     const ce_args *a = arg;
-    int64_t b, e;
-    pf_split(a->n, t, T, &b, &e);
     if (a->dtype == PF_FLOAT32)
         ce_bwd_f32(a, b, e);
     else
@@ -101,8 +97,7 @@ int pf_cross_entropy(int dtype, const void *x, const int64_t *target, const void
     if (!x || !loss || !lse) return pf_error(PF_ERR_VALUE, "cross_entropy(): a NULL input or output buffer");
     ce_args a = {.dtype = dtype, .x = x, .w = weight, .t = target, .loss = loss, .lse = lse, .n = n, .c = c,
                  .ignore = ignore_index};
-    int nt = pf_threads_for(n * c);
-    pf_run_team(nt > n ? (int)n : nt, fwd_team, &a);
+    pf_parallel_range(pf_threads_for(n * c), n, fwd_part, &a);
     double s = 0.0, ws = 0.0;
     for (int64_t i = 0; i < n; i++) {
         if (target[i] == ignore_index) continue;
@@ -122,7 +117,6 @@ int pf_cross_entropy_backward(int dtype, const void *x, const int64_t *target, c
     if (!x || !lse || !gx) return pf_error(PF_ERR_VALUE, "cross_entropy_backward(): a NULL input or output buffer");
     ce_args a = {.dtype = dtype, .x = x, .w = weight, .t = target, .lse_in = lse, .gscale = gscale, .g0 = g0,
                  .gx = gx, .n = n, .c = c, .ignore = ignore_index};
-    int nt = pf_threads_for(n * c);
-    pf_run_team(nt > n ? (int)n : nt, bwd_team, &a);
+    pf_parallel_range(pf_threads_for(n * c), n, bwd_part, &a);
     return PF_OK;
 }

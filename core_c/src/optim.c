@@ -20,12 +20,6 @@
 
 #define PF_INLINE static inline __attribute__((always_inline))
 
-#ifdef _OPENMP
-#define PF_OMP_ID(t, n) (t = omp_get_thread_num(), n = omp_get_num_threads())
-#else
-#define PF_OMP_ID(t, n) ((void)0)
-#endif
-
 /* ---- SGD ------------------------------------------------------------------------------
  * torch.optim.SGD (foreach=False):
  *   g = maximize ? -grad : grad
@@ -75,7 +69,19 @@ typedef struct {
 SGD_GEN(float, f32)
 SGD_GEN(double, f64)
 
-static void sgd_chunk(int dtype, char *p, const char *g, char *buf, int64_t b, int64_t e, const sgd_args *a) {
+typedef struct {
+    int dtype;
+    char *p, *buf;
+    const char *g;
+    const sgd_args *a;
+} sgd_job;
+
+static void sgd_chunk(void *arg, int64_t b, int64_t e) {
+    const sgd_job *j = arg;
+    int dtype = j->dtype;
+    char *p = j->p, *buf = j->buf;
+    const char *g = j->g;
+    const sgd_args *a = j->a;
     size_t s = pf_dtype_size[dtype];
     if (dtype == PF_FLOAT32)
         sgd_run_f32((float *)(p + b * s), (const float *)(g + b * s), buf ? (float *)(buf + b * s) : NULL, e - b, a);
@@ -94,24 +100,8 @@ int pf_sgd_step(int dtype, void *param, const void *grad, void *momentum_buf, in
     if (n > 0 && momentum != 0 && !momentum_buf)
         return pf_error(PF_ERR_VALUE, "sgd_step: momentum %g needs a momentum buffer (got NULL)", momentum);
     const sgd_args a = {lr, momentum, dampening, weight_decay, nesterov, maximize, first_step};
-    char *buf = momentum != 0 ? (char *)momentum_buf : NULL;
-    int nt = pf_threads_for(n);
-    if (nt == 1) {
-        sgd_chunk(dtype, (char *)param, (const char *)grad, buf, 0, n, &a);
-        return PF_OK;
-    }
-    pf_team tm;
-    pf_team_start(&tm);
-#pragma omp parallel num_threads(nt)
-    {
-        int t = 0, k = 1;
-        PF_OMP_ID(t, k);
-        int64_t b, e;
-        pf_split(n, t, k, &b, &e);
-        sgd_chunk(dtype, (char *)param, (const char *)grad, buf, b, e, &a);
-        pf_team_done(&tm);
-    }
-    pf_team_finish(&tm);
+    sgd_job j = {dtype, param, momentum != 0 ? momentum_buf : NULL, grad, &a};
+    pf_parallel_range(pf_threads_for(n), n, sgd_chunk, &j);
     return PF_OK;
 }
 
@@ -185,8 +175,19 @@ typedef struct {
 ADAM_GEN(float, f32, sqrtf)
 ADAM_GEN(double, f64, sqrt)
 
-static void adam_chunk(int dtype, char *p, const char *g, char *m, char *v, char *vmax, int64_t b, int64_t e,
-                       const adam_args *a) {
+typedef struct {
+    int dtype;
+    char *p, *m, *v, *vmax;
+    const char *g;
+    const adam_args *a;
+} adam_job;
+
+static void adam_chunk(void *arg, int64_t b, int64_t e) {
+    const adam_job *j = arg;
+    int dtype = j->dtype;
+    char *p = j->p, *m = j->m, *v = j->v, *vmax = j->vmax;
+    const char *g = j->g;
+    const adam_args *a = j->a;
     size_t s = pf_dtype_size[dtype];
     int64_t o = b * (int64_t)s;
     char *vm = vmax ? vmax + o : NULL;
@@ -211,24 +212,8 @@ int pf_adam_step(int dtype, void *param, const void *grad, void *exp_avg, void *
     if (n > 0 && amsgrad && !max_exp_avg_sq)
         return pf_error(PF_ERR_VALUE, "adam_step: amsgrad needs a max_exp_avg_sq buffer (got NULL)");
     const adam_args a = {lr, beta1, beta2, eps, weight_decay, step, amsgrad, decoupled, maximize};
-    char *vmax = amsgrad ? (char *)max_exp_avg_sq : NULL;
-    int nt = pf_threads_for(n);
-    if (nt == 1) {
-        adam_chunk(dtype, (char *)param, (const char *)grad, (char *)exp_avg, (char *)exp_avg_sq, vmax, 0, n, &a);
-        return PF_OK;
-    }
-    pf_team tm;
-    pf_team_start(&tm);
-#pragma omp parallel num_threads(nt)
-    {
-        int t = 0, k = 1;
-        PF_OMP_ID(t, k);
-        int64_t b, e;
-        pf_split(n, t, k, &b, &e);
-        adam_chunk(dtype, (char *)param, (const char *)grad, (char *)exp_avg, (char *)exp_avg_sq, vmax, b, e, &a);
-        pf_team_done(&tm);
-    }
-    pf_team_finish(&tm);
+    adam_job j = {dtype, param, exp_avg, exp_avg_sq, amsgrad ? max_exp_avg_sq : NULL, grad, &a};
+    pf_parallel_range(pf_threads_for(n), n, adam_chunk, &j);
     return PF_OK;
 }
 

@@ -9,12 +9,6 @@
 #include <math.h>
 #include "core.h"
 
-#ifdef _OPENMP
-#define PF_OMP_ID(t, n) (t = omp_get_thread_num(), n = omp_get_num_threads())
-#else
-#define PF_OMP_ID(t, n) ((void)0)
-#endif
-
 /* Entries of hp per kind (flags are 0 or 1):
  * ADADELTA: lr, rho, eps, weight_decay, maximize                       s0 square_avg, s1 acc_delta
  * ADAGRAD:  clr, eps, weight_decay, maximize                           s0 sum
@@ -28,8 +22,10 @@ static const int hp_count[PF_NUM_OPTIM] = {5, 4, 7, 6, 10, 12};
 static const char *const kind_name[PF_NUM_OPTIM] = {"adadelta", "adagrad", "rmsprop", "adamax", "nadam", "radam"};
 
 typedef struct {
-    int kind;
+    int kind, dtype;
     const double *hp;
+    char *p, *s0, *s1, *s2;
+    const char *g;
 } step_args;
 
 /* torch's lerp: w < 0.5 ? a + w (b - a) : b - (b - a)(1 - w) */
@@ -164,8 +160,11 @@ typedef struct {
 OPT_GEN(float, f32, sqrtf)
 OPT_GEN(double, f64, sqrt)
 
-static void chunk(const step_args *a, int dtype, char *p, const char *g, char *s0, char *s1, char *s2, int64_t b,
-                  int64_t e) {
+static void chunk(void *arg, int64_t b, int64_t e) {
+    const step_args *a = arg;
+    int dtype = a->dtype;
+    char *p = a->p, *s0 = a->s0, *s1 = a->s1, *s2 = a->s2;
+    const char *g = a->g;
     size_t o = (size_t)b * pf_dtype_size[dtype];
 #define AT(ptr) ((ptr) ? (ptr) + o : NULL)
     if (dtype == PF_FLOAT32)
@@ -191,19 +190,7 @@ int pf_optim_step(int kind, int dtype, int64_t n, void *param, const void *grad,
     int need2 = kind == PF_OPTIM_RMSPROP && hp[4] > 0;
     if (!param || !grad || !s0 || (need1 && !s1) || (need2 && !s2))
         return pf_error(PF_ERR_VALUE, "%s step: NULL parameter, gradient or state buffer", name);
-    const step_args a = {kind, hp};
-    int nt = pf_threads_for(n);
-    if (nt == 1) {
-        chunk(&a, dtype, param, grad, s0, s1, s2, 0, n);
-        return PF_OK;
-    }
-#pragma omp parallel num_threads(nt)
-    {
-        int t = 0, k = 1;
-        PF_OMP_ID(t, k);
-        int64_t b, e;
-        pf_split(n, t, k, &b, &e);
-        chunk(&a, dtype, param, grad, s0, s1, s2, b, e);
-    }
+    step_args a = {kind, dtype, hp, param, s0, s1, s2, grad};
+    pf_parallel_range(pf_threads_for(n), n, chunk, &a);
     return PF_OK;
 }

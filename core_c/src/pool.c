@@ -11,12 +11,6 @@
 #include <stdio.h>
 #include "core.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define PF_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define PF_SIMD
-#endif
-
 typedef struct {
     int64_t H, W, OH, OW;
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
@@ -26,7 +20,7 @@ typedef struct {
 #define DEFINE_POOL(T)                                                                           \
     /* One kernel tap over a run of outputs: y and ix (the output row) hold the running          \
      * maximum; a loop of selects gcc vectorizes when the input run has unit stride */           \
-    PF_SIMD static void maxpool_tap_##T(const T *in, int64_t step, T *y, int64_t *ix, int64_t n, \
+    PF_VEC_CLONES static void maxpool_tap_##T(const T *in, int64_t step, T *y, int64_t *ix, int64_t n, \
                                         int64_t idx0, int64_t istep) {                           \
         for (int64_t k = 0; k < n; k++) {                                                        \
             T v = in[k * step], b = y[k];                                                        \
@@ -51,7 +45,7 @@ typedef struct {
                     int64_t base = j * g->dw - g->pw, lo, hi;                                    \
                     pf_valid_range(base, g->sw, g->W, g->OW, &lo, &hi);                          \
                     if (lo < hi)                                                                 \
-                        maxpool_tap_##T(x + h * g->xsh + (lo * g->sw + base) * g->xsw, g->sw * g->xsw, yr + lo,\
+                        maxpool_tap_##T(x + h * g->xsh + (lo * g->sw + base) * g->xsw, g->sw * g->xsw, yr + lo, \
                                         ir + lo, hi - lo, h * g->W + lo * g->sw + base, g->sw);  \
                 }                                                                                \
             }                                                                                    \
@@ -66,7 +60,7 @@ typedef struct {
     /* 2x2 windows at stride 2 over unit-stride rows without padding or dilation: the usual      \
      * MaxPool2d(2). One output row at a time in a loop of selects gcc vectorizes (once per      \
      * ISA); the winner's offset in the window (0, 1, W, W + 1) is kept as an int64 */           \
-    PF_SIMD static void maxpool2_row_##T(const T *r0, const T *r1, T *y, int64_t *ix, int64_t ow_n,\
+    PF_VEC_CLONES static void maxpool2_row_##T(const T *r0, const T *r1, T *y, int64_t *ix, int64_t ow_n, \
                                          int64_t base, int64_t W) {                              \
         for (int64_t ow = 0; ow < ow_n; ow++) {                                                  \
             T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];            \
@@ -87,7 +81,7 @@ typedef struct {
     }                                                                                            \
     static void maxpool2_plane_##T(const T *x, T *y, int64_t *ix, const pgeom *g) {              \
         for (int64_t oh = 0; oh < g->OH; oh++)                                                   \
-            maxpool2_row_##T(x + 2 * oh * g->xsh, x + (2 * oh + 1) * g->xsh, y + oh * g->OW, ix + oh * g->OW,\
+            maxpool2_row_##T(x + 2 * oh * g->xsh, x + (2 * oh + 1) * g->xsh, y + oh * g->OW, ix + oh * g->OW, \
                              g->OW, 2 * oh * g->W, g->W);                                        \
     }                                                                                            \
     /* gx plane (contiguous) = 0, then gx[ix[k]] += gy[k]; returns the first bad index or -1 */  \
@@ -155,35 +149,61 @@ static int setup(const char *fn, const pf_tensor *x, const pf_tensor *o, const p
     return need_contig(fn, "indices", ix);
 }
 
+/* One call's planes (sample, channel); backward's scatter stays within a plane, so no two
+ * threads share an element. bad_plane and bad_pos: backward's first index outside its plane. */
+typedef struct {
+    const pf_tensor *x, *grad_out, *indices;
+    pf_tensor *out, *grad_in;
+    const pgeom *g;
+    int fast;
+    int64_t bad_plane, bad_pos;
+} pool_job;
+
+static void pool_planes(void *arg, int64_t p0, int64_t p1) {
+    const pool_job *j = arg;
+    const pgeom *g = j->g;
+    const pf_tensor *x = j->x;
+    int64_t C = x->shape[1], opl = g->OH * g->OW, es = (int64_t)pf_dtype_size[x->dtype];
+    for (int64_t p = p0; p < p1; p++) {
+        const char *xp = (const char *)x->data + ((p / C) * x->strides[0] + (p % C) * x->strides[1]) * es;
+        char *yp = (char *)j->out->data + p * opl * es;
+        int64_t *ip = (int64_t *)j->indices->data + p * opl;
+        if (x->dtype == PF_FLOAT32)
+            (j->fast ? maxpool2_plane_float : maxpool_plane_float)((const float *)xp, (float *)yp, ip, g);
+        else
+            (j->fast ? maxpool2_plane_double : maxpool_plane_double)((const double *)xp, (double *)yp, ip, g);
+    }
+}
+
+static void pool_back_planes(void *arg, int64_t p0, int64_t p1) {
+    pool_job *j = arg;
+    const pgeom *g = j->g;
+    const int64_t *gs = j->grad_out->strides;
+    int64_t C = j->grad_in->shape[1], opl = g->OH * g->OW, hw = g->H * g->W;
+    int64_t es = (int64_t)pf_dtype_size[j->grad_in->dtype];
+    for (int64_t p = p0; p < p1; p++) {
+        const char *gp = (const char *)j->grad_out->data + ((p / C) * gs[0] + (p % C) * gs[1]) * es;
+        const int64_t *ip = (const int64_t *)j->indices->data + p * opl;
+        char *xp = (char *)j->grad_in->data + p * hw * es;
+        int64_t bad = j->grad_in->dtype == PF_FLOAT32
+                          ? maxpool_back_plane_float((const float *)gp, gs[2], gs[3], ip, (float *)xp, g)
+                          : maxpool_back_plane_double((const double *)gp, gs[2], gs[3], ip, (double *)xp, g);
+        if (bad < 0) continue;
+#pragma omp critical(pf_pool_bad)
+        if (j->bad_plane < 0 || p < j->bad_plane) j->bad_plane = p, j->bad_pos = bad;
+    }
+}
+
 int pf_max_pool2d(const pf_tensor *x, pf_tensor *out, pf_tensor *indices, int kh, int kw, int sh, int sw, int ph,
                   int pw, int dh, int dw) {
     pgeom g;
     int rc = setup("max_pool2d", x, out, indices, kh, kw, sh, sw, ph, pw, dh, dw, &g);
     if (rc || (rc = need_contig("max_pool2d", "output", out))) return rc;
-    int64_t C = x->shape[1], planes = x->shape[0] * C, opl = g.OH * g.OW;
+    int64_t planes = x->shape[0] * x->shape[1], opl = g.OH * g.OW;
     if (planes == 0 || opl == 0) return PF_OK;
     int fast = kh == 2 && kw == 2 && sh == 2 && sw == 2 && ph == 0 && pw == 0 && dh == 1 && dw == 1 && g.xsw == 1;
-    int nt = pf_threads_for(planes * opl * kh * kw);
-    size_t es = pf_dtype_size[x->dtype];
-    const int64_t *xs = x->strides;
-    int dt = x->dtype;
-    pf_team tm;
-    pf_team_start(&tm);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-#pragma omp for schedule(static) nowait
-        for (int64_t p = 0; p < planes; p++) {
-            const char *xp = (const char *)x->data + ((p / C) * xs[0] + (p % C) * xs[1]) * (int64_t)es;
-            char *yp = (char *)out->data + p * opl * (int64_t)es;
-            int64_t *ip = (int64_t *)indices->data + p * opl;
-            if (dt == PF_FLOAT32)
-                (fast ? maxpool2_plane_float : maxpool_plane_float)((const float *)xp, (float *)yp, ip, &g);
-            else
-                (fast ? maxpool2_plane_double : maxpool_plane_double)((const double *)xp, (double *)yp, ip, &g);
-        }
-        pf_team_done(&tm);
-    }
-    pf_team_finish(&tm);
+    pool_job j = {.x = x, .indices = indices, .out = out, .g = &g, .fast = fast};
+    pf_parallel_range(pf_threads_for(planes * opl * kh * kw), planes, pool_planes, &j);
     return PF_OK;
 }
 
@@ -192,37 +212,14 @@ int pf_max_pool2d_backward(const pf_tensor *grad_out, const pf_tensor *indices, 
     pgeom g;
     int rc = setup("max_pool2d_backward", grad_in, grad_out, indices, kh, kw, sh, sw, ph, pw, dh, dw, &g);
     if (rc || (rc = need_contig("max_pool2d_backward", "grad_input", grad_in))) return rc;
-    int64_t C = grad_in->shape[1], planes = grad_in->shape[0] * C, opl = g.OH * g.OW, hw = g.H * g.W;
+    int64_t planes = grad_in->shape[0] * grad_in->shape[1], opl = g.OH * g.OW;
     if (planes == 0) return PF_OK;
-    int nt = pf_threads_for(planes * (hw + opl));
-    size_t es = pf_dtype_size[grad_in->dtype];
-    const int64_t *gs = grad_out->strides;
-    int dt = grad_in->dtype;
-    int64_t bad_plane = -1, bad_pos = -1;
-    pf_team tm;
-    pf_team_start(&tm);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-#pragma omp for schedule(static) nowait
-        for (int64_t p = 0; p < planes; p++) {
-            const char *gp = (const char *)grad_out->data + ((p / C) * gs[0] + (p % C) * gs[1]) * (int64_t)es;
-            const int64_t *ip = (const int64_t *)indices->data + p * opl;
-            char *xp = (char *)grad_in->data + p * hw * (int64_t)es;
-            int64_t bad = dt == PF_FLOAT32
-                              ? maxpool_back_plane_float((const float *)gp, gs[2], gs[3], ip, (float *)xp, &g)
-                              : maxpool_back_plane_double((const double *)gp, gs[2], gs[3], ip, (double *)xp, &g);
-            if (bad >= 0) {
-#pragma omp critical(pf_pool_bad)
-                if (bad_plane < 0 || p < bad_plane) bad_plane = p, bad_pos = bad;
-            }
-        }
-        pf_team_done(&tm);
-    }
-    pf_team_finish(&tm);
-    if (bad_plane >= 0)
+    pool_job j = {.grad_out = grad_out, .indices = indices, .grad_in = grad_in, .g = &g, .bad_plane = -1};
+    pf_parallel_range(pf_threads_for(planes * (g.H * g.W + opl)), planes, pool_back_planes, &j);
+    if (j.bad_plane >= 0)
         return pf_error(PF_ERR_INDEX, "max_pool2d_backward: index %lld at position %lld of plane %lld is outside "
                         "the %lldx%lld input plane",
-                        (long long)((const int64_t *)indices->data)[bad_plane * opl + bad_pos], (long long)bad_pos,
-                        (long long)bad_plane, (long long)g.H, (long long)g.W);
+                        (long long)((const int64_t *)indices->data)[j.bad_plane * opl + j.bad_pos],
+                        (long long)j.bad_pos, (long long)j.bad_plane, (long long)g.H, (long long)g.W);
     return PF_OK;
 }

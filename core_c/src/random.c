@@ -206,35 +206,36 @@ static int setup(int kind, int dt, double p0, double p1, gen *g) {
     return PF_OK;
 }
 
+typedef struct {
+    const gen *g;
+    pf_tensor *dst;
+    uint64_t seed, offset;
+} fill_job;
+
+static void fill_part(void *arg, int64_t b, int64_t e) {
+    const fill_job *j = arg;
+    const pf_tensor *dst = j->dst;
+    const int64_t *st[1] = {dst->strides};
+    size_t sizes[1] = {pf_dtype_size[dst->dtype]};
+    pf_walk w;
+    pf_walk_init(&w, dst->ndim, dst->shape, 1, st, sizes);
+    pf_walk_seek(&w, b);
+    while (b < e) {
+        int64_t n = pf_walk_run(&w, e - b);
+        gen_run(j->g, j->seed, j->offset + (uint64_t)b, (char *)dst->data + w.off[0], w.inner[0], n);
+        b += n;
+        pf_walk_advance(&w, n);
+    }
+}
+
 int pf_random(int kind, pf_tensor *dst, uint64_t seed, uint64_t offset, double p0, double p1) {
     int rc = pf_check(dst, "random: dst");
     if (rc != PF_OK) return rc;
     gen g;
     if ((rc = setup(kind, dst->dtype, p0, p1, &g)) != PF_OK) return rc;
     int64_t total = pf_numel(dst);
-    const int64_t *st[1] = {dst->strides};
-    size_t sizes[1] = {pf_dtype_size[dst->dtype]};
-    int nt = pf_threads_for(total);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        int t = 0, T = 1;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-        T = omp_get_num_threads();
-#endif
-        int64_t b, e;
-        pf_split(total, t, T, &b, &e);
-        pf_walk w;
-        pf_walk_init(&w, dst->ndim, dst->shape, 1, st, sizes);
-        pf_walk_seek(&w, b);
-        while (b < e) {
-            int64_t n = pf_walk_run(&w, e - b);
-            char *p = (char *)dst->data + w.off[0];
-            gen_run(&g, seed, offset + (uint64_t)b, p, w.inner[0], n);
-            b += n;
-            pf_walk_advance(&w, n);
-        }
-    }
+    fill_job j = {&g, dst, seed, offset};
+    pf_parallel_range(pf_threads_for(total), total, fill_part, &j);
     return PF_OK;
 }
 
@@ -381,6 +382,61 @@ int pf_weighted_sample(const pf_tensor *weights, pf_tensor *out, int replacement
 
 /* ---- multinomial ------------------------------------------------------------------ */
 
+typedef struct {
+    const double *P, *U;
+    int64_t *O;
+    int64_t n, k;
+    int replacement, failed;
+} mn_job;
+
+/* rows [r0, r1), with a row of scratch weights of their own */
+static void mn_rows(void *arg, int64_t r0, int64_t r1) {
+    mn_job *j = arg;
+    const double *P = j->P, *U = j->U;
+    int64_t *O = j->O, n = j->n, k = j->k;
+    double *w = malloc((size_t)(n ? n : 1) * sizeof(double));
+    if (!w) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    for (int64_t r = r0; r < r1; r++) {
+        const double *p = P + r * n;
+        if (j->replacement) {
+            /* cumulative weights, then a binary search per draw for the first c[j] > u * total */
+            double acc = 0;
+            for (int64_t c = 0; c < n; c++) w[c] = acc += p[c];
+            for (int64_t s = 0; s < k; s++) {
+                int64_t lo = first_above(w, n, U[r * k + s] * acc);
+                while (lo > 0 && p[lo] == 0) lo--; /* rounding never picks an empty category */
+                while (p[lo] == 0 && lo < n - 1) lo++;
+                O[r * k + s] = lo;
+            }
+        } else {
+            /* sequential draws, each removing the category it picked */
+            memcpy(w, p, (size_t)n * sizeof(double));
+            for (int64_t s = 0; s < k; s++) {
+                double total = 0;
+                for (int64_t c = 0; c < n; c++) total += w[c];
+                double target = U[r * k + s] * total, acc = 0;
+                int64_t pick = -1, last = -1;
+                for (int64_t c = 0; c < n; c++) {
+                    if (w[c] <= 0) continue;
+                    last = c;
+                    acc += w[c];
+                    if (acc > target) {
+                        pick = c;
+                        break;
+                    }
+                }
+                if (pick < 0) pick = last; /* u * total rounded up to the sum */
+                O[r * k + s] = pick;
+                w[pick] = 0;
+            }
+        }
+    }
+    free(w);
+}
+
 int pf_multinomial(const pf_tensor *probs, const pf_tensor *u, int replacement, pf_tensor *out) {
     int rc;
     if ((rc = pf_check(probs, "probs")) || (rc = pf_check(u, "u")) || (rc = pf_check(out, "out"))) return rc;
@@ -421,62 +477,9 @@ int pf_multinomial(const pf_tensor *probs, const pf_tensor *u, int replacement, 
                             "multinomial: row %lld has %lld non-zero categories, fewer than the %lld samples asked "
                             "for without replacement", (long long)r, (long long)nonzero, (long long)k);
     }
-    int failed = 0;
-    int nt = pf_threads_for(rows * n * (replacement ? 1 : k));
-    if (rows < nt) nt = (int)(rows ? rows : 1);
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nt) reduction(| : failed)
-#endif
-    {
-        double *w = malloc((size_t)(n ? n : 1) * sizeof(double));
-        if (!w) {
-            failed = 1;
-        } else {
-            int t = 0, team = 1;
-#ifdef _OPENMP
-            t = omp_get_thread_num();
-            team = omp_get_num_threads();
-#endif
-            int64_t begin, end;
-            pf_split(rows, t, team, &begin, &end);
-            for (int64_t r = begin; r < end; r++) {
-                const double *p = P + r * n;
-                if (replacement) {
-                    /* cumulative weights, then a binary search per draw for the first c[j] > u * total */
-                    double acc = 0;
-                    for (int64_t j = 0; j < n; j++) w[j] = acc += p[j];
-                    for (int64_t s = 0; s < k; s++) {
-                        int64_t lo = first_above(w, n, U[r * k + s] * acc);
-                        while (lo > 0 && p[lo] == 0) lo--; /* rounding never picks an empty category */
-                        while (p[lo] == 0 && lo < n - 1) lo++;
-                        O[r * k + s] = lo;
-                    }
-                } else {
-                    /* sequential draws, each removing the category it picked */
-                    memcpy(w, p, (size_t)n * sizeof(double));
-                    for (int64_t s = 0; s < k; s++) {
-                        double total = 0;
-                        for (int64_t j = 0; j < n; j++) total += w[j];
-                        double target = U[r * k + s] * total, acc = 0;
-                        int64_t pick = -1, last = -1;
-                        for (int64_t j = 0; j < n; j++) {
-                            if (w[j] <= 0) continue;
-                            last = j;
-                            acc += w[j];
-                            if (acc > target) {
-                                pick = j;
-                                break;
-                            }
-                        }
-                        if (pick < 0) pick = last; /* u * total rounded up to the sum */
-                        O[r * k + s] = pick;
-                        w[pick] = 0;
-                    }
-                }
-            }
-        }
-        free(w);
-    }
-    if (failed) return pf_error(PF_ERR_NOMEM, "multinomial: cannot allocate scratch for %lld categories", (long long)n);
+    mn_job j = {P, U, O, n, k, replacement, 0};
+    pf_parallel_range(pf_threads_for(rows * n * (replacement ? 1 : k)), rows, mn_rows, &j);
+    if (j.failed)
+        return pf_error(PF_ERR_NOMEM, "multinomial: cannot allocate scratch for %lld categories", (long long)n);
     return PF_OK;
 }

@@ -502,11 +502,9 @@ typedef struct {
     char *ob, *ib;
 } rows_job;
 
-static void rows_part(void *arg, int t, int T) {
+static void rows_part(void *arg, int64_t b, int64_t e) {
     const rows_job *j = arg;
     const rctx *c = j->c;
-    int64_t b, e;
-    pf_split(j->ow->numel, t, T, &b, &e);
     pf_walk w = *j->ow, rw = c->red;
     pf_walk_seek(&w, b);
     for (int64_t pos = b; pos < e;) {
@@ -521,7 +519,7 @@ static void rows_part(void *arg, int t, int T) {
 
 static void drive_rows(const rctx *c, const pf_walk *ow, const char *xb, char *ob, char *ib, int nt) {
     rows_job j = {c, ow, xb, ob, ib};
-    pf_run_team(nt, rows_part, &j);
+    pf_parallel_range(nt, ow->numel, rows_part, &j);
 }
 
 /* One pass over every (output, chunk) item in parallel, then each output's partials are
@@ -535,11 +533,9 @@ typedef struct {
     int64_t nitems;
 } items_job;
 
-static void items_part(void *arg, int t, int T) {
+static void items_part(void *arg, int64_t b, int64_t e) {
     const items_job *j = arg;
     const rctx *c = j->c;
-    int64_t b, e;
-    pf_split(j->nitems, t, T, &b, &e);
     pf_walk rw = c->red;
     for (int64_t it = b; it < e; it++) {
         int64_t o = it / c->nch;
@@ -550,7 +546,7 @@ static void items_part(void *arg, int t, int T) {
 static void items_pass(const rctx *c, int kind, int64_t O, const char *const *xo, const double *m, part *parts,
                        part *tot, int nt) {
     items_job j = {c, kind, xo, m, parts, O * c->nch};
-    pf_run_team(nt, items_part, &j);
+    pf_parallel_range(nt, j.nitems, items_part, &j);
     for (int64_t o = 0; o < O; o++) {
         tot[o] = part_init(kind);
         for (int64_t ci = 0; ci < c->nch; ci++) merge(c->dt, kind, &tot[o], &parts[o * c->nch + ci]);
@@ -672,10 +668,8 @@ typedef struct {
     int64_t V, vw, nvb;
 } cols_job;
 
-static void cols_part(void *arg, int t, int T) {
+static void cols_part(void *arg, int64_t b, int64_t e) {
     const cols_job *j = arg;
-    int64_t b, e;
-    pf_split(j->ow->numel / j->V * j->nvb, t, T, &b, &e);
     pf_walk w = *j->ow, rw = j->c->red;
     for (int64_t tile = b; tile < e; tile++) {
         int64_t v0 = tile % j->nvb * j->vw, width = j->V - v0 < j->vw ? j->V - v0 : j->vw;
@@ -692,7 +686,7 @@ static void drive_cols(const rctx *c, const pf_walk *ow, const char *xb, char *o
         vw = ((V + per - 1) / per + 7) / 8 * 8;
     }
     cols_job j = {c, ow, xb, ob, ib, V, vw, (V + vw - 1) / vw};
-    pf_run_team(nt, cols_part, &j);
+    pf_parallel_range(nt, P * j.nvb, cols_part, &j);
 }
 
 /* ---- pf_reduce ---- */

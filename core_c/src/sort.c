@@ -200,6 +200,27 @@ static void do_row(const pf_tensor *x, pf_tensor *values, pf_tensor *indices, in
     }
 }
 
+typedef struct {
+    const pf_tensor *x;
+    pf_tensor *values, *indices;
+    int64_t n, inner, k;
+    int largest, failed;
+} topk_job;
+
+/* rows [r0, r1) of [outer, inner], with scratch of their own */
+static void topk_rows(void *arg, int64_t r0, int64_t r1) {
+    topk_job *j = arg;
+    int64_t n = j->n, inner = j->inner;
+    /* pair_i and pair_d are both 16 bytes: one buffer serves either */
+    void *buf = malloc((size_t)n * sizeof(pair_d)), *tmp = malloc((size_t)n * sizeof(pair_d));
+    if (!buf || !tmp) __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+    else
+        for (int64_t r = r0; r < r1; r++)
+            do_row(j->x, j->values, j->indices, r / inner, r % inner, n, inner, j->k, j->largest, buf, tmp);
+    free(buf);
+    free(tmp);
+}
+
 int pf_topk(const pf_tensor *x, int dim, int64_t k, int largest, pf_tensor *values, pf_tensor *indices) {
     int rc = check_layout(x, dim, values, indices, k, "topk");
     if (rc) return rc;
@@ -207,32 +228,9 @@ int pf_topk(const pf_tensor *x, int dim, int64_t k, int largest, pf_tensor *valu
     geometry(x, dim, &outer, &n, &inner);
     int64_t rows = outer * inner;
     if (rows == 0 || k == 0) return PF_OK;
-    int nt = pf_threads_for(rows * n);
-    if (rows < nt) nt = (int)rows;
-    int failed = 0;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nt) reduction(| : failed)
-#endif
-    {
-        /* pair_i and pair_d are both 16 bytes: one buffer serves either */
-        void *buf = malloc((size_t)n * sizeof(pair_d)), *tmp = malloc((size_t)n * sizeof(pair_d));
-        if (!buf || !tmp) {
-            failed = 1;
-        } else {
-            int t = 0, team = 1;
-#ifdef _OPENMP
-            t = omp_get_thread_num();
-            team = omp_get_num_threads();
-#endif
-            int64_t begin, end;
-            pf_split(rows, t, team, &begin, &end);
-            for (int64_t r = begin; r < end; r++)
-                do_row(x, values, indices, r / inner, r % inner, n, inner, k, largest, buf, tmp);
-        }
-        free(buf);
-        free(tmp);
-    }
-    if (failed)
+    topk_job job = {x, values, indices, n, inner, k, largest, 0};
+    pf_parallel_range(pf_threads_for(rows * n), rows, topk_rows, &job);
+    if (job.failed)
         return pf_error(PF_ERR_NOMEM, "topk/sort: cannot allocate %lld bytes of scratch", (long long)(32 * n));
     return PF_OK;
 }
