@@ -70,7 +70,7 @@ def bind() -> None:
         "nelement": lambda self: self.numel(), "ndimension": lambda self: self.ndim,
         "ravel": lambda self: self.reshape(-1),
         "clamp": ew.clamp, "clip": ew.clamp, "clamp_": ew.clamp_, "where": lambda self, c, o: ew.where(c, self, o),
-        "masked_fill": ew.masked_fill, "masked_fill_": ew.masked_fill_, "triu": ew.triu, "tril": ew.tril,
+        "masked_fill": ew.masked_fill, "masked_fill_": ew.masked_fill_, "triu": index.triu, "tril": index.tril,
         "copy_": ew.copy_, "fill_": ew.fill_, "zero_": ew.zero_,
         "sum": reduce.sum, "mean": reduce.mean, "prod": reduce.prod, "var": reduce.var, "std": reduce.std,
         "max": reduce.max, "min": reduce.min, "amax": reduce.amax, "amin": reduce.amin, "argmax": reduce.argmax,

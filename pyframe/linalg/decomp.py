@@ -14,6 +14,7 @@ from pyframe.linalg._common import call, check_matrix, diag_embed, identity_like
 from pyframe.linalg.solve import solve_triangular
 from pyframe.ops import elementwise as ew
 from pyframe.ops.creation import eye, ones
+from pyframe.ops.index import tril, triu
 from pyframe.ops.join import cat
 from pyframe.ops.products import matmul
 from pyframe.tensor import Tensor, empty_tensor
@@ -100,7 +101,7 @@ def _qr_backward(gQ, gR, Q: Tensor, R: Tensor, A: Tensor) -> Tensor:
     if gQ is not None:
         QtgQ = matmul(Q.mT, gQ)
         M = ew.neg(QtgQ) if M is None else ew.sub(M, QtgQ)
-    M = ew.triu(M)
+    M = triu(M)
     S = ew.sub(ew.add(M, M.mT), ew.mul(M, identity_like(M)))  # diagonal counted once
     gA = matmul(Q, S)
     if gQ is not None:
@@ -148,7 +149,7 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     if tau.shape[-1] > k or tau.shape[:-1] != A.shape[:-2]:
         raise ShapeError(f"{fn}: tau of shape {list(tau.shape)} does not fit A of shape {list(A.shape)}")
     Id = eye(n, dtype=A.dtype)
-    below = ew.tril(ones(n, k, dtype=A.dtype), -1)
+    below = tril(ones(n, k, dtype=A.dtype), -1)
     Q = None
     for i in range(tau.shape[-1]):
         v = ew.add(ew.mul(A.select(-1, i), below[:, i]), Id[:, i])  # (..., n)

@@ -10,6 +10,7 @@ from pyframe.autograd.graph import needs_grad, record
 from pyframe.linalg._common import call, check_matrix, check_same_dtype, identity_like
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import broadcast_shapes
+from pyframe.ops.index import tril, triu
 from pyframe.ops.join import cat
 from pyframe.ops.products import matmul
 from pyframe.ops.view import expand
@@ -85,7 +86,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
             if A3.requires_grad:
                 gA = ew.neg(matmul(gB, X.mT))
                 k = 1 if unitriangular else 0
-                gA = ew.triu(gA, k) if upper else ew.tril(gA, -k)
+                gA = triu(gA, k) if upper else tril(gA, -k)
             return gA, (gB if B3.requires_grad else None)
 
         record("LinalgSolveTriangularBackward0", backward, (A3, B3), X, (A3, X))
@@ -123,7 +124,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
             # triangle with the diagonal halved
             Linv = solve_triangular(L, expand(identity_like(L), *L.shape), upper=False)
             P = matmul(L.mT, gL)
-            phi = ew.sub(ew.tril(P), ew.mul(ew.mul(P, identity_like(L)), 0.5))
+            phi = ew.sub(tril(P), ew.mul(ew.mul(P, identity_like(L)), 0.5))
             gA = matmul(matmul(Linv.mT, phi), Linv)
             return ew.mul(ew.add(gA, gA.mT), 0.5)
 

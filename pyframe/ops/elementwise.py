@@ -37,11 +37,10 @@ def unbroadcast(g: Tensor, shape: tuple) -> Tensor:
     """Sum ``g`` over the dims broadcasting added, so it matches an input of ``shape``."""
     if g._shape == shape:
         return g
-    from pyframe.ops.reduce import sum as _sum
-
     lead = g.ndim - len(shape)
     dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g._shape[lead + i] != 1)
-    return _sum(g, dims, keepdim=True).reshape(shape) if dims else g.reshape(shape)
+    # Tensor.sum: the reductions build on this module, so it does not import them
+    return g.sum(dims, keepdim=True).reshape(shape) if dims else g.reshape(shape)
 
 
 def _grad_to(g: Tensor | None, x) -> Tensor | None:
@@ -461,7 +460,7 @@ def _make_inplace(name: str):
 
 __all__ = [
     *unary_ops, *binary_ops, "true_divide", "divide", "multiply", "subtract", "greater", "greater_equal", "less",
-    "less_equal", "not_equal", "clamp", "clip", "relu6", "where", "masked_fill", "triu", "tril",
+    "less_equal", "not_equal", "clamp", "clip", "relu6", "where", "masked_fill",
 ]  # fmt: skip
 
 inplace_ops = {name + "_": _make_inplace(name) for name in ("add", "sub", "mul", "div", "pow", "remainder")}
@@ -471,9 +470,7 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:  # noqa: A002 - 
     """Same as torch.where(condition, input, other); ``where(condition)`` alone is
     ``nonzero(condition, as_tuple=True)``."""
     if input is None and other is None:
-        from pyframe.ops.index import nonzero
-
-        return nonzero(condition, as_tuple=True)
+        return condition.nonzero(as_tuple=True)  # the method: index.py builds on this module
     a, b = input, other
     if not isinstance(condition, Tensor) or condition.dtype is not bool_:
         got = condition.dtype.name if isinstance(condition, Tensor) else type(condition).__name__
@@ -519,29 +516,6 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
 
 def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
     return copy_(x, masked_fill(x, mask, value))
-
-
-def _tri(x: Tensor, diagonal: int, upper: bool) -> Tensor:
-    if x.ndim < 2:
-        raise ValueError(f"{'triu' if upper else 'tril'}: input must have at least 2 dims, got {x.ndim}")
-    from pyframe.ops.creation import arange
-
-    rows, cols = x._shape[-2:]
-    r = arange(rows).reshape(rows, 1)
-    c = arange(cols).reshape(1, cols)
-    offset = binary_ops["sub"](c, r)
-    mask = binary_ops["ge"](offset, diagonal) if upper else binary_ops["le"](offset, diagonal)
-    return where(mask, x, scalar_tensor(0, x.dtype))
-
-
-def triu(input: Tensor, diagonal: int = 0) -> Tensor:
-    """Same as torch.triu."""
-    return _tri(input, diagonal, True)
-
-
-def tril(input: Tensor, diagonal: int = 0) -> Tensor:
-    """Same as torch.tril."""
-    return _tri(input, diagonal, False)
 
 
 # ---- writes into existing tensors ---------------------------------------------------------

@@ -14,14 +14,20 @@ from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops import join as jn
 from pyframe.ops import view as sh
-from pyframe.ops._common import broadcast_shapes, cast, unaliased, zeros_of
+from pyframe.ops._common import (
+    broadcast_shapes,
+    cast,
+    scalar_tensor,
+    unaliased,
+    zeros_of,
+)
 from pyframe.ops.creation import arange
 from pyframe.ops.view import broadcast_tensors, contiguous, embed, expand, permute, view_op
 from pyframe.tensor import Tensor, empty_tensor, from_numpy, normalize_dim
 
 __all__ = [
     "gather", "index_select", "nonzero", "scatter_add", "take_along_dim", "masked_select", "scatter", "index_fill",
-    "index_copy", "tril_indices", "triu_indices",
+    "index_copy", "tril_indices", "triu_indices", "triu", "tril",
 ]  # fmt: skip
 
 
@@ -533,3 +539,24 @@ def _crop(src: Tensor, shape) -> Tensor:
     if src.ndim != len(shape) or any(s < n for s, n in zip(src.shape, shape, strict=True)):
         raise RuntimeError(f"scatter(): src {tuple(src.shape)} must be at least as large as index {tuple(shape)}")
     return src[tuple(slice(0, n) for n in shape)]
+
+
+def _tri(x: Tensor, diagonal: int, upper: bool) -> Tensor:
+    if x.ndim < 2:
+        raise ValueError(f"{'triu' if upper else 'tril'}: input must have at least 2 dims, got {x.ndim}")
+    rows, cols = x._shape[-2:]
+    r = arange(rows).reshape(rows, 1)
+    c = arange(cols).reshape(1, cols)
+    offset = ew.sub(c, r)
+    mask = ew.ge(offset, diagonal) if upper else ew.le(offset, diagonal)
+    return ew.where(mask, x, scalar_tensor(0, x.dtype))
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """Same as torch.triu."""
+    return _tri(input, diagonal, True)
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """Same as torch.tril."""
+    return _tri(input, diagonal, False)

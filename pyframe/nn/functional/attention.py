@@ -13,6 +13,7 @@ from pyframe.nn.functional.linear import linear
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
 from pyframe.ops._common import broadcast_shapes, scalar_tensor
+from pyframe.ops.index import tril
 from pyframe.ops.products import matmul
 from pyframe.tensor import Tensor, empty_tensor
 
@@ -23,7 +24,7 @@ def _causal_mask(q_len: int, k_len: int) -> Tensor:
     """Bool [L, S], True where query i may attend to key j (j <= i, aligned top-left as torch)."""
     from pyframe.ops.creation import ones
 
-    return ew.tril(ones(q_len, k_len, dtype=_dtype.bool_))
+    return tril(ones(q_len, k_len, dtype=_dtype.bool_))
 
 
 def _masked_softmax(scores: Tensor, masked: bool) -> Tensor:

@@ -16,6 +16,7 @@ from pyframe.nn.modules.normalization import LayerNorm
 from pyframe.ops import creation
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import scalar_tensor
+from pyframe.ops.index import triu
 from pyframe.tensor import Tensor
 
 __all__ = [
@@ -243,6 +244,6 @@ class Transformer(Module):
         """Same as torch's: a float [sz, sz] mask, -inf above the diagonal and 0 elsewhere."""
         from pyframe import _dtype
 
-        above = ew.triu(creation.ones(sz, sz, dtype=_dtype.bool_), 1)
+        above = triu(creation.ones(sz, sz, dtype=_dtype.bool_), 1)
         dt = creation.empty(0, dtype=dtype).dtype
         return ew.where(above, scalar_tensor(-math.inf, dt), scalar_tensor(0.0, dt))
