@@ -1,35 +1,30 @@
-"""The eight global module hook registries, on one pluggy plugin manager.
+"""The global module hook registries, one per module hookspec of ``pyframe/hookspecs.py``.
 
-A function passed to ``pyframe.nn.register_module_*`` is wrapped into a small plugin object and
-registered into :data:`plugin_manager`, so it lands in the same pluggy hook as a plugin's
-``@pyframe.hookimpl``. pluggy calls implementations newest first and cannot chain results, so
-the registries never call the pluggy hook: each keeps its own ordered snapshot of the
-implementations (plugins first, in :func:`set_plugin_order`'s order, then functions in
-registration order), recomputed whenever the plugin manager changes, plus a cached truthiness
-flag that the hot paths test before touching anything else.
+A registry chains two kinds of implementations: the plugins' ``@pyframe.hookimpl`` functions, which the plugin
+manager (``pyframe/plugins/manager.py``) hands over in plugin order whenever its plugin set changes, then the
+functions passed to ``pyframe.nn.register_module_*``, kept here in registration order. pluggy calls implementations
+newest first and cannot chain results, so the registries never call a pluggy hook: each keeps an ordered snapshot
+of its implementations and a cached "any implementation?" flag that the hot paths test first.
 
-``Module`` reads them through two objects: :data:`registration_chain` (``run(kind, module,
-name, value)``) and :data:`call_hooks` (snapshots for ``Module.__call__``), see
-``pyframe/nn/modules/module.py``.
+This module sits below ``pyframe.nn`` and imports nothing of it: ``Module`` reads the snapshots, passes its own
+conversion of a replacement into :meth:`RegistrationRegistry.run_chain`, and keeps its fast-path flag in sync
+through :func:`add_listener`.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import pluggy
-
 from pyframe import hookspecs
-from pyframe.nn.parameter import Parameter
-from pyframe.tensor import Tensor
 from pyframe.utils.hooks import RemovableHandle
 
 __all__ = [
-    "BLOCK", "plugin_manager", "set_plugin_order", "set_plugin_describer", "describe_plugin", "Registry",
-    "parameter_registration", "buffer_registration", "module_registration", "forward_pre", "forward",
-    "full_backward_pre", "full_backward", "registration_chain", "call_hooks", "add_listener",
+    "BLOCK", "Registry", "REGISTRIES", "parameter_registration", "buffer_registration", "module_registration",
+    "forward_pre", "forward", "full_backward_pre", "full_backward", "add_listener", "any_call_hooks",
+    "register_module_parameter_registration_hook", "register_module_buffer_registration_hook",
+    "register_module_module_registration_hook", "register_module_forward_pre_hook", "register_module_forward_hook",
+    "register_module_full_backward_pre_hook", "register_module_backward_hook", "register_module_full_backward_hook",
 ]  # fmt: skip
 
 
@@ -46,94 +41,13 @@ class _Block:
 
 
 BLOCK = _Block()
-
-
-# ---- the plugin manager ---------------------------------------------------------------------------
-
-
-class _PluginManager(pluggy.PluginManager):
-    """pluggy's manager; every register/unregister (also through ``set_blocked`` and
-    ``load_setuptools_entrypoints``) refreshes the registries' snapshots."""
-
-    def register(self, plugin: object, name: str | None = None) -> str | None:
-        result = super().register(plugin, name)
-        _refresh()
-        return result
-
-    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
-        try:
-            return super().unregister(plugin, name)
-        finally:
-            _refresh()
-
-
-plugin_manager = _PluginManager(hookspecs.PROJECT)
-plugin_manager.add_hookspecs(hookspecs)
-
-_plugin_order: tuple = ()
-_describer: Callable[[object], str] | None = None
 _listeners: list = []
-
-
-def set_plugin_order(names: Iterable[str]) -> None:
-    """Plugins named here run first, in this order; the rest follow by name. Functions passed
-    to ``register_module_*`` always run after every plugin, in registration order."""
-    global _plugin_order
-    _plugin_order = tuple(names)
-    _refresh()
-
-
-def set_plugin_describer(fn: Callable[[object], str] | None) -> None:
-    """``fn(plugin_obj) -> str`` names a plugin in error notes (e.g. with its distribution and
-    version); None restores the default (the registered name)."""
-    global _describer
-    _describer = fn
-
-
-def describe_plugin(plugin: object) -> str:
-    if _describer is not None:
-        try:
-            return _describer(plugin)
-        except Exception:  # noqa: BLE001 - a broken describer must not hide the hook's error
-            pass
-    return repr(plugin_manager.get_name(plugin) or plugin)
 
 
 def add_listener(fn: Callable[[], None]) -> None:
     """``fn()`` is called after every change of any registry (``Module`` keeps its global-hooks flag so)."""
     _listeners.append(fn)
     fn()
-
-
-# ---- function hooks as plugins ---------------------------------------------------------------------
-
-_seq = itertools.count()
-
-
-class _FunctionPlugin:
-    """The plugin object a function passed to ``register_module_*`` becomes. ``entry`` is what
-    the registry's snapshot holds for it (the function itself and its calling mode)."""
-
-    def __init__(self, specname: str, wrapper: Callable, hook: Callable, mode: Any):
-        self.seq = next(_seq)
-        self.hook = hook
-        self.mode = mode
-        setattr(self, specname, hookspecs.hookimpl(wrapper))
-
-
-class _Handle(RemovableHandle):
-    """Unregisters a function hook's plugin; removing twice is harmless."""
-
-    __slots__ = ("_plugin",)
-
-    def __init__(self, plugin: _FunctionPlugin):
-        super().__init__({})
-        self._plugin = plugin
-
-    def remove(self) -> None:
-        plugin, self._plugin = self._plugin, None
-        if plugin is not None and plugin_manager.is_registered(plugin):
-            plugin_manager.unregister(plugin)
 
 
 def _describe_function(fn: Callable) -> str:
@@ -143,17 +57,16 @@ def _describe_function(fn: Callable) -> str:
 
 
 class _Source:
-    """Who an implementation belongs to, for error notes."""
+    """Who an implementation belongs to, for error notes: a function, or a plugin's (``plugin`` names it)."""
 
     __slots__ = ("fn", "plugin")
 
-    def __init__(self, fn: Callable, plugin: object | None):
+    def __init__(self, fn: Callable, plugin: str | None):
         self.fn, self.plugin = fn, plugin
 
     def describe(self) -> str:
-        if self.plugin is None:
-            return _describe_function(self.fn)
-        return f"plugin {describe_plugin(self.plugin)} ({_describe_function(self.fn)})"
+        fn = _describe_function(self.fn)
+        return fn if self.plugin is None else f"{self.plugin} ({fn})"
 
 
 def _note(exc: BaseException, src: _Source, what: str) -> None:
@@ -164,76 +77,88 @@ def _note(exc: BaseException, src: _Source, what: str) -> None:
         exc.add_note(note)
 
 
-# ---- the registries -----------------------------------------------------------------------------------
+class _Handle(RemovableHandle):
+    """Removes a function hook from its registry; removing twice is harmless."""
+
+    __slots__ = ("_registry",)
+
+    def __init__(self, registry: Registry, entry: tuple):
+        super().__init__(registry.functions, entry)
+        self._registry = registry
+
+    def remove(self) -> None:
+        if self.id in self._registry.functions:
+            super().remove()
+            self._registry.refresh()
+
+
+# ---- the registries ---------------------------------------------------------------------------------------
 
 
 class Registry:
-    """One hook kind bound to its hookspec: an ordered snapshot ``entries`` of ``(call, mode,
-    source)``, where ``call`` takes the spec's arguments positionally (``mode`` None) or is a
-    function hook called the torch way (``mode`` its options), and ``bool(registry)`` is the
-    cached "any implementation?" flag."""
+    """One hookspec's implementations in calling order. ``entries`` is the ordered snapshot of ``(call, mode,
+    source)``: ``call`` takes the spec's arguments positionally (``mode`` None: a plugin's) or is a function hook
+    called the torch way (``mode``: its options); ``bool(registry)`` is the cached "any implementation?" flag."""
 
     def __init__(self, specname: str, what: str):
-        self.specname = specname
-        self.what = what
-        self.caller = getattr(plugin_manager.hook, specname)
-        self.argnames: tuple = self.caller.spec.argnames
-        self.entries: tuple = ()
-        self.active = False
+        code = getattr(hookspecs, specname).__code__
+        self.specname, self.what = specname, what
+        self.argnames: tuple = code.co_varnames[: code.co_argcount]
+        self.plugins: tuple = ()  # (call, None, source) in plugin order, from the plugin manager
+        self.functions: dict = {}  # handle id -> (hook, mode), in registration order
+        self.refresh()
 
     def __bool__(self) -> bool:
         return self.active
 
+    def set_plugins(self, impls: Iterable[tuple[Callable, tuple, str]]) -> None:
+        """The plugins' implementations, as ``(function, argnames, plugin description)`` in calling order."""
+        self.plugins = tuple(
+            (self._positional(fn, tuple(names)), None, _Source(fn, label)) for fn, names, label in impls
+        )
+        self.refresh()
+
     def refresh(self) -> None:
-        plugins, functions = [], []
-        for impl in self.caller.get_hookimpls():
-            if isinstance(impl.plugin, _FunctionPlugin):
-                functions.append(impl.plugin)
-            elif not (impl.hookwrapper or impl.wrapper):  # wrappers cannot take part in a chain
-                plugins.append(impl)
-        order = {name: i for i, name in enumerate(_plugin_order)}
+        functions = tuple((hook, mode, _Source(hook, None)) for hook, mode in self.functions.values())
+        self.entries = self.plugins + functions
+        self.active = bool(self.entries)
+        self._shape()
+        for fn in _listeners:
+            fn()
 
-        def key(impl):
-            bucket = 0 if impl.tryfirst else 2 if impl.trylast else 1
-            return (bucket, order.get(impl.plugin_name, len(order)), impl.plugin_name)
+    def _shape(self) -> None:
+        """Recomputes what the caller reads, in the shape it reads it (subclasses)."""
 
-        entries = [
-            (self._positional(impl), None, _Source(impl.function, impl.plugin)) for impl in sorted(plugins, key=key)
-        ]
-        entries += [(p.hook, p.mode, _Source(p.hook, None)) for p in sorted(functions, key=lambda p: p.seq)]
-        self.entries = tuple(entries)
-        self.active = bool(entries)
-
-    def _positional(self, impl) -> Callable:
-        fn, names = impl.function, tuple(impl.argnames)
+    def _positional(self, fn: Callable, names: tuple) -> Callable:
         if names == self.argnames:
             return fn
         idx = [self.argnames.index(n) for n in names]
         return lambda *a: fn(*[a[i] for i in idx])
 
-    def _add(self, wrapper: Callable, hook: Callable, mode: Any) -> RemovableHandle:
+    def add(self, hook: Callable, mode: Any = None) -> RemovableHandle:
+        """Appends a function hook (``mode``: how it is called, see the subclass); its handle removes it."""
         if not callable(hook):
             raise TypeError(f"{self.what} must be callable, got {type(hook).__name__}")
-        plugin = _FunctionPlugin(self.specname, wrapper, hook, mode)
-        plugin_manager.register(plugin, name=f"{self.specname}:{plugin.seq}:{getattr(hook, '__qualname__', '?')}")
-        return _Handle(plugin)
+        handle = _Handle(self, (hook, mode))
+        self.refresh()
+        return handle
+
+    def note(self, exc: BaseException, index: int) -> None:
+        """Adds the error note naming the ``index``-th implementation of the snapshot that raised."""
+        if 0 <= index < len(self.entries):
+            _note(exc, self.entries[index][2], self.what)
 
 
 class RegistrationRegistry(Registry):
     """Parameter, buffer or submodule registration: ``run_chain`` folds the hooks over the value."""
 
-    def __init__(self, specname: str, kind: str):
+    def __init__(self, specname: str, kind: str, expected: str):
         super().__init__(specname, f"{kind} registration hook")
-        self.kind = kind
+        self.kind, self.expected = kind, expected
 
-    def register(self, hook: Callable) -> RemovableHandle:
-        def wrapper(module, name, value):
-            return hook(module, name, value)
-
-        return self._add(_rename(wrapper, self.argnames), hook, True)
-
-    def run_chain(self, module: Any, name: str, value: Any) -> Any:
-        """None keeps, a value replaces (the next hook sees it), BLOCK ends the chain."""
+    def run_chain(self, module: Any, name: str, value: Any, accept: Callable[[Any], Any]) -> Any:
+        """None keeps, a value replaces (the next hook sees it), BLOCK ends the chain. ``accept(out)`` is the
+        caller's conversion of a replacement: the value to register, or None when ``out`` is the wrong kind."""
         for call, _mode, src in self.entries:
             try:
                 out = call(module, name, value)
@@ -244,31 +169,14 @@ class RegistrationRegistry(Registry):
                 continue
             if out is BLOCK:
                 return BLOCK
-            value = self._check(out, src, module, name)
+            value = accept(out)
+            if value is None:
+                raise TypeError(
+                    f"{src.describe()} returned {_typename(out)} for {self.kind} '{name}' of "
+                    f"{type(module).__name__}; a {self.kind} registration hook must return None (keep), "
+                    f"{self.expected}, or pyframe.nn.BLOCK"
+                )
         return value
-
-    def _check(self, out: Any, src: _Source, module: Any, name: str) -> Any:
-        kind = self.kind
-        if kind == "parameter":
-            if isinstance(out, Parameter):
-                return out
-            if isinstance(out, Tensor):
-                return Parameter(out.detach(), out.requires_grad)
-            expected = "a pyframe.nn.Parameter or pyframe.Tensor"
-        elif kind == "buffer":
-            if isinstance(out, Tensor):
-                return out
-            expected = "a pyframe.Tensor"
-        else:
-            from pyframe.nn.modules.module import Module
-
-            if isinstance(out, Module):
-                return out
-            expected = "a pyframe.nn.Module"
-        raise TypeError(
-            f"{src.describe()} returned {_typename(out)} for {kind} '{name}' of {type(module).__name__}; "
-            f"a {kind} registration hook must return None (keep), {expected}, or pyframe.nn.BLOCK"
-        )
 
 
 def _typename(obj: Any) -> str:
@@ -276,39 +184,20 @@ def _typename(obj: Any) -> str:
     return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _rename(fn: Callable, argnames: tuple) -> Callable:
-    """``fn`` with its positional parameters named ``argnames`` (pluggy matches by name)."""
-    code = fn.__code__
-    fn.__code__ = code.replace(co_varnames=tuple(argnames) + code.co_varnames[len(argnames) :])
-    return fn
-
-
-parameter_registration = RegistrationRegistry("pyframe_module_parameter_registration", "parameter")
-buffer_registration = RegistrationRegistry("pyframe_module_buffer_registration", "buffer")
-module_registration = RegistrationRegistry("pyframe_module_module_registration", "module")
+parameter_registration = RegistrationRegistry(
+    "pyframe_module_parameter_registration", "parameter", "a pyframe.nn.Parameter or pyframe.Tensor"
+)
+buffer_registration = RegistrationRegistry("pyframe_module_buffer_registration", "buffer", "a pyframe.Tensor")
+module_registration = RegistrationRegistry("pyframe_module_module_registration", "module", "a pyframe.nn.Module")
 
 
 class ForwardPreRegistry(Registry):
-    """Entries' ``mode``: None (a plugin: ``(module, args, kwargs)`` returns new args or
-    ``(args, kwargs)``), False (``hook(module, args)``, as torch) or True (``hook(module, args,
-    kwargs)`` returns ``(args, kwargs)``)."""
+    """``snapshot``: ``(hook, with_kwargs)`` pairs; ``hook(module, args)`` returns None or new args,
+    ``hook(module, args, kwargs)`` None or ``(args, kwargs)`` (a plugin's may also return new args alone)."""
 
-    def register(self, hook: Callable, with_kwargs: bool = False) -> RemovableHandle:
-        if with_kwargs:
-
-            def wrapper(module, args, kwargs):
-                return hook(module, args, kwargs)
-        else:
-
-            def wrapper(module, args):
-                return hook(module, args)
-
-        return self._add(wrapper, hook, bool(with_kwargs))
-
-    def refresh(self) -> None:
-        super().refresh()
+    def _shape(self) -> None:
         self.snapshot = tuple(
-            (_plugin_pre(call), True) if mode is None else (call, mode) for call, mode, _src in self.entries
+            (_plugin_pre(call), True) if mode is None else (call, mode) for call, mode, _ in self.entries
         )
 
 
@@ -326,48 +215,22 @@ def _plugin_pre(call: Callable) -> Callable:
 
 
 class ForwardRegistry(Registry):
-    """Entries' ``mode``: None (a plugin: ``(module, args, kwargs, output)``) or
-    ``(with_kwargs, always_call)`` of a function hook."""
+    """``snapshot``: ``(("global", index), hook, with_kwargs, always_call)``; ``hook(module, args, output)`` (or
+    ``(module, args, kwargs, output)``) returns None or a new output."""
 
-    def register(self, hook: Callable, with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:
-        if with_kwargs:
-
-            def wrapper(module, args, kwargs, output):
-                return hook(module, args, kwargs, output)
-        else:
-
-            def wrapper(module, args, output):
-                return hook(module, args, output)
-
-        return self._add(wrapper, hook, (bool(with_kwargs), bool(always_call)))
-
-    def refresh(self) -> None:
-        super().refresh()
+    def _shape(self) -> None:
         self.snapshot = tuple(
             (("global", i), call, True, False) if mode is None else (("global", i), call, *mode)
-            for i, (call, mode, _src) in enumerate(self.entries)
+            for i, (call, mode, _) in enumerate(self.entries)
         )
 
 
 class BackwardRegistry(Registry):
-    """Full backward pre (``(module, grad_output)``) or post (``(module, grad_input,
-    grad_output)``) hooks; the snapshot's callables add the error note themselves."""
+    """Full backward pre (``(module, grad_output)``) or post (``(module, grad_input, grad_output)``) hooks;
+    ``snapshot``'s callables add the error note themselves."""
 
-    def register(self, hook: Callable) -> RemovableHandle:
-        if len(self.argnames) == 2:
-
-            def wrapper(module, grad_output):
-                return hook(module, grad_output)
-        else:
-
-            def wrapper(module, grad_input, grad_output):
-                return hook(module, grad_input, grad_output)
-
-        return self._add(wrapper, hook, False)
-
-    def refresh(self) -> None:
-        super().refresh()
-        self.noted = tuple(_noted(call, src, self.what) for call, _mode, src in self.entries)
+    def _shape(self) -> None:
+        self.snapshot = tuple(_noted(call, src, self.what) for call, _mode, src in self.entries)
 
 
 def _noted(call: Callable, src: _Source, what: str) -> Callable:
@@ -386,61 +249,67 @@ forward = ForwardRegistry("pyframe_module_forward", "forward hook")
 full_backward_pre = BackwardRegistry("pyframe_module_full_backward_pre", "full backward pre-hook")
 full_backward = BackwardRegistry("pyframe_module_full_backward", "full backward hook")
 
-_registries = (
+REGISTRIES = (
     parameter_registration, buffer_registration, module_registration, forward_pre, forward, full_backward_pre,
     full_backward,
 )  # fmt: skip
-
-
-def _refresh() -> None:
-    for r in _registries:
-        r.refresh()
-    for fn in _listeners:
-        fn()
 
 
 def any_call_hooks() -> bool:
     return bool(forward_pre or forward or full_backward_pre or full_backward)
 
 
-# ---- what Module reads ---------------------------------------------------------------------------------
+# ---- the eight register_module_* functions (pyframe.nn and pyframe.nn.modules.module export them) ----------
 
 
-class _RegistrationChain:
-    """``Module._register``'s chain: ``run(kind, module, name, value)``."""
-
-    _by_kind = {"parameter": parameter_registration, "buffer": buffer_registration, "module": module_registration}
-
-    def run(self, kind: str, module: Any, name: str, value: Any) -> Any:
-        registry = self._by_kind[kind]
-        if not registry.active:
-            return value
-        return registry.run_chain(module, name, value)
+def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, param)`` for every parameter registered in any Module (``param`` may
+    be None). Returns None to keep it, a tensor to register instead (a plain tensor becomes a
+    Parameter keeping its ``requires_grad``), or ``pyframe.nn.BLOCK`` to register None. Hooks
+    chain in registration order after plugins' implementations."""
+    return parameter_registration.add(hook)
 
 
-class _CallHooks:
-    """``Module.__call__``'s global hooks, in the shapes ``module.CallHooks`` documents."""
-
-    def forward_pre(self, module: Any) -> tuple:
-        return forward_pre.snapshot
-
-    def forward(self, module: Any) -> tuple:
-        return forward.snapshot
-
-    def backward_pre(self, module: Any) -> tuple:
-        return full_backward_pre.noted
-
-    def backward(self, module: Any) -> tuple:
-        return full_backward.noted
-
-    def note(self, exc: BaseException, kind: str, index: int) -> None:
-        """Adds the error note for the ``index``-th global hook of ``kind`` ("forward_pre" or
-        "forward") of the snapshot that raised."""
-        registry = forward_pre if kind == "forward_pre" else forward
-        if 0 <= index < len(registry.entries):
-            _note(exc, registry.entries[index][2], registry.what)
+def register_module_buffer_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, buffer)`` for every buffer registered in any Module (``buffer`` may be
+    None). None keeps, a tensor replaces, ``pyframe.nn.BLOCK`` registers None."""
+    return buffer_registration.add(hook)
 
 
-registration_chain = _RegistrationChain()
-call_hooks = _CallHooks()
-_refresh()
+def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, submodule)`` for every submodule registered in any Module. None keeps,
+    a Module replaces, ``pyframe.nn.BLOCK`` registers None (containers then skip it)."""
+    return module_registration.add(hook)
+
+
+def register_module_forward_pre_hook(hook: Callable, *, with_kwargs: bool = False) -> RemovableHandle:
+    """``hook(module, args)`` before every Module's forward (before the module's own pre-hooks);
+    returns None or new args. With ``with_kwargs`` (a pyframe extension; torch's global
+    pre-hook has none): ``hook(module, args, kwargs)`` returns None or ``(args, kwargs)``."""
+    return forward_pre.add(hook, bool(with_kwargs))
+
+
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:  # fmt: skip
+    """``hook(module, args, output)`` (or ``(module, args, kwargs, output)``) after every Module's
+    forward (before the module's own forward hooks); returns None or a new output.
+    ``always_call``: also run when forward raises. Same as torch."""
+    return forward.add(hook, (bool(with_kwargs), bool(always_call)))
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, grad_output)`` before every Module's backward; returns None or a new
+    grad_output tuple of the same length."""
+    return full_backward_pre.add(hook)
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, grad_input, grad_output)`` after every Module's backward; returns None or a
+    new grad_input tuple of the same length. Entries are None where no gradient flows."""
+    return full_backward.add(hook)
+
+
+def register_module_backward_hook(hook: Callable) -> RemovableHandle:
+    """The full backward hook under seed 003's name (PyTorch's deprecated non-full semantics are
+    not reproduced): same as :func:`register_module_full_backward_hook`."""
+    return full_backward.add(hook)

@@ -64,19 +64,19 @@ def _plugin_records() -> list:
 @pytest.fixture(autouse=True)
 def _global_hooks_and_plugins():
     """Every test starts from the same global hooks and plugins and leaves them so: the global module hooks and
-    plugins a test registers are unregistered afterwards, the ones it unregisters come back, and the plugin order,
-    describer and plugin records (enabled, settings) are restored."""
+    plugins a test registers are unregistered afterwards, the ones it unregisters come back, and the plugin records
+    (enabled, settings, order) are restored."""
     from pyframe import _hooks
 
-    pm = _hooks.plugin_manager
+    pm = pyframe.plugins._manager
     before = pm.list_name_plugin()
-    order, describer = _hooks._plugin_order, _hooks._describer
+    functions = [dict(r.functions) for r in _hooks.REGISTRIES]
     records = _plugin_records()
     yield
     if _plugin_records() != records:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            pyframe.plugins._manager.reset()
+            pm.reset()
     kept = {id(obj) for _, obj in before}
     for _, obj in pm.list_name_plugin():
         if id(obj) not in kept:
@@ -84,9 +84,11 @@ def _global_hooks_and_plugins():
     for name, obj in before:
         if not pm.is_registered(obj):
             pm.register(obj, name=name)
-    if (_hooks._plugin_order, _hooks._describer) != (order, describer):
-        _hooks.set_plugin_order(order)
-        _hooks.set_plugin_describer(describer)
+    for registry, saved in zip(_hooks.REGISTRIES, functions, strict=True):
+        if registry.functions != saved:
+            registry.functions.clear()
+            registry.functions.update(saved)
+            registry.refresh()
     assert pyframe.nn.modules.module._global_hooks_active == _hooks.any_call_hooks()
 
 
@@ -94,9 +96,7 @@ def _global_hooks_and_plugins():
 def no_installed_plugins():
     """Every plugin object registered with pyframe's plugin manager (built-in, entry point or run-time) is
     unregistered for the test, so only the test's own hooks run (the autouse fixture above brings them back)."""
-    from pyframe import _hooks
-
-    pm = _hooks.plugin_manager
+    pm = pyframe.plugins._manager
     for _, obj in pm.list_name_plugin():
-        if not isinstance(obj, _hooks._FunctionPlugin):
+        if obj is not None:
             pm.unregister(obj)

@@ -76,10 +76,10 @@ def is_initialized() -> bool:
 
 def available_backends() -> dict[str, Callable]:
     """**pyframe**: the backends that can be named in ``init_process_group``: ``{name: factory}``."""
-    from pyframe._hooks import plugin_manager
+    from pyframe.plugins import _manager
 
     found: dict[str, Callable] = {"single": SingleBackend}
-    for result in reversed(plugin_manager.hook.pyframe_distributed_backends()):  # oldest plugin first
+    for result in reversed(_manager.hook.pyframe_distributed_backends()):  # oldest plugin first
         if not isinstance(result, dict):
             raise TypeError(f"pyframe_distributed_backends must return a dict of name -> factory, got {result!r}")
         found.update(result)

@@ -1,8 +1,8 @@
 """pyframe's plugins: discovery, configuration, run-time control. See ``docs/plugins.md``.
 
 ``list()``, ``get(name)``, ``enable(name)``, ``disable(name)``, ``disabled(*names)``, ``register(obj, name=None)``,
-``configure(name, **settings)``, ``reload_config()``; ``Setting`` and ``activated(plugin, name)`` (for tests) for
-plugin authors.
+``configure(name, **settings)``, ``reload_config()``; ``Setting`` for plugin authors, and ``pyframe.plugins.testing``
+(``activated(plugin, name)``, ``PackagingTests``) for their tests.
 """
 
 from __future__ import annotations
@@ -12,14 +12,9 @@ import contextlib as _contextlib
 import warnings as _warnings
 from typing import Any
 
-from pyframe.plugins.manager import (
-    ENTRY_POINT_GROUP,
-    Manager,
-    PluginError,
-    PluginHandle,
-    PluginInfo,
-    PluginWarning,
-)
+from pyframe import _hooks
+from pyframe.plugins.manager import ENTRY_POINT_GROUP, PluginError, PluginHandle, PluginInfo, PluginWarning
+from pyframe.plugins.manager import PluginManager as _PluginManager
 from pyframe.plugins.settings import PluginConfigError, Setting
 
 __all__ = [
@@ -33,7 +28,7 @@ from pyframe.plugins import builtin_parametrize as _builtin_parametrize  # noqa:
 
 BUILTIN_PLUGINS: _builtins.list[tuple[str, Any]] = [("parametrize", _builtin_parametrize)]
 
-_manager = Manager(BUILTIN_PLUGINS)
+_manager = _PluginManager(BUILTIN_PLUGINS, _hooks.REGISTRIES)  # the process's one plugin manager
 
 
 def list() -> _builtins.list[PluginInfo]:  # noqa: A001
@@ -64,21 +59,16 @@ def disabled(*names: str) -> _contextlib.AbstractContextManager[None]:
 def activated(
     plugin: Any, name: str | None = None, *, exclusive: bool = True, **settings: Any
 ) -> _contextlib.AbstractContextManager[Any]:
-    """For plugin authors' tests: ``with pyframe.plugins.activated(my_plugin, "my-plugin", level=2): ...``.
+    """For plugin authors' tests: ``pyframe.plugins.testing.activated`` (see there)."""
+    from pyframe.plugins import testing
 
-    Inside the block ``plugin`` (a plugin object such as a module, or the name of a known plugin) is active with
-    ``settings`` on top of its configured ones: registered under ``name`` if pyframe does not know it, enabled if
-    it is known but off. With ``exclusive=True`` every other plugin except the built-in ones is off meanwhile.
-    Afterwards the previous state comes back: registration, ``enable``/``disable`` calls and ``configure``
-    settings (a plugin that ends off or unregistered gets ``pyframe_unconfigure``). Yields the plugin object.
-    Nests; raises ``PluginError`` if the plugin fails to load, register or configure."""
-    return _manager.activated(plugin, name, exclusive=exclusive, **settings)
+    return testing.activated(plugin, name, exclusive=exclusive, **settings)
 
 
 def register(obj: Any, name: str | None = None) -> PluginHandle:
     """Registers an object (a module, an instance; a class is instantiated) with ``@pyframe.hookimpl``
     functions. Returns a handle whose ``remove()`` unregisters it."""
-    return _manager.register(obj, name)
+    return _manager.add(obj, name)
 
 
 def configure(name: str, **settings: Any) -> None:

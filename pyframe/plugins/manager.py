@@ -1,9 +1,11 @@
-"""The plugin manager: pyframe's own record per plugin on top of the shared pluggy manager.
+"""The plugin manager: one pluggy ``PluginManager`` subclass holding pyframe's record per plugin and their order.
 
 It discovers entry-point plugins (group ``pyframe``) from their metadata without importing them, decides which
 are enabled (and records why), imports only the enabled ones, tolerates a broken plugin (a warning, or an error
 under ``strict_plugins = true``), validates each plugin's settings against its ``pyframe_declare_settings()`` and
-delivers them through ``pyframe_configure(settings)``.
+delivers them through ``pyframe_configure(settings)``. Whenever its plugin set or order changes it hands each global
+module hook registry (``pyframe/_hooks.py``) the plugins' implementations in calling order; functions passed to
+``pyframe.nn.register_module_*`` never enter pluggy, the registries keep them.
 """
 
 from __future__ import annotations
@@ -13,16 +15,19 @@ import importlib.metadata
 import inspect
 import re
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
 
+from pyframe import hookspecs
+from pyframe._version import __version__
 from pyframe.plugins import config as _config
 from pyframe.plugins.settings import PluginConfigError, Setting, did_you_mean
+from pyframe.utils.hooks import RemovableHandle
 
-__all__ = ["PluginInfo", "PluginHandle", "PluginError", "PluginWarning", "Manager", "ENTRY_POINT_GROUP"]
+__all__ = ["PluginInfo", "PluginHandle", "PluginError", "PluginWarning", "PluginManager", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "pyframe"
 DISTRIBUTION = "pyframe-core"  # pyframe's distribution name ("pyframe" on PyPI is an unrelated package)
@@ -75,31 +80,32 @@ def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", str(name)).lower()
 
 
-class PluginHandle:
+class PluginHandle(RemovableHandle):
     """Returned by ``pyframe.plugins.register``: ``remove()`` unregisters the plugin (also a context manager)."""
 
-    def __init__(self, manager: Manager, name: str, obj: Any) -> None:
+    __slots__ = ("name", "plugin", "_manager")
+
+    def __init__(self, manager: PluginManager, name: str, obj: Any) -> None:
+        super().__init__({})
         self.name, self.plugin, self._manager = name, obj, manager
 
     def remove(self) -> None:
-        self._manager.unregister(self.name, self.plugin)
-
-    def __enter__(self) -> PluginHandle:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
+        self._manager.remove(self.name, self.plugin)
 
     def __repr__(self) -> str:
         return f"<PluginHandle {self.name!r}>"
 
 
-class Manager:
-    """One per process (``pyframe.plugins._manager``); tests may build their own."""
+class PluginManager(pluggy.PluginManager):
+    """``pyframe.plugins._manager`` is the process's one, feeding the global registries of ``pyframe._hooks``; a
+    manager built with no ``registries`` feeds none. pluggy's ``register`` and ``unregister`` take plugin objects as
+    in pluggy; ``add``/``remove`` are the run-time plugins of ``pyframe.plugins.register``."""
 
-    def __init__(self, builtins: list[tuple[str, Any]] | None = None, pm: pluggy.PluginManager | None = None) -> None:
+    def __init__(self, builtins: list[tuple[str, Any]] | None = None, registries: tuple = ()) -> None:
+        super().__init__(hookspecs.PROJECT)
+        self.add_hookspecs(hookspecs)
+        self.registries = registries  # objects with ``specname`` and ``set_plugins(impls)``, see pyframe/_hooks.py
         self.builtins: list[tuple[str, Any]] = list(builtins or [])
-        self._pm = pm
         self._records: dict[str, _Record] = {}
         self._layers: list[_config.Layer] = []
         self._runtime_state: dict[str, tuple[bool, str]] = {}  # name -> (enabled, reason) from enable()/disable()
@@ -108,28 +114,32 @@ class Manager:
         self.loaded = False
         self.after_sync: Any = None  # called after every change of the plugin set
 
-    # ---- the pluggy manager (shared with pyframe._hooks when it exists) -------------------------------
+    # ---- pluggy's registration (also reached through set_blocked): the registries follow every change ------
 
-    @staticmethod
-    def _hooks_module():
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        result = super().register(plugin, name)
+        self._publish()
+        return result
+
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
         try:
-            from pyframe import _hooks
-        except ImportError:
-            return None
-        return _hooks
+            return super().unregister(plugin, name)
+        finally:
+            self._publish()
 
-    @property
-    def pm(self) -> pluggy.PluginManager:
-        if self._pm is None:
-            hooks = self._hooks_module()
-            if hooks is not None and hasattr(hooks, "plugin_manager"):
-                self._pm = hooks.plugin_manager
-            else:  # pyframe._hooks not there: a private manager with the same specs
-                from pyframe import hookspecs
+    def _publish(self) -> None:
+        """Hands every module hook registry its plugin implementations in calling order: tryfirst, plain, trylast,
+        each in plugin order (``order``, then by name). pluggy's wrappers cannot take part in a chain."""
+        rank = {name: i for i, name in enumerate(self._order)}
 
-                self._pm = pluggy.PluginManager(hookspecs.PROJECT)
-                self._pm.add_hookspecs(hookspecs)
-        return self._pm
+        def key(impl: Any) -> tuple:
+            bucket = 0 if impl.tryfirst else 2 if impl.trylast else 1
+            return bucket, rank.get(impl.plugin_name, len(rank)), impl.plugin_name
+
+        for registry in self.registries:
+            impls = getattr(self.hook, registry.specname).get_hookimpls()
+            impls = sorted((i for i in impls if not (i.hookwrapper or i.wrapper)), key=key)
+            registry.set_plugins([(i.function, i.argnames, self.describe_plugin(i.plugin)) for i in impls])
 
     # ---- configuration --------------------------------------------------------------------------------
 
@@ -167,12 +177,7 @@ class Manager:
     def _discover(self) -> None:
         for name, obj in self.builtins:
             if name not in self._records:
-                import pyframe
-
-                self._records[name] = _Record(
-                    name, BUILT_IN, DISTRIBUTION, getattr(pyframe, "__version__", None), obj=obj
-                )
-                self._records[name].loaded = True
+                self._records[name] = _Record(name, BUILT_IN, DISTRIBUTION, __version__, obj=obj, loaded=True)
         found: dict[str, Any] = {}
         eps = sorted(_entry_points(), key=lambda e: (e.name, e.value))
         for ep in eps:
@@ -253,7 +258,7 @@ class Manager:
         else:
             rec = next((r for r in self._records.values() if r.obj is plugin and r.loaded), None)
             if rec is None:
-                name = self.pm.get_name(plugin) if plugin is not None else None
+                name = self.get_name(plugin) if plugin is not None else None
                 rec = self._records.get(name) if name else None
                 if rec is None:
                     return f"plugin {name or plugin!r}"
@@ -275,7 +280,7 @@ class Manager:
         )
 
     def _hookimpl(self, rec: _Record, hookname: str):
-        caller = getattr(self.pm.hook, hookname, None)
+        caller = getattr(self.hook, hookname, None)
         if caller is None:
             return None
         return next((i for i in caller.get_hookimpls() if i.plugin is rec.obj), None)
@@ -306,10 +311,10 @@ class Manager:
             rec.obj, rec.loaded = obj, True
         if not rec.registered:
             try:
-                if self.pm.is_registered(rec.obj):
+                if self.is_registered(rec.obj):
                     raise ValueError("the same object is already registered as another plugin")
                 self._check_hooks(rec.obj)
-                self.pm.register(rec.obj, name=rec.name)
+                self.register(rec.obj, name=rec.name)
                 rec.registered = True
             except Exception as e:
                 self._fail(rec, "failed to register", e)
@@ -371,7 +376,7 @@ class Manager:
                 self._call(rec, "pyframe_unconfigure")
         finally:
             with contextlib.suppress(ValueError):
-                self.pm.unregister(rec.obj, name=rec.name)
+                self.unregister(rec.obj, name=rec.name)
             rec.registered = False
 
     # ---- the whole cycle -------------------------------------------------------------------------------
@@ -425,18 +430,9 @@ class Manager:
             if reconfigure or not was:
                 self._configure(rec)
         self._order = order
+        self._publish()
         if self.after_sync is not None:
             self.after_sync()
-        hooks = self._hooks_module()
-        if hooks is not None:
-            setter = getattr(hooks, "set_plugin_order", None)
-            if setter is not None:
-                setter([n for n in order if self._records[n].registered])
-            describer = getattr(hooks, "set_plugin_describer", None)
-            if describer is not None:  # it prefixes "plugin " itself
-                describer(lambda plugin: self.describe_plugin(plugin).removeprefix("plugin "))
-            elif hasattr(hooks, "describe_plugin"):
-                hooks.describe_plugin = self.describe_plugin
 
     def ensure_loaded(self) -> None:
         if not self.loaded:
@@ -452,10 +448,16 @@ class Manager:
         return self._records[resolved]
 
     def set_enabled(self, name: str, enabled: bool, reason: str) -> None:
-        rec = self._require(name)
-        self._runtime_state[rec.name] = (enabled, reason)
-        if enabled:
-            rec.error = None
+        self.set_states({name: (enabled, reason)})
+
+    def set_states(self, states: Mapping[str, tuple[bool, str]]) -> None:
+        """Run-time decisions ``{name: (enabled, reason)}`` (they beat every file and variable), then one sync;
+        enabling a plugin that failed tries it again."""
+        for name, (enabled, reason) in states.items():
+            rec = self._require(name)
+            self._runtime_state[rec.name] = (enabled, reason)
+            if enabled:
+                rec.error = None
         self.sync()
 
     @contextlib.contextmanager
@@ -475,69 +477,43 @@ class Manager:
                     self._runtime_state[name] = state
             self.sync()
 
-    @contextlib.contextmanager
-    def activated(
-        self, plugin: Any, name: str | None = None, *, exclusive: bool = True, **settings: Any
-    ) -> Iterator[Any]:
-        """Makes ``plugin`` (an object, or the name of a known plugin) active with ``settings`` inside the block
-        (registering or enabling it as needed), the other non-built-in plugins off when ``exclusive``; then
-        restores the run-time state (registration, enable/disable calls, run-time settings). Yields the object."""
+    def record_of(self, plugin: Any, name: str | None = None) -> _Record | None:
+        """The record of ``plugin``: the name of a known plugin, or an object (found by identity, else by ``name``
+        or its ``__name__``); None for an object pyframe does not know. A ``name`` naming another plugin, or a
+        different object known under that name, is a ValueError."""
         self.ensure_loaded()
         if isinstance(plugin, str):
-            rec: _Record | None = self._require(plugin)
+            rec = self._require(plugin)
             if name is not None and self.resolve(name) != rec.name:
                 raise ValueError(f"activated({plugin!r}, {name!r}): the two names are different plugins")
-        else:
-            rec = next((r for r in self._records.values() if r.loaded and r.obj is plugin), None)
-            if rec is not None and name is not None and self.resolve(name) != rec.name:
+            return rec
+        rec = next((r for r in self._records.values() if r.loaded and r.obj is plugin), None)
+        if rec is not None:
+            if name is not None and self.resolve(name) != rec.name:
                 raise ValueError(f"{plugin!r} is already known as plugin {rec.name!r}, not {name!r}")
-            if rec is None:
-                default = name or getattr(plugin, "__name__", None) or type(plugin).__name__
-                resolved = self.resolve(default) if isinstance(default, str) else None
-                rec = self._records[resolved] if resolved is not None else None
-                if rec is not None and rec.loaded and rec.obj is not plugin:
-                    raise ValueError(f"a different object is already known as {self.describe(rec)}")
-        saved_state = dict(self._runtime_state)
-        saved_settings = {k: dict(v) for k, v in self._runtime_settings.items()}
-        handle = None
-        try:
-            if rec is None:  # not known at all: registered for the block only
-                handle = self.register(plugin, name)
-                rec = self._records[handle.name]
-            self._runtime_state[rec.name] = (True, "activated by pyframe.plugins.activated()")
-            if exclusive:
-                for other in self._records.values():
-                    if other is not rec and other.source != BUILT_IN:
-                        self._runtime_state[other.name] = (False, "disabled inside pyframe.plugins.activated()")
-            rec.error = None
-            self.sync()
-            if not rec.registered:
-                raise PluginError(f"pyframe.plugins.activated(): {self.describe(rec)} {rec.error or 'is not active'}")
-            if not isinstance(plugin, str) and rec.obj is not plugin:
-                raise ValueError(f"{self.describe(rec)} loads {rec.obj!r}, not {plugin!r}")
-            if settings:
-                self.configure(rec.name, **settings)
-            yield rec.obj
-        finally:
-            changed = {
-                n
-                for n in {*saved_settings, *self._runtime_settings}
-                if saved_settings.get(n) != self._runtime_settings.get(n)
-            }
-            if rec is not None:
-                changed.add(rec.name)
-            self._runtime_state.clear()
-            self._runtime_state.update(saved_state)
-            self._runtime_settings.clear()
-            self._runtime_settings.update(saved_settings)
-            if handle is not None:
-                handle.remove()  # unregisters it (pyframe_unconfigure) and syncs the others back
-            else:
-                self.sync()
-            for n in changed:  # still on: their previous settings again
-                r = self._records.get(n)
-                if r is not None and r.registered:
-                    self._configure(r)
+            return rec
+        default = name or getattr(plugin, "__name__", None) or type(plugin).__name__
+        resolved = self.resolve(default) if isinstance(default, str) else None
+        rec = self._records[resolved] if resolved is not None else None
+        if rec is not None and rec.loaded and rec.obj is not plugin:
+            raise ValueError(f"a different object is already known as {self.describe(rec)}")
+        return rec
+
+    def runtime_calls(self) -> tuple[dict, dict]:
+        """A copy of what run-time ``enable``/``disable``/``configure`` calls decided, for ``restore_runtime_calls``."""
+        return dict(self._runtime_state), {k: dict(v) for k, v in self._runtime_settings.items()}
+
+    def restore_runtime_calls(self, saved: tuple[dict, dict], reconfigure: Iterable[str] = ()) -> None:
+        """Puts back what ``runtime_calls()`` returned; plugins whose run-time settings differ (and those named in
+        ``reconfigure``) that are still on get their previous settings through ``pyframe_configure`` again."""
+        state, settings = saved
+        changed = {n for n in {*settings, *self._runtime_settings} if settings.get(n) != self._runtime_settings.get(n)}
+        self._runtime_state, self._runtime_settings = dict(state), {k: dict(v) for k, v in settings.items()}
+        self.sync()
+        for n in changed.union(reconfigure):
+            rec = self._records.get(n)
+            if rec is not None and rec.registered:
+                self._configure(rec)
 
     def _check_hooks(self, obj: Any) -> None:
         """Refuse what cannot be a plugin: a value such as ``42``, an object implementing no hook, and a
@@ -548,14 +524,14 @@ class Manager:
                 f"a plugin is a module, class or object with @pyframe.hookimpl functions, got {type(obj).__name__} "
                 f"{obj!r}"
             )
-        known = [n for n, c in vars(self.pm.hook).items() if getattr(c, "has_spec", lambda: False)()]
+        known = [n for n, c in vars(self.hook).items() if c.has_spec()]
         names = []
         for attr in dir(obj):
             try:
                 value = getattr(obj, attr)
             except Exception:  # a property that raises is not a hook
                 continue
-            marked = self.pm.parse_hookimpl_opts(obj, attr) is not None
+            marked = self.parse_hookimpl_opts(obj, attr) is not None
             if marked or (attr.startswith("pyframe_") and callable(value)):
                 names.append(attr)
         unknown = [n for n in names if n not in known]
@@ -568,7 +544,8 @@ class Manager:
         if not names:
             raise TypeError(f"{obj!r} implements no pyframe hook; mark its hook functions with @pyframe.hookimpl")
 
-    def register(self, obj: Any, name: str | None = None) -> PluginHandle:
+    def add(self, obj: Any, name: str | None = None) -> PluginHandle:
+        """A run-time plugin (``pyframe.plugins.register``)."""
         self.ensure_loaded()
         if inspect.isclass(obj):
             obj = obj()
@@ -579,8 +556,8 @@ class Manager:
             raise TypeError(f"plugin name must be a non-empty str, got {name!r}")
         if name in self._records:
             raise ValueError(f"a plugin named {name!r} is already known ({self.describe(self._records[name])})")
-        if self.pm.is_registered(obj):
-            raise ValueError(f"{obj!r} is already registered as plugin {self.pm.get_name(obj)!r}")
+        if self.is_registered(obj):
+            raise ValueError(f"{obj!r} is already registered as plugin {self.get_name(obj)!r}")
         rec = self._records[name] = _Record(
             name, RUNTIME, version=getattr(obj, "__version__", None), obj=obj, loaded=True
         )
@@ -592,7 +569,8 @@ class Manager:
             raise
         return PluginHandle(self, name, obj)
 
-    def unregister(self, name: str, obj: Any = None) -> None:
+    def remove(self, name: str, obj: Any = None) -> None:
+        """Forgets the run-time plugin ``name`` (only if it is ``obj``, when given)."""
         rec = self._records.get(name)
         if rec is None or (obj is not None and rec.obj is not obj):
             return
@@ -631,7 +609,7 @@ class Manager:
         hooks: tuple[str, ...] = ()
         if rec.loaded and rec.obj is not None:
             if rec.registered:
-                hooks = tuple(sorted(c.name for c in self.pm.get_hookcallers(rec.obj) or []))
+                hooks = tuple(sorted(c.name for c in self.get_hookcallers(rec.obj) or []))
             else:
                 hooks = tuple(
                     sorted(n for n in dir(rec.obj) if n.startswith("pyframe_") and callable(getattr(rec.obj, n, None)))
@@ -647,6 +625,9 @@ class Manager:
             error=rec.error,
             settings=types.MappingProxyType(dict(rec.settings)) if rec.enabled else types.MappingProxyType({}),
         )
+
+    def records(self) -> list[_Record]:
+        return list(self._records.values())
 
     def list(self) -> list[PluginInfo]:
         self.ensure_loaded()

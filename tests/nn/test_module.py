@@ -59,20 +59,27 @@ def snapshot(m: nn.Module) -> tuple:
 
 
 @pytest.fixture
-def chain(monkeypatch):
-    """Installs a registration chain for the test: ``chain.fn(kind, module, name, value)``."""
+def chain(no_installed_plugins):
+    """Global registration hooks for the three kinds, for the test: each records its call and returns
+    ``chain.fn(kind, module, name, value)`` (None, the default, keeps the value)."""
 
-    class Chain(module_mod.RegistrationChain):
+    class Chain:
         fn = None
         calls: list = []
 
-        def run(self, kind, module, name, value):
-            self.calls.append((kind, type(module).__name__, name))
-            return value if self.fn is None else self.fn(kind, module, name, value)
-
     c = Chain()
     c.calls = []
-    monkeypatch.setattr(module_mod, "registration_chain", c)
+
+    def hook(kind):
+        def run(module, name, value):
+            c.calls.append((kind, type(module).__name__, name))
+            return None if c.fn is None else c.fn(kind, module, name, value)
+
+        return run
+
+    nn.register_module_parameter_registration_hook(hook("parameter"))
+    nn.register_module_buffer_registration_hook(hook("buffer"))
+    nn.register_module_module_registration_hook(hook("module"))
     return c
 
 
@@ -892,34 +899,6 @@ def test_dict_and_list_outputs_get_backward_hooks():
         m = IntOut()
         m.register_full_backward_hook(lambda *a: None)
         assert m(x) == 3
-
-
-def test_global_call_points(monkeypatch):
-    """The extension point for the global hooks: global hooks run before the module's own."""
-    order = []
-
-    class Glob(module_mod.CallHooks):
-        def forward_pre(self, module):
-            return ((lambda mod, args: order.append("g_pre"), False),)
-
-        def forward(self, module):
-            return (("g", lambda mod, args, out: order.append("g_fwd"), False, False),)
-
-        def backward_pre(self, module):
-            return (lambda mod, go: order.append("g_bpre"),)
-
-        def backward(self, module):
-            return (lambda mod, gi, go: order.append("g_bwd"),)
-
-    monkeypatch.setattr(module_mod, "call_hooks", Glob())
-    monkeypatch.setattr(module_mod, "_global_hooks_active", True)
-    m = nn.Linear(2, 1)
-    m.register_forward_pre_hook(lambda *a: order.append("pre"))
-    m.register_forward_hook(lambda *a: order.append("fwd"))
-    m.register_full_backward_pre_hook(lambda *a: order.append("bpre"))
-    m.register_full_backward_hook(lambda *a: order.append("bwd"))
-    m(pyframe.ones(1, 2, requires_grad=True)).sum().backward()
-    assert order == ["g_pre", "pre", "g_fwd", "fwd", "g_bpre", "bpre", "g_bwd", "bwd"]
 
 
 # ---- containers ------------------------------------------------------------------------------------------------

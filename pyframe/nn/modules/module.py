@@ -11,11 +11,11 @@ Three things differ in how, not what:
   (one on the inputs, one on the outputs, see ``_backward_hooks.py``); nothing is a view, so
   in-place ops after a hooked module stay legal.
 
-The global hooks of API.md plug in at two places in this file, both module-level objects
-installed from ``pyframe/_hooks.py`` (the pluggy registries): ``registration_chain`` (``run(kind,
-module, name, value)``) and ``call_hooks`` plus the ``_global_hooks_active`` flag (read by
-``__call__``, kept in sync by a ``_hooks`` listener). The eight ``register_module_*`` functions
-are at the end of this file.
+The global hooks (``pyframe/_hooks.py``, below ``nn``: it imports nothing from here) plug in at two
+places: ``_prepare`` runs the registration registries' chain with this module's own conversion of a
+replacement (``_ACCEPT``), and ``__call__`` reads the call registries' snapshots while the
+``_global_hooks_active`` flag (kept in sync by a ``_hooks`` listener) says there is any. The eight
+``register_module_*`` functions are defined in ``_hooks`` and exported from here, as in torch.
 """
 
 from __future__ import annotations
@@ -26,62 +26,23 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from pyframe import _device, _dtype, _grad_mode, _hooks
-from pyframe._hooks import BLOCK
+from pyframe._hooks import (
+    BLOCK,
+    register_module_backward_hook,
+    register_module_buffer_registration_hook,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+    register_module_module_registration_hook,
+    register_module_parameter_registration_hook,
+)
 from pyframe.nn.modules._backward_hooks import BackwardHookState
 from pyframe.nn.parameter import Parameter
 from pyframe.tensor import Tensor
 from pyframe.tensor import set_data as _set_data
 from pyframe.utils.hooks import RemovableHandle
 
-__all__ = [
-    "Module", "BLOCK",
-]  # fmt: skip
-
-
-# ---- extension points for the global hooks (API.md "The global hook registries") ---------------
-
-
-class RegistrationChain:
-    """The chain every registration passes through. ``run(kind, module, name, value)`` gets
-    ``kind`` "parameter", "buffer" or "module" and the value about to be registered (possibly
-    None), and returns what to register instead (the value itself, another one, or ``BLOCK``).
-    ``Module._register`` then checks the result's type, so a chain cannot store a wrong kind.
-    This default runs no hooks; the global-hooks layer installs its own object in
-    ``registration_chain``."""
-
-    def run(self, kind: str, module: Module, name: str, value: Any) -> Any:
-        return value
-
-
-class CallHooks:
-    """The global forward/backward hooks ``Module.__call__`` runs before the module's own, and
-    only when ``_global_hooks_active`` is true. Each method returns this call's snapshot:
-
-    - ``forward_pre(module)``: ``(hook, with_kwargs)`` pairs; ``hook(module, args)`` returns None
-      or new args, ``hook(module, args, kwargs)`` None or ``(args, kwargs)``.
-    - ``forward(module)``: ``(hook_id, hook, with_kwargs, always_call)``; ``hook(module, args,
-      output)`` (or ``(module, args, kwargs, output)``) returns None or a new output.
-    - ``backward_pre(module)``: ``hook(module, grad_output)``, returns None or new grad_output.
-    - ``backward(module)``: ``hook(module, grad_input, grad_output)``, None or new grad_input.
-
-    This default has none."""
-
-    def forward_pre(self, module: Module) -> tuple:
-        return ()
-
-    def forward(self, module: Module) -> tuple:
-        return ()
-
-    def backward_pre(self, module: Module) -> tuple:
-        return ()
-
-    def backward(self, module: Module) -> tuple:
-        return ()
-
-
-# pyframe._hooks installs its registries here (the defaults above stay for tests and embedders)
-registration_chain: RegistrationChain = _hooks.registration_chain
-call_hooks: CallHooks = _hooks.call_hooks
 # set while any global forward or backward hook exists; the one global ``__call__`` reads
 _global_hooks_active = False
 
@@ -128,16 +89,28 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 _DTYPE_NAMES = {d.name for d in _dtype.ALL} | {"float", "double", "half", "long", "int"}
 _KIND_DICT = {"parameter": "_parameters", "buffer": "_buffers", "module": "_modules"}
+_REGISTRIES = {"parameter": _hooks.parameter_registration, "buffer": _hooks.buffer_registration,
+               "module": _hooks.module_registration}  # fmt: skip
+
+
+def _as_parameter(value: Any) -> Parameter | None:
+    """A registration hook's replacement for a parameter: a plain tensor (``return param.to(dtype=...)``)
+    becomes a Parameter keeping its ``requires_grad`` (API.md); None when it is no tensor."""
+    if isinstance(value, Parameter):
+        return value
+    return Parameter(value.detach(), value.requires_grad) if isinstance(value, Tensor) else None
+
+
+# what ``run_chain`` calls on a hook's replacement: the value to register, or None for a wrong kind
+_ACCEPT = {
+    "parameter": _as_parameter,
+    "buffer": lambda v: v if isinstance(v, Tensor) else None,
+    "module": lambda v: v if isinstance(v, Module) else None,
+}
 
 
 def _forward_unimplemented(self, *args: Any) -> Any:
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
-
-
-def _note_global(glob: Any, exc: BaseException, kind: str, index: int) -> None:
-    note = getattr(glob, "note", None)
-    if note is not None:
-        note(exc, kind, index)
 
 
 # ---- Module ----------------------------------------------------------------------------------------
@@ -188,13 +161,13 @@ class Module:
         """Everything before the commit: returns the value to store. Raises before any change."""
         self._check_value(kind, name, value)
         self._check_name(kind, name, assign)
-        result = registration_chain.run(kind, self, name, value)
+        registry = _REGISTRIES[kind]
+        if not registry:
+            return value
+        result = registry.run_chain(self, name, value, _ACCEPT[kind])
         if result is BLOCK:
             return None
         if result is not value:
-            if kind == "parameter" and isinstance(result, Tensor) and not isinstance(result, Parameter):
-                # API.md: a plain tensor from a hook (``return param.to(dtype=...)``) becomes a Parameter
-                result = Parameter(result.detach(), result.requires_grad)
             self._check_value(kind, name, result)
             self._check_name(kind, name, assign)  # a hook may have bound the name meanwhile
         return result
@@ -347,21 +320,25 @@ class Module:
         return mod
 
     def get_parameter(self, target: str) -> Parameter:
-        module_path, _, name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, name):
-            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        mod, name = self._owner_of(target)
         param = getattr(mod, name)
         if not isinstance(param, Parameter):
             raise AttributeError(f"`{name}` is not an nn.Parameter")
         return param
 
     def get_buffer(self, target: str) -> Tensor:
-        module_path, _, name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
+        mod, name = self._owner_of(target)
         if name not in mod._buffers:
             raise AttributeError(f"`{name}` is not a buffer")
         return mod._buffers[name]
+
+    def _owner_of(self, target: str) -> tuple[Module, str]:
+        """The submodule holding ``target`` ("net.0.weight") and the attribute's name there."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        return mod, name
 
     # ---- iteration -----------------------------------------------------------------------------
 
@@ -743,18 +720,18 @@ class Module:
         """PyTorch's order: global then module forward pre-hooks, the input side of the backward
         hooks, forward, global then module forward hooks, the output side of the backward hooks.
         Each kind is read from a snapshot taken when its turn comes (as torch), so a hook may add
-        or remove hooks. A global hook that raises gets a note naming it (``call_hooks.note``)."""
-        glob = call_hooks if _global_hooks_active else None
+        or remove hooks. A global hook that raises gets a note naming it (``Registry.note``)."""
+        glob = _global_hooks_active
         result = None
         called = None  # keys of the always_call forward hooks that already ran
         try:
-            bw_pre = glob.backward_pre(self) if glob else ()
+            bw_pre = _hooks.full_backward_pre.snapshot if glob else ()
             if self._backward_pre_hooks:
                 bw_pre = [*bw_pre, *self._backward_pre_hooks.values()]
-            bw = glob.backward(self) if glob else ()
+            bw = _hooks.full_backward.snapshot if glob else ()
             if self._backward_hooks:
                 bw = [*bw, *self._backward_hooks.values()]
-            pre = glob.forward_pre(self) if glob else ()
+            pre = _hooks.forward_pre.snapshot if glob else ()
             n_glob = len(pre)
             if self._forward_pre_hooks:
                 kw_pre = self._forward_pre_hooks_with_kwargs
@@ -764,7 +741,7 @@ class Module:
                     out = hook(self, args, kwargs) if with_kwargs else hook(self, args)
                 except Exception as e:
                     if i < n_glob:
-                        _note_global(glob, e, "forward_pre", i)
+                        _hooks.forward_pre.note(e, i)
                     raise
                 if out is None:
                     continue
@@ -789,7 +766,7 @@ class Module:
                     out = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
                 except Exception as e:
                     if type(key) is tuple:  # a global hook: ("global", index)
-                        _note_global(glob, e, "forward", key[1])
+                        _hooks.forward.note(e, key[1])
                     raise
                 if out is not None:
                     result = out
@@ -811,9 +788,9 @@ class Module:
                         )
             raise
 
-    def _forward_hook_list(self, glob: CallHooks | None) -> Any:
+    def _forward_hook_list(self, glob: bool) -> Any:
         """(id, hook, with_kwargs, always_call) for the global forward hooks, then the module's."""
-        hooks = glob.forward(self) if glob else ()
+        hooks = _hooks.forward.snapshot if glob else ()
         if self._forward_hooks:
             kw, always = self._forward_hooks_with_kwargs, self._forward_hooks_always_called
             hooks = [*hooks, *((k, h, k in kw, k in always) for k, h in self._forward_hooks.items())]
@@ -846,64 +823,8 @@ class Module:
         self._init_hook_dicts(missing_only=True)  # states from before a hook kind existed
 
 
-# ---- the eight global hook registries (API.md "The global hook registries"; pyframe/_hooks.py) ----------
-
-
-def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
-    """``hook(module, name, param)`` for every parameter registered in any Module (``param`` may
-    be None). Returns None to keep it, a tensor to register instead (a plain tensor becomes a
-    Parameter keeping its ``requires_grad``), or ``pyframe.nn.BLOCK`` to register None. Hooks
-    chain in registration order after plugins' implementations."""
-    return _hooks.parameter_registration.register(hook)
-
-
-def register_module_buffer_registration_hook(hook: Callable) -> RemovableHandle:
-    """``hook(module, name, buffer)`` for every buffer registered in any Module (``buffer`` may be
-    None). None keeps, a tensor replaces, ``pyframe.nn.BLOCK`` registers None."""
-    return _hooks.buffer_registration.register(hook)
-
-
-def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
-    """``hook(module, name, submodule)`` for every submodule registered in any Module. None keeps,
-    a Module replaces, ``pyframe.nn.BLOCK`` registers None (containers then skip it)."""
-    return _hooks.module_registration.register(hook)
-
-
-def register_module_forward_pre_hook(hook: Callable, *, with_kwargs: bool = False) -> RemovableHandle:
-    """``hook(module, args)`` before every Module's forward (before the module's own pre-hooks);
-    returns None or new args. With ``with_kwargs`` (a pyframe extension; torch's global
-    pre-hook has none): ``hook(module, args, kwargs)`` returns None or ``(args, kwargs)``."""
-    return _hooks.forward_pre.register(hook, with_kwargs)
-
-
-def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
-                                 always_call: bool = False) -> RemovableHandle:  # fmt: skip
-    """``hook(module, args, output)`` (or ``(module, args, kwargs, output)``) after every Module's
-    forward (before the module's own forward hooks); returns None or a new output.
-    ``always_call``: also run when forward raises. Same as torch."""
-    return _hooks.forward.register(hook, with_kwargs, always_call)
-
-
-def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
-    """``hook(module, grad_output)`` before every Module's backward; returns None or a new
-    grad_output tuple of the same length."""
-    return _hooks.full_backward_pre.register(hook)
-
-
-def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
-    """``hook(module, grad_input, grad_output)`` after every Module's backward; returns None or a
-    new grad_input tuple of the same length. Entries are None where no gradient flows."""
-    return _hooks.full_backward.register(hook)
-
-
-def register_module_backward_hook(hook: Callable) -> RemovableHandle:
-    """The full backward hook under seed 003's name (PyTorch's deprecated non-full semantics are
-    not reproduced): same as :func:`register_module_full_backward_hook`."""
-    return _hooks.full_backward.register(hook)
-
-
-__all__ += [
-    "register_module_parameter_registration_hook", "register_module_buffer_registration_hook",
+__all__ = [
+    "Module", "BLOCK", "register_module_parameter_registration_hook", "register_module_buffer_registration_hook",
     "register_module_module_registration_hook", "register_module_forward_pre_hook", "register_module_forward_hook",
     "register_module_full_backward_pre_hook", "register_module_backward_hook", "register_module_full_backward_hook",
 ]  # fmt: skip
