@@ -83,10 +83,14 @@ class _Mode(ContextDecorator):
         return type(self)()
 
 
-class no_grad(_Mode):  # noqa: N801
+class _Switch(_Mode):
+    """Grad mode set to ``mode`` inside the block, and back to what it was after."""
+
+    mode: bool
+
     def __enter__(self):
         self.prev = _get()
-        _state.enabled = False
+        _state.enabled = self.mode
         return self
 
     def __exit__(self, *exc):
@@ -94,15 +98,12 @@ class no_grad(_Mode):  # noqa: N801
         return False
 
 
-class enable_grad(_Mode):  # noqa: N801
-    def __enter__(self):
-        self.prev = _get()
-        _state.enabled = True
-        return self
+class no_grad(_Switch):  # noqa: N801
+    mode = False
 
-    def __exit__(self, *exc):
-        _state.enabled = self.prev
-        return False
+
+class enable_grad(_Switch):  # noqa: N801
+    mode = True
 
 
 class inference_mode(_Mode):  # noqa: N801

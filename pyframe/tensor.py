@@ -98,15 +98,10 @@ def _new(storage: Storage, shape: tuple, strides: tuple, offset: int, dt: dtype,
     lay = _LAYOUTS.get(shape) or layout(shape, False)
     t._numel = lay[1]
     t._contig = strides == lay[0] if lay[1] > 1 else True
-    t._desc = None
-    t._requires_grad = False
-    t._grad = None
-    t.grad_fn = None
-    t._output_nr = 0
-    t._retains_grad = False
-    t._base = None
-    t._grad_version = 0
-    t._grad_edge = None
+    # no descriptor yet, and the autograd fields empty (inline: these two constructors are every op's hot path)
+    t._desc = t._grad = t.grad_fn = t._base = t._grad_edge = None
+    t._requires_grad = t._retains_grad = False
+    t._output_nr = t._grad_version = 0
     return t
 
 
@@ -130,15 +125,10 @@ def fresh(data, nbytes: int, shape: tuple, strides: tuple, numel: int, dt: dtype
     t._ptr = data
     t._numel = numel
     t._contig = True
-    t._desc = None
-    t._requires_grad = False
-    t._grad = None
-    t.grad_fn = None
-    t._output_nr = 0
-    t._retains_grad = False
-    t._base = None
-    t._grad_version = 0
-    t._grad_edge = None
+    # no descriptor yet, and the autograd fields empty (inline: these two constructors are every op's hot path)
+    t._desc = t._grad = t.grad_fn = t._base = t._grad_edge = None
+    t._requires_grad = t._retains_grad = False
+    t._output_nr = t._grad_version = 0
     return t
 
 
@@ -200,19 +190,11 @@ _INT64_MAX = 2**63 - 1
 
 def as_shape(size) -> tuple:
     """Shape from ``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])`` style arguments."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
-        size = size[0]
-    shape = []
-    for n in size:
-        if isinstance(n, Tensor):
-            n = n.item()
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
-            raise TypeError(f"sizes must be ints, got {type(n).__name__} in {list(size)}")
+    shape = _int_args(size, "sizes")
+    for n in shape:
         if n < 0:
-            raise ValueError(f"negative dimension {n} in size {list(size)}")
-        shape.append(int(n))
-    check_ndim(shape)
-    return tuple(shape)
+            raise ValueError(f"negative dimension {n} in size {list(shape)}")
+    return shape
 
 
 class Tensor:
@@ -518,7 +500,8 @@ _ITEM_CTYPES = {0: "float *", 1: "double *", 2: None, 3: "int64_t *", 4: "int32_
 _ITEM_READERS = {0: float, 1: float, 2: None, 3: int, 4: int, 5: bool}
 
 
-def _int_args(shape) -> tuple:
+def _int_args(shape, what: str = "shape entries") -> tuple:
+    """Ints from ``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])`` style arguments (-1 allowed: views infer it)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
         shape = shape[0]
     out = []
@@ -526,7 +509,7 @@ def _int_args(shape) -> tuple:
         if isinstance(n, Tensor):
             n = n.item()
         if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
-            raise TypeError(f"shape entries must be ints, got {type(n).__name__} in {list(shape)}")
+            raise TypeError(f"{what} must be ints, got {type(n).__name__} in {list(shape)}")
         out.append(int(n))
     check_ndim(out)
     return tuple(out)

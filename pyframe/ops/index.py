@@ -57,11 +57,9 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     out = empty_tensor(input._shape[:d] + (idx._numel,) + input._shape[d + 1 :], input.dtype)
     check(lib.pf_index_select(input._d(), d, idx._d(), out._d()))
     if input.requires_grad and _grad_mode.enabled:
-
-        def backward(g):
-            return (index_add_(zeros_of(input._shape, g.dtype), d, idx, g),)
-
-        record("IndexSelectBackward0", backward, (input,), out)
+        record(
+            "IndexSelectBackward0", lambda g: (index_add_(zeros_of(input._shape, g.dtype), d, idx, g),), (input,), out
+        )
     return out
 
 
@@ -94,11 +92,9 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     out = empty_tensor(index._shape, input.dtype)
     check(lib.pf_gather(input._d(), d, index._d(), out._d()))
     if input.requires_grad and _grad_mode.enabled:
-
-        def backward(g):
-            return (scatter_add_(zeros_of(input._shape, g.dtype), d, index, g),)
-
-        record("GatherBackward0", backward, (input,), out)
+        record(
+            "GatherBackward0", lambda g: (scatter_add_(zeros_of(input._shape, g.dtype), d, index, g),), (input,), out
+        )
     return out
 
 

@@ -112,19 +112,20 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's para
     return out
 
 
+def _ranked(fn: str, ndim: int, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    if a.ndim != ndim or b.ndim != ndim:
+        raise ShapeError(f"{fn}: expected {ndim}-d tensors, got shapes {list(a._shape)} and {list(b._shape)}")
+    return a, b
+
+
 def mm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - torch's parameter names
     """Same as torch.mm."""
-    a, b = input, mat2
-    if a.ndim != 2 or b.ndim != 2:
-        raise ShapeError(f"mm: expected 2-d tensors, got shapes {list(a._shape)} and {list(b._shape)}")
-    return matmul(a, b)
+    return matmul(*_ranked("mm", 2, input, mat2))
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - torch's parameter names
     """Same as torch.bmm."""
-    a, b = input, mat2
-    if a.ndim != 3 or b.ndim != 3:
-        raise ShapeError(f"bmm: expected 3-d tensors, got shapes {list(a._shape)} and {list(b._shape)}")
+    a, b = _ranked("bmm", 3, input, mat2)
     if a._shape[0] != b._shape[0]:
         raise ShapeError(f"bmm: batch sizes differ: {list(a._shape)} and {list(b._shape)}")
     return matmul(a, b)
@@ -132,10 +133,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - torch's paramete
 
 def dot(input: Tensor, tensor: Tensor) -> Tensor:  # noqa: A002 - torch's parameter names
     """Same as torch.dot."""
-    a, b = input, tensor
-    if a.ndim != 1 or b.ndim != 1:
-        raise ShapeError(f"dot: expected 1-d tensors, got shapes {list(a._shape)} and {list(b._shape)}")
-    return matmul(a, b)
+    return matmul(*_ranked("dot", 1, input, tensor))
 
 
 def _dims(x: Tensor, want: int, name: str, what: str = "input") -> Tensor:

@@ -42,39 +42,38 @@ def _reverse_cumsum(g: Tensor, d: int) -> Tensor:
     return _flip1(cumsum(_flip1(g, d), d), d)
 
 
-def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:  # noqa: A002
-    """Same as torch.cumsum (integer and bool inputs give int64)."""
-    out = _scan(lib.PF_SCAN_SUM, input, dim, dtype, "cumsum")
+def _scanned(op: int, name: str, input: Tensor, dim: int, dtype, grad, saved: bool = False) -> Tensor:
+    """The scan, and its node when floating-point ``input`` needs a gradient: ``grad(g, x, out, d)``."""
+    out = _scan(op, input, dim, dtype, name)
     x = input
     if x.requires_grad and _grad_mode.enabled and out.dtype.is_floating_point:
         d = normalize_dim(dim, x.ndim)
 
         def backward(g):
-            if not x._shape:
-                return (g.to(x.dtype),)
-            return (_reverse_cumsum(g, d).to(x.dtype),)
+            return ((g if not x._shape else grad(g, x.to(out.dtype), out, d)).to(x.dtype),)
 
-        record("CumsumBackward0", backward, (x,), out)
+        record(f"{name.capitalize()}Backward0", backward, (x,), out, (out,) if saved else ())
     return out
+
+
+def _cumsum_grad(g: Tensor, x: Tensor, out: Tensor, d: int) -> Tensor:
+    return _reverse_cumsum(g, d)
+
+
+def _cumprod_grad(g: Tensor, x: Tensor, out: Tensor, d: int) -> Tensor:
+    if not ew.eq(x, 0.0).any().item():  # no zeros: d out_i / d x_j = out_i / x_j
+        return ew.div(_reverse_cumsum(ew.mul(g, out), d), x)
+    return _cumprod_grad_with_zeros(g, x, d)
+
+
+def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:  # noqa: A002
+    """Same as torch.cumsum (integer and bool inputs give int64)."""
+    return _scanned(lib.PF_SCAN_SUM, "cumsum", input, dim, dtype, _cumsum_grad)
 
 
 def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:  # noqa: A002
     """Same as torch.cumprod; the gradient is exact also where the input has zeros."""
-    out = _scan(lib.PF_SCAN_PROD, input, dim, dtype, "cumprod")
-    x = input
-    if x.requires_grad and _grad_mode.enabled and out.dtype.is_floating_point:
-        d = normalize_dim(dim, x.ndim)
-
-        def backward(g):
-            if not x._shape:
-                return (g.to(x.dtype),)
-            xv = x.to(out.dtype)
-            if not ew.eq(xv, 0.0).any().item():  # no zeros: d out_i / d x_j = out_i / x_j
-                return (ew.div(_reverse_cumsum(ew.mul(g, out), d), xv).to(x.dtype),)
-            return (_cumprod_grad_with_zeros(g, xv, d).to(x.dtype),)
-
-        record("CumprodBackward0", backward, (x,), out, (out,))
-    return out
+    return _scanned(lib.PF_SCAN_PROD, "cumprod", input, dim, dtype, _cumprod_grad, saved=True)
 
 
 def _cumprod_grad_with_zeros(g: Tensor, x: Tensor, d: int) -> Tensor:
