@@ -3,18 +3,26 @@
 
 - ``activated(plugin, name=None, *, exclusive=True, **settings)``: the plugin active inside a block, whatever the
   machine's configuration says, and pyframe's plugin state exactly as before afterwards.
+- ``PackagingTests``: a test class to subclass in a plugin's tests; it checks what every plugin distribution has to
+  get right (entry point, declared settings, importing the plugin before pyframe).
+- ``entry_point(name)``: the installed entry point of group ``pyframe`` called ``name``, or None.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import importlib.metadata
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pyframe.plugins as _plugins
-from pyframe.plugins.manager import BUILT_IN, PluginError
+from pyframe.plugins.manager import BUILT_IN, ENTRY_POINT_GROUP, PluginError
+from pyframe.plugins.settings import Setting
 
-__all__ = ["activated"]
+__all__ = ["activated", "PackagingTests", "entry_point"]
 
 
 @contextlib.contextmanager
@@ -51,3 +59,59 @@ def activated(plugin: Any, name: str | None = None, *, exclusive: bool = True, *
         if handle is not None:
             handle.remove()  # unregisters it (pyframe_unconfigure)
         manager.restore_runtime_calls(saved, reconfigure=[rec.name] if rec is not None else [])
+
+
+def entry_point(name: str) -> importlib.metadata.EntryPoint | None:
+    """The installed entry point of group ``pyframe`` called ``name``, or None when no distribution provides it."""
+    return next((ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name == name), None)
+
+
+class PackagingTests:
+    """What every plugin distribution has to get right, as pytest tests. In the plugin's tests::
+
+        class TestPackaging(pyframe.plugins.testing.PackagingTests):
+            plugin = my_plugin  # the plugin object: the module the entry point names
+            name = "my-plugin"  # its entry-point name
+            defaults = {"level": 1}  # optional: the declared settings' defaults, checked against the declaration
+
+    The checks that need the distribution installed (the entry point, importing the plugin before pyframe) skip
+    when it is not."""
+
+    plugin: Any = None
+    name: str = ""
+    defaults: Mapping[str, Any] | None = None
+
+    def _installed(self) -> importlib.metadata.EntryPoint:
+        ep = entry_point(self.name)
+        if ep is None:
+            import pytest
+
+            pytest.skip(f"the distribution providing {self.name!r} is not installed")
+        return ep
+
+    def _declared(self) -> dict[str, Any]:
+        declare = getattr(self.plugin, "pyframe_declare_settings", None)
+        return declare() if declare is not None else {}
+
+    def test_entry_point_names_the_module(self) -> None:
+        ep = self._installed()
+        assert ep.value == self.plugin.__name__
+        assert ep.load() is self.plugin
+
+    def test_declared_settings_match_defaults(self) -> None:
+        declared = self._declared()
+        assert all(isinstance(s, Setting) for s in declared.values()), declared
+        if self.defaults is not None:
+            assert {k: s.default for k, s in declared.items()} == dict(self.defaults)
+
+    def test_importing_the_plugin_before_pyframe_is_safe(self) -> None:
+        """``import <plugin>`` first, then pyframe's entry-point autoload: the plugin is complete when loaded."""
+        self._installed()
+        code = (
+            f"import {self.plugin.__name__}\nimport pyframe.plugins as P\nprint(sorted(P.get({self.name!r}).settings))"
+        )
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYFRAME_")}
+        env["PYFRAME_PLUGINS"] = self.name
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == repr(sorted(self._declared()))

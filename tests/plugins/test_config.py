@@ -9,7 +9,6 @@ import pytest
 from pyframe import plugins
 from pyframe.plugins import PluginConfigError, Setting
 from pyframe.plugins import config as cfg
-from tests.plugins.test_manager import site  # noqa: F401  (fixture)
 
 
 def _write(path, text):
@@ -96,7 +95,7 @@ def test_setting_constraint_arguments_are_checked():
     assert "gt=0" in repr(Setting(float, 1.0, gt=0))
 
 
-def test_out_of_range_plugin_setting_names_file_key_and_range(site):  # noqa: F811
+def test_out_of_range_plugin_setting_names_file_key_and_range(site):
     site.add(
         "alpha",
         """
@@ -117,7 +116,7 @@ def test_out_of_range_plugin_setting_names_file_key_and_range(site):  # noqa: F8
 # ---- where the config comes from ---------------------------------------------------------------------
 
 
-def test_defaults(site):  # noqa: F811
+def test_defaults(site):
     plugins.reload_config()
     v = _values()
     assert {k: (v[k]["value"], v[k]["source"]) for k in cfg.DEFAULTS} == {
@@ -130,7 +129,7 @@ def test_defaults(site):  # noqa: F811
     assert plugins.effective_config()["files"] == []
 
 
-def test_precedence_pyproject_then_pyframe_toml_then_env(site, monkeypatch):  # noqa: F811
+def test_precedence_pyproject_then_pyframe_toml_then_env(site, monkeypatch):
     site.add("alpha")
     site.add("beta")
     pp = _write(site.proj / "pyproject.toml", '[tool.pyframe]\norder = ["beta"]\nautoload = false\n')
@@ -154,7 +153,7 @@ def test_precedence_pyproject_then_pyframe_toml_then_env(site, monkeypatch):  # 
     assert not plugins.get("alpha").enabled
 
 
-def test_later_source_can_reenable_what_an_earlier_one_disabled(site, monkeypatch):  # noqa: F811
+def test_later_source_can_reenable_what_an_earlier_one_disabled(site, monkeypatch):
     site.add("alpha")
     _write(site.proj / "pyframe.toml", 'disable_plugins = ["alpha"]\n')
     plugins.reload_config()
@@ -164,7 +163,7 @@ def test_later_source_can_reenable_what_an_earlier_one_disabled(site, monkeypatc
     assert plugins.get("alpha").enabled and "PYFRAME_PLUGINS=alpha" in plugins.get("alpha").reason
 
 
-def test_files_are_found_in_parent_directories(site, monkeypatch):  # noqa: F811
+def test_files_are_found_in_parent_directories(site, monkeypatch):
     pf = _write(site.proj / "pyframe.toml", "strict_plugins = true\n")
     sub = site.proj / "a" / "b"
     sub.mkdir(parents=True)
@@ -173,13 +172,13 @@ def test_files_are_found_in_parent_directories(site, monkeypatch):  # noqa: F811
     assert _values()["strict_plugins"] == {"value": True, "source": f"{pf} (strict_plugins)"}
 
 
-def test_pyproject_without_tool_pyframe_is_ignored(site):  # noqa: F811
+def test_pyproject_without_tool_pyframe_is_ignored(site):
     _write(site.proj / "pyproject.toml", "[project]\nname = 'x'\n")
     plugins.reload_config()
     assert plugins.effective_config()["files"] == []
 
 
-def test_pyframe_config_names_the_file_outright(site, monkeypatch, tmp_path):  # noqa: F811
+def test_pyframe_config_names_the_file_outright(site, monkeypatch, tmp_path):
     _write(site.proj / "pyframe.toml", "strict_plugins = true\n")
     other = _write(tmp_path / "elsewhere.toml", 'order = ["x"]\n')
     monkeypatch.setenv("PYFRAME_CONFIG", str(other))
@@ -192,7 +191,7 @@ def test_pyframe_config_names_the_file_outright(site, monkeypatch, tmp_path):  #
         plugins.reload_config()
 
 
-def test_pyframe_config_may_name_a_pyproject(site, monkeypatch, tmp_path):  # noqa: F811
+def test_pyframe_config_may_name_a_pyproject(site, monkeypatch, tmp_path):
     pp = _write(tmp_path / "pyproject.toml", "[tool.pyframe]\nstrict_plugins = true\n")
     monkeypatch.setenv("PYFRAME_CONFIG", str(pp))
     plugins.reload_config()
@@ -202,7 +201,7 @@ def test_pyframe_config_may_name_a_pyproject(site, monkeypatch, tmp_path):  # no
 # ---- validation errors name the file, the key and what is allowed ---------------------------------------
 
 
-def test_unknown_key(site):  # noqa: F811
+def test_unknown_key(site):
     path = _write(site.proj / "pyframe.toml", "autolaod = false\n")
     with pytest.raises(PluginConfigError) as exc:
         plugins.reload_config()
@@ -211,7 +210,7 @@ def test_unknown_key(site):  # noqa: F811
     assert "allowed keys: autoload, plugins, disable_plugins, order, strict_plugins" in msg
 
 
-def test_bad_value_in_pyproject(site):  # noqa: F811
+def test_bad_value_in_pyproject(site):
     path = _write(site.proj / "pyproject.toml", '[tool.pyframe]\nautoload = "no"\n')
     with pytest.raises(
         PluginConfigError, match=rf"{path}: key 'tool.pyframe.autoload': expected true or false, got 'no'"
@@ -219,32 +218,32 @@ def test_bad_value_in_pyproject(site):  # noqa: F811
         plugins.reload_config()
 
 
-def test_bad_list_value(site):  # noqa: F811
+def test_bad_list_value(site):
     _write(site.proj / "pyframe.toml", 'disable_plugins = "alpha"\n')
     with pytest.raises(PluginConfigError, match="'disable_plugins': expected a list of strings, got 'alpha'"):
         plugins.reload_config()
 
 
-def test_invalid_toml(site):  # noqa: F811
+def test_invalid_toml(site):
     path = _write(site.proj / "pyframe.toml", "autoload = \n")
     with pytest.raises(PluginConfigError, match=rf"{path}: not valid TOML"):
         plugins.reload_config()
 
 
-def test_bad_environment_value(site, monkeypatch):  # noqa: F811
+def test_bad_environment_value(site, monkeypatch):
     monkeypatch.setenv("PYFRAME_DISABLE_PLUGIN_AUTOLOAD", "maybe")
     with pytest.raises(PluginConfigError, match="PYFRAME_DISABLE_PLUGIN_AUTOLOAD='maybe': expected one of '1'"):
         plugins.reload_config()
 
 
-def test_table_for_an_unknown_plugin_warns(site):  # noqa: F811
+def test_table_for_an_unknown_plugin_warns(site):
     site.add("alpha")
     _write(site.proj / "pyframe.toml", "[alpah]\nlevel = 2\n")
     with pytest.warns(plugins.PluginWarning, match=r"table \[alpah\].*did you mean 'alpha'"):
         plugins.reload_config()
 
 
-def test_config_error_fails_import(site, tmp_path):  # noqa: F811
+def test_config_error_fails_import(site, tmp_path):
     import os
     import subprocess
     import sys
@@ -261,7 +260,7 @@ def test_config_error_fails_import(site, tmp_path):  # noqa: F811
 # ---- warnings point at the user's file, failures at the plugin's line -----------------------------------
 
 
-def test_unknown_table_warning_points_at_the_config_file(site):  # noqa: F811
+def test_unknown_table_warning_points_at_the_config_file(site):
     site.add("alpha")
     path = _write(site.proj / "pyframe.toml", "strict_plugins = false\n\n[alpah]\nlevel = 2\n")
     with pytest.warns(plugins.PluginWarning, match=r"table \[alpah\]") as rec:
@@ -270,7 +269,7 @@ def test_unknown_table_warning_points_at_the_config_file(site):  # noqa: F811
     assert (w.filename, w.lineno) == (str(path), 3)
 
 
-def test_plugin_failure_warning_names_the_line_and_points_at_the_caller(site):  # noqa: F811
+def test_plugin_failure_warning_names_the_line_and_points_at_the_caller(site):
     import pyframe
 
     site.add("broken", "import pyframe\n\nx = 1\nraise RuntimeError('boom')\n")

@@ -1,13 +1,8 @@
 """The plugin manager: discovery through entry points, enabling and disabling, settings, ordering, errors.
-
-Entry points are simulated with a temporary distribution: a folder on ``sys.path`` holding
-``<dist>-<version>.dist-info/{METADATA,entry_points.txt}`` and the plugin module, which is all that
-``importlib.metadata`` needs.
-"""
+Installed plugins are simulated by the ``site`` fixture (``tests/plugins/conftest.py``)."""
 
 from __future__ import annotations
 
-import re
 import sys
 import textwrap
 import warnings
@@ -17,91 +12,8 @@ import pytest
 
 import pyframe
 from pyframe import plugins
-from pyframe.plugins import PluginConfigError, PluginError, PluginWarning, Setting
-from pyframe.plugins import manager as manager_module
-
-RECORDING_PLUGIN = """
-from pyframe.hookspecs import hookimpl
-from pyframe.plugins import Setting
-
-CALLS = []
-
-@hookimpl
-def pyframe_declare_settings():
-    return {{"level": Setting(int, 1), "mode": Setting(str, "a", choices=["a", "b"]),
-             "names": Setting(list[str], []), "scale": Setting(float, 1.0), "on": Setting(bool, True)}}
-
-@hookimpl
-def pyframe_configure(settings):
-    CALLS.append(("configure", dict(settings)))
-
-@hookimpl
-def pyframe_unconfigure():
-    CALLS.append(("unconfigure",))
-{extra}
-"""
-
-
-class Site:
-    """A folder on sys.path where tests create fake installed distributions with ``pyframe`` entry points."""
-
-    def __init__(self, root: Path, monkeypatch) -> None:
-        self.root = root
-        self.modules: list[str] = []
-        root.mkdir(parents=True, exist_ok=True)
-        monkeypatch.syspath_prepend(str(root))
-
-    def add(self, name: str, source: str | None = None, *, dist: str | None = None, version: str = "0.1.0") -> str:
-        """Installs plugin ``name`` (entry point name) from distribution ``dist``; returns its module name."""
-        dist = dist or f"pyframe-{name}"
-        module = "pftest_" + re.sub(r"\W", "_", name)
-        info = self.root / f"{dist.replace('-', '_')}-{version}.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
-        (info / "entry_points.txt").write_text(f"[pyframe]\n{name} = {module}\n")
-        src = RECORDING_PLUGIN.format(extra="") if source is None else textwrap.dedent(source)
-        (self.root / f"{module}.py").write_text(src)
-        self.modules.append(module)
-        import importlib
-
-        importlib.invalidate_caches()
-        return module
-
-
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    """An isolated plugin world: no PYFRAME_* variables, cwd in an empty project folder, a fake site dir.
-    Afterwards everything is undone and the real plugin state is reloaded."""
-    for var in ("PYFRAME_CONFIG", "PYFRAME_DISABLE_PLUGIN_AUTOLOAD", "PYFRAME_PLUGINS", "PYFRAME_DISABLE_PLUGINS"):
-        monkeypatch.delenv(var, raising=False)
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    monkeypatch.chdir(proj)
-    s = Site(tmp_path / "site", monkeypatch)
-    s.proj = proj
-    # only the fake distributions count: plugins installed in the test environment stay out of these tests
-    real = manager_module._entry_points
-    monkeypatch.setattr(
-        manager_module,
-        "_entry_points",
-        lambda: [ep for ep in real() if Path(str(getattr(ep.dist, "_path", ""))).parent == s.root],
-    )
-    yield s
-    monkeypatch.undo()
-    for m in s.modules:
-        sys.modules.pop(m, None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        plugins._manager.reset()
-
-
-def reload():
-    plugins._manager.reset()
-
-
-def calls(module: str) -> list:
-    return sys.modules[module].CALLS
-
+from pyframe.plugins import PluginConfigError, PluginError, PluginWarning
+from tests.plugins.conftest import RECORDING_PLUGIN, Recorder, calls, reload
 
 # ---- discovery and records -------------------------------------------------------------------------
 
@@ -351,23 +263,6 @@ def test_order_is_config_first_then_by_name_and_stable(site):
 # ---- run-time plugins and built-ins -------------------------------------------------------------------
 
 
-class Recorder:
-    def __init__(self):
-        self.calls = []
-
-    @pyframe.hookspecs.hookimpl
-    def pyframe_declare_settings(self):
-        return {"k": Setting(int, 0)}
-
-    @pyframe.hookspecs.hookimpl
-    def pyframe_configure(self, settings):
-        self.calls.append(dict(settings))
-
-    @pyframe.hookspecs.hookimpl
-    def pyframe_unconfigure(self):
-        self.calls.append("unconfigure")
-
-
 def test_register_at_run_time_returns_a_handle(site):
     reload()
     obj = Recorder()
@@ -381,104 +276,6 @@ def test_register_at_run_time_returns_a_handle(site):
     handle.remove()
     assert obj.calls[-1] == "unconfigure"
     assert "rec" not in [i.name for i in plugins.list()]
-
-
-# ---- activated(): a plugin on for one block, for plugin authors' tests ----------------------------------
-
-
-def _states() -> dict:
-    return {i.name: (i.enabled, i.reason, dict(i.settings)) for i in plugins.list()}
-
-
-def test_activated_registers_an_unknown_object_with_settings_then_removes_it(site):
-    reload()
-    obj = Recorder()
-    with plugins.activated(obj, "rec", k=3) as got:
-        assert got is obj
-        info = plugins.get("rec")
-        assert info.enabled and info.source == "runtime" and dict(info.settings) == {"k": 3}
-        assert obj.calls[-1] == {"k": 3}
-    assert obj.calls[-1] == "unconfigure"
-    assert "rec" not in [i.name for i in plugins.list()]
-
-
-def test_activated_is_exclusive_and_restores_everything(site):
-    a, b = site.add("alpha"), site.add("beta")
-    reload()
-    plugins.disable("beta")
-    plugins.configure("alpha", level=5)
-    other = Recorder()
-    with plugins.register(other, name="other"):
-        before = _states()
-        with plugins.activated("alpha", mode="b"):
-            info = plugins.get("alpha")
-            assert info.enabled and "activated()" in info.reason
-            assert (info.settings["level"], info.settings["mode"]) == (5, "b")
-            assert not plugins.get("beta").enabled and not plugins.get("other").enabled
-            assert other.calls[-1] == "unconfigure"
-            plugins.configure("alpha", level=9)  # changed inside the block: undone too
-        assert _states() == before
-        assert calls(a)[-1] == ("configure", {"level": 5, "mode": "a", "names": [], "scale": 1.0, "on": True})
-        assert other.calls[-1] == {"k": 0}
-    assert plugins.get("beta").reason == "disabled by pyframe.plugins.disable()"
-    assert calls(b)[-1] == ("unconfigure",)
-
-
-def test_activated_not_exclusive_leaves_the_others_on(site):
-    site.add("alpha"), site.add("beta")
-    reload()
-    with plugins.activated("alpha", exclusive=False):
-        assert plugins.get("beta").enabled
-    with plugins.activated("alpha"):
-        assert not plugins.get("beta").enabled
-    assert plugins.get("beta").enabled
-
-
-def test_activated_enables_an_installed_plugin_by_name_or_object(site, monkeypatch):
-    mod = site.add("alpha")
-    monkeypatch.setenv("PYFRAME_DISABLE_PLUGIN_AUTOLOAD", "1")
-    reload()
-    assert not plugins.get("alpha").enabled and mod not in sys.modules
-    with plugins.activated("pyframe-alpha", level=2) as got:  # a distribution name works too
-        assert got is sys.modules[mod] and plugins.get("alpha").enabled
-        assert calls(mod)[-1] == ("configure", {"level": 2, "mode": "a", "names": [], "scale": 1.0, "on": True})
-    assert not plugins.get("alpha").enabled and calls(mod)[-1] == ("unconfigure",)
-    # the module object itself, known through its entry point: enabled, not registered a second time
-    with plugins.activated(sys.modules[mod], "alpha"):
-        assert [i.name for i in plugins.list() if i.enabled and i.source != "built-in"] == ["alpha"]
-    assert not plugins.get("alpha").enabled
-    with pytest.raises(ValueError, match="different object"), plugins.activated(Recorder(), "alpha"):
-        pass
-    with pytest.raises(PluginConfigError, match="unknown plugin"), plugins.activated("nope"):
-        pass
-
-
-def test_activated_nests(site):
-    site.add("alpha"), site.add("beta")
-    reload()
-    before = _states()
-    with plugins.activated("alpha", level=2):
-        with plugins.activated("beta", exclusive=False, level=3):
-            assert plugins.get("alpha").enabled and plugins.get("beta").enabled
-            assert plugins.get("beta").settings["level"] == 3
-        assert not plugins.get("beta").enabled
-        assert plugins.get("alpha").settings["level"] == 2
-        with plugins.activated("beta"):
-            assert not plugins.get("alpha").enabled
-        assert plugins.get("alpha").enabled and plugins.get("alpha").settings["level"] == 2
-    assert _states() == before
-
-
-def test_activated_restores_after_an_error_and_rejects_bad_settings(site):
-    site.add("alpha"), site.add("beta")
-    reload()
-    before = _states()
-    with pytest.raises(KeyError), plugins.activated("alpha", level=4):
-        raise KeyError("inside")
-    assert _states() == before
-    with pytest.raises(PluginConfigError, match="unknown setting"), plugins.activated("alpha", lvl=4):
-        pass
-    assert _states() == before
 
 
 def test_describe_plugin_names_distribution_and_version(site):

@@ -12,7 +12,7 @@ import pytest
 
 import pyframe
 from pyframe.__main__ import main
-from tests.plugins.test_manager import site  # noqa: F401  (fixture)
+from tests.plugins.conftest import site  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
-import sys
 
 import pyframe_float32_enforcer as plugin
 import pytest
 
 import pyframe
+import pyframe.plugins.testing
 from pyframe.nn import Module, Parameter
 
 NAME = "float32-enforcer"
@@ -30,7 +28,7 @@ def _defaults():
 def registered():
     """The plugin active in pyframe with its default settings and no other plugin on (registered or enabled as
     needed, also under autoload); afterwards pyframe's plugin state is what it was."""
-    with pyframe.plugins.activated(plugin, NAME, **plugin.DEFAULTS):
+    with pyframe.plugins.testing.activated(plugin, NAME, **plugin.DEFAULTS):
         yield plugin
 
 
@@ -164,42 +162,14 @@ def test_dtype_setting_on_a_model(registered):
 # ---- packaging and settings ---------------------------------------------------------------------
 
 
-def test_entry_point_names_the_module():
-    from importlib.metadata import entry_points
-
-    eps = [ep for ep in entry_points(group="pyframe") if ep.name == NAME]
-    if not eps:
-        pytest.skip(f"the distribution providing {NAME!r} is not installed")
-    assert eps[0].value == plugin.__name__
-    assert eps[0].load() is plugin
-
-
-def test_declared_settings_match_defaults():
-    declared = plugin.pyframe_declare_settings()
-    assert set(declared) == set(plugin.DEFAULTS)
-    for key, setting in declared.items():
-        assert isinstance(setting, pyframe.plugins.Setting)
-        assert setting.default == plugin.DEFAULTS[key]
-
-
-def test_importing_the_plugin_before_pyframe_is_safe():
-    """``import <plugin>`` first, then pyframe's entry-point autoload: the plugin is complete when loaded."""
-    from importlib.metadata import entry_points
-
-    if not [ep for ep in entry_points(group="pyframe") if ep.name == NAME]:
-        pytest.skip(f"the distribution providing {NAME!r} is not installed")
-    code = f"import {plugin.__name__}\nimport pyframe.plugins as P\nprint(sorted(P.get({NAME!r}).settings))"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYFRAME_")}
-    env["PYFRAME_PLUGINS"] = NAME
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == repr(sorted(plugin.DEFAULTS))
+class TestPackaging(pyframe.plugins.testing.PackagingTests):
+    plugin, name, defaults = plugin, NAME, plugin.DEFAULTS
 
 
 def test_summary_counts_conversions():
     import pyframe_float32_enforcer as fe
 
-    with pyframe.plugins.activated(fe, "float32-enforcer"):
+    with pyframe.plugins.testing.activated(fe, "float32-enforcer"):
         pyframe.nn.Linear(2, 2, dtype=pyframe.float64)  # weight and bias converted
         pyframe.nn.Linear(2, 2)  # already float32
         pyframe.nn.BatchNorm1d(2, dtype=pyframe.float64)  # two parameters, two floating buffers

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 
 import pyframe_grad_clipper as plugin
 import pytest
 
 import pyframe
+import pyframe.plugins.testing
 from pyframe.nn import Linear, Module, Parameter, Sequential
 
 NAME = "grad-clipper"
@@ -34,7 +32,7 @@ def _norm(t) -> float:
 def registered():
     """The plugin active in pyframe with its default settings and no other plugin on (registered or enabled as
     needed, also under autoload); afterwards pyframe's plugin state is what it was."""
-    with pyframe.plugins.activated(plugin, NAME, **plugin.DEFAULTS):
+    with pyframe.plugins.testing.activated(plugin, NAME, **plugin.DEFAULTS):
         yield plugin
 
 
@@ -139,36 +137,8 @@ def test_modules_setting_on_a_model(registered):
 # ---- packaging and settings ---------------------------------------------------------------------
 
 
-def test_entry_point_names_the_module():
-    from importlib.metadata import entry_points
-
-    eps = [ep for ep in entry_points(group="pyframe") if ep.name == NAME]
-    if not eps:
-        pytest.skip(f"the distribution providing {NAME!r} is not installed")
-    assert eps[0].value == plugin.__name__
-    assert eps[0].load() is plugin
-
-
-def test_declared_settings_match_defaults():
-    declared = plugin.pyframe_declare_settings()
-    assert set(declared) == set(plugin.DEFAULTS)
-    for key, setting in declared.items():
-        assert isinstance(setting, pyframe.plugins.Setting)
-        assert setting.default == plugin.DEFAULTS[key]
-
-
-def test_importing_the_plugin_before_pyframe_is_safe():
-    """``import <plugin>`` first, then pyframe's entry-point autoload: the plugin is complete when loaded."""
-    from importlib.metadata import entry_points
-
-    if not [ep for ep in entry_points(group="pyframe") if ep.name == NAME]:
-        pytest.skip(f"the distribution providing {NAME!r} is not installed")
-    code = f"import {plugin.__name__}\nimport pyframe.plugins as P\nprint(sorted(P.get({NAME!r}).settings))"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYFRAME_")}
-    env["PYFRAME_PLUGINS"] = NAME
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == repr(sorted(plugin.DEFAULTS))
+class TestPackaging(pyframe.plugins.testing.PackagingTests):
+    plugin, name, defaults = plugin, NAME, plugin.DEFAULTS
 
 
 @pytest.mark.parametrize(("key", "value"), [("max_value", -1.0), ("max_norm", 0.0), ("max_value", math.inf)])

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 import warnings
 
 import pyframe_nan_detector as plugin
@@ -13,6 +10,7 @@ import pytest
 from pyframe_nan_detector import NanDetectedWarning
 
 import pyframe
+import pyframe.plugins.testing
 from pyframe.nn import Linear, Module, Parameter, Sequential
 
 NAME = "nan-detector"
@@ -51,7 +49,7 @@ class Sqrt(Module):
 def registered():
     """The plugin active in pyframe with its default settings and no other plugin on (registered or enabled as
     needed, also under autoload); afterwards pyframe's plugin state is what it was."""
-    with pyframe.plugins.activated(plugin, NAME, **plugin.DEFAULTS):
+    with pyframe.plugins.testing.activated(plugin, NAME, **plugin.DEFAULTS):
         yield plugin
 
 
@@ -197,42 +195,14 @@ def test_finite_model_is_untouched(registered):
 # ---- packaging and settings ---------------------------------------------------------------------
 
 
-def test_entry_point_names_the_module():
-    from importlib.metadata import entry_points
-
-    eps = [ep for ep in entry_points(group="pyframe") if ep.name == NAME]
-    if not eps:
-        pytest.skip(f"the distribution providing {NAME!r} is not installed")
-    assert eps[0].value == plugin.__name__
-    assert eps[0].load() is plugin
-
-
-def test_declared_settings_match_defaults():
-    declared = plugin.pyframe_declare_settings()
-    assert set(declared) == set(plugin.DEFAULTS)
-    for key, setting in declared.items():
-        assert isinstance(setting, pyframe.plugins.Setting)
-        assert setting.default == plugin.DEFAULTS[key]
-
-
-def test_importing_the_plugin_before_pyframe_is_safe():
-    """``import <plugin>`` first, then pyframe's entry-point autoload: the plugin is complete when loaded."""
-    from importlib.metadata import entry_points
-
-    if not [ep for ep in entry_points(group="pyframe") if ep.name == NAME]:
-        pytest.skip(f"the distribution providing {NAME!r} is not installed")
-    code = f"import {plugin.__name__}\nimport pyframe.plugins as P\nprint(sorted(P.get({NAME!r}).settings))"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYFRAME_")}
-    env["PYFRAME_PLUGINS"] = NAME
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == repr(sorted(plugin.DEFAULTS))
+class TestPackaging(pyframe.plugins.testing.PackagingTests):
+    plugin, name, defaults = plugin, NAME, plugin.DEFAULTS
 
 
 def test_summary_counts_checks_and_findings():
     import pyframe_nan_detector as nd
 
-    with pyframe.plugins.activated(nd, "nan-detector", action="warn", check_forward=True):
+    with pyframe.plugins.testing.activated(nd, "nan-detector", action="warn", check_forward=True):
         m = pyframe.nn.Linear(2, 2)
         m(pyframe.ones(1, 2))
         with pytest.warns(nd.NanDetectedWarning):
