@@ -1,4 +1,4 @@
-"""``Linear`` and ``Identity``. Same as torch.nn's."""
+"""``Identity``, ``Linear`` and ``Bilinear``. Same as torch.nn's."""
 
 from __future__ import annotations
 
@@ -50,10 +50,7 @@ class Linear(Module):
         b = creation.empty(out_features, dtype=dtype, device=device) if bias else None
         init_weight_and_bias(weight, b, in_features)
         self.weight = Parameter(weight)
-        if b is not None:
-            self.bias = Parameter(b)
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", None if b is None else Parameter(b))
 
     def reset_parameters(self) -> None:
         init_weight_and_bias(self.weight, self.bias, self.in_features)
@@ -76,13 +73,11 @@ class Bilinear(Module):
         self.out_features = out_features
         bound = 1 / math.sqrt(in1_features)
         with _grad_mode.no_grad():
-            w = init.uniform_(creation.empty(out_features, in1_features, in2_features, dtype=dtype), -bound, bound)
-            b = init.uniform_(creation.empty(out_features, dtype=dtype), -bound, bound) if bias else None
+            w = init.uniform_(creation.empty(out_features, in1_features, in2_features, dtype=dtype, device=device),
+                              -bound, bound)  # fmt: skip
+            b = init.uniform_(creation.empty(out_features, dtype=dtype, device=device), -bound, bound) if bias else None
         self.weight = Parameter(w)
-        if b is not None:
-            self.bias = Parameter(b)
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", None if b is None else Parameter(b))
 
     def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
         return F.bilinear(input1, input2, self.weight, self.bias)
