@@ -258,3 +258,23 @@ def test_multihead_attention_init_and_bad_input():
         m(x, x, x, key_padding_mask=pf.zeros(4, 2, dtype=pf.bool))
     with pytest.raises(RuntimeError, match="is_causal"):
         m(x, x, x, is_causal=True)
+
+
+def test_multihead_attention_reset_parameters_is_the_init():
+    """``_reset_parameters`` (torch's name) applies the same initialisation ``__init__`` gives the
+    parameters before registering them: xavier-uniform projections, zero biases, xavier-normal
+    ``bias_k``/``bias_v``."""
+    pf.manual_seed(0)
+    e = 64
+    m = nn.MultiheadAttention(e, 4, add_bias_kv=True)
+    with pf.no_grad():
+        for p in m.parameters():
+            p.fill_(3.0)
+    m._reset_parameters()
+    bound = math.sqrt(6.0 / (e + 3 * e))
+    w = m.in_proj_weight.detach().numpy()
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
+    assert not m.in_proj_bias.detach().numpy().any() and not m.out_proj.bias.detach().numpy().any()
+    for b in (m.bias_k, m.bias_v):
+        assert abs(b.detach().numpy().std() - math.sqrt(2.0 / (2 * e))) < 0.05
+    assert (m.out_proj.weight.detach().numpy() == 3.0).all()  # out_proj keeps Linear's own init, as torch's

@@ -47,43 +47,36 @@ class MultiheadAttention(Module):
         self.head_dim = embed_dim // num_heads
         self.add_zero_attn = add_zero_attn
         e = embed_dim
-        with _grad_mode.no_grad():
-            if self._qkv_same_embed_dim:
-                self.in_proj_weight = Parameter(init.xavier_uniform_(creation.empty(3 * e, e, dtype=dtype)))
-                for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
-                    self.register_parameter(name, None)
-            else:
-                self.q_proj_weight = Parameter(init.xavier_uniform_(creation.empty(e, e, dtype=dtype)))
-                self.k_proj_weight = Parameter(init.xavier_uniform_(creation.empty(e, self.kdim, dtype=dtype)))
-                self.v_proj_weight = Parameter(init.xavier_uniform_(creation.empty(e, self.vdim, dtype=dtype)))
-                self.register_parameter("in_proj_weight", None)
-            if bias:
-                self.in_proj_bias = Parameter(creation.zeros(3 * e, dtype=dtype))
-            else:
-                self.register_parameter("in_proj_bias", None)
-            out_proj = NonDynamicallyQuantizableLinear(e, e, bias=bias, dtype=dtype)
-            if bias:
-                init.constant_(out_proj.bias, 0.0)
-            self.out_proj = out_proj
-            if add_bias_kv:
-                self.bias_k = Parameter(init.xavier_normal_(creation.empty(1, 1, e, dtype=dtype)))
-                self.bias_v = Parameter(init.xavier_normal_(creation.empty(1, 1, e, dtype=dtype)))
-            else:
-                self.bias_k = self.bias_v = None
+
+        def new(*shape):
+            return creation.empty(*shape, dtype=dtype, device=device)
+
+        # created and initialised first, registered after (as every built-in layer), so a
+        # registration hook has the last word; torch registers first, then _reset_parameters
+        if self._qkv_same_embed_dim:
+            weights = {"in_proj_weight": new(3 * e, e), "q_proj_weight": None, "k_proj_weight": None,
+                       "v_proj_weight": None}  # fmt: skip
+        else:
+            weights = {"q_proj_weight": new(e, e), "k_proj_weight": new(e, self.kdim),
+                       "v_proj_weight": new(e, self.vdim), "in_proj_weight": None}  # fmt: skip
+        in_proj_bias = new(3 * e) if bias else None
+        out_proj = NonDynamicallyQuantizableLinear(e, e, bias=bias, device=device, dtype=dtype)
+        bias_k, bias_v = (new(1, 1, e), new(1, 1, e)) if add_bias_kv else (None, None)
+        _init_parameters([w for w in weights.values() if w is not None], in_proj_bias, out_proj.bias, bias_k, bias_v)
+        for name, w in weights.items():
+            self.register_parameter(name, None if w is None else Parameter(w))
+        self.register_parameter("in_proj_bias", None if in_proj_bias is None else Parameter(in_proj_bias))
+        self.out_proj = out_proj
+        if add_bias_kv:
+            self.bias_k, self.bias_v = Parameter(bias_k), Parameter(bias_v)
+        else:
+            self.bias_k = self.bias_v = None
 
     def _reset_parameters(self) -> None:
-        with _grad_mode.no_grad():
-            if self._qkv_same_embed_dim:
-                init.xavier_uniform_(self.in_proj_weight)
-            else:
-                for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
-                    init.xavier_uniform_(w)
-            if self.in_proj_bias is not None:
-                init.constant_(self.in_proj_bias, 0.0)
-                init.constant_(self.out_proj.bias, 0.0)
-            if self.bias_k is not None:
-                init.xavier_normal_(self.bias_k)
-                init.xavier_normal_(self.bias_v)
+        """torch's initialisation (``__init__`` applies it before registering the parameters)."""
+        weights = [self.in_proj_weight] if self._qkv_same_embed_dim else [self.q_proj_weight, self.k_proj_weight,
+                                                                           self.v_proj_weight]  # fmt: skip
+        _init_parameters(weights, self.in_proj_bias, self.out_proj.bias, self.bias_k, self.bias_v)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
@@ -111,3 +104,17 @@ class MultiheadAttention(Module):
         if self.batch_first and batched:
             out = out.transpose(1, 0)
         return out, weights
+
+
+def _init_parameters(weights: list, in_proj_bias, out_proj_bias, bias_k, bias_v) -> None:
+    """torch's ``MultiheadAttention._reset_parameters`` on the given tensors (None where absent):
+    xavier-uniform projection weights, zero biases, xavier-normal ``bias_k`` and ``bias_v``."""
+    with _grad_mode.no_grad():
+        for w in weights:
+            init.xavier_uniform_(w)
+        if in_proj_bias is not None:
+            init.constant_(in_proj_bias, 0.0)
+            init.constant_(out_proj_bias, 0.0)
+        for b in (bias_k, bias_v):
+            if b is not None:
+                init.xavier_normal_(b)
