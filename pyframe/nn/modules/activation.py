@@ -5,6 +5,7 @@ from __future__ import annotations
 from pyframe import _grad_mode
 from pyframe.nn import functional as F
 from pyframe.nn.functional.activation import _softmax2d
+from pyframe.nn.modules._utils import _ArgsModule, _Layer
 from pyframe.nn.modules.module import Module
 from pyframe.nn.parameter import Parameter
 from pyframe.ops import creation
@@ -17,55 +18,98 @@ __all__ = [
 ]  # fmt: skip
 
 
-class ReLU(Module):
-    """Same as torch.nn.ReLU."""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
+class _NoArgs(_Layer):
+    """The activations without arguments: ``forward`` is ``_fn(input)``."""
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
-        return F.relu(input, inplace=self.inplace)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+        return self._fn(input)
 
 
-class GELU(Module):
+class Tanh(_NoArgs, fn=F.tanh):
+    """Same as torch.nn.Tanh."""
+
+
+class Sigmoid(_NoArgs, fn=F.sigmoid):
+    """Same as torch.nn.Sigmoid."""
+
+
+class LogSigmoid(_NoArgs, fn=F.logsigmoid):
+    """Same as torch.nn.LogSigmoid."""
+
+
+class Softsign(_NoArgs, fn=F.softsign):
+    """Same as torch.nn.Softsign."""
+
+
+class Tanhshrink(_NoArgs, fn=F.tanhshrink):
+    """Same as torch.nn.Tanhshrink."""
+
+
+class Softmax2d(_NoArgs, fn=_softmax2d):
+    """Same as torch.nn.Softmax2d: softmax over the channels of (N, C, H, W) or (C, H, W)."""
+
+
+class _Inplace(_ArgsModule):
+    """The activations whose one argument is ``inplace``: ``forward`` is ``_fn(input, inplace=...)``."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(inplace=inplace)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        return self._fn(input, inplace=self.inplace)
+
+
+class ReLU(_Inplace, fn=F.relu):
+    """Same as torch.nn.ReLU."""
+
+
+class SiLU(_Inplace, fn=F.silu):
+    """Same as torch.nn.SiLU: ``x * sigmoid(x)``."""
+
+
+class Mish(_Inplace, fn=F.mish):
+    """Same as torch.nn.Mish."""
+
+
+class SELU(_Inplace, fn=F.selu):
+    """Same as torch.nn.SELU."""
+
+
+class Hardswish(_Inplace, fn=F.hardswish):
+    """Same as torch.nn.Hardswish."""
+
+    def extra_repr(self) -> str:  # torch shows no inplace flag here
+        return ""
+
+
+class Hardsigmoid(_Inplace, fn=F.hardsigmoid):
+    """Same as torch.nn.Hardsigmoid."""
+
+    def extra_repr(self) -> str:  # torch shows no inplace flag here
+        return ""
+
+
+class GELU(_ArgsModule):
     """Same as torch.nn.GELU; ``approximate`` is "none" or "tanh"."""
 
+    _shown = ("approximate",)
+
     def __init__(self, approximate: str = "none") -> None:
-        super().__init__()
-        self.approximate = approximate
+        super().__init__(approximate=approximate)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.gelu(input, approximate=self.approximate)
 
-    def extra_repr(self) -> str:
-        return f"approximate={self.approximate!r}"
 
-
-class Tanh(Module):
-    """Same as torch.nn.Tanh."""
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.tanh(input)
-
-
-class Sigmoid(Module):
-    """Same as torch.nn.Sigmoid."""
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.sigmoid(input)
-
-
-class Softmax(Module):
+class Softmax(_ArgsModule, fn=F.softmax):
     """Same as torch.nn.Softmax; without ``dim``, torch's legacy choice (0 for 0-, 1- and 3-d
-    inputs, else 1) with its deprecation warning, made by ``F.softmax``."""
+    inputs, else 1) with its deprecation warning, made by ``F.softmax``. LogSoftmax and Softmin
+    are this class with another ``fn``."""
+
+    _shown = ("dim",)
 
     def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
+        super().__init__(dim=dim)
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
@@ -73,242 +117,128 @@ class Softmax(Module):
             self.dim = None
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+        return self._fn(input, self.dim, _stacklevel=5)
 
 
-class Hardtanh(Module):
+class LogSoftmax(Softmax, fn=F.log_softmax):
+    """Same as torch.nn.LogSoftmax."""
+
+
+class Softmin(Softmax, fn=F.softmin):
+    """Same as torch.nn.Softmin."""
+
+
+class Hardtanh(_ArgsModule):
     """Same as torch.nn.Hardtanh: clamps to ``[min_val, max_val]``."""
 
+    _shown = ("min_val", "max_val")
+
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
         if max_val <= min_val:
             raise ValueError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
-        self.min_val = min_val
-        self.max_val = max_val
-        self.inplace = inplace
+        super().__init__(min_val=min_val, max_val=max_val, inplace=inplace)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
 
 
 class ReLU6(Hardtanh):
     """Same as torch.nn.ReLU6: ``min(max(0, x), 6)``."""
 
+    _shown = ()
+
     def __init__(self, inplace: bool = False) -> None:
         super().__init__(0.0, 6.0, inplace)
 
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
-
-class LeakyReLU(Module):
+class LeakyReLU(_ArgsModule):
     """Same as torch.nn.LeakyReLU."""
 
+    _shown = ("negative_slope",)
+
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
-        super().__init__()
-        self.negative_slope = negative_slope
-        self.inplace = inplace
+        super().__init__(negative_slope=negative_slope, inplace=inplace)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
+class _AlphaInplace(_ArgsModule):
+    """ELU's and CELU's arguments: ``forward`` is ``_fn(input, alpha, inplace)``."""
 
-class ELU(Module):
-    """Same as torch.nn.ELU."""
+    _shown = ("alpha",)
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
+        super().__init__(alpha=alpha, inplace=inplace)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+        return self._fn(input, self.alpha, self.inplace)
 
 
-class SiLU(Module):
-    """Same as torch.nn.SiLU: ``x * sigmoid(x)``."""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.silu(input, inplace=self.inplace)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+class ELU(_AlphaInplace, fn=F.elu):
+    """Same as torch.nn.ELU."""
 
 
-class Softplus(Module):
+class CELU(_AlphaInplace, fn=F.celu):
+    """Same as torch.nn.CELU."""
+
+
+class Softplus(_ArgsModule):
     """Same as torch.nn.Softplus."""
 
+    _shown = ("beta", "threshold")
+
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
-        super().__init__()
-        self.beta = beta
-        self.threshold = threshold
+        super().__init__(beta=beta, threshold=threshold)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.softplus(input, self.beta, self.threshold)
 
-    def extra_repr(self) -> str:
-        return f"beta={self.beta}, threshold={self.threshold}"
 
-
-class LogSigmoid(Module):
-    """Same as torch.nn.LogSigmoid."""
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.logsigmoid(input)
-
-
-class LogSoftmax(Softmax):
-    """Same as torch.nn.LogSoftmax."""
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.log_softmax(input, self.dim, _stacklevel=5)
-
-
-class Softmin(Softmax):
-    """Same as torch.nn.Softmin."""
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.softmin(input, self.dim, _stacklevel=5)
-
-
-class _Inplace(Module):
-    _fn = None
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
-        return type(self)._fn(input, inplace=self.inplace)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
-
-
-class Mish(_Inplace):
-    """Same as torch.nn.Mish."""
-
-    _fn = staticmethod(F.mish)
-
-
-class SELU(_Inplace):
-    """Same as torch.nn.SELU."""
-
-    _fn = staticmethod(F.selu)
-
-
-class Hardswish(_Inplace):
-    """Same as torch.nn.Hardswish."""
-
-    _fn = staticmethod(F.hardswish)
-
-    def extra_repr(self) -> str:  # torch shows no inplace flag here
-        return ""
-
-
-class Hardsigmoid(_Inplace):
-    """Same as torch.nn.Hardsigmoid."""
-
-    _fn = staticmethod(F.hardsigmoid)
-
-    def extra_repr(self) -> str:  # torch shows no inplace flag here
-        return ""
-
-
-class CELU(Module):
-    """Same as torch.nn.CELU."""
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.celu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
-
-
-class Softsign(Module):
-    """Same as torch.nn.Softsign."""
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.softsign(input)
-
-
-class Tanhshrink(Module):
-    """Same as torch.nn.Tanhshrink."""
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.tanhshrink(input)
-
-
-class Softshrink(Module):
-    """Same as torch.nn.Softshrink."""
+class _Shrink(_ArgsModule):
+    """Softshrink's and Hardshrink's argument, shown as torch does (the bare number):
+    ``forward`` is ``_fn(input, lambd)``."""
 
     def __init__(self, lambd: float = 0.5) -> None:
-        super().__init__()
-        self.lambd = lambd
+        super().__init__(lambd=lambd)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.softshrink(input, self.lambd)
+        return self._fn(input, self.lambd)
 
     def extra_repr(self) -> str:
         return str(self.lambd)
 
 
-class Hardshrink(Softshrink):
+class Softshrink(_Shrink, fn=F.softshrink):
+    """Same as torch.nn.Softshrink."""
+
+
+class Hardshrink(_Shrink, fn=F.hardshrink):
     """Same as torch.nn.Hardshrink."""
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.hardshrink(input, self.lambd)
 
-
-class Threshold(Module):
+class Threshold(_ArgsModule):
     """Same as torch.nn.Threshold."""
 
+    _shown = ("threshold", "value")
+
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
-        super().__init__()
-        self.threshold = threshold
-        self.value = value
-        self.inplace = inplace
+        super().__init__(threshold=threshold, value=value, inplace=inplace)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.threshold(input, self.threshold, self.value, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
-
-class GLU(Module):
+class GLU(_ArgsModule):
     """Same as torch.nn.GLU."""
 
+    _shown = ("dim",)
+
     def __init__(self, dim: int = -1) -> None:
-        super().__init__()
-        self.dim = dim
+        super().__init__(dim=dim)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.glu(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
 
 class PReLU(Module):
@@ -333,24 +263,13 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class RReLU(Module):
+class RReLU(_ArgsModule):
     """Same as torch.nn.RReLU (random slopes from pyframe's stream in training)."""
 
+    _shown = ("lower", "upper")
+
     def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
-        super().__init__()
-        self.lower = lower
-        self.upper = upper
-        self.inplace = inplace
+        super().__init__(lower=lower, upper=upper, inplace=inplace)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
-
-
-class Softmax2d(Module):
-    """Same as torch.nn.Softmax2d: softmax over the channels of (N, C, H, W) or (C, H, W)."""
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return _softmax2d(input)

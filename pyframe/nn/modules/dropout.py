@@ -1,9 +1,9 @@
-"""``Dropout``. Same as torch.nn.Dropout."""
+"""Dropout layers. Same as torch.nn's."""
 
 from __future__ import annotations
 
 from pyframe.nn import functional as F
-from pyframe.nn.modules.module import Module
+from pyframe.nn.modules._utils import _Layer
 from pyframe.tensor import Tensor
 
 __all__ = [
@@ -11,9 +11,9 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Dropout(Module):
-    """Same as torch.nn.Dropout: zeroes elements with probability ``p`` in training mode and
-    scales the rest by ``1 / (1 - p)``; the identity in eval mode."""
+class _DropoutNd(_Layer):
+    """What the dropout layers share (torch's ``_DropoutNd``): ``p`` checked, ``inplace``, the
+    repr; ``forward`` calls the class's functional form (``fn=``)."""
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
@@ -23,45 +23,28 @@ class Dropout(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
-        return F.dropout(input, self.p, self.training, self.inplace)
+        return self._fn(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class Dropout1d(Dropout):
+class Dropout(_DropoutNd, fn=F.dropout):
+    """Same as torch.nn.Dropout: zeroes elements with probability ``p`` in training mode and
+    scales the rest by ``1 / (1 - p)``; the identity in eval mode."""
+
+
+class Dropout1d(_DropoutNd, fn=F.dropout1d):
     """Same as torch.nn.Dropout1d: zeroes whole channels of (N, C, L) or (C, L)."""
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.dropout1d(input, self.p, self.training, self.inplace)
 
-
-class Dropout2d(Dropout):
+class Dropout2d(_DropoutNd, fn=F.dropout2d):
     """Same as torch.nn.Dropout2d: zeroes whole channels of (N, C, H, W)."""
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.dropout2d(input, self.p, self.training, self.inplace)
 
-
-class Dropout3d(Dropout):
+class Dropout3d(_DropoutNd, fn=F.dropout3d):
     """Same as torch.nn.Dropout3d: zeroes whole channels of (N, C, D, H, W) or (C, D, H, W)."""
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.dropout3d(input, self.p, self.training, self.inplace)
 
-
-class AlphaDropout(Module):
+class AlphaDropout(_DropoutNd, fn=F.alpha_dropout):
     """Same as torch.nn.AlphaDropout (for SELU networks)."""
-
-    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.alpha_dropout(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"

@@ -1,10 +1,9 @@
-"""``MaxPool2d``, ``AvgPool2d`` and ``AdaptiveAvgPool2d``. Same as torch.nn's."""
+"""Pooling layers: max, average, adaptive average and adaptive max, 1-d and 2-d. Same as torch.nn's."""
 
 from __future__ import annotations
 
 from pyframe.nn import functional as F
-from pyframe.nn.modules.conv import _tuple
-from pyframe.nn.modules.module import Module
+from pyframe.nn.modules._utils import _ArgsModule, _tuple
 from pyframe.tensor import Tensor
 
 __all__ = [
@@ -13,136 +12,99 @@ __all__ = [
 ]  # fmt: skip
 
 
-class MaxPool2d(Module):
-    """Same as torch.nn.MaxPool2d; ``stride`` defaults to ``kernel_size``."""
+class _MaxPoolNd(_ArgsModule):
+    """MaxPool1d's and MaxPool2d's arguments (``stride`` defaults to ``kernel_size``), given to
+    the class's functional form (``fn=``)."""
+
+    _shown = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                  ceil_mode: bool = False) -> None:  # fmt: skip
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
+        super().__init__(kernel_size=kernel_size, stride=stride if stride is not None else kernel_size,
+                         padding=padding, dilation=dilation, return_indices=return_indices,
+                         ceil_mode=ceil_mode)  # fmt: skip
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)  # fmt: skip
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")  # fmt: skip
+    def forward(self, input: Tensor):  # noqa: A002 - torch's name
+        return self._fn(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                        self.return_indices)  # fmt: skip
 
 
-class AvgPool2d(Module):
-    """Same as torch.nn.AvgPool2d; ``stride`` defaults to ``kernel_size``."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override=None) -> None:  # fmt: skip
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)  # fmt: skip
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AdaptiveAvgPool2d(Module):
-    """Same as torch.nn.AdaptiveAvgPool2d: averages to a fixed ``output_size`` (None keeps a dim)."""
-
-    def __init__(self, output_size) -> None:
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.adaptive_avg_pool2d(input, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
-
-
-class MaxPool1d(Module):
+class MaxPool1d(_MaxPoolNd, fn=F.max_pool1d):
     """Same as torch.nn.MaxPool1d; ``stride`` defaults to ``kernel_size``."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
-                 ceil_mode: bool = False) -> None:  # fmt: skip
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
 
-    def forward(self, input: Tensor):  # noqa: A002
-        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
-                            self.return_indices)  # fmt: skip
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")  # fmt: skip
+class MaxPool2d(_MaxPoolNd, fn=F.max_pool2d):
+    """Same as torch.nn.MaxPool2d; ``stride`` defaults to ``kernel_size``."""
 
 
-class AvgPool1d(Module):
+class AvgPool1d(_ArgsModule):
     """Same as torch.nn.AvgPool1d; ``stride`` defaults to ``kernel_size``."""
+
+    _shown = ("kernel_size", "stride", "padding")
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:  # fmt: skip
-        super().__init__()
-        self.kernel_size = _tuple(kernel_size, 1, "kernel_size")
-        self.stride = _tuple(stride if stride is not None else kernel_size, 1, "stride")
-        self.padding = _tuple(padding, 1, "padding")
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
+        super().__init__(kernel_size=_tuple(kernel_size, 1, "kernel_size"),
+                         stride=_tuple(stride if stride is not None else kernel_size, 1, "stride"),
+                         padding=_tuple(padding, 1, "padding"), ceil_mode=ceil_mode,
+                         count_include_pad=count_include_pad)  # fmt: skip
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)  # fmt: skip
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
+class AvgPool2d(_ArgsModule):
+    """Same as torch.nn.AvgPool2d; ``stride`` defaults to ``kernel_size``."""
 
-class AdaptiveAvgPool1d(Module):
-    """Same as torch.nn.AdaptiveAvgPool1d."""
+    _shown = ("kernel_size", "stride", "padding")
 
-    def __init__(self, output_size) -> None:
-        super().__init__()
-        self.output_size = output_size
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override=None) -> None:  # fmt: skip
+        super().__init__(kernel_size=kernel_size, stride=stride if stride is not None else kernel_size,
+                         padding=padding, ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+                         divisor_override=divisor_override)  # fmt: skip
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.adaptive_avg_pool1d(input, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)  # fmt: skip
 
 
-class AdaptiveMaxPool1d(Module):
-    """Same as torch.nn.AdaptiveMaxPool1d."""
+class _AdaptiveAvgPoolNd(_ArgsModule):
+    """The adaptive average pools' argument: a fixed ``output_size`` (None keeps a dim)."""
+
+    _shown = ("output_size",)
+
+    def __init__(self, output_size) -> None:
+        super().__init__(output_size=output_size)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return self._fn(input, self.output_size)
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd, fn=F.adaptive_avg_pool1d):
+    """Same as torch.nn.AdaptiveAvgPool1d."""
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd, fn=F.adaptive_avg_pool2d):
+    """Same as torch.nn.AdaptiveAvgPool2d: averages to a fixed ``output_size`` (None keeps a dim)."""
+
+
+class _AdaptiveMaxPoolNd(_ArgsModule):
+    """The adaptive max pools' arguments."""
+
+    _shown = ("output_size",)
 
     def __init__(self, output_size, return_indices: bool = False) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.return_indices = return_indices
+        super().__init__(output_size=output_size, return_indices=return_indices)
 
     def forward(self, input: Tensor):  # noqa: A002
-        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+        return self._fn(input, self.output_size, self.return_indices)
 
 
-class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd, fn=F.adaptive_max_pool1d):
+    """Same as torch.nn.AdaptiveMaxPool1d."""
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd, fn=F.adaptive_max_pool2d):
     """Same as torch.nn.AdaptiveMaxPool2d."""
-
-    def forward(self, input: Tensor):  # noqa: A002
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)

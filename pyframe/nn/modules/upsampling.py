@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pyframe.nn import functional as F
+from pyframe.nn.modules._utils import _ArgsModule
 from pyframe.nn.modules.module import Module
 from pyframe.tensor import Tensor
 
@@ -46,29 +47,25 @@ class UpsamplingBilinear2d(Upsample):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
-class PixelShuffle(Module):
+class PixelShuffle(_ArgsModule):
     """Same as torch.nn.PixelShuffle."""
 
+    _shown = ("upscale_factor",)
+
     def __init__(self, upscale_factor: int) -> None:
-        super().__init__()
-        self.upscale_factor = upscale_factor
+        super().__init__(upscale_factor=upscale_factor)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.pixel_shuffle(input, self.upscale_factor)
 
-    def extra_repr(self) -> str:
-        return f"upscale_factor={self.upscale_factor}"
 
-
-class PixelUnshuffle(Module):
+class PixelUnshuffle(_ArgsModule):
     """Same as torch.nn.PixelUnshuffle."""
 
+    _shown = ("downscale_factor",)
+
     def __init__(self, downscale_factor: int) -> None:
-        super().__init__()
-        self.downscale_factor = downscale_factor
+        super().__init__(downscale_factor=downscale_factor)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.pixel_unshuffle(input, self.downscale_factor)
-
-    def extra_repr(self) -> str:
-        return f"downscale_factor={self.downscale_factor}"
