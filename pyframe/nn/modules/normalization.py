@@ -1,4 +1,4 @@
-"""``BatchNorm1d``, ``BatchNorm2d``, ``LayerNorm`` and ``GroupNorm``. Same as torch.nn's."""
+"""Normalization layers: batch, instance, layer, group and RMS norm. Same as torch.nn's."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ __all__ = [
 ]  # fmt: skip
 
 
-class _BatchNorm(Module):
-    """Batch normalisation over dim 1. Buffers ``running_mean``, ``running_var`` and
-    ``num_batches_tracked`` when ``track_running_stats``; ``weight`` and (unless ``bias=False``,
-    keyword-only as in torch 2.13) ``bias`` when ``affine``."""
+class _NormBase(Module):
+    """What batch and instance norm share (torch's ``_NormBase``): ``weight`` and (unless
+    ``bias=False``, keyword-only as in torch 2.13) ``bias`` when ``affine``; buffers
+    ``running_mean``, ``running_var`` and ``num_batches_tracked`` when ``track_running_stats``."""
 
     _version = 2  # version 2 added num_batches_tracked (see _load_from_state_dict)
 
@@ -30,23 +30,14 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(creation.ones(num_features, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(creation.zeros(num_features, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, (num_features,), affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype, device=device))
             self.register_buffer("running_var", creation.ones(num_features, dtype=dtype, device=device))
             self.register_buffer("num_batches_tracked", creation.tensor(0, dtype=_dtype.int64))
         else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
@@ -60,12 +51,27 @@ class _BatchNorm(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            with _grad_mode.no_grad():
-                if self.weight is not None:
-                    self.weight.fill_(1)
-                if self.bias is not None:
-                    self.bias.zero_()
+        _reset_affine(self)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:  # fmt: skip
+        version = local_metadata.get("version")
+        if (version is None or version < 2) and self.track_running_stats:
+            # checkpoints from before num_batches_tracked existed
+            key = prefix + "num_batches_tracked"
+            if key not in state_dict:
+                nbt = self.num_batches_tracked
+                state_dict[key] = nbt if nbt is not None else creation.tensor(0, dtype=_dtype.int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")  # fmt: skip
+
+
+class _BatchNorm(_NormBase):
+    """Batch normalisation over dim 1; a class checks its input's dims (``_check_input_dim``)."""
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
@@ -90,22 +96,6 @@ class _BatchNorm(Module):
             factor,
             self.eps,
         )
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs) -> None:  # fmt: skip
-        version = local_metadata.get("version")
-        if (version is None or version < 2) and self.track_running_stats:
-            # checkpoints from before num_batches_tracked existed
-            key = prefix + "num_batches_tracked"
-            if key not in state_dict:
-                nbt = self.num_batches_tracked
-                state_dict[key] = nbt if nbt is not None else creation.tensor(0, dtype=_dtype.int64)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                      error_msgs)  # fmt: skip
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")  # fmt: skip
 
 
 class BatchNorm1d(_BatchNorm):
@@ -135,7 +125,7 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        _register_affine(self, self.normalized_shape, elementwise_affine, bias, dtype)
+        _register_affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
 
     def reset_parameters(self) -> None:
         _reset_affine(self)
@@ -160,7 +150,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        _register_affine(self, (num_channels,), affine, bias, dtype)
+        _register_affine(self, (num_channels,), affine, bias, device, dtype)
 
     def reset_parameters(self) -> None:
         _reset_affine(self)
@@ -173,11 +163,12 @@ class GroupNorm(Module):
                 f"bias={self.bias is not None}")  # fmt: skip
 
 
-def _register_affine(module: Module, shape: tuple, affine: bool, bias: bool, dtype) -> None:
-    """LayerNorm's and GroupNorm's weight (ones) and bias (zeros), or None for each left out."""
-    weight = Parameter(creation.ones(*shape, dtype=dtype)) if affine else None
+def _register_affine(module: Module, shape: tuple, affine: bool, bias: bool, device, dtype) -> None:
+    """The norms' weight (ones) and bias (zeros), or None for each left out."""
+    weight = Parameter(creation.ones(*shape, dtype=dtype, device=device)) if affine else None
     module.register_parameter("weight", weight)
-    module.register_parameter("bias", Parameter(creation.zeros(*shape, dtype=dtype)) if affine and bias else None)
+    bias = Parameter(creation.zeros(*shape, dtype=dtype, device=device)) if affine and bias else None
+    module.register_parameter("bias", bias)
 
 
 def _reset_affine(module: Module) -> None:
@@ -188,34 +179,15 @@ def _reset_affine(module: Module) -> None:
             module.bias.zero_()
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
+    """Instance normalisation of each sample's channels over ``_dims`` spatial dims; torch's
+    defaults (no affine, no running stats)."""
+
     _dims = 1
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
-                 track_running_stats: bool = False, device=None, dtype=None, bias: bool = True) -> None:  # fmt: skip
-        super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(creation.ones(num_features, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.zeros(num_features, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", creation.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", creation.tensor(0, dtype=_dtype.int64))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+                 track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True) -> None:  # fmt: skip
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         d = self._dims
@@ -227,10 +199,6 @@ class _InstanceNorm(Module):
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias, use_input_stats,
                               self.momentum if self.momentum is not None else 0.1, self.eps)  # fmt: skip
         return out if batched else out.squeeze(0)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")  # fmt: skip
 
 
 class InstanceNorm1d(_InstanceNorm):
