@@ -34,29 +34,53 @@ def _activation(activation) -> Callable:
     raise RuntimeError(f"activation should be relu/gelu or a callable, not {activation!r}")
 
 
-class TransformerEncoderLayer(Module):
-    """Same as torch.nn.TransformerEncoderLayer: self-attention then a feed-forward block,
-    each with dropout and a residual connection, post-norm (or pre-norm with
-    ``norm_first=True``). Submodule names as torch's (``self_attn``, ``linear1``,
-    ``linear2``, ``norm1``, ``norm2``, ``dropout``, ``dropout1``, ``dropout2``), so state
-    dicts load both ways. There is no fused "fast path": eval mode computes the same ops."""
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: torch's signature, submodules named and
+    registered in torch's order (so state dicts load both ways), the self-attention and
+    feed-forward blocks. A decoder layer (``_cross``) adds ``multihead_attn`` over the memory and
+    a third norm and dropout. There is no fused "fast path": eval mode computes the same ops."""
+
+    _cross = False
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: str | Callable = F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:  # fmt: skip
         super().__init__()
         act = _activation(activation)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            dtype=dtype)  # fmt: skip
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        blocks = 3 if self._cross else 2
+
+        def attention():
+            return MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                      device=device, dtype=dtype)  # fmt: skip
+
+        self.self_attn = attention()
+        if self._cross:
+            self.multihead_attn = attention()
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, device=device, dtype=dtype)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, device=device, dtype=dtype)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        for i in range(1, blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, device=device, dtype=dtype))
+        for i in range(1, blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
         self.activation = act
+
+    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]  # fmt: skip
+        return self.dropout1(x)
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        last = self.dropout3 if self._cross else self.dropout2
+        return last(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """Same as torch.nn.TransformerEncoderLayer: self-attention then a feed-forward block,
+    each with dropout and a residual connection, post-norm (or pre-norm with
+    ``norm_first=True``). Submodule names as torch's (``self_attn``, ``linear1``,
+    ``linear2``, ``norm1``, ``norm2``, ``dropout``, ``dropout1``, ``dropout2``)."""
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:  # fmt: skip
@@ -69,13 +93,12 @@ class TransformerEncoderLayer(Module):
             x = self.norm2(ew.add(x, self._ff_block(x)))
         return x
 
-    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]  # fmt: skip
-        return self.dropout1(x)
 
-    def _ff_block(self, x: Tensor) -> Tensor:
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+def _clones(layer: Module, num_layers: int, owner: str) -> ModuleList:
+    """``num_layers`` deep copies of ``layer`` (``layers.0`` ...)."""
+    if not isinstance(num_layers, int) or num_layers < 0:
+        raise ValueError(f"{owner}: num_layers must be a non-negative int, got {num_layers!r}")
+    return ModuleList([copy.deepcopy(layer) for _ in range(num_layers)])
 
 
 class TransformerEncoder(Module):
@@ -86,9 +109,7 @@ class TransformerEncoder(Module):
     def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
                  enable_nested_tensor: bool = True, mask_check: bool = True) -> None:  # fmt: skip
         super().__init__()
-        if not isinstance(num_layers, int) or num_layers < 0:
-            raise ValueError(f"TransformerEncoder: num_layers must be a non-negative int, got {num_layers!r}")
-        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.layers = _clones(encoder_layer, num_layers, "TransformerEncoder")
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
@@ -104,31 +125,12 @@ class TransformerEncoder(Module):
         return out
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Same as torch.nn.TransformerDecoderLayer: self-attention, attention over ``memory``, then
     the feed-forward block, each with dropout and a residual; post-norm or ``norm_first``.
     Submodule names as torch's (``self_attn``, ``multihead_attn``, ``norm1``-``norm3``, ...)."""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: str | Callable = F.relu, layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:  # fmt: skip
-        super().__init__()
-        act = _activation(activation)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            dtype=dtype)  # fmt: skip
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, dtype=dtype)  # fmt: skip
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = act
+    _cross = True
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
@@ -147,18 +149,10 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(ew.add(x, self._ff_block(x)))
         return x
 
-    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]  # fmt: skip
-        return self.dropout1(x)
-
     def _mha_block(self, x: Tensor, mem: Tensor, attn_mask, key_padding_mask, is_causal: bool) -> Tensor:
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                                 need_weights=False, is_causal=is_causal)[0]  # fmt: skip
         return self.dropout2(x)
-
-    def _ff_block(self, x: Tensor) -> Tensor:
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
 class TransformerDecoder(Module):
@@ -167,9 +161,7 @@ class TransformerDecoder(Module):
 
     def __init__(self, decoder_layer: Module, num_layers: int, norm: Module | None = None) -> None:
         super().__init__()
-        if not isinstance(num_layers, int) or num_layers < 0:
-            raise ValueError(f"TransformerDecoder: num_layers must be a non-negative int, got {num_layers!r}")
-        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.layers = _clones(decoder_layer, num_layers, "TransformerDecoder")
         self.num_layers = num_layers
         self.norm = norm
 
@@ -200,20 +192,20 @@ class Transformer(Module):
         from pyframe import _grad_mode
         from pyframe.nn import init
 
+        def stack(layer_cls, stack_cls, num_layers: int) -> Module:
+            layer = layer_cls(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                              norm_first, bias, device=device, dtype=dtype)  # fmt: skip
+            return stack_cls(layer, num_layers, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, device=device,
+                                                          dtype=dtype))  # fmt: skip
+
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:
-            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias, dtype=dtype)  # fmt: skip
-            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
+            self.encoder = stack(TransformerEncoderLayer, TransformerEncoder, num_encoder_layers)
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
-            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias, dtype=dtype)  # fmt: skip
-            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
+            self.decoder = stack(TransformerDecoderLayer, TransformerDecoder, num_decoder_layers)
         with _grad_mode.no_grad():
             for p in self.parameters():
                 if p.ndim > 1:
