@@ -5,10 +5,30 @@ from __future__ import annotations
 import warnings
 
 from pyframe import _grad_mode
-from pyframe._backend import lib
 from pyframe.nn.functional._utils import _float_arg
 from pyframe.ops import elementwise as ew
+from pyframe.ops.random import bernoulli_
 from pyframe.tensor import Tensor, empty_tensor
+
+
+def _check_p(fn: str, p) -> None:
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"{fn}(): dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _apply_mask(input: Tensor, mask_shape: tuple, p: float, inplace: bool) -> Tensor:
+    """``input`` times a Bernoulli(1 - p) mask of ``mask_shape`` (broadcast over the rest),
+    scaled by 1 / (1 - p): the mask is drawn outside autograd, the product is recorded."""
+    with _grad_mode.no_grad():
+        mask = empty_tensor(mask_shape, input.dtype)
+        if p == 1.0:
+            ew.fill_(mask, 0.0)
+        else:
+            bernoulli_(mask, 1.0 - p)
+            ew.inplace_ops["mul_"](mask, 1.0 / (1.0 - p))
+    if inplace:
+        return ew.inplace_ops["mul_"](input, mask)
+    return ew.mul(input, mask)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -16,48 +36,24 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     generator (``pyframe.manual_seed``), scaled by 1 / (1 - p). The random stream differs
     from torch's."""
     _float_arg(input, "dropout")
-    if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout(): probability has to be between 0 and 1, but got {p}")
+    _check_p("dropout", p)
     if not training or p == 0.0:
         return input
-    from pyframe.ops.random import _draw
-
-    with _grad_mode.no_grad():
-        mask = empty_tensor(input._shape, input.dtype)
-        if p == 1.0:
-            ew.fill_(mask, 0.0)
-        else:
-            _draw(lib.PF_RAND_BERNOULLI, mask, 1.0 - p, 0.0)
-            ew.inplace_ops["mul_"](mask, 1.0 / (1.0 - p))
-    if inplace:
-        return ew.inplace_ops["mul_"](input, mask)
-    return ew.mul(input, mask)
+    return _apply_mask(input, input._shape, p, inplace)
 
 
 def _feature_dropout(fn: str, input: Tensor, p: float, training: bool, inplace: bool, dims: int) -> Tensor:
     """Zeroes whole channels: one Bernoulli draw per (sample, channel) for a (N, C, *spatial)
     input with ``dims`` spatial dims, or per channel for an unbatched (C, *spatial) one."""
     _float_arg(input, fn)
-    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
-        raise ValueError(f"{fn}(): dropout probability has to be between 0 and 1, but got {p}")
+    _check_p(fn, p)
     if input.ndim not in (dims + 1, dims + 2):
         raise ValueError(f"{fn}(): expected a {dims + 1}-d (unbatched) or {dims + 2}-d (batched) input, got shape "
                          f"{list(input._shape)}")  # fmt: skip
     if not training or p == 0.0:
         return input
-    from pyframe.ops.random import _draw
-
     lead = 2 if input.ndim == dims + 2 else 1
-    with _grad_mode.no_grad():
-        mask = empty_tensor(input._shape[:lead] + (1,) * dims, input.dtype)
-        if p == 1.0:
-            ew.fill_(mask, 0.0)
-        else:
-            _draw(lib.PF_RAND_BERNOULLI, mask, 1.0 - p, 0.0)
-            ew.inplace_ops["mul_"](mask, 1.0 / (1.0 - p))
-    if inplace:
-        return ew.inplace_ops["mul_"](input, mask)
-    return ew.mul(input, mask)
+    return _apply_mask(input, input._shape[:lead] + (1,) * dims, p, inplace)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -92,19 +88,16 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
     """Same as torch.nn.functional.alpha_dropout: dropped units take SELU's negative saturation
     value, then an affine map keeps zero mean and unit variance."""
     _float_arg(input, "alpha_dropout")
-    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
-        raise ValueError(f"alpha_dropout(): dropout probability has to be between 0 and 1, but got {p}")
+    _check_p("alpha_dropout", p)
     if not training or p == 0.0:
         return input
     if p == 1.0:
         return ew.mul(input, 0.0)
-    from pyframe.ops.random import _draw
-
     a = ((1 - p) * (1 + p * _SELU_NEG**2)) ** -0.5
     b = -a * _SELU_NEG * p
     with _grad_mode.no_grad():
         keep = empty_tensor(input._shape, input.dtype)
-        _draw(lib.PF_RAND_BERNOULLI, keep, 1.0 - p, 0.0)
+        bernoulli_(keep, 1.0 - p)
         shift = ew.add(ew.mul(ew.sub(1.0, keep), _SELU_NEG * a), b)  # b + a * alpha' where dropped
         scale = ew.mul(keep, a)
     out = ew.add(ew.mul(input, scale), shift)

@@ -1,4 +1,4 @@
-"""Pooling: max, average and adaptive average pools."""
+"""Pooling: max, average, adaptive average and adaptive max pools, 1-d and 2-d."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pyframe.ops import elementwise as ew
 from pyframe.ops import index as ix
 from pyframe.ops import reduce as rd
 from pyframe.ops._common import zeros_of
+from pyframe.ops.join import stack
 from pyframe.tensor import Tensor, empty_tensor
 
 
@@ -99,27 +100,36 @@ def avg_pool2d(
     return out if batched else out.squeeze(0)
 
 
-def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
-    """Same as torch.nn.functional.adaptive_avg_pool2d. Sizes that divide the input evenly
-    use avg_pool2d; others average each window separately (slower)."""
-    x, batched = _batched("adaptive_avg_pool2d", input)
+def _adaptive_size(fn: str, x: Tensor, output_size) -> tuple[int, int]:
+    """(oh, ow) of an adaptive pool: an int for both, or a pair where None keeps the input's size."""
     h, w = x._shape[2:]
     if isinstance(output_size, int):
         output_size = (output_size, output_size)
     oh, ow = (h if output_size[0] is None else output_size[0]), (w if output_size[1] is None else output_size[1])
     if oh < 1 or ow < 1:
-        raise ValueError(f"adaptive_avg_pool2d(): output_size must be positive, got {tuple(output_size)}")
-    if h % oh == 0 and w % ow == 0:
-        out = avg_pool2d(x, (h // oh, w // ow))
-    else:
-        from pyframe.ops.join import stack
+        raise ValueError(f"{fn}(): output_size must be positive, got {tuple(output_size)}")
+    return oh, ow
 
-        rows = []
-        for i in range(oh):
-            h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
-            cells = [rd.mean(x[:, :, h0:h1, (j * w) // ow : -(-((j + 1) * w) // ow)], (2, 3)) for j in range(ow)]
-            rows.append(stack(cells, -1))
-        out = stack(rows, -2)
+
+def _adaptive_windows(x: Tensor, oh: int, ow: int, reduce) -> Tensor:
+    """``reduce`` (mean or amax over dims 2 and 3) of each of torch's adaptive windows, for sizes
+    that do not divide the input: window i spans floor(i * h / oh) to ceil((i + 1) * h / oh)."""
+    h, w = x._shape[2:]
+    rows = []
+    for i in range(oh):
+        h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        cells = [reduce(x[:, :, h0:h1, (j * w) // ow : -(-((j + 1) * w) // ow)], (2, 3)) for j in range(ow)]
+        rows.append(stack(cells, -1))
+    return stack(rows, -2)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Same as torch.nn.functional.adaptive_avg_pool2d. Sizes that divide the input evenly
+    use avg_pool2d; others average each window separately (slower)."""
+    x, batched = _batched("adaptive_avg_pool2d", input)
+    oh, ow = _adaptive_size("adaptive_avg_pool2d", x, output_size)
+    h, w = x._shape[2:]
+    out = avg_pool2d(x, (h // oh, w // ow)) if h % oh == 0 and w % ow == 0 else _adaptive_windows(x, oh, ow, rd.mean)
     return out if batched else out.squeeze(0)
 
 
@@ -128,28 +138,17 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     max_pool2d (indices too); others take each window's max separately (slower). Differences:
     ``return_indices=True`` needs sizes that divide the input."""
     x, batched = _batched("adaptive_max_pool2d", input)
+    oh, ow = _adaptive_size("adaptive_max_pool2d", x, output_size)
     h, w = x._shape[2:]
-    if isinstance(output_size, int):
-        output_size = (output_size, output_size)
-    oh, ow = (h if output_size[0] is None else output_size[0]), (w if output_size[1] is None else output_size[1])
-    if oh < 1 or ow < 1:
-        raise ValueError(f"adaptive_max_pool2d(): output_size must be positive, got {tuple(output_size)}")
     if h % oh == 0 and w % ow == 0:
         out = max_pool2d(x, (h // oh, w // ow), return_indices=return_indices)
-        if return_indices:
-            return (out[0], out[1]) if batched else (out[0].squeeze(0), out[1].squeeze(0))
-        return out if batched else out.squeeze(0)
-    if return_indices:
+    elif return_indices:
         raise NotImplementedError("adaptive_max_pool2d(): return_indices=True needs output sizes that divide the "
                                   f"input size, got input {h}x{w} and output {oh}x{ow}")  # fmt: skip
-    from pyframe.ops.join import stack
-
-    rows = []
-    for i in range(oh):
-        h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
-        cells = [rd.amax(x[:, :, h0:h1, (j * w) // ow : -(-((j + 1) * w) // ow)], (2, 3)) for j in range(ow)]
-        rows.append(stack(cells, -1))
-    out = stack(rows, -2)
+    else:
+        out = _adaptive_windows(x, oh, ow, rd.amax)
+    if return_indices:
+        return (out[0], out[1]) if batched else (out[0].squeeze(0), out[1].squeeze(0))
     return out if batched else out.squeeze(0)
 
 

@@ -132,11 +132,11 @@ def _direction(mode: str, x: Tensor, state, weights: tuple, reverse: bool) -> tu
     return stack(outs), state
 
 
-def run_rnn(mode: str, x: Tensor, hx, weights: list, num_layers: int, bidirectional: bool, dropout_p: float,
-            training: bool) -> tuple:  # fmt: skip
-    """Sequence-first ``x`` [L, N, in]; ``hx`` [layers*dirs, N, H] (a pair for LSTM);
-    ``weights`` one (w_ih, w_hh, b_ih, b_hh) per layer and direction. Returns (output, h_n)
-    with h_n a pair for LSTM."""
+def _layers(mode: str, x: Tensor, hx, weights: list, num_layers: int, bidirectional: bool, dropout_p: float,
+            training: bool, direction) -> tuple:  # fmt: skip
+    """The stack both layouts share: each layer runs ``direction(layer_in, state, weights, reverse)``
+    once per direction, the directions' outputs join on the last dim, dropout follows every layer
+    but the last. Returns (output, h_n) with h_n a pair for LSTM."""
     from pyframe.ops.join import cat
 
     dirs = 2 if bidirectional else 1
@@ -148,18 +148,28 @@ def run_rnn(mode: str, x: Tensor, hx, weights: list, num_layers: int, bidirectio
         for d in range(dirs):
             k = layer * dirs + d
             state = (hx[0][k], hx[1][k]) if lstm else hx[k]
-            out, state = _direction(mode, layer_in, state, weights[k], reverse=d == 1)
+            out, state = direction(layer_in, state, weights[k], d == 1)
             outs.append(out)
+            finals_h.append(state[0] if lstm else state)
             if lstm:
-                finals_h.append(state[0])
                 finals_c.append(state[1])
-            else:
-                finals_h.append(state)
         layer_in = outs[0] if dirs == 1 else cat(outs, -1)
         if dropout_p > 0.0 and training and layer < num_layers - 1:
             layer_in = dropout(layer_in, dropout_p, True)
     h_n = stack(finals_h)
     return layer_in, ((h_n, stack(finals_c)) if lstm else h_n)
+
+
+def run_rnn(mode: str, x: Tensor, hx, weights: list, num_layers: int, bidirectional: bool, dropout_p: float,
+            training: bool) -> tuple:  # fmt: skip
+    """Sequence-first ``x`` [L, N, in]; ``hx`` [layers*dirs, N, H] (a pair for LSTM);
+    ``weights`` one (w_ih, w_hh, b_ih, b_hh) per layer and direction. Returns (output, h_n)
+    with h_n a pair for LSTM."""
+
+    def direction(layer_in, state, w, reverse):
+        return _direction(mode, layer_in, state, w, reverse=reverse)
+
+    return _layers(mode, x, hx, weights, num_layers, bidirectional, dropout_p, training, direction)
 
 
 def _direction_packed(mode: str, data: Tensor, sizes: list, state, weights: tuple, reverse: bool) -> tuple:
@@ -192,24 +202,8 @@ def run_rnn_packed(mode: str, data: Tensor, sizes: list, hx, weights: list, num_
                    dropout_p: float, training: bool) -> tuple:  # fmt: skip
     """run_rnn over packed ``data`` (rows in PackedSequence order); ``hx`` in sorted batch order.
     Returns (output data, h_n) with h_n a pair for LSTM."""
-    from pyframe.ops.join import cat
 
-    dirs = 2 if bidirectional else 1
-    lstm = mode == "LSTM"
-    finals_h, finals_c = [], []
-    layer_in = data
-    for layer in range(num_layers):
-        outs = []
-        for d in range(dirs):
-            k = layer * dirs + d
-            state = (hx[0][k], hx[1][k]) if lstm else hx[k]
-            out, state = _direction_packed(mode, layer_in, sizes, state, weights[k], reverse=d == 1)
-            outs.append(out)
-            finals_h.append(state[0] if lstm else state)
-            if lstm:
-                finals_c.append(state[1])
-        layer_in = outs[0] if dirs == 1 else cat(outs, -1)
-        if dropout_p > 0.0 and training and layer < num_layers - 1:
-            layer_in = dropout(layer_in, dropout_p, True)
-    h_n = stack(finals_h)
-    return layer_in, ((h_n, stack(finals_c)) if lstm else h_n)
+    def direction(layer_in, state, w, reverse):
+        return _direction_packed(mode, layer_in, sizes, state, w, reverse=reverse)
+
+    return _layers(mode, data, hx, weights, num_layers, bidirectional, dropout_p, training, direction)
