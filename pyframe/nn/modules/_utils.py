@@ -15,6 +15,16 @@ def _tuple(v, n: int, what: str) -> tuple:
     return (v,) * n
 
 
+def _changed(module: Module, head: str, **defaults) -> str:
+    """torch's repr style: ``head``, then ``, name=value`` for each attribute not at its default."""
+    parts = [head]
+    for name, default in defaults.items():
+        value = getattr(module, name)
+        if (value is not default) if isinstance(default, bool) or default is None else (value != default):
+            parts.append(f"{name}={value}")
+    return ", ".join(parts)
+
+
 class _Layer(Module):
     """A layer whose ``forward`` is one call of its functional form ``_fn``, named in the class
     statement (``class Tanh(_NoArgs, fn=F.tanh)``), so a family's base writes that call once."""

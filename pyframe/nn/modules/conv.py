@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from pyframe.nn import functional as F
-from pyframe.nn.modules._utils import _Layer, _tuple
+from pyframe.nn.modules._utils import _changed, _Layer, _tuple
 from pyframe.nn.modules.linear import init_weight_and_bias
 from pyframe.nn.modules.module import Module
 from pyframe.nn.parameter import Parameter
@@ -89,18 +89,10 @@ class _ConvNd(_Layer):
         return self._fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0,) * len(self.padding):
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * len(self.dilation):
-            s += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * len(self.output_padding):
-            s += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
+        n = self._dims
+        head = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        s = _changed(self, head, padding=(0,) * n, dilation=(1,) * n, output_padding=(0,) * n, groups=1)
+        return s if self.bias is not None else s + ", bias=False"
 
 
 class _ConvTransposeNd(_ConvNd):

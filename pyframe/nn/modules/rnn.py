@@ -10,6 +10,7 @@ from pyframe import _grad_mode
 from pyframe._backend import ShapeError
 from pyframe.nn import init
 from pyframe.nn.functional import rnn as R
+from pyframe.nn.modules._utils import _changed
 from pyframe.nn.modules.module import Module
 from pyframe.nn.parameter import Parameter
 from pyframe.ops import creation
@@ -34,6 +35,26 @@ def _uniform_params(shapes: list, hidden_size: int, dtype) -> list:
     stdv = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
     with _grad_mode.no_grad():
         return [init.uniform_(creation.empty(*s, dtype=dtype), -stdv, stdv) for s in shapes]
+
+
+def _check_input(module: Module, input, ndims: tuple[int, int], kinds: str) -> None:  # noqa: A002
+    """A recurrent layer's (``ndims`` (2, 3)) or a cell's ((1, 2)) input: a floating tensor of
+    ``ndims`` dims whose last is ``input_size``."""
+    cls = type(module).__name__
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{cls}: input must be {kinds}, got {type(input).__name__}")
+    if input.ndim not in ndims:
+        raise ShapeError(f"{cls}: Expected input to be {ndims[0]}D or {ndims[1]}D, got {input.ndim}D tensor")
+    if not input.dtype.is_floating_point:
+        raise TypeError(f"{cls}: input must be floating point, got {input.dtype.name}")
+    if input._shape[-1] != module.input_size:
+        raise ShapeError(f"{cls}: input has inconsistent input_size: input.size(-1) must be equal to input_size. "
+                         f"Expected {module.input_size}, got {input._shape[-1]}")  # fmt: skip
+
+
+def _each(state, fn):
+    """``fn`` applied to a hidden state, or to both of LSTM's (h, c)."""
+    return tuple(fn(t) for t in state) if isinstance(state, tuple) else fn(state)
 
 
 class RNNBase(Module):
@@ -115,51 +136,44 @@ class RNNBase(Module):
 
     def forward(self, input: Tensor, hx=None):  # noqa: A002 - torch's name
         """(output, h_n) for RNN and GRU, (output, (h_n, c_n)) for LSTM, as torch."""
-        cls = type(self).__name__
         from pyframe.nn.utils.rnn import PackedSequence
 
         if isinstance(input, PackedSequence):
             return self._forward_packed(input, hx)
-        if not isinstance(input, Tensor):
-            raise TypeError(f"{cls}: input must be a Tensor or a PackedSequence, got {type(input).__name__}")
-        if input.ndim not in (2, 3):
-            raise ShapeError(f"{cls}: Expected input to be 2D or 3D, got {input.ndim}D tensor")
-        if not input.dtype.is_floating_point:
-            raise TypeError(f"{cls}: input must be floating point, got {input.dtype.name}")
-        if input._shape[-1] != self.input_size:
-            raise ShapeError(f"{cls}: input.size(-1) must be equal to input_size. Expected {self.input_size}, "
-                             f"got {input._shape[-1]}")  # fmt: skip
+        _check_input(self, input, (2, 3), "a Tensor or a PackedSequence")
         batched = input.ndim == 3
         x = input if batched else input.unsqueeze(1)
         if batched and self.batch_first:
             x = x.transpose(0, 1)
-        n = x._shape[1]
-        dirs = 2 if self.bidirectional else 1
-        hshape = (self.num_layers * dirs, n, self.hidden_size) if batched else (self.num_layers * dirs,
-                                                                               self.hidden_size)  # fmt: skip
-        lstm = self.mode == "LSTM"
-        if hx is None:
-            z = creation.zeros(*hshape, dtype=x.dtype)
-            hx = (z, z) if lstm else z
-        if lstm:
-            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
-                raise TypeError(f"{cls}: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
-            self._check_hidden(hx[0], hshape, "hidden[0]")
-            self._check_hidden(hx[1], hshape, "hidden[1]")
-            if not batched:
-                hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
-        else:
-            self._check_hidden(hx, hshape, "hidden")
-            if not batched:
-                hx = hx.unsqueeze(1)
+        layers = self.num_layers * (2 if self.bidirectional else 1)
+        hshape = (layers, x._shape[1], self.hidden_size) if batched else (layers, self.hidden_size)
+        hx = self._initial_state(hx, hshape, x.dtype)
+        if not batched:
+            hx = _each(hx, lambda t: t.unsqueeze(1))
         out, h = R.run_rnn(self.mode, x, hx, self._layer_weights(), self.num_layers, self.bidirectional,
                            self.dropout, self.training)  # fmt: skip
         if batched and self.batch_first:
             out = out.transpose(0, 1)
         if not batched:
             out = out.squeeze(1)
-            h = (h[0].squeeze(1), h[1].squeeze(1)) if lstm else h.squeeze(1)
+            h = _each(h, lambda t: t.squeeze(1))
         return out, h
+
+    def _initial_state(self, hx, hshape: tuple, dtype):
+        """``hx`` checked against ``hshape`` (a pair of such for LSTM), or zeros when None."""
+        cls = type(self).__name__
+        lstm = self.mode == "LSTM"
+        if hx is None:
+            z = creation.zeros(*hshape, dtype=dtype)
+            return (z, z) if lstm else z
+        if not lstm:
+            self._check_hidden(hx, hshape, "hidden")
+            return hx
+        if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+            raise TypeError(f"{cls}: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
+        self._check_hidden(hx[0], hshape, "hidden[0]")
+        self._check_hidden(hx[1], hshape, "hidden[1]")
+        return tuple(hx)
 
     def _forward_packed(self, packed, hx):
         from pyframe.ops import index as ix
@@ -168,49 +182,22 @@ class RNNBase(Module):
         data, sizes = packed.data, [int(v) for v in packed.batch_sizes.tolist()]
         if data.ndim != 2 or data._shape[-1] != self.input_size:
             raise ShapeError(f"{cls}: packed input rows must be [*, {self.input_size}], got {list(data._shape)}")
-        n = sizes[0]
         dirs = 2 if self.bidirectional else 1
-        hshape = (self.num_layers * dirs, n, self.hidden_size)
-        lstm = self.mode == "LSTM"
         perm = packed.sorted_indices
-        if hx is None:
-            z = creation.zeros(*hshape, dtype=data.dtype)
-            hx = (z, z) if lstm else z
-        elif lstm:
-            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
-                raise TypeError(f"{cls}: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
-            self._check_hidden(hx[0], hshape, "hidden[0]")
-            self._check_hidden(hx[1], hshape, "hidden[1]")
-            if perm is not None:
-                hx = (ix.index_select(hx[0], 1, perm), ix.index_select(hx[1], 1, perm))
-        else:
-            self._check_hidden(hx, hshape, "hidden")
-            if perm is not None:
-                hx = ix.index_select(hx, 1, perm)
+        given = hx is not None
+        hx = self._initial_state(hx, (self.num_layers * dirs, sizes[0], self.hidden_size), data.dtype)
+        if given and perm is not None:  # the caller's states are in the original batch order
+            hx = _each(hx, lambda t: ix.index_select(t, 1, perm))
         out, h = R.run_rnn_packed(self.mode, data, sizes, hx, self._layer_weights(), self.num_layers,
                                   self.bidirectional, self.dropout, self.training)  # fmt: skip
         back = packed.unsorted_indices
         if back is not None:
-            h = (
-                (ix.index_select(h[0], 1, back), ix.index_select(h[1], 1, back))
-                if lstm
-                else ix.index_select(h, 1, back)
-            )
+            h = _each(h, lambda t: ix.index_select(t, 1, back))
         return packed._replace(data=out), h
 
     def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        if self.batch_first is not False:
-            s += f", batch_first={self.batch_first}"
-        if self.dropout != 0:
-            s += f", dropout={self.dropout}"
-        if self.bidirectional is not False:
-            s += f", bidirectional={self.bidirectional}"
-        return s
+        return _changed(self, f"{self.input_size}, {self.hidden_size}", num_layers=1, bias=True, batch_first=False,
+                        dropout=0, bidirectional=False)  # fmt: skip
 
 
 class RNN(RNNBase):
@@ -267,13 +254,7 @@ class RNNCellBase(Module):
 
     def _prepare_input(self, input: Tensor, hx, pair: bool):  # noqa: A002
         cls = type(self).__name__
-        if not isinstance(input, Tensor):
-            raise TypeError(f"{cls}: input must be a Tensor, got {type(input).__name__}")
-        if input.ndim not in (1, 2):
-            raise ShapeError(f"{cls}: Expected input to be 1D or 2D, got {input.ndim}D instead")
-        if input._shape[-1] != self.input_size:
-            raise ShapeError(f"{cls}: input has inconsistent input_size: got {input._shape[-1]} expected "
-                             f"{self.input_size}")  # fmt: skip
+        _check_input(self, input, (1, 2), "a Tensor")
         batched = input.ndim == 2
         x = input if batched else input.unsqueeze(0)
         shape = (x._shape[0], self.hidden_size)
@@ -295,10 +276,7 @@ class RNNCellBase(Module):
         return x, (tuple(out) if pair else out[0]), batched
 
     def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        return s
+        return _changed(self, f"{self.input_size}, {self.hidden_size}", bias=True)
 
 
 class RNNCell(RNNCellBase):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pyframe import _grad_mode
 from pyframe.nn import functional as F
 from pyframe.nn import init
+from pyframe.nn.modules._utils import _changed
 from pyframe.nn.modules.module import Module
 from pyframe.nn.parameter import Parameter
 from pyframe.ops import creation
@@ -63,18 +64,8 @@ class Embedding(Module):
                            self.scale_grad_by_freq, self.sparse)  # fmt: skip
 
     def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
-        if self.sparse is not False:
-            s += ", sparse=True"
-        return s
+        return _changed(self, f"{self.num_embeddings}, {self.embedding_dim}", padding_idx=None, max_norm=None,
+                        norm_type=2, scale_grad_by_freq=False, sparse=False)  # fmt: skip
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,
