@@ -1,5 +1,5 @@
-"""Full backward hooks of one Module call: the module boundary as two pass-through nodes of
-pyframe's own autograd (see ``Module._call_impl``)."""
+"""``Module.__call__`` when any hook exists: global then module forward pre-hooks, forward, forward hooks, and
+the full backward hooks, which put the module boundary between two pass-through nodes of pyframe's own autograd."""
 
 from __future__ import annotations
 
@@ -7,9 +7,90 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from pyframe import _grad_mode
+from pyframe import _grad_mode, _hooks
 from pyframe.autograd.graph import record
 from pyframe.tensor import Tensor
+
+
+def call_with_hooks(module: Any, args: tuple, kwargs: dict, glob: bool) -> Any:
+    """``Module.__call__`` when any hook exists (``glob``: any global one). PyTorch's order: global then module
+    forward pre-hooks, the input side of the backward hooks, forward, global then module forward hooks, the output
+    side of the backward hooks. Each kind is read from a snapshot taken when its turn comes (as torch), so a hook
+    may add or remove hooks. A global hook that raises gets a note naming it (``Registry.note``)."""
+    result = None
+    called = None  # keys of the always_call forward hooks that already ran
+    try:
+        bw_pre = _hooks.full_backward_pre.snapshot if glob else ()
+        if module._backward_pre_hooks:
+            bw_pre = [*bw_pre, *module._backward_pre_hooks.values()]
+        bw = _hooks.full_backward.snapshot if glob else ()
+        if module._backward_hooks:
+            bw = [*bw, *module._backward_hooks.values()]
+        pre = _hooks.forward_pre.snapshot if glob else ()
+        n_glob = len(pre)
+        if module._forward_pre_hooks:
+            kw_pre = module._forward_pre_hooks_with_kwargs
+            pre = [*pre, *((h, k in kw_pre) for k, h in module._forward_pre_hooks.items())]
+        for i, (hook, with_kwargs) in enumerate(pre):
+            try:
+                out = hook(module, args, kwargs) if with_kwargs else hook(module, args)
+            except Exception as e:
+                if i < n_glob:
+                    _hooks.forward_pre.note(e, i)
+                raise
+            if out is None:
+                continue
+            if with_kwargs:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                       f"but got {out}.")  # fmt: skip
+                args, kwargs = out
+            else:
+                args = out if isinstance(out, tuple) else (out,)
+        state = None
+        if bw or bw_pre:
+            state = BackwardHookState(module, bw, bw_pre)
+            args = state.wrap_inputs(args)
+        result = module.forward(*args, **kwargs)
+        for key, hook, with_kwargs, always in _forward_hook_list(module, glob):
+            if always:
+                if called is None:
+                    called = set()
+                called.add(key)
+            try:
+                out = hook(module, args, kwargs, result) if with_kwargs else hook(module, args, result)
+            except Exception as e:
+                if type(key) is tuple:  # a global hook: ("global", index)
+                    _hooks.forward.note(e, key[1])
+                raise
+            if out is not None:
+                result = out
+        if state is not None:
+            result = state.wrap_outputs(result)
+        return result
+    except Exception:
+        for key, hook, with_kwargs, always in _forward_hook_list(module, glob):
+            if always and (called is None or key not in called):
+                try:
+                    out = hook(module, args, kwargs, result) if with_kwargs else hook(module, args, result)
+                    if out is not None:
+                        result = out
+                except Exception as e:  # noqa: BLE001 - the forward's own error wins, as in torch
+                    warnings.warn(
+                        "module forward hook with ``always_call=True`` raised an exception that was silenced "
+                        f"as another error was raised in forward: {e}",
+                        stacklevel=2,
+                    )
+        raise
+
+
+def _forward_hook_list(module: Any, glob: bool) -> list | tuple:
+    """(id, hook, with_kwargs, always_call) for the global forward hooks, then the module's."""
+    hooks = _hooks.forward.snapshot if glob else ()
+    if module._forward_hooks:
+        kw, always = module._forward_hooks_with_kwargs, module._forward_hooks_always_called
+        hooks = [*hooks, *((k, h, k in kw, k in always) for k, h in module._forward_hooks.items())]
+    return hooks
 
 
 class BackwardHookState:
@@ -21,12 +102,9 @@ class BackwardHookState:
     __slots__ = ("module", "hooks", "pre_hooks", "grad_outputs", "n_inputs", "input_idx")
 
     def __init__(self, module: Any, hooks: list, pre_hooks: list):
-        self.module = module
-        self.hooks = hooks
-        self.pre_hooks = pre_hooks
-        self.grad_outputs = None
+        self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
+        self.grad_outputs = self.input_idx = None
         self.n_inputs = 0
-        self.input_idx = None
 
     def wrap_inputs(self, args: tuple) -> tuple:
         self.n_inputs = len(args)

@@ -6,21 +6,21 @@ Three things differ in how, not what:
   assignment, containers) goes through one method, ``Module._register``: validate, run the
   global registration chain, check what it returned, then commit. A hook or check that raises
   leaves the module as it was.
-- ``__call__`` tests one condition ("any hook at all?") and otherwise calls ``forward``.
+- ``__call__`` tests one condition ("any hook at all?") and otherwise calls ``forward``; with
+  hooks it hands over to ``_hooked_call.call_with_hooks``.
 - Full backward hooks put the module between two pass-through nodes of pyframe's own autograd
-  (one on the inputs, one on the outputs, see ``_backward_hooks.py``); nothing is a view, so
+  (one on the inputs, one on the outputs, see ``_hooked_call.py``); nothing is a view, so
   in-place ops after a hooked module stay legal.
 
 The global hooks (``pyframe/_hooks.py``, below ``nn``: it imports nothing from here) plug in at two
 places: ``_prepare`` runs the registration registries' chain with this module's own conversion of a
-replacement (``_ACCEPT``), and ``__call__`` reads the call registries' snapshots while the
+replacement (``_ACCEPT``), and the hooked call path reads the call registries' snapshots while the
 ``_global_hooks_active`` flag (kept in sync by a ``_hooks`` listener) says there is any. The eight
 ``register_module_*`` functions are defined in ``_hooks`` and exported from here, as in torch.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -37,7 +37,7 @@ from pyframe._hooks import (
     register_module_module_registration_hook,
     register_module_parameter_registration_hook,
 )
-from pyframe.nn.modules._backward_hooks import BackwardHookState
+from pyframe.nn.modules._hooked_call import call_with_hooks
 from pyframe.nn.parameter import Parameter
 from pyframe.tensor import Tensor
 from pyframe.tensor import set_data as _set_data
@@ -714,87 +714,7 @@ class Module:
             or self._backward_pre_hooks
         ):
             return self.forward(*args, **kwargs)
-        return self._call_impl(args, kwargs)
-
-    def _call_impl(self, args: tuple, kwargs: dict) -> Any:
-        """PyTorch's order: global then module forward pre-hooks, the input side of the backward
-        hooks, forward, global then module forward hooks, the output side of the backward hooks.
-        Each kind is read from a snapshot taken when its turn comes (as torch), so a hook may add
-        or remove hooks. A global hook that raises gets a note naming it (``Registry.note``)."""
-        glob = _global_hooks_active
-        result = None
-        called = None  # keys of the always_call forward hooks that already ran
-        try:
-            bw_pre = _hooks.full_backward_pre.snapshot if glob else ()
-            if self._backward_pre_hooks:
-                bw_pre = [*bw_pre, *self._backward_pre_hooks.values()]
-            bw = _hooks.full_backward.snapshot if glob else ()
-            if self._backward_hooks:
-                bw = [*bw, *self._backward_hooks.values()]
-            pre = _hooks.forward_pre.snapshot if glob else ()
-            n_glob = len(pre)
-            if self._forward_pre_hooks:
-                kw_pre = self._forward_pre_hooks_with_kwargs
-                pre = [*pre, *((h, k in kw_pre) for k, h in self._forward_pre_hooks.items())]
-            for i, (hook, with_kwargs) in enumerate(pre):
-                try:
-                    out = hook(self, args, kwargs) if with_kwargs else hook(self, args)
-                except Exception as e:
-                    if i < n_glob:
-                        _hooks.forward_pre.note(e, i)
-                    raise
-                if out is None:
-                    continue
-                if with_kwargs:
-                    if not (isinstance(out, tuple) and len(out) == 2):
-                        raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
-                                           f"but got {out}.")  # fmt: skip
-                    args, kwargs = out
-                else:
-                    args = out if isinstance(out, tuple) else (out,)
-            state = None
-            if bw or bw_pre:
-                state = BackwardHookState(self, bw, bw_pre)
-                args = state.wrap_inputs(args)
-            result = self.forward(*args, **kwargs)
-            for key, hook, with_kwargs, always in self._forward_hook_list(glob):
-                if always:
-                    if called is None:
-                        called = set()
-                    called.add(key)
-                try:
-                    out = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
-                except Exception as e:
-                    if type(key) is tuple:  # a global hook: ("global", index)
-                        _hooks.forward.note(e, key[1])
-                    raise
-                if out is not None:
-                    result = out
-            if state is not None:
-                result = state.wrap_outputs(result)
-            return result
-        except Exception:
-            for key, hook, with_kwargs, always in self._forward_hook_list(glob):
-                if always and (called is None or key not in called):
-                    try:
-                        out = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
-                        if out is not None:
-                            result = out
-                    except Exception as e:  # noqa: BLE001 - the forward's own error wins, as in torch
-                        warnings.warn(
-                            "module forward hook with ``always_call=True`` raised an exception that was silenced "
-                            f"as another error was raised in forward: {e}",
-                            stacklevel=2,
-                        )
-            raise
-
-    def _forward_hook_list(self, glob: bool) -> Any:
-        """(id, hook, with_kwargs, always_call) for the global forward hooks, then the module's."""
-        hooks = _hooks.forward.snapshot if glob else ()
-        if self._forward_hooks:
-            kw, always = self._forward_hooks_with_kwargs, self._forward_hooks_always_called
-            hooks = [*hooks, *((k, h, k in kw, k in always) for k, h in self._forward_hooks.items())]
-        return hooks
+        return call_with_hooks(self, args, kwargs, _global_hooks_active)
 
     # ---- repr, pickling ------------------------------------------------------------------------------
 
