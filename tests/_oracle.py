@@ -4,6 +4,8 @@ helpers does (the test modules skip without it)."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 import pyframe as pf
@@ -247,3 +249,6 @@ def case_matches_torch(fn, arrays, rtol=1e-6, atol=1e-7, grad_rtol=None):
             assert g is None or not g.any()
         else:
             np.testing.assert_allclose(g, tg, rtol=grad_rtol or rtol, atol=atol)
+
+
+compare_f64 = functools.partial(compare, rtol=1e-9, atol=1e-10, seed=99)  # float64 inputs, all requiring grad

@@ -14,13 +14,7 @@ import pyframe.nn as nn
 import pyframe.nn.functional as F
 from pyframe._backend import lib
 from pyframe.autograd import gradcheck
-from tests._oracle import (
-    both,
-    close,
-    compare,
-    rand,
-    twin,
-)
+from tests._oracle import both, close, compare, rand, twin
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests._oracle import (
-    compare_module,
-    randn,
-)
+from tests._oracle import randn
+from tests._tables import module_table_test
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -20,7 +18,4 @@ LAYERS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", list(LAYERS))
-def test_layer_matches_torch(name):
-    build, inputs, *kwargs = LAYERS[name]
-    compare_module(build, *inputs, **(kwargs[0] if kwargs else {}))
+test_layer_matches_torch = module_table_test(LAYERS)

@@ -3,8 +3,6 @@ conv_transpose1d/2d, unfold/fold, the Conv modules and their initialisation; gra
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -12,23 +10,11 @@ import pyframe as pf
 import pyframe.nn as nn
 import pyframe.nn.functional as F
 from pyframe.autograd import gradcheck
-from tests._oracle import (
-    assert_reprs_match,
-    both,
-    compare,
-    compare_module,
-    f64,
-    gc,
-    grads_equal,
-    leaf,
-    rand,
-    randn,
-    run_module,
-)
+from tests._oracle import both, compare, compare_f64, f64, gc, grads_equal, leaf, rand, randn
+from tests._tables import constructor_errors_test, module_float64_table_test, module_table_test, reprs_test
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
-compare9 = functools.partial(compare, rtol=1e-9, atol=1e-10, seed=99)
 
 
 CONV_CASES = [  # (N, C, H, W), (O, C/groups, kh, kw), stride, padding, dilation, groups
@@ -209,7 +195,7 @@ CONV1D = [((2, 4, 9), (6, 4, 3), {}), ((2, 4, 9), (6, 2, 3), {"stride": 2, "padd
 
 @pytest.mark.parametrize("xs, ws, kw", CONV1D)
 def test_conv1d(xs, ws, kw):
-    compare9(lambda x, w, b: F.conv1d(x, w, b, **kw), lambda x, w, b: TF.conv1d(x, w, b, **kw),
+    compare_f64(lambda x, w, b: F.conv1d(x, w, b, **kw), lambda x, w, b: TF.conv1d(x, w, b, **kw),
             rand(*xs), rand(*ws, seed=1), rand(ws[0], seed=2))  # fmt: skip
 
 
@@ -224,13 +210,13 @@ CONVT = [
 @pytest.mark.parametrize("xs, ws, kw", CONVT)
 def test_conv_transpose2d(xs, ws, kw):
     o = ws[1] * kw.get("groups", 1)
-    compare9(lambda x, w, b: F.conv_transpose2d(x, w, b, **kw), lambda x, w, b: TF.conv_transpose2d(x, w, b, **kw),
+    compare_f64(lambda x, w, b: F.conv_transpose2d(x, w, b, **kw), lambda x, w, b: TF.conv_transpose2d(x, w, b, **kw),
             rand(*xs), rand(*ws, seed=1), rand(o, seed=2))  # fmt: skip
 
 
 def test_conv_transpose1d_and_modules_match_torch():
     kw = {"stride": 3, "padding": 1, "output_padding": 2}
-    compare9(lambda x, w: F.conv_transpose1d(x, w, **kw), lambda x, w: TF.conv_transpose1d(x, w, **kw),
+    compare_f64(lambda x, w: F.conv_transpose1d(x, w, **kw), lambda x, w: TF.conv_transpose1d(x, w, **kw),
             rand(2, 3, 7), rand(3, 4, 4, seed=1))  # fmt: skip
     for build, shape in (
         (lambda n: n.Conv1d(3, 6, 3, stride=2, padding=1, groups=3), (2, 3, 10)),
@@ -300,10 +286,7 @@ LAYERS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", list(LAYERS))
-def test_layer_matches_torch(name):
-    build, inputs, *kwargs = LAYERS[name]
-    compare_module(build, *inputs, **(kwargs[0] if kwargs else {}))
+test_layer_matches_torch = module_table_test(LAYERS)
 
 
 CASES = {
@@ -312,10 +295,7 @@ CASES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_layer_float64_matches_torch(name):
-    build, shapes = CASES[name]
-    run_module(build, *shapes)
+test_layer_float64_matches_torch = module_float64_table_test(CASES)
 
 
 def test_conv_init_bounds_as_torch():
@@ -342,24 +322,17 @@ def test_inplace_activation_after_conv_and_3d_linear_under_autograd():
         np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
 
 
-@pytest.mark.parametrize(
-    "build",
-    [
-        lambda: nn.Conv2d(3, 4, 3, groups=2),
-        lambda: nn.Conv2d(4, 3, 3, groups=2),
-        lambda: nn.Conv2d(4, 4, 3, groups=0),
-        lambda: nn.Conv2d(4, 4, 3, padding="full"),
-        lambda: nn.Conv2d(4, 4, 3, stride=2, padding="same"),
-        lambda: nn.Conv2d(4, 4, 3, padding_mode="mirror"),
-    ],
+test_constructor_errors = constructor_errors_test(
+    lambda: nn.Conv2d(3, 4, 3, groups=2),
+    lambda: nn.Conv2d(4, 3, 3, groups=2),
+    lambda: nn.Conv2d(4, 4, 3, groups=0),
+    lambda: nn.Conv2d(4, 4, 3, padding="full"),
+    lambda: nn.Conv2d(4, 4, 3, stride=2, padding="same"),
+    lambda: nn.Conv2d(4, 4, 3, padding_mode="mirror"),
 )
-def test_constructor_errors(build):
-    with pytest.raises((ValueError, AssertionError)):
-        build()
 
 
-def test_reprs_match_torch():
-    assert_reprs_match(
-        lambda n: n.Conv2d(3, 4, 3, padding="same", bias=False),
-        lambda n: n.Conv2d(3, 4, (1, 3), stride=(2, 1), padding=(0, 1), dilation=2, groups=1),
-    )
+test_reprs_match_torch = reprs_test(
+    lambda n: n.Conv2d(3, 4, 3, padding="same", bias=False),
+    lambda n: n.Conv2d(3, 4, (1, 3), stride=(2, 1), padding=(0, 1), dilation=2, groups=1),
+)

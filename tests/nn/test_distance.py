@@ -9,10 +9,7 @@ import pytest
 
 import pyframe as pf
 import pyframe.nn as nn
-from tests._oracle import (
-    compare_named,
-    rand,
-)
+from tests._oracle import compare_named, rand
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional

@@ -9,13 +9,8 @@ import pytest
 import pyframe as pf
 import pyframe.nn as nn
 import pyframe.nn.functional as F
-from tests._oracle import (
-    assert_reprs_match,
-    compare_module,
-    f64,
-    leaf,
-    randn,
-)
+from tests._oracle import f64, leaf, randn
+from tests._tables import module_table_test, reprs_test
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -110,13 +105,9 @@ LAYERS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", list(LAYERS))
-def test_layer_matches_torch(name):
-    build, inputs, *kwargs = LAYERS[name]
-    compare_module(build, *inputs, **(kwargs[0] if kwargs else {}))
+test_layer_matches_torch = module_table_test(LAYERS)
 
 
-def test_reprs_match_torch():
-    assert_reprs_match(
-        lambda n: n.Dropout(p=0.1, inplace=True),
-    )
+test_reprs_match_torch = reprs_test(
+    lambda n: n.Dropout(p=0.1, inplace=True),
+)

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests._oracle import (
-    assert_reprs_match,
-    compare_module,
-    randn,
-)
+from tests._oracle import randn
+from tests._tables import module_table_test, reprs_test
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -21,13 +18,9 @@ LAYERS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", list(LAYERS))
-def test_layer_matches_torch(name):
-    build, inputs, *kwargs = LAYERS[name]
-    compare_module(build, *inputs, **(kwargs[0] if kwargs else {}))
+test_layer_matches_torch = module_table_test(LAYERS)
 
 
-def test_reprs_match_torch():
-    assert_reprs_match(
-        lambda n: n.Unflatten(-1, (2, 2)),
-    )
+test_reprs_match_torch = reprs_test(
+    lambda n: n.Unflatten(-1, (2, 2)),
+)

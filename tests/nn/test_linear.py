@@ -7,14 +7,8 @@ import pytest
 
 import pyframe as pf
 import pyframe.nn.functional as F
-from tests._oracle import (
-    compare,
-    compare_module,
-    f64,
-    leaf,
-    randn,
-    run_module,
-)
+from tests._oracle import compare, f64, leaf, randn
+from tests._tables import module_float64_table_test, module_table_test
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -61,10 +55,7 @@ LAYERS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", list(LAYERS))
-def test_layer_matches_torch(name):
-    build, inputs, *kwargs = LAYERS[name]
-    compare_module(build, *inputs, **(kwargs[0] if kwargs else {}))
+test_layer_matches_torch = module_table_test(LAYERS)
 
 
 CASES = {
@@ -72,7 +63,4 @@ CASES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_layer_float64_matches_torch(name):
-    build, shapes = CASES[name]
-    run_module(build, *shapes)
+test_layer_float64_matches_torch = module_float64_table_test(CASES)

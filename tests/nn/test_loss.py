@@ -13,18 +13,8 @@ import pyframe as pf
 import pyframe.nn as nn
 import pyframe.nn.functional as F
 from pyframe.autograd import gradcheck
-from tests._oracle import (
-    assert_reprs_match,
-    close_or_none,
-    compare,
-    compare_named,
-    f64,
-    leaf,
-    lib_of,
-    rand,
-    randn,
-    twin_random,
-)
+from tests._oracle import close_or_none, compare, compare_named, f64, leaf, lib_of, rand, randn, twin_random
+from tests._tables import reprs_test
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -345,9 +335,8 @@ def test_legacy_reduction_arguments():
         assert nn.NLLLoss(reduce=False).reduction == "none"
 
 
-def test_reprs_match_torch():
-    assert_reprs_match(
-        lambda n: n.KLDivLoss(),
-        lambda n: n.HuberLoss(),
-        lambda n: n.BCELoss(),
-    )
+test_reprs_match_torch = reprs_test(
+    lambda n: n.KLDivLoss(),
+    lambda n: n.HuberLoss(),
+    lambda n: n.BCELoss(),
+)

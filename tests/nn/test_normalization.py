@@ -12,7 +12,6 @@ import pyframe.nn as nn
 import pyframe.nn.functional as F
 from pyframe._backend import NULL, check, lib
 from tests._oracle import (
-    assert_reprs_match,
     both,
     close_or_none,
     compare,
@@ -23,10 +22,10 @@ from tests._oracle import (
     leaf,
     rand,
     randn,
-    run_module,
     twin,
     twin_random,
 )
+from tests._tables import constructor_errors_test, module_float64_table_test, module_table_test, reprs_test
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -337,10 +336,7 @@ LAYERS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", list(LAYERS))
-def test_layer_matches_torch(name):
-    build, inputs, *kwargs = LAYERS[name]
-    compare_module(build, *inputs, **(kwargs[0] if kwargs else {}))
+test_layer_matches_torch = module_table_test(LAYERS)
 
 
 CASES = {
@@ -352,26 +348,16 @@ CASES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_layer_float64_matches_torch(name):
-    build, shapes = CASES[name]
-    run_module(build, *shapes)
+test_layer_float64_matches_torch = module_float64_table_test(CASES)
 
 
-@pytest.mark.parametrize(
-    "build",
-    [
-        lambda: nn.GroupNorm(3, 4),
-    ],
+test_constructor_errors = constructor_errors_test(
+    lambda: nn.GroupNorm(3, 4),
 )
-def test_constructor_errors(build):
-    with pytest.raises((ValueError, AssertionError)):
-        build()
 
 
-def test_reprs_match_torch():
-    assert_reprs_match(
-        lambda n: n.BatchNorm1d(5, affine=False, track_running_stats=False),
-        lambda n: n.LayerNorm([3, 4], elementwise_affine=False),
-        lambda n: n.GroupNorm(2, 4, affine=False),
-    )
+test_reprs_match_torch = reprs_test(
+    lambda n: n.BatchNorm1d(5, affine=False, track_running_stats=False),
+    lambda n: n.LayerNorm([3, 4], elementwise_affine=False),
+    lambda n: n.GroupNorm(2, 4, affine=False),
+)

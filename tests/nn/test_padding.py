@@ -7,11 +7,8 @@ import pytest
 import pyframe as pf
 import pyframe.nn as nn
 import pyframe.nn.functional as F
-from tests._oracle import (
-    compare,
-    f64,
-    run_module,
-)
+from tests._oracle import compare, f64
+from tests._tables import module_float64_table_test
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -49,10 +46,7 @@ CASES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_layer_float64_matches_torch(name):
-    build, shapes = CASES[name]
-    run_module(build, *shapes)
+test_layer_float64_matches_torch = module_float64_table_test(CASES)
 
 
 def test_padding_module_bad_input():

@@ -3,8 +3,6 @@ average and adaptive pools in 1-d and 2-d, functional and modules; gradchecks an
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -12,23 +10,11 @@ import pyframe as pf
 import pyframe.nn as nn
 import pyframe.nn.functional as F
 from pyframe._backend import check, lib
-from tests._oracle import (
-    assert_reprs_match,
-    both,
-    compare,
-    compare_module,
-    f64,
-    gc,
-    grads_equal,
-    leaf,
-    rand,
-    randn,
-    run_module,
-)
+from tests._oracle import both, compare, compare_f64, f64, gc, grads_equal, leaf, rand, randn
+from tests._tables import module_float64_table_test, module_table_test, reprs_test
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
-compare9 = functools.partial(compare, rtol=1e-9, atol=1e-10, seed=99)
 
 
 POOL_CASES = [  # kernel, stride, padding, dilation
@@ -158,11 +144,11 @@ def test_adaptive_avg_pool2d_matches_torch(rng, size):
 
 def test_pools_1d():
     x = rand(2, 3, 11)
-    compare9(lambda x: F.max_pool1d(x, 3, 2, 1), lambda x: TF.max_pool1d(x, 3, 2, 1), x)
-    compare9(lambda x: F.avg_pool1d(x, 4, 2, 2, count_include_pad=False),
+    compare_f64(lambda x: F.max_pool1d(x, 3, 2, 1), lambda x: TF.max_pool1d(x, 3, 2, 1), x)
+    compare_f64(lambda x: F.avg_pool1d(x, 4, 2, 2, count_include_pad=False),
             lambda x: TF.avg_pool1d(x, 4, 2, 2, count_include_pad=False), x)  # fmt: skip
-    compare9(lambda x: F.adaptive_avg_pool1d(x, 4), lambda x: TF.adaptive_avg_pool1d(x, 4), x)
-    compare9(lambda x: nn.AdaptiveAvgPool1d(5)(x), lambda x: torch.nn.AdaptiveAvgPool1d(5)(x), x[0])
+    compare_f64(lambda x: F.adaptive_avg_pool1d(x, 4), lambda x: TF.adaptive_avg_pool1d(x, 4), x)
+    compare_f64(lambda x: nn.AdaptiveAvgPool1d(5)(x), lambda x: torch.nn.AdaptiveAvgPool1d(5)(x), x[0])
     v, i = F.max_pool1d(pf.tensor(x), 2, return_indices=True)
     tv, ti = TF.max_pool1d(torch.tensor(x), 2, return_indices=True)
     np.testing.assert_array_equal(i.numpy(), ti.numpy())
@@ -193,10 +179,7 @@ LAYERS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", list(LAYERS))
-def test_layer_matches_torch(name):
-    build, inputs, *kwargs = LAYERS[name]
-    compare_module(build, *inputs, **(kwargs[0] if kwargs else {}))
+test_layer_matches_torch = module_table_test(LAYERS)
 
 
 CASES = {
@@ -206,15 +189,11 @@ CASES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_layer_float64_matches_torch(name):
-    build, shapes = CASES[name]
-    run_module(build, *shapes)
+test_layer_float64_matches_torch = module_float64_table_test(CASES)
 
 
-def test_reprs_match_torch():
-    assert_reprs_match(
-        lambda n: n.MaxPool2d((2, 3), stride=1, padding=1, dilation=2),
-        lambda n: n.AvgPool2d(3, count_include_pad=False),
-        lambda n: n.AdaptiveAvgPool2d((None, 3)),
-    )
+test_reprs_match_torch = reprs_test(
+    lambda n: n.MaxPool2d((2, 3), stride=1, padding=1, dilation=2),
+    lambda n: n.AvgPool2d(3, count_include_pad=False),
+    lambda n: n.AdaptiveAvgPool2d((None, 3)),
+)

@@ -9,12 +9,8 @@ import pytest
 import pyframe as pf
 import pyframe.nn as nn
 import pyframe.nn.functional as F
-from tests._oracle import (
-    assert_reprs_match,
-    compare_module,
-    f64,
-    leaf,
-)
+from tests._oracle import compare_module, f64, leaf
+from tests._tables import constructor_errors_test, reprs_test
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -67,19 +63,12 @@ def test_one_hot_matches_torch():
         F.one_hot(pf.tensor([1.0]))
 
 
-@pytest.mark.parametrize(
-    "build",
-    [
-        lambda: nn.Embedding(4, 2, padding_idx=4),
-        lambda: nn.Embedding(4, 2, _weight=pf.ones(3, 2)),
-    ],
+test_constructor_errors = constructor_errors_test(
+    lambda: nn.Embedding(4, 2, padding_idx=4),
+    lambda: nn.Embedding(4, 2, _weight=pf.ones(3, 2)),
 )
-def test_constructor_errors(build):
-    with pytest.raises((ValueError, AssertionError)):
-        build()
 
 
-def test_reprs_match_torch():
-    assert_reprs_match(
-        lambda n: n.Embedding(5, 2),
-    )
+test_reprs_match_torch = reprs_test(
+    lambda n: n.Embedding(5, 2),
+)

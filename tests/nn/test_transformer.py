@@ -8,12 +8,7 @@ import pytest
 
 import pyframe as pf
 import pyframe.nn as nn
-from tests._oracle import (
-    both,
-    close,
-    rand,
-    twin,
-)
+from tests._oracle import both, close, rand, twin
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional

@@ -3,22 +3,16 @@ gradients, float32 indices), and bad input."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 
 import pyframe as pf
 import pyframe.nn as nn
 import pyframe.nn.functional as F
-from tests._oracle import (
-    compare,
-    rand,
-)
+from tests._oracle import compare_f64, rand
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
-compare9 = functools.partial(compare, rtol=1e-9, atol=1e-10, seed=99)
 
 
 INTERP = [
@@ -39,7 +33,7 @@ INTERP = [
 
 @pytest.mark.parametrize("shape, kw", INTERP)
 def test_interpolate_matches_torch(shape, kw):
-    compare9(lambda x: F.interpolate(x, **kw), lambda x: TF.interpolate(x, **kw), rand(*shape))
+    compare_f64(lambda x: F.interpolate(x, **kw), lambda x: TF.interpolate(x, **kw), rand(*shape))
 
 
 def test_interpolate_float32_indices_as_torch():
@@ -54,8 +48,8 @@ def test_interpolate_float32_indices_as_torch():
 
 def test_pixel_shuffle_roundtrip_matches_torch():
     x = rand(2, 12, 3, 4)
-    compare9(lambda x: F.pixel_shuffle(x, 2), lambda x: TF.pixel_shuffle(x, 2), x)
-    compare9(lambda x: nn.PixelUnshuffle(2)(x), lambda x: torch.nn.PixelUnshuffle(2)(x), rand(3, 4, 6, 8))
+    compare_f64(lambda x: F.pixel_shuffle(x, 2), lambda x: TF.pixel_shuffle(x, 2), x)
+    compare_f64(lambda x: nn.PixelUnshuffle(2)(x), lambda x: torch.nn.PixelUnshuffle(2)(x), rand(3, 4, 6, 8))
     y = F.pixel_unshuffle(F.pixel_shuffle(pf.tensor(x), 2), 2)
     np.testing.assert_array_equal(y.numpy(), x)
 

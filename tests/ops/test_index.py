@@ -15,7 +15,7 @@ from tests._helpers import (
     npy,
     pf,
 )
-from tests._oracle import case_matches_torch
+from tests._tables import torch_case_table_test
 
 A = np.arange(24, dtype=np.float32).reshape(4, 6)
 
@@ -323,10 +323,7 @@ TORCH_CASES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", sorted(TORCH_CASES))
-def test_matches_torch_values_and_gradients(name):
-    pytest.importorskip("torch")
-    case_matches_torch(*TORCH_CASES[name])
+test_matches_torch_values_and_gradients = torch_case_table_test(TORCH_CASES)
 
 
 def test_tril_triu_indices_match_torch():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import pyframe
-from tests._oracle import case_matches_torch
+from tests._tables import gradcheck_table_test, torch_case_table_test
 
 # ---- against torch: name -> (function of the library and the inputs, input arrays) ----------------------
 
@@ -32,17 +32,10 @@ TORCH_CASES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", sorted(TORCH_CASES))
-def test_matches_torch_values_and_gradients(name):
-    pytest.importorskip("torch")
-    case_matches_torch(*TORCH_CASES[name], rtol=1e-10, atol=1e-12, grad_rtol=1e-9)
+test_matches_torch_values_and_gradients = torch_case_table_test(TORCH_CASES, rtol=1e-10, atol=1e-12, grad_rtol=1e-9)
 
 
-@pytest.mark.parametrize("name", sorted(TORCH_CASES))
-def test_float64_gradients_by_finite_differences(name):
-    fn, arrays = TORCH_CASES[name]
-    inputs = tuple(pyframe.tensor(a, dtype=pyframe.float64, requires_grad=True) for a in arrays)
-    assert pyframe.autograd.gradcheck(lambda *xs: fn(pyframe, *xs), inputs)
+test_float64_gradients_by_finite_differences = gradcheck_table_test(TORCH_CASES)
 
 
 def test_inplace_forms_and_aliases():

@@ -20,7 +20,7 @@ from tests._helpers import (
     pf,
     t64,
 )
-from tests._oracle import case_matches_torch
+from tests._tables import gradcheck_table_test, torch_case_table_test
 
 lib = pyframe._backend.lib
 RNG = np.random.default_rng(0)
@@ -340,17 +340,12 @@ TORCH_CASES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", sorted(TORCH_CASES))
-def test_products_match_torch_values_and_gradients(name):
-    pytest.importorskip("torch")
-    case_matches_torch(*TORCH_CASES[name], rtol=1e-10, atol=1e-12, grad_rtol=1e-9)
+test_products_match_torch_values_and_gradients = torch_case_table_test(
+    TORCH_CASES, rtol=1e-10, atol=1e-12, grad_rtol=1e-9
+)
 
 
-@pytest.mark.parametrize("name", sorted(TORCH_CASES))
-def test_products_float64_gradients_by_finite_differences(name):
-    fn, arrays = TORCH_CASES[name]
-    inputs = tuple(pyframe.tensor(a, dtype=pyframe.float64, requires_grad=True) for a in arrays)
-    assert pyframe.autograd.gradcheck(lambda *xs: fn(pyframe, *xs), inputs)
+test_products_float64_gradients_by_finite_differences = gradcheck_table_test(TORCH_CASES)
 
 
 def test_products_bad_input_is_refused_clearly():

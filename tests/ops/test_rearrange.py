@@ -10,7 +10,7 @@ import pyframe
 from tests._helpers import (
     fd_gradcheck,
 )
-from tests._oracle import case_matches_torch
+from tests._tables import torch_case_table_test
 
 RNG = np.random.default_rng(0)
 
@@ -81,10 +81,7 @@ TORCH_CASES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", sorted(TORCH_CASES))
-def test_matches_torch_values_and_gradients(name):
-    pytest.importorskip("torch")
-    case_matches_torch(*TORCH_CASES[name])
+test_matches_torch_values_and_gradients = torch_case_table_test(TORCH_CASES)
 
 
 def test_rot90_bad_input_and_diff_of_bools():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import pyframe
-from tests._oracle import case_matches_torch
+from tests._tables import torch_case_table_test
 
 # ---- against torch: name -> (function of the library and the inputs, input arrays) ----------------------
 
@@ -28,10 +28,7 @@ TORCH_CASES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", sorted(TORCH_CASES))
-def test_matches_torch_values_and_gradients(name):
-    pytest.importorskip("torch")
-    case_matches_torch(*TORCH_CASES[name])
+test_matches_torch_values_and_gradients = torch_case_table_test(TORCH_CASES)
 
 
 def test_count_nonzero_and_median_indices_match_torch():

@@ -14,7 +14,7 @@ from tests._helpers import (
     pf,
     random_array,
 )
-from tests._oracle import case_matches_torch
+from tests._tables import torch_case_table_test
 
 
 def _base():
@@ -247,10 +247,7 @@ TORCH_CASES = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", sorted(TORCH_CASES))
-def test_matches_torch_values_and_gradients(name):
-    pytest.importorskip("torch")
-    case_matches_torch(*TORCH_CASES[name])
+test_matches_torch_values_and_gradients = torch_case_table_test(TORCH_CASES)
 
 
 def test_movedim_bad_input_and_shape_helpers():
