@@ -107,3 +107,12 @@ def fd_gradcheck(fn, *arrays, eps=1e-6, tol=1e-6, seed=0):
             f = lambda args: float((fn(*[t64(b) for b in args]).numpy() * w).sum())  # noqa: E731
             num[i] = (f(hi) - f(lo)) / (2 * eps)
         np.testing.assert_allclose(xs[k].grad.numpy(), num, rtol=tol, atol=tol)
+
+
+def log_module_hooks(m, order: list) -> None:
+    """Registers ``m``'s forward pre, forward, full backward pre and full backward hooks, each appending its
+    name (pre, fwd, bpre, bwd) to ``order``."""
+    m.register_forward_pre_hook(lambda *a: order.append("pre"))
+    m.register_forward_hook(lambda *a: order.append("fwd"))
+    m.register_full_backward_pre_hook(lambda *a: order.append("bpre"))
+    m.register_full_backward_hook(lambda *a: order.append("bwd"))

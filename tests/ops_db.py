@@ -191,125 +191,50 @@ class Red:
     all_dims_only_tuple: bool = False
 
 
-def _np_sum(a, axis, keepdims):
-    return np.sum(a, axis=axis, keepdims=keepdims)
+def _method(name: str, **kw) -> Callable:
+    """``t.<name>(dim, keepdim=k, **kw)``."""
+    return lambda t, d, k: getattr(t, name)(d, keepdim=k, **kw)
+
+
+def _np(fn: Callable, **kw) -> Callable:
+    """``fn(a, axis=axis, keepdims=keepdims, **kw)``."""
+    return lambda a, ax, kd: fn(a, axis=ax, keepdims=kd, **kw)
+
+
+def _np_norm(p: float) -> Callable:
+    """The p-norm along ``axis``: sqrt of the sum of squares, the sum of magnitudes, the largest one, or the sum of
+    p-th powers to the 1/p."""
+    if p == 2:
+        return lambda a, ax, kd: np.sqrt(np.sum(a * a, axis=ax, keepdims=kd))
+    if p == 1:
+        return lambda a, ax, kd: np.sum(np.abs(a), axis=ax, keepdims=kd)
+    if p == math.inf:
+        return lambda a, ax, kd: np.max(np.abs(a), axis=ax, keepdims=kd)
+    return lambda a, ax, kd: np.sum(np.abs(a) ** p, axis=ax, keepdims=kd) ** (1 / p)
 
 
 REDUCTIONS = [
-    Red("sum", lambda t, d, k: t.sum(d, keepdim=k), _np_sum, ALL, "sum"),
-    Red("sum_fn", lambda t, d, k: pyframe.sum(t, dim=d, keepdim=k), _np_sum, ALL, "sum"),
-    Red(
-        "prod",
-        lambda t, d, k: t.prod(d, keepdim=k),
-        lambda a, ax, kd: np.prod(a, axis=ax, keepdims=kd),
-        ALL,
-        "sum",
-        "near1",
-    ),  # fmt: skip
-    Red(
-        "mean", lambda t, d, k: t.mean(d, keepdim=k), lambda a, ax, kd: np.mean(a, axis=ax, keepdims=kd), FLOATS, "same"
-    ),  # fmt: skip
-    Red(
-        "var",
-        lambda t, d, k: t.var(d, keepdim=k),
-        lambda a, ax, kd: np.var(a, axis=ax, ddof=1, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "var_biased",
-        lambda t, d, k: t.var(d, unbiased=False, keepdim=k),
-        lambda a, ax, kd: np.var(a, axis=ax, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "var_correction2",
-        lambda t, d, k: pyframe.var(t, d, keepdim=k, correction=2),
-        lambda a, ax, kd: np.var(a, axis=ax, ddof=2, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "std",
-        lambda t, d, k: t.std(d, keepdim=k),
-        lambda a, ax, kd: np.std(a, axis=ax, ddof=1, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "std_biased",
-        lambda t, d, k: t.std(d, correction=0, keepdim=k),
-        lambda a, ax, kd: np.std(a, axis=ax, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "norm",
-        lambda t, d, k: t.norm(dim=d, keepdim=k),
-        lambda a, ax, kd: np.sqrt(np.sum(a * a, axis=ax, keepdims=kd)),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "norm1",
-        lambda t, d, k: t.norm(1, dim=d, keepdim=k),
-        lambda a, ax, kd: np.sum(np.abs(a), axis=ax, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "norm_inf",
-        lambda t, d, k: t.norm(float("inf"), dim=d, keepdim=k),
-        lambda a, ax, kd: np.max(np.abs(a), axis=ax, keepdims=kd),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "norm3",
-        lambda t, d, k: pyframe.norm(t, 3, d, k),
-        lambda a, ax, kd: np.sum(np.abs(a) ** 3, axis=ax, keepdims=kd) ** (1 / 3),
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "amax",
-        lambda t, d, k: t.amax(() if d is None else d, keepdim=k),
-        lambda a, ax, kd: np.max(a, axis=ax, keepdims=kd),
-        ALL,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "amin",
-        lambda t, d, k: pyframe.amin(t, () if d is None else d, keepdim=k),
-        lambda a, ax, kd: np.min(a, axis=ax, keepdims=kd),
-        ALL,
-        "same",
-    ),  # fmt: skip
-    Red(
-        "any",
-        lambda t, d, k: t.any(d, keepdim=k),
-        lambda a, ax, kd: np.any(a, axis=ax, keepdims=kd),
-        ALL,
-        "bool",
-        "sparse",
-    ),  # fmt: skip
-    Red(
-        "all",
-        lambda t, d, k: t.all(d, keepdim=k),
-        lambda a, ax, kd: np.all(a, axis=ax, keepdims=kd),
-        ALL,
-        "bool",
-        "dense",
-    ),  # fmt: skip
-    Red(
-        "logsumexp",
-        lambda t, d, k: pyframe.logsumexp(t, tuple(range(t.ndim)) if d is None else d, keepdim=k),
-        _logsumexp,
-        FLOATS,
-        "same",
-    ),  # fmt: skip
-]
+    Red("sum", _method("sum"), _np(np.sum), ALL, "sum"),
+    Red("sum_fn", lambda t, d, k: pyframe.sum(t, dim=d, keepdim=k), _np(np.sum), ALL, "sum"),
+    Red("prod", _method("prod"), _np(np.prod), ALL, "sum", "near1"),
+    Red("mean", _method("mean"), _np(np.mean), FLOATS, "same"),
+    Red("var", _method("var"), _np(np.var, ddof=1), FLOATS, "same"),
+    Red("var_biased", _method("var", unbiased=False), _np(np.var), FLOATS, "same"),
+    Red("var_correction2", lambda t, d, k: pyframe.var(t, d, keepdim=k, correction=2), _np(np.var, ddof=2), FLOATS,
+        "same"),
+    Red("std", _method("std"), _np(np.std, ddof=1), FLOATS, "same"),
+    Red("std_biased", _method("std", correction=0), _np(np.std), FLOATS, "same"),
+    Red("norm", lambda t, d, k: t.norm(dim=d, keepdim=k), _np_norm(2), FLOATS, "same"),
+    Red("norm1", lambda t, d, k: t.norm(1, dim=d, keepdim=k), _np_norm(1), FLOATS, "same"),
+    Red("norm_inf", lambda t, d, k: t.norm(float("inf"), dim=d, keepdim=k), _np_norm(math.inf), FLOATS, "same"),
+    Red("norm3", lambda t, d, k: pyframe.norm(t, 3, d, k), _np_norm(3), FLOATS, "same"),
+    Red("amax", lambda t, d, k: t.amax(() if d is None else d, keepdim=k), _np(np.max), ALL, "same"),
+    Red("amin", lambda t, d, k: pyframe.amin(t, () if d is None else d, keepdim=k), _np(np.min), ALL, "same"),
+    Red("any", _method("any"), _np(np.any), ALL, "bool", "sparse"),
+    Red("all", _method("all"), _np(np.all), ALL, "bool", "dense"),
+    Red("logsumexp", lambda t, d, k: pyframe.logsumexp(t, tuple(range(t.ndim)) if d is None else d, keepdim=k),
+        _logsumexp, FLOATS, "same"),
+]  # fmt: skip
 
 
 def draw(rng: np.random.Generator, shape, dtype: str, domain: str) -> np.ndarray:

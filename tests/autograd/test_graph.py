@@ -79,6 +79,11 @@ def test_backward_of_non_scalar_needs_a_gradient():
     assert x.grad.tolist() == [[2.0, 0.0], [3.0, 16.0]]
 
 
+def function(name: str, forward, backward) -> type:
+    """A custom ``Function`` class ``name`` with these static forward and backward."""
+    return type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+
 def test_leaf_gradients_keep_the_leaf_dtype():
     """As torch: a float64 seed for a float32 output, or a custom backward's float64 gradient, is cast."""
     x = pyframe.ones(3, requires_grad=True)
@@ -86,17 +91,9 @@ def test_leaf_gradients_keep_the_leaf_dtype():
     x.sum().backward(pyframe.tensor(2.0, dtype=F64))
     assert x.grad.dtype == pyframe.float32
 
-    class Double(Function):
-        @staticmethod
-        def forward(ctx, t):
-            return t * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g.double() * 2
-
+    double = function("Double", lambda ctx, t: t * 2, lambda ctx, g: g.double() * 2)
     y = pyframe.ones(2, requires_grad=True)
-    Double.apply(y).sum().backward()
+    double.apply(y).sum().backward()
     assert y.grad.dtype == pyframe.float32 and y.grad.tolist() == [2.0, 2.0]
     (g,) = pyframe.autograd.grad(x.exp().sum(), x, pyframe.tensor(1.0, dtype=F64))
     assert g.dtype == pyframe.float32
@@ -555,23 +552,8 @@ def test_function_forward_does_not_record_and_no_grad_apply_records_nothing():
 
 
 def test_function_wrong_number_of_gradients_raises():
-    class TooFew(Function):
-        @staticmethod
-        def forward(ctx, a, b):
-            return a + b
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
-
-    class TooMany(Function):
-        @staticmethod
-        def forward(ctx, a):
-            return a * 1
-
-        @staticmethod
-        def backward(ctx, g):
-            return g, g
+    TooFew = function("TooFew", lambda ctx, a, b: a + b, lambda ctx, g: g)  # noqa: N806 - classes
+    TooMany = function("TooMany", lambda ctx, a: a * 1, lambda ctx, g: (g, g))  # noqa: N806
 
     a, b = leaf([1.0]), leaf([2.0])
     with pytest.raises(RuntimeError, match=r"TooFew.backward returned 1 gradients, expected 2"):

@@ -10,6 +10,7 @@ import pyframe
 import pyframe.nn as nn
 import pyframe.optim as optim
 from pyframe.nn.modules import module as module_mod
+from tests._helpers import log_module_hooks
 
 try:
     import torch
@@ -159,10 +160,7 @@ def test_forward_and_backward_errors_gain_notes():
 def test_apply_to_modules_built_before_and_run_global_first():
     m = nn.Linear(2, 1)  # built before any hook exists
     order = []
-    m.register_forward_pre_hook(lambda *a: order.append("pre"))
-    m.register_forward_hook(lambda *a: order.append("fwd"))
-    m.register_full_backward_pre_hook(lambda *a: order.append("bpre"))
-    m.register_full_backward_hook(lambda *a: order.append("bwd"))
+    log_module_hooks(m, order)
     nn.register_module_forward_pre_hook(lambda *a: order.append("g_pre"))
     nn.register_module_forward_hook(lambda *a: order.append("g_fwd"))
     nn.register_module_full_backward_pre_hook(lambda *a: order.append("g_bpre"))

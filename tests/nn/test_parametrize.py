@@ -549,13 +549,19 @@ def _compare_grads(m, tm, names):
         assert np.allclose(npy(ours.grad), theirs.grad.numpy(), atol=1e-10), name
 
 
-def test_weight_norm_matches_torch():
-    torch = pytest.importorskip("torch")
-    m = nn.Linear(5, 3).double()
-    tm = torch.nn.Linear(5, 3).double()
+def _linear_twins(torch, n_in: int, n_out: int):
+    """A float64 pyframe Linear and a torch one with the same weights."""
+    m = nn.Linear(n_in, n_out).double()
+    tm = torch.nn.Linear(n_in, n_out).double()
     with torch.no_grad():
         tm.weight.copy_(_t(m.weight))
         tm.bias.copy_(_t(m.bias))
+    return m, tm
+
+
+def test_weight_norm_matches_torch():
+    torch = pytest.importorskip("torch")
+    m, tm = _linear_twins(torch, 5, 3)
     PZ.weight_norm(m)
     torch.nn.utils.parametrizations.weight_norm(tm)
     assert set(m.state_dict()) == set(tm.state_dict())
@@ -568,11 +574,7 @@ def test_weight_norm_matches_torch():
 @pytest.mark.parametrize("training", [True, False])
 def test_spectral_norm_matches_torch(training):
     torch = pytest.importorskip("torch")
-    m = nn.Linear(5, 3).double()
-    tm = torch.nn.Linear(5, 3).double()
-    with torch.no_grad():
-        tm.weight.copy_(_t(m.weight))
-        tm.bias.copy_(_t(m.bias))
+    m, tm = _linear_twins(torch, 5, 3)
     PZ.spectral_norm(m)
     torch.nn.utils.parametrizations.spectral_norm(tm)
     sn, tsn = m.parametrizations.weight[0], tm.parametrizations.weight[0]
@@ -591,11 +593,7 @@ def test_spectral_norm_matches_torch(training):
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
 def test_orthogonal_matches_torch(omap, shape):
     torch = pytest.importorskip("torch")
-    m = nn.Linear(shape[1], shape[0]).double()
-    tm = torch.nn.Linear(shape[1], shape[0]).double()
-    with torch.no_grad():
-        tm.weight.copy_(_t(m.weight))
-        tm.bias.copy_(_t(m.bias))
+    m, tm = _linear_twins(torch, shape[1], shape[0])
     PZ.orthogonal(m, orthogonal_map=omap)
     torch.nn.utils.parametrizations.orthogonal(tm, orthogonal_map=omap)
     if shape[0] == shape[1]:  # deterministic projection: the same starting point

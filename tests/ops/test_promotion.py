@@ -34,13 +34,10 @@ SCALARS = (True, 2, 2.5)
 
 # dimensioned tensor (row) with a 0-d tensor (column): the 0-d tensor only lifts the category,
 # and then it brings its own dtype (int32 + 0-d float64 -> float64, unlike a Python float)
+_CATEGORY = {"bool": 0, "int64": 1, "int32": 1, "float32": 2, "float64": 2, "float16": 2}
 ZERO_D = {
-    "float32": ("float32", "float32", "float32", "float32", "float32", "float32"),
-    "float64": ("float64", "float64", "float64", "float64", "float64", "float64"),
-    "float16": ("float16", "float16", "float16", "float16", "float16", "float16"),
-    "int64": ("float32", "float64", "float16", "int64", "int64", "int64"),
-    "int32": ("float32", "float64", "float16", "int32", "int32", "int32"),
-    "bool": ("float32", "float64", "float16", "int64", "int32", "bool"),
+    row: tuple(row if _CATEGORY[row] >= _CATEGORY[col] else PROMOTE[row][j] for j, col in enumerate(ORDER))
+    for row in ORDER
 }
 
 PAIRS = [(a, b) for a in ORDER for b in ORDER]

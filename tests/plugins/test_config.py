@@ -34,6 +34,9 @@ def _values():
         (Setting(list[str], []), [[], ["a", "b"]], ["a", [1], None], "a list of strings"),
         (Setting(str, "value", choices=["value", "norm"]), ["norm"], ["nrom", 1], "one of 'value', 'norm'"),
         (Setting(list[str], [], choices=["x", "y"]), [["x", "y"]], [["z"]], "a list of 'x', 'y'"),
+        (Setting(float, 1.0, gt=0), [1e-9, 3], [0, -1.0, float("nan")], "a number > 0"),
+        (Setting(int, 1, ge=1, le=8), [1, 8], [0, 9], "an integer >= 1 and <= 8"),
+        (Setting(float, 0.5, ge=0, lt=1), [0, 0.99], [1.0, -0.1], "a number >= 0 and < 1"),
     ],
 )
 def test_setting_validation(setting, good, bad, words):
@@ -54,22 +57,6 @@ def test_setting_converts_and_checks_its_default():
     assert "did you mean 'norm'" in str(
         pytest.raises(PluginConfigError, Setting(str, "norm", choices=["norm"]).validate, "nrm", where="w").value
     )
-
-
-@pytest.mark.parametrize(
-    "setting, good, bad, words",
-    [
-        (Setting(float, 1.0, gt=0), [1e-9, 3], [0, -1.0, float("nan")], "a number > 0"),
-        (Setting(int, 1, ge=1, le=8), [1, 8], [0, 9], "an integer >= 1 and <= 8"),
-        (Setting(float, 0.5, ge=0, lt=1), [0, 0.99], [1.0, -0.1], "a number >= 0 and < 1"),
-    ],
-)
-def test_setting_bounds(setting, good, bad, words):
-    for v in good:
-        setting.validate(v, where="here")
-    for v in bad:
-        with pytest.raises(PluginConfigError, match=f"^here: expected {words}, got"):
-            setting.validate(v, where="here")
 
 
 def test_setting_validator():

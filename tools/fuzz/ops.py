@@ -272,6 +272,11 @@ def _index(rng, n: int, count: int) -> pf.Tensor:
     return pf.tensor(rng.integers(-hi if rng.random() < 0.1 else 0, hi + (rng.random() < 0.05), count))
 
 
+def _writes(x: Case, desc: str, run: Callable, ref: Callable) -> Call:
+    """An in-place call on ``x``; into an expanded ``x`` the result is undefined (no reference)."""
+    return Call(f"{desc} with x={x}", run, None if "expanded" in x.layout else ref, written=x)
+
+
 @generator
 def index_ops(rng) -> Call:
     x = case(rng, shape(rng, int(rng.integers(1, 4))))
@@ -306,39 +311,26 @@ def index_ops(rng) -> Call:
         idx = pf.tensor(rng.integers(0, max(n, 1), tuple(x.t.shape)))
 
         def ref():
-            a = _f64(x.a).copy()
-            s, i = _f64(src.a).copy(), idx.numpy()
-            for pos in np.ndindex(*i.shape):
-                tgt = list(pos)
-                tgt[d] = i[pos]
-                a[tuple(tgt)] += s[pos]
+            a, i = _f64(x.a).copy(), idx.numpy()
+            if a.ndim == 0:
+                raise IndexError("dim")
+            at = [i if ax == d % a.ndim else grid for ax, grid in enumerate(np.indices(i.shape))]
+            np.add.at(a, tuple(at), _f64(src.a))
             return a
 
-        return Call(
-            f"x.scatter_add_({d}, idx, {'x' if same else src}) with x={x}",
-            lambda: x.t.scatter_add_(d, idx, src.t),
-            None if "expanded" in x.layout else ref,
-            written=x,
+        return _writes(
+            x, f"x.scatter_add_({d}, idx, {'x' if same else src})", lambda: x.t.scatter_add_(d, idx, src.t), ref
         )
     length = src.t.shape[d] if -x.t.ndim <= d < x.t.ndim else 0
     idx = _index(rng, n, length)
 
     def ref():
-        a, s = _f64(x.a).copy(), _f64(src.a).copy()
-        dd = d % a.ndim
-        for j, i in enumerate(idx.numpy()):
-            sl = [slice(None)] * a.ndim
-            sl[dd] = i
-            ss = [slice(None)] * a.ndim
-            ss[dd] = j
-            a[tuple(sl)] += s[tuple(ss)]
+        a = _f64(x.a).copy()
+        np.add.at(a, (slice(None),) * (d % a.ndim) + (idx.numpy(),), _f64(src.a))
         return a
 
-    return Call(
-        f"x.index_add_({d}, {idx.tolist()}, {'x' if same else src}) with x={x}",
-        lambda: x.t.index_add_(d, idx, src.t),
-        None if "expanded" in x.layout else ref,
-        written=x,
+    return _writes(
+        x, f"x.index_add_({d}, {idx.tolist()}, {'x' if same else src})", lambda: x.t.index_add_(d, idx, src.t), ref
     )
 
 
