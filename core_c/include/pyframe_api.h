@@ -272,27 +272,6 @@ int pf_weighted_sample(const pf_tensor *weights, pf_tensor *out, int replacement
  * u [rows, k] float64 uniforms in [0, 1), out [rows, k] int64 category indices */
 int pf_multinomial(const pf_tensor *probs, const pf_tensor *u, int replacement, pf_tensor *out);
 
-/* optimizers (optim.c) */
-/* One fused in-place step over a contiguous parameter of n elements, float32 or float64,
- * every buffer of the parameter's dtype; the update is torch.optim's (foreach=False). */
-/* torch.optim.SGD; momentum_buf may be NULL when momentum == 0; on first_step the
- * buffer is set to the (decayed) gradient, as torch does */
-int pf_sgd_step(int dtype, void *param, const void *grad, void *momentum_buf, int64_t n, double lr,
-                double momentum, double dampening, double weight_decay, int nesterov, int maximize,
-                int first_step);
-/* torch.optim.Adam, or AdamW when decoupled; step is the 1-based step count (after this
- * step's increment); max_exp_avg_sq may be NULL when !amsgrad */
-int pf_adam_step(int dtype, void *param, const void *grad, void *exp_avg, void *exp_avg_sq,
-                 void *max_exp_avg_sq, int64_t n, int64_t step, double lr, double beta1, double beta2,
-                 double eps, double weight_decay, int amsgrad, int decoupled, int maximize);
-/* pf_adam_step over `count` parameters of one dtype in one call; steps[i] points at parameter i's
- * float32 step count, incremented (in float32) before its update; max_exp_avg_sqs may be NULL
- * when !amsgrad. Everything is checked first: an error changes nothing. */
-int pf_adam_multi(int dtype, int64_t count, void *const *params, const void *const *grads, void *const *exp_avgs,
-                  void *const *exp_avg_sqs, void *const *max_exp_avg_sqs, const int64_t *numels, float *const *steps,
-                  double lr, double beta1, double beta2, double eps, double weight_decay, int amsgrad, int decoupled,
-                  int maximize);
-
 /* dense linear algebra (linalg.c): the last two dims are the matrix, the leading dims a batch
  * that every operand shares (broadcast with stride 0 beforehand); float32 or float64, one
  * dtype per call, any strides; computed in double. NaN or Inf in the input, a singular or
@@ -321,19 +300,29 @@ int pf_linalg_svd(const pf_tensor *a, pf_tensor *u, pf_tensor *s, pf_tensor *vh,
 /* out = exp(a) by Pade 13 with scaling and squaring (Higham 2005) */
 int pf_linalg_matrix_exp(const pf_tensor *a, pf_tensor *out);
 
-/* adaptive optimizers (optim_adaptive.c): one fused in-place step of torch.optim's update
- * (foreach=False) over a contiguous parameter of n elements, float32 or float64, state buffers
- * s0..s2 of its dtype (unused ones may be NULL); hp holds the kind's scalars, listed in the
- * source, step-dependent ones computed by the caller in double as torch does in Python */
-#define PF_OPTIM_ADADELTA 0
-#define PF_OPTIM_ADAGRAD 1
-#define PF_OPTIM_RMSPROP 2
-#define PF_OPTIM_ADAMAX 3
-#define PF_OPTIM_NADAM 4
-#define PF_OPTIM_RADAM 5
-#define PF_NUM_OPTIM 6
+/* optimizers (optim.c): one fused in-place step of torch.optim's update (foreach=False) over a
+ * contiguous parameter of n elements, float32 or float64, with state buffers s0..s2 of its dtype
+ * (the ones a kind does not use may be NULL) and the kind's scalars in hp, listed in the source
+ * (step-dependent ones computed by the caller in double, as torch does in Python; Adam's last
+ * is its 1-based step count). Everything is checked first: an error changes nothing. */
+#define PF_OPTIM_SGD 0
+#define PF_OPTIM_ADAM 1      /* and AdamW (decoupled weight decay) */
+#define PF_OPTIM_ADADELTA 2
+#define PF_OPTIM_ADAGRAD 3
+#define PF_OPTIM_RMSPROP 4
+#define PF_OPTIM_ADAMAX 5
+#define PF_OPTIM_NADAM 6
+#define PF_OPTIM_RADAM 7
+#define PF_NUM_OPTIM 8
 int pf_optim_step(int kind, int dtype, int64_t n, void *param, const void *grad, void *s0, void *s1, void *s2,
                   const double *hp, int nhp);
+/* pf_optim_step over `count` parameters of one dtype in one call (the per-parameter Python work
+ * left is gathering pointers): s0[i].. are parameter i's buffers (the s1 and s2 arrays may be
+ * NULL). steps (Adam only, else NULL): each parameter's float32 step count, incremented here in
+ * float32 as torch's `step += 1`, its new value replacing hp's last entry for that parameter. */
+int pf_optim_steps(int kind, int dtype, int64_t count, void *const *params, const void *const *grads,
+                   void *const *s0, void *const *s1, void *const *s2, const int64_t *numels, float *const *steps,
+                   const double *hp, int nhp);
 
 /* layer normalization over the last dim (layer_norm.c): x, y [rows, d] contiguous, w, b [d] (either may
  * be NULL), mean and rstd [rows] saved for backward; float32 or float64, one dtype for all. */

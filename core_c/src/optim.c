@@ -1,41 +1,77 @@
 /* Optimizer steps: one fused pass over a parameter, its gradient and its state.
  *
- * Each kernel reproduces torch.optim's single-tensor update operation by operation, so
- * trajectories match PyTorch's to rounding: scalars are cast to the tensor's type where
- * torch casts them (float32 math for float32 tensors), step-dependent scalars (bias
- * corrections) are computed in double as torch does in Python.
+ * One convention for every optimizer: a PF_OPTIM_* kind, up to three state buffers s0..s2 of
+ * the parameter's dtype, and the scalars in `hp` (listed per kind below). Each kernel
+ * reproduces torch.optim's single-tensor update (foreach=False) operation by operation, in the
+ * parameter's type: every scalar torch passes to a tensor op is cast to that type here, in the
+ * same place, and products and quotients keep torch's left-to-right order (addcmul:
+ * s + (v * a) * b, addcdiv: s + (v * a) / b). Step-dependent scalars are computed in double, as
+ * torch computes them in Python: by the caller, except Adam's bias corrections, which come from
+ * the step count ending its hp, so that a group's step (pf_optim_steps) is one call.
  *
- * The loop body is one always-inline function taking the option flags as arguments; a
- * switch calls it with constant flags, so gcc emits one branch-free, vectorized loop per
- * combination (once per ISA through target_clones). maximize is a multiplication by -1,
- * which is exact, so it needs no variant of its own. */
+ * SGD and Adam are the optimizers of most training loops: their loop body is one always-inline
+ * function taking the option flags as arguments, and a switch calls it with constant flags, so
+ * gcc emits one branch-free, vectorized loop per combination (once per ISA through
+ * target_clones). maximize is a multiplication by -1, which is exact, so it needs no variant. */
 #include <math.h>
+#include <stdio.h>
 #include "core.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define PF_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define PF_SIMD
-#endif
+/* Entries of hp per kind (flags are 0 or 1), and the state each uses:
+ * SGD:      lr, momentum, dampening, weight_decay, nesterov, maximize, first_step
+ *                                                                      s0 momentum_buffer (momentum != 0)
+ * ADAM:     lr, beta1, beta2, eps, weight_decay, amsgrad, decoupled, maximize, step
+ *                                                                      s0 exp_avg, s1 exp_avg_sq, s2 max_exp_avg_sq
+ * ADADELTA: lr, rho, eps, weight_decay, maximize                       s0 square_avg, s1 acc_delta
+ * ADAGRAD:  clr, eps, weight_decay, maximize                           s0 sum
+ * RMSPROP:  lr, alpha, eps, weight_decay, momentum, centered, maximize s0 square_avg, s1 grad_avg, s2 momentum_buffer
+ * ADAMAX:   clr, beta1, beta2, eps, weight_decay, maximize             s0 exp_avg, s1 exp_inf
+ * NADAM:    beta1, beta2, eps, weight_decay, decoupled, decay, bias_correction2, c_grad, c_avg, maximize
+ *                                                                      s0 exp_avg, s1 exp_avg_sq
+ * RADAM:    beta1, beta2, eps, weight_decay, decoupled, decay, bias_correction1, lr, rectified,
+ *           sqrt_bias_correction2, rect, maximize                      s0 exp_avg, s1 exp_avg_sq */
+typedef struct {
+    const char *name;
+    int nhp;
+    const char *state[3]; /* NULL: unused */
+} kind_info;
 
-#define PF_INLINE static inline __attribute__((always_inline))
+static const kind_info kinds[] = {
+    [PF_OPTIM_SGD] = {"sgd", 7, {"momentum_buffer"}},
+    [PF_OPTIM_ADAM] = {"adam", 9, {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}},
+    [PF_OPTIM_ADADELTA] = {"adadelta", 5, {"square_avg", "acc_delta"}},
+    [PF_OPTIM_ADAGRAD] = {"adagrad", 4, {"sum"}},
+    [PF_OPTIM_RMSPROP] = {"rmsprop", 7, {"square_avg", "grad_avg", "momentum_buffer"}},
+    [PF_OPTIM_ADAMAX] = {"adamax", 6, {"exp_avg", "exp_inf"}},
+    [PF_OPTIM_NADAM] = {"nadam", 10, {"exp_avg", "exp_avg_sq"}},
+    [PF_OPTIM_RADAM] = {"radam", 12, {"exp_avg", "exp_avg_sq"}},
+};
+_Static_assert(sizeof kinds / sizeof kinds[0] == PF_NUM_OPTIM, "an optimizer kind without its row");
+#define MAX_HP 12
 
-/* ---- SGD ------------------------------------------------------------------------------
- * torch.optim.SGD (foreach=False):
+/* Whether state buffer k is read: some depend on the options. */
+static int uses_state(int kind, const double *h, int k) {
+    switch (kind) {
+    case PF_OPTIM_SGD: return k == 0 && h[1] != 0;
+    case PF_OPTIM_ADAM: return k < 2 || h[5] != 0;
+    case PF_OPTIM_RMSPROP: return k == 0 || (k == 1 && h[5] != 0) || (k == 2 && h[4] > 0);
+    default: return kinds[kind].state[k] != NULL;
+    }
+}
+
+/* torch's lerp: w < 0.5 ? a + w (b - a) : b - (b - a)(1 - w) */
+#define LERP(T, a, b, w) ((w) < (T)0.5 ? (a) + (w) * ((b) - (a)) : (b) - ((b) - (a)) * ((T)1 - (w)))
+
+/* ---- SGD --------------------------------------------------------------------------------
+ * torch.optim.SGD:
  *   g = maximize ? -grad : grad
  *   if weight_decay: g = g + weight_decay * p
  *   if momentum:     buf = first ? g : buf * momentum + (1 - dampening) * g
  *                    g = nesterov ? g + momentum * buf : buf
  *   p = p + (-lr) * g
  * Momentum modes: 0 none, 1 first step, 2 first step nesterov, 3 later, 4 later nesterov. */
-
-typedef struct {
-    double lr, momentum, dampening, weight_decay;
-    int nesterov, maximize, first_step;
-} sgd_args;
-
 #define SGD_GEN(T, SFX)                                                                            \
-    PF_INLINE void sgd_body_##SFX(T *restrict p, const T *restrict g, T *restrict buf, int64_t n,  \
+    PF_ALWAYS_INLINE void sgd_body_##SFX(T *restrict p, const T *restrict g, T *restrict buf, int64_t n, \
                                   T neg_lr, T mom, T damp1, T wd, T sign, int has_wd, int mode) {  \
         for (int64_t i = 0; i < n; i++) {                                                          \
             T d = g[i] * sign;                                                                     \
@@ -48,11 +84,15 @@ typedef struct {
             p[i] = p[i] + neg_lr * d;                                                              \
         }                                                                                          \
     }                                                                                              \
-    PF_SIMD static void sgd_run_##SFX(T *p, const T *g, T *buf, int64_t n, const sgd_args *a) {   \
-        const T neg_lr = (T)(-a->lr), mom = (T)a->momentum, damp1 = (T)(1.0 - a->dampening);       \
-        const T wd = (T)a->weight_decay, sign = a->maximize ? (T)-1 : (T)1;                        \
-        int has_wd = a->weight_decay != 0, mode = 0;                                               \
-        if (a->momentum != 0) mode = (a->first_step ? 1 : 3) + (a->nesterov != 0);                 \
+    PF_VEC_CLONES static void sgd_##SFX(const double *h, void *pv, const void *gv, void *s0, void *s1, \
+                                        void *s2, int64_t n) {                                     \
+        T *p = pv, *buf = s0;                                                                      \
+        const T *g = gv;                                                                           \
+        (void)s1, (void)s2;                                                                        \
+        const T neg_lr = (T)(-h[0]), mom = (T)h[1], damp1 = (T)(1.0 - h[2]);                       \
+        const T wd = (T)h[3], sign = h[5] != 0 ? (T)-1 : (T)1;                                     \
+        int has_wd = h[3] != 0, mode = 0;                                                          \
+        if (h[1] != 0) mode = (h[6] != 0 ? 1 : 3) + (h[4] != 0);                                   \
         switch (has_wd * 5 + mode) {                                                               \
         case 0: sgd_body_##SFX(p, g, buf, n, neg_lr, mom, damp1, wd, sign, 0, 0); break;           \
         case 1: sgd_body_##SFX(p, g, buf, n, neg_lr, mom, damp1, wd, sign, 0, 1); break;           \
@@ -69,64 +109,21 @@ typedef struct {
 SGD_GEN(float, f32)
 SGD_GEN(double, f64)
 
-typedef struct {
-    int dtype;
-    char *p, *buf;
-    const char *g;
-    const sgd_args *a;
-} sgd_job;
-
-static void sgd_chunk(void *arg, int64_t b, int64_t e) {
-    const sgd_job *j = arg;
-    int dtype = j->dtype;
-    char *p = j->p, *buf = j->buf;
-    const char *g = j->g;
-    const sgd_args *a = j->a;
-    size_t s = pf_dtype_size[dtype];
-    if (dtype == PF_FLOAT32)
-        sgd_run_f32((float *)(p + b * s), (const float *)(g + b * s), buf ? (float *)(buf + b * s) : NULL, e - b, a);
-    else
-        sgd_run_f64((double *)(p + b * s), (const double *)(g + b * s), buf ? (double *)(buf + b * s) : NULL, e - b,
-                    a);
-}
-
-int pf_sgd_step(int dtype, void *param, const void *grad, void *momentum_buf, int64_t n, double lr, double momentum,
-                double dampening, double weight_decay, int nesterov, int maximize, int first_step) {
-    if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
-        return pf_error(PF_ERR_TYPE, "sgd_step: parameters must be float32 or float64, got %s",
-                        dtype >= 0 && dtype < PF_NUM_DTYPES ? pf_dtype_name[dtype] : "an unknown dtype");
-    if (n < 0) return pf_error(PF_ERR_VALUE, "sgd_step: negative element count %lld", (long long)n);
-    if (n > 0 && (!param || !grad)) return pf_error(PF_ERR_VALUE, "sgd_step: NULL param or grad buffer");
-    if (n > 0 && momentum != 0 && !momentum_buf)
-        return pf_error(PF_ERR_VALUE, "sgd_step: momentum %g needs a momentum buffer (got NULL)", momentum);
-    const sgd_args a = {lr, momentum, dampening, weight_decay, nesterov, maximize, first_step};
-    sgd_job j = {dtype, param, momentum != 0 ? momentum_buf : NULL, grad, &a};
-    pf_parallel_range(pf_threads_for(n), n, sgd_chunk, &j);
-    return PF_OK;
-}
-
-/* ---- Adam / AdamW ---------------------------------------------------------------------
- * torch.optim.Adam (foreach=False, capturable=False), step t counted from 1:
+/* ---- Adam / AdamW ------------------------------------------------------------------------
+ * torch.optim.Adam (capturable=False), step t counted from 1:
  *   g = maximize ? -grad : grad
  *   decoupled (AdamW): p = p * (1 - lr * weight_decay)    else g = g + weight_decay * p
- *   m = lerp(m, g, 1 - beta1)         torch's lerp: w < 0.5 ? m + w (g - m) : g - (g - m)(1 - w)
+ *   m = lerp(m, g, 1 - beta1)
  *   v = v * beta2 + (1 - beta2) * g * g
  *   vmax = maximum(vmax, v)           (amsgrad; NaN-propagating as torch.maximum)
  *   denom = sqrt(amsgrad ? vmax : v) / sqrt(1 - beta2^t) + eps
  *   p = p + (-lr / (1 - beta1^t)) * m / denom
- * Weight-decay modes: 0 none, 1 L2 (added to the gradient), 2 decoupled. */
-
-typedef struct {
-    double lr, beta1, beta2, eps, weight_decay;
-    int64_t step;
-    int amsgrad, decoupled, maximize;
-} adam_args;
-
-/* Both lerp branches are base + coef * (g - m): g - (g - m) * (1 - w) equals
- * g + (g - m) * -(1 - w) exactly, since negation is exact. */
+ * Weight-decay modes: 0 none, 1 L2 (added to the gradient), 2 decoupled. Both lerp branches are
+ * base + coef * (g - m): g - (g - m) * (1 - w) equals g + (g - m) * -(1 - w) exactly, since
+ * negation is exact. */
 #define ADAM_GEN(T, SFX, SQRT)                                                                      \
-    PF_INLINE T max_##SFX(T a, T b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }         \
-    PF_INLINE void adam_body_##SFX(T *restrict p, const T *restrict g, T *restrict m, T *restrict v, \
+    static inline T max_##SFX(T a, T b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }     \
+    PF_ALWAYS_INLINE void adam_body_##SFX(T *restrict p, const T *restrict g, T *restrict m, T *restrict v, \
                                    T *restrict vmax, int64_t n, T sign, T wd, T decay, int small,   \
                                    T coef, T beta2, T omb2, T bc2_sqrt, T eps, T neg_step,          \
                                    int wd_mode, int amsgrad) {                                      \
@@ -145,19 +142,21 @@ typedef struct {
             p[i] = pi + neg_step * mi / denom;                                                      \
         }                                                                                           \
     }                                                                                               \
-    PF_SIMD static void adam_run_##SFX(T *p, const T *g, T *m, T *v, T *vmax, int64_t n,           \
-                                       const adam_args *a) {                                        \
-        double w = 1.0 - a->beta1, t = (double)a->step;                                             \
+    PF_VEC_CLONES static void adam_##SFX(const double *h, void *pv, const void *gv, void *s0, void *s1, \
+                                         void *s2, int64_t n) {                                     \
+        T *p = pv, *m = s0, *v = s1, *vmax = s2;                                                    \
+        const T *g = gv;                                                                            \
+        double w = 1.0 - h[1], t = h[8];                                                            \
         const T tw = (T)w;                                                                          \
         const int small = (tw < 0 ? -tw : tw) < (T)0.5;                                             \
         const T coef = small ? tw : -((T)1 - tw);                                                   \
-        const T sign = a->maximize ? (T)-1 : (T)1, wd = (T)a->weight_decay;                         \
-        const T decay = (T)(1.0 - a->lr * a->weight_decay);                                         \
-        const T beta2 = (T)a->beta2, omb2 = (T)(1.0 - a->beta2), eps = (T)a->eps;                   \
-        const T bc2_sqrt = (T)pow(1.0 - pow(a->beta2, t), 0.5);                                     \
-        const T neg_step = (T)(-(a->lr / (1.0 - pow(a->beta1, t))));                                \
-        int wd_mode = a->weight_decay != 0 ? (a->decoupled ? 2 : 1) : 0;                            \
-        switch (wd_mode * 2 + (a->amsgrad != 0)) {                                                  \
+        const T sign = h[7] != 0 ? (T)-1 : (T)1, wd = (T)h[4];                                      \
+        const T decay = (T)(1.0 - h[0] * h[4]);                                                     \
+        const T beta2 = (T)h[2], omb2 = (T)(1.0 - h[2]), eps = (T)h[3];                             \
+        const T bc2_sqrt = (T)pow(1.0 - pow(h[2], t), 0.5);                                         \
+        const T neg_step = (T)(-(h[0] / (1.0 - pow(h[1], t))));                                     \
+        int wd_mode = h[4] != 0 ? (h[6] != 0 ? 2 : 1) : 0;                                          \
+        switch (wd_mode * 2 + (h[5] != 0)) {                                                        \
         case 0: adam_body_##SFX(p, g, m, v, vmax, n, sign, wd, decay, small, coef, beta2, omb2,     \
                                 bc2_sqrt, eps, neg_step, 0, 0); break;                              \
         case 1: adam_body_##SFX(p, g, m, v, vmax, n, sign, wd, decay, small, coef, beta2, omb2,     \
@@ -175,82 +174,226 @@ typedef struct {
 ADAM_GEN(float, f32, sqrtf)
 ADAM_GEN(double, f64, sqrt)
 
-typedef struct {
-    int dtype;
-    char *p, *m, *v, *vmax;
-    const char *g;
-    const adam_args *a;
-} adam_job;
+/* ---- the adaptive optimizers --------------------------------------------------------------
+ * Each kernel opens with KERNEL: the parameter, gradient and states as T, h the hyperparameters. */
+#define KERNEL(name, SFX, T)                                                                              \
+    static void name##_##SFX(const double *h, void *pv, const void *gv, void *s0v, void *s1v, void *s2v,  \
+                             int64_t n) {                                                                 \
+        T *p = pv, *s0 = s0v, *s1 = s1v, *s2 = s2v;                                                       \
+        const T *g = gv;                                                                                  \
+        (void)s1, (void)s2;
+/* NAdam's and RAdam's common part: weight decay (decoupled or L2), then both moments; hp 0..5
+ * are beta1, beta2, eps, weight_decay, decoupled, decay in both */
+#define MOMENTS_SETUP(T)                                                                           \
+    const T w = (T)(1.0 - h[0]), beta2 = (T)h[1], omb2 = (T)(1.0 - h[1]), eps = (T)h[2];           \
+    const T wd = (T)h[3], decay = (T)h[5];                                                         \
+    const int l2 = h[3] != 0 && h[4] == 0, decoupled = h[3] != 0 && h[4] != 0;
+#define MOMENTS(T)                                                                                 \
+    T gi = g[i] * sign, pi = p[i];                                                                 \
+    if (decoupled) pi = pi * decay;                                                                \
+    if (l2) gi = gi + wd * pi;                                                                     \
+    T m = LERP(T, s0[i], gi, w);                                                                   \
+    s0[i] = m;                                                                                     \
+    T v = s1[i] * beta2;                                                                           \
+    v = v + omb2 * gi * gi;                                                                        \
+    s1[i] = v;
 
-static void adam_chunk(void *arg, int64_t b, int64_t e) {
-    const adam_job *j = arg;
-    int dtype = j->dtype;
-    char *p = j->p, *m = j->m, *v = j->v, *vmax = j->vmax;
-    const char *g = j->g;
-    const adam_args *a = j->a;
-    size_t s = pf_dtype_size[dtype];
-    int64_t o = b * (int64_t)s;
-    char *vm = vmax ? vmax + o : NULL;
-    if (dtype == PF_FLOAT32)
-        adam_run_f32((float *)(p + o), (const float *)(g + o), (float *)(m + o), (float *)(v + o), (float *)vm, e - b,
-                     a);
-    else
-        adam_run_f64((double *)(p + o), (const double *)(g + o), (double *)(m + o), (double *)(v + o), (double *)vm,
-                     e - b, a);
+#define ADAPTIVE_GEN(T, SFX, SQRT)                                                                        \
+    KERNEL(adadelta, SFX, T)                                                                              \
+        const T neg_lr = (T)(-h[0]), rho = (T)h[1], omr = (T)(1.0 - h[1]), eps = (T)h[2];                 \
+        const T wd = (T)h[3], sign = h[4] != 0 ? (T)-1 : (T)1;                                            \
+        for (int64_t i = 0; i < n; i++) {                                                                 \
+            T gi = g[i] * sign;                                                                           \
+            if (h[3] != 0) gi = gi + wd * p[i];                                                           \
+            T sq = s0[i] * rho;                                                                           \
+            sq = sq + omr * gi * gi;                                                                      \
+            s0[i] = sq;                                                                                   \
+            T std = SQRT(sq + eps), delta = SQRT(s1[i] + eps);                                            \
+            delta = delta / std;                                                                          \
+            delta = delta * gi;                                                                           \
+            T acc = s1[i] * rho;                                                                          \
+            s1[i] = acc + omr * delta * delta;                                                            \
+            p[i] = p[i] + neg_lr * delta;                                                                 \
+        }                                                                                                 \
+    }                                                                                                     \
+    KERNEL(adagrad, SFX, T)                                                                               \
+        const T neg_clr = (T)(-h[0]), eps = (T)h[1], wd = (T)h[2], sign = h[3] != 0 ? (T)-1 : (T)1;       \
+        for (int64_t i = 0; i < n; i++) {                                                                 \
+            T gi = g[i] * sign;                                                                           \
+            if (h[2] != 0) gi = gi + wd * p[i];                                                           \
+            T s = s0[i] + gi * gi;                                                                        \
+            s0[i] = s;                                                                                    \
+            T std = SQRT(s) + eps;                                                                        \
+            p[i] = p[i] + neg_clr * gi / std;                                                             \
+        }                                                                                                 \
+    }                                                                                                     \
+    KERNEL(rmsprop, SFX, T)                                                                               \
+        const T neg_lr = (T)(-h[0]), alpha = (T)h[1], oma = (T)(1.0 - h[1]), eps = (T)h[2];               \
+        const T wd = (T)h[3], mom = (T)h[4], sign = h[6] != 0 ? (T)-1 : (T)1;                             \
+        const int centered = h[5] != 0, momentum = h[4] > 0;                                              \
+        for (int64_t i = 0; i < n; i++) {                                                                 \
+            T gi = g[i] * sign;                                                                           \
+            if (h[3] != 0) gi = gi + wd * p[i];                                                           \
+            T sq = s0[i] * alpha;                                                                         \
+            sq = sq + oma * gi * gi;                                                                      \
+            s0[i] = sq;                                                                                   \
+            T avg;                                                                                        \
+            if (centered) {                                                                               \
+                T ga = LERP(T, s1[i], gi, oma);                                                           \
+                s1[i] = ga;                                                                               \
+                avg = SQRT(sq + (T)-1 * ga * ga);                                                         \
+            } else {                                                                                      \
+                avg = SQRT(sq);                                                                           \
+            }                                                                                             \
+            avg = avg + eps;                                                                              \
+            if (momentum) {                                                                               \
+                T b = s2[i] * mom;                                                                        \
+                b = b + gi / avg;                                                                         \
+                s2[i] = b;                                                                                \
+                p[i] = p[i] + neg_lr * b;                                                                 \
+            } else {                                                                                      \
+                p[i] = p[i] + neg_lr * gi / avg;                                                          \
+            }                                                                                             \
+        }                                                                                                 \
+    }                                                                                                     \
+    KERNEL(adamax, SFX, T)                                                                                \
+        const T neg_clr = (T)(-h[0]), w = (T)(1.0 - h[1]), beta2 = (T)h[2], eps = (T)h[3];                \
+        const T wd = (T)h[4], sign = h[5] != 0 ? (T)-1 : (T)1;                                            \
+        for (int64_t i = 0; i < n; i++) {                                                                 \
+            T gi = g[i] * sign;                                                                           \
+            if (h[4] != 0) gi = gi + wd * p[i];                                                           \
+            T m = LERP(T, s0[i], gi, w);                                                                  \
+            s0[i] = m;                                                                                    \
+            T ag = (gi < 0 ? -gi : gi) + eps;                                                             \
+            T u = max_##SFX(s1[i] * beta2, ag);                                                           \
+            s1[i] = u;                                                                                    \
+            p[i] = p[i] + neg_clr * m / u;                                                                \
+        }                                                                                                 \
+    }                                                                                                     \
+    KERNEL(nadam, SFX, T)                                                                                 \
+        MOMENTS_SETUP(T)                                                                                  \
+        const T bc2 = (T)h[6], cg = (T)h[7], cm = (T)h[8], sign = h[9] != 0 ? (T)-1 : (T)1;               \
+        for (int64_t i = 0; i < n; i++) {                                                                 \
+            MOMENTS(T)                                                                                    \
+            T denom = SQRT(v / bc2) + eps;                                                                \
+            pi = pi + cg * gi / denom;                                                                    \
+            p[i] = pi + cm * m / denom;                                                                   \
+        }                                                                                                 \
+    }                                                                                                     \
+    KERNEL(radam, SFX, T)                                                                                 \
+        MOMENTS_SETUP(T)                                                                                  \
+        const T bc1 = (T)h[6], lr = (T)h[7], sqrt_bc2 = (T)h[9], rect = (T)h[10];                         \
+        const T sign = h[11] != 0 ? (T)-1 : (T)1;                                                         \
+        const int rectified = h[8] != 0;                                                                  \
+        for (int64_t i = 0; i < n; i++) {                                                                 \
+            MOMENTS(T)                                                                                    \
+            T upd = m / bc1 * lr;                                                                         \
+            if (rectified) {                                                                              \
+                upd = upd * (sqrt_bc2 / (SQRT(v) + eps));                                                 \
+                upd = upd * rect;                                                                         \
+            }                                                                                             \
+            p[i] = pi + (T)-1 * upd;                                                                      \
+        }                                                                                                 \
+    }
+ADAPTIVE_GEN(float, f32, sqrtf)
+ADAPTIVE_GEN(double, f64, sqrt)
+
+/* ---- entry points ---------------------------------------------------------------------------- */
+
+typedef void (*step_fn)(const double *h, void *p, const void *g, void *s0, void *s1, void *s2, int64_t n);
+static const step_fn kernels[][2] = {
+    [PF_OPTIM_SGD] = {sgd_f32, sgd_f64},
+    [PF_OPTIM_ADAM] = {adam_f32, adam_f64},
+    [PF_OPTIM_ADADELTA] = {adadelta_f32, adadelta_f64},
+    [PF_OPTIM_ADAGRAD] = {adagrad_f32, adagrad_f64},
+    [PF_OPTIM_RMSPROP] = {rmsprop_f32, rmsprop_f64},
+    [PF_OPTIM_ADAMAX] = {adamax_f32, adamax_f64},
+    [PF_OPTIM_NADAM] = {nadam_f32, nadam_f64},
+    [PF_OPTIM_RADAM] = {radam_f32, radam_f64},
+};
+_Static_assert(sizeof kernels / sizeof kernels[0] == PF_NUM_OPTIM, "an optimizer kind without its kernels");
+
+typedef struct {
+    step_fn fn;
+    const double *h;
+    size_t es;
+    char *p, *s[3];
+    const char *g;
+} step_job;
+
+static void step_part(void *arg, int64_t b, int64_t e) {
+    const step_job *j = arg;
+    size_t o = (size_t)b * j->es;
+#define AT(ptr) ((ptr) ? (ptr) + o : NULL)
+    j->fn(j->h, j->p + o, j->g + o, AT(j->s[0]), AT(j->s[1]), AT(j->s[2]), e - b);
+#undef AT
 }
 
-int pf_adam_step(int dtype, void *param, const void *grad, void *exp_avg, void *exp_avg_sq, void *max_exp_avg_sq,
-                 int64_t n, int64_t step, double lr, double beta1, double beta2, double eps, double weight_decay,
-                 int amsgrad, int decoupled, int maximize) {
+/* Everything pf_optim_step checks, before anything is written; `which` names the parameter. */
+static int check_step(int kind, int dtype, int64_t n, const void *param, const void *grad, void *const *s,
+                      const double *hp, int nhp, const char *which) {
+    if (kind < 0 || kind >= PF_NUM_OPTIM) return pf_error(PF_ERR_VALUE, "optim_step: unknown optimizer %d", kind);
+    const char *name = kinds[kind].name;
     if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
-        return pf_error(PF_ERR_TYPE, "adam_step: parameters must be float32 or float64, got %s",
+        return pf_error(PF_ERR_TYPE, "%s step: parameters must be float32 or float64, got %s", name,
                         dtype >= 0 && dtype < PF_NUM_DTYPES ? pf_dtype_name[dtype] : "an unknown dtype");
-    if (n < 0) return pf_error(PF_ERR_VALUE, "adam_step: negative element count %lld", (long long)n);
-    if (step < 1) return pf_error(PF_ERR_VALUE, "adam_step: step counts from 1, got %lld", (long long)step);
-    if (n > 0 && (!param || !grad || !exp_avg || !exp_avg_sq))
-        return pf_error(PF_ERR_VALUE, "adam_step: NULL param, grad, exp_avg or exp_avg_sq buffer");
-    if (n > 0 && amsgrad && !max_exp_avg_sq)
-        return pf_error(PF_ERR_VALUE, "adam_step: amsgrad needs a max_exp_avg_sq buffer (got NULL)");
-    const adam_args a = {lr, beta1, beta2, eps, weight_decay, step, amsgrad, decoupled, maximize};
-    adam_job j = {dtype, param, exp_avg, exp_avg_sq, amsgrad ? max_exp_avg_sq : NULL, grad, &a};
-    pf_parallel_range(pf_threads_for(n), n, adam_chunk, &j);
+    if (!hp || nhp != kinds[kind].nhp)
+        return pf_error(PF_ERR_VALUE, "%s step: expected %d hyperparameters, got %d", name, kinds[kind].nhp, nhp);
+    if (kind == PF_OPTIM_ADAM && !(hp[8] >= 1))
+        return pf_error(PF_ERR_VALUE, "%s step: the step counts from 1, got %g", name, hp[8]);
+    if (n < 0) return pf_error(PF_ERR_VALUE, "%s step: %s has a negative element count %lld", name, which, (long long)n);
+    if (n == 0) return PF_OK;
+    if (!param || !grad) return pf_error(PF_ERR_VALUE, "%s step: NULL parameter or gradient for %s", name, which);
+    for (int k = 0; k < 3; k++)
+        if (uses_state(kind, hp, k) && !s[k])
+            return pf_error(PF_ERR_VALUE, "%s step: %s needs its %s buffer (got NULL)", name, which,
+                            kinds[kind].state[k]);
     return PF_OK;
 }
 
-/* One call over a group's parameters (torch's foreach idea): the per-parameter Python work
- * left is gathering pointers. steps[i] is the parameter's float32 step tensor, incremented
- * here in float32 as torch's `step += 1`; the update then uses its value. Each parameter's
- * update is pf_adam_step's (serial or parallel by its own size). */
-int pf_adam_multi(int dtype, int64_t count, void *const *params, const void *const *grads, void *const *exp_avgs,
-                  void *const *exp_avg_sqs, void *const *max_exp_avg_sqs, const int64_t *numels, float *const *steps,
-                  double lr, double beta1, double beta2, double eps, double weight_decay, int amsgrad, int decoupled,
-                  int maximize) {
-    if (count < 0) return pf_error(PF_ERR_VALUE, "adam_step: negative parameter count %lld", (long long)count);
-    if (count > 0 && (!params || !grads || !exp_avgs || !exp_avg_sqs || !numels || !steps))
-        return pf_error(PF_ERR_VALUE, "adam_step: NULL pointer array");
-    if (count > 0 && amsgrad && !max_exp_avg_sqs)
-        return pf_error(PF_ERR_VALUE, "adam_step: amsgrad needs max_exp_avg_sq buffers (got NULL)");
-    if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
-        return pf_error(PF_ERR_TYPE, "adam_step: parameters must be float32 or float64, got %s",
-                        dtype >= 0 && dtype < PF_NUM_DTYPES ? pf_dtype_name[dtype] : "an unknown dtype");
+static void run_step(int kind, int dtype, int64_t n, void *param, const void *grad, void *const *s, const double *hp) {
+    step_job j = {kernels[kind][dtype == PF_FLOAT64], hp, pf_dtype_size[dtype], param, {s[0], s[1], s[2]}, grad};
+    pf_parallel_range(pf_threads_for(n), n, step_part, &j);
+}
+
+int pf_optim_step(int kind, int dtype, int64_t n, void *param, const void *grad, void *s0, void *s1, void *s2,
+                  const double *hp, int nhp) {
+    void *s[3] = {s0, s1, s2};
+    int rc = check_step(kind, dtype, n, param, grad, s, hp, nhp, "the parameter");
+    if (rc == PF_OK) run_step(kind, dtype, n, param, grad, s, hp);
+    return rc;
+}
+
+int pf_optim_steps(int kind, int dtype, int64_t count, void *const *params, const void *const *grads,
+                   void *const *s0, void *const *s1, void *const *s2, const int64_t *numels, float *const *steps,
+                   const double *hp, int nhp) {
+    if (count < 0) return pf_error(PF_ERR_VALUE, "optim_steps: negative parameter count %lld", (long long)count);
+    if (count > 0 && (!params || !grads || !s0 || !numels))
+        return pf_error(PF_ERR_VALUE, "optim_steps: NULL pointer array");
+    void *none[3] = {NULL, NULL, NULL};
+    if (kind < 0 || kind >= PF_NUM_OPTIM || !hp || nhp != kinds[kind].nhp) /* never OK: the message */
+        return check_step(kind, dtype, 0, NULL, NULL, none, hp, nhp, "");
+    if (steps && kind != PF_OPTIM_ADAM)
+        return pf_error(PF_ERR_VALUE, "optim_steps: %s does not take step counts", kinds[kind].name);
+    double h[MAX_HP];
+    memcpy(h, hp, (size_t)nhp * sizeof(double));
     /* everything checked before anything is written: an error leaves every parameter as it was */
     for (int64_t i = 0; i < count; i++) {
-        if (!steps[i]) return pf_error(PF_ERR_VALUE, "adam_step: NULL step of parameter %lld", (long long)i);
-        float s = *steps[i] + 1.0f;
-        if (!(s >= 1.0f && s < 9.2e18f))
-            return pf_error(PF_ERR_VALUE, "adam_step: parameter %lld's step %g is not a count", (long long)i,
-                            (double)*steps[i]);
-        if (numels[i] < 0)
-            return pf_error(PF_ERR_VALUE, "adam_step: parameter %lld has a negative size", (long long)i);
-        if (numels[i] > 0 && (!params[i] || !grads[i] || !exp_avgs[i] || !exp_avg_sqs[i] ||
-                              (amsgrad && !max_exp_avg_sqs[i])))
-            return pf_error(PF_ERR_VALUE, "adam_step: a NULL buffer for parameter %lld", (long long)i);
+        char which[32];
+        snprintf(which, sizeof which, "parameter %lld", (long long)i);
+        if (steps && !steps[i]) return pf_error(PF_ERR_VALUE, "optim_steps: NULL step of %s", which);
+        float t = steps ? *steps[i] + 1.0f : 0.0f;
+        if (steps && !(t >= 1.0f && t < 9.2e18f))
+            return pf_error(PF_ERR_VALUE, "optim_steps: %s's step %g is not a count", which, (double)*steps[i]);
+        if (steps) h[nhp - 1] = t;
+        void *s[3] = {s0[i], s1 ? s1[i] : NULL, s2 ? s2[i] : NULL};
+        int rc = check_step(kind, dtype, numels[i], params[i], grads[i], s, h, nhp, which);
+        if (rc) return rc;
     }
     for (int64_t i = 0; i < count; i++) {
-        float s = *steps[i] + 1.0f;
-        *steps[i] = s;
-        pf_adam_step(dtype, params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], amsgrad ? max_exp_avg_sqs[i] : NULL,
-                     numels[i], (int64_t)s, lr, beta1, beta2, eps, weight_decay, amsgrad, decoupled, maximize);
+        if (steps) h[nhp - 1] = *steps[i] += 1.0f;
+        void *s[3] = {s0[i], s1 ? s1[i] : NULL, s2 ? s2[i] : NULL};
+        run_step(kind, dtype, numels[i], params[i], grads[i], s, h);
     }
     return PF_OK;
 }

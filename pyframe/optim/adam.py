@@ -13,7 +13,7 @@ __all__ = ["Adam", "AdamW"]
 
 class Adam(Optimizer):
     """Same as torch.optim.Adam (``decoupled_weight_decay=True`` is AdamW). Each step is one
-    C call per group and dtype (``pf_adam_multi``: a fused pass per parameter, step counts
+    C call per group and dtype (``pf_optim_steps``: a fused pass per parameter, step counts
     included); ``foreach`` and ``fused`` are accepted and recorded, with no effect;
     ``capturable`` and ``differentiable`` are not supported. Betas may be ints or floats
     (torch insists on floats or tensors)."""
@@ -98,14 +98,15 @@ class Adam(Optimizer):
             b[5].append(t._numel)
             b[6].append(step._ptr)
             touched.append((p, t, exp_avg, exp_avg_sq, max_sq, step))
+        # pf_optim_step's Adam scalars; the last, the step count, is each parameter's own
+        hp = _new("double[9]", [lr, beta1, beta2, eps, weight_decay, amsgrad, decoupled, maximize, 0])
         for code, (ps, gs, m1, m2, mx, ns, steps) in batches.items():
             n = len(ps)
             check(
-                lib.pf_adam_multi(
-                    code, n, _new("void *[]", ps), _new("void *[]", gs), _new("void *[]", m1), _new("void *[]", m2),
-                    _new("void *[]", mx) if amsgrad else NULL, _new("int64_t[]", ns),
-                    _new("float *[]", [_cast("float *", s) for s in steps]), lr, beta1, beta2, eps, weight_decay,
-                    amsgrad, decoupled, maximize,
+                lib.pf_optim_steps(
+                    lib.PF_OPTIM_ADAM, code, n, _new("void *[]", ps), _new("void *[]", gs), _new("void *[]", m1),
+                    _new("void *[]", m2), _new("void *[]", mx) if amsgrad else NULL, _new("int64_t[]", ns),
+                    _new("float *[]", [_cast("float *", s) for s in steps]), hp, 9,
                 )
             )  # fmt: skip
         for p, t, exp_avg, exp_avg_sq, max_sq, step in touched:  # in-place writes: versions move

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyframe._backend import NULL, check, lib
+from pyframe._backend import NULL, check, ffi, lib
 from pyframe.optim.optimizer import Optimizer
 from pyframe.tensor import empty_tensor
 
@@ -10,7 +10,7 @@ __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
-    """Same as torch.optim.SGD. Each step is one fused C pass per parameter (``pf_sgd_step``);
+    """Same as torch.optim.SGD. Each step is one fused C pass per parameter (``pf_optim_step``);
     ``foreach`` and ``fused`` are accepted and recorded, with no effect; ``differentiable=True``
     is not supported."""
 
@@ -57,6 +57,8 @@ class SGD(Optimizer):
         lr, momentum = float(group["lr"]), float(group["momentum"])
         dampening, weight_decay = float(group["dampening"]), float(group["weight_decay"])
         nesterov, maximize = int(bool(group["nesterov"])), int(bool(group["maximize"]))
+        # pf_optim_step's SGD scalars; the last, first_step, is set per parameter
+        hp = ffi.new("double[7]", [lr, momentum, dampening, weight_decay, nesterov, maximize, 0])
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -72,10 +74,8 @@ class SGD(Optimizer):
                     buf._bump()
                 buf_ptr = buf._ptr
             t = self._target(p)
+            hp[6] = first
             check(
-                lib.pf_sgd_step(
-                    t.dtype.code, t._ptr, g._ptr, buf_ptr, t._numel, lr, momentum, dampening, weight_decay,
-                    nesterov, maximize, first,
-                )
-            )  # fmt: skip
+                lib.pf_optim_step(lib.PF_OPTIM_SGD, t.dtype.code, t._numel, t._ptr, g._ptr, buf_ptr, NULL, NULL, hp, 7)
+            )
             self._written(p, t)

@@ -434,7 +434,7 @@ def test_a_refused_step_changes_nothing(name):
 
 @pytest.mark.parametrize("amsgrad", [False, True])
 def test_adamw_group_in_one_call_matches_torch(amsgrad):
-    """Mixed float32/float64 parameters, one without a grad, a loaded number step: pf_adam_multi
+    """Mixed float32/float64 parameters, one without a grad, a loaded number step: pf_optim_steps
     steps each like torch's AdamW, step counts included."""
     rng = np.random.default_rng(6)
     arrays = [
@@ -459,14 +459,15 @@ def test_adamw_group_in_one_call_matches_torch(amsgrad):
     assert po.state[pp[0]]["step"].dtype == pyframe.float32
 
 
-def test_adam_multi_core_checks_change_nothing():
+def test_adam_group_core_checks_change_nothing():
     p, g = pyframe.zeros(3), pyframe.ones(3)
     m, v, step = pyframe.zeros(3), pyframe.zeros(3), pyframe.zeros((), dtype=pyframe.float32)
     ffi = pyframe._backend.ffi
     ptrs = [ffi.new("void *[]", [p._ptr, p._ptr]), ffi.new("void *[]", [g._ptr, g._ptr]),
             ffi.new("void *[]", [m._ptr, m._ptr]), ffi.new("void *[]", [v._ptr, NULL])]  # fmt: skip
     steps = ffi.new("float *[]", [ffi.cast("float *", step._ptr)] * 2)
-    with pytest.raises(ValueError, match="NULL buffer for parameter 1"):
-        pyframe._backend.check(lib.pf_adam_multi(0, 2, *ptrs, NULL, ffi.new("int64_t[]", [3, 3]), steps, 0.1, 0.9, 0.99,
-                                            1e-8, 0.0, 0, 1, 0))  # fmt: skip
+    hp = ffi.new("double[9]", [0.1, 0.9, 0.99, 1e-8, 0.0, 0, 1, 0, 0])
+    with pytest.raises(ValueError, match="parameter 1 needs its exp_avg_sq buffer"):
+        pyframe._backend.check(lib.pf_optim_steps(lib.PF_OPTIM_ADAM, 0, 2, *ptrs, NULL, ffi.new("int64_t[]", [3, 3]),
+                                                  steps, hp, 9))  # fmt: skip
     assert float(step) == 0.0 and float(p.sum()) == 0.0  # parameter 0 untouched too
