@@ -3,6 +3,7 @@
 
 - ``activated(plugin, name=None, *, exclusive=True, **settings)``: the plugin active inside a block, whatever the
   machine's configuration says, and pyframe's plugin state exactly as before afterwards.
+- ``activated_fixture(plugin, name=None, **settings)``: the same as a pytest fixture.
 - ``PackagingTests``: a test class to subclass in a plugin's tests; it checks what every plugin distribution has to
   get right (entry point, declared settings, importing the plugin before pyframe).
 - ``entry_point(name)``: the installed entry point of group ``pyframe`` called ``name``, or None.
@@ -22,7 +23,7 @@ import pyframe.plugins as _plugins
 from pyframe.plugins.manager import BUILT_IN, ENTRY_POINT_GROUP, PluginError
 from pyframe.plugins.settings import Setting
 
-__all__ = ["activated", "PackagingTests", "entry_point"]
+__all__ = ["activated", "activated_fixture", "PackagingTests", "entry_point"]
 
 
 @contextlib.contextmanager
@@ -59,6 +60,20 @@ def activated(plugin: Any, name: str | None = None, *, exclusive: bool = True, *
         if handle is not None:
             handle.remove()  # unregisters it (pyframe_unconfigure)
         manager.restore_runtime_calls(saved, reconfigure=[rec.name] if rec is not None else [])
+
+
+def activated_fixture(plugin: Any, name: str | None = None, *, exclusive: bool = True, **settings: Any) -> Any:
+    """A pytest fixture that runs each test requesting it inside ``activated(plugin, name, ...)`` and gives it the
+    plugin object. In a plugin's tests: ``active = pyframe.plugins.testing.activated_fixture(my_plugin, "my-plugin")``
+    (the fixture is named after the variable), then ``def test_x(active): ...``."""
+    import pytest
+
+    @pytest.fixture
+    def fixture() -> Iterator[Any]:
+        with activated(plugin, name, exclusive=exclusive, **settings) as obj:
+            yield obj
+
+    return fixture
 
 
 def entry_point(name: str) -> importlib.metadata.EntryPoint | None:

@@ -39,7 +39,7 @@ def _values():
         (Setting(float, 0.5, ge=0, lt=1), [0, 0.99], [1.0, -0.1], "a number >= 0 and < 1"),
     ],
 )
-def test_setting_validation(setting, good, bad, words):
+def test_setting_validation_and_bounds(setting, good, bad, words):
     for v in good:
         setting.validate(v, where="here")
     for v in bad:

@@ -107,6 +107,16 @@ def test_activated_restores_after_an_error_and_rejects_bad_settings(site):
     assert _states() == before
 
 
+_FIXTURE_PLUGIN = Recorder()
+active_recorder = testing.activated_fixture(_FIXTURE_PLUGIN, "recorder", k=5)
+
+
+def test_activated_fixture_runs_the_test_inside_activated(active_recorder):
+    assert active_recorder is _FIXTURE_PLUGIN and _FIXTURE_PLUGIN.calls[-1] == {"k": 5}
+    info = plugins.get("recorder")
+    assert info.enabled and info.source == "runtime" and dict(info.settings) == {"k": 5}
+
+
 # ---- PackagingTests ---------------------------------------------------------------------------------------
 
 SAFE_PLUGIN = """

@@ -21,15 +21,8 @@ def _defaults():
     plugin.pyframe_unconfigure()
 
 
-# ---- the plugin active in pyframe for one test ---------------------------------------------------------
-
-
-@pytest.fixture
-def registered():
-    """The plugin active in pyframe with its default settings and no other plugin on (registered or enabled as
-    needed, also under autoload); afterwards pyframe's plugin state is what it was."""
-    with pyframe.plugins.testing.activated(plugin, NAME, **plugin.DEFAULTS):
-        yield plugin
+# the plugin on with its default settings and every other plugin off (also under autoload), for one test
+registered = pyframe.plugins.testing.activated_fixture(plugin, NAME, **plugin.DEFAULTS)
 
 
 # ---- the hook functions, called directly --------------------------------------------------------

@@ -308,37 +308,25 @@ class Module:
 
     def get_submodule(self, target: str) -> Module:
         """Same as torch.nn.Module.get_submodule: ``"net.0.conv"`` style paths."""
-        if target == "":
-            return self
-        mod = self
-        for item in target.split("."):
-            if not hasattr(mod, item):
-                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
-            mod = getattr(mod, item)
-            if not isinstance(mod, Module):
-                raise AttributeError(f"`{item}` is not an nn.Module")
-        return mod
+        return self if target == "" else self._get_member(target, Module, "an nn.Module")
 
     def get_parameter(self, target: str) -> Parameter:
-        mod, name = self._owner_of(target)
-        param = getattr(mod, name)
-        if not isinstance(param, Parameter):
-            raise AttributeError(f"`{name}` is not an nn.Parameter")
-        return param
+        return self._get_member(target, Parameter, "an nn.Parameter")
 
     def get_buffer(self, target: str) -> Tensor:
-        mod, name = self._owner_of(target)
-        if name not in mod._buffers:
-            raise AttributeError(f"`{name}` is not a buffer")
-        return mod._buffers[name]
+        return self._get_member(target, None, "a buffer")
 
-    def _owner_of(self, target: str) -> tuple[Module, str]:
-        """The submodule holding ``target`` ("net.0.weight") and the attribute's name there."""
+    def _get_member(self, target: str, cls: type | None, what: str) -> Any:
+        """The value ``target`` ("net.0.weight") names, as torch checks it: every step must exist and the last
+        must be a ``cls`` (``None``: one of its module's buffers)."""
         module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
         if not hasattr(mod, name):
             raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
-        return mod, name
+        value = getattr(mod, name)
+        if not (name in mod._buffers if cls is None else isinstance(value, cls)):
+            raise AttributeError(f"`{name}` is not {what}")
+        return value
 
     # ---- iteration -----------------------------------------------------------------------------
 
