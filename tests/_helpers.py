@@ -116,3 +116,8 @@ def log_module_hooks(m, order: list) -> None:
     m.register_forward_hook(lambda *a: order.append("fwd"))
     m.register_full_backward_pre_hook(lambda *a: order.append("bpre"))
     m.register_full_backward_hook(lambda *a: order.append("bwd"))
+
+
+def arr(t) -> np.ndarray:
+    """A tensor's values (detached) as NumPy, or ``np.asarray`` of anything else."""
+    return t.detach().numpy() if hasattr(t, "detach") else np.asarray(t)

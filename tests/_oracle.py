@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import pytest
 
 import pyframe as pf
 from pyframe.autograd import gradcheck
@@ -15,6 +16,8 @@ try:
     import torch
 except ImportError:  # pragma: no cover
     torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is the oracle")
 
 
 # ---- data -----------------------------------------------------------------------------------------------

@@ -1,0 +1,63 @@
+"""nn.utils: clip_grad_norm_ against torch (every norm type, edge cases), parameters_to_vector and back."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import pyframe
+import pyframe.nn as nn
+from tests._helpers import arr
+from tests._oracle import needs_torch, torch
+
+
+@needs_torch
+@pytest.mark.parametrize("norm_type", [2.0, 1, math.inf, 3.0])
+@pytest.mark.parametrize("max_norm", [0.5, 100.0])
+def test_clip_grad_norm_matches_torch(norm_type, max_norm):
+    rng = np.random.default_rng(2)
+    grads = [rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (4,), (2, 2, 2))]
+    results = []
+    for lib, clip in ((torch, torch.nn.utils.clip_grad_norm_), (pyframe, nn.utils.clip_grad_norm_)):
+        params = []
+        for g in grads:
+            p = lib.zeros(g.shape).requires_grad_()
+            p.grad = lib.from_numpy(g.copy())
+            params.append(p)
+        params.append(lib.zeros(2).requires_grad_())  # no grad: skipped
+        total = clip(params, max_norm, norm_type=norm_type)
+        results.append((float(total), [arr(p.grad) for p in params[:-1]]))
+    assert results[1][0] == pytest.approx(results[0][0], rel=1e-5)
+    for a, b in zip(results[0][1], results[1][1], strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+
+
+def test_clip_grad_edge_cases():
+    p = nn.Parameter(pyframe.zeros(3))
+    assert float(nn.utils.clip_grad_norm_([p], 1.0)) == 0.0
+    p.grad = pyframe.tensor([3.0, 4.0, 0.0])
+    total = nn.utils.clip_grad_norm_(p, 1.0)
+    assert float(total) == pytest.approx(5.0)
+    np.testing.assert_allclose(arr(p.grad), [0.6, 0.8, 0.0], rtol=1e-5)
+    p.grad = pyframe.tensor([float("nan"), 1.0, 0.0])
+    with pytest.raises(RuntimeError, match="non-finite"):
+        nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
+    p.grad = pyframe.tensor([-3.0, 0.5, 2.0])
+    nn.utils.clip_grad_value_([p], 1.0)
+    assert p.grad.tolist() == [-1.0, 0.5, 1.0]
+
+
+def test_parameters_to_vector_and_back():
+    m = nn.Linear(3, 2)
+    vec = nn.utils.parameters_to_vector(m.parameters())
+    assert vec.shape == (8,)
+    np.testing.assert_array_equal(arr(vec), np.concatenate([arr(m.weight).ravel(), arr(m.bias)]))
+    w = m.weight
+    new = pyframe.arange(8.0)
+    nn.utils.vector_to_parameters(new, m.parameters())
+    assert m.weight is w and m.weight.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and m.bias.tolist() == [6.0, 7.0]
+    assert m.bias.data_ptr() == new.data_ptr() + 6 * 4  # shares vec's memory, as torch
+    with pytest.raises(TypeError):
+        nn.utils.vector_to_parameters([1.0], m.parameters())
