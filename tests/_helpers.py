@@ -121,3 +121,8 @@ def log_module_hooks(m, order: list) -> None:
 def arr(t) -> np.ndarray:
     """A tensor's values (detached) as NumPy, or ``np.asarray`` of anything else."""
     return t.detach().numpy() if hasattr(t, "detach") else np.asarray(t)
+
+
+def allclose(a, b, **kw) -> bool:
+    """``np.allclose`` of two tensors or arrays."""
+    return bool(np.allclose(arr(a), arr(b), **kw))

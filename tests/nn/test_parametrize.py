@@ -1,4 +1,5 @@
-"""pyframe.nn.utils.parametrize / parametrizations and the built-in plugin ``parametrize``."""
+"""pyframe.nn.utils.parametrize (register, chains, right_inverse, removal, caching, copies, checkpoints, global
+hooks) and the built-in plugin ``parametrize`` that applies parametrizations by rule."""
 
 import copy
 import io
@@ -12,18 +13,8 @@ import pyframe
 import pyframe.nn as nn
 import pyframe.nn.utils.parametrize as P
 from pyframe import plugins
-from pyframe.autograd import gradcheck
 from pyframe.nn.utils import parametrizations as PZ
-
-
-def npy(t):
-    return t.detach().numpy()
-
-
-def allclose(a, b, **kw):
-    a = npy(a) if isinstance(a, pyframe.Tensor) else np.asarray(a)
-    b = npy(b) if isinstance(b, pyframe.Tensor) else np.asarray(b)
-    return np.allclose(a, b, **kw)
+from tests._helpers import allclose, arr
 
 
 class Symmetric(nn.Module):
@@ -93,7 +84,7 @@ def test_gradient_flows_to_original():
     m(x).sum().backward()
     g = m.parametrizations.weight.original.grad
     assert g is not None
-    assert allclose(g, 2.0 * npy(x).sum(0)[None, :].repeat(2, 0))
+    assert allclose(g, 2.0 * arr(x).sum(0)[None, :].repeat(2, 0))
 
 
 def test_chaining_and_assignment_through_the_chain():
@@ -101,9 +92,9 @@ def test_chaining_and_assignment_through_the_chain():
     P.register_parametrization(m, "weight", Symmetric())
     P.register_parametrization(m, "weight", Double())
     assert len(m.parametrizations.weight) == 2
-    w = npy(m.weight)
+    w = arr(m.weight)
     assert np.allclose(w, w.T)
-    orig = npy(m.parametrizations.weight.original)
+    orig = arr(m.parametrizations.weight.original)
     sym = np.triu(orig) + np.triu(orig, 1).T
     assert np.allclose(w, 2 * sym)
     A = pyframe.randn(4, 4)
@@ -114,7 +105,7 @@ def test_chaining_and_assignment_through_the_chain():
 
 def test_right_inverse_tuple():
     m = nn.Linear(3, 3)
-    w0 = npy(m.weight).copy()
+    w0 = arr(m.weight).copy()
     P.register_parametrization(m, "weight", Plus())
     pl = m.parametrizations.weight
     assert not pl.is_tensor and pl.ntensors == 2
@@ -188,7 +179,7 @@ def test_remove_leave_parametrized_true_keeps_value_and_identity():
     m = nn.Linear(3, 3)
     w = m.weight
     P.register_parametrization(m, "weight", Double())
-    value = npy(m.weight).copy()
+    value = arr(m.weight).copy()
     P.remove_parametrizations(m, "weight")
     assert type(m) is nn.Linear and not hasattr(m, "parametrizations")
     assert m.weight is w and isinstance(m.weight, nn.Parameter)
@@ -200,7 +191,7 @@ def test_remove_leave_parametrized_false_restores_original():
     m = nn.Linear(3, 3)
     P.register_parametrization(m, "weight", Double())
     P.register_parametrization(m, "bias", Double())
-    orig = npy(m.parametrizations.weight.original).copy()
+    orig = arr(m.parametrizations.weight.original).copy()
     P.remove_parametrizations(m, "weight", leave_parametrized=False)
     assert type(m).__name__ == "ParametrizedLinear"  # bias is still parametrized
     assert allclose(m.weight, orig)
@@ -213,7 +204,7 @@ def test_remove_tuple_originals():
     P.register_parametrization(m, "weight", Plus())
     with pytest.raises(ValueError, match="sequence of tensors"):
         P.remove_parametrizations(m, "weight", leave_parametrized=False)
-    value = npy(m.weight).copy()
+    value = arr(m.weight).copy()
     P.remove_parametrizations(m, "weight")
     assert isinstance(m.weight, nn.Parameter) and allclose(m.weight, value)
 
@@ -235,7 +226,7 @@ def test_training_loop_with_optimizer_built_before_parametrization():
         opt.step()
         losses.append(loss.item())
     assert losses[-1] < losses[0]
-    w = npy(m.weight)
+    w = arr(m.weight)
     assert np.allclose(w.T @ w, np.eye(4), atol=1e-5)
 
 
@@ -284,7 +275,7 @@ def test_deepcopy_and_pickle_shipped_parametrizations(how):
     m2[0].load_state_dict(
         {"bias": m2[0].bias.detach(), "weight_g": pl.original0.detach() * 3, "weight_v": pl.original1}
     )
-    assert allclose(pl.original0, 3 * npy(m[0].parametrizations.weight.original0))
+    assert allclose(pl.original0, 3 * arr(m[0].parametrizations.weight.original0))
 
 
 def test_transfer_parametrizations_and_params():
@@ -342,7 +333,7 @@ def test_cached_is_invalidated_by_an_optimizer_step():
         opt.step()
         after = m.weight
         assert after is not before
-        assert allclose(after, 2 * npy(m.parametrizations.weight.original))
+        assert allclose(after, 2 * arr(m.parametrizations.weight.original))
         assert not allclose(after, before)
         m.weight = pyframe.zeros(3, 3)  # assignment (right_inverse) also invalidates
         assert allclose(m.weight, 0.0)
@@ -392,14 +383,6 @@ def test_load_checkpoint_saved_before_parametrization():
     P.load_unparametrized_state_dict(model, model.state_dict())
 
 
-def test_weight_norm_loads_old_weight_g_weight_v_keys():
-    m = PZ.weight_norm(nn.Linear(3, 2))
-    pl = m.parametrizations.weight
-    old = {"bias": m.bias.detach(), "weight_g": pl.original0.detach() * 2, "weight_v": pl.original1.detach()}
-    m.load_state_dict(old)
-    assert allclose(pl.original0, old["weight_g"])
-
-
 # ---- global hooks ------------------------------------------------------------------------------------------
 
 
@@ -424,189 +407,7 @@ def test_global_hooks_see_only_user_modules():
 # ---- shipped parametrizations: properties and gradchecks -----------------------------------------------------
 
 
-@pytest.mark.parametrize("omap", ["matrix_exp", "householder"])
-@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
-def test_orthogonal_is_orthogonal_and_starts_at_the_qr_projection(omap, shape):
-    pyframe.manual_seed(1)
-    m = nn.Linear(shape[1], shape[0]).double()
-    w0 = npy(m.weight).copy()
-    PZ.orthogonal(m, orthogonal_map=omap)
-    w = npy(m.weight)
-    n, k = w.shape
-    g = w.T @ w if n >= k else w @ w.T
-    assert np.allclose(g, np.eye(min(n, k)), atol=1e-10)
-    a = w0 if n >= k else w0.T
-    q, r = np.linalg.qr(a)
-    q = q * np.sign(np.diag(r))
-    assert np.allclose(w, q if n >= k else q.T, atol=1e-10)
-    # still orthogonal after moving the original (keeping householder's fixed diagonal)
-    orig = m.parametrizations.weight.original
-    with pyframe.no_grad():
-        noise = np.random.default_rng(0).standard_normal(tuple(orig.shape)) * 0.3
-        np.fill_diagonal(noise, 0.0)
-        orig.add_(pyframe.tensor(noise))
-    w = npy(m.weight)
-    g = w.T @ w if n >= k else w @ w.T
-    assert np.allclose(g, np.eye(min(n, k)), atol=1e-10)
-    # assignment of an orthogonal matrix
-    target = q if n >= k else q.T
-    m.weight = pyframe.tensor(target[::-1].copy())
-    assert allclose(m.weight, target[::-1], atol=1e-10)
-
-
-def test_orthogonal_errors_and_no_trivialization():
-    with pytest.raises(ValueError, match="matrix or batch"):
-        PZ.orthogonal(nn.Linear(3, 1), "bias")
-    with pytest.raises(ValueError, match="orthogonal_map"):
-        PZ.orthogonal(nn.Linear(3, 3), orthogonal_map="bogus")
-    for omap in ("matrix_exp", "cayley"):  # as torch: no inverse of these maps without a base
-        m = PZ.orthogonal(nn.Linear(3, 3).double(), orthogonal_map=omap, use_trivialization=False)
-        with pytest.raises(NotImplementedError, match="use_trivialization=False"):
-            m.weight = pyframe.eye(3, dtype=pyframe.float64)
-
-
-@pytest.mark.parametrize("omap", ["matrix_exp", "householder"])
-@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4)])
-def test_orthogonal_gradcheck(omap, shape):
-    pyframe.manual_seed(2)
-    m = PZ.orthogonal(nn.Linear(shape[1], shape[0]).double(), orthogonal_map=omap)
-    p = m.parametrizations.weight[0]
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal(shape) * 0.5
-    if omap == "householder":
-        n = min(shape)
-        x[np.arange(n), np.arange(n)] = -1.0  # the diagonal is not differentiated (signs)
-    X = pyframe.tensor(x, dtype=pyframe.float64, requires_grad=True)
-    if omap != "householder":
-        assert gradcheck(p.forward, (X,))
-    else:  # finite differences must not move the diagonal (its signs are a step function, as in torch)
-        off = pyframe.tensor(1.0 - np.eye(*shape), dtype=pyframe.float64)
-        diag = pyframe.tensor(x * np.eye(*shape), dtype=pyframe.float64)
-        assert gradcheck(lambda Y: p.forward(Y * off + diag), (X,))
-
-
-def test_weight_norm_values_and_gradcheck():
-    m = nn.Linear(4, 3).double()
-    w0 = npy(m.weight).copy()
-    PZ.weight_norm(m)
-    pl = m.parametrizations.weight
-    assert pl.original0.shape == (3, 1) and pl.original1.shape == (3, 4)
-    assert np.allclose(npy(pl.original0)[:, 0], np.linalg.norm(w0, axis=1))
-    assert allclose(m.weight, w0)
-    p = pl[0]
-    g = pyframe.tensor(np.random.default_rng(0).standard_normal((3, 1)), requires_grad=True)
-    v = pyframe.tensor(np.random.default_rng(1).standard_normal((3, 4)), requires_grad=True)
-    assert gradcheck(p.forward, (g, v))
-    m1 = PZ.weight_norm(nn.Linear(4, 3).double(), dim=1)
-    assert m1.parametrizations.weight.original0.shape == (1, 4)
-    mn = PZ.weight_norm(nn.Linear(4, 3).double(), dim=None)
-    assert mn.parametrizations.weight.original0.shape == ()
-    assert gradcheck(mn.parametrizations.weight[0].forward, (g.sum().detach().requires_grad_(), v))
-
-
-def test_spectral_norm_values_buffers_and_gradcheck():
-    pyframe.manual_seed(0)
-    m = nn.Linear(5, 4).double()
-    PZ.spectral_norm(m)
-    sn = m.parametrizations.weight[0]
-    assert set(sn._buffers) == {"_u", "_v"}
-    assert sn._u.shape == (4,) and sn._v.shape == (5,)
-    for _ in range(30):
-        w = npy(m.weight)  # training mode: one power iteration per access
-    assert abs(np.linalg.svd(w, compute_uv=False)[0] - 1.0) < 1e-6
-    u_before = npy(sn._u).copy()
-    m.eval()
-    m.weight  # noqa: B018
-    assert np.array_equal(npy(sn._u), u_before)  # eval: no power iteration
-    W = pyframe.tensor(np.random.default_rng(0).standard_normal((4, 5)), requires_grad=True)
-    assert gradcheck(sn.forward, (W,))
-    assert {"parametrizations.weight.0._u", "parametrizations.weight.0._v"} <= set(m.state_dict())
-    with pytest.raises(ValueError):
-        PZ.spectral_norm(nn.Linear(2, 2), n_power_iterations=0)
-    with pytest.raises(IndexError):
-        PZ.spectral_norm(nn.Linear(2, 2), dim=3)
-    conv = PZ.spectral_norm(nn.Conv2d(2, 3, 3))
-    assert conv.parametrizations.weight[0]._u.shape == (3,)
-
-
 # ---- vs torch ----------------------------------------------------------------------------------------------
-
-
-def _t(x):
-    torch = pytest.importorskip("torch")
-    return torch.from_numpy(np.ascontiguousarray(npy(x) if isinstance(x, pyframe.Tensor) else x))
-
-
-def _compare_grads(m, tm, names):
-    torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(5)
-    x = rng.standard_normal((3, m.in_features))
-    m(pyframe.tensor(x)).pow(2).sum().backward()
-    tm(torch.from_numpy(x)).pow(2).sum().backward()
-    for name in names:
-        ours = dict(m.named_parameters())[name]
-        theirs = dict(tm.named_parameters())[name]
-        assert np.allclose(npy(ours.grad), theirs.grad.numpy(), atol=1e-10), name
-
-
-def _linear_twins(torch, n_in: int, n_out: int):
-    """A float64 pyframe Linear and a torch one with the same weights."""
-    m = nn.Linear(n_in, n_out).double()
-    tm = torch.nn.Linear(n_in, n_out).double()
-    with torch.no_grad():
-        tm.weight.copy_(_t(m.weight))
-        tm.bias.copy_(_t(m.bias))
-    return m, tm
-
-
-def test_weight_norm_matches_torch():
-    torch = pytest.importorskip("torch")
-    m, tm = _linear_twins(torch, 5, 3)
-    PZ.weight_norm(m)
-    torch.nn.utils.parametrizations.weight_norm(tm)
-    assert set(m.state_dict()) == set(tm.state_dict())
-    for k, v in m.state_dict().items():
-        assert np.allclose(npy(v), tm.state_dict()[k].numpy()), k
-    assert np.allclose(npy(m.weight), tm.weight.detach().numpy())
-    _compare_grads(m, tm, ["parametrizations.weight.original0", "parametrizations.weight.original1"])
-
-
-@pytest.mark.parametrize("training", [True, False])
-def test_spectral_norm_matches_torch(training):
-    torch = pytest.importorskip("torch")
-    m, tm = _linear_twins(torch, 5, 3)
-    PZ.spectral_norm(m)
-    torch.nn.utils.parametrizations.spectral_norm(tm)
-    sn, tsn = m.parametrizations.weight[0], tm.parametrizations.weight[0]
-    with pyframe.no_grad():  # same starting vectors
-        sn._u.copy_(pyframe.tensor(tsn._u.numpy()))
-        sn._v.copy_(pyframe.tensor(tsn._v.numpy()))
-    m.train(training)
-    tm.train(training)
-    assert set(m.state_dict()) == set(tm.state_dict())
-    assert np.allclose(npy(m.weight), tm.weight.detach().numpy(), atol=1e-12)
-    assert np.allclose(npy(sn._u), tsn._u.numpy(), atol=1e-12)
-    _compare_grads(m, tm, ["parametrizations.weight.original"])
-
-
-@pytest.mark.parametrize("omap", ["matrix_exp", "householder"])
-@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
-def test_orthogonal_matches_torch(omap, shape):
-    torch = pytest.importorskip("torch")
-    m, tm = _linear_twins(torch, shape[1], shape[0])
-    PZ.orthogonal(m, orthogonal_map=omap)
-    torch.nn.utils.parametrizations.orthogonal(tm, orthogonal_map=omap)
-    if shape[0] == shape[1]:  # deterministic projection: the same starting point
-        assert np.allclose(npy(m.weight), tm.weight.detach().numpy(), atol=1e-10)
-    # same base (torch completes a rectangular one randomly) and the same moved original
-    noise = np.random.default_rng(0).standard_normal(shape) * 0.3
-    np.fill_diagonal(noise, 0.0)
-    with torch.no_grad(), pyframe.no_grad():
-        m.parametrizations.weight[0].base = pyframe.tensor(tm.parametrizations.weight[0].base.numpy())
-        m.parametrizations.weight.original.add_(pyframe.tensor(noise))
-        tm.parametrizations.weight.original.add_(torch.from_numpy(noise))
-    assert np.allclose(npy(m.weight), tm.weight.detach().numpy(), atol=1e-10)
-    _compare_grads(m, tm, ["parametrizations.weight.original"])
 
 
 # ---- the built-in plugin -------------------------------------------------------------------------------------
@@ -644,7 +445,7 @@ def test_rules_apply_to_submodules_as_they_are_built():
     with plugins.activated("parametrize", exclusive=False, rules=[_orthogonal_rule()]):
         model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4))
         assert P.is_parametrized(model[0], "weight") and P.is_parametrized(model[2], "weight")
-        w = npy(model[0].weight)
+        w = arr(model[0].weight)
         assert np.allclose(w.T @ w, np.eye(4), atol=1e-5)
         # deepcopy of an already parametrized model is not parametrized twice
         m2 = copy.deepcopy(model)
@@ -755,8 +556,8 @@ def test_third_party_parametrization_through_entry_points(tmp_path, monkeypatch)
             model = nn.Sequential(nn.Linear(3, 3))
             lin = model[0]
             assert type(lin.parametrizations.weight[0]).__name__ == "Scale"
-            assert allclose(lin.weight, 3.0 * npy(lin.parametrizations.weight.original))
-            assert float(npy(lin.bias).max()) <= 0.01
+            assert allclose(lin.weight, 3.0 * arr(lin.parametrizations.weight.original))
+            assert float(arr(lin.bias).max()) <= 0.01
     finally:
         sys.modules.pop("pftest_scale_param", None)
 
@@ -771,34 +572,3 @@ def test_state_dict_save_load_via_buffer(tmp_path):
     m.eval()
     m2.eval()
     assert allclose(m2.weight, m.weight)
-
-
-def test_legacy_weight_norm_hook_matches_torch_and_removes():
-    torch = pytest.importorskip("torch")
-    w = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
-    x = np.random.default_rng(1).normal(size=(2, 3)).astype(np.float32)
-    ours, theirs = pyframe.nn.Linear(3, 4), torch.nn.Linear(3, 4)
-    with pyframe.no_grad():
-        ours.weight.copy_(pyframe.tensor(w))
-    with torch.no_grad():
-        theirs.weight.copy_(torch.tensor(w))
-        theirs.bias.copy_(torch.tensor(ours.bias.detach().numpy()))
-    pyframe.nn.utils.weight_norm(ours, dim=0)
-    torch.nn.utils.weight_norm(theirs, dim=0)
-    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
-    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
-    np.testing.assert_allclose(ours.weight_g.detach().numpy(), theirs.weight_g.detach().numpy(), rtol=1e-6)
-    with pyframe.no_grad():
-        ours.weight_g.mul_(2.0)
-    with torch.no_grad():
-        theirs.weight_g.mul_(2.0)
-    ours(pyframe.tensor(x)).sum().backward()
-    theirs(torch.tensor(x)).sum().backward()
-    np.testing.assert_allclose(ours.weight_v.grad.numpy(), theirs.weight_v.grad.numpy(), rtol=1e-5, atol=1e-6)
-    with pytest.raises(RuntimeError, match="two weight_norm"):
-        pyframe.nn.utils.weight_norm(ours)
-    pyframe.nn.utils.remove_weight_norm(ours)
-    assert sorted(n for n, _ in ours.named_parameters()) == ["bias", "weight"]
-    np.testing.assert_allclose(ours.weight.detach().numpy(), 2 * w, rtol=1e-5)
-    with pytest.raises(ValueError, match="not found"):
-        pyframe.nn.utils.remove_weight_norm(ours)
