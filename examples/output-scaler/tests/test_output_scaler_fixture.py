@@ -1,17 +1,13 @@
 import pyframe_output_scaler as plugin
-import pytest
 
 import pyframe
+import pyframe.plugins.testing
 
-
-@pytest.fixture
-def active():
-    with pyframe.plugins.activated(plugin, "output-scaler", factor=2.0):
-        yield plugin
+active = pyframe.plugins.testing.activated_fixture(plugin, "output-scaler", factor=2.0)
 
 
 def test_triples_when_told(active):
-    pyframe.plugins.configure("output-scaler", factor=3.0)  # undone when the fixture's block ends
+    pyframe.plugins.configure("output-scaler", factor=3.0)  # undone when the test ends
     m = pyframe.nn.Linear(2, 2)
     with pyframe.plugins.disabled("output-scaler"):
         plain = m(pyframe.ones(1, 2))
