@@ -76,40 +76,37 @@ static inline void vec_set(const pf_tensor *t, int64_t c, double v) {
 
 /* Sums over a row in eight independent lanes of T, flushed to double every BLOCK values:
  * without -ffast-math gcc keeps a single accumulator serial (one add per 4 cycles), while
- * eight lanes vectorize; the flush bounds the float error to that of a BLOCK-long sum. */
+ * eight lanes vectorize; the flush bounds the float error to that of a BLOCK-long sum.
+ * LANE_BLOCKS runs the contiguous part: per block, DECL the lanes, STEP for lane k at l + k,
+ * FLUSH lane k; l ends where the scalar tail starts. */
 #define LANES 8
 #define BLOCK 512
+#define LANE_BLOCKS(DECL, STEP, FLUSH)                                                           \
+    int64_t l = 0;                                                                               \
+    if (s == 1)                                                                                  \
+        while (l + LANES <= n) {                                                                 \
+            DECL;                                                                                \
+            int64_t end = l + BLOCK < n ? l + BLOCK : n;                                         \
+            for (; l + LANES <= end; l += LANES)                                                 \
+                for (int k = 0; k < LANES; k++) {                                                \
+                    STEP;                                                                        \
+                }                                                                                \
+            for (int k = 0; k < LANES; k++) {                                                    \
+                FLUSH;                                                                           \
+            }                                                                                    \
+        }
 #define DEFINE_BN(T)                                                                             \
     /* sum(p - o) for a shift o near the values: T lanes then lose precision against the         \
      * spread, not against a large mean */                                                       \
     static double row_sum_##T(const T *p, int64_t n, int64_t s, T o) {                           \
         double t = 0;                                                                            \
-        int64_t l = 0;                                                                           \
-        if (s == 1)                                                                              \
-            while (l + LANES <= n) {                                                             \
-                T acc[LANES] = {0};                                                              \
-                int64_t end = l + BLOCK < n ? l + BLOCK : n;                                     \
-                for (; l + LANES <= end; l += LANES)                                             \
-                    for (int k = 0; k < LANES; k++) acc[k] += p[l + k] - o;                      \
-                for (int k = 0; k < LANES; k++) t += acc[k];                                     \
-            }                                                                                    \
+        LANE_BLOCKS(T acc[LANES] = {0}, acc[k] += p[l + k] - o, t += acc[k])                     \
         for (; l < n; l++) t += (double)p[l * s] - o;                                            \
         return t;                                                                                \
     }                                                                                            \
-    static double row_sq_##T(const T *p, int64_t n, int64_t s, T mt) {                          \
+    static double row_sq_##T(const T *p, int64_t n, int64_t s, T mt) {                           \
         double t = 0;                                                                            \
-        int64_t l = 0;                                                                           \
-        if (s == 1)                                                                              \
-            while (l + LANES <= n) {                                                             \
-                T acc[LANES] = {0};                                                              \
-                int64_t end = l + BLOCK < n ? l + BLOCK : n;                                     \
-                for (; l + LANES <= end; l += LANES)                                             \
-                    for (int k = 0; k < LANES; k++) {                                            \
-                        T d = p[l + k] - mt;                                                     \
-                        acc[k] += d * d;                                                         \
-                    }                                                                            \
-                for (int k = 0; k < LANES; k++) t += acc[k];                                     \
-            }                                                                                    \
+        LANE_BLOCKS(T acc[LANES] = {0}, T d = p[l + k] - mt; acc[k] += d * d, t += acc[k])       \
         for (; l < n; l++) {                                                                     \
             double d = p[l * s] - mt;                                                            \
             t += d * d;                                                                          \
@@ -120,39 +117,29 @@ static inline void vec_set(const pf_tensor *t, int64_t c, double v) {
     static void row_dot_##T(const T *q, const T *p, int64_t n, int64_t s, T mt, double *sq,      \
                             double *sqp) {                                                       \
         double ta = 0, tb = 0;                                                                   \
-        int64_t l = 0;                                                                           \
-        if (s == 1)                                                                              \
-            while (l + LANES <= n) {                                                             \
-                T a[LANES] = {0}, b[LANES] = {0};                                                \
-                int64_t end = l + BLOCK < n ? l + BLOCK : n;                                     \
-                for (; l + LANES <= end; l += LANES)                                             \
-                    for (int k = 0; k < LANES; k++) {                                            \
-                        a[k] += q[l + k];                                                        \
-                        b[k] += q[l + k] * (p[l + k] - mt);                                      \
-                    }                                                                            \
-                for (int k = 0; k < LANES; k++) ta += a[k], tb += b[k];                          \
-            }                                                                                    \
+        LANE_BLOCKS(T a[LANES] = {0}; T b[LANES] = {0}, a[k] += q[l + k];                        \
+                    b[k] += q[l + k] * (p[l + k] - mt), ta += a[k]; tb += b[k])                  \
         for (; l < n; l++) ta += q[l], tb += (double)q[l] * (p[l * s] - mt);                     \
         *sq += ta;                                                                               \
         *sqp += tb;                                                                              \
     }                                                                                            \
-    /* mean and biased variance of channel c */                                                     \
-    static void bn_stats_##T(const T *x, const bgeom *g, int64_t c, double *mean, double *var) {     \
-        double s = 0, q = 0;                                                                        \
-        T o = x[c * g->xs1];                                                                        \
+    /* mean and biased variance of channel c */                                                  \
+    static void bn_stats_##T(const T *x, const bgeom *g, int64_t c, double *mean, double *var) { \
+        double s = 0, q = 0;                                                                     \
+        T o = x[c * g->xs1];                                                                     \
         for (int64_t n = 0; n < g->N; n++) s += row_sum_##T(x + n * g->xs0 + c * g->xs1, g->L, g->xs2, o); \
-        double m = o + s / (double)(g->N * g->L);                                                   \
-        /* centred on the mean rounded to T (so the lanes stay in T), then corrected: with    \
-         * sum(x - m) = 0, sum((x - mt)^2) = sum((x - m)^2) + count * (m - mt)^2 */             \
-        T mt = (T)m;                                                                                \
+        double m = o + s / (double)(g->N * g->L);                                                \
+        /* centred on the mean rounded to T (so the lanes stay in T), then corrected: with       \
+         * sum(x - m) = 0, sum((x - mt)^2) = sum((x - m)^2) + count * (m - mt)^2 */              \
+        T mt = (T)m;                                                                             \
         for (int64_t n = 0; n < g->N; n++) q += row_sq_##T(x + n * g->xs0 + c * g->xs1, g->L, g->xs2, mt); \
-        *mean = m;                                                                                  \
-        double v = q / (double)(g->N * g->L) - (m - mt) * (m - mt);                                 \
-        *var = v > 0 ? v : 0;                                                                       \
-    }                                                                                               \
+        *mean = m;                                                                               \
+        double v = q / (double)(g->N * g->L) - (m - mt) * (m - mt);                              \
+        *var = v > 0 ? v : 0;                                                                    \
+    }                                                                                            \
     /* y = (x - mean) * scale + bias over channel c (y contiguous); centring first keeps a       \
      * large mean from cancelling the way a folded x * scale + shift would in float32 */         \
-    static void bn_apply_##T(const T *x, T *y, const bgeom *g, int64_t c, T mean, T scale, T bias) {\
+    static void bn_apply_##T(const T *x, T *y, const bgeom *g, int64_t c, T mean, T scale, T bias) { \
         for (int64_t n = 0; n < g->N; n++) {                                                     \
             const T *p = x + n * g->xs0 + c * g->xs1;                                            \
             T *o = y + (n * g->C + c) * g->L;                                                    \
@@ -162,26 +149,26 @@ static inline void vec_set(const pf_tensor *t, int64_t c, double v) {
                 for (int64_t l = 0; l < g->L; l++) o[l] = (p[l * g->xs2] - mean) * scale + bias; \
         }                                                                                        \
     }                                                                                            \
-    /* sum(gy) and sum(gy * (x - mean)) over channel c (gy contiguous) */                           \
-    static void bn_grad_sums_##T(const T *gy, const T *x, const bgeom *g, int64_t c, double mean,    \
-                                 double *sg, double *sgx) {                                         \
-        T mt = (T)mean;                                                                             \
-        *sg = *sgx = 0;                                                                             \
-        for (int64_t n = 0; n < g->N; n++)                                                          \
+    /* sum(gy) and sum(gy * (x - mean)) over channel c (gy contiguous) */                        \
+    static void bn_grad_sums_##T(const T *gy, const T *x, const bgeom *g, int64_t c, double mean, \
+                                 double *sg, double *sgx) {                                      \
+        T mt = (T)mean;                                                                          \
+        *sg = *sgx = 0;                                                                          \
+        for (int64_t n = 0; n < g->N; n++)                                                       \
             row_dot_##T(gy + (n * g->C + c) * g->L, x + n * g->xs0 + c * g->xs1, g->L, g->xs2, mt, sg, sgx); \
-        *sgx -= (mean - (double)mt) * *sg; /* x - mean = (x - mt) - (mean - mt) */                  \
-    }                                                                                               \
-    /* gx = gy * k1 - (x - mean) * k2 - k3 over channel c (gx, gy contiguous) */                    \
-    static void bn_grad_x_##T(const T *gy, const T *x, T *gx, const bgeom *g, int64_t c, T mean,     \
-                              T k1, T k2, T k3) {                                                   \
-        for (int64_t n = 0; n < g->N; n++) {                                                        \
-            const T *p = x + n * g->xs0 + c * g->xs1, *q = gy + (n * g->C + c) * g->L;              \
-            T *o = gx + (n * g->C + c) * g->L;                                                      \
-            if (g->xs2 == 1)                                                                        \
-                for (int64_t l = 0; l < g->L; l++) o[l] = q[l] * k1 - (p[l] - mean) * k2 - k3;      \
-            else                                                                                    \
+        *sgx -= (mean - (double)mt) * *sg; /* x - mean = (x - mt) - (mean - mt) */               \
+    }                                                                                            \
+    /* gx = gy * k1 - (x - mean) * k2 - k3 over channel c (gx, gy contiguous) */                 \
+    static void bn_grad_x_##T(const T *gy, const T *x, T *gx, const bgeom *g, int64_t c, T mean, \
+                              T k1, T k2, T k3) {                                                \
+        for (int64_t n = 0; n < g->N; n++) {                                                     \
+            const T *p = x + n * g->xs0 + c * g->xs1, *q = gy + (n * g->C + c) * g->L;           \
+            T *o = gx + (n * g->C + c) * g->L;                                                   \
+            if (g->xs2 == 1)                                                                     \
+                for (int64_t l = 0; l < g->L; l++) o[l] = q[l] * k1 - (p[l] - mean) * k2 - k3;   \
+            else                                                                                 \
                 for (int64_t l = 0; l < g->L; l++) o[l] = q[l] * k1 - (p[l * g->xs2] - mean) * k2 - k3; \
-        }                                                                                           \
+        }                                                                                        \
     }
 DEFINE_BN(float)
 DEFINE_BN(double)

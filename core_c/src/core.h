@@ -330,6 +330,8 @@ typedef struct {
 void pf_walk_init(pf_walk *w, int ndim, const int64_t *shape, int nops,
                   const int64_t *const *strides, const size_t *sizes);
 void pf_walk_seek(pf_walk *w, int64_t pos);
+/* a walker over one tensor, its own shape and strides, at flat position pos */
+void pf_walk_tensor(pf_walk *w, const pf_tensor *t, int64_t pos);
 static inline int64_t pf_walk_run(const pf_walk *w, int64_t left) {
     if (w->ndim == 0) return left < 1 ? left : 1;
     int64_t n = w->shape[w->ndim - 1] - w->idx[w->ndim - 1];

@@ -105,90 +105,61 @@ static inline __attribute__((always_inline)) void prefetch_row(const void *p, si
     _mm_prefetch((const char *)p + bytes - 1, _MM_HINT_T0);
 }
 
-/* MR x 32 floats in 2*MR zmm accumulators; always_inline so each MR below is a
- * separate, fully unrolled kernel whose accumulators stay in registers. */
+/* The k loop of a micro-kernel: rows of C as two vectors of W lanes each, c0[i] and c1[i], for
+ * i < MR; C's rows are prefetched meanwhile. */
+#define ACCUMULATE(T, V, W, SET0, LOAD, SET1, FMA)                                                 \
+    V c0[MAX_MR], c1[MAX_MR];                                                                      \
+    _Pragma("GCC unroll 16")                                                                       \
+    for (int i = 0; i < MR; i++) {                                                                 \
+        c0[i] = c1[i] = SET0();                                                                    \
+        if (i < m) prefetch_row(c + i * rsc, 2 * W * sizeof(T));                                   \
+    }                                                                                              \
+    for (int64_t k = 0; k < kc; k++, a += astep, b += brs) {                                       \
+        V b0 = LOAD(b), b1 = LOAD(b + W);                                                          \
+        _Pragma("GCC unroll 16")                                                                   \
+        for (int i = 0; i < MR; i++) {                                                             \
+            V ai = SET1(a[i]);                                                                     \
+            c0[i] = FMA(ai, b0, c0[i]);                                                            \
+            c1[i] = FMA(ai, b1, c1[i]);                                                            \
+        }                                                                                          \
+    }
+
+/* MR x 2W values (W lanes of T per zmm) in 2*MR zmm accumulators; always_inline so each MR below
+ * is a separate, fully unrolled kernel whose accumulators stay in registers. Partial tiles load
+ * and store through masks M. */
+#define AVX512_BODY(T, V, W, M, SET0, LOAD, SET1, FMA, ADD, MASKZ_LOAD, MASK_STORE)                \
+    ACCUMULATE(T, V, W, SET0, LOAD, SET1, FMA)                                                     \
+    M k0 = n >= W ? (M)-1 : (M)((1u << n) - 1);                                                    \
+    M k1 = n >= 2 * W ? (M)-1 : n > W ? (M)((1u << (n - W)) - 1) : 0;                              \
+    _Pragma("GCC unroll 16")                                                                       \
+    for (int i = 0; i < MR; i++) {                                                                 \
+        if (i >= m) break;                                                                         \
+        if (acc) {                                                                                 \
+            c0[i] = ADD(c0[i], MASKZ_LOAD(k0, c + i * rsc));                                       \
+            c1[i] = ADD(c1[i], MASKZ_LOAD(k1, c + i * rsc + W));                                   \
+        }                                                                                          \
+        MASK_STORE(c + i * rsc, k0, c0[i]);                                                        \
+        MASK_STORE(c + i * rsc + W, k1, c1[i]);                                                    \
+    }
+
 static inline __attribute__((always_inline)) T512 void f32_512_body(const int MR, int64_t kc, const float *a,
                                                                      int64_t astep, const float *b, int64_t brs,
                                                                      float *c, int64_t rsc, int m, int n, int acc) {
-    __m512 c0[MAX_MR], c1[MAX_MR];
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; i++) {
-        c0[i] = c1[i] = _mm512_setzero_ps();
-        if (i < m) prefetch_row(c + i * rsc, 32 * sizeof(float));
-    }
-    for (int64_t k = 0; k < kc; k++, a += astep, b += brs) {
-        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-#pragma GCC unroll 16
-        for (int i = 0; i < MR; i++) {
-            __m512 ai = _mm512_set1_ps(a[i]);
-            c0[i] = _mm512_fmadd_ps(ai, b0, c0[i]);
-            c1[i] = _mm512_fmadd_ps(ai, b1, c1[i]);
-        }
-    }
-    __mmask16 k0 = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
-    __mmask16 k1 = n >= 32 ? 0xffff : n > 16 ? (__mmask16)((1u << (n - 16)) - 1) : 0;
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; i++) {
-        if (i >= m) break;
-        if (acc) {
-            c0[i] = _mm512_add_ps(c0[i], _mm512_maskz_loadu_ps(k0, c + i * rsc));
-            c1[i] = _mm512_add_ps(c1[i], _mm512_maskz_loadu_ps(k1, c + i * rsc + 16));
-        }
-        _mm512_mask_storeu_ps(c + i * rsc, k0, c0[i]);
-        _mm512_mask_storeu_ps(c + i * rsc + 16, k1, c1[i]);
-    }
+    AVX512_BODY(float, __m512, 16, __mmask16, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_set1_ps, _mm512_fmadd_ps,
+                _mm512_add_ps, _mm512_maskz_loadu_ps, _mm512_mask_storeu_ps)
 }
 
 static inline __attribute__((always_inline)) T512 void f64_512_body(const int MR, int64_t kc, const double *a,
                                                                      int64_t astep, const double *b, int64_t brs,
                                                                      double *c, int64_t rsc, int m, int n, int acc) {
-    __m512d c0[MAX_MR], c1[MAX_MR];
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; i++) {
-        c0[i] = c1[i] = _mm512_setzero_pd();
-        if (i < m) prefetch_row(c + i * rsc, 16 * sizeof(double));
-    }
-    for (int64_t k = 0; k < kc; k++, a += astep, b += brs) {
-        __m512d b0 = _mm512_loadu_pd(b), b1 = _mm512_loadu_pd(b + 8);
-#pragma GCC unroll 16
-        for (int i = 0; i < MR; i++) {
-            __m512d ai = _mm512_set1_pd(a[i]);
-            c0[i] = _mm512_fmadd_pd(ai, b0, c0[i]);
-            c1[i] = _mm512_fmadd_pd(ai, b1, c1[i]);
-        }
-    }
-    __mmask8 k0 = n >= 8 ? 0xff : (__mmask8)((1u << n) - 1);
-    __mmask8 k1 = n >= 16 ? 0xff : n > 8 ? (__mmask8)((1u << (n - 8)) - 1) : 0;
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; i++) {
-        if (i >= m) break;
-        if (acc) {
-            c0[i] = _mm512_add_pd(c0[i], _mm512_maskz_loadu_pd(k0, c + i * rsc));
-            c1[i] = _mm512_add_pd(c1[i], _mm512_maskz_loadu_pd(k1, c + i * rsc + 8));
-        }
-        _mm512_mask_storeu_pd(c + i * rsc, k0, c0[i]);
-        _mm512_mask_storeu_pd(c + i * rsc + 8, k1, c1[i]);
-    }
+    AVX512_BODY(double, __m512d, 8, __mmask8, _mm512_setzero_pd, _mm512_loadu_pd, _mm512_set1_pd, _mm512_fmadd_pd,
+                _mm512_add_pd, _mm512_maskz_loadu_pd, _mm512_mask_storeu_pd)
 }
 
 /* AVX2 masked stores (vmaskmov) are slow on several CPUs, so partial tiles go through a
  * local tile. */
 #define AVX2_BODY(T, V, W, SET0, LOAD, STORE, SET1, FMA, ADD)                             \
-    V c0[MAX_MR], c1[MAX_MR];                                                             \
-    _Pragma("GCC unroll 16")                                                              \
-    for (int i = 0; i < MR; i++) {                                                        \
-        c0[i] = c1[i] = SET0();                                                           \
-        if (i < m) prefetch_row(c + i * rsc, 2 * W * sizeof(T));                          \
-    }                                                                                     \
-    for (int64_t k = 0; k < kc; k++, a += astep, b += brs) {                              \
-        V b0 = LOAD(b), b1 = LOAD(b + W);                                                 \
-        _Pragma("GCC unroll 16")                                                          \
-        for (int i = 0; i < MR; i++) {                                                    \
-            V ai = SET1(a[i]);                                                            \
-            c0[i] = FMA(ai, b0, c0[i]);                                                   \
-            c1[i] = FMA(ai, b1, c1[i]);                                                   \
-        }                                                                                 \
-    }                                                                                     \
+    ACCUMULATE(T, V, W, SET0, LOAD, SET1, FMA)                                            \
     int full = m == MR && n == 2 * W;                                                     \
     _Alignas(32) T tile[MAX_MR * 2 * W];                                                  \
     _Pragma("GCC unroll 16")                                                              \
@@ -277,6 +248,22 @@ PACK(pack_f32, float)
 PACK(pack_f64, double)
 
 #ifdef PF_X86
+/* The first two stages of a transpose of NR rows of floats in registers v[] (t[] the scratch):
+ * pairs of rows, then pairs of pairs; the 128-bit lane stages differ by width. */
+#define UNPACK_STAGES(NR, VD, LO_PS, HI_PS, TO_PD, LO_PD, HI_PD, TO_PS)                             \
+    _Pragma("GCC unroll 8")                                                                        \
+    for (int q = 0; q < NR; q += 2) {                                                              \
+        t[q] = LO_PS(v[q], v[q + 1]);                                                              \
+        t[q + 1] = HI_PS(v[q], v[q + 1]);                                                          \
+    }                                                                                              \
+    _Pragma("GCC unroll 4")                                                                        \
+    for (int q = 0; q < NR; q += 4)                                                                \
+        for (int h = 0; h < 2; h++) {                                                              \
+            VD x = TO_PD(t[q + h]), y = TO_PD(t[q + h + 2]);                                       \
+            v[q + 2 * h] = TO_PS(LO_PD(x, y));                                                     \
+            v[q + 2 * h + 1] = TO_PS(HI_PD(x, y));                                                 \
+        }
+
 /* dst[k * ds + i] = rows[i][k] for k < n and i < nr, lanes nr..keep-1 zero: whole 16 x 16
  * blocks through registers in 4 shuffle stages (pairs of rows, pairs of pairs, then 128-bit
  * lanes twice), the k tail by masked loads. Rows i >= nr are not read. */
@@ -288,18 +275,8 @@ T512 void pf_transpose_rows_f32(const float *const *rows, int nr, int keep, int6
         __m512 v[16], t[16];
 #pragma GCC unroll 16
         for (int r = 0; r < 16; r++) v[r] = r < nr ? _mm512_maskz_loadu_ps(lm, rows[r] + k0) : _mm512_setzero_ps();
-#pragma GCC unroll 8
-        for (int q = 0; q < 16; q += 2) {
-            t[q] = _mm512_unpacklo_ps(v[q], v[q + 1]);
-            t[q + 1] = _mm512_unpackhi_ps(v[q], v[q + 1]);
-        }
-#pragma GCC unroll 4
-        for (int q = 0; q < 16; q += 4)
-            for (int h = 0; h < 2; h++) {
-                __m512d x = _mm512_castps_pd(t[q + h]), y = _mm512_castps_pd(t[q + h + 2]);
-                v[q + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(x, y));
-                v[q + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x, y));
-            }
+        UNPACK_STAGES(16, __m512d, _mm512_unpacklo_ps, _mm512_unpackhi_ps, _mm512_castps_pd, _mm512_unpacklo_pd,
+                      _mm512_unpackhi_pd, _mm512_castpd_ps)
 #pragma GCC unroll 2
         for (int h = 0; h < 16; h += 8)
             for (int c = 0; c < 4; c++) {
@@ -348,18 +325,8 @@ static T256 void pack_f32_256(int64_t kc, int64_t cnt, const void *src_, int64_t
 #pragma GCC unroll 8
             for (int r = 0; r < 8; r++)
                 v[r] = r < rows ? _mm256_loadu_ps(src + (i0 + r) * si + k0) : _mm256_setzero_ps();
-#pragma GCC unroll 4
-            for (int q = 0; q < 8; q += 2) {
-                t[q] = _mm256_unpacklo_ps(v[q], v[q + 1]);
-                t[q + 1] = _mm256_unpackhi_ps(v[q], v[q + 1]);
-            }
-#pragma GCC unroll 2
-            for (int q = 0; q < 8; q += 4)
-                for (int h = 0; h < 2; h++) {
-                    __m256d x = _mm256_castps_pd(t[q + h]), y = _mm256_castps_pd(t[q + h + 2]);
-                    v[q + 2 * h] = _mm256_castpd_ps(_mm256_unpacklo_pd(x, y));
-                    v[q + 2 * h + 1] = _mm256_castpd_ps(_mm256_unpackhi_pd(x, y));
-                }
+            UNPACK_STAGES(8, __m256d, _mm256_unpacklo_ps, _mm256_unpackhi_ps, _mm256_castps_pd, _mm256_unpacklo_pd,
+                          _mm256_unpackhi_pd, _mm256_castpd_ps)
 #pragma GCC unroll 4
             for (int c = 0; c < 4; c++) {
                 t[c] = _mm256_permute2f128_ps(v[c], v[4 + c], 0x20);
@@ -395,8 +362,8 @@ typedef void (*gemv_fn)(int by_rows, int64_t K, int64_t n, const void *x, int64_
 #define GEMV_CHUNK 1024
 
 #define GEMV_BODY(T)                                                                                   \
-    static inline __attribute__((always_inline)) void gemv_body_##T(                                  \
-        int by_rows, int64_t K, int64_t n, const T *x, int64_t sx, const T *B, int64_t rsb, int64_t csb,   \
+    static inline __attribute__((always_inline)) void gemv_body_##T(                                   \
+        int by_rows, int64_t K, int64_t n, const T *x, int64_t sx, const T *B, int64_t rsb, int64_t csb, \
         T *y, int64_t sy) {                                                                            \
         enum { L = 64 / sizeof(T) };                                                                   \
         if (by_rows) { /* four rows of B per pass over the accumulators */                             \
@@ -418,7 +385,7 @@ typedef void (*gemv_fn)(int by_rows, int64_t K, int64_t n, const void *x, int64_
         }                                                                                              \
         for (int64_t j = 0; j < n; j += 4) { /* four columns share each load of x */                   \
             int q = (int)min64(4, n - j);                                                              \
-            const T *b0 = B + j * csb, *b1 = q > 1 ? b0 + csb : b0, *b2 = q > 2 ? b0 + 2 * csb : b0;     \
+            const T *b0 = B + j * csb, *b1 = q > 1 ? b0 + csb : b0, *b2 = q > 2 ? b0 + 2 * csb : b0;   \
             const T *b3 = q > 3 ? b0 + 3 * csb : b0;                                                   \
             T a0[L] = {0}, a1[L] = {0}, a2[L] = {0}, a3[L] = {0}, s[4] = {0, 0, 0, 0};                 \
             int64_t k = 0;                                                                             \
@@ -430,7 +397,7 @@ typedef void (*gemv_fn)(int by_rows, int64_t K, int64_t n, const void *x, int64_
                 }                                                                                      \
             for (int l = 0; l < L; l++) s[0] += a0[l], s[1] += a1[l], s[2] += a2[l], s[3] += a3[l];    \
             for (; k < K; k++)                                                                         \
-                s[0] += x[k] * b0[k], s[1] += x[k] * b1[k], s[2] += x[k] * b2[k], s[3] += x[k] * b3[k];  \
+                s[0] += x[k] * b0[k], s[1] += x[k] * b1[k], s[2] += x[k] * b2[k], s[3] += x[k] * b3[k]; \
             for (int c = 0; c < q; c++) y[(j + c) * sy] = s[c];                                        \
         }                                                                                              \
     }
@@ -438,7 +405,7 @@ GEMV_BODY(float)
 GEMV_BODY(double)
 
 #define GEMV(NAME, T, ATTR)                                                                                \
-    static ATTR void NAME(int by_rows, int64_t K, int64_t n, const void *x, int64_t sx, const void *B,      \
+    static ATTR void NAME(int by_rows, int64_t K, int64_t n, const void *x, int64_t sx, const void *B,     \
                           int64_t rsb, int64_t csb, void *y, int64_t sy) {                                 \
         gemv_body_##T(by_rows, K, n, (const T *)x, sx, (const T *)B, rsb, csb, (T *)y, sy);                \
     }

@@ -118,8 +118,8 @@ static int64_t *read_1d_index(const char *fn, const pf_tensor *idx, int d, int64
     return pos;
 }
 
-/* Checks shared by index_select and index_add: `big` has the dim's full size, `small`
- * has idx's length along dim and `big`'s shape elsewhere. */
+/* Checks shared by index_select, index_add and index_copy: `big` has the dim's full size,
+ * `small` has idx's length along dim and `big`'s shape elsewhere. */
 static int check_along(const char *fn, const pf_tensor *big, const char *bn, const pf_tensor *small, const char *sn,
                        const pf_tensor *idx, int dim, int *d) {
     int rc;
@@ -142,27 +142,48 @@ static int check_along(const char *fn, const pf_tensor *big, const char *bn, con
     return PF_OK;
 }
 
+/* One index_select, index_add or index_copy: `big` has the dim's full size, `small` the index's
+ * length there and big's shape elsewhere. Walked as (j, rest): rest is small's shape with the dim
+ * collapsed, operand 0 small at position j along the dim, operand 1 big at pos[j]. */
 typedef struct {
-    const pf_tensor *out, *x;
-    const int64_t *shape;
-    const int64_t *const *st;
-    const size_t *sizes;
-    const int64_t *pos;
-    int64_t L, R, osd, xsd;
-    size_t es;
-} select_job;
+    const pf_tensor *big, *small;
+    int64_t shape[PF_MAX_DIMS];
+    const int64_t *st[2];
+    size_t sizes[2], es;
+    int64_t *pos, L, R, ssd, bsd; /* byte strides along the dim */
+    int accumulate;
+} along_job;
 
+static int along_setup(const char *fn, const pf_tensor *big, const char *bn, const pf_tensor *small, const char *sn,
+                       const pf_tensor *idx, int dim, int accumulate, along_job *j) {
+    int d, rc;
+    if ((rc = check_along(fn, big, bn, small, sn, idx, dim, &d))) return rc;
+    if (accumulate && (rc = check_addable(fn, big->dtype))) return rc;
+    j->accumulate = accumulate;
+    if (!(j->pos = read_1d_index(fn, idx, d, dsize(big, d), &rc))) return rc;
+    rest_shape(small, d, j->shape);
+    j->big = big, j->small = small;
+    j->st[0] = small->strides, j->st[1] = big->strides;
+    j->es = j->sizes[0] = j->sizes[1] = pf_dtype_size[big->dtype];
+    j->L = pf_numel(idx), j->R = 1;
+    for (int i = 0; i < small->ndim; i++) j->R *= j->shape[i];
+    j->ssd = dstride(small, d) * (int64_t)j->es, j->bsd = dstride(big, d) * (int64_t)j->es;
+    return PF_OK;
+}
+
+/* index_select: small[j] = big[pos[j]] over a share of the flattened (j, rest) space, so a few
+ * long rows and many short ones (embedding lookups) both spread over the threads */
 static void select_part(void *arg, int64_t b, int64_t e) {
-    const select_job *p = arg;
+    const along_job *p = arg;
     int64_t R = p->R;
     pf_walk w;
-    pf_walk_init(&w, p->out->ndim, p->shape, 2, p->st, p->sizes);
+    pf_walk_init(&w, p->small->ndim, p->shape, 2, p->st, p->sizes);
     int64_t j = b / R, r = b % R;
     pf_walk_seek(&w, r);
     while (b < e) {
         int64_t n = pf_walk_run(&w, MIN64(e - b, R - r));
-        copy_run((char *)p->out->data + j * p->osd + w.off[0], w.inner[0],
-                 (const char *)p->x->data + p->pos[j] * p->xsd + w.off[1], w.inner[1], n, p->es);
+        copy_run((char *)p->small->data + j * p->ssd + w.off[0], w.inner[0],
+                 (const char *)p->big->data + p->pos[j] * p->bsd + w.off[1], w.inner[1], n, p->es);
         b += n;
         r += n;
         pf_walk_advance(&w, n);
@@ -175,23 +196,11 @@ static void select_part(void *arg, int64_t b, int64_t e) {
 }
 
 int pf_index_select(const pf_tensor *x, int dim, const pf_tensor *idx, pf_tensor *out) {
-    const char *fn = "index_select";
-    int d, rc;
-    if ((rc = check_along(fn, x, "x", out, "out", idx, dim, &d))) return rc;
-    int64_t *pos = read_1d_index(fn, idx, d, dsize(x, d), &rc);
-    if (!pos) return rc;
-    int64_t shape[PF_MAX_DIMS];
-    rest_shape(out, d, shape);
-    const int64_t *st[2] = {out->strides, x->strides};
-    size_t es = pf_dtype_size[x->dtype], sizes[2] = {es, es};
-    int64_t L = pf_numel(idx), R = 1;
-    for (int i = 0; i < out->ndim; i++) R *= shape[i];
-    int64_t osd = dstride(out, d) * (int64_t)es, xsd = dstride(x, d) * (int64_t)es;
-    /* the flattened (j, rest) space is split, so a few long rows and many short ones
-     * (embedding lookups) both spread over the threads */
-    select_job j = {out, x, shape, st, sizes, pos, L, R, osd, xsd, es};
-    pf_parallel_range(pf_threads_for(L * R), L * R, select_part, &j);
-    free(pos);
+    along_job j;
+    int rc = along_setup("index_select", x, "x", out, "out", idx, dim, 0, &j);
+    if (rc) return rc;
+    pf_parallel_range(pf_threads_for(j.L * j.R), j.L * j.R, select_part, &j);
+    free(j.pos);
     return PF_OK;
 }
 
@@ -207,33 +216,21 @@ int pf_index_select_rows(int dtype, const void *x, int64_t rows, int64_t width, 
     return pf_index_select(&xd, 0, &id, &od);
 }
 
-/* index_add (accumulate) and index_copy. Each thread owns a share of the rest and walks
- * j in ascending order, so repeated indices add up race-free and, for a copy, the last
- * j wins, whatever the thread count. */
-typedef struct {
-    pf_tensor *out;
-    const pf_tensor *src;
-    const int64_t *shape;
-    const int64_t *const *st;
-    const size_t *sizes;
-    const int64_t *pos;
-    int64_t L, osd, ssd;
-    size_t es;
-    int accumulate;
-} put_job;
-
+/* index_add (accumulate) and index_copy: big[pos[j]] (+)= small[j]. Each thread owns a share of
+ * the rest and walks j in ascending order, so repeated indices add up race-free and, for a copy,
+ * the last j wins, whatever the thread count. */
 static void put_part(void *arg, int64_t rb, int64_t re) {
-    const put_job *p = arg;
+    const along_job *p = arg;
     pf_walk w;
-    pf_walk_init(&w, p->src->ndim, p->shape, 2, p->st, p->sizes);
+    pf_walk_init(&w, p->small->ndim, p->shape, 2, p->st, p->sizes);
     for (int64_t j = 0; j < p->L; j++) {
         pf_walk_seek(&w, rb);
         for (int64_t r = rb; r < re;) {
             int64_t n = pf_walk_run(&w, re - r);
-            char *o = (char *)p->out->data + p->pos[j] * p->osd + w.off[0];
-            const char *sp = (const char *)p->src->data + j * p->ssd + w.off[1];
-            if (p->accumulate) add_run(o, w.inner[0], sp, w.inner[1], n, p->out->dtype);
-            else copy_run(o, w.inner[0], sp, w.inner[1], n, p->es);
+            char *o = (char *)p->big->data + p->pos[j] * p->bsd + w.off[1];
+            const char *sp = (const char *)p->small->data + j * p->ssd + w.off[0];
+            if (p->accumulate) add_run(o, w.inner[1], sp, w.inner[0], n, p->big->dtype);
+            else copy_run(o, w.inner[1], sp, w.inner[0], n, p->es);
             r += n;
             pf_walk_advance(&w, n);
         }
@@ -242,21 +239,11 @@ static void put_part(void *arg, int64_t rb, int64_t re) {
 
 static int index_put(const char *fn, pf_tensor *out, int dim, const pf_tensor *idx, const pf_tensor *src,
                      int accumulate) {
-    int d, rc;
-    if ((rc = check_along(fn, out, "out", src, "src", idx, dim, &d))) return rc;
-    if (accumulate && (rc = check_addable(fn, out->dtype))) return rc;
-    int64_t *pos = read_1d_index(fn, idx, d, dsize(out, d), &rc);
-    if (!pos) return rc;
-    int64_t shape[PF_MAX_DIMS];
-    rest_shape(src, d, shape);
-    const int64_t *st[2] = {out->strides, src->strides};
-    size_t es = pf_dtype_size[out->dtype], sizes[2] = {es, es};
-    int64_t L = pf_numel(idx), R = 1;
-    for (int i = 0; i < src->ndim; i++) R *= shape[i];
-    int64_t osd = dstride(out, d) * (int64_t)es, ssd = dstride(src, d) * (int64_t)es;
-    put_job j = {out, src, shape, st, sizes, pos, L, osd, ssd, es, accumulate};
-    pf_parallel_range(pf_threads_for(L * R), R, put_part, &j);
-    free(pos);
+    along_job j;
+    int rc = along_setup(fn, out, "out", src, "src", idx, dim, accumulate, &j);
+    if (rc) return rc;
+    pf_parallel_range(pf_threads_for(j.L * j.R), j.R, put_part, &j);
+    free(j.pos);
     return PF_OK;
 }
 
@@ -341,11 +328,8 @@ typedef struct {
 static void range_part(void *arg, int64_t b, int64_t e) {
     range_job *j = arg;
     const pf_tensor *index = j->index;
-    const int64_t *st[1] = {index->strides};
-    size_t sizes[1] = {pf_dtype_size[index->dtype]};
     pf_walk wi;
-    pf_walk_init(&wi, index->ndim, index->shape, 1, st, sizes);
-    pf_walk_seek(&wi, b);
+    pf_walk_tensor(&wi, index, b);
     for (int64_t p = b; p < e;) {
         int64_t n = pf_walk_run(&wi, e - p);
         const char *ip = (const char *)index->data + wi.off[0];
@@ -541,11 +525,8 @@ static int64_t count_run(const char *p, int64_t s, int64_t n, int dt) {
  * row `row` on. */
 static int64_t nonzero_range(const pf_tensor *x, int64_t b, int64_t e, const pf_tensor *out, int64_t row) {
     int64_t c = 0;
-    const int64_t *st[1] = {x->strides};
-    size_t sizes[1] = {pf_dtype_size[x->dtype]};
     pf_walk w;
-    pf_walk_init(&w, x->ndim, x->shape, 1, st, sizes);
-    pf_walk_seek(&w, b);
+    pf_walk_tensor(&w, x, b);
     for (int64_t p = b; p < e;) {
         int64_t n = pf_walk_run(&w, e - p);
         const char *xp = (const char *)x->data + w.off[0];

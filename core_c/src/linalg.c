@@ -255,27 +255,35 @@ static void lu_solve(const double *lu, const int64_t *piv, double *b, int64_t n,
     }
 }
 
-/* ---- solve ---------------------------------------------------------------------------- */
+/* ---- solve and triangular solve ------------------------------------------------------------- */
 
 typedef struct {
     const pf_tensor *a, *b;
     pf_tensor *x;
+    int upper, unit; /* triangular solve only */
 } solve_ctx;
+
+/* batch element bi's A (n x n) and B (n x m) in one buffer, B at A + n * n; NULL without memory */
+static double *load_ab(const solve_ctx *c, int64_t bi, int64_t *np, int64_t *mp) {
+    int nd = c->a->ndim;
+    int64_t n = *np = c->a->shape[nd - 1], m = *mp = c->b->shape[nd - 1];
+    double *a = malloc(sizeof(double) * (size_t)(n * n + n * m + 1));
+    if (!a) return NULL;
+    pf_la_load(c->a, bi, a);
+    pf_la_load(c->b, bi, a + n * n);
+    return a;
+}
 
 static int solve_one(const void *vctx, int64_t bi, int64_t *detail) {
     const solve_ctx *c = vctx;
-    int nd = c->a->ndim;
-    int64_t n = c->a->shape[nd - 1], m = c->b->shape[nd - 1];
-    double *a = malloc(sizeof(double) * (size_t)(n * n + n * m + 1));
+    int64_t n, m;
+    double *a = load_ab(c, bi, &n, &m), *b = a ? a + n * n : NULL;
     int64_t *piv = malloc(sizeof(int64_t) * (size_t)(n + 1));
     int st = LA_OK, sign;
     if (!a || !piv) {
         st = LA_NOMEM;
         goto done;
     }
-    double *b = a + n * n;
-    pf_la_load(c->a, bi, a);
-    pf_la_load(c->b, bi, b);
     if (!pf_la_finite(a, n * n) || !pf_la_finite(b, n * m)) {
         st = LA_NONFINITE;
         goto done;
@@ -294,36 +302,12 @@ done:
     return st;
 }
 
-int pf_linalg_solve(const pf_tensor *a, const pf_tensor *b, pf_tensor *x) {
-    const char *fn = "linalg.solve";
-    int rc = pf_la_expect_input(a, fn, 1);
-    if (rc) return rc;
-    int nbd = a->ndim - 2;
-    int64_t n = a->shape[nbd];
-    if ((rc = pf_la_expect(b, fn, "B", a->dtype, nbd, a->shape, 2, n, -1))) return rc;
-    if ((rc = pf_la_expect(x, fn, "out", a->dtype, nbd, a->shape, 2, n, b->shape[nbd + 1]))) return rc;
-    solve_ctx c = {a, b, x};
-    return pf_la_run(solve_one, &c, pf_la_batch_count(a), n * n * (n + b->shape[nbd + 1]), nbd > 0);
-}
-
-/* ---- triangular solve ------------------------------------------------------------------- */
-
-typedef struct {
-    const pf_tensor *a, *b;
-    pf_tensor *x;
-    int upper, unit;
-} tri_ctx;
-
 static int tri_one(const void *vctx, int64_t bi, int64_t *detail) {
-    const tri_ctx *c = vctx;
-    int nd = c->a->ndim;
-    int64_t n = c->a->shape[nd - 1], m = c->b->shape[nd - 1];
-    double *a = malloc(sizeof(double) * (size_t)(n * n + n * m + 1));
+    const solve_ctx *c = vctx;
+    int64_t n, m;
+    double *a = load_ab(c, bi, &n, &m), *b = a ? a + n * n : NULL;
     if (!a) return LA_NOMEM;
-    double *b = a + n * n;
     int st = LA_OK;
-    pf_la_load(c->a, bi, a);
-    pf_la_load(c->b, bi, b);
     /* only the referenced triangle must be finite: the other is never read */
     for (int64_t i = 0; i < n && st == LA_OK; i++)
         for (int64_t j = c->upper ? i : 0; j < (c->upper ? n : i + 1); j++)
@@ -349,16 +333,27 @@ static int tri_one(const void *vctx, int64_t bi, int64_t *detail) {
     return st;
 }
 
-int pf_linalg_solve_triangular(const pf_tensor *a, const pf_tensor *b, pf_tensor *x, int upper, int unit) {
-    const char *fn = "linalg.solve_triangular";
+/* x = A^-1 B over the batch: the shared checks, then `one` per batch element (lu: one factorizes A) */
+static int solve_op(const char *fn, const solve_ctx *c, la_kernel one, int lu) {
+    const pf_tensor *a = c->a, *b = c->b;
     int rc = pf_la_expect_input(a, fn, 1);
     if (rc) return rc;
     int nbd = a->ndim - 2;
     int64_t n = a->shape[nbd];
     if ((rc = pf_la_expect(b, fn, "B", a->dtype, nbd, a->shape, 2, n, -1))) return rc;
-    if ((rc = pf_la_expect(x, fn, "out", a->dtype, nbd, a->shape, 2, n, b->shape[nbd + 1]))) return rc;
-    tri_ctx c = {a, b, x, upper != 0, unit != 0};
-    return pf_la_run(tri_one, &c, pf_la_batch_count(a), n * n * b->shape[nbd + 1], nbd > 0);
+    int64_t m = b->shape[nbd + 1];
+    if ((rc = pf_la_expect(c->x, fn, "out", a->dtype, nbd, a->shape, 2, n, m))) return rc;
+    return pf_la_run(one, c, pf_la_batch_count(a), n * n * (lu ? n + m : m), nbd > 0);
+}
+
+int pf_linalg_solve(const pf_tensor *a, const pf_tensor *b, pf_tensor *x) {
+    solve_ctx c = {a, b, x, 0, 0};
+    return solve_op("linalg.solve", &c, solve_one, 1);
+}
+
+int pf_linalg_solve_triangular(const pf_tensor *a, const pf_tensor *b, pf_tensor *x, int upper, int unit) {
+    solve_ctx c = {a, b, x, upper != 0, unit != 0};
+    return solve_op("linalg.solve_triangular", &c, tri_one, 0);
 }
 
 /* ---- determinants ----------------------------------------------------------------------- */
@@ -419,13 +414,24 @@ int pf_linalg_det(const pf_tensor *a, pf_tensor *det, pf_tensor *sign, pf_tensor
 
 /* ---- Cholesky ------------------------------------------------------------------------------ */
 
+/* an op from a batch of square matrices to one of the same shape (cholesky, matrix_exp) */
 typedef struct {
     const pf_tensor *a;
-    pf_tensor *l;
-} chol_ctx;
+    pf_tensor *out;
+} square_ctx;
+
+static int square_op(const char *fn, const pf_tensor *a, pf_tensor *out, la_kernel one, int64_t cost_per_n3) {
+    int rc = pf_la_expect_input(a, fn, 1);
+    if (rc) return rc;
+    int nbd = a->ndim - 2;
+    int64_t n = a->shape[nbd];
+    if ((rc = pf_la_expect(out, fn, "out", a->dtype, nbd, a->shape, 2, n, n))) return rc;
+    square_ctx c = {a, out};
+    return pf_la_run(one, &c, pf_la_batch_count(a), cost_per_n3 * n * n * n, nbd > 0);
+}
 
 static int chol_one(const void *vctx, int64_t bi, int64_t *detail) {
-    const chol_ctx *c = vctx;
+    const square_ctx *c = vctx;
     int64_t n = c->a->shape[c->a->ndim - 1];
     double *a = malloc(sizeof(double) * (size_t)(n * n + 1));
     if (!a) return LA_NOMEM;
@@ -452,20 +458,13 @@ static int chol_one(const void *vctx, int64_t bi, int64_t *detail) {
             a[j * n + i] = 0.0;
         }
     }
-    if (st == LA_OK) pf_la_store(c->l, bi, a);
+    if (st == LA_OK) pf_la_store(c->out, bi, a);
     free(a);
     return st;
 }
 
 int pf_linalg_cholesky(const pf_tensor *a, pf_tensor *l) {
-    const char *fn = "linalg.cholesky";
-    int rc = pf_la_expect_input(a, fn, 1);
-    if (rc) return rc;
-    int nbd = a->ndim - 2;
-    int64_t n = a->shape[nbd];
-    if ((rc = pf_la_expect(l, fn, "out", a->dtype, nbd, a->shape, 2, n, n))) return rc;
-    chol_ctx c = {a, l};
-    return pf_la_run(chol_one, &c, pf_la_batch_count(a), n * n * n, nbd > 0);
+    return square_op("linalg.cholesky", a, l, chol_one, 1);
 }
 
 /* ---- Householder QR ------------------------------------------------------------------------ */
@@ -475,6 +474,26 @@ typedef struct {
     pf_tensor *q, *r;
     int complete;
 } qr_ctx;
+
+/* x[j:m, 0:nc] (rows ldx apart) = H x for H = I - tau v v^T, v stored below the diagonal of a's
+ * column j (v[j] = 1 implied): w = tau v^T x, then x -= v w, row by row so every pass is
+ * contiguous. w holds nc doubles. */
+static void reflect(const double *a, int64_t n, int64_t m, int64_t j, double tau, double *x, int64_t ldx, int64_t nc,
+                    double *w) {
+    memcpy(w, x + j * ldx, sizeof(double) * (size_t)nc);
+    for (int64_t i = j + 1; i < m; i++) {
+        double vi = a[i * n + j];
+        const double *row = x + i * ldx;
+        for (int64_t c = 0; c < nc; c++) w[c] += vi * row[c];
+    }
+    for (int64_t c = 0; c < nc; c++) w[c] *= tau;
+    for (int64_t c = 0; c < nc; c++) x[j * ldx + c] -= w[c];
+    for (int64_t i = j + 1; i < m; i++) {
+        double vi = a[i * n + j];
+        double *row = x + i * ldx;
+        for (int64_t c = 0; c < nc; c++) row[c] -= vi * w[c];
+    }
+}
 
 /* In-place Householder QR of the m x n row-major a: R is left in its upper triangle, the
  * reflector j (v with v[j] = 1 implied, H_j = I - tau_j v v^T) below the diagonal of column j.
@@ -494,22 +513,8 @@ static void householder(double *a, int64_t m, int64_t n, double *tau, double *w)
         double scale = 1.0 / (alpha - beta);
         for (int64_t i = j + 1; i < m; i++) a[i * n + j] *= scale;
         a[j * n + j] = beta;
-        /* apply H_j to the trailing columns as w = tau v^T A, A -= v w: row by row, contiguous */
-        int64_t c0 = j + 1, nc = n - c0;
-        if (nc <= 0) continue;
-        memcpy(w, a + j * n + c0, sizeof(double) * (size_t)nc);
-        for (int64_t i = j + 1; i < m; i++) {
-            double vi = a[i * n + j];
-            const double *row = a + i * n + c0;
-            for (int64_t c = 0; c < nc; c++) w[c] += vi * row[c];
-        }
-        for (int64_t c = 0; c < nc; c++) w[c] *= tau[j];
-        for (int64_t c = 0; c < nc; c++) a[j * n + c0 + c] -= w[c];
-        for (int64_t i = j + 1; i < m; i++) {
-            double vi = a[i * n + j];
-            double *row = a + i * n + c0;
-            for (int64_t c = 0; c < nc; c++) row[c] -= vi * w[c];
-        }
+        /* apply H_j to the trailing columns */
+        if (n > j + 1) reflect(a, n, m, j, tau[j], a + j + 1, n, n - j - 1, w);
     }
 }
 
@@ -519,22 +524,8 @@ static void householder_q(const double *a, int64_t m, int64_t n, const double *t
     int64_t k = m < n ? m : n;
     for (int64_t i = 0; i < m; i++)
         for (int64_t c = 0; c < kq; c++) q[i * kq + c] = i == c;
-    for (int64_t j = k - 1; j >= 0; j--) {
-        if (tau[j] == 0.0) continue;
-        memcpy(w, q + j * kq, sizeof(double) * (size_t)kq);
-        for (int64_t i = j + 1; i < m; i++) {
-            double vi = a[i * n + j];
-            const double *row = q + i * kq;
-            for (int64_t c = 0; c < kq; c++) w[c] += vi * row[c];
-        }
-        for (int64_t c = 0; c < kq; c++) w[c] *= tau[j];
-        for (int64_t c = 0; c < kq; c++) q[j * kq + c] -= w[c];
-        for (int64_t i = j + 1; i < m; i++) {
-            double vi = a[i * n + j];
-            double *row = q + i * kq;
-            for (int64_t c = 0; c < kq; c++) row[c] -= vi * w[c];
-        }
-    }
+    for (int64_t j = k - 1; j >= 0; j--)
+        if (tau[j] != 0.0) reflect(a, n, m, j, tau[j], q, kq, kq, w);
 }
 
 static int qr_one(const void *vctx, int64_t bi, int64_t *detail) {
@@ -614,11 +605,6 @@ int pf_linalg_geqrf(const pf_tensor *a, pf_tensor *h, pf_tensor *tau) {
 
 /* ---- matrix exponential: Pade 13 with scaling and squaring (Higham 2005) ------------------- */
 
-typedef struct {
-    const pf_tensor *a;
-    pf_tensor *out;
-} expm_ctx;
-
 static int expm_one(const void *vctx, int64_t bi, int64_t *detail) {
     (void)detail;
     static const double b[14] = {64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
@@ -627,7 +613,7 @@ static int expm_one(const void *vctx, int64_t bi, int64_t *detail) {
                                  40840800.0,          960960.0,            16380.0,
                                  182.0,               1.0};
     const double theta13 = 5.371920351148152;
-    const expm_ctx *c = vctx;
+    const square_ctx *c = vctx;
     int64_t n = c->a->shape[c->a->ndim - 1], nn = n * n;
     double *w = malloc(sizeof(double) * (size_t)(8 * nn + 1));
     int64_t *piv = malloc(sizeof(int64_t) * (size_t)(n + 1));
@@ -686,12 +672,5 @@ done:
 }
 
 int pf_linalg_matrix_exp(const pf_tensor *a, pf_tensor *out) {
-    const char *fn = "linalg.matrix_exp";
-    int rc = pf_la_expect_input(a, fn, 1);
-    if (rc) return rc;
-    int nbd = a->ndim - 2;
-    int64_t n = a->shape[nbd];
-    if ((rc = pf_la_expect(out, fn, "out", a->dtype, nbd, a->shape, 2, n, n))) return rc;
-    expm_ctx c = {a, out};
-    return pf_la_run(expm_one, &c, pf_la_batch_count(a), 10 * n * n * n, nbd > 0);
+    return square_op("linalg.matrix_exp", a, out, expm_one, 10);
 }

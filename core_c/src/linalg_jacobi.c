@@ -35,6 +35,11 @@ static void sort_pairs(double *val, int64_t n, double *vecs, int64_t rows) {
  * the pair is converged; the same rotation accumulates in rows p and q of vt (n x n, from the
  * identity). */
 typedef int (*jacobi_pair)(void *ctx, int64_t p, int64_t q, double *cs, double *sn);
+/* what a pair step rotates: rows of n doubles at a */
+typedef struct {
+    double *a;
+    int64_t n;
+} jacobi_rows;
 
 /* rows x and y of n elements := (cs x - sn y, sn x + cs y) */
 static void rotate(double *x, double *y, int64_t n, double cs, double sn) {
@@ -77,13 +82,8 @@ static int jacobi(int64_t n, double *vt, jacobi_pair rot, void *ctx) {
  * its diagonal pair (Demmel and Veselic's relative test, so small eigenvalues come out to high
  * relative accuracy). Rows p and q are rotated in place (contiguous) and mirrored into columns
  * p and q, since a stays symmetric; the 2 x 2 block takes its closed form. */
-typedef struct {
-    double *a;
-    int64_t n;
-} eigh_work;
-
 static int eigh_pair(void *ctx, int64_t p, int64_t q, double *cs, double *sn) {
-    const eigh_work *w = ctx;
+    const jacobi_rows *w = ctx;
     double *a = w->a;
     int64_t n = w->n;
     double apq = a[p * n + q], app = a[p * n + p], aqq = a[q * n + q];
@@ -120,7 +120,7 @@ static int eigh_one(const void *vctx, int64_t bi, int64_t *detail) {
             else a[j * n + i] = a[i * n + j];
         }
     if (!pf_la_finite(a, n * n)) st = LA_NONFINITE;
-    eigh_work work = {a, n};
+    jacobi_rows work = {a, n};
     if (st == LA_OK) st = jacobi(n, v, eigh_pair, &work);
     if (st == LA_OK) {
         for (int64_t i = 0; i < n; i++) w[i] = a[i * n + i];
@@ -190,15 +190,10 @@ static void complete_basis(double *ut, int64_t m, int64_t rows, unsigned char *g
 /* SVD's pair: Hestenes' one-sided Jacobi on the n vectors of length m (m >= n) in the rows of ut
  * rotates pairs until all are orthogonal to working precision (V's columns accumulate in the rows
  * of vt). Afterwards the rows of ut are the columns of U S. */
-typedef struct {
-    double *ut;
-    int64_t m;
-} svd_work;
-
 static int svd_pair(void *ctx, int64_t p, int64_t q, double *cs, double *sn) {
-    const svd_work *w = ctx;
-    int64_t m = w->m;
-    double *up = w->ut + p * m, *uq = w->ut + q * m;
+    const jacobi_rows *w = ctx;
+    int64_t m = w->n;
+    double *up = w->a + p * m, *uq = w->a + q * m;
     double alpha = 0.0, beta = 0.0, gamma = 0.0;
     for (int64_t i = 0; i < m; i++) {
         alpha += up[i] * up[i];
@@ -238,7 +233,7 @@ static int svd_one(const void *vctx, int64_t bi, int64_t *detail) {
     /* the rows of ut are the columns of the tall matrix: A's columns, or A's rows when wide */
     if (wide) memcpy(ut, a, sizeof(double) * (size_t)(m0 * n0));
     else pf_la_transpose(a, m0, n0, ut);
-    svd_work work = {ut, m};
+    jacobi_rows work = {ut, m};
     if ((st = jacobi(n, vt, svd_pair, &work)) != LA_OK) goto done;
     for (int64_t j = 0; j < n; j++) {
         double nrm = 0.0;

@@ -215,11 +215,8 @@ typedef struct {
 static void fill_part(void *arg, int64_t b, int64_t e) {
     const fill_job *j = arg;
     const pf_tensor *dst = j->dst;
-    const int64_t *st[1] = {dst->strides};
-    size_t sizes[1] = {pf_dtype_size[dst->dtype]};
     pf_walk w;
-    pf_walk_init(&w, dst->ndim, dst->shape, 1, st, sizes);
-    pf_walk_seek(&w, b);
+    pf_walk_tensor(&w, dst, b);
     while (b < e) {
         int64_t n = pf_walk_run(&w, e - b);
         gen_run(j->g, j->seed, j->offset + (uint64_t)b, (char *)dst->data + w.off[0], w.inner[0], n);

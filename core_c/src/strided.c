@@ -110,6 +110,13 @@ void pf_walk_seek(pf_walk *w, int64_t pos) {
     }
 }
 
+void pf_walk_tensor(pf_walk *w, const pf_tensor *t, int64_t pos) {
+    const int64_t *st[1] = {t->strides};
+    size_t sizes[1] = {pf_dtype_size[t->dtype]};
+    pf_walk_init(w, t->ndim, t->shape, 1, st, sizes);
+    pf_walk_seek(w, pos);
+}
+
 void pf_walk_advance(pf_walk *w, int64_t n) {
     int d = w->ndim - 1;
     if (d < 0) return;
