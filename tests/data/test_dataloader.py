@@ -1,8 +1,9 @@
-"""pyframe.utils.data: datasets, samplers, collate and the DataLoader (with and without workers)."""
+"""The DataLoader: shuffling with a generator, drop_last and len, custom collate, plain and iterable datasets,
+bad arguments, worker processes (same batches in order, persistent, errors with their traceback, unpicklable
+batches, killed workers, timeouts) and the generator."""
 
 from __future__ import annotations
 
-import collections
 import os
 import time
 
@@ -11,21 +12,11 @@ import pytest
 
 import pyframe as pf
 from pyframe.utils.data import (
-    BatchSampler,
-    ConcatDataset,
     DataLoader,
     Dataset,
     IterableDataset,
-    RandomSampler,
-    SequentialSampler,
-    StackDataset,
-    Subset,
-    SubsetRandomSampler,
     TensorDataset,
-    WeightedRandomSampler,
-    default_collate,
     get_worker_info,
-    random_split,
 )
 
 
@@ -37,160 +28,10 @@ def _dataset(n: int = 20) -> TensorDataset:
 # ---- datasets ------------------------------------------------------------------------------
 
 
-def test_tensor_dataset_items_and_batches():
-    ds = _dataset()
-    x, y = ds[4]
-    assert x.tolist() == [12.0, 13.0, 14.0] and y.item() == 4 and len(ds) == 20
-    batches = list(DataLoader(ds, batch_size=6))
-    assert [b[1].tolist() for b in batches] == [list(range(i, min(i + 6, 20))) for i in range(0, 20, 6)]
-    assert isinstance(batches[0], list) and batches[0][0].shape == (6, 3)
-    assert batches[1][0].tolist() == ds.tensors[0][6:12].tolist()
-
-
-def test_tensor_dataset_gathers_strided_rows_and_keeps_grad():
-    base = pf.arange(40, dtype=pf.float32).reshape(10, 4)
-    ds = TensorDataset(base[:, ::2], base.t().contiguous().t())  # strided within rows; strided dim 0
-    xb, yb = next(iter(DataLoader(ds, batch_size=3, sampler=[7, 0, 9])))
-    assert xb.tolist() == base[[7, 0, 9]][:, ::2].tolist() and yb.tolist() == base[[7, 0, 9]].tolist()
-    w = pf.randn(5, 2, requires_grad=True)
-    (b,) = next(iter(DataLoader(TensorDataset(w), batch_size=5)))
-    b.sum().backward()
-    assert w.grad.tolist() == [[1.0, 1.0]] * 5
-
-
-def test_tensor_dataset_bad_input():
-    with pytest.raises(ValueError, match="Size mismatch"):
-        TensorDataset(pf.zeros(3, 2), pf.zeros(4))
-    with pytest.raises(TypeError, match="takes tensors"):
-        TensorDataset([1, 2, 3])
-    with pytest.raises(IndexError, match="index 5 is out of bounds"):
-        _dataset(5).collated_batch([0, 5])
-
-
-def test_subset_concat_stack():
-    ds = _dataset(10)
-    sub = Subset(ds, [9, 3, 5])
-    assert len(sub) == 3 and sub[0][1].item() == 9
-    assert [b[1].tolist() for b in DataLoader(sub, batch_size=2)] == [[9, 3], [5]]
-    cat = ConcatDataset([sub, ds])
-    assert len(cat) == 13 and cat[3][1].item() == 0 and cat[-1][1].item() == 9
-    with pytest.raises(IndexError):
-        cat[13]
-    assert len(ds + sub) == 13
-    nested = Subset(Subset(ds, [8, 6, 4, 2, 0]), pf.tensor([4, 1]))
-    (xb, yb), (x0, y0) = next(iter(DataLoader(nested, batch_size=2))), nested[0]
-    assert yb.tolist() == [0, 6] and xb[0].tolist() == x0.tolist() and y0.item() == 0
-    st = StackDataset(a=ds, b=list(range(10, 20)))
-    assert st[2]["b"] == 12 and len(st) == 10
-    with pytest.raises(ValueError, match="Size mismatch"):
-        StackDataset(ds, [1])
-
-
-def test_random_split_lengths_and_fractions():
-    ds = _dataset(10)
-    a, b = random_split(ds, [7, 3], generator=pf.Generator().manual_seed(1))
-    got = sorted(a.indices + b.indices)
-    assert got == list(range(10)) and len(a) == 7
-    a2, _ = random_split(ds, [7, 3], generator=pf.Generator().manual_seed(1))
-    assert a2.indices == a.indices
-    parts = random_split(range(11), [0.5, 0.3, 0.2])
-    assert [len(p) for p in parts] == [6, 3, 2]  # floors 5, 3, 2; the remainder to the first
-    with pytest.raises(ValueError, match="does not equal the length"):
-        random_split(ds, [5, 6])
-    with pytest.raises(TypeError, match="pyframe.Generator"):
-        random_split(ds, [5, 5], generator=3)
-
-
 # ---- samplers ------------------------------------------------------------------------------
 
 
-def test_random_sampler_is_a_seeded_permutation():
-    ds = range(50)
-    order = list(RandomSampler(ds, generator=pf.Generator().manual_seed(3)))
-    assert sorted(order) == list(range(50)) and order != list(range(50))
-    assert order == list(RandomSampler(ds, generator=pf.Generator().manual_seed(3)))
-    pf.manual_seed(5)
-    first = list(RandomSampler(ds))
-    pf.manual_seed(5)
-    assert list(RandomSampler(ds)) == first  # the global seed fixes the order too
-    long = list(RandomSampler(range(4), num_samples=10))
-    assert len(long) == 10 and sorted(long[:4]) == [0, 1, 2, 3] and sorted(long[4:8]) == [0, 1, 2, 3]
-    drawn = list(RandomSampler(range(3), replacement=True, num_samples=300))
-    assert len(drawn) == 300 and set(drawn) == {0, 1, 2}
-    with pytest.raises(ValueError, match="num_samples"):
-        RandomSampler(ds, num_samples=0)
-
-
-def test_subset_and_weighted_samplers():
-    idx = [10, 20, 30, 40]
-    assert sorted(SubsetRandomSampler(idx)) == idx
-    w = WeightedRandomSampler([0.0, 1.0, 3.0, 0.0], 4000, generator=pf.Generator().manual_seed(0))
-    counts = collections.Counter(w)
-    assert set(counts) == {1, 2} and abs(counts[2] / 4000 - 0.75) < 0.04 and len(w) == 4000
-    no_rep = list(WeightedRandomSampler([1, 2, 3, 4, 5], 5, replacement=False))
-    assert sorted(no_rep) == [0, 1, 2, 3, 4]
-    with pytest.raises(ValueError, match="positive weights"):
-        list(WeightedRandomSampler([1.0, 0.0, 0.0], 2, replacement=False))
-    with pytest.raises(ValueError, match="finite and >= 0"):
-        list(WeightedRandomSampler([1.0, -1.0], 2))
-    with pytest.raises(ValueError, match="1d"):
-        WeightedRandomSampler([[1.0, 2.0]], 2)
-
-
-def test_batch_sampler_matches_torch():
-    torch = pytest.importorskip("torch")
-    for n, bs, drop in [(10, 3, False), (10, 3, True), (9, 3, True), (2, 5, False)]:
-        ours = BatchSampler(SequentialSampler(range(n)), bs, drop)
-        theirs = torch.utils.data.BatchSampler(torch.utils.data.SequentialSampler(range(n)), bs, drop)
-        assert list(ours) == list(theirs) and len(ours) == len(theirs)
-    with pytest.raises(ValueError, match="batch_size"):
-        BatchSampler(range(3), 0, False)
-
-
 # ---- collate -------------------------------------------------------------------------------
-
-Point = collections.namedtuple("Point", "x y")
-
-
-def _samples():
-    return [
-        {"img": np.full((2, 2), i, np.float32), "label": i, "w": 0.5 * i, "ok": i % 2 == 0, "name": f"s{i}",
-         "pt": Point(i, np.float64(i)), "pair": (np.int32(i), [i, i + 1])}
-        for i in range(3)
-    ]  # fmt: skip
-
-
-def test_default_collate_structure():
-    b = default_collate(_samples())
-    assert b["img"].shape == (3, 2, 2) and b["img"].dtype == pf.float32
-    assert b["label"].dtype == pf.int64 and b["label"].tolist() == [0, 1, 2]
-    assert b["w"].dtype == pf.float64 and b["ok"].dtype == pf.bool
-    assert b["name"] == ["s0", "s1", "s2"]
-    assert isinstance(b["pt"], Point) and b["pt"].y.dtype == pf.float64
-    assert isinstance(b["pair"], list) and b["pair"][0].dtype == pf.int32
-    assert [t.tolist() for t in b["pair"][1]] == [[0, 1, 2], [1, 2, 3]]
-    with pytest.raises(RuntimeError, match="equal size"):
-        default_collate([[1, 2], [1]])
-    with pytest.raises(TypeError, match="found object"):
-        default_collate([object(), object()])
-
-
-def test_default_collate_matches_torch():
-    torch = pytest.importorskip("torch")
-    ours, theirs = default_collate(_samples()), torch.utils.data.default_collate(_samples())
-    for key in ours:
-        o, t = ours[key], theirs[key]
-        assert type(o).__name__ == type(t).__name__ or (isinstance(o, pf.Tensor) and isinstance(t, torch.Tensor))
-        flat_o = o if isinstance(o, (list, tuple)) else [o]
-        flat_t = t if isinstance(t, (list, tuple)) else [t]
-        for a, c in zip(flat_o, flat_t, strict=True):
-            if isinstance(a, pf.Tensor):
-                assert str(a.dtype).split(".")[-1] == str(c.dtype).split(".")[-1]
-                np.testing.assert_array_equal(a.numpy(), c.numpy())
-            elif isinstance(a, list):
-                assert [x.tolist() for x in a] == [x.tolist() for x in c]
-            else:
-                assert a == c
 
 
 # ---- the loader --------------------------------------------------------------------------

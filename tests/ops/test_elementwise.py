@@ -677,3 +677,17 @@ def test_float16_arithmetic_with_a_large_scalar_rounds_once():
     assert (x - 2**31).tolist() == [-math.inf, math.inf]  # not inf - inf = nan
     x.div_(-(2**63) - 1)  # the in-place form too (found by the ASan walk, seed 1004, call 117)
     assert x.tolist() == [-0.0, -math.inf]
+
+
+def test_add_and_sub_take_alpha():
+    a, b = pyframe.tensor([1.0, 2.0]), pyframe.tensor([10.0, 20.0])
+    assert pyframe.add(a, b, alpha=2).tolist() == [21.0, 42.0]
+    assert a.sub(b, alpha=0.5).tolist() == [-4.0, -8.0]
+    assert pyframe.sub(input=a, other=b).tolist() == [-9.0, -18.0]
+    a.add_(b, alpha=-1)
+    assert a.tolist() == [-9.0, -18.0]
+    w = pyframe.tensor([1.0, 2.0], requires_grad=True)
+    w.add(w, alpha=3).sum().backward()
+    assert w.grad.tolist() == [4.0, 4.0]
+    with pytest.raises(TypeError):
+        pyframe.mul(a, b, alpha=2)

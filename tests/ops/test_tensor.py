@@ -278,3 +278,12 @@ def test_two_from_numpy_views_of_one_array_are_seen_as_overlapping():
     x = pyframe.from_numpy(a)
     x[pyframe.tensor([1, 2, 3, 0])] = pyframe.from_numpy(a)
     assert x.tolist() == [3.0, 0.0, 1.0, 2.0]
+
+
+def test_tensor_type_names_and_casts():
+    x = pyframe.tensor([1, 2])
+    assert x.type() == "pyframe.LongTensor"
+    assert x.type(pyframe.float).dtype == pyframe.float32
+    assert x.type("torch.DoubleTensor").dtype == pyframe.float64
+    with pytest.raises((TypeError, ValueError)):
+        x.type("foo")

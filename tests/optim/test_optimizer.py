@@ -1,6 +1,6 @@
-"""pyframe.optim against torch.optim: trajectories of SGD, Adam and AdamW on a small
-least-squares problem, state_dict round trips, param groups, zero_grad, closures and
-argument errors."""
+"""The Optimizer base through pyframe's optimizers against torch.optim: autograd end to end, large parameters,
+state_dict round trips and errors, param groups, zero_grad, closures, non-contiguous parameters, argument
+errors with torch's messages, repr, and refused steps changing nothing."""
 
 from __future__ import annotations
 
@@ -9,124 +9,9 @@ import pytest
 
 import pyframe
 from pyframe import optim
-from pyframe._backend import NULL, lib
+from tests.optim._least_squares import STEPS, W0, A, Y, assert_same, make_params, run_both, set_grads
 
 torch = pytest.importorskip("torch")
-
-TOL = {"float32": 1e-6, "float64": 1e-12}
-STEPS = 10
-
-# least squares: loss = 0.5 * ||A W + b - Y||^2 / N over the weight W [4, 3] and bias b [3]
-_rng = np.random.default_rng(7)
-A = _rng.standard_normal((6, 4))
-Y = _rng.standard_normal((6, 3))
-W0 = _rng.standard_normal((4, 3))
-B0 = _rng.standard_normal(3)
-
-
-def grads_of(w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The loss's gradient, in the parameters' own dtype (both frameworks call this)."""
-    a, y = A.astype(w.dtype), Y.astype(w.dtype)
-    r = (a @ w + b - y) / np.asarray(len(a), dtype=w.dtype)
-    return a.T @ r, r.sum(0)
-
-
-def make_params(dtype: str):
-    """The same starting point as pyframe leaves and torch leaves."""
-    pf = [pyframe.tensor(x.astype(dtype), requires_grad=True) for x in (W0, B0)]
-    th = [torch.tensor(x.astype(dtype), requires_grad=True) for x in (W0, B0)]
-    return pf, th
-
-
-def set_grads(pf_params, th_params) -> None:
-    for params, mod in ((pf_params, pyframe), (th_params, torch)):
-        w, b = (p.detach().numpy().copy() for p in params)
-        for p, g in zip(params, grads_of(w, b), strict=True):
-            p.grad = mod.tensor(g)
-
-
-def assert_same(pf_params, th_params, dtype: str, what: str = "") -> None:
-    tol = TOL[dtype]
-    for i, (p, q) in enumerate(zip(pf_params, th_params, strict=True)):
-        assert p.dtype == getattr(pyframe, dtype)
-        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=tol, atol=tol, err_msg=f"{what} {i}")
-
-
-def run_both(pf_opt, th_opt, pf_params, th_params, dtype: str, steps: int = STEPS) -> None:
-    for s in range(steps):
-        set_grads(pf_params, th_params)
-        pf_opt.step()
-        th_opt.step()
-        assert_same(pf_params, th_params, dtype, f"step {s}")
-
-
-SGD_CASES = [
-    dict(momentum=m, dampening=d, weight_decay=wd, nesterov=n, maximize=mx)
-    for m, d, n in ((0, 0, False), (0.9, 0, False), (0.9, 0, True), (0.9, 0.5, False))
-    for wd in (0, 0.1)
-    for mx in (False, True)
-]
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("kw", SGD_CASES, ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()))
-def test_sgd_matches_torch(dtype, kw):
-    pf_params, th_params = make_params(dtype)
-    pf_opt = optim.SGD(pf_params, lr=0.05, **kw)
-    th_opt = torch.optim.SGD(th_params, lr=0.05, **kw)
-    run_both(pf_opt, th_opt, pf_params, th_params, dtype)
-    if kw["momentum"]:
-        for p, q in zip(pf_params, th_params, strict=True):
-            np.testing.assert_allclose(
-                pf_opt.state[p]["momentum_buffer"].numpy(), th_opt.state[q]["momentum_buffer"].numpy(),
-                rtol=TOL[dtype], atol=TOL[dtype],
-            )  # fmt: skip
-
-
-ADAM_CASES = [
-    (cls, dict(amsgrad=ams, weight_decay=wd, maximize=mx))
-    for cls in ("Adam", "AdamW")
-    for ams in (False, True)
-    for wd in (0, 0.1)
-    for mx in (False, True)
-]
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize(
-    "cls,kw", ADAM_CASES, ids=lambda c: c if isinstance(c, str) else "-".join(f"{k}={v}" for k, v in c.items())
-)
-def test_adam_matches_torch(dtype, cls, kw):
-    pf_params, th_params = make_params(dtype)
-    pf_opt = getattr(optim, cls)(pf_params, lr=0.05, **kw)
-    th_opt = getattr(torch.optim, cls)(th_params, lr=0.05, **kw)
-    run_both(pf_opt, th_opt, pf_params, th_params, dtype)
-    for p, q in zip(pf_params, th_params, strict=True):
-        ps, ts = pf_opt.state[p], th_opt.state[q]
-        assert sorted(ps) == sorted(ts)
-        assert float(ps["step"]) == float(ts["step"]) == STEPS
-        assert ps["step"].dtype == pyframe.float32
-        for key in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
-            if key in ts:
-                np.testing.assert_allclose(ps[key].numpy(), ts[key].numpy(), rtol=TOL[dtype], atol=TOL[dtype])
-
-
-@pytest.mark.parametrize("cls", ["Adam", "AdamW"])
-def test_adam_other_betas_eps(cls):
-    # beta1 = 0.3 takes torch's other lerp branch (weight 0.7 >= 0.5)
-    pf_params, th_params = make_params("float64")
-    kw = dict(lr=0.02, betas=(0.3, 0.8), eps=1e-3, weight_decay=0.05)
-    run_both(getattr(optim, cls)(pf_params, **kw), getattr(torch.optim, cls)(th_params, **kw), pf_params, th_params,
-             "float64")  # fmt: skip
-
-
-def test_adamw_defaults():
-    pf_params, th_params = make_params("float64")
-    pf_opt, th_opt = optim.AdamW(pf_params), torch.optim.AdamW(th_params)
-    assert pf_opt.defaults["weight_decay"] == 1e-2 and pf_opt.defaults["decoupled_weight_decay"] is True
-    assert set(pf_opt.defaults) == set(th_opt.defaults)
-    assert set(optim.SGD(pf_params).defaults) == set(torch.optim.SGD(th_params).defaults)
-    run_both(pf_opt, th_opt, pf_params, th_params, "float64", steps=3)
 
 
 @pytest.mark.parametrize("make", [
@@ -430,44 +315,3 @@ def test_a_refused_step_changes_nothing(name):
         for k, v in state.items():
             w = after[key][k]
             assert (w.tolist() == v.tolist()) if isinstance(v, pyframe.Tensor) else w == v
-
-
-@pytest.mark.parametrize("amsgrad", [False, True])
-def test_adamw_group_in_one_call_matches_torch(amsgrad):
-    """Mixed float32/float64 parameters, one without a grad, a loaded number step: pf_optim_steps
-    steps each like torch's AdamW, step counts included."""
-    rng = np.random.default_rng(6)
-    arrays = [
-        rng.standard_normal(s).astype(dt) for s, dt in (((5, 3), "float32"), ((4,), "float64"), ((2,), "float32"))
-    ]
-    kw = dict(lr=0.01, betas=(0.9, 0.95), weight_decay=0.1, amsgrad=amsgrad)
-    pp = [pyframe.nn.Parameter(pyframe.tensor(a)) for a in arrays]
-    tp = [torch.nn.Parameter(torch.tensor(a)) for a in arrays]
-    po, to = pyframe.optim.AdamW(pp, **kw), torch.optim.AdamW(tp, **kw)
-    for i in range(4):
-        for k, (p, t) in enumerate(zip(pp, tp, strict=True)):
-            grad = None if k == 2 and i < 2 else rng.standard_normal(t.shape).astype(arrays[k].dtype)
-            p.grad = None if grad is None else pyframe.tensor(grad)
-            t.grad = None if grad is None else torch.tensor(grad)
-        po.step()
-        to.step()
-        if i == 1:  # a state loaded with plain-number steps keeps counting
-            po.state[pp[0]]["step"] = 2
-    for p, t in zip(pp, tp, strict=True):
-        np.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=1e-6, atol=1e-7)
-        assert float(po.state[p]["step"]) == float(to.state[t]["step"])
-    assert po.state[pp[0]]["step"].dtype == pyframe.float32
-
-
-def test_adam_group_core_checks_change_nothing():
-    p, g = pyframe.zeros(3), pyframe.ones(3)
-    m, v, step = pyframe.zeros(3), pyframe.zeros(3), pyframe.zeros((), dtype=pyframe.float32)
-    ffi = pyframe._backend.ffi
-    ptrs = [ffi.new("void *[]", [p._ptr, p._ptr]), ffi.new("void *[]", [g._ptr, g._ptr]),
-            ffi.new("void *[]", [m._ptr, m._ptr]), ffi.new("void *[]", [v._ptr, NULL])]  # fmt: skip
-    steps = ffi.new("float *[]", [ffi.cast("float *", step._ptr)] * 2)
-    hp = ffi.new("double[9]", [0.1, 0.9, 0.99, 1e-8, 0.0, 0, 1, 0, 0])
-    with pytest.raises(ValueError, match="parameter 1 needs its exp_avg_sq buffer"):
-        pyframe._backend.check(lib.pf_optim_steps(lib.PF_OPTIM_ADAM, 0, 2, *ptrs, NULL, ffi.new("int64_t[]", [3, 3]),
-                                                  steps, hp, 9))  # fmt: skip
-    assert float(step) == 0.0 and float(p.sum()) == 0.0  # parameter 0 untouched too

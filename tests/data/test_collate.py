@@ -1,0 +1,57 @@
+"""default_collate: the structure of batches of dicts, tuples, named tuples, numbers, strings and arrays, and
+torch's batches."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+import pyframe as pf
+from pyframe.utils.data import (
+    default_collate,
+)
+
+Point = collections.namedtuple("Point", "x y")
+
+
+def _samples():
+    return [
+        {"img": np.full((2, 2), i, np.float32), "label": i, "w": 0.5 * i, "ok": i % 2 == 0, "name": f"s{i}",
+         "pt": Point(i, np.float64(i)), "pair": (np.int32(i), [i, i + 1])}
+        for i in range(3)
+    ]  # fmt: skip
+
+
+def test_default_collate_structure():
+    b = default_collate(_samples())
+    assert b["img"].shape == (3, 2, 2) and b["img"].dtype == pf.float32
+    assert b["label"].dtype == pf.int64 and b["label"].tolist() == [0, 1, 2]
+    assert b["w"].dtype == pf.float64 and b["ok"].dtype == pf.bool
+    assert b["name"] == ["s0", "s1", "s2"]
+    assert isinstance(b["pt"], Point) and b["pt"].y.dtype == pf.float64
+    assert isinstance(b["pair"], list) and b["pair"][0].dtype == pf.int32
+    assert [t.tolist() for t in b["pair"][1]] == [[0, 1, 2], [1, 2, 3]]
+    with pytest.raises(RuntimeError, match="equal size"):
+        default_collate([[1, 2], [1]])
+    with pytest.raises(TypeError, match="found object"):
+        default_collate([object(), object()])
+
+
+def test_default_collate_matches_torch():
+    torch = pytest.importorskip("torch")
+    ours, theirs = default_collate(_samples()), torch.utils.data.default_collate(_samples())
+    for key in ours:
+        o, t = ours[key], theirs[key]
+        assert type(o).__name__ == type(t).__name__ or (isinstance(o, pf.Tensor) and isinstance(t, torch.Tensor))
+        flat_o = o if isinstance(o, (list, tuple)) else [o]
+        flat_t = t if isinstance(t, (list, tuple)) else [t]
+        for a, c in zip(flat_o, flat_t, strict=True):
+            if isinstance(a, pf.Tensor):
+                assert str(a.dtype).split(".")[-1] == str(c.dtype).split(".")[-1]
+                np.testing.assert_array_equal(a.numpy(), c.numpy())
+            elif isinstance(a, list):
+                assert [x.tolist() for x in a] == [x.tolist() for x in c]
+            else:
+                assert a == c
