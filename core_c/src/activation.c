@@ -45,52 +45,41 @@ static inline float erf_vec(float a) {
 }
 
 /* Branch-free loops, one per case, so gcc vectorizes all but the libm erf / tanh calls. */
-#define GELU_KERNELS(T, SUF, ERF, TANH, EXP)                                                           \
-    PF_VEC_CLONES static void gelu_fwd_##SUF(const T *x, T *y, T *c, int64_t b, int64_t e, int approx) {   \
-        T *gate = c ? c : y; /* no gate wanted: y holds it until the product */                      \
-        if (approx)                                                                                  \
+#define GELU_KERNELS(T, SUF, ERF, TANH, EXP)                                                         \
+    PF_VEC_CLONES static void gelu_fwd_##SUF(void *arg, int64_t b, int64_t e) {                      \
+        const gelu_args *a = arg;                                                                    \
+        const T *x = a->x;                                                                           \
+        /* no gate wanted: y holds it until the product */                                           \
+        T *y = a->y, *gate = a->cdf ? (T *)a->cdf : y;                                               \
+        if (a->approx)                                                                               \
             for (int64_t i = b; i < e; i++)                                                          \
                 gate[i] = (T)0.5 * ((T)1 + TANH((T)K_SQRT_2_PI * (x[i] + (T)K_TANH_C * x[i] * x[i] * x[i]))); \
         else                                                                                         \
-            for (int64_t i = b; i < e; i++) gate[i] = (T)0.5 * ((T)1 + ERF(x[i] * (T)K_SQRT1_2));  \
-        for (int64_t i = b; i < e; i++) y[i] = x[i] * gate[i];                                      \
+            for (int64_t i = b; i < e; i++) gate[i] = (T)0.5 * ((T)1 + ERF(x[i] * (T)K_SQRT1_2));    \
+        for (int64_t i = b; i < e; i++) y[i] = x[i] * gate[i];                                       \
     }                                                                                                \
-    PF_VEC_CLONES static void gelu_bwd_##SUF(const T *g, const T *x, const T *c, T *gx, int64_t b, int64_t e, \
-                                       int approx) {                                                 \
-        if (approx) { /* tanh again, not 2 cdf - 1: 1 - t^2 would cancel in the tails */            \
+    PF_VEC_CLONES static void gelu_bwd_##SUF(void *arg, int64_t b, int64_t e) {                      \
+        const gelu_args *a = arg;                                                                    \
+        const T *g = a->g, *x = a->x, *c = a->cdf_in;                                                \
+        T *gx = a->gx;                                                                               \
+        if (a->approx) { /* tanh again, not 2 cdf - 1: 1 - t^2 would cancel in the tails */          \
             for (int64_t i = b; i < e; i++) {                                                        \
-                T xi = x[i], t = TANH((T)K_SQRT_2_PI * (xi + (T)K_TANH_C * xi * xi * xi));          \
-                T du = (T)K_SQRT_2_PI * ((T)1 + (T)(3 * K_TANH_C) * xi * xi);                       \
-                gx[i] = g[i] * ((T)0.5 * ((T)1 + t) + (T)0.5 * xi * ((T)1 - t * t) * du);          \
+                T xi = x[i], t = TANH((T)K_SQRT_2_PI * (xi + (T)K_TANH_C * xi * xi * xi));           \
+                T du = (T)K_SQRT_2_PI * ((T)1 + (T)(3 * K_TANH_C) * xi * xi);                        \
+                gx[i] = g[i] * ((T)0.5 * ((T)1 + t) + (T)0.5 * xi * ((T)1 - t * t) * du);            \
             }                                                                                        \
             return;                                                                                  \
         }                                                                                            \
-        if (!c) { /* the gate first (scalar erf), then the vectorized rest */                       \
-            for (int64_t i = b; i < e; i++) gx[i] = (T)0.5 * ((T)1 + ERF(x[i] * (T)K_SQRT1_2));    \
+        if (!c) { /* the gate first (scalar erf), then the vectorized rest */                        \
+            for (int64_t i = b; i < e; i++) gx[i] = (T)0.5 * ((T)1 + ERF(x[i] * (T)K_SQRT1_2));      \
             c = gx;                                                                                  \
         }                                                                                            \
         for (int64_t i = b; i < e; i++)                                                              \
-            gx[i] = g[i] * (c[i] + x[i] * (T)K_INV_SQRT_2PI * EXP((T)-0.5 * x[i] * x[i]));          \
+            gx[i] = g[i] * (c[i] + x[i] * (T)K_INV_SQRT_2PI * EXP((T)-0.5 * x[i] * x[i]));           \
     }
 
 GELU_KERNELS(float, f32, erf_vec, tanhf, pf_expf)
 GELU_KERNELS(double, f64, erf, tanh, exp)
-
-static void fwd_part(void *arg, int64_t b, int64_t e) {
-    const gelu_args *a = arg;
-    if (a->dtype == PF_FLOAT32)
-        gelu_fwd_f32(a->x, a->y, a->cdf, b, e, a->approx);
-    else
-        gelu_fwd_f64(a->x, a->y, a->cdf, b, e, a->approx);
-}
-
-static void bwd_part(void *arg, int64_t b, int64_t e) {
-    const gelu_args *a = arg;
-    if (a->dtype == PF_FLOAT32)
-        gelu_bwd_f32(a->g, a->x, a->cdf_in, a->gx, b, e, a->approx);
-    else
-        gelu_bwd_f64(a->g, a->x, a->cdf_in, a->gx, b, e, a->approx);
-}
 
 static int check_args(int dtype, int64_t n, int approximate, const char *fn) {
     if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
@@ -108,7 +97,7 @@ int pf_gelu(int dtype, const void *x, void *y, void *cdf, int64_t n, int approxi
     if (n == 0) return PF_OK;
     if (!x || !y) return pf_error(PF_ERR_VALUE, "gelu(): a NULL input or output buffer");
     gelu_args a = {.dtype = dtype, .approx = approximate, .x = x, .y = y, .cdf = cdf, .n = n};
-    pf_parallel_range(pf_threads_for(n), n, fwd_part, &a);
+    pf_parallel_range(pf_threads_for(n), n, dtype == PF_FLOAT32 ? gelu_fwd_f32 : gelu_fwd_f64, &a);
     return PF_OK;
 }
 
@@ -119,6 +108,6 @@ int pf_gelu_backward(int dtype, const void *g, const void *x, const void *cdf, v
     if (n == 0) return PF_OK;
     if (!g || !x || !gx) return pf_error(PF_ERR_VALUE, "gelu_backward(): a NULL input or output buffer");
     gelu_args a = {.dtype = dtype, .approx = approximate, .g = g, .x = x, .cdf_in = cdf, .gx = gx, .n = n};
-    pf_parallel_range(pf_threads_for(n), n, bwd_part, &a);
+    pf_parallel_range(pf_threads_for(n), n, dtype == PF_FLOAT32 ? gelu_bwd_f32 : gelu_bwd_f64, &a);
     return PF_OK;
 }

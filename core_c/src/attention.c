@@ -29,6 +29,8 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
 }
 
 #define ROW(t, base, i) ((base) + (i) * (t)->strides[(t)->ndim - 2])
+/* t's matrix of batch element n, as T * */
+#define BATCH(T, t, n) ((T *)((char *)(t)->data + batch_off((t), (n))))
 
 #define ATT_KERNELS(T, SUF, EXP)                                                                          \
     /* acc[x] += (c[r] * s) * rows[r * rs + x] summed over r < R, for x < m: four rows per pass,          \
@@ -53,11 +55,8 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
         const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                  \
         int nd = q->ndim;                                                                                 \
         int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1]; \
-        const T *qb = (const T *)((const char *)q->data + batch_off(q, n));                               \
-        const T *kb = (const T *)((const char *)k->data + batch_off(k, n));                               \
-        const T *vb = (const T *)((const char *)v->data + batch_off(v, n));                               \
-        T *ob = (T *)((char *)a->out->data + batch_off(a->out, n));                                       \
-        T *pb = (T *)((char *)a->pw->data + batch_off(a->pw, n));                                         \
+        const T *qb = BATCH(const T, q, n), *kb = BATCH(const T, k, n), *vb = BATCH(const T, v, n);       \
+        T *ob = BATCH(T, a->out, n), *pb = BATCH(T, a->pw, n);                                            \
         T sc = (T)a->scale;                                                                               \
         /* K^T [E][S], so a row's scores are E vectorized passes over the keys */                        \
         for (int64_t j = 0; j < S; j++) {                                                                 \
@@ -88,14 +87,9 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
         const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                  \
         int nd = q->ndim;                                                                                 \
         int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1]; \
-        const T *qb = (const T *)((const char *)q->data + batch_off(q, n));                               \
-        const T *kb = (const T *)((const char *)k->data + batch_off(k, n));                               \
-        const T *vb = (const T *)((const char *)v->data + batch_off(v, n));                               \
-        const T *gb = (const T *)((const char *)a->g->data + batch_off(a->g, n));                         \
-        const T *pb = (const T *)((const char *)a->p->data + batch_off(a->p, n));                         \
-        T *gqb = (T *)((char *)a->gq->data + batch_off(a->gq, n));                                        \
-        T *gkb = (T *)((char *)a->gk->data + batch_off(a->gk, n));                                        \
-        T *gvb = (T *)((char *)a->gv->data + batch_off(a->gv, n));                                        \
+        const T *qb = BATCH(const T, q, n), *kb = BATCH(const T, k, n), *vb = BATCH(const T, v, n);       \
+        const T *gb = BATCH(const T, a->g, n), *pb = BATCH(const T, a->p, n);                             \
+        T *gqb = BATCH(T, a->gq, n), *gkb = BATCH(T, a->gk, n), *gvb = BATCH(T, a->gv, n);                \
         T sc = (T)a->scale;                                                                               \
         for (int64_t j = 0; j < S; j++) {                                                                 \
             T *gkj = ROW(a->gk, gkb, j), *gvj = ROW(a->gv, gvb, j);                                       \

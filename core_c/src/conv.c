@@ -89,6 +89,28 @@
 DEFINE_PLANES(float)
 DEFINE_PLANES(double)
 
+int pf_window_geometry(const char *fn, int64_t H, int64_t W, int kh, int kw, int sh, int sw, int ph, int pw, int dh,
+                       int dw, int half_pad, conv_geom *g) {
+    if (kh < 1 || kw < 1 || sh < 1 || sw < 1 || dh < 1 || dw < 1)
+        return pf_error(PF_ERR_VALUE, "%s: kernel (%d, %d), stride (%d, %d) and dilation (%d, %d) must all be >= 1",
+                        fn, kh, kw, sh, sw, dh, dw);
+    if (ph < 0 || pw < 0) return pf_error(PF_ERR_VALUE, "%s: padding (%d, %d) must be >= 0", fn, ph, pw);
+    if (half_pad && (2 * (int64_t)ph > (int64_t)dh * (kh - 1) + 1 || 2 * (int64_t)pw > (int64_t)dw * (kw - 1) + 1))
+        return pf_error(PF_ERR_VALUE, "%s: padding (%d, %d) must be at most half the dilated kernel", fn, ph, pw);
+    /* checked before dividing: C division truncates toward zero, so a small negative
+     * numerator would otherwise pass as one output row */
+    int64_t nh = H + 2 * (int64_t)ph - (int64_t)dh * (kh - 1) - 1;
+    int64_t nw = W + 2 * (int64_t)pw - (int64_t)dw * (kw - 1) - 1;
+    if (nh < 0 || nw < 0)
+        return pf_error(PF_ERR_VALUE,
+                        "%s: input of size %lldx%lld with padding (%d, %d) is too small for kernel (%d, %d) "
+                        "with dilation (%d, %d) and stride (%d, %d)",
+                        fn, (long long)H, (long long)W, ph, pw, kh, kw, dh, dw, sh, sw);
+    *g = (conv_geom){.H = H, .W = W, .OH = nh / sh + 1, .OW = nw / sw + 1, .kh = kh, .kw = kw, .sh = sh, .sw = sw,
+                     .ph = ph, .pw = pw, .dh = dh, .dw = dw};
+    return PF_OK;
+}
+
 int pf_conv_geometry(const char *fn, const pf_tensor *x, const pf_tensor *col, int kh, int kw, int sh, int sw,
                  int ph, int pw, int dh, int dw, conv_geom *g) {
     char a[128], b[128];
@@ -108,23 +130,8 @@ int pf_conv_geometry(const char *fn, const pf_tensor *x, const pf_tensor *col, i
     if (x->dtype != PF_FLOAT32 && x->dtype != PF_FLOAT64)
         return pf_error(PF_ERR_TYPE, "%s: only float32 and float64 are supported, got %s", fn,
                         pf_dtype_name[x->dtype]);
-    if (kh < 1 || kw < 1 || sh < 1 || sw < 1 || dh < 1 || dw < 1)
-        return pf_error(PF_ERR_VALUE, "%s: kernel (%d, %d), stride (%d, %d) and dilation (%d, %d) must all be >= 1",
-                        fn, kh, kw, sh, sw, dh, dw);
-    if (ph < 0 || pw < 0) return pf_error(PF_ERR_VALUE, "%s: padding (%d, %d) must be >= 0", fn, ph, pw);
-    int64_t H = x->shape[2], W = x->shape[3];
-    /* checked before dividing: C division truncates toward zero, so a small negative
-     * numerator would otherwise pass as one output row */
-    int64_t nh = H + 2 * (int64_t)ph - (int64_t)dh * (kh - 1) - 1;
-    int64_t nw = W + 2 * (int64_t)pw - (int64_t)dw * (kw - 1) - 1;
-    if (nh < 0 || nw < 0)
-        return pf_error(PF_ERR_VALUE,
-                        "%s: input of size %lldx%lld with padding (%d, %d) is too small for kernel (%d, %d) "
-                        "with dilation (%d, %d) and stride (%d, %d)",
-                        fn, (long long)H, (long long)W, ph, pw, kh, kw, dh, dw, sh, sw);
-    *g = (conv_geom){.H = H, .W = W, .OH = nh / sh + 1, .OW = nw / sw + 1, .kh = kh, .kw = kw, .sh = sh, .sw = sw,
-                .ph = ph, .pw = pw, .dh = dh, .dw = dw, .xsh = x->strides[2], .xsw = x->strides[3],
-                .csr = col->strides[1], .csp = col->strides[2]};
+    if ((rc = pf_window_geometry(fn, x->shape[2], x->shape[3], kh, kw, sh, sw, ph, pw, dh, dw, 0, g))) return rc;
+    g->xsh = x->strides[2], g->xsw = x->strides[3], g->csr = col->strides[1], g->csp = col->strides[2];
     int64_t kk = (int64_t)kh * kw;
     if (g->OH > INT64_MAX / g->OW || x->shape[1] > INT64_MAX / kk)
         return pf_error(PF_ERR_VALUE, "%s: col for x of shape %s with kernel (%d, %d) would overflow", fn,

@@ -1,6 +1,7 @@
 /* Shared by the convolution files: conv.c (unfold and fold, and the geometry checks),
  * conv2d.c (the op: its tiled unfold + GEMM path and the entry points) and conv_direct.c
- * (its AVX-512 float32 kernels, which never build the unfold). */
+ * (its AVX-512 float32 kernels, which never build the unfold); pool.c takes the window
+ * geometry. */
 #ifndef PF_CONV_H
 #define PF_CONV_H
 #include "core.h"
@@ -16,6 +17,11 @@ typedef struct {
     int64_t xsh, xsw, csr, csp;
 } conv_geom;
 
+/* The windows over an H x W plane: checks kernel, stride and dilation >= 1, padding >= 0 (with
+ * half_pad also at most half the dilated kernel, torch's pooling rule, so every window holds an
+ * input) and at least one output; fills g but for its strides. `fn` names the op in messages. */
+int pf_window_geometry(const char *fn, int64_t H, int64_t W, int kh, int kw, int sh, int sw, int ph, int pw, int dh,
+                       int dw, int half_pad, conv_geom *g);
 /* Validates an unfold of x into col and fills g; `fn` names the op in messages. */
 int pf_conv_geometry(const char *fn, const pf_tensor *x, const pf_tensor *col, int kh, int kw, int sh, int sw,
                      int ph, int pw, int dh, int dw, conv_geom *g);

@@ -18,7 +18,8 @@ typedef struct {
 } ce_args;
 
 #define CE_KERNELS(T, SUF, EXP, LOG)                                                                     \
-    PF_VEC_CLONES static void ce_fwd_##SUF(const ce_args *a, int64_t b, int64_t e) {                                  \
+    PF_VEC_CLONES static void ce_fwd_##SUF(void *arg, int64_t b, int64_t e) {                            \
+        const ce_args *a = arg;                                                                          \
         const T *x = a->x, *w = a->w;                                                                    \
         T *loss = a->loss, *lse = a->lse;                                                                \
         int64_t c = a->c;                                                                                \
@@ -26,7 +27,7 @@ typedef struct {
             const T *xi = x + i * c;                                                                     \
             T m = xi[0];                                                                                 \
             for (int64_t j = 1; j < c; j++) m = xi[j] > m ? xi[j] : m;                                   \
-            T mm = isinf(m) ? (T)0 : m; /* all -inf (or an inf): no shift, as log_softmax */            \
+            T mm = isinf(m) ? (T)0 : m; /* all -inf (or an inf): no shift, as log_softmax */             \
             T s = 0;                                                                                     \
             for (int64_t j = 0; j < c; j++) s += EXP(xi[j] - mm);                                        \
             T l = LOG(s) + mm;                                                                           \
@@ -35,8 +36,9 @@ typedef struct {
             loss[i] = t == a->ignore ? (T)0 : (w ? w[t] : (T)1) * (l - xi[t]);                           \
         }                                                                                                \
     }                                                                                                    \
-    PF_VEC_CLONES static void ce_bwd_##SUF(const ce_args *a, int64_t b, int64_t e) {                                  \
-        const T *x = a->x, *w = a->w, *lse = a->lse_in, *gs = a->gscale;                                \
+    PF_VEC_CLONES static void ce_bwd_##SUF(void *arg, int64_t b, int64_t e) {                            \
+        const ce_args *a = arg;                                                                          \
+        const T *x = a->x, *w = a->w, *lse = a->lse_in, *gs = a->gscale;                                 \
         T *gx = a->gx;                                                                                   \
         int64_t c = a->c;                                                                                \
         for (int64_t i = b; i < e; i++) {                                                                \
@@ -55,22 +57,6 @@ typedef struct {
 
 CE_KERNELS(float, f32, pf_expf, logf)
 CE_KERNELS(double, f64, exp, log)
-
-static void fwd_part(void *arg, int64_t b, int64_t e) {
-    const ce_args *a = arg;
-    if (a->dtype == PF_FLOAT32)
-        ce_fwd_f32(a, b, e);
-    else
-        ce_fwd_f64(a, b, e);
-}
-
-static void bwd_part(void *arg, int64_t b, int64_t e) {
-    const ce_args *a = arg;
-    if (a->dtype == PF_FLOAT32)
-        ce_bwd_f32(a, b, e);
-    else
-        ce_bwd_f64(a, b, e);
-}
 
 static int check_common(int dtype, const int64_t *target, int64_t n, int64_t c, int64_t ignore, const char *fn) {
     if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
@@ -97,7 +83,7 @@ int pf_cross_entropy(int dtype, const void *x, const int64_t *target, const void
     if (!x || !loss || !lse) return pf_error(PF_ERR_VALUE, "cross_entropy(): a NULL input or output buffer");
     ce_args a = {.dtype = dtype, .x = x, .w = weight, .t = target, .loss = loss, .lse = lse, .n = n, .c = c,
                  .ignore = ignore_index};
-    pf_parallel_range(pf_threads_for(n * c), n, fwd_part, &a);
+    pf_parallel_range(pf_threads_for(n * c), n, dtype == PF_FLOAT32 ? ce_fwd_f32 : ce_fwd_f64, &a);
     double s = 0.0, ws = 0.0;
     for (int64_t i = 0; i < n; i++) {
         if (target[i] == ignore_index) continue;
@@ -117,6 +103,6 @@ int pf_cross_entropy_backward(int dtype, const void *x, const int64_t *target, c
     if (!x || !lse || !gx) return pf_error(PF_ERR_VALUE, "cross_entropy_backward(): a NULL input or output buffer");
     ce_args a = {.dtype = dtype, .x = x, .w = weight, .t = target, .lse_in = lse, .gscale = gscale, .g0 = g0,
                  .gx = gx, .n = n, .c = c, .ignore = ignore_index};
-    pf_parallel_range(pf_threads_for(n * c), n, bwd_part, &a);
+    pf_parallel_range(pf_threads_for(n * c), n, dtype == PF_FLOAT32 ? ce_bwd_f32 : ce_bwd_f64, &a);
     return PF_OK;
 }

@@ -182,6 +182,11 @@ ADAM_GEN(double, f64, sqrt)
         T *p = pv, *s0 = s0v, *s1 = s1v, *s2 = s2v;                                                       \
         const T *g = gv;                                                                                  \
         (void)s1, (void)s2;
+/* The gradient as torch's adaptive optimizers take it: negated to maximize, plus the weight decay
+ * h[k] times the parameter (L2) */
+#define L2_GRAD(T, k)                                                                              \
+    T gi = g[i] * sign;                                                                            \
+    if (h[k] != 0) gi = gi + wd * p[i];
 /* NAdam's and RAdam's common part: weight decay (decoupled or L2), then both moments; hp 0..5
  * are beta1, beta2, eps, weight_decay, decoupled, decay in both */
 #define MOMENTS_SETUP(T)                                                                           \
@@ -203,8 +208,7 @@ ADAM_GEN(double, f64, sqrt)
         const T neg_lr = (T)(-h[0]), rho = (T)h[1], omr = (T)(1.0 - h[1]), eps = (T)h[2];                 \
         const T wd = (T)h[3], sign = h[4] != 0 ? (T)-1 : (T)1;                                            \
         for (int64_t i = 0; i < n; i++) {                                                                 \
-            T gi = g[i] * sign;                                                                           \
-            if (h[3] != 0) gi = gi + wd * p[i];                                                           \
+            L2_GRAD(T, 3)                                                                                 \
             T sq = s0[i] * rho;                                                                           \
             sq = sq + omr * gi * gi;                                                                      \
             s0[i] = sq;                                                                                   \
@@ -219,8 +223,7 @@ ADAM_GEN(double, f64, sqrt)
     KERNEL(adagrad, SFX, T)                                                                               \
         const T neg_clr = (T)(-h[0]), eps = (T)h[1], wd = (T)h[2], sign = h[3] != 0 ? (T)-1 : (T)1;       \
         for (int64_t i = 0; i < n; i++) {                                                                 \
-            T gi = g[i] * sign;                                                                           \
-            if (h[2] != 0) gi = gi + wd * p[i];                                                           \
+            L2_GRAD(T, 2)                                                                                 \
             T s = s0[i] + gi * gi;                                                                        \
             s0[i] = s;                                                                                    \
             T std = SQRT(s) + eps;                                                                        \
@@ -232,8 +235,7 @@ ADAM_GEN(double, f64, sqrt)
         const T wd = (T)h[3], mom = (T)h[4], sign = h[6] != 0 ? (T)-1 : (T)1;                             \
         const int centered = h[5] != 0, momentum = h[4] > 0;                                              \
         for (int64_t i = 0; i < n; i++) {                                                                 \
-            T gi = g[i] * sign;                                                                           \
-            if (h[3] != 0) gi = gi + wd * p[i];                                                           \
+            L2_GRAD(T, 3)                                                                                 \
             T sq = s0[i] * alpha;                                                                         \
             sq = sq + oma * gi * gi;                                                                      \
             s0[i] = sq;                                                                                   \
@@ -260,8 +262,7 @@ ADAM_GEN(double, f64, sqrt)
         const T neg_clr = (T)(-h[0]), w = (T)(1.0 - h[1]), beta2 = (T)h[2], eps = (T)h[3];                \
         const T wd = (T)h[4], sign = h[5] != 0 ? (T)-1 : (T)1;                                            \
         for (int64_t i = 0; i < n; i++) {                                                                 \
-            T gi = g[i] * sign;                                                                           \
-            if (h[4] != 0) gi = gi + wd * p[i];                                                           \
+            L2_GRAD(T, 4)                                                                                 \
             T m = LERP(T, s0[i], gi, w);                                                                  \
             s0[i] = m;                                                                                    \
             T ag = (gi < 0 ? -gi : gi) + eps;                                                             \

@@ -9,13 +9,7 @@
  * the first position, and a window with nothing above -inf reports its first in-range
  * position. */
 #include <stdio.h>
-#include "core.h"
-
-typedef struct {
-    int64_t H, W, OH, OW;
-    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-    int64_t xsh, xsw; /* input element strides over (h, w) */
-} pgeom;
+#include "conv.h"
 
 #define DEFINE_POOL(T)                                                                           \
     /* One kernel tap over a run of outputs: y and ix (the output row) hold the running          \
@@ -33,7 +27,7 @@ typedef struct {
      * whole output row at once, so every window sees the same sequence of comparisons as        \
      * a window-by-window loop; windows that never beat -inf then get their first in-range       \
      * position, as torch reports */                                                             \
-    static void maxpool_plane_##T(const T *x, T *y, int64_t *ix, const pgeom *g) {               \
+    static void maxpool_plane_##T(const T *x, T *y, int64_t *ix, const conv_geom *g) {               \
         for (int64_t oh = 0; oh < g->OH; oh++) {                                                 \
             T *yr = y + oh * g->OW;                                                              \
             int64_t *ir = ix + oh * g->OW, hb = oh * g->sh - g->ph, ilo, ihi;                    \
@@ -79,14 +73,14 @@ typedef struct {
             ix[ow] = base + 2 * ow + arg;                                                        \
         }                                                                                        \
     }                                                                                            \
-    static void maxpool2_plane_##T(const T *x, T *y, int64_t *ix, const pgeom *g) {              \
+    static void maxpool2_plane_##T(const T *x, T *y, int64_t *ix, const conv_geom *g) {              \
         for (int64_t oh = 0; oh < g->OH; oh++)                                                   \
             maxpool2_row_##T(x + 2 * oh * g->xsh, x + (2 * oh + 1) * g->xsh, y + oh * g->OW, ix + oh * g->OW, \
                              g->OW, 2 * oh * g->W, g->W);                                        \
     }                                                                                            \
     /* gx plane (contiguous) = 0, then gx[ix[k]] += gy[k]; returns the first bad index or -1 */  \
     static int64_t maxpool_back_plane_##T(const T *gy, int64_t gsh, int64_t gsw, const int64_t *ix, \
-                                          T *gx, const pgeom *g) {                               \
+                                          T *gx, const conv_geom *g) {                               \
         int64_t hw = g->H * g->W;                                                                \
         memset(gx, 0, (size_t)hw * sizeof(T));                                                   \
         for (int64_t oh = 0; oh < g->OH; oh++)                                                   \
@@ -107,7 +101,7 @@ static int need_contig(const char *fn, const char *what, const pf_tensor *t) {
 /* Validates x [N, C, H, W] against an [N, C, OH, OW] tensor `o` (the output or its
  * gradient) and the int64 indices of that shape; fills g. */
 static int setup(const char *fn, const pf_tensor *x, const pf_tensor *o, const pf_tensor *ix, int kh, int kw,
-                 int sh, int sw, int ph, int pw, int dh, int dw, pgeom *g) {
+                 int sh, int sw, int ph, int pw, int dh, int dw, conv_geom *g) {
     char a[128], b[128];
     int rc;
     if ((rc = pf_check(x, "max_pool2d: input")) || (rc = pf_check(o, "max_pool2d: output")) ||
@@ -124,21 +118,8 @@ static int setup(const char *fn, const pf_tensor *x, const pf_tensor *o, const p
                         pf_dtype_name[x->dtype]);
     if (ix->dtype != PF_INT64)
         return pf_error(PF_ERR_TYPE, "%s: indices must be int64, got %s", fn, pf_dtype_name[ix->dtype]);
-    if (kh < 1 || kw < 1 || sh < 1 || sw < 1 || dh < 1 || dw < 1)
-        return pf_error(PF_ERR_VALUE, "%s: kernel (%d, %d), stride (%d, %d) and dilation (%d, %d) must all be >= 1",
-                        fn, kh, kw, sh, sw, dh, dw);
-    /* torch's rule: padding at most half the dilated kernel, so every window holds an input */
-    if (ph < 0 || pw < 0 || 2 * (int64_t)ph > (int64_t)dh * (kh - 1) + 1 || 2 * (int64_t)pw > (int64_t)dw * (kw - 1) + 1)
-        return pf_error(PF_ERR_VALUE, "%s: padding (%d, %d) must be >= 0 and at most half the dilated kernel", fn,
-                        ph, pw);
-    int64_t H = x->shape[2], W = x->shape[3];
-    int64_t nh = H + 2 * (int64_t)ph - (int64_t)dh * (kh - 1) - 1;
-    int64_t nw = W + 2 * (int64_t)pw - (int64_t)dw * (kw - 1) - 1;
-    if (nh < 0 || nw < 0)
-        return pf_error(PF_ERR_VALUE, "%s: input of size %lldx%lld with padding (%d, %d) is too small for kernel "
-                        "(%d, %d) with dilation (%d, %d)", fn, (long long)H, (long long)W, ph, pw, kh, kw, dh, dw);
-    *g = (pgeom){.H = H, .W = W, .OH = nh / sh + 1, .OW = nw / sw + 1, .kh = kh, .kw = kw, .sh = sh, .sw = sw,
-                 .ph = ph, .pw = pw, .dh = dh, .dw = dw, .xsh = x->strides[2], .xsw = x->strides[3]};
+    if ((rc = pf_window_geometry(fn, x->shape[2], x->shape[3], kh, kw, sh, sw, ph, pw, dh, dw, 1, g))) return rc;
+    g->xsh = x->strides[2], g->xsw = x->strides[3];
     for (int d = 0; d < 4; d++) {
         int64_t want = d == 0 ? x->shape[0] : d == 1 ? x->shape[1] : d == 2 ? g->OH : g->OW;
         if (o->shape[d] != want || ix->shape[d] != want)
@@ -154,14 +135,14 @@ static int setup(const char *fn, const pf_tensor *x, const pf_tensor *o, const p
 typedef struct {
     const pf_tensor *x, *grad_out, *indices;
     pf_tensor *out, *grad_in;
-    const pgeom *g;
+    const conv_geom *g;
     int fast;
     int64_t bad_plane, bad_pos;
 } pool_job;
 
 static void pool_planes(void *arg, int64_t p0, int64_t p1) {
     const pool_job *j = arg;
-    const pgeom *g = j->g;
+    const conv_geom *g = j->g;
     const pf_tensor *x = j->x;
     int64_t C = x->shape[1], opl = g->OH * g->OW, es = (int64_t)pf_dtype_size[x->dtype];
     for (int64_t p = p0; p < p1; p++) {
@@ -177,7 +158,7 @@ static void pool_planes(void *arg, int64_t p0, int64_t p1) {
 
 static void pool_back_planes(void *arg, int64_t p0, int64_t p1) {
     pool_job *j = arg;
-    const pgeom *g = j->g;
+    const conv_geom *g = j->g;
     const int64_t *gs = j->grad_out->strides;
     int64_t C = j->grad_in->shape[1], opl = g->OH * g->OW, hw = g->H * g->W;
     int64_t es = (int64_t)pf_dtype_size[j->grad_in->dtype];
@@ -196,7 +177,7 @@ static void pool_back_planes(void *arg, int64_t p0, int64_t p1) {
 
 int pf_max_pool2d(const pf_tensor *x, pf_tensor *out, pf_tensor *indices, int kh, int kw, int sh, int sw, int ph,
                   int pw, int dh, int dw) {
-    pgeom g;
+    conv_geom g;
     int rc = setup("max_pool2d", x, out, indices, kh, kw, sh, sw, ph, pw, dh, dw, &g);
     if (rc || (rc = need_contig("max_pool2d", "output", out))) return rc;
     int64_t planes = x->shape[0] * x->shape[1], opl = g.OH * g.OW;
@@ -209,7 +190,7 @@ int pf_max_pool2d(const pf_tensor *x, pf_tensor *out, pf_tensor *indices, int kh
 
 int pf_max_pool2d_backward(const pf_tensor *grad_out, const pf_tensor *indices, pf_tensor *grad_in, int kh, int kw,
                            int sh, int sw, int ph, int pw, int dh, int dw) {
-    pgeom g;
+    conv_geom g;
     int rc = setup("max_pool2d_backward", grad_in, grad_out, indices, kh, kw, sh, sw, ph, pw, dh, dw, &g);
     if (rc || (rc = need_contig("max_pool2d_backward", "grad_input", grad_in))) return rc;
     int64_t planes = grad_in->shape[0] * grad_in->shape[1], opl = g.OH * g.OW;

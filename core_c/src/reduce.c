@@ -40,8 +40,11 @@
 #define COL_TILE 1024
 #define COL_MIN 16
 
-static const char *const op_name[PF_NUM_REDUCE] = {"sum",    "mean", "max",  "min", "argmax",
-                                                   "argmin", "var",  "prod", "any", "all"};
+static const char *const op_name[] = {[PF_SUM] = "sum",   [PF_MEAN] = "mean",     [PF_MAX] = "max",
+                                      [PF_MIN] = "min",   [PF_ARGMAX] = "argmax", [PF_ARGMIN] = "argmin",
+                                      [PF_VAR] = "var",   [PF_PROD] = "prod",     [PF_ANY] = "any",
+                                      [PF_ALL] = "all"};
+_Static_assert(sizeof op_name / sizeof op_name[0] == PF_NUM_REDUCE, "a reduction without its name");
 
 /* What a pass accumulates; VAR runs FSUM (for the mean), then FSS. */
 enum { K_FSUM, K_FSS, K_FPROD, K_ISUM, K_IPROD, K_NZ, K_MAX, K_MIN };
@@ -308,49 +311,40 @@ typedef void (*bcol_run)(const void *, int64_t, int64_t, int64_t, void *restrict
     BEST_COL(cmax_##sfx, sfx, T, V, <=)                                                  \
     BEST_COL(cmin_##sfx, sfx, T, V, >=)
 
-FLOAT_RUNS(f32, float)
-FLOAT_RUNS(f64, double)
-FLOAT_RUNS(f16, uint16_t)
-INT_RUNS(i64, int64_t)
-INT_RUNS(i32, int32_t)
-INT_RUNS(b8, uint8_t)
-ALL_RUNS(f32, float, float, int32_t)
-ALL_RUNS(f64, double, double, int64_t)
-ALL_RUNS(f16, uint16_t, float, int32_t)
-ALL_RUNS(i64, int64_t, int64_t, int64_t)
-ALL_RUNS(i32, int32_t, int32_t, int32_t)
-ALL_RUNS(b8, uint8_t, uint8_t, int32_t)
-FLOAT_COLS(f32, float)
-FLOAT_COLS(f64, double)
-FLOAT_COLS(f16, uint16_t)
-INT_COLS(i64, int64_t)
-INT_COLS(i32, int32_t)
-INT_COLS(b8, uint8_t)
-ALL_COLS(f32, float, float)
-ALL_COLS(f64, double, double)
-ALL_COLS(f16, uint16_t, float)
-ALL_COLS(i64, int64_t, int64_t)
-ALL_COLS(i32, int32_t, int32_t)
-ALL_COLS(b8, uint8_t, uint8_t)
+#define FLOAT_KERNELS(sfx, T) FLOAT_RUNS(sfx, T) FLOAT_COLS(sfx, T)
+#define INT_KERNELS(sfx, T) INT_RUNS(sfx, T) INT_COLS(sfx, T)
+#define ALL_KERNELS(sfx, T, V, IT) ALL_RUNS(sfx, T, V, IT) ALL_COLS(sfx, T, V)
+FLOAT_KERNELS(f32, float)
+FLOAT_KERNELS(f64, double)
+FLOAT_KERNELS(f16, uint16_t)
+INT_KERNELS(i64, int64_t)
+INT_KERNELS(i32, int32_t)
+INT_KERNELS(b8, uint8_t)
+ALL_KERNELS(f32, float, float, int32_t)
+ALL_KERNELS(f64, double, double, int64_t)
+ALL_KERNELS(f16, uint16_t, float, int32_t)
+ALL_KERNELS(i64, int64_t, int64_t, int64_t)
+ALL_KERNELS(i32, int32_t, int32_t, int32_t)
+ALL_KERNELS(b8, uint8_t, uint8_t, int32_t)
 
-/* float tables are indexed by dtype (float dtypes are codes 0..2), int tables by
- * dtype - PF_INT64, the others by dtype */
-static const f_run fsum_t[3] = {fsum_f32, fsum_f64, fsum_f16};
-static const f_run fss_t[3] = {fss_f32, fss_f64, fss_f16};
-static const f_run fprod_t[3] = {fprod_f32, fprod_f64, fprod_f16};
-static const u_run isum_t[3] = {isum_i64, isum_i32, isum_b8};
-static const u_run iprod_t[3] = {iprod_i64, iprod_i32, iprod_b8};
-static const u_run nz_t[PF_NUM_DTYPES] = {nz_f32, nz_f64, nz_f16, nz_i64, nz_i32, nz_b8};
-static const best_run max_t[PF_NUM_DTYPES] = {max_f32, max_f64, max_f16, max_i64, max_i32, max_b8};
-static const best_run min_t[PF_NUM_DTYPES] = {min_f32, min_f64, min_f16, min_i64, min_i32, min_b8};
-static const fcol_run cfsum_t[3] = {cfsum_f32, cfsum_f64, cfsum_f16};
-static const fcol_run cfss_t[3] = {cfss_f32, cfss_f64, cfss_f16};
-static const fcol_run cfprod_t[3] = {cfprod_f32, cfprod_f64, cfprod_f16};
-static const ucol_run cisum_t[3] = {cisum_i64, cisum_i32, cisum_b8};
-static const ucol_run ciprod_t[3] = {ciprod_i64, ciprod_i32, ciprod_b8};
-static const ucol_run cnz_t[PF_NUM_DTYPES] = {cnz_f32, cnz_f64, cnz_f16, cnz_i64, cnz_i32, cnz_b8};
-static const bcol_run cmax_t[PF_NUM_DTYPES] = {cmax_f32, cmax_f64, cmax_f16, cmax_i64, cmax_i32, cmax_b8};
-static const bcol_run cmin_t[PF_NUM_DTYPES] = {cmin_f32, cmin_f64, cmin_f16, cmin_i64, cmin_i32, cmin_b8};
+/* Kernel tables indexed by dtype: the float kinds fill the float dtypes' rows, the integer kinds
+ * the integer and bool rows, the rest every row. */
+#define FLOAT_TABLE(name) {[PF_FLOAT32] = name##_f32, [PF_FLOAT64] = name##_f64, [PF_FLOAT16] = name##_f16}
+#define INT_TABLE(name) {[PF_INT64] = name##_i64, [PF_INT32] = name##_i32, [PF_BOOL] = name##_b8}
+#define ALL_TABLE(name)                                                                                    \
+    {[PF_FLOAT32] = name##_f32, [PF_FLOAT64] = name##_f64, [PF_FLOAT16] = name##_f16, [PF_INT64] = name##_i64, \
+     [PF_INT32] = name##_i32, [PF_BOOL] = name##_b8}
+_Static_assert(PF_BOOL == PF_NUM_DTYPES - 1 && PF_NUM_DTYPES == 6, "a dtype without reduction kernels");
+static const f_run fsum_t[PF_NUM_DTYPES] = FLOAT_TABLE(fsum), fss_t[PF_NUM_DTYPES] = FLOAT_TABLE(fss),
+                   fprod_t[PF_NUM_DTYPES] = FLOAT_TABLE(fprod);
+static const u_run isum_t[PF_NUM_DTYPES] = INT_TABLE(isum), iprod_t[PF_NUM_DTYPES] = INT_TABLE(iprod),
+                   nz_t[PF_NUM_DTYPES] = ALL_TABLE(nz);
+static const best_run max_t[PF_NUM_DTYPES] = ALL_TABLE(max), min_t[PF_NUM_DTYPES] = ALL_TABLE(min);
+static const fcol_run cfsum_t[PF_NUM_DTYPES] = FLOAT_TABLE(cfsum), cfss_t[PF_NUM_DTYPES] = FLOAT_TABLE(cfss),
+                      cfprod_t[PF_NUM_DTYPES] = FLOAT_TABLE(cfprod);
+static const ucol_run cisum_t[PF_NUM_DTYPES] = INT_TABLE(cisum), ciprod_t[PF_NUM_DTYPES] = INT_TABLE(ciprod),
+                      cnz_t[PF_NUM_DTYPES] = ALL_TABLE(cnz);
+static const bcol_run cmax_t[PF_NUM_DTYPES] = ALL_TABLE(cmax), cmin_t[PF_NUM_DTYPES] = ALL_TABLE(cmin);
 
 /* ---- partials ---- */
 
@@ -413,8 +407,8 @@ static void add_run(const rctx *c, int kind, part *a, const char *p, int64_t s, 
     case K_FSUM: q.f = fsum_t[dt](p, s, n, m); break;
     case K_FSS: q.f = fss_t[dt](p, s, n, m); break;
     case K_FPROD: q.f = fprod_t[dt](p, s, n, m); break;
-    case K_ISUM: q.u = isum_t[dt - PF_INT64](p, s, n); break;
-    case K_IPROD: q.u = iprod_t[dt - PF_INT64](p, s, n); break;
+    case K_ISUM: q.u = isum_t[dt](p, s, n); break;
+    case K_IPROD: q.u = iprod_t[dt](p, s, n); break;
     case K_NZ: q.u = nz_t[dt](p, s, n); break;
     default: {
         int64_t j = (kind == K_MAX ? max_t : min_t)[dt](p, s, n);
@@ -606,22 +600,22 @@ static void col_tile(const rctx *c, pf_walk *rw, const char *xt, int64_t w, char
     } acc;
     double m[COL_TILE];
     int64_t bi[COL_TILE];
-    int dt = c->dt, fi = dt, ii = dt - PF_INT64;
+    int dt = c->dt;
     switch (c->kind) {
     case K_FSUM:
     case K_FPROD:
         for (int64_t v = 0; v < w; v++) acc.f[v] = c->kind == K_FPROD;
-        COL_PASS((c->kind == K_FSUM ? cfsum_t : cfprod_t)[fi](p, rs, n, w, acc.f, NULL));
+        COL_PASS((c->kind == K_FSUM ? cfsum_t : cfprod_t)[dt](p, rs, n, w, acc.f, NULL));
         if (c->op == PF_VAR) {
             for (int64_t v = 0; v < w; v++) m[v] = acc.f[v] / (double)c->R, acc.f[v] = 0;
-            COL_PASS(cfss_t[fi](p, rs, n, w, acc.f, m));
+            COL_PASS(cfss_t[dt](p, rs, n, w, acc.f, m));
         }
         break;
     case K_ISUM:
     case K_IPROD:
     case K_NZ:
         for (int64_t v = 0; v < w; v++) acc.u[v] = c->kind == K_IPROD;
-        COL_PASS((c->kind == K_ISUM ? cisum_t[ii] : c->kind == K_IPROD ? ciprod_t[ii] : cnz_t[dt])(p, rs, n, w, acc.u));
+        COL_PASS((c->kind == K_ISUM ? cisum_t : c->kind == K_IPROD ? ciprod_t : cnz_t)[dt](p, rs, n, w, acc.u));
         break;
     default: /* K_MAX, K_MIN: start from block position 0 */
         for (int64_t v = 0; v < w; v++) {

@@ -132,38 +132,27 @@ ADAM_CASE(double, f64, PF_FLOAT64, 1e-14)
 static void test_sgd(void) {
     const double moms[] = {0, 0.9}, damps[] = {0, 0.3}, wds[] = {0, 0.05};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
-        for (int a = 0; a < 2; a++)
-            for (int b = 0; b < 2; b++)
-                for (int c = 0; c < 2; c++)
-                    for (int nest = 0; nest < 2; nest++)
-                        for (int maxim = 0; maxim < 2; maxim++) {
-                            int64_t n = sizes[k];
-                            CHECK(!sgd_case_f32(n, moms[a], damps[b], wds[c], nest, maxim),
-                                  "sgd f32 n=%lld momentum=%g dampening=%g wd=%g nesterov=%d maximize=%d",
-                                  (long long)n, moms[a], damps[b], wds[c], nest, maxim);
-                            CHECK(!sgd_case_f64(n, moms[a], damps[b], wds[c], nest, maxim),
-                                  "sgd f64 n=%lld momentum=%g dampening=%g wd=%g nesterov=%d maximize=%d",
-                                  (long long)n, moms[a], damps[b], wds[c], nest, maxim);
-                        }
+        for (int f = 0; f < 32; f++) { /* every combination: bit i of f is option i */
+            int a = f & 1, b = f >> 1 & 1, c = f >> 2 & 1, nest = f >> 3 & 1, maxim = f >> 4 & 1;
+            int64_t n = sizes[k];
+            CHECK(!sgd_case_f32(n, moms[a], damps[b], wds[c], nest, maxim) &&
+                      !sgd_case_f64(n, moms[a], damps[b], wds[c], nest, maxim),
+                  "sgd n=%lld momentum=%g dampening=%g wd=%g nesterov=%d maximize=%d", (long long)n, moms[a], damps[b],
+                  wds[c], nest, maxim);
+        }
 }
 
 static void test_adam(void) {
     /* beta1 = 0.3 takes lerp's large-weight branch */
     const double b1s[] = {0.9, 0.3}, wds[] = {0, 0.1};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
-        for (int a = 0; a < 2; a++)
-            for (int b = 0; b < 2; b++)
-                for (int ams = 0; ams < 2; ams++)
-                    for (int dec = 0; dec < 2; dec++)
-                        for (int maxim = 0; maxim < 2; maxim++) {
-                            int64_t n = sizes[k];
-                            CHECK(!adam_case_f32(n, b1s[a], wds[b], ams, dec, maxim),
-                                  "adam f32 n=%lld beta1=%g wd=%g amsgrad=%d decoupled=%d maximize=%d",
-                                  (long long)n, b1s[a], wds[b], ams, dec, maxim);
-                            CHECK(!adam_case_f64(n, b1s[a], wds[b], ams, dec, maxim),
-                                  "adam f64 n=%lld beta1=%g wd=%g amsgrad=%d decoupled=%d maximize=%d",
-                                  (long long)n, b1s[a], wds[b], ams, dec, maxim);
-                        }
+        for (int f = 0; f < 32; f++) { /* every combination: bit i of f is option i */
+            int a = f & 1, b = f >> 1 & 1, ams = f >> 2 & 1, dec = f >> 3 & 1, maxim = f >> 4 & 1;
+            int64_t n = sizes[k];
+            CHECK(!adam_case_f32(n, b1s[a], wds[b], ams, dec, maxim) && !adam_case_f64(n, b1s[a], wds[b], ams, dec, maxim),
+                  "adam n=%lld beta1=%g wd=%g amsgrad=%d decoupled=%d maximize=%d", (long long)n, b1s[a], wds[b], ams,
+                  dec, maxim);
+        }
 }
 
 static void test_known_values(void) {

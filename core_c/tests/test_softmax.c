@@ -48,6 +48,17 @@ static void check_softmax(const pf_tensor *x, int spaced, int take_log, const ch
     free(ybuf);
 }
 
+static void same_bits_on_1_and_2_threads(const pf_tensor *x, pf_tensor *o1, pf_tensor *o2, int take_log,
+                                         const char *what) {
+    pf_set_num_threads(1);
+    CHECK_OK(pf_softmax(x, o1, take_log));
+    pf_set_num_threads(2);
+    CHECK_OK(pf_softmax(x, o2, take_log));
+    pf_set_num_threads(0);
+    CHECK(!memcmp(o1->data, o2->data, (size_t)pf_numel(x) * pf_dtype_size[x->dtype]), "%s: 1 and 2 threads differ",
+          what);
+}
+
 static void test_softmax(void) {
     for (int dt = PF_FLOAT32; dt <= PF_FLOAT16; dt++) {
         void *buf = malloc(7 * 33 * 8);
@@ -89,23 +100,13 @@ static void test_softmax(void) {
     fill(a, PF_FLOAT32, n);
     pf_tensor x = pf_make(a, PF_FLOAT32, 2, sh), o1 = pf_make(y1, PF_FLOAT32, 2, sh), o2 = pf_make(y2, PF_FLOAT32, 2, sh);
     check_softmax(&x, 0, 0, "large");
-    pf_set_num_threads(1);
-    CHECK_OK(pf_softmax(&x, &o1, 0));
-    pf_set_num_threads(2);
-    CHECK_OK(pf_softmax(&x, &o2, 0));
-    pf_set_num_threads(0);
-    CHECK(!memcmp(y1, y2, (size_t)n * 4), "softmax: 1 and 2 threads differ");
+    same_bits_on_1_and_2_threads(&x, &o1, &o2, 0, "softmax");
     int64_t tsh[2] = {1000, 300};
     int tp[2] = {1, 0}; /* transposed rows go through each thread's scratch row */
     pf_tensor xt = permuted(a, PF_FLOAT32, 2, tsh, tp), t1 = pf_make(y1, PF_FLOAT32, 2, tsh);
     pf_tensor t2 = pf_make(y2, PF_FLOAT32, 2, tsh);
     check_softmax(&xt, 0, 1, "large transposed");
-    pf_set_num_threads(1);
-    CHECK_OK(pf_softmax(&xt, &t1, 1));
-    pf_set_num_threads(2);
-    CHECK_OK(pf_softmax(&xt, &t2, 1));
-    pf_set_num_threads(0);
-    CHECK(!memcmp(y1, y2, (size_t)n * 4), "log_softmax transposed: 1 and 2 threads differ");
+    same_bits_on_1_and_2_threads(&xt, &t1, &t2, 1, "log_softmax transposed");
     /* short rows go in groups (at most 2048 elements, 256 rows): rows 64 apart in a wider
      * buffer, over several groups and a partial last one; 1-element rows over several */
     for (int dt = PF_FLOAT32; dt <= PF_FLOAT64; dt++) {
