@@ -1,5 +1,5 @@
 """Adaptive optimizers: Adadelta, Adagrad, RMSprop, Adamax, NAdam, RAdam. Each step is one fused
-C pass per parameter (``pf_optim_step``); the step-dependent scalars are computed here in double,
+C pass per parameter (``pf_optim_step``); the step-dependent numbers are computed here in double,
 where torch computes them in Python."""
 
 from __future__ import annotations
@@ -8,106 +8,54 @@ import math
 from typing import Any
 
 from pyframe import _dtype
-from pyframe._backend import NULL, check, ffi, lib
 from pyframe.ops.creation import full, zeros, zeros_like
-from pyframe.optim.optimizer import Optimizer
+from pyframe.optim.optimizer import _FusedOptimizer, check_adam_args, check_number
 from pyframe.tensor import Tensor
 
 __all__ = ["Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam"]
 
 
-def _check(name: str, value, low: float = 0.0, high: float | None = None, high_open: bool = False) -> None:
-    if isinstance(value, Tensor):
-        value = value.item()
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value >= low
-    if ok and high is not None:
-        ok = value < high if high_open else value <= high
-    if not ok:
-        raise ValueError(f"Invalid {name}: {value!r}")
-
-
-def _check_betas(betas) -> tuple[float, float]:
-    if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
-        raise ValueError(f"Invalid betas: {betas!r} (expected a pair of floats in [0, 1))")
-    for i, b in enumerate(betas):
-        _check(f"beta parameter at index {i}", b, 0.0, 1.0, high_open=True)
-    return float(betas[0]), float(betas[1])
-
-
-def _unsupported(opt: str, **flags: bool) -> None:
-    on = [name for name, value in flags.items() if value]
-    if on:
-        raise ValueError(f"pyframe's {opt} does not support {', '.join(on)}=True")
-
-
-class _Adaptive(Optimizer):
-    """The loop shared by the kernels of ``pf_optim_step``: for each parameter with a gradient,
-    make its state, compute the scalars, and run one C call."""
-
-    _kind: int = -1
-    _state_names: tuple[str, ...] = ()
+class _Adaptive(_FusedOptimizer):
+    """The adaptive kinds of ``pf_optim_step``: a parameter's state starts as its step count and zeroed
+    ``_param_shaped_state``, the kernel's buffers; the numbers a step needs are computed per
+    parameter (``_numbers``), from its step count after the increment."""
 
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         state["step"] = zeros((), dtype=_dtype.float32)
-        for name in self._state_names:
+        for name in self._param_shaped_state:
             state[name] = zeros_like(p)
 
     def _buffers(self, group: dict[str, Any]) -> tuple[str | None, ...]:
-        return self._state_names
+        return self._param_shaped_state
 
-    def _scalars(self, group: dict[str, Any], state: dict[str, Any], step: float) -> list[float]:
+    def _per_param(self, group: dict[str, Any], state: dict[str, Any]) -> tuple:
+        return tuple(self._numbers(group, state, self._next_step(state)))
+
+    def _numbers(self, group: dict[str, Any], state: dict[str, Any], step: float) -> list[float]:
         raise NotImplementedError
-
-    def _update(self, group: dict[str, Any]) -> None:
-        names = self._buffers(group)
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = self._grad_of(p)
-            state = self.state[p]
-            if not state:
-                self._init_state(p, group, state)
-            ptrs = []
-            for name in (*names, None, None, None)[:3]:
-                if name is None:
-                    ptrs.append(NULL)
-                    continue
-                if name not in state:
-                    state[name] = zeros_like(p)
-                buf = self._buffer(state, name, p)
-                buf._bump()
-                ptrs.append(buf._ptr)
-            step = self._next_step(state)
-            hp = self._scalars(group, state, step)
-            t = self._target(p)
-            check(lib.pf_optim_step(self._kind, t.dtype.code, t._numel, t._ptr, g._ptr, *ptrs, ffi.new("double[]", hp),
-                                    len(hp)))  # fmt: skip
-            self._written(p, t)
 
 
 class Adadelta(_Adaptive):
     """Same as torch.optim.Adadelta; ``foreach`` is accepted and has no effect; ``capturable`` and
     ``differentiable`` are not supported."""
 
-    _kind = lib.PF_OPTIM_ADADELTA
-    _state_names = ("square_avg", "acc_delta")
-    _param_shaped_state = _state_names
+    _kind = "adadelta"
+    _param_shaped_state = ("square_avg", "acc_delta")
 
     def __init__(
         self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
         foreach: bool | None = None, *, capturable: bool = False, maximize: bool = False,
         differentiable: bool = False,
     ) -> None:  # fmt: skip
-        _check("learning rate", lr)
-        _check("rho value", rho, 0.0, 1.0)
-        _check("epsilon value", eps)
-        _check("weight_decay value", weight_decay)
-        _unsupported("Adadelta", capturable=capturable, differentiable=differentiable)
+        check_number("learning rate", lr)
+        check_number("rho value", rho, 0.0, 1.0)
+        check_number("epsilon value", eps)
+        check_number("weight_decay value", weight_decay)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, capturable=capturable,
                         foreach=foreach, differentiable=differentiable)  # fmt: skip
         super().__init__(params, defaults)
 
-    def _scalars(self, group, state, step):
+    def _numbers(self, group, state, step):
         return [float(group["lr"]), float(group["rho"]), float(group["eps"]), float(group["weight_decay"]),
                 float(bool(group["maximize"]))]  # fmt: skip
 
@@ -116,21 +64,19 @@ class Adagrad(_Adaptive):
     """Same as torch.optim.Adagrad (state made at construction, as torch); sparse gradients do not
     exist in pyframe; ``foreach``/``fused`` are accepted and have no effect."""
 
-    _kind = lib.PF_OPTIM_ADAGRAD
-    _state_names = ("sum",)
-    _param_shaped_state = _state_names
+    _kind = "adagrad"
+    _param_shaped_state = ("sum",)
 
     def __init__(
         self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
         initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
         maximize: bool = False, differentiable: bool = False, fused: bool | None = None,
     ) -> None:  # fmt: skip
-        _check("learning rate", lr)
-        _check("lr_decay value", lr_decay)
-        _check("weight_decay value", weight_decay)
-        _check("initial_accumulator_value value", initial_accumulator_value)
-        _check("epsilon value", eps)
-        _unsupported("Adagrad", differentiable=differentiable)
+        check_number("learning rate", lr)
+        check_number("lr_decay value", lr_decay)
+        check_number("weight_decay value", weight_decay)
+        check_number("initial_accumulator_value value", initial_accumulator_value)
+        check_number("epsilon value", eps)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)  # fmt: skip
@@ -143,7 +89,7 @@ class Adagrad(_Adaptive):
         state["step"] = zeros((), dtype=_dtype.float32)
         state["sum"] = full(p._shape, float(group["initial_accumulator_value"]), dtype=p.dtype)
 
-    def _scalars(self, group, state, step):
+    def _numbers(self, group, state, step):
         clr = float(group["lr"]) / (1 + (step - 1) * float(group["lr_decay"]))
         return [clr, float(group["eps"]), float(group["weight_decay"]), float(bool(group["maximize"]))]
 
@@ -152,7 +98,7 @@ class RMSprop(_Adaptive):
     """Same as torch.optim.RMSprop (``centered``, ``momentum``); ``foreach`` is accepted and has no
     effect; ``capturable`` and ``differentiable`` are not supported."""
 
-    _kind = lib.PF_OPTIM_RMSPROP
+    _kind = "rmsprop"
     _param_shaped_state = ("square_avg", "momentum_buffer", "grad_avg")
 
     def __init__(
@@ -160,12 +106,11 @@ class RMSprop(_Adaptive):
         momentum: float = 0, centered: bool = False, capturable: bool = False, foreach: bool | None = None,
         maximize: bool = False, differentiable: bool = False,
     ) -> None:  # fmt: skip
-        _check("learning rate", lr)
-        _check("epsilon value", eps)
-        _check("momentum value", momentum)
-        _check("weight_decay value", weight_decay)
-        _check("alpha value", alpha)
-        _unsupported("RMSprop", capturable=capturable, differentiable=differentiable)
+        check_number("learning rate", lr)
+        check_number("epsilon value", eps)
+        check_number("momentum value", momentum)
+        check_number("weight_decay value", weight_decay)
+        check_number("alpha value", alpha)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach, maximize=maximize,
                         differentiable=differentiable)  # fmt: skip
@@ -186,7 +131,7 @@ class RMSprop(_Adaptive):
             "momentum_buffer" if float(group["momentum"]) > 0 else None,
         )
 
-    def _scalars(self, group, state, step):
+    def _numbers(self, group, state, step):
         return [float(group["lr"]), float(group["alpha"]), float(group["eps"]), float(group["weight_decay"]),
                 float(group["momentum"]), float(bool(group["centered"])), float(bool(group["maximize"]))]  # fmt: skip
 
@@ -195,25 +140,20 @@ class Adamax(_Adaptive):
     """Same as torch.optim.Adamax; ``foreach`` is accepted and has no effect; ``capturable`` and
     ``differentiable`` are not supported."""
 
-    _kind = lib.PF_OPTIM_ADAMAX
-    _state_names = ("exp_avg", "exp_inf")
-    _param_shaped_state = _state_names
+    _kind = "adamax"
+    _param_shaped_state = ("exp_avg", "exp_inf")
 
     def __init__(
         self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
         weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
         differentiable: bool = False, capturable: bool = False,
     ) -> None:  # fmt: skip
-        _check("learning rate", lr)
-        _check("epsilon value", eps)
-        betas = _check_betas(betas)
-        _check("weight_decay value", weight_decay)
-        _unsupported("Adamax", capturable=capturable, differentiable=differentiable)
+        betas = check_adam_args(lr, betas, eps, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, capturable=capturable)  # fmt: skip
         super().__init__(params, defaults)
 
-    def _scalars(self, group, state, step):
+    def _numbers(self, group, state, step):
         beta1, beta2 = (float(b) for b in group["betas"])
         clr = float(group["lr"]) / (1 - beta1**step)
         return [clr, beta1, beta2, float(group["eps"]), float(group["weight_decay"]), float(bool(group["maximize"]))]
@@ -223,9 +163,8 @@ class NAdam(_Adaptive):
     """Same as torch.optim.NAdam (``momentum_decay``, ``decoupled_weight_decay``); ``mu_product`` is a
     float32 0-d tensor in the state, as torch's; ``foreach`` is accepted and has no effect."""
 
-    _kind = lib.PF_OPTIM_NADAM
-    _state_names = ("exp_avg", "exp_avg_sq")
-    _param_shaped_state = _state_names
+    _kind = "nadam"
+    _param_shaped_state = ("exp_avg", "exp_avg_sq")
 
     def __init__(
         self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -233,12 +172,8 @@ class NAdam(_Adaptive):
         foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
         differentiable: bool = False,
     ) -> None:  # fmt: skip
-        _check("learning rate", lr)
-        _check("epsilon value", eps)
-        betas = _check_betas(betas)
-        _check("weight_decay value", weight_decay)
-        _check("momentum_decay value", momentum_decay)
-        _unsupported("NAdam", capturable=capturable, differentiable=differentiable)
+        betas = check_adam_args(lr, betas, eps, weight_decay)
+        check_number("momentum_decay value", momentum_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable)  # fmt: skip
@@ -248,7 +183,7 @@ class NAdam(_Adaptive):
         super()._init_state(p, group, state)
         state["mu_product"] = full((), 1.0, dtype=_dtype.float32)
 
-    def _scalars(self, group, state, step):
+    def _numbers(self, group, state, step):
         beta1, beta2 = (float(b) for b in group["betas"])
         lr, wd, md = float(group["lr"]), float(group["weight_decay"]), float(group["momentum_decay"])
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
@@ -268,26 +203,21 @@ class RAdam(_Adaptive):
     """Same as torch.optim.RAdam (``decoupled_weight_decay``); ``foreach`` is accepted and has no
     effect; ``capturable`` and ``differentiable`` are not supported."""
 
-    _kind = lib.PF_OPTIM_RADAM
-    _state_names = ("exp_avg", "exp_avg_sq")
-    _param_shaped_state = _state_names
+    _kind = "radam"
+    _param_shaped_state = ("exp_avg", "exp_avg_sq")
 
     def __init__(
         self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
         weight_decay: float = 0, decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
         maximize: bool = False, capturable: bool = False, differentiable: bool = False,
     ) -> None:  # fmt: skip
-        _check("learning rate", lr)
-        _check("epsilon value", eps)
-        betas = _check_betas(betas)
-        _check("weight_decay value", weight_decay)
-        _unsupported("RAdam", capturable=capturable, differentiable=differentiable)
+        betas = check_adam_args(lr, betas, eps, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)  # fmt: skip
         super().__init__(params, defaults)
 
-    def _scalars(self, group, state, step):
+    def _numbers(self, group, state, step):
         beta1, beta2 = (float(b) for b in group["betas"])
         lr, wd = float(group["lr"]), float(group["weight_decay"])
         bc1, bc2 = 1 - beta1**step, 1 - beta2**step

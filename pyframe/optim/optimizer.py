@@ -14,6 +14,8 @@ from typing import Any
 
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError
+from pyframe.ops.creation import zeros_like
+from pyframe.ops.optim import fused_step
 from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = ["Optimizer"]
@@ -201,17 +203,8 @@ class Optimizer:
     @staticmethod
     def _target(p: Tensor) -> Tensor:
         """``p`` itself when its memory is contiguous, else a contiguous copy for the kernel to
-        update (``_written`` copies it back)."""
+        update (the optimizer copies it back)."""
         return p if p._contig or p.is_contiguous() else p.contiguous()
-
-    @staticmethod
-    def _written(p: Tensor, target: Tensor) -> None:
-        """After the kernel updated ``target``: bump ``p``'s version, so autograd sees the
-        in-place write (copying back first when ``target`` was a copy)."""
-        if target is p:
-            p._bump()
-        else:
-            p.copy_(target)
 
     # ---- state_dict --------------------------------------------------------------------------
 
@@ -294,3 +287,98 @@ class Optimizer:
         if param.dtype.is_floating_point and value.dtype is not param.dtype:
             return value.to(param.dtype)  # a new tensor already
         return value.clone()
+
+
+def check_number(name: str, value, low: float = 0.0, high: float | None = None, high_open: bool = False) -> None:
+    """torch's hyperparameter check: ``value`` (a number or a one-element tensor) at least ``low``
+    and at most (or below, ``high_open``) ``high``; NaN fails."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value >= low
+    if ok and high is not None:
+        ok = value < high if high_open else value <= high
+    if not ok:
+        raise ValueError(f"Invalid {name}: {value!r}")
+
+
+def check_betas(betas) -> tuple[float, float]:
+    """A pair of decay rates in [0, 1), as floats."""
+    if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
+        raise ValueError(f"Invalid betas: {betas!r} (expected a pair of floats in [0, 1))")
+    for i, b in enumerate(betas):
+        check_number(f"beta parameter at index {i}", b, 0.0, 1.0, high_open=True)
+    return float(betas[0]), float(betas[1])
+
+
+def check_adam_args(lr, betas, eps, weight_decay) -> tuple[float, float]:
+    """The checks of Adam and its relatives (Adamax, NAdam, RAdam), in torch's order; the betas as floats."""
+    check_number("learning rate", lr)
+    check_number("epsilon value", eps)
+    betas = check_betas(betas)
+    check_number("weight_decay value", weight_decay)
+    return betas
+
+
+class _FusedOptimizer(Optimizer):
+    """The optimizers whose update is one fused C step (``pyframe.ops.optim.fused_step``): for each
+    parameter with a gradient its state is made or checked, then one call steps the group. A class
+    names its kernel (``_kind``) and answers four questions: which parameter-shaped state tensors
+    the kernel updates (``_buffers``), how a parameter's state starts (``_init_state``), what the
+    kernel needs from one parameter's state (``_per_param``) and from the group (``_scalars``)."""
+
+    _kind = ""
+
+    def __init__(self, params, defaults: dict[str, Any]) -> None:
+        flags = [name for name in ("capturable", "differentiable") if defaults.get(name)]
+        if flags:  # graph capture and differentiating through the step need what a fused C kernel is not
+            raise ValueError(f"pyframe's {type(self).__name__} does not support {', '.join(flags)}=True")
+        super().__init__(params, defaults)
+
+    def _buffers(self, group: dict[str, Any]) -> tuple[str | None, ...]:
+        """The state tensors the kernel updates, in its order; None for a slot it leaves unused."""
+        return ()
+
+    def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
+        """A parameter's state before its first step (a missing buffer is made as zeros later)."""
+
+    def _per_param(self, group: dict[str, Any], state: dict[str, Any] | None) -> Any:
+        """What the kernel takes per parameter (see ``fused_step``), from its state (None when the
+        update keeps none); read before missing buffers are made."""
+        return None
+
+    def _scalars(self, group: dict[str, Any]) -> tuple:
+        """The group's numbers, in the kernel's order."""
+        return ()
+
+    def _update(self, group: dict[str, Any]) -> None:
+        names = self._buffers(group)
+        params, grads, own, copies = [], [], [], []
+        states: list[list] = [[] for _ in names]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            grads.append(self._grad_of(p))
+            state = None
+            if names:  # torch keeps no state for a parameter whose update needs none (SGD without momentum)
+                state = self.state[p]
+                if not state:
+                    self._init_state(p, group, state)
+            own.append(self._per_param(group, state))
+            for column, name in zip(states, names, strict=True):
+                column.append(None if name is None else self._state_buffer(state, name, p))
+            t = self._target(p)
+            if t is not p:
+                copies.append((p, t))
+            params.append(t)
+        fused_step(self._kind, params, grads, states, own, self._scalars(group))
+        for p, t in copies:  # the kernel updated a contiguous copy
+            p.copy_(t)
+
+    def _state_buffer(self, state: dict[str, Any], name: str, p: Tensor) -> Tensor:
+        """State tensor ``name`` checked against ``p`` (made as zeros when missing)."""
+        t = state.get(name)
+        if t is None:
+            t = state[name] = zeros_like(p)
+        elif t._contig and t.dtype is p.dtype and t._shape == p._shape:  # the usual case, checked inline
+            return t
+        return self._buffer(state, name, p)
