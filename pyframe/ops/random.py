@@ -15,7 +15,6 @@ from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import broadcast_shapes, zeros_of
 from pyframe.ops.creation import _finish, _like, _make, tensor
-from pyframe.ops.sorting import sort
 from pyframe.tensor import Tensor, as_shape, empty_tensor
 
 __all__ = [
@@ -95,15 +94,30 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
 def randperm(
     n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False
 ) -> Tensor:
-    """Same as torch.randperm: a random permutation of 0..n-1 (argsort of uniform keys, in C)."""
+    """Same as torch.randperm: a random permutation of 0..n-1 (Fisher-Yates on the generator's
+    counter-based draws, in C; the data samplers' orders come from here too)."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ValueError(f"randperm(): n must be a non-negative int, got {n!r}")
     check_device(device)
     dt = as_dtype(dtype) if dtype is not None else int64
-    perm = sort(_uniform((n,), float64, generator)).indices
+    perm = empty_tensor((n,), int64)
+    seed, offset = _generator(generator).take(n)
+    check(lib.pf_randperm(perm._d(), seed, offset))
     out = perm if dt is int64 else perm.to(dt)
     if requires_grad:
         out.requires_grad_()
+    return out
+
+
+def weighted_sample(weights: Tensor, num_samples: int, replacement: bool, generator=None) -> Tensor:
+    """``num_samples`` int64 indices drawn with probabilities proportional to the 1-d float
+    ``weights`` (finite, non-negative, a positive sum), with or without replacement: the
+    WeightedRandomSampler's draw. Uses ``num_samples`` counters with replacement, one per weight
+    without."""
+    w = weights.contiguous()
+    out = empty_tensor((num_samples,), int64)
+    seed, offset = _generator(generator).take(num_samples if replacement else w._numel)
+    check(lib.pf_weighted_sample(w._d(), out._d(), int(bool(replacement)), seed, offset))
     return out
 
 

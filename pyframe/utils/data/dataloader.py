@@ -13,10 +13,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from pyframe import _dtype
-from pyframe._backend import lib
-from pyframe.ops.random import Generator, _draw
-from pyframe.tensor import Tensor, empty_tensor
+from pyframe.ops.random import Generator, randint
+from pyframe.tensor import Tensor
 from pyframe.utils.data import _worker
 from pyframe.utils.data.collate import default_collate, default_convert
 from pyframe.utils.data.dataset import Dataset, IterableDataset, Subset, TensorDataset
@@ -253,9 +251,7 @@ class _SingleProcessIter:
 
 
 def _base_seed(generator: Generator | None) -> int:
-    t = empty_tensor((), _dtype.int64)
-    _draw(lib.PF_RAND_INT, t, 0, 1 << 62, generator=generator)
-    return int(t.item())
+    return int(randint(0, 1 << 62, (), generator=generator).item())
 
 
 class _MultiProcessIter:

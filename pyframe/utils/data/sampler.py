@@ -1,6 +1,6 @@
 """Samplers: which dataset indices a DataLoader visits, and in which batches. Same as
-torch.utils.data's; random orders come from the C core (``pf_randperm``,
-``pf_weighted_sample``) driven by a ``pyframe.Generator``."""
+torch.utils.data's; random orders come from ``pyframe.ops.random`` (``randperm``, ``randint``,
+``weighted_sample``) driven by a ``pyframe.Generator``."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Generic, TypeVar
 
 from pyframe import _dtype
-from pyframe._backend import check, lib
+from pyframe.ops import random as pf_random
 from pyframe.ops.random import Generator
 from pyframe.ops.random import _default as default_generator
-from pyframe.tensor import Tensor, empty_tensor
+from pyframe.tensor import Tensor
 
 __all__ = [
     "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
@@ -31,13 +31,8 @@ def _generator(generator) -> Generator:
 
 
 def randperm(n: int, generator: Generator | None = None) -> Tensor:
-    """A random permutation of ``0 .. n - 1`` as an int64 tensor, computed in C."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
-    out = empty_tensor((n,), _dtype.int64)
-    seed, offset = _generator(generator).take(n)
-    check(lib.pf_randperm(out._d(), seed, offset))
-    return out
+    """A random permutation of ``0 .. n - 1`` as an int64 tensor: ``pyframe.randperm``."""
+    return pf_random.randperm(n, generator=_generator(generator))
 
 
 def _fresh_generator(generator) -> Generator:
@@ -123,12 +118,8 @@ def _permutations(n: int, gen: Generator) -> Iterator[list[int]]:
 def _chunked_draws(n: int, k: int, gen: Generator) -> Iterator[int]:
     # uniform ints in [0, n), drawn 32 at a time like torch, so a loader that stops early
     # has not paid for all of them
-    from pyframe.ops.random import _draw
-
     for start in range(0, k, 32):
-        t = empty_tensor((min(32, k - start),), _dtype.int64)
-        _draw(lib.PF_RAND_INT, t, 0, n, generator=gen)
-        yield from t.tolist()
+        yield from pf_random.randint(0, n, (min(32, k - start),), generator=gen).tolist()
 
 
 class SubsetRandomSampler(Sampler[int]):
@@ -167,10 +158,7 @@ class WeightedRandomSampler(Sampler[int]):
             raise ValueError(f"cannot draw num_samples={num_samples} without replacement from {w._numel} weights")
 
     def __iter__(self) -> Iterator[int]:
-        out = empty_tensor((self.num_samples,), _dtype.int64)
-        gen = _generator(self.generator)
-        seed, offset = gen.take(self.num_samples if self.replacement else self.weights._numel)
-        check(lib.pf_weighted_sample(self.weights._d(), out._d(), int(self.replacement), seed, offset))
+        out = pf_random.weighted_sample(self.weights, self.num_samples, self.replacement, _generator(self.generator))
         return iter(out.tolist())
 
     def __len__(self) -> int:
