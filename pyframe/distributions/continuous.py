@@ -14,7 +14,17 @@ from pyframe.tensor import Tensor
 __all__ = ["Normal", "Uniform", "MultivariateNormal"]
 
 
-class Normal(Distribution):
+class _Gaussian(Distribution):
+    """Normal and MultivariateNormal: the mean and the mode are ``loc``."""
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    mode = mean
+
+
+class Normal(_Gaussian):
     """Same as torch.distributions.Normal(loc, scale): ``scale > 0``."""
 
     has_rsample = True
@@ -33,14 +43,6 @@ class Normal(Distribution):
 
     def _param_dtype(self):
         return self.loc.dtype
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def stddev(self) -> Tensor:
@@ -127,7 +129,7 @@ def _diag(m: Tensor) -> Tensor:
     return (m * eye(m._shape[-1], dtype=m.dtype)).sum(-1)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(_Gaussian):
     """Same as torch.distributions.MultivariateNormal(loc, covariance_matrix | precision_matrix |
     scale_tril): exactly one of the three; the covariance is kept as its Cholesky factor."""
 
@@ -199,14 +201,6 @@ class MultivariateNormal(Distribution):
     @property
     def precision_matrix(self) -> Tensor:
         return linalg.inv(self.covariance_matrix)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:
