@@ -20,6 +20,7 @@ from pyframe import _dtype, _grad_mode
 from pyframe.ops import elementwise as ew
 from pyframe.ops import index as ix
 from pyframe.ops import reduce as rd
+from pyframe.ops.random import rand
 from pyframe.tensor import Tensor
 
 __all__ = [
@@ -306,8 +307,6 @@ class RandomUnstructured(_Unstructured):
     """Same as torch.nn.utils.prune.RandomUnstructured: ``amount`` entries chosen at random."""
 
     def _scores(self, t: Tensor) -> Tensor:
-        from pyframe.ops.random import rand
-
         return rand(t._numel, dtype=_dtype.float64)
 
     @classmethod
@@ -328,15 +327,14 @@ class L1Unstructured(_Unstructured):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
-class RandomStructured(BasePruningMethod):
-    """Same as torch.nn.utils.prune.RandomStructured: ``amount`` whole slices along ``dim`` at random."""
+class _Structured(BasePruningMethod):
+    """Drops ``amount`` whole slices along ``dim``: those ``_kept`` leaves out."""
 
     PRUNING_TYPE = "structured"
 
-    def __init__(self, amount, dim: int = -1) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-        self.dim = dim
+    def _kept(self, t: Tensor, dim: int, k: int) -> Tensor:
+        """A bool per slice along ``dim``: True for the ``size - k`` slices kept."""
+        raise NotImplementedError
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         _validate_structured_pruning(t)
@@ -346,22 +344,29 @@ class RandomStructured(BasePruningMethod):
         _validate_pruning_amount(k, size)
         if k == 0:
             return default_mask
-        from pyframe.ops.random import rand
-
-        keep = ew.logical_not(_extreme(rand(size, dtype=_dtype.float64), k, largest=False))
         dim = self.dim % t.ndim
-        return ew.mul(_channel_mask(t, dim, keep), default_mask.to(t.dtype))
+        return ew.mul(_channel_mask(t, dim, self._kept(t, dim, k)), default_mask.to(t.dtype))
+
+
+class RandomStructured(_Structured):
+    """Same as torch.nn.utils.prune.RandomStructured: ``amount`` whole slices along ``dim`` at random."""
+
+    def __init__(self, amount, dim: int = -1) -> None:
+        _validate_pruning_amount_init(amount)
+        self.amount = amount
+        self.dim = dim
+
+    def _kept(self, t: Tensor, dim: int, k: int) -> Tensor:
+        return ew.logical_not(_extreme(rand(t._shape[dim], dtype=_dtype.float64), k, largest=False))
 
     @classmethod
     def apply(cls, module, name: str, amount, dim: int = -1):
         return super().apply(module, name, amount=amount, dim=dim)
 
 
-class LnStructured(BasePruningMethod):
+class LnStructured(_Structured):
     """Same as torch.nn.utils.prune.LnStructured: the ``amount`` slices along ``dim`` of
     smallest L``n`` norm."""
-
-    PRUNING_TYPE = "structured"
 
     def __init__(self, amount, n, dim: int = -1) -> None:
         _validate_pruning_amount_init(amount)
@@ -369,19 +374,9 @@ class LnStructured(BasePruningMethod):
         self.n = n
         self.dim = dim
 
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        size = t._shape[self.dim]
-        k = _compute_nparams_toprune(self.amount, size)
-        _validate_pruning_amount(k, size)
-        if k == 0:
-            return default_mask
-        dim = self.dim % t.ndim
-        others = tuple(d for d in range(t.ndim) if d != dim)
-        norms = rd.norm(t, self.n, others)
-        keep = _extreme(norms, size - k, largest=True)
-        return ew.mul(_channel_mask(t, dim, keep), default_mask.to(t.dtype))
+    def _kept(self, t: Tensor, dim: int, k: int) -> Tensor:
+        norms = rd.norm(t, self.n, tuple(d for d in range(t.ndim) if d != dim))
+        return _extreme(norms, t._shape[dim] - k, largest=True)
 
     @classmethod
     def apply(cls, module, name: str, amount, n, dim: int, importance_scores=None):
