@@ -107,6 +107,10 @@ class LRScheduler:
     def get_lr(self) -> list:
         raise NotImplementedError(f"{type(self).__name__} does not implement get_lr()")
 
+    def _scaled(self, factor) -> list:
+        """Every group's current rate times ``factor`` (a chainable scheduler's next rates)."""
+        return [g["lr"] * factor for g in self.optimizer.param_groups]
+
     def step(self, epoch: int | None = None) -> None:
         self._step_count += 1
         if epoch is not None:
@@ -182,7 +186,7 @@ class StepLR(LRScheduler):
     def get_lr(self) -> list:
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return _lrs(self.optimizer)
-        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+        return self._scaled(self.gamma)
 
     def _get_closed_form_lr(self) -> list:
         return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
@@ -202,7 +206,7 @@ class MultiStepLR(LRScheduler):
     def get_lr(self) -> list:
         if self.last_epoch not in self.milestones:
             return _lrs(self.optimizer)
-        return [g["lr"] * self.gamma ** self.milestones[self.last_epoch] for g in self.optimizer.param_groups]
+        return self._scaled(self.gamma ** self.milestones[self.last_epoch])
 
     def _get_closed_form_lr(self) -> list:
         milestones = sorted(self.milestones.elements())
@@ -223,11 +227,11 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
-        if self.last_epoch == 0:
-            return [g["lr"] * self.factor for g in self.optimizer.param_groups]
-        if self.last_epoch != self.total_iters:
-            return _lrs(self.optimizer)
-        return [g["lr"] * (1.0 / self.factor) for g in self.optimizer.param_groups]
+        if self.last_epoch == 0:  # the factor comes in
+            return self._scaled(self.factor)
+        if self.last_epoch == self.total_iters:  # and goes
+            return self._scaled(1.0 / self.factor)
+        return _lrs(self.optimizer)
 
     def _get_closed_form_lr(self) -> list:
         on = self.last_epoch >= self.total_iters
@@ -254,12 +258,12 @@ class LinearLR(LRScheduler):
 
     def get_lr(self) -> list:
         if self.last_epoch == 0:
-            return [g["lr"] * self.start_factor for g in self.optimizer.param_groups]
+            return self._scaled(self.start_factor)
         if self._is_initial or self.last_epoch > self.total_iters:
             return _lrs(self.optimizer)
         span = self.end_factor - self.start_factor
         scale = 1.0 + span / (self.total_iters * self.start_factor + (self.last_epoch - 1) * span)
-        return [g["lr"] * scale for g in self.optimizer.param_groups]
+        return self._scaled(scale)
 
     def _get_closed_form_lr(self) -> list:
         span = self.end_factor - self.start_factor
@@ -278,7 +282,7 @@ class ExponentialLR(LRScheduler):
     def get_lr(self) -> list:
         if self._is_initial:
             return _lrs(self.optimizer)
-        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+        return self._scaled(self.gamma)
 
     def _get_closed_form_lr(self) -> list:
         return [base * self.gamma**self.last_epoch for base in self.base_lrs]
@@ -298,7 +302,7 @@ class PolynomialLR(LRScheduler):
             return _lrs(self.optimizer)
         t, n = self.last_epoch, self.total_iters
         decay = ((1.0 - t / n) / (1.0 - (t - 1) / n)) ** self.power
-        return [g["lr"] * decay for g in self.optimizer.param_groups]
+        return self._scaled(decay)
 
     def _get_closed_form_lr(self) -> list:
         frac = min(self.total_iters, self.last_epoch) / self.total_iters
@@ -574,6 +578,26 @@ class ReduceLROnPlateau(LRScheduler):
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
 
 
+def _start_momentum_cycle(scheduler: LRScheduler, optimizer: Optimizer, base_momentum, max_momentum,
+                          last_epoch: int) -> tuple[list, list]:  # fmt: skip
+    """OneCycleLR's and CyclicLR's ``cycle_momentum``: the per-group momentum bounds, and on a
+    fresh start the momentum (or Adam's beta1) set to the upper one, as torch does."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+    scheduler.use_beta1 = "betas" in optimizer.defaults
+    bases = _per_group("base_momentum", optimizer, base_momentum)
+    maxes = _per_group("max_momentum", optimizer, max_momentum)
+    if last_epoch == -1:
+        for m_max, m_base, group in zip(maxes, bases, optimizer.param_groups, strict=True):
+            if scheduler.use_beta1:
+                group["betas"] = (m_max, *group["betas"][1:])
+            else:
+                group["momentum"] = m_max
+            group["max_momentum"] = m_max
+            group["base_momentum"] = m_base
+    return bases, maxes
+
+
 class OneCycleLR(LRScheduler):
     """Same as torch.optim.lr_scheduler.OneCycleLR (cos or linear annealing, two or three phases,
     momentum or beta1 cycled in the opposite direction)."""
@@ -623,19 +647,7 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            maxes = _per_group("max_momentum", optimizer, max_momentum)
-            bases = _per_group("base_momentum", optimizer, base_momentum)
-            if last_epoch == -1:
-                for m_max, m_base, group in zip(maxes, bases, optimizer.param_groups, strict=True):
-                    if self.use_beta1:
-                        group["betas"] = (m_max, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m_max
-                    group["max_momentum"] = m_max
-                    group["base_momentum"] = m_base
+            _start_momentum_cycle(self, optimizer, base_momentum, max_momentum, last_epoch)
         super().__init__(optimizer, last_epoch)
 
     def _anneal(self, start: float, end: float, pct: float) -> float:
@@ -700,20 +712,8 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
-            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
-            if last_epoch == -1:
-                for m_max, m_base, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups,
-                                                strict=True):  # fmt: skip
-                    if self.use_beta1:
-                        group["betas"] = (m_max, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m_max
-                    group["max_momentum"] = m_max
-                    group["base_momentum"] = m_base
+            self.base_momentums, self.max_momentums = _start_momentum_cycle(self, optimizer, base_momentum,
+                                                                            max_momentum, last_epoch)  # fmt: skip
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
