@@ -202,11 +202,12 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
-def _kaiming_std(tensor: Tensor, a, mode: str, nonlinearity: str, fn: str):
+def _kaiming_std(tensor: Tensor, a, mode: str, nonlinearity: str, fn: str) -> float:
+    """gain / sqrt(fan); 0 for a zero-element tensor (torch's warning: nothing to draw)."""
     _check(tensor, fn)
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
-        return None
+        return 0.0
     return calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
 
 
@@ -214,10 +215,7 @@ def kaiming_uniform_(
     tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
 ) -> Tensor:  # fmt: skip
     """Same as torch.nn.init.kaiming_uniform_: U(-b, b), b = gain * sqrt(3 / fan)."""
-    std = _kaiming_std(tensor, a, mode, nonlinearity, "kaiming_uniform_")
-    if std is None:
-        return tensor
-    bound = math.sqrt(3.0) * std
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity, "kaiming_uniform_")
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -225,10 +223,7 @@ def kaiming_normal_(
     tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
 ) -> Tensor:  # fmt: skip
     """Same as torch.nn.init.kaiming_normal_: N(0, std^2), std = gain / sqrt(fan)."""
-    std = _kaiming_std(tensor, a, mode, nonlinearity, "kaiming_normal_")
-    if std is None:
-        return tensor
-    return normal_(tensor, 0.0, std, generator)
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity, "kaiming_normal_"), generator)
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
