@@ -81,14 +81,9 @@ class RNNBase(Module):
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                           f"expects num_layers greater than 1, but got dropout={dropout} and num_layers=1",
                           stacklevel=2)  # fmt: skip
-        self.mode = mode
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
+        self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.bidirectional = bias, batch_first, bidirectional
         self.dropout = float(dropout)
-        self.bidirectional = bidirectional
         self.proj_size = proj_size
         dirs = 2 if bidirectional else 1
         g = _GATES[mode] * hidden_size

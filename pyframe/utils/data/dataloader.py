@@ -178,22 +178,14 @@ class DataLoader:
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
 
-        self.dataset = dataset
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.sampler = sampler
-        self.batch_sampler = batch_sampler
-        self.num_workers = num_workers
+        # the options under torch's attribute names: what is read, how it is batched, who loads it
+        self.dataset, self.sampler, self.batch_sampler, self.generator = dataset, sampler, batch_sampler, generator
+        self.batch_size, self.drop_last = batch_size, drop_last
         self.collate_fn = collate_fn or (default_collate if batch_sampler is not None else default_convert)
-        self.pin_memory = pin_memory
-        self.pin_memory_device = pin_memory_device
-        self.timeout = timeout
-        self.worker_init_fn = worker_init_fn
-        self.multiprocessing_context = multiprocessing_context
-        self.generator = generator
-        self.prefetch_factor = prefetch_factor
-        self.persistent_workers = persistent_workers
-        self.in_order = in_order
+        self.num_workers, self.prefetch_factor, self.timeout = num_workers, prefetch_factor, timeout
+        self.worker_init_fn, self.multiprocessing_context = worker_init_fn, multiprocessing_context
+        self.persistent_workers, self.in_order = persistent_workers, in_order
+        self.pin_memory, self.pin_memory_device = pin_memory, pin_memory_device
         self._iterator = None
 
     @property
