@@ -106,7 +106,7 @@ def summary() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     _manager.ensure_loaded()
     for info in _manager.list():
-        rec = _manager._records[info.name]
+        rec = _manager.record_of(info.name)
         if not (rec.enabled and rec.registered) or _manager._hookimpl(rec, "pyframe_summary") is None:
             continue
         try:
@@ -151,7 +151,7 @@ _save_handle = None
 
 def _update_save_hook() -> None:
     global _save_handle
-    active = any(r.enabled and r.registered and r.source != "built-in" for r in _manager._records.values())
+    active = any(r.enabled and r.registered and r.source != "built-in" for r in _manager.records())
     if active and _save_handle is None:
         from pyframe import serialization
 
