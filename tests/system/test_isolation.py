@@ -1,8 +1,8 @@
 """The core suite is immune to plugins installed into the test environment (README: "pip install ./plugins/...").
 
 ``tests/conftest.py`` turns entry-point autoload off before pyframe is imported; the variable is inherited by every
-subprocess a test starts. Plugin tests turn their plugin on themselves (``pyframe.plugins.activated``), and the
-``site`` fixture of plugins/test_manager.py builds its own plugin world.
+subprocess a test starts. Plugin tests turn their plugin on themselves (``pyframe.plugins.testing.activated``), and the
+``site`` fixture of tests/plugins/conftest.py builds its own plugin world.
 """
 
 from __future__ import annotations
