@@ -80,14 +80,14 @@ build/c/%.o: core_c/src/%.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_TEST) -c $< -o $@
 
-build/c/test_%: core_c/tests/test_%.c core_c/tests/check.h $(OBJS)
+build/c/test_%: core_c/tests/test_%.c $(wildcard core_c/tests/*.h) $(OBJS)
 	$(CC) $(CFLAGS_TEST) $< $(OBJS) -o $@ -lm
 
 build/csan/%.o: core_c/src/%.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_TEST) $(SANFLAGS) -c $< -o $@
 
-build/csan/test_%: core_c/tests/test_%.c core_c/tests/check.h $(SAN_OBJS)
+build/csan/test_%: core_c/tests/test_%.c $(wildcard core_c/tests/*.h) $(SAN_OBJS)
 	$(CC) $(CFLAGS_TEST) $(SANFLAGS) $< $(SAN_OBJS) -o $@ -lm
 
 ctest: $(CTESTS)
