@@ -32,75 +32,82 @@
 #define PF_ERR_NOMEM 5
 #define PF_ERR_LINALG 6  /* a singular or indefinite matrix, no convergence: LinAlgError */
 
-/* unary ops: y = f(x; p0, p1); output dtype = input dtype unless noted */
-#define PF_NEG 0
-#define PF_ABS 1
-#define PF_EXP 2
-#define PF_LOG 3
-#define PF_SQRT 4
-#define PF_TANH 5
-#define PF_SIGMOID 6
-#define PF_RELU 7
-#define PF_SIN 8
-#define PF_COS 9
-#define PF_SIGN 10
-#define PF_RECIPROCAL 11
-#define PF_SQUARE 12
-#define PF_ERF 13
-#define PF_CLAMP 14      /* clamp(x, p0, p1); use +-inf for an open side */
-#define PF_POW_SCALAR 15 /* x ** p0 */
-#define PF_RPOW_SCALAR 16 /* p0 ** x */
-#define PF_ISNAN 17      /* -> bool */
-#define PF_ISINF 18      /* -> bool */
-#define PF_ISFINITE 19   /* -> bool */
-#define PF_LOGICAL_NOT 20 /* -> bool */
-#define PF_LOG1P 21
-#define PF_EXPM1 22
-#define PF_FLOOR 23
-#define PF_CEIL 24
-#define PF_ROUND 25
-#define PF_RSQRT 26
-#define PF_TAN 27
-#define PF_SINH 28
-#define PF_COSH 29
-#define PF_ASIN 30
-#define PF_ACOS 31
-#define PF_ATAN 32
-#define PF_ASINH 33
-#define PF_ACOSH 34
-#define PF_ATANH 35
-#define PF_LOG2 36
-#define PF_LOG10 37
-#define PF_EXP2 38
-#define PF_ERFC 39
-#define PF_TRUNC 40
-#define PF_NUM_UNARY 41
+/* unary ops: y = f(x; p0, p1); output dtype = input dtype unless noted. Each code has one row in
+ * elementwise.c's UNARY_OPS (its kernels and name); a count assertion there fails the build when a
+ * code here has no row. New codes go last, before PF_NUM_UNARY. */
+enum {
+    PF_NEG,
+    PF_ABS,
+    PF_EXP,
+    PF_LOG,
+    PF_SQRT,
+    PF_TANH,
+    PF_SIGMOID,
+    PF_RELU,
+    PF_SIN,
+    PF_COS,
+    PF_SIGN,
+    PF_RECIPROCAL,
+    PF_SQUARE,
+    PF_ERF,
+    PF_CLAMP,       /* clamp(x, p0, p1); use +-inf for an open side */
+    PF_POW_SCALAR,  /* x ** p0 */
+    PF_RPOW_SCALAR, /* p0 ** x */
+    PF_ISNAN,       /* -> bool */
+    PF_ISINF,       /* -> bool */
+    PF_ISFINITE,    /* -> bool */
+    PF_LOGICAL_NOT, /* -> bool */
+    PF_LOG1P,
+    PF_EXPM1,
+    PF_FLOOR,
+    PF_CEIL,
+    PF_ROUND,
+    PF_RSQRT,
+    PF_TAN,
+    PF_SINH,
+    PF_COSH,
+    PF_ASIN,
+    PF_ACOS,
+    PF_ATAN,
+    PF_ASINH,
+    PF_ACOSH,
+    PF_ATANH,
+    PF_LOG2,
+    PF_LOG10,
+    PF_EXP2,
+    PF_ERFC,
+    PF_TRUNC,
+    PF_NUM_UNARY
+};
 
-/* binary ops: out = a op b, a and b broadcast to out, a, b same dtype */
-#define PF_ADD 0
-#define PF_SUB 1
-#define PF_MUL 2
-#define PF_DIV 3
-#define PF_POW 4
-#define PF_MAXIMUM 5
-#define PF_MINIMUM 6
-#define PF_EQ 7          /* comparisons and logical ops -> bool */
-#define PF_NE 8
-#define PF_LT 9
-#define PF_LE 10
-#define PF_GT 11
-#define PF_GE 12
-#define PF_LOGICAL_AND 13
-#define PF_LOGICAL_OR 14
-#define PF_LOGICAL_XOR 15
-#define PF_ATAN2 16
-#define PF_REMAINDER 17  /* Python-style modulo, sign of b */
-#define PF_FLOOR_DIVIDE 18
-/* fused activation gradients, float dtypes: a = incoming gradient, b = the activation's output */
-#define PF_RELU_BACKWARD 19     /* b <= 0 ? 0 : a (a NaN output passes the gradient, as torch) */
-#define PF_TANH_BACKWARD 20     /* a * (1 - b * b) */
-#define PF_SIGMOID_BACKWARD 21  /* a * (b * (1 - b)) */
-#define PF_NUM_BINARY 22
+/* binary ops: out = a op b, a and b broadcast to out, a, b same dtype; one row each in elementwise.c's
+ * BINARY_OPS, counted the same way */
+enum {
+    PF_ADD,
+    PF_SUB,
+    PF_MUL,
+    PF_DIV,
+    PF_POW,
+    PF_MAXIMUM,
+    PF_MINIMUM,
+    PF_EQ, /* comparisons and logical ops -> bool */
+    PF_NE,
+    PF_LT,
+    PF_LE,
+    PF_GT,
+    PF_GE,
+    PF_LOGICAL_AND,
+    PF_LOGICAL_OR,
+    PF_LOGICAL_XOR,
+    PF_ATAN2,
+    PF_REMAINDER,    /* Python-style modulo, sign of b */
+    PF_FLOOR_DIVIDE,
+    /* fused activation gradients, float dtypes: a = incoming gradient, b = the activation's output */
+    PF_RELU_BACKWARD,    /* b <= 0 ? 0 : a (a NaN output passes the gradient, as torch) */
+    PF_TANH_BACKWARD,    /* a * (1 - b * b) */
+    PF_SIGMOID_BACKWARD, /* a * (b * (1 - b)) */
+    PF_NUM_BINARY
+};
 
 /* reductions over the last `nred` dims of x */
 #define PF_SUM 0

@@ -118,11 +118,12 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
 #define ST_ID(v) (v)
 #define ST_H(v) pf_f2h(v)
 
-/* UNARY(name, storage in, storage out, compute type, load, store, expression of x, p0, p1) */
-#define UNARY(name, TI, TO, CT, LD, ST, EXPR)                                                            \
+/* UNARY(name, storage in, storage out, compute type, parameter type, load, store, expression of x, p0, p1);
+ * integer runs take p0 and p1 as doubles (a cast of +-inf to an integer would be undefined) */
+#define UNARY(name, TI, TO, CT, PT, LD, ST, EXPR)                                                        \
     PF_SIMD static void name(const char *xp, int64_t sx, char *yp, int64_t sy, int64_t n, double p0d,    \
                              double p1d, int *err) {                                                   \
-        const CT p0 = (CT)p0d, p1 = (CT)p1d;                                                           \
+        const PT p0 = (PT)p0d, p1 = (PT)p1d;                                                           \
         (void)p0; (void)p1; (void)err;                                                                 \
         if (sx == sizeof(TI) && sy == sizeof(TO)) {                                                    \
             const TI *restrict X = (const TI *)xp;                                                     \
@@ -135,111 +136,6 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
             }                                                                                          \
         }                                                                                              \
     }
-
-/* float ops: X(op, float expression, double expression); x, p0, p1 in scope */
-#define FLOAT_UNARY(X)                                                        \
-    X(PF_NEG, neg, -x, -x)                                                   \
-    X(PF_ABS, abs, fabsf(x), fabs(x))                                        \
-    X(PF_EXP, exp, pf_expf(x), exp(x))                                       \
-    X(PF_LOG, log, logf(x), log(x))                                          \
-    X(PF_SQRT, sqrt, sqrtf(x), sqrt(x))                                      \
-    X(PF_TANH, tanh, pf_tanhf(x), tanh(x))                                      \
-    X(PF_SIGMOID, sigmoid, pf_sigmoidf(x), pf_sigmoid(x))                    \
-    X(PF_RELU, relu, pf_relu_f(x), pf_relu_d(x))                             \
-    X(PF_SIN, sin, sinf(x), sin(x))                                          \
-    X(PF_COS, cos, cosf(x), cos(x))                                          \
-    X(PF_SIGN, sign, pf_signf(x), pf_sign(x))                                \
-    X(PF_RECIPROCAL, reciprocal, 1.0f / x, 1.0 / x)                          \
-    X(PF_SQUARE, square, x * x, x * x)                                       \
-    X(PF_ERF, erf, erff(x), erf(x))                                          \
-    X(PF_CLAMP, clamp, pf_minf(pf_maxf(x, p0), p1), pf_mind(pf_maxd(x, p0), p1)) \
-    X(PF_POW_SCALAR, pows, powf(x, p0), pow(x, p0))                          \
-    X(PF_RPOW_SCALAR, rpows, powf(p0, x), pow(p0, x))                        \
-    X(PF_LOG1P, log1p, log1pf(x), log1p(x))                                  \
-    X(PF_EXPM1, expm1, expm1f(x), expm1(x))                                  \
-    X(PF_FLOOR, floor, floorf(x), floor(x))                                  \
-    X(PF_CEIL, ceil, ceilf(x), ceil(x))                                      \
-    X(PF_ROUND, round, nearbyintf(x), nearbyint(x))                          \
-    X(PF_RSQRT, rsqrt, 1.0f / sqrtf(x), 1.0 / sqrt(x))                        \
-    X(PF_TAN, tan, tanf(x), tan(x))                                          \
-    X(PF_SINH, sinh, sinhf(x), sinh(x))                                      \
-    X(PF_COSH, cosh, coshf(x), cosh(x))                                      \
-    X(PF_ASIN, asin, asinf(x), asin(x))                                      \
-    X(PF_ACOS, acos, acosf(x), acos(x))                                      \
-    X(PF_ATAN, atan, atanf(x), atan(x))                                      \
-    X(PF_ASINH, asinh, asinhf(x), asinh(x))                                  \
-    X(PF_ACOSH, acosh, acoshf(x), acosh(x))                                  \
-    X(PF_ATANH, atanh, atanhf(x), atanh(x))                                  \
-    X(PF_LOG2, log2, log2f(x), log2(x))                                      \
-    X(PF_LOG10, log10, log10f(x), log10(x))                                  \
-    X(PF_EXP2, exp2, exp2f(x), exp2(x))                                      \
-    X(PF_ERFC, erfc, erfcf(x), erfc(x))                                      \
-    X(PF_TRUNC, trunc, truncf(x), trunc(x))
-
-/* ops on any dtype with a bool result: X(op, name, float expr, int expr) */
-#define PRED_UNARY(X)                                        \
-    X(PF_ISNAN, isnan, x != x, x != x)                          \
-    X(PF_ISINF, isinf, isinf(x) != 0, x != x)                        \
-    X(PF_ISFINITE, isfinite, isfinite(x) != 0, x == x)               \
-    X(PF_LOGICAL_NOT, lnot, x == 0, x == 0)
-
-/* integer ops (int64/int32 computed in int64): X(op, name, expr) */
-#define INT_UNARY(X)                                                 \
-    X(PF_NEG, neg, (int64_t)(0 - (uint64_t)x))                       \
-    X(PF_ABS, abs, x < 0 ? (int64_t)(0 - (uint64_t)x) : x)          \
-    X(PF_RELU, relu, x > 0 ? x : 0)                                  \
-    X(PF_SIGN, sign, (x > 0) - (x < 0))                              \
-    X(PF_SQUARE, square, (int64_t)((uint64_t)x * (uint64_t)x))      \
-    X(PF_CLAMP, clamp, pf_iclamp(x, p0d, p1d))                       \
-    X(PF_POW_SCALAR, pows, pf_ipow(x, (int64_t)p0d, err))
-
-#define GEN_FLOAT_UNARY(op, nm, fe, de)                                  \
-    UNARY(un_##nm##_f32, float, float, float, LD_ID, ST_ID, fe)          \
-    UNARY(un_##nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, fe)      \
-    UNARY(un_##nm##_f64, double, double, double, LD_ID, ST_ID, de)
-FLOAT_UNARY(GEN_FLOAT_UNARY)
-
-#define GEN_PRED_UNARY(op, nm, fe, ie)                                    \
-    UNARY(un_##nm##_f32, float, uint8_t, float, LD_ID, ST_ID, fe)         \
-    UNARY(un_##nm##_f16, uint16_t, uint8_t, float, LD_H, ST_ID, fe)       \
-    UNARY(un_##nm##_f64, double, uint8_t, double, LD_ID, ST_ID, fe)       \
-    UNARY(un_##nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_ID, ie)     \
-    UNARY(un_##nm##_i32, int32_t, uint8_t, int64_t, LD_ID, ST_ID, ie)     \
-    UNARY(un_##nm##_b8, uint8_t, uint8_t, int64_t, LD_ID, ST_ID, ie)
-PRED_UNARY(GEN_PRED_UNARY)
-
-/* p0/p1 of integer ops are read as doubles inside the expression, so the compute-type
- * copies go unused; the UNARY macro silences that. */
-#define GEN_INT_UNARY(op, nm, ie)                                         \
-    UNARY(un_##nm##_i64, int64_t, int64_t, int64_t, LD_ID, ST_ID, ie)    \
-    UNARY(un_##nm##_i32, int32_t, int32_t, int64_t, LD_ID, (int32_t), ie)
-INT_UNARY(GEN_INT_UNARY)
-
-static unary_run unary_table[PF_NUM_UNARY][PF_NUM_DTYPES] = {
-#define ROW_F(op, nm, fe, de) [op] = {[PF_FLOAT32] = un_##nm##_f32, [PF_FLOAT16] = un_##nm##_f16, [PF_FLOAT64] = un_##nm##_f64},
-    FLOAT_UNARY(ROW_F)
-#define ROW_P(op, nm, fe, ie) [op] = {un_##nm##_f32, un_##nm##_f64, un_##nm##_f16, un_##nm##_i64, un_##nm##_i32, un_##nm##_b8},
-    PRED_UNARY(ROW_P)
-};
-static const char *const unary_name[PF_NUM_UNARY] = {
-    "neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "sin", "cos", "sign", "reciprocal", "square", "erf",
-    "clamp", "pow", "pow", "isnan", "isinf", "isfinite", "logical_not", "log1p", "expm1", "floor", "ceil", "round",
-    "rsqrt", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log2", "log10", "exp2",
-    "erfc", "trunc"};
-_Static_assert(sizeof(unary_name) / sizeof(*unary_name) == PF_NUM_UNARY, "unary names and op codes differ");
-
-/* Integer rows are filled at first use: designated initializers cannot merge into the
- * float rows above. Also: floor/ceil/round of an integer is the identity copy. */
-static void fill_int_unary(void) {
-#define SET_I(op, nm, ie) unary_table[op][PF_INT64] = un_##nm##_i64; unary_table[op][PF_INT32] = un_##nm##_i32;
-    INT_UNARY(SET_I)
-}
-
-static int unary_out_dtype(int op, int dt) {
-    return (op == PF_ISNAN || op == PF_ISINF || op == PF_ISFINITE || op == PF_LOGICAL_NOT) ? PF_BOOL : dt;
-}
-
-/* ---- binary ---- */
 
 /* BINARY(name, TI, TO, CT, load, store, expr of a and b); fast loops for contiguous
  * operands and for a broadcast scalar on either side (x * 2, 1 - x). */
@@ -265,104 +161,159 @@ static int unary_out_dtype(int op, int dt) {
         }                                                                                              \
     }
 
-/* arithmetic on floats: X(op, name, float expr, double expr) */
-#define FLOAT_BINARY(X)                                                     \
-    X(PF_ADD, add, a + b, a + b)                                           \
-    X(PF_SUB, sub, a - b, a - b)                                           \
-    X(PF_MUL, mul, a * b, a * b)                                           \
-    X(PF_DIV, div, a / b, a / b)                                           \
-    X(PF_POW, pow, powf(a, b), pow(a, b))                                  \
-    X(PF_MAXIMUM, maximum, pf_maxf(a, b), pf_maxd(a, b))                   \
-    X(PF_MINIMUM, minimum, pf_minf(a, b), pf_mind(a, b))                   \
-    X(PF_ATAN2, atan2, atan2f(a, b), atan2(a, b))                          \
-    X(PF_REMAINDER, remainder, pf_remf(a, b), pf_rem(a, b))                \
-    X(PF_FLOOR_DIVIDE, floordiv, pf_floordivf(a, b), pf_floordiv(a, b))  \
-    X(PF_RELU_BACKWARD, relu_bwd, b <= 0 ? 0 : a, b <= 0 ? 0 : a)         \
-    X(PF_TANH_BACKWARD, tanh_bwd, a * (1 - b * b), a * (1 - b * b))       \
-    X(PF_SIGMOID_BACKWARD, sigmoid_bwd, a * (b * (1 - b)), a * (b * (1 - b)))
+/* ---- the op tables: one row per op ----
+ *
+ * X(op code, name, dtypes, float expression, double expression, integer expression[, bool expression]).
+ * The float expression serves float32 and float16 (widened to float), the integer one int64 and int32
+ * (computed in int64, wrapping: unsigned math avoids C's undefined overflow), the bool one bool. dtypes:
+ *   F    floating inputs only
+ *   FI   floating and integer
+ *   FIB  floating, integer and bool (binary only)
+ *   P    every dtype, with a bool result: the float and double expressions for floating inputs, the
+ *        integer one for integers and bool
+ * `_` fills a column the dtypes do not read. An op is its code in pyframe_api.h plus its row here: the
+ * row makes its kernels, its table entries and its name (designated initialisers, so order cannot
+ * drift), and the count assertions below fail the build when a code has no row. */
 
-/* integer arithmetic in int64 with wrap-around (unsigned math avoids C's UB) */
-#define INT_BINARY(X)                                                       \
-    X(PF_ADD, add, (int64_t)((uint64_t)a + (uint64_t)b))                   \
-    X(PF_SUB, sub, (int64_t)((uint64_t)a - (uint64_t)b))                   \
-    X(PF_MUL, mul, (int64_t)((uint64_t)a * (uint64_t)b))                   \
-    X(PF_POW, pow, pf_ipow(a, b, err))                                     \
-    X(PF_MAXIMUM, maximum, a > b ? a : b)                                  \
-    X(PF_MINIMUM, minimum, a < b ? a : b)                                  \
-    X(PF_REMAINDER, remainder, pf_irem(a, b, err))                         \
-    X(PF_FLOOR_DIVIDE, floordiv, pf_ifloordiv(a, b, err))
+/* unary: x, p0 and p1 in scope */
+#define UNARY_OPS(X)                                                                                        \
+    X(PF_NEG, neg, FI, -x, -x, (int64_t)(0 - (uint64_t)x))                                                 \
+    X(PF_ABS, abs, FI, fabsf(x), fabs(x), x < 0 ? (int64_t)(0 - (uint64_t)x) : x)                         \
+    X(PF_EXP, exp, F, pf_expf(x), exp(x), _)                                                               \
+    X(PF_LOG, log, F, logf(x), log(x), _)                                                                  \
+    X(PF_SQRT, sqrt, F, sqrtf(x), sqrt(x), _)                                                              \
+    X(PF_TANH, tanh, F, pf_tanhf(x), tanh(x), _)                                                           \
+    X(PF_SIGMOID, sigmoid, F, pf_sigmoidf(x), pf_sigmoid(x), _)                                            \
+    X(PF_RELU, relu, FI, pf_relu_f(x), pf_relu_d(x), x > 0 ? x : 0)                                        \
+    X(PF_SIN, sin, F, sinf(x), sin(x), _)                                                                  \
+    X(PF_COS, cos, F, cosf(x), cos(x), _)                                                                  \
+    X(PF_SIGN, sign, FI, pf_signf(x), pf_sign(x), (x > 0) - (x < 0))                                       \
+    X(PF_RECIPROCAL, reciprocal, F, 1.0f / x, 1.0 / x, _)                                                  \
+    X(PF_SQUARE, square, FI, x * x, x * x, (int64_t)((uint64_t)x * (uint64_t)x))                           \
+    X(PF_ERF, erf, F, erff(x), erf(x), _)                                                                  \
+    X(PF_CLAMP, clamp, FI, pf_minf(pf_maxf(x, p0), p1), pf_mind(pf_maxd(x, p0), p1), pf_iclamp(x, p0, p1)) \
+    X(PF_POW_SCALAR, pow_scalar, FI, powf(x, p0), pow(x, p0), pf_ipow(x, (int64_t)p0, err))                \
+    X(PF_RPOW_SCALAR, rpow_scalar, F, powf(p0, x), pow(p0, x), _)                                          \
+    X(PF_ISNAN, isnan, P, x != x, x != x, x != x)                                                          \
+    X(PF_ISINF, isinf, P, isinf(x) != 0, isinf(x) != 0, x != x)                                            \
+    X(PF_ISFINITE, isfinite, P, isfinite(x) != 0, isfinite(x) != 0, x == x)                                \
+    X(PF_LOGICAL_NOT, logical_not, P, x == 0, x == 0, x == 0)                                              \
+    X(PF_LOG1P, log1p, F, log1pf(x), log1p(x), _)                                                          \
+    X(PF_EXPM1, expm1, F, expm1f(x), expm1(x), _)                                                          \
+    X(PF_FLOOR, floor, F, floorf(x), floor(x), _)                                                          \
+    X(PF_CEIL, ceil, F, ceilf(x), ceil(x), _)                                                              \
+    X(PF_ROUND, round, F, nearbyintf(x), nearbyint(x), _)                                                  \
+    X(PF_RSQRT, rsqrt, F, 1.0f / sqrtf(x), 1.0 / sqrt(x), _)                                               \
+    X(PF_TAN, tan, F, tanf(x), tan(x), _)                                                                  \
+    X(PF_SINH, sinh, F, sinhf(x), sinh(x), _)                                                              \
+    X(PF_COSH, cosh, F, coshf(x), cosh(x), _)                                                              \
+    X(PF_ASIN, asin, F, asinf(x), asin(x), _)                                                              \
+    X(PF_ACOS, acos, F, acosf(x), acos(x), _)                                                              \
+    X(PF_ATAN, atan, F, atanf(x), atan(x), _)                                                              \
+    X(PF_ASINH, asinh, F, asinhf(x), asinh(x), _)                                                          \
+    X(PF_ACOSH, acosh, F, acoshf(x), acosh(x), _)                                                          \
+    X(PF_ATANH, atanh, F, atanhf(x), atanh(x), _)                                                          \
+    X(PF_LOG2, log2, F, log2f(x), log2(x), _)                                                              \
+    X(PF_LOG10, log10, F, log10f(x), log10(x), _)                                                          \
+    X(PF_EXP2, exp2, F, exp2f(x), exp2(x), _)                                                              \
+    X(PF_ERFC, erfc, F, erfcf(x), erfc(x), _)                                                              \
+    X(PF_TRUNC, trunc, F, truncf(x), trunc(x), _)
 
-/* any dtype, bool result */
-#define PRED_BINARY(X)                                \
-    X(PF_EQ, eq, a == b)                              \
-    X(PF_NE, ne, a != b)                              \
-    X(PF_LT, lt, a < b)                               \
-    X(PF_LE, le, a <= b)                              \
-    X(PF_GT, gt, a > b)                               \
-    X(PF_GE, ge, a >= b)                              \
-    X(PF_LOGICAL_AND, land, (a != 0) & (b != 0))      \
-    X(PF_LOGICAL_OR, lor, (a != 0) | (b != 0))        \
-    X(PF_LOGICAL_XOR, lxor, (a != 0) ^ (b != 0))
+/* binary: a and b in scope */
+#define BINARY_OPS(X)                                                                                       \
+    X(PF_ADD, add, FIB, a + b, a + b, (int64_t)((uint64_t)a + (uint64_t)b), a | b)                        \
+    X(PF_SUB, sub, FI, a - b, a - b, (int64_t)((uint64_t)a - (uint64_t)b), _)                             \
+    X(PF_MUL, mul, FIB, a * b, a * b, (int64_t)((uint64_t)a * (uint64_t)b), a & b)                        \
+    X(PF_DIV, div, F, a / b, a / b, _, _)                                                                  \
+    X(PF_POW, pow, FI, powf(a, b), pow(a, b), pf_ipow(a, b, err), _)                                       \
+    X(PF_MAXIMUM, maximum, FIB, pf_maxf(a, b), pf_maxd(a, b), a > b ? a : b, a | b)                        \
+    X(PF_MINIMUM, minimum, FIB, pf_minf(a, b), pf_mind(a, b), a < b ? a : b, a & b)                        \
+    X(PF_EQ, eq, P, a == b, a == b, a == b, _)                                                             \
+    X(PF_NE, ne, P, a != b, a != b, a != b, _)                                                             \
+    X(PF_LT, lt, P, a < b, a < b, a < b, _)                                                                \
+    X(PF_LE, le, P, a <= b, a <= b, a <= b, _)                                                             \
+    X(PF_GT, gt, P, a > b, a > b, a > b, _)                                                                \
+    X(PF_GE, ge, P, a >= b, a >= b, a >= b, _)                                                             \
+    X(PF_LOGICAL_AND, logical_and, P, (a != 0) & (b != 0), (a != 0) & (b != 0), (a != 0) & (b != 0), _)  \
+    X(PF_LOGICAL_OR, logical_or, P, (a != 0) | (b != 0), (a != 0) | (b != 0), (a != 0) | (b != 0), _)     \
+    X(PF_LOGICAL_XOR, logical_xor, P, (a != 0) ^ (b != 0), (a != 0) ^ (b != 0), (a != 0) ^ (b != 0), _)  \
+    X(PF_ATAN2, atan2, F, atan2f(a, b), atan2(a, b), _, _)                                                 \
+    X(PF_REMAINDER, remainder, FI, pf_remf(a, b), pf_rem(a, b), pf_irem(a, b, err), _)                     \
+    X(PF_FLOOR_DIVIDE, floor_divide, FI, pf_floordivf(a, b), pf_floordiv(a, b), pf_ifloordiv(a, b, err), _) \
+    X(PF_RELU_BACKWARD, relu_backward, F, b <= 0 ? 0 : a, b <= 0 ? 0 : a, _, _)                            \
+    X(PF_TANH_BACKWARD, tanh_backward, F, a * (1 - b * b), a * (1 - b * b), _, _)                          \
+    X(PF_SIGMOID_BACKWARD, sigmoid_backward, F, a * (b * (1 - b)), a * (b * (1 - b)), _, _)
 
-/* bool arithmetic as torch: + is or, * is and, max/min are or/and */
-#define BOOL_BINARY(X)                                \
-    X(PF_ADD, add, a | b)                             \
-    X(PF_MUL, mul, a & b)                             \
-    X(PF_MAXIMUM, maximum, a | b)                     \
-    X(PF_MINIMUM, minimum, a & b)
+/* kernels: one run per (op, dtype) the row's dtypes allow */
+#define UN_F(nm, fe, de, ie)                                                  \
+    UNARY(un_##nm##_f32, float, float, float, float, LD_ID, ST_ID, fe)        \
+    UNARY(un_##nm##_f16, uint16_t, uint16_t, float, float, LD_H, ST_H, fe)    \
+    UNARY(un_##nm##_f64, double, double, double, double, LD_ID, ST_ID, de)
+#define UN_FI(nm, fe, de, ie)                                                 \
+    UN_F(nm, fe, de, ie)                                                      \
+    UNARY(un_##nm##_i64, int64_t, int64_t, int64_t, double, LD_ID, ST_ID, ie) \
+    UNARY(un_##nm##_i32, int32_t, int32_t, int64_t, double, LD_ID, (int32_t), ie)
+#define UN_P(nm, fe, de, ie)                                                  \
+    UNARY(un_##nm##_f32, float, uint8_t, float, float, LD_ID, ST_ID, fe)      \
+    UNARY(un_##nm##_f16, uint16_t, uint8_t, float, float, LD_H, ST_ID, fe)    \
+    UNARY(un_##nm##_f64, double, uint8_t, double, double, LD_ID, ST_ID, de)   \
+    UNARY(un_##nm##_i64, int64_t, uint8_t, int64_t, double, LD_ID, ST_ID, ie) \
+    UNARY(un_##nm##_i32, int32_t, uint8_t, int64_t, double, LD_ID, ST_ID, ie) \
+    UNARY(un_##nm##_b8, uint8_t, uint8_t, int64_t, double, LD_ID, ST_ID, ie)
+#define UN_KERNELS(op, nm, dtypes, fe, de, ie) UN_##dtypes(nm, fe, de, ie)
+UNARY_OPS(UN_KERNELS)
 
-#define GEN_FLOAT_BINARY(op, nm, fe, de)                                      \
+#define BIN_F(nm, fe, de, ie, be)                                             \
     BINARY(bin_##nm##_f32, float, float, float, LD_ID, ST_ID, fe)             \
     BINARY(bin_##nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, fe)         \
     BINARY(bin_##nm##_f64, double, double, double, LD_ID, ST_ID, de)
-FLOAT_BINARY(GEN_FLOAT_BINARY)
-#define GEN_INT_BINARY(op, nm, ie)                                            \
+#define BIN_FI(nm, fe, de, ie, be)                                            \
+    BIN_F(nm, fe, de, ie, be)                                                 \
     BINARY(bin_##nm##_i64, int64_t, int64_t, int64_t, LD_ID, ST_ID, ie)       \
     BINARY(bin_##nm##_i32, int32_t, int32_t, int64_t, LD_ID, (int32_t), ie)
-INT_BINARY(GEN_INT_BINARY)
-#define GEN_PRED_BINARY(op, nm, e)                                            \
-    BINARY(bin_##nm##_f32, float, uint8_t, float, LD_ID, ST_ID, e)            \
-    BINARY(bin_##nm##_f16, uint16_t, uint8_t, float, LD_H, ST_ID, e)          \
-    BINARY(bin_##nm##_f64, double, uint8_t, double, LD_ID, ST_ID, e)          \
-    BINARY(bin_##nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_ID, e)        \
-    BINARY(bin_##nm##_i32, int32_t, uint8_t, int64_t, LD_ID, ST_ID, e)        \
-    BINARY(bin_##nm##_b8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, e)
-PRED_BINARY(GEN_PRED_BINARY)
-#define GEN_BOOL_BINARY(op, nm, e) BINARY(bin_##nm##_b8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, e)
-BOOL_BINARY(GEN_BOOL_BINARY)
+#define BIN_FIB(nm, fe, de, ie, be)                                           \
+    BIN_FI(nm, fe, de, ie, be)                                                \
+    BINARY(bin_##nm##_b8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, be)
+#define BIN_P(nm, fe, de, ie, be)                                             \
+    BINARY(bin_##nm##_f32, float, uint8_t, float, LD_ID, ST_ID, fe)           \
+    BINARY(bin_##nm##_f16, uint16_t, uint8_t, float, LD_H, ST_ID, fe)         \
+    BINARY(bin_##nm##_f64, double, uint8_t, double, LD_ID, ST_ID, de)         \
+    BINARY(bin_##nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_ID, ie)       \
+    BINARY(bin_##nm##_i32, int32_t, uint8_t, int64_t, LD_ID, ST_ID, ie)       \
+    BINARY(bin_##nm##_b8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, ie)
+#define BIN_KERNELS(op, nm, dtypes, fe, de, ie, be) BIN_##dtypes(nm, fe, de, ie, be)
+BINARY_OPS(BIN_KERNELS)
 
-static binary_run binary_table[PF_NUM_BINARY][PF_NUM_DTYPES] = {
-#define BROW_F(op, nm, fe, de) [op] = {[PF_FLOAT32] = bin_##nm##_f32, [PF_FLOAT16] = bin_##nm##_f16, [PF_FLOAT64] = bin_##nm##_f64},
-    FLOAT_BINARY(BROW_F)
-#define BROW_P(op, nm, e) [op] = {bin_##nm##_f32, bin_##nm##_f64, bin_##nm##_f16, bin_##nm##_i64, bin_##nm##_i32, bin_##nm##_b8},
-    PRED_BINARY(BROW_P)
-};
-static const char *const binary_name[PF_NUM_BINARY] = {
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_and", "logical_or", "logical_xor", "atan2", "remainder", "floor_divide",
-    "relu_backward", "tanh_backward", "sigmoid_backward"};
-_Static_assert(sizeof(binary_name) / sizeof(*binary_name) == PF_NUM_BINARY, "binary names and op codes differ");
+/* tables: [op][dtype] -> run (NULL: unsupported), names, whether the result is bool */
+#define FLOAT_RUNS(p, nm) [PF_FLOAT32] = p##nm##_f32, [PF_FLOAT64] = p##nm##_f64, [PF_FLOAT16] = p##nm##_f16
+#define INT_RUNS(p, nm) [PF_INT64] = p##nm##_i64, [PF_INT32] = p##nm##_i32
+#define RUNS_F(p, nm) {FLOAT_RUNS(p, nm)}
+#define RUNS_FI(p, nm) {FLOAT_RUNS(p, nm), INT_RUNS(p, nm)}
+#define RUNS_FIB(p, nm) {FLOAT_RUNS(p, nm), INT_RUNS(p, nm), [PF_BOOL] = p##nm##_b8}
+#define RUNS_P RUNS_FIB
+#define BOOL_RESULT_F 0
+#define BOOL_RESULT_FI 0
+#define BOOL_RESULT_FIB 0
+#define BOOL_RESULT_P 1
+#define COUNT_ROW(...) +1
 
-static void fill_int_binary(void) {
-#define BSET_I(op, nm, ie) binary_table[op][PF_INT64] = bin_##nm##_i64; binary_table[op][PF_INT32] = bin_##nm##_i32;
-    INT_BINARY(BSET_I)
-#define BSET_B(op, nm, e) binary_table[op][PF_BOOL] = bin_##nm##_b8;
-    BOOL_BINARY(BSET_B)
-}
+#define UN_RUNS(op, nm, dtypes, ...) [op] = RUNS_##dtypes(un_, nm),
+#define UN_NAME(op, nm, ...) [op] = #nm,
+#define UN_BOOL(op, nm, dtypes, ...) [op] = BOOL_RESULT_##dtypes,
+static const unary_run unary_table[PF_NUM_UNARY][PF_NUM_DTYPES] = {UNARY_OPS(UN_RUNS)};
+static const char *const unary_name[PF_NUM_UNARY] = {UNARY_OPS(UN_NAME)};
+static const bool unary_bool[PF_NUM_UNARY] = {UNARY_OPS(UN_BOOL)};
+_Static_assert(0 UNARY_OPS(COUNT_ROW) == PF_NUM_UNARY, "a unary op code in pyframe_api.h has no row in UNARY_OPS");
 
-static int binary_out_dtype(int op, int dt) { return (op >= PF_EQ && op <= PF_LOGICAL_XOR) ? PF_BOOL : dt; }
+#define BIN_RUNS(op, nm, dtypes, ...) [op] = RUNS_##dtypes(bin_, nm),
+#define BIN_BOOL(op, nm, dtypes, ...) [op] = BOOL_RESULT_##dtypes,
+static const binary_run binary_table[PF_NUM_BINARY][PF_NUM_DTYPES] = {BINARY_OPS(BIN_RUNS)};
+static const char *const binary_name[PF_NUM_BINARY] = {BINARY_OPS(UN_NAME)};
+static const bool binary_bool[PF_NUM_BINARY] = {BINARY_OPS(BIN_BOOL)};
+_Static_assert(0 BINARY_OPS(COUNT_ROW) == PF_NUM_BINARY, "a binary op code in pyframe_api.h has no row in BINARY_OPS");
 
-/* The integer rows are filled once, before any thread can read the tables. */
-static void tables_init(void) {
-    static int done;
-    if (__atomic_load_n(&done, __ATOMIC_ACQUIRE)) return;
-#pragma omp critical(pf_tables)
-    if (!done) {
-        fill_int_unary();
-        fill_int_binary();
-        __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
-    }
-}
+static int unary_out_dtype(int op, int dt) { return unary_bool[op] ? PF_BOOL : dt; }
+static int binary_out_dtype(int op, int dt) { return binary_bool[op] ? PF_BOOL : dt; }
 
 static int int_error(int err, const char *op) {
     if (err == 1) return pf_error(PF_ERR_RUNTIME, "%s: integers to negative integer powers are not allowed", op);
@@ -418,7 +369,6 @@ int pf_unary(int op, const pf_tensor *x, pf_tensor *out, double p0, double p1) {
     int rc;
     if ((rc = pf_check(x, "unary input")) || (rc = pf_check(out, "unary output"))) return rc;
     if (op < 0 || op >= PF_NUM_UNARY) return pf_error(PF_ERR_VALUE, "unknown unary op code %d", op);
-    tables_init();
     unary_run run = unary_table[op][x->dtype];
     if (!run) return pf_error(PF_ERR_TYPE, "%s: unsupported dtype %s", unary_name[op], pf_dtype_name[x->dtype]);
     if (out->dtype != unary_out_dtype(op, x->dtype))
@@ -437,32 +387,41 @@ int pf_unary(int op, const pf_tensor *x, pf_tensor *out, double p0, double p1) {
     return err ? int_error(err, unary_name[op]) : PF_OK;
 }
 
+/* A run over n contiguous elements, split into one slice per thread: each operand advances by its
+ * stride (0 for a broadcast scalar). `un` or `bin` is set. */
+typedef struct {
+    unary_run un;
+    binary_run bin;
+    const char *a, *b;
+    char *o;
+    int64_t sa, sb, so, n;
+    int err;
+} contig_job;
+
+static void contig_slice(void *arg, int t, int nt) {
+    contig_job *j = arg;
+    int64_t s, e;
+    pf_split(j->n, t, nt, &s, &e);
+    int err = 0;
+    if (j->un) j->un(j->a + s * j->sa, j->sa, j->o + s * j->so, j->so, e - s, 0, 0, &err);
+    else j->bin(j->a + s * j->sa, j->sa, j->b + s * j->sb, j->sb, j->o + s * j->so, j->so, e - s, &err);
+    if (err) __atomic_store_n(&j->err, err, __ATOMIC_RELAXED);
+}
+
+static int run_contig(contig_job *j, const char *name) {
+    pf_run_team(pf_threads_for(j->n), contig_slice, j);
+    return j->err ? int_error(j->err, name) : PF_OK;
+}
+
 int pf_unary_contig(int op, int dtype, const void *x, void *out, int64_t n) {
     if (op < 0 || op >= PF_NUM_UNARY) return pf_error(PF_ERR_VALUE, "unknown unary op code %d", op);
     if (dtype < 0 || dtype >= PF_NUM_DTYPES) return pf_error(PF_ERR_TYPE, "unknown dtype code %d", dtype);
     if (n < 0 || (n > 0 && (!x || !out))) return pf_error(PF_ERR_VALUE, "unary: bad buffer (n=%lld)", (long long)n);
-    tables_init();
     unary_run run = unary_table[op][dtype];
     if (!run) return pf_error(PF_ERR_TYPE, "%s: unsupported dtype %s", unary_name[op], pf_dtype_name[dtype]);
-    int64_t si = pf_dtype_size[dtype], so = pf_dtype_size[unary_out_dtype(op, dtype)];
-    int nt = pf_threads_for(n), err = 0;
-    if (nt == 1) {
-        run(x, si, out, so, n, 0, 0, &err);
-    } else {
-        pf_team tm;
-        pf_team_start(&tm);
-#pragma omp parallel num_threads(nt)
-        {
-            int t = 0, k = 1;
-            PF_OMP_ID(t, k);
-            int64_t b, e;
-            pf_split(n, t, k, &b, &e);
-            run((const char *)x + b * si, si, (char *)out + b * so, so, e - b, 0, 0, &err);
-            pf_team_done(&tm);
-        }
-        pf_team_finish(&tm);
-    }
-    return err ? int_error(err, unary_name[op]) : PF_OK;
+    contig_job j = {.un = run, .a = x, .o = out, .sa = pf_dtype_size[dtype],
+                    .so = pf_dtype_size[unary_out_dtype(op, dtype)], .n = n};
+    return run_contig(&j, unary_name[op]);
 }
 
 static int binary_check(int op, int da, int db, int dout) {
@@ -470,7 +429,6 @@ static int binary_check(int op, int da, int db, int dout) {
     if (da != db)
         return pf_error(PF_ERR_TYPE, "%s: operands must have one dtype, got %s and %s", binary_name[op],
                         pf_dtype_name[da], pf_dtype_name[db]);
-    tables_init();
     if (!binary_table[op][da])
         return pf_error(PF_ERR_TYPE, "%s: unsupported dtype %s", binary_name[op], pf_dtype_name[da]);
     if (dout != binary_out_dtype(op, da))
@@ -506,26 +464,10 @@ int pf_binary_contig(int op, int dtype, const void *a, const void *b, void *out,
     int rc = binary_check(op, dtype, dtype, op >= 0 && op < PF_NUM_BINARY ? binary_out_dtype(op, dtype) : dtype);
     if (rc) return rc;
     if (n < 0 || (n > 0 && (!a || !b || !out))) return pf_error(PF_ERR_VALUE, "binary: bad buffer (n=%lld)", (long long)n);
-    binary_run run = binary_table[op][dtype];
-    int64_t si = pf_dtype_size[dtype], so = pf_dtype_size[binary_out_dtype(op, dtype)];
-    int nt = pf_threads_for(n), err = 0;
-    if (nt == 1) {
-        run(a, si, b, si, out, so, n, &err);
-    } else {
-        pf_team tm;
-        pf_team_start(&tm);
-#pragma omp parallel num_threads(nt)
-        {
-            int t = 0, k = 1;
-            PF_OMP_ID(t, k);
-            int64_t s, e;
-            pf_split(n, t, k, &s, &e);
-            run((const char *)a + s * si, si, (const char *)b + s * si, si, (char *)out + s * so, so, e - s, &err);
-            pf_team_done(&tm);
-        }
-        pf_team_finish(&tm);
-    }
-    return err ? int_error(err, binary_name[op]) : PF_OK;
+    int64_t si = pf_dtype_size[dtype];
+    contig_job j = {.bin = binary_table[op][dtype], .a = a, .b = b, .o = out, .sa = si, .sb = si,
+                    .so = pf_dtype_size[binary_out_dtype(op, dtype)], .n = n};
+    return run_contig(&j, binary_name[op]);
 }
 
 /* The scalar operand is read through a stride of 0: the kernels' broadcast loops. */
@@ -543,31 +485,12 @@ int pf_binary_scalar(int op, int dtype, const void *a, double s, void *out, int6
     if (dtype == PF_FLOAT32) v.f = (float)s;
     else v.d = s;
     const char *b = (const char *)&v;
-    int64_t si = pf_dtype_size[dtype], sb = 0, so = pf_dtype_size[binary_out_dtype(op, dtype)];
+    int64_t si = pf_dtype_size[dtype], sb = 0;
     if (op == PF_POW && !scalar_first && s == 2.0) op = PF_MUL, b = a, sb = si; /* x ** 2 is x * x */
-    binary_run run = binary_table[op][dtype];
-    int nt = pf_threads_for(n), err = 0;
-    if (nt == 1) {
-        if (scalar_first) run(b, sb, a, si, out, so, n, &err);
-        else run(a, si, b, sb, out, so, n, &err);
-        return PF_OK;
-    }
-    pf_team tm;
-    pf_team_start(&tm);
-#pragma omp parallel num_threads(nt)
-    {
-        int t = 0, k = 1;
-        PF_OMP_ID(t, k);
-        int64_t s0, e;
-        pf_split(n, t, k, &s0, &e);
-        const char *ap = (const char *)a + s0 * si, *bp = b + s0 * sb;
-        char *op_ = (char *)out + s0 * so;
-        if (scalar_first) run(bp, sb, ap, si, op_, so, e - s0, &err);
-        else run(ap, si, bp, sb, op_, so, e - s0, &err);
-        pf_team_done(&tm);
-    }
-    pf_team_finish(&tm);
-    return PF_OK;
+    contig_job j = {.bin = binary_table[op][dtype], .a = a, .b = b, .o = out, .sa = si, .sb = sb,
+                    .so = pf_dtype_size[binary_out_dtype(op, dtype)], .n = n};
+    if (scalar_first) j.a = b, j.sa = sb, j.b = a, j.sb = si;
+    return run_contig(&j, binary_name[op]);
 }
 
 /* ---- where, copy, fill ---- */
