@@ -9,7 +9,6 @@ from pyframe.ops import (
     compare,
     creation,
     index,
-    inplace,
     join,
     pointwise,
     products,
@@ -39,7 +38,7 @@ def _inplace(fn):
     """``x.fn_(...)``: ``fn(x, ...)`` written into ``x``."""
 
     def op(self, *args, **kwargs):
-        return inplace.write_back(self, fn, *args, **kwargs)
+        return ew.write_back(self, fn, *args, **kwargs)
 
     op.__name__ = op.__qualname__ = fn.__name__ + "_"
     op.__doc__ = f"Same as torch.Tensor.{fn.__name__}_."
@@ -106,7 +105,7 @@ def bind() -> None:
         "int": lambda self: self.to(_dt.int32), "bool": lambda self: self.to(_dt.bool_),
         "type_as": lambda self, other: self.to(other.dtype), "type": _type,
         "requires_grad_": _requires_grad_,
-        **inplace.inplace_unary_ops,
+        **ew.inplace_unary_ops,
         "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort, "topk": sorting.topk,
         "kthvalue": sorting.kthvalue, "unique": sorting.unique, "cumsum": scan.cumsum, "cumprod": scan.cumprod,
         "flip": _varargs(rearrange.flip), "fliplr": rearrange.fliplr, "flipud": rearrange.flipud,

@@ -8,7 +8,6 @@ from pyframe.ops.elementwise import *  # noqa: F403
 from pyframe.ops.elementwise import binary_ops, copy_, fill_, inplace_ops, unary_ops, zero_
 from pyframe.ops.index import *  # noqa: F403
 from pyframe.ops.index import getitem, index_add_, scatter_add_, setitem
-from pyframe.ops.inplace import *  # noqa: F403
 from pyframe.ops.join import *  # noqa: F403
 from pyframe.ops.pointwise import *  # noqa: F403
 from pyframe.ops.products import *  # noqa: F403
@@ -25,7 +24,6 @@ _FAMILIES = (  # fmt: skip
     "creation",
     "elementwise",
     "index",
-    "inplace",
     "join",
     "products",
     "pointwise",

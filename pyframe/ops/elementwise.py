@@ -1,10 +1,13 @@
-"""Elementwise ops: each is one row naming its C op code; the fast path (same shape,
-contiguous, one dtype) is one allocation and one C call."""
+"""Elementwise ops. A unary, binary or comparison op is one row below: its name, its C op code and its derivative.
+Each kind has one private implementation (``_apply_unary``, ``_apply_binary``) behind the op's general path, its
+``out=`` form and its in-place form; in front of it, the op's fast path (same shape, contiguous, one dtype) is one
+allocation and one C call."""
 
 from __future__ import annotations
 
 import math
 from functools import partial
+from typing import NamedTuple
 
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import SMALL_BYTES, alloc_large, alloc_small, check, lib
@@ -20,8 +23,9 @@ from pyframe.ops._common import (
     overlaps,
     result_type,
     scalar_tensor,
+    shares_memory,
 )
-from pyframe.tensor import Tensor, empty_tensor, fresh
+from pyframe.tensor import Tensor, empty_tensor, fresh, set_data
 
 _unary_contig = lib.pf_unary_contig
 _binary_contig = lib.pf_binary_contig
@@ -59,45 +63,155 @@ def _view_base_check(t: Tensor, name: str) -> None:
         )
 
 
+def _check_out(out: Tensor, dt, shape: tuple, label: str, inplace: bool, grad: bool) -> None:
+    """``out`` may take a result of dtype ``dt`` and ``shape``. As torch, an empty ``out=`` tensor is resized to
+    the result (other shapes must match: a tensor's shape is fixed here), and ``out=`` does not record autograd."""
+    out._write_check()
+    check_inplace_dtype(out, dt, label)
+    if grad and not inplace:
+        raise RuntimeError(
+            f"{label}(): functions with out=... arguments don't support automatic differentiation, "
+            "but one of the arguments requires grad."
+        )
+    if not inplace and out._numel == 0 and out._shape != shape:
+        set_data(out, empty_tensor(shape, out.dtype))
+    check_inplace_shape(out, shape, label)
+
+
 # ---- unary ------------------------------------------------------------------------------
 
 
-def _make_unary(name: str, op: int, floating: bool, deriv=None, identity_for=(), result=None, saves=""):
-    """An op ``f(x)``. ``floating``: integer inputs are computed in float32, as PyTorch.
-    ``deriv(g, x, out)``: the gradient (None: not differentiable); ``saves``: which of
-    "x" and "y" (the output) it reads, checked for in-place changes at backward time.
-    ``identity_for``: dtypes on which the op is a copy. ``result``: a fixed output dtype."""
+class _Unary(NamedTuple):
+    name: str
+    op: int  # the C op code
+    saves: str  # what the derivative reads: "x" (the input), "y" (the output), "xy" or ""
+    grad: object  # grad(g, x, y[, p]) -> the input's gradient; None: not differentiable
+    floating: bool  # integer and bool inputs compute in the default float dtype (torch's rule)
+    copies: tuple  # dtypes on which the op is the identity
+    result: object  # a fixed result dtype, or None: the (computing) input's
+    param: object  # param(*args, **kwargs) -> the kernel's p0 from the op's further arguments (None: p0 unused)
+    backward_name: str
 
-    def fn(input: Tensor) -> Tensor:  # noqa: A002 - torch's parameter name
-        if not isinstance(input, Tensor):
-            raise TypeError(f"{name}(): expected a Tensor, got {type(input).__name__}")
-        dt = input.dtype
-        if dt in identity_for:
-            return input.clone()
-        if floating and not dt.is_floating_point:
-            dt = _DEFAULTS[2]  # torch's default dtype (set_default_dtype)
-            input = cast(input, dt)
-        out_dt = result or dt
-        if input._contig:
-            n = input._numel
-            nbytes = n * out_dt.itemsize
-            data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
-            rc = _unary_contig(op, dt.code, input._ptr, data, n)
-            if rc:
-                check(rc)
-            out = fresh(data, nbytes, input._shape, input._strides, n, out_dt)
-        else:
-            out = empty_tensor(input._shape, out_dt)
-            check(lib.pf_unary(op, input._d(), out._d(), 0.0, 0.0))
-        if deriv is not None and input.requires_grad and _grad_mode.enabled:
-            saved = (input, out) if saves == "xy" else (input,) if saves == "x" else (out,) if saves == "y" else ()
-            record(backward_name, lambda g: (deriv(g, input, out),), (input,), out, saved)
-        return out
 
-    backward_name = name.capitalize() + "Backward0"
+def _make_unary(name, op, saves="", grad=None, *, floating=True, copies=(), result=None, param=None):
+    """The op ``name(input, *, out=None)`` and its in-place form ``name_(input)`` of one row. An op with
+    ``param`` takes its further arguments after ``input`` (``logit(input, eps=None)``); the C kernel gets
+    p0 = ``param(...)`` and p1 = 1, or p0 = p1 = 0 (the contiguous entry's) when that is None."""
+    u = _Unary(name, op, saves, grad, floating, copies, result, param, name.capitalize() + "Backward0")
+
+    def fn(input, *, out=None):  # noqa: A002 - torch's parameter name
+        # the fast path: a contiguous tensor of a dtype the kernel takes, into a new tensor
+        if out is None and type(input) is Tensor and input._contig:
+            dt = input.dtype
+            if (dt.is_floating_point or not floating) and dt not in copies:
+                out_dt = result or dt
+                n = input._numel
+                nbytes = n * out_dt.itemsize
+                data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
+                rc = _unary_contig(op, dt.code, input._ptr, data, n)
+                if rc:
+                    check(rc)
+                y = fresh(data, nbytes, input._shape, input._strides, n, out_dt)
+                if grad is not None and input._requires_grad and _grad_mode.enabled:
+                    _record_unary(u, input, y, None)
+                return y
+        return _apply_unary(u, input, out)
+
+    def fn_(input):  # noqa: A002
+        # the fast path: a contiguous tensor outside autograd, rewritten in its own memory
+        if type(input) is Tensor and input._contig and not (input._requires_grad and _grad_mode.enabled):
+            dt = input.dtype
+            if (dt.is_floating_point or not floating) and dt not in copies:
+                input._write_check()
+                rc = _unary_contig(op, dt.code, input._ptr, input._ptr, input._numel)
+                if rc:
+                    check(rc)
+                input._bump()
+                return input
+        return _apply_unary(u, input, input)
+
+    if param is not None:
+        plain = fn
+
+        def fn(input, *args, out=None, **kwargs):  # noqa: A002
+            p = param(*args, **kwargs)
+            return plain(input, out=out) if p is None else _apply_unary(u, input, out, p)
+
+        def fn_(input, *args, **kwargs):  # noqa: A002
+            return _apply_unary(u, input, input, param(*args, **kwargs))
+
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Same as torch.{name}."
+    fn_.__name__ = fn_.__qualname__ = name + "_"
+    fn_.__doc__ = f"Same as torch.Tensor.{name}_: {name} written into this tensor."
+    return fn, fn_
+
+
+unary_ops: dict = {}  # name -> op, filled by the rows below
+inplace_unary_ops: dict = {}  # name_ -> its in-place form
+
+
+def _unary(name, op, saves="", grad=None, **kw):
+    """One unary op's row (see _Unary): the op and its in-place form."""
+    fn, fn_ = _make_unary(name, op, saves, grad, **kw)
+    unary_ops[name], inplace_unary_ops[name + "_"] = fn, fn_
+    return fn, fn_
+
+
+def _predicate(name, op):
+    """A unary op with a bool result (no in-place form, no derivative)."""
+    fn = unary_ops[name] = _make_unary(name, op, floating=False, result=bool_)[0]
     return fn
+
+
+def _apply_unary(u: _Unary, x, out=None, p=None) -> Tensor:
+    """``u``'s op on ``x`` into a new tensor (``out`` None), into ``out``, or in place (``out is x``)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{u.name}(): expected a Tensor, got {type(x).__name__}")
+    dt = x.dtype
+    res = u.result or (_DEFAULTS[2] if u.floating and not dt.is_floating_point else dt)
+    if out is None:
+        if dt in u.copies:
+            return x.clone()
+        if u.result is None and res is not dt:
+            x = cast(x, res)
+        y = _unary_into(u, x, empty_tensor(x._shape, res), p)
+        if u.grad is not None and x.requires_grad and _grad_mode.enabled:
+            _record_unary(u, x, y, p)
+        return y
+    inplace = out is x
+    grad = u.grad is not None and _grad_mode.enabled and (x.requires_grad or out.requires_grad)
+    _check_out(out, res, x._shape, u.name + "_" if inplace else u.name, inplace, grad)
+    if grad:
+        # the graph reads a copy of x (its derivative may save it), and copy_ carries the history into x
+        return copy_(x, _apply_unary(u, x.clone(), None, p))
+    if dt in u.copies:
+        return x if inplace else copy_(out, x)
+    if u.result is None and res is not dt:
+        x = cast(x, res)
+    if out.dtype is res and not overlaps(out, x):
+        _unary_into(u, x, out, p)
+    else:
+        check(lib.pf_copy(_unary_into(u, x, empty_tensor(x._shape, res), p)._d(), out._d()))
+    out._bump()
+    return out
+
+
+def _unary_into(u: _Unary, x: Tensor, out: Tensor, p) -> Tensor:
+    if p is None and x._contig and out._contig:
+        rc = _unary_contig(u.op, x.dtype.code, x._ptr, out._ptr, x._numel)
+        if rc:
+            check(rc)
+    else:
+        check(lib.pf_unary(u.op, x._d(), out._d(), 0.0 if p is None else p, 0.0 if p is None else 1.0))
+    return out
+
+
+def _record_unary(u: _Unary, x: Tensor, y: Tensor, p) -> None:
+    saves, grad = u.saves, u.grad
+    saved = (x, y) if saves == "xy" else (x,) if saves == "x" else (y,) if saves == "y" else ()
+    backward = (lambda g: (grad(g, x, y),)) if u.param is None else (lambda g: (grad(g, x, y, p),))
+    record(u.backward_name, backward, (x,), y, saved)
 
 
 def _fused_grad(op: int, composed):
@@ -118,75 +232,58 @@ def _fused_grad(op: int, composed):
     return deriv
 
 
-_tanh_grad = _fused_grad(lib.PF_TANH_BACKWARD, lambda g, x, y: mul(g, sub(1.0, mul(y, y))))  # noqa: F821
-_sigmoid_grad = _fused_grad(lib.PF_SIGMOID_BACKWARD, lambda g, x, y: mul(g, mul(y, sub(1.0, y))))  # noqa: F821
-# y <= 0 masks, not y > 0: a NaN output passes its gradient on, as torch's threshold_backward
-_relu_grad = _fused_grad(lib.PF_RELU_BACKWARD, lambda g, x, y: where(le(y, 0), 0.0, g))  # noqa: F821
-
-
 def _zero_grad(g, x, y):
-    return mul(g, 0.0)  # noqa: F821 - the binary ops are bound below
+    return mul(g, 0.0)
 
 
-_INTS_AND_BOOL = (_dtype.int64, _dtype.int32, _dtype.bool_)
-# name: (op code, computes in floating point, derivative(g, x, y) with y = f(x), dtypes it copies)
+_INTS_AND_BOOL = (_dtype.int64, _dtype.int32, bool_)
+_SQRT_PI = math.sqrt(math.pi)
+# The unary ops, one row each: name, name_ = _unary(name, C op code, what the derivative reads (the input x,
+# the output y), derivative(g, x, y), options of _make_unary). Derivatives use the ops themselves, bound below.
 # fmt: off
-_UNARY = {
-    "neg": (lib.PF_NEG, False, lambda g, x, y: neg(g), ()),  # noqa: F821
-    "abs": (lib.PF_ABS, False, lambda g, x, y: mul(g, sign(x)), ()),  # noqa: F821
-    "exp": (lib.PF_EXP, True, lambda g, x, y: mul(g, y), ()),  # noqa: F821
-    "log": (lib.PF_LOG, True, lambda g, x, y: div(g, x), ()),  # noqa: F821
-    "sqrt": (lib.PF_SQRT, True, lambda g, x, y: div(g, mul(y, 2.0)), ()),  # noqa: F821
-    "rsqrt": (lib.PF_RSQRT, True, lambda g, x, y: mul(g, mul(pow(y, 3.0), -0.5)), ()),  # noqa: F821
-    "tanh": (lib.PF_TANH, True, _tanh_grad, ()),
-    "sigmoid": (lib.PF_SIGMOID, True, _sigmoid_grad, ()),
-    "relu": (lib.PF_RELU, False, _relu_grad, ()),
-    "sin": (lib.PF_SIN, True, lambda g, x, y: mul(g, cos(x)), ()),  # noqa: F821
-    "cos": (lib.PF_COS, True, lambda g, x, y: neg(mul(g, sin(x))), ()),  # noqa: F821
-    "sign": (lib.PF_SIGN, False, _zero_grad, (_dtype.bool_,)),
-    "reciprocal": (lib.PF_RECIPROCAL, True, lambda g, x, y: neg(mul(g, mul(y, y))), ()),  # noqa: F821
-    "square": (lib.PF_SQUARE, False, lambda g, x, y: mul(g, mul(x, 2.0)), ()),  # noqa: F821
-    "erf": (lib.PF_ERF, True, lambda g, x, y: mul(g, mul(exp(neg(mul(x, x))), 2.0 / math.sqrt(math.pi))), ()),  # noqa: F821
-    "log1p": (lib.PF_LOG1P, True, lambda g, x, y: div(g, add(x, 1.0)), ()),  # noqa: F821
-    "expm1": (lib.PF_EXPM1, True, lambda g, x, y: mul(g, add(y, 1.0)), ()),  # noqa: F821
-    "floor": (lib.PF_FLOOR, False, _zero_grad, _INTS_AND_BOOL),
-    "ceil": (lib.PF_CEIL, False, _zero_grad, _INTS_AND_BOOL),
-    "round": (lib.PF_ROUND, False, _zero_grad, _INTS_AND_BOOL),
-    "trunc": (lib.PF_TRUNC, False, _zero_grad, _INTS_AND_BOOL),
-    "tan": (lib.PF_TAN, True, lambda g, x, y: mul(g, add(mul(y, y), 1.0)), ()),  # noqa: F821
-    "sinh": (lib.PF_SINH, True, lambda g, x, y: mul(g, cosh(x)), ()),  # noqa: F821
-    "cosh": (lib.PF_COSH, True, lambda g, x, y: mul(g, sinh(x)), ()),  # noqa: F821
-    "asin": (lib.PF_ASIN, True, lambda g, x, y: mul(g, rsqrt(sub(1.0, mul(x, x)))), ()),  # noqa: F821
-    "acos": (lib.PF_ACOS, True, lambda g, x, y: neg(mul(g, rsqrt(sub(1.0, mul(x, x))))), ()),  # noqa: F821
-    "atan": (lib.PF_ATAN, True, lambda g, x, y: div(g, add(mul(x, x), 1.0)), ()),  # noqa: F821
-    "asinh": (lib.PF_ASINH, True, lambda g, x, y: mul(g, rsqrt(add(mul(x, x), 1.0))), ()),  # noqa: F821
-    "acosh": (lib.PF_ACOSH, True, lambda g, x, y: mul(g, rsqrt(sub(mul(x, x), 1.0))), ()),  # noqa: F821
-    "atanh": (lib.PF_ATANH, True, lambda g, x, y: div(g, sub(1.0, mul(x, x))), ()),  # noqa: F821
-    "log2": (lib.PF_LOG2, True, lambda g, x, y: div(g, mul(x, math.log(2.0))), ()),  # noqa: F821
-    "log10": (lib.PF_LOG10, True, lambda g, x, y: div(g, mul(x, math.log(10.0))), ()),  # noqa: F821
-    "exp2": (lib.PF_EXP2, True, lambda g, x, y: mul(g, mul(y, math.log(2.0))), ()),  # noqa: F821
-    "erfc": (lib.PF_ERFC, True, lambda g, x, y: mul(g, mul(exp(neg(mul(x, x))), -2.0 / math.sqrt(math.pi))), ()),  # noqa: F821
-}
+neg, neg_ = _unary("neg", lib.PF_NEG, "", lambda g, x, y: neg(g), floating=False)
+abs, abs_ = _unary("abs", lib.PF_ABS, "x", lambda g, x, y: mul(g, sign(x)), floating=False)
+exp, exp_ = _unary("exp", lib.PF_EXP, "y", lambda g, x, y: mul(g, y))
+log, log_ = _unary("log", lib.PF_LOG, "x", lambda g, x, y: div(g, x))
+sqrt, sqrt_ = _unary("sqrt", lib.PF_SQRT, "y", lambda g, x, y: div(g, mul(y, 2.0)))
+rsqrt, rsqrt_ = _unary("rsqrt", lib.PF_RSQRT, "y", lambda g, x, y: mul(g, mul(pow(y, 3.0), -0.5)))
+tanh, tanh_ = _unary("tanh", lib.PF_TANH, "y",
+                     _fused_grad(lib.PF_TANH_BACKWARD, lambda g, x, y: mul(g, sub(1.0, mul(y, y)))))
+sigmoid, sigmoid_ = _unary("sigmoid", lib.PF_SIGMOID, "y",
+                           _fused_grad(lib.PF_SIGMOID_BACKWARD, lambda g, x, y: mul(g, mul(y, sub(1.0, y)))))
+# y <= 0 masks, not y > 0: a NaN output passes its gradient on, as torch's threshold_backward
+relu, relu_ = _unary("relu", lib.PF_RELU, "y",
+                     _fused_grad(lib.PF_RELU_BACKWARD, lambda g, x, y: where(le(y, 0), 0.0, g)), floating=False)
+sin, sin_ = _unary("sin", lib.PF_SIN, "x", lambda g, x, y: mul(g, cos(x)))
+cos, cos_ = _unary("cos", lib.PF_COS, "x", lambda g, x, y: neg(mul(g, sin(x))))
+sign, sign_ = _unary("sign", lib.PF_SIGN, "", _zero_grad, floating=False, copies=(bool_,))
+reciprocal, reciprocal_ = _unary("reciprocal", lib.PF_RECIPROCAL, "y", lambda g, x, y: neg(mul(g, mul(y, y))))
+square, square_ = _unary("square", lib.PF_SQUARE, "x", lambda g, x, y: mul(g, mul(x, 2.0)), floating=False)
+erf, erf_ = _unary("erf", lib.PF_ERF, "x", lambda g, x, y: mul(g, mul(exp(neg(mul(x, x))), 2.0 / _SQRT_PI)))
+log1p, log1p_ = _unary("log1p", lib.PF_LOG1P, "x", lambda g, x, y: div(g, add(x, 1.0)))
+expm1, expm1_ = _unary("expm1", lib.PF_EXPM1, "y", lambda g, x, y: mul(g, add(y, 1.0)))
+floor, floor_ = _unary("floor", lib.PF_FLOOR, "", _zero_grad, floating=False, copies=_INTS_AND_BOOL)
+ceil, ceil_ = _unary("ceil", lib.PF_CEIL, "", _zero_grad, floating=False, copies=_INTS_AND_BOOL)
+round, round_ = _unary("round", lib.PF_ROUND, "", _zero_grad, floating=False, copies=_INTS_AND_BOOL)
+trunc, trunc_ = _unary("trunc", lib.PF_TRUNC, "", _zero_grad, floating=False, copies=_INTS_AND_BOOL)
+tan, tan_ = _unary("tan", lib.PF_TAN, "y", lambda g, x, y: mul(g, add(mul(y, y), 1.0)))
+sinh, sinh_ = _unary("sinh", lib.PF_SINH, "x", lambda g, x, y: mul(g, cosh(x)))
+cosh, cosh_ = _unary("cosh", lib.PF_COSH, "x", lambda g, x, y: mul(g, sinh(x)))
+asin, asin_ = _unary("asin", lib.PF_ASIN, "x", lambda g, x, y: mul(g, rsqrt(sub(1.0, mul(x, x)))))
+acos, acos_ = _unary("acos", lib.PF_ACOS, "x", lambda g, x, y: neg(mul(g, rsqrt(sub(1.0, mul(x, x))))))
+atan, atan_ = _unary("atan", lib.PF_ATAN, "x", lambda g, x, y: div(g, add(mul(x, x), 1.0)))
+asinh, asinh_ = _unary("asinh", lib.PF_ASINH, "x", lambda g, x, y: mul(g, rsqrt(add(mul(x, x), 1.0))))
+acosh, acosh_ = _unary("acosh", lib.PF_ACOSH, "x", lambda g, x, y: mul(g, rsqrt(sub(mul(x, x), 1.0))))
+atanh, atanh_ = _unary("atanh", lib.PF_ATANH, "x", lambda g, x, y: div(g, sub(1.0, mul(x, x))))
+log2, log2_ = _unary("log2", lib.PF_LOG2, "x", lambda g, x, y: div(g, mul(x, math.log(2.0))))
+log10, log10_ = _unary("log10", lib.PF_LOG10, "x", lambda g, x, y: div(g, mul(x, math.log(10.0))))
+exp2, exp2_ = _unary("exp2", lib.PF_EXP2, "y", lambda g, x, y: mul(g, mul(y, math.log(2.0))))
+erfc, erfc_ = _unary("erfc", lib.PF_ERFC, "x", lambda g, x, y: mul(g, mul(exp(neg(mul(x, x))), -2.0 / _SQRT_PI)))
+isnan = _predicate("isnan", lib.PF_ISNAN)
+isinf = _predicate("isinf", lib.PF_ISINF)
+isfinite = _predicate("isfinite", lib.PF_ISFINITE)
+logical_not = _predicate("logical_not", lib.PF_LOGICAL_NOT)
 # fmt: on
-_PREDICATES = {
-    "isnan": lib.PF_ISNAN,
-    "isinf": lib.PF_ISINF,
-    "isfinite": lib.PF_ISFINITE,
-    "logical_not": lib.PF_LOGICAL_NOT,
-}
-
-# what each derivative reads: the input x, the output y, or nothing
-_SAVES = {
-    "abs": "x", "exp": "y", "log": "x", "sqrt": "y", "rsqrt": "y", "tanh": "y", "sigmoid": "y", "relu": "y",
-    "sin": "x", "cos": "x", "reciprocal": "y", "square": "x", "erf": "x", "log1p": "x", "expm1": "y",
-    "tan": "y", "sinh": "x", "cosh": "x", "asin": "x", "acos": "x", "atan": "x", "asinh": "x", "acosh": "x",
-    "atanh": "x", "log2": "x", "log10": "x", "exp2": "y", "erfc": "x",
-}  # fmt: skip
-unary_ops = {
-    name: _make_unary(name, op, fl, d, ident, saves=_SAVES.get(name, "")) for name, (op, fl, d, ident) in _UNARY.items()
-}
-unary_ops.update({name: _make_unary(name, op, False, result=bool_) for name, op in _PREDICATES.items()})
-globals().update(unary_ops)
 
 
 def _unary_params(op: int, x: Tensor, p0: float, p1: float) -> Tensor:
@@ -202,9 +299,9 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch'
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = input
         if min is not None:
-            out = maximum(out, min)  # noqa: F821 - bound by globals().update below
+            out = maximum(out, min)
         if max is not None:
-            out = minimum(out, max)  # noqa: F821
+            out = minimum(out, max)
         return out
     dt = result_type(input, *(v for v in (min, max) if v is not None))
     input = as_tensor_of(input, dt)
@@ -215,7 +312,7 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch'
     hi = math.inf if max is None else float(max)
     out = _unary_params(lib.PF_CLAMP, input, lo, hi)
     if input.requires_grad and _grad_mode.enabled:
-        inside = logical_and(ge(input, lo), le(input, hi))  # noqa: F821
+        inside = logical_and(ge(input, lo), le(input, hi))
         record("ClampBackward1", lambda g: (where(inside, g, 0.0),), (input,), out)
     return out
 
@@ -230,116 +327,141 @@ def relu6(input: Tensor) -> Tensor:
 # ---- binary -----------------------------------------------------------------------------
 
 
-def _make_binary(name: str, op: int, kind: str, deriv=None):
-    """An op ``f(a, b)`` with broadcasting and promotion.
-    kind: "arith" (promoted dtype), "float" (floating result, int/int -> float32),
-    "compare" (bool result). ``deriv(g, a, b, out) -> (grad_a, grad_b)`` before
-    broadcasting is summed away."""
+class _Binary(NamedTuple):
+    name: str
+    op: int  # the C op code
+    kind: str  # "arith" (the promoted dtype), "float" (int/int -> float), "compare" (bool)
+    grad: object  # grad(g, a, b, y) -> (grad a, grad b) before broadcasting is summed away; None: none
+    saves: bool  # the derivative reads a and b
+    backward_name: str
+
+
+binary_ops: dict = {}  # name -> op, filled by the rows below
+_binary_rows: dict = {}  # name -> its _Binary
+
+
+def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False):
+    """One binary op's row: ``name(input, other, *, out=None)`` with broadcasting and promotion."""
+    b = _binary_rows[name] = _Binary(name, op, kind, grad, saves, name.capitalize() + "Backward0")
     out_bool = kind == "compare"
     # the lean recording of the fast path below (pow may promote and reads its output: _record_binary)
-    lean_name = None if name == "pow" or deriv is None else name.capitalize() + "Backward0"
-    saves = name in _SAVES_OPERANDS
+    lean = name != "pow" and grad is not None
 
-    def fn(input, other) -> Tensor:  # noqa: A002 - torch's parameter names
-        # fast path: one dtype, one shape, both contiguous
+    def fn(input, other, *, out=None) -> Tensor:  # noqa: A002 - torch's parameter names
+        # fast paths: two contiguous tensors of one dtype and shape, or a contiguous float tensor and a Python
+        # number outside autograd; then one allocation and one C call
         if (
             type(input) is Tensor and type(other) is Tensor and input.dtype is other.dtype
             and input._shape == other._shape and input._contig and other._contig
-            and (kind != "float" or input.dtype.is_floating_point)
+            and (kind != "float" or input.dtype.is_floating_point) and out is None
         ):  # fmt: skip
-            dt = input.dtype
-            out_dt = bool_ if out_bool else dt
-            n = input._numel
-            nbytes = n * out_dt.itemsize
-            data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
-            rc = _binary_contig(op, dt.code, input._ptr, other._ptr, data, n)
-            if rc:
-                check(rc)
-            out = fresh(data, nbytes, input._shape, input._strides, n, out_dt)
-            if (input._requires_grad or other._requires_grad) and deriv is not None and _grad_mode.enabled:
-                if lean_name is None:
-                    _record_binary(name, deriv, input, other, input, other, out)
-                else:
-                    backward = partial(_binary_backward, deriv, input, other, input, other)
-                    record_pair(lean_name, backward, input, other, out, saves)
-            return out
-        # fast path: a contiguous float tensor and a Python number, outside autograd
-        if type(input) is Tensor:
-            x, s, first = input, other, 0
+            x, s = input, None
         else:
-            x, s, first = other, input, 1
-        if (
-            type(x) is Tensor and x._contig and (x.dtype is float32 or x.dtype is _float64)
-            and (type(s) is float or (type(s) is int and -_EXACT <= s <= _EXACT))
-            and not (x.requires_grad and _grad_mode.enabled)
-        ):  # fmt: skip
-            dt = x.dtype
-            out_dt = bool_ if out_bool else dt
-            n = x._numel
-            nbytes = n * out_dt.itemsize
-            data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
+            if type(input) is Tensor:
+                x, s, first = input, other, 0
+            else:
+                x, s, first = other, input, 1
+            if not (
+                type(x) is Tensor and x._contig and (x.dtype is float32 or x.dtype is _float64)
+                and (type(s) is float or (type(s) is int and -_EXACT <= s <= _EXACT))
+                and not (x.requires_grad and _grad_mode.enabled) and out is None
+            ):  # fmt: skip
+                return _apply_binary(b, input, other, out)
+        dt = x.dtype
+        out_dt = bool_ if out_bool else dt
+        n = x._numel
+        nbytes = n * out_dt.itemsize
+        data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
+        if s is None:
+            rc = _binary_contig(op, dt.code, input._ptr, other._ptr, data, n)
+        else:
             rc = _binary_scalar(op, dt.code, x._ptr, s, data, n, first)
-            if rc:
-                check(rc)
-            return fresh(data, nbytes, x._shape, x._strides, n, out_dt)
-        return _binary(op, input, other, kind, name, deriv)
+        if rc:
+            check(rc)
+        y = fresh(data, nbytes, x._shape, x._strides, n, out_dt)
+        if s is None and (input._requires_grad or other._requires_grad) and grad is not None and _grad_mode.enabled:
+            if lean:
+                backward = partial(_binary_backward, grad, input, other, input, other)
+                record_pair(b.backward_name, backward, input, other, y, saves)
+            else:
+                _record_binary(b, input, other, input, other, y)
+        return y
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Same as torch.{name}."
+    binary_ops[name] = fn
     return fn
 
 
-def _record_binary(name: str, deriv, a0, b0, a: Tensor, b: Tensor, out: Tensor) -> None:
-    """Record ``out = name(a, b)``; a0/b0 are the caller's operands (before promotion)."""
+def _apply_binary(row: _Binary, a, b, out=None) -> Tensor:
+    """``row``'s op on ``a`` and ``b`` into a new tensor (``out`` None), into ``out``, or in place (``out is a``)."""
+    name, kind = row.name, row.kind
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"{name}(): expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}")
+    inplace = out is a
+    label = name + "_" if inplace else name
+    dt = result_type(a, b)
+    if kind == "float" and not dt.is_floating_point:
+        dt = _DEFAULTS[2]
+    if kind == "arith" and dt is bool_ and name in ("sub", "pow", "remainder", "floor_divide"):
+        raise TypeError(f"{label}: not supported for two bool tensors; use logical ops (~, ^, |, &) on masks")
+    res = bool_ if kind == "compare" else dt
+    grad = row.grad is not None and _grad_mode.enabled and any(getattr(t, "requires_grad", False) for t in (a, b, out))
+    shape = broadcast_shapes(getattr(a, "_shape", ()), getattr(b, "_shape", ()))
+    if out is not None:
+        _check_out(out, res, shape, label, inplace, grad)
+    if dt is _dtype.float16 and (_past_half(a) or _past_half(b)):
+        # torch computes half ops in float32 and rounds once: x - 2**31 is -inf, not inf - inf = nan
+        wide = _apply_binary(row, _widen(a), _widen(b))
+        wide = wide if kind == "compare" else wide.to(_dtype.float16)
+        return wide if out is None else copy_(out, wide)
+    a0, b0 = a, b
+    a, b = as_tensor_of(a, dt), as_tensor_of(b, dt)
+    if out is None:
+        out = empty_tensor(shape, res)
+        check(lib.pf_binary(row.op, a._d(), b._d(), out._d()))
+    else:
+        if grad:  # the derivative reads the operands as they were before the write
+            _view_base_check(out, label)
+            a = cast(a, dt) if a is a0 else a
+            b = cast(b, dt) if b is b0 and isinstance(b, Tensor) and shares_memory(out, b) else b
+        if out.dtype is res and not overlaps(out, a) and not overlaps(out, b):
+            check(lib.pf_binary(row.op, a._d(), b._d(), out._d()))
+        else:
+            tmp = empty_tensor(shape, res)
+            check(lib.pf_binary(row.op, a._d(), b._d(), tmp._d()))
+            check(lib.pf_copy(tmp._d(), out._d()))
+        out._bump()
+    if grad:
+        _record_binary(row, a0, b0, a, b, out)
+    return out
+
+
+def _record_binary(row: _Binary, a0, b0, a: Tensor, b: Tensor, out: Tensor) -> None:
+    """Record ``out = row(a, b)``; a0/b0 are the caller's operands (before promotion)."""
+    name, grad = row.name, row.grad
     if a is a0 and b is b0 and name != "pow":  # two tensors, nothing promoted: the lean recording
-        backward = partial(_binary_backward, deriv, a, b, a0, b0)
-        record_pair(_BACKWARD_NAMES[name], backward, a, b, out, name in _SAVES_OPERANDS)
+        record_pair(row.backward_name, partial(_binary_backward, grad, a, b, a0, b0), a, b, out, row.saves)
         return
     if name == "pow":  # a and b may be promoted copies: which grads are needed comes from a0 and b0
         need = (getattr(a0, "requires_grad", False), getattr(b0, "requires_grad", False))
 
         def backward(g):
-            ga, gb = deriv(g, a, b, out, *need)
+            ga, gb = grad(g, a, b, out, *need)
             return _grad_to(ga, a0), _grad_to(gb, b0)
 
     else:  # only pow reads the output: the others must not hold it (out -> node -> closure -> out would be a
         # reference cycle, keeping every result alive until the garbage collector runs). A partial is two
         # objects where a closure over five names is seven, on the path of every recorded binary op.
-        backward = partial(_binary_backward, deriv, a, b, a0, b0)
+        backward = partial(_binary_backward, grad, a, b, a0, b0)
 
-    saved = ((a, b, out) if name == "pow" else (a, b)) if name in _SAVES_OPERANDS else ()
-    record(_BACKWARD_NAMES[name], backward, (a0, b0), out, saved)
+    saved = ((a, b, out) if name == "pow" else (a, b)) if row.saves else ()
+    record(row.backward_name, backward, (a0, b0), out, saved)
 
 
 def _binary_backward(deriv, a, b, a0, b0, g):
     ga, gb = deriv(g, a, b, None)
     return _grad_to(ga, a0), _grad_to(gb, b0)
-
-
-def _binary(op: int, a, b, kind: str, name: str, deriv=None) -> Tensor:
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        raise TypeError(f"{name}(): expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}")
-    dt = result_type(a, b)
-    if kind == "float" and not dt.is_floating_point:
-        dt = _DEFAULTS[2]
-    if kind == "arith" and dt is bool_ and name in ("sub", "pow", "remainder", "floor_divide"):
-        raise TypeError(f"{name}: not supported for two bool tensors; use logical ops (~, ^, |, &) on masks")
-    if dt is _dtype.float16 and (_past_half(a) or _past_half(b)):
-        # torch computes half ops in float32 and rounds once: x - 2**31 is -inf, not inf - inf = nan
-        wide = _binary(op, _widen(a), _widen(b), kind, name, deriv)
-        return wide if kind == "compare" else wide.to(_dtype.float16)
-    a0, b0 = a, b
-    a = as_tensor_of(a, dt)
-    b = as_tensor_of(b, dt)
-    out = empty_tensor(broadcast_shapes(a._shape, b._shape), bool_ if kind == "compare" else dt)
-    check(lib.pf_binary(op, a._d(), b._d(), out._d()))
-    if (
-        deriv is not None
-        and _grad_mode.enabled
-        and (getattr(a0, "requires_grad", False) or getattr(b0, "requires_grad", False))
-    ):
-        _record_binary(name, deriv, a0, b0, a, b, out)
-    return out
 
 
 def _past_half(x) -> bool:
@@ -353,117 +475,97 @@ def _widen(x):
 
 def _half_ties(g, a, b, wins):
     """maximum/minimum: the winner takes the gradient, ties split it (as torch)."""
-    tie = eq(a, b)  # noqa: F821
-    return where(wins, g, where(tie, mul(g, 0.5), 0.0)), where(logical_or(wins, tie), where(tie, mul(g, 0.5), 0.0), g)  # noqa: F821
+    tie = eq(a, b)
+    return where(wins, g, where(tie, mul(g, 0.5), 0.0)), where(logical_or(wins, tie), where(tie, mul(g, 0.5), 0.0), g)
 
 
+def _pow_grad(g, a, b, y, need_a=True, need_b=True):
+    # b = 0: the derivative is 0, also at a = 0 where b * a^(b - 1) is 0 * inf (torch masks it the same way)
+    ga = where(eq(b, 0.0), 0.0, mul(g, mul(b, pow(a, sub(b, 1.0))))) if need_a else None
+    return ga, mul(g, mul(y, log(where(gt(a, 0.0), a, 1.0)))) if need_b else None
+
+
+def _atan2_grad(g, a, b, y):
+    r2 = add(mul(a, a), mul(b, b))
+    return div(mul(g, b), r2), neg(div(mul(g, a), r2))
+
+
+# The binary and comparison ops, one row each: name = _binary(name, C op code, result kind,
+# derivative(g, a, b, y) -> (grad a, grad b), whether the derivative reads a and b).
 # fmt: off
-_BINARY = {
-    # name: (op code, kind, derivative(g, a, b, out) -> (grad a, grad b))
-    "add": (lib.PF_ADD, "arith", lambda g, a, b, y: (g, g)),
-    "sub": (lib.PF_SUB, "arith", lambda g, a, b, y: (g, neg(g))),  # noqa: F821
-    "mul": (lib.PF_MUL, "arith", lambda g, a, b, y: (mul(g, b), mul(g, a))),  # noqa: F821
-    "div": (lib.PF_DIV, "float", lambda g, a, b, y: (div(g, b), neg(div(mul(g, a), mul(b, b))))),  # noqa: F821
-    "pow": (lib.PF_POW, "arith", lambda g, a, b, y, need_a=True, need_b=True: (
-        # b = 0: the derivative is 0, also at a = 0 where b * a^(b - 1) is 0 * inf (torch masks it the same way)
-        where(eq(b, 0.0), 0.0, mul(g, mul(b, pow(a, sub(b, 1.0))))) if need_a else None,  # noqa: F821
-        mul(g, mul(y, log(where(gt(a, 0.0), a, 1.0)))) if need_b else None)),  # noqa: F821
-    "maximum": (lib.PF_MAXIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, gt(a, b))),  # noqa: F821
-    "minimum": (lib.PF_MINIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, lt(a, b))),  # noqa: F821
-    "atan2": (lib.PF_ATAN2, "float", lambda g, a, b, y: (
-        div(mul(g, b), add(mul(a, a), mul(b, b))), neg(div(mul(g, a), add(mul(a, a), mul(b, b)))))),  # noqa: F821
-    "remainder": (lib.PF_REMAINDER, "arith", lambda g, a, b, y: (g, neg(mul(g, floor_divide(a, b))))),  # noqa: F821
-    "floor_divide": (lib.PF_FLOOR_DIVIDE, "arith", lambda g, a, b, y: (mul(g, 0.0), mul(g, 0.0))),  # noqa: F821
-    "eq": (lib.PF_EQ, "compare", None),
-    "ne": (lib.PF_NE, "compare", None),
-    "lt": (lib.PF_LT, "compare", None),
-    "le": (lib.PF_LE, "compare", None),
-    "gt": (lib.PF_GT, "compare", None),
-    "ge": (lib.PF_GE, "compare", None),
-    "logical_and": (lib.PF_LOGICAL_AND, "compare", None),
-    "logical_or": (lib.PF_LOGICAL_OR, "compare", None),
-    "logical_xor": (lib.PF_LOGICAL_XOR, "compare", None),
-}
+plain_add = _binary("add", lib.PF_ADD, "arith", lambda g, a, b, y: (g, g))  # `a + b`: no alpha to look at
+plain_sub = _binary("sub", lib.PF_SUB, "arith", lambda g, a, b, y: (g, neg(g)))
+mul = _binary("mul", lib.PF_MUL, "arith", lambda g, a, b, y: (mul(g, b), mul(g, a)), saves=True)
+div = _binary("div", lib.PF_DIV, "float", lambda g, a, b, y: (div(g, b), neg(div(mul(g, a), mul(b, b)))), saves=True)
+pow = _binary("pow", lib.PF_POW, "arith", _pow_grad, saves=True)
+maximum = _binary("maximum", lib.PF_MAXIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, gt(a, b)), saves=True)
+minimum = _binary("minimum", lib.PF_MINIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, lt(a, b)), saves=True)
+atan2 = _binary("atan2", lib.PF_ATAN2, "float", _atan2_grad, saves=True)
+remainder = _binary("remainder", lib.PF_REMAINDER, "arith",
+                    lambda g, a, b, y: (g, neg(mul(g, floor_divide(a, b)))), saves=True)
+floor_divide = _binary("floor_divide", lib.PF_FLOOR_DIVIDE, "arith", lambda g, a, b, y: (mul(g, 0.0), mul(g, 0.0)))
+eq = _binary("eq", lib.PF_EQ, "compare")
+ne = _binary("ne", lib.PF_NE, "compare")
+lt = _binary("lt", lib.PF_LT, "compare")
+le = _binary("le", lib.PF_LE, "compare")
+gt = _binary("gt", lib.PF_GT, "compare")
+ge = _binary("ge", lib.PF_GE, "compare")
+logical_and = _binary("logical_and", lib.PF_LOGICAL_AND, "compare")
+logical_or = _binary("logical_or", lib.PF_LOGICAL_OR, "compare")
+logical_xor = _binary("logical_xor", lib.PF_LOGICAL_XOR, "compare")
 # fmt: on
-_SAVES_OPERANDS = {"mul", "div", "pow", "maximum", "minimum", "atan2", "remainder"}
-_BACKWARD_NAMES = {name: name.capitalize() + "Backward0" for name in _BINARY}
-
-binary_ops = {name: _make_binary(name, op, kind, d) for name, (op, kind, d) in _BINARY.items()}
-plain_add, plain_sub = binary_ops["add"], binary_ops["sub"]  # for `a + b`: no alpha to look at
 
 
 def _with_alpha(fn, sign: str):
-    def scaled(input, other, *, alpha=1) -> Tensor:
-        return fn(input, other if alpha == 1 else binary_ops["mul"](other, alpha))
+    def scaled(input, other, *, alpha=1, out=None) -> Tensor:  # noqa: A002
+        return fn(input, other if alpha == 1 else mul(other, alpha), out=out)
 
     scaled.__name__ = scaled.__qualname__ = fn.__name__
     scaled.__doc__ = f"Same as torch.{fn.__name__}: ``input {sign} alpha * other``."
     return scaled
 
 
-binary_ops.update(add=_with_alpha(plain_add, "+"), sub=_with_alpha(plain_sub, "-"))
-globals().update(binary_ops)
-true_divide = divide = binary_ops["div"]
-multiply = binary_ops["mul"]
-subtract = binary_ops["sub"]
-greater, greater_equal, less, less_equal = gt, ge, lt, le  # noqa: F821 - bound just above
-not_equal = ne  # noqa: F821
-
-
-# ---- in place ---------------------------------------------------------------------------
-
-
-def _inplace_binary(name: str, self: Tensor, other) -> Tensor:
-    op, kind, deriv = _BINARY[name]
-    self._write_check()
-    dt = result_type(self, other)
-    if kind == "float" and not dt.is_floating_point:
-        dt = _DEFAULTS[2]
-    check_inplace_dtype(self, dt, name + "_")
-    if dt is _dtype.float16 and _past_half(other):  # in float32, rounded once, as the out-of-place op
-        return copy_(self, binary_ops[name](_widen(self), other))
-    b = as_tensor_of(other, dt)
-    shape = broadcast_shapes(self._shape, b._shape)
-    check_inplace_shape(self, shape, name + "_")
-    grad = deriv is not None and _grad_mode.enabled and (self.requires_grad or getattr(other, "requires_grad", False))
-    if grad:
-        _view_base_check(self, name + "_")
-    # the derivative may need self's value from before the write
-    a = self if dt is self.dtype and not grad else cast(self, dt)
-    if dt is self.dtype and not overlaps(self, b) and a is self:
-        check(lib.pf_binary(op, a._d(), b._d(), self._d()))
-    else:
-        tmp = empty_tensor(shape, dt)
-        check(lib.pf_binary(op, a._d(), b._d(), tmp._d()))
-        check(lib.pf_copy(tmp._d(), self._d()))
-    self._bump()
-    if grad:
-        _record_binary(name, deriv, self, other, a, b, self)
-    return self
+add = binary_ops["add"] = _with_alpha(plain_add, "+")
+sub = binary_ops["sub"] = _with_alpha(plain_sub, "-")
+true_divide = divide = div
+multiply = mul
+subtract = sub
+greater, greater_equal, less, less_equal = gt, ge, lt, le
+not_equal = ne
 
 
 def _make_inplace(name: str):
+    row = _binary_rows[name]
     if name in ("add", "sub"):
 
         def fn(self: Tensor, other, *, alpha=1) -> Tensor:
-            return _inplace_binary(name, self, other if alpha == 1 else binary_ops["mul"](other, alpha))
+            return _apply_binary(row, self, other if alpha == 1 else mul(other, alpha), self)
 
     else:
 
         def fn(self: Tensor, other) -> Tensor:
-            return _inplace_binary(name, self, other)
+            return _apply_binary(row, self, other, self)
 
     fn.__name__ = fn.__qualname__ = name + "_"
     fn.__doc__ = f"Same as torch.Tensor.{name}_."
     return fn
 
 
-__all__ = [
-    *unary_ops, *binary_ops, "true_divide", "divide", "multiply", "subtract", "greater", "greater_equal", "less",
-    "less_equal", "not_equal", "clamp", "clip", "relu6", "where", "masked_fill",
-]  # fmt: skip
-
 inplace_ops = {name + "_": _make_inplace(name) for name in ("add", "sub", "mul", "div", "pow", "remainder")}
+
+
+def write_back(input: Tensor, fn, *args, **kwargs) -> Tensor:  # noqa: A002
+    """``fn(input, *args)`` written into ``input``, with the history carried by ``copy_``. Under
+    autograd ``fn`` reads a copy: its graph may save its input, which the write would otherwise
+    change under it (torch keeps the original ``self`` the same way); without a graph no copy."""
+    source = input.clone() if input.requires_grad and _grad_mode.enabled else input
+    return copy_(input, fn(source, *args, **kwargs))
+
+
+__all__ = [
+    *unary_ops, *inplace_unary_ops, *binary_ops, "true_divide", "divide", "multiply", "subtract", "greater",
+    "greater_equal", "less", "less_equal", "not_equal", "clamp", "clip", "relu6", "where", "masked_fill",
+]  # fmt: skip
 
 
 def where(condition: Tensor, input=None, other=None) -> Tensor:  # noqa: A002 - torch's parameter names
@@ -556,7 +658,7 @@ def copy_(dst: Tensor, src) -> Tensor:
 
 def _overwritten(dst: Tensor, name: str) -> None:
     """``dst`` was overwritten by constants: it keeps requiring grad, with zero gradient to its past."""
-    record(name, lambda g: (mul(g, 0.0),), (dst,), dst)  # noqa: F821
+    record(name, lambda g: (mul(g, 0.0),), (dst,), dst)
 
 
 def fill_(dst: Tensor, value) -> Tensor:

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 import pyframe
-from pyframe.ops.elementwise import unary_ops
-from pyframe.ops.inplace import inplace_unary_ops
+from pyframe.ops.elementwise import inplace_unary_ops, unary_ops
 from tests._helpers import (
     ALL,
     DTYPES,
@@ -691,3 +690,73 @@ def test_add_and_sub_take_alpha():
     assert w.grad.tolist() == [4.0, 4.0]
     with pytest.raises(TypeError):
         pyframe.mul(a, b, alpha=2)
+
+
+# ---- out= ---------------------------------------------------------------------------------------------
+
+
+def test_each_row_is_bound_to_its_own_name():
+    """A unary or binary row binds its op (and in-place form) under the name it gives: no typo can point a name
+    at another row's op."""
+    from pyframe.ops import elementwise as ew
+
+    for name, fn in {**ew.unary_ops, **ew.inplace_unary_ops, **ew.binary_ops}.items():
+        assert getattr(ew, name) is fn and fn.__name__ == name, name
+
+
+_OUT_UNARY = sorted(n for n in unary_ops if n in OPS_BY_NAME)
+_OUT_BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "atan2", "remainder", "eq", "lt", "logical_xor"]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("name", _OUT_UNARY + _OUT_BINARY)
+def test_out_matches_the_out_of_place_op(name, layout, rng):
+    op = OPS_BY_NAME[name]
+    dtype = "float64"
+    arrays, tensors = _inputs(rng, op, dtype, layout)
+    want = op.fn(*tensors)
+    out = pyframe.full(want.shape, 7.0, dtype=want.dtype)
+    if layout == "transposed":  # a strided out= is written in place too
+        out = pyframe.full(want.shape[::-1], 7.0, dtype=want.dtype).T
+    got = op.fn(*tensors, out=out)
+    assert got is out
+    np.testing.assert_array_equal(npy(out), npy(want))
+
+
+def test_out_converts_to_its_dtype_resizes_when_empty_and_handles_overlap():
+    ints = pyframe.tensor([1, 2, 3])
+    out = pyframe.empty(3, dtype=pyframe.float64)
+    pyframe.add(ints, ints, alpha=2, out=out)
+    assert out.tolist() == [3.0, 6.0, 9.0] and out.dtype == pyframe.float64
+    pyframe.exp(ints, out=out)  # a floating op on integers, written to a float64 out
+    np.testing.assert_allclose(npy(out), np.exp([1.0, 2.0, 3.0]), rtol=1e-6)
+    flags = pyframe.empty(3)
+    pyframe.eq(ints, 2, out=flags)
+    assert flags.tolist() == [0.0, 1.0, 0.0]
+    empty = pyframe.empty(0)
+    assert pyframe.mul(pyframe.ones(2, 3), 2.0, out=empty) is empty and empty.shape == (2, 3)
+    x = pyframe.arange(6.0)
+    pyframe.add(x[:3], x[2:5], out=x[1:4])  # out overlaps both operands: computed first, then written
+    assert x.tolist() == [0.0, 2.0, 4.0, 6.0, 4.0, 5.0]
+
+
+def test_out_refuses_autograd_a_narrower_dtype_and_another_shape():
+    w = pyframe.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="out=.*automatic differentiation"):
+        pyframe.exp(w, out=pyframe.empty(3))
+    with pytest.raises(RuntimeError, match="out=.*automatic differentiation"):
+        pyframe.mul(w, w, out=pyframe.empty(3))
+    with pyframe.no_grad():
+        assert pyframe.mul(w, w, out=pyframe.empty(3)).tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(TypeError, match="can't be cast"):
+        pyframe.sqrt(pyframe.ones(3), out=pyframe.empty(3, dtype=pyframe.int64))
+    with pytest.raises((ValueError, RuntimeError), match=r"\[2\].*\[3\]"):
+        pyframe.add(pyframe.ones(3), 1.0, out=pyframe.empty(2))
+
+
+def test_inplace_op_reading_its_own_target_keeps_the_gradient():
+    w = pyframe.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    x = w * 1.0
+    x.mul_(x)  # the derivative reads x as it was before the write
+    x.sum().backward()
+    assert w.grad.tolist() == [1.0, -2.0, 4.0]

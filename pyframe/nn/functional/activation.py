@@ -12,7 +12,7 @@ from pyframe.autograd.graph import needs_grad, record
 from pyframe.nn.functional._utils import _float_arg, _regrad, _tensor_arg
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
-from pyframe.ops.inplace import write_back
+from pyframe.ops.elementwise import write_back
 from pyframe.tensor import Tensor, empty_tensor
 
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
