@@ -93,13 +93,18 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
     return X
 
 
+def _like(fn: str, A: Tensor, kernel, *operands: Tensor) -> Tensor:
+    """``kernel(A, *operands, out)`` into a new tensor of A's shape and dtype (A checked by the caller)."""
+    out = empty_tensor(A._shape, A.dtype)
+    call(fn, kernel(A._d(), *(t._d() for t in operands), out._d()))
+    return out
+
+
 def inv(A: Tensor) -> Tensor:
     """Same as torch.linalg.inv. A singular A raises LinAlgError naming the batch element."""
     fn = "linalg.inv"
     check_matrix(A, fn)
-    Id = expand(identity_like(A), *A.shape)
-    X = empty_tensor(A._shape, A.dtype)
-    call(fn, lib.pf_linalg_solve(A._d(), Id._d(), X._d()))
+    X = _like(fn, A, lib.pf_linalg_solve, expand(identity_like(A), *A.shape))
     if needs_grad(A):
 
         def backward(g):
@@ -115,8 +120,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     L^T). A non positive-definite A raises LinAlgError naming the batch element and the failing minor."""
     fn = "linalg.cholesky"
     check_matrix(A, fn)
-    L = empty_tensor(A._shape, A.dtype)
-    call(fn, lib.pf_linalg_cholesky(A._d(), L._d()))
+    L = _like(fn, A, lib.pf_linalg_cholesky)
     if needs_grad(A):
 
         def backward(gL):
@@ -137,8 +141,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     gradient is the upper-right block of exp([[A^T, G], [0, A^T]]), as torch's."""
     fn = "linalg.matrix_exp"
     check_matrix(A, fn)
-    E = empty_tensor(A._shape, A.dtype)
-    call(fn, lib.pf_linalg_matrix_exp(A._d(), E._d()))
+    E = _like(fn, A, lib.pf_linalg_matrix_exp)
     if needs_grad(A):
 
         def backward(g):

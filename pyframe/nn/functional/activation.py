@@ -15,6 +15,12 @@ from pyframe.ops import reduce as rd
 from pyframe.ops.elementwise import write_back
 from pyframe.tensor import Tensor, empty_tensor
 
+__all__ = [
+    "celu", "elu", "gelu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
+    "log_softmax", "logsigmoid", "mish", "prelu", "relu", "relu6", "relu_", "rrelu", "selu", "sigmoid", "silu",
+    "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
+]  # fmt: skip
+
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
 
 

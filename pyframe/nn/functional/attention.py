@@ -17,6 +17,10 @@ from pyframe.ops.index import tril
 from pyframe.ops.products import matmul
 from pyframe.tensor import Tensor, empty_tensor
 
+__all__ = [
+    "multi_head_attention_forward", "scaled_dot_product_attention",
+]  # fmt: skip
+
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernel takes
 
 

@@ -12,6 +12,10 @@ from pyframe.ops import reduce as rd
 from pyframe.ops.products import matmul
 from pyframe.tensor import Tensor, empty_tensor
 
+__all__ = [
+    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "fold", "unfold",
+]  # fmt: skip
+
 
 def _out_size(fn: str, shape: tuple, k: tuple, s: tuple, p: tuple, d: tuple) -> tuple:
     """Output height and width, with a clear error when the kernel does not fit."""

@@ -7,6 +7,10 @@ from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
 from pyframe.tensor import Tensor
 
+__all__ = [
+    "cosine_similarity", "pairwise_distance",
+]  # fmt: skip
+
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """Same as torch.nn.functional.pairwise_distance: ``||x1 - x2 + eps||_p`` over the last dim."""

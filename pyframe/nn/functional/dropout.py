@@ -10,6 +10,10 @@ from pyframe.ops import elementwise as ew
 from pyframe.ops.random import bernoulli_
 from pyframe.tensor import Tensor, empty_tensor
 
+__all__ = [
+    "alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d",
+]  # fmt: skip
+
 
 def _check_p(fn: str, p) -> None:
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:

@@ -11,6 +11,10 @@ from pyframe.ops import reduce as rd
 from pyframe.ops.products import matmul
 from pyframe.tensor import Tensor, fresh
 
+__all__ = [
+    "bilinear", "linear",
+]  # fmt: skip
+
 _matmul = lib.pf_matmul
 _binary = lib.pf_binary
 _binary_contig = lib.pf_binary_contig

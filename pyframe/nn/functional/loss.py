@@ -17,6 +17,13 @@ from pyframe.ops import index as ix
 from pyframe.ops import reduce as rd
 from pyframe.tensor import Tensor, empty_tensor
 
+__all__ = [
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "cross_entropy",
+    "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss", "margin_ranking_loss", "mse_loss",
+    "multi_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "poisson_nll_loss", "smooth_l1_loss",
+    "soft_margin_loss", "triplet_margin_loss",
+]  # fmt: skip
+
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
 _CTYPE = {_dtype.float32.code: "float *", _dtype.float64.code: "double *"}
 _new, _cast = ffi.new, ffi.cast

@@ -12,6 +12,10 @@ from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
 from pyframe.tensor import Tensor, empty_tensor
 
+__all__ = [
+    "batch_norm", "group_norm", "instance_norm", "layer_norm", "normalize", "rms_norm",
+]  # fmt: skip
+
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
 
 

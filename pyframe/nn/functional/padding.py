@@ -10,6 +10,10 @@ from pyframe.ops import index as ix
 from pyframe.ops.view import embed
 from pyframe.tensor import Tensor, empty_tensor
 
+__all__ = [
+    "pad",
+]  # fmt: skip
+
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 

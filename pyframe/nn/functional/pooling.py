@@ -14,6 +14,11 @@ from pyframe.ops._common import zeros_of
 from pyframe.ops.join import stack
 from pyframe.tensor import Tensor, empty_tensor
 
+__all__ = [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "avg_pool1d",
+    "avg_pool2d", "max_pool1d", "max_pool2d",
+]  # fmt: skip
+
 
 def _pool_args(fn: str, kernel_size, stride, padding, dilation, ceil_mode) -> tuple:
     if ceil_mode:

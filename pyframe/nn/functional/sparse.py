@@ -12,6 +12,10 @@ from pyframe.ops import reduce as rd
 from pyframe.ops._common import zeros_of
 from pyframe.tensor import Tensor
 
+__all__ = [
+    "embedding", "one_hot",
+]  # fmt: skip
+
 
 def _index_arg(t, fn: str) -> Tensor:
     _tensor_arg(t, fn, "indices")

@@ -18,6 +18,10 @@ from pyframe.ops import elementwise as ew
 from pyframe.ops import index as ix
 from pyframe.tensor import Tensor
 
+__all__ = [
+    "interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample",
+]  # fmt: skip
+
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area", "bicubic")
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
 
@@ -141,17 +145,23 @@ def _factor(v, fn: str, name: str) -> int:
     return int(v)
 
 
+def _pixel_args(fn: str, input: Tensor, factor, name: str, layout: str) -> tuple:
+    """(lead dims, C, H, W, r) of a pixel (un)shuffle's input, checked."""
+    _tensor_arg(input, fn)
+    r = _factor(factor, fn, name)
+    if input.ndim < 3:
+        raise ShapeError(f"{fn}(): expected at least 3 dims {layout}, got shape {list(input._shape)}")
+    *lead, c, h, w = input._shape
+    return lead, c, h, w, r
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """Same as torch.nn.functional.pixel_shuffle: (*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
-    fn = "pixel_shuffle"
-    _tensor_arg(input, fn)
-    r = _factor(upscale_factor, fn, "upscale_factor")
-    if input.ndim < 3:
-        raise ShapeError(f"{fn}(): expected at least 3 dims (*, C*r^2, H, W), got shape {list(input._shape)}")
-    *lead, c, h, w = input._shape
+    lead, c, h, w, r = _pixel_args("pixel_shuffle", input, upscale_factor, "upscale_factor", "(*, C*r^2, H, W)")
     if c % (r * r):
-        raise ShapeError(f"{fn}(): pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
-                         f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")  # fmt: skip
+        raise ShapeError(f"pixel_shuffle(): pixel_shuffle expects its input's 'channel' dimension to be "
+                         f"divisible by the square of upscale_factor, but input.size(-3)={c} is not divisible by "
+                         f"{r * r}")  # fmt: skip
     oc, k = c // (r * r), len(lead)
     x = input.reshape(*lead, oc, r, r, h, w)
     x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
@@ -160,14 +170,9 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """Same as torch.nn.functional.pixel_unshuffle: (*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
-    fn = "pixel_unshuffle"
-    _tensor_arg(input, fn)
-    r = _factor(downscale_factor, fn, "downscale_factor")
-    if input.ndim < 3:
-        raise ShapeError(f"{fn}(): expected at least 3 dims (*, C, H*r, W*r), got shape {list(input._shape)}")
-    *lead, c, h, w = input._shape
+    lead, c, h, w, r = _pixel_args("pixel_unshuffle", input, downscale_factor, "downscale_factor", "(*, C, H*r, W*r)")
     if h % r or w % r:
-        raise ShapeError(f"{fn}(): height {h} and width {w} must be divisible by downscale_factor {r}")
+        raise ShapeError(f"pixel_unshuffle(): height {h} and width {w} must be divisible by downscale_factor {r}")
     k = len(lead)
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)

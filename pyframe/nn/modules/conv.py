@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from pyframe.nn import functional as F
-from pyframe.nn.modules._utils import _changed, _Layer, _tuple
+from pyframe.nn.modules._utils import _ArgsModule, _changed, _Layer, _tuple
 from pyframe.nn.modules.linear import init_weight_and_bias
 from pyframe.nn.modules.module import Module
 from pyframe.nn.parameter import Parameter
@@ -136,32 +136,26 @@ class ConvTranspose2d(_ConvTransposeNd, fn=F.conv_transpose2d):
     _dims = 2
 
 
-class Unfold(Module):
+class Unfold(_ArgsModule):
     """Same as torch.nn.Unfold."""
 
+    _shown = ("kernel_size", "dilation", "padding", "stride")
+
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
-        super().__init__()
-        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+        super().__init__(kernel_size=kernel_size, dilation=dilation, padding=padding, stride=stride)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
-                f"stride={self.stride}")  # fmt: skip
 
-
-class Fold(Module):
+class Fold(_ArgsModule):
     """Same as torch.nn.Fold."""
 
+    _shown = ("output_size", "kernel_size", "dilation", "padding", "stride")
+
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+        super().__init__(output_size=output_size, kernel_size=kernel_size, dilation=dilation, padding=padding,
+                         stride=stride)  # fmt: skip
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
-
-    def extra_repr(self) -> str:
-        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
-                f"padding={self.padding}, stride={self.stride}")  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 
 from pyframe.nn import functional as F
-from pyframe.nn.modules.module import Module
+from pyframe.nn.modules._utils import _Layer
 from pyframe.tensor import Tensor
 
 __all__ = [
@@ -28,7 +28,7 @@ def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
     return reduction
 
 
-class _Loss(Module):
+class _Loss(_Layer):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__()
         if size_average is not None or reduce is not None:
@@ -150,14 +150,24 @@ class _MarginLoss(_Loss):
         self.margin = margin
 
 
-class MarginRankingLoss(_MarginLoss):
-    """Same as torch.nn.MarginRankingLoss."""
+class _PairMarginLoss(_Loss):
+    """MarginRankingLoss and CosineEmbeddingLoss: two inputs, a target of 1s and -1s and a
+    ``margin`` (0 by default), given to the class's functional form (``fn=``)."""
 
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(margin, size_average, reduce, reduction)
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+        return self._fn(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class MarginRankingLoss(_PairMarginLoss, fn=F.margin_ranking_loss):
+    """Same as torch.nn.MarginRankingLoss."""
+
+
+class CosineEmbeddingLoss(_PairMarginLoss, fn=F.cosine_embedding_loss):
+    """Same as torch.nn.CosineEmbeddingLoss."""
 
 
 class HingeEmbeddingLoss(_MarginLoss):
@@ -168,16 +178,6 @@ class HingeEmbeddingLoss(_MarginLoss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
-
-
-class CosineEmbeddingLoss(_MarginLoss):
-    """Same as torch.nn.CosineEmbeddingLoss."""
-
-    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
-        super().__init__(margin, size_average, reduce, reduction)
-
-    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
 
 
 class TripletMarginLoss(_MarginLoss):

@@ -15,7 +15,25 @@ __all__ = [
 ]  # fmt: skip
 
 
-class _NormBase(Module):
+class _Affine(Module):
+    """The norms with an optional affine map: ``weight`` (ones) and ``bias`` (zeros) over
+    ``shape``, or None for each left out; ``reset_parameters`` restores them."""
+
+    def _register_affine(self, shape: tuple, affine: bool, bias: bool, device, dtype) -> None:
+        weight = Parameter(creation.ones(*shape, dtype=dtype, device=device)) if affine else None
+        self.register_parameter("weight", weight)
+        bias = Parameter(creation.zeros(*shape, dtype=dtype, device=device)) if affine and bias else None
+        self.register_parameter("bias", bias)
+
+    def reset_parameters(self) -> None:
+        with _grad_mode.no_grad():
+            if self.weight is not None:
+                self.weight.fill_(1)
+            if self.bias is not None:
+                self.bias.zero_()
+
+
+class _NormBase(_Affine):
     """What batch and instance norm share (torch's ``_NormBase``): ``weight`` and (unless
     ``bias=False``, keyword-only as in torch 2.13) ``bias`` when ``affine``; buffers
     ``running_mean``, ``running_var`` and ``num_batches_tracked`` when ``track_running_stats``."""
@@ -30,7 +48,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        _register_affine(self, (num_features,), affine, bias, device, dtype)
+        self._register_affine((num_features,), affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype, device=device))
             self.register_buffer("running_var", creation.ones(num_features, dtype=dtype, device=device))
@@ -51,7 +69,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        _reset_affine(self)
+        super().reset_parameters()
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs) -> None:  # fmt: skip
@@ -114,7 +132,7 @@ class BatchNorm2d(_BatchNorm):
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
 
 
-class LayerNorm(Module):
+class LayerNorm(_Affine):
     """Same as torch.nn.LayerNorm: normalises over the last ``len(normalized_shape)`` dims."""
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
@@ -125,10 +143,7 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        _register_affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
-
-    def reset_parameters(self) -> None:
-        _reset_affine(self)
+        self._register_affine(self.normalized_shape, elementwise_affine, bias, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -138,7 +153,7 @@ class LayerNorm(Module):
                 f"bias={self.bias is not None}")  # fmt: skip
 
 
-class GroupNorm(Module):
+class GroupNorm(_Affine):
     """Same as torch.nn.GroupNorm: normalises each of ``num_groups`` channel groups per sample."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None,
@@ -150,10 +165,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        _register_affine(self, (num_channels,), affine, bias, device, dtype)
-
-    def reset_parameters(self) -> None:
-        _reset_affine(self)
+        self._register_affine((num_channels,), affine, bias, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -161,22 +173,6 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")  # fmt: skip
-
-
-def _register_affine(module: Module, shape: tuple, affine: bool, bias: bool, device, dtype) -> None:
-    """The norms' weight (ones) and bias (zeros), or None for each left out."""
-    weight = Parameter(creation.ones(*shape, dtype=dtype, device=device)) if affine else None
-    module.register_parameter("weight", weight)
-    bias = Parameter(creation.zeros(*shape, dtype=dtype, device=device)) if affine and bias else None
-    module.register_parameter("bias", bias)
-
-
-def _reset_affine(module: Module) -> None:
-    with _grad_mode.no_grad():
-        if module.weight is not None:
-            module.weight.fill_(1)
-        if module.bias is not None:
-            module.bias.zero_()
 
 
 class _InstanceNorm(_NormBase):
