@@ -22,7 +22,7 @@ from pyframe._backend import set_num_threads
 from pyframe.ops.random import manual_seed
 from pyframe.tensor import Tensor, from_numpy
 
-__all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper"]
+__all__ = ["WorkerInfo", "get_worker_info"]
 
 _worker_info: WorkerInfo | None = None
 

@@ -16,7 +16,7 @@ from pyframe.tensor import Tensor
 
 __all__ = [
     "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
-    "BatchSampler", "randperm",
+    "BatchSampler",
 ]  # fmt: skip
 
 T_co = TypeVar("T_co", covariant=True)
