@@ -59,10 +59,14 @@ def disabled(*names: str) -> _contextlib.AbstractContextManager[None]:
 def activated(
     plugin: Any, name: str | None = None, *, exclusive: bool = True, **settings: Any
 ) -> _contextlib.AbstractContextManager[Any]:
-    """For plugin authors' tests: ``pyframe.plugins.testing.activated`` (see there)."""
-    from pyframe.plugins import testing
-
-    return testing.activated(plugin, name, exclusive=exclusive, **settings)
+    """``with activated(my_plugin, "my-plugin", level=2): ...``: inside the block ``plugin`` (a plugin object such as
+    a module, or the name of a known plugin) is active with ``settings`` on top of its configured ones: registered
+    under ``name`` if pyframe does not know it, enabled if it is known but off. With ``exclusive=True`` every other
+    plugin except the built-in ones is off meanwhile. Afterwards the previous state comes back exactly: registration,
+    ``enable``/``disable`` calls and ``configure`` settings, also those changed inside the block (a plugin that ends
+    off or unregistered gets ``pyframe_unconfigure``). Yields the plugin object; blocks nest. Raises ``PluginError``
+    if the plugin fails to load, register or configure, ``PluginConfigError`` for an unknown name or setting."""
+    return _manager.activated(plugin, name, exclusive=exclusive, **settings)
 
 
 def register(obj: Any, name: str | None = None) -> PluginHandle:

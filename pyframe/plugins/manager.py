@@ -477,6 +477,36 @@ class PluginManager(pluggy.PluginManager):
                     self._runtime_state[name] = state
             self.sync()
 
+    @contextlib.contextmanager
+    def activated(
+        self, plugin: Any, name: str | None = None, *, exclusive: bool = True, **settings: Any
+    ) -> Iterator[Any]:
+        """``pyframe.plugins.activated``: ``plugin`` active inside the block, the previous state exactly after."""
+        rec = self.record_of(plugin, name)
+        saved = self.runtime_calls()
+        handle = None
+        try:
+            if rec is None:  # not known at all: registered for the block only
+                handle = self.add(plugin, name)
+                rec = self.record_of(handle.name)
+            states = {}
+            if exclusive:
+                off = (False, "disabled inside pyframe.plugins.activated()")
+                states = {r.name: off for r in self.records() if r is not rec and r.source != BUILT_IN}
+            states[rec.name] = (True, "activated by pyframe.plugins.activated()")
+            self.set_states(states)
+            if not rec.registered:
+                raise PluginError(f"pyframe.plugins.activated(): {self.describe(rec)} {rec.error or 'is not active'}")
+            if not isinstance(plugin, str) and rec.obj is not plugin:
+                raise ValueError(f"{self.describe(rec)} loads {rec.obj!r}, not {plugin!r}")
+            if settings:
+                self.configure(rec.name, **settings)
+            yield rec.obj
+        finally:
+            if handle is not None:
+                handle.remove()  # unregisters it (pyframe_unconfigure)
+            self.restore_runtime_calls(saved, reconfigure=[rec.name] if rec is not None else [])
+
     def record_of(self, plugin: Any, name: str | None = None) -> _Record | None:
         """The record of ``plugin``: the name of a known plugin, or an object (found by identity, else by ``name``
         or its ``__name__``); None for an object pyframe does not know. A ``name`` naming another plugin, or a
