@@ -144,11 +144,14 @@ def test_no_include_circle_among_c_files():
     assert not found, "include circles:\n" + "\n".join(_describe(graph, c) for c in found)
 
 
+_CFFI_USE = re.compile(r"from pyframe\._backend import [^\n]*\b(lib|ffi)\b|_backend\.(lib|ffi)\b|from pyframe\._core")
+
+
 def test_cffi_lib_is_used_only_where_the_architecture_doc_says():
     users = set()
     for p in PKG.rglob("*.py"):
         text = p.read_text()
-        if re.search(r"from pyframe\._backend import [^\n]*\b(lib|ffi)\b|_backend\.(lib|ffi)\b|from pyframe\._core", text):
+        if _CFFI_USE.search(text):
             users.add(p.relative_to(ROOT).as_posix())
     stray = sorted(u for u in users if not u.startswith(LIB_USERS + LIB_ALSO))
     assert not stray, f"modules calling the C core directly outside the documented layers: {stray}"
