@@ -18,27 +18,13 @@ from pyframe.utils.data import (
     TensorDataset,
     get_worker_info,
 )
-
-
-def _dataset(n: int = 20) -> TensorDataset:
-    x = pf.arange(n * 3, dtype=pf.float32).reshape(n, 3)
-    return TensorDataset(x, pf.arange(n))
-
-
-# ---- datasets ------------------------------------------------------------------------------
-
-
-# ---- samplers ------------------------------------------------------------------------------
-
-
-# ---- collate -------------------------------------------------------------------------------
-
+from tests.data import numbered
 
 # ---- the loader --------------------------------------------------------------------------
 
 
 def test_loader_shuffle_generator_drop_last_and_len():
-    ds = _dataset(20)
+    ds = numbered(20)
     loader = DataLoader(ds, batch_size=6, shuffle=True, drop_last=True, generator=pf.Generator().manual_seed(7))
     assert len(loader) == 3
     epoch1 = [b[1].tolist() for b in loader]
@@ -50,7 +36,7 @@ def test_loader_shuffle_generator_drop_last_and_len():
     assert len(unbatched) == 20 and unbatched[3][1].item() == 3
 
 
-def test_loader_custom_collate_and_plain_dataset():
+def test_loader_custom_collate_and_plainnumbered():
     class Squares(Dataset):
         def __len__(self):
             return 5
@@ -60,12 +46,12 @@ def test_loader_custom_collate_and_plain_dataset():
 
     batches = list(DataLoader(Squares(), batch_size=2))
     assert batches[2]["y"].tolist() == [16] and batches[0]["x"].dtype == pf.float64
-    got = list(DataLoader(_dataset(4), batch_size=2, collate_fn=lambda items: len(items)))
+    got = list(DataLoader(numbered(4), batch_size=2, collate_fn=lambda items: len(items)))
     assert got == [2, 2]  # a custom collate sees the samples, not the gathered fast-path batch
 
 
 def test_loader_bad_arguments():
-    ds = _dataset(4)
+    ds = numbered(4)
     cases = [
         (dict(batch_sampler=[[0]], batch_size=2), "mutually exclusive"),
         (dict(sampler=[0], shuffle=True), "mutually exclusive with shuffle"),

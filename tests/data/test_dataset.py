@@ -14,15 +14,11 @@ from pyframe.utils.data import (
     TensorDataset,
     random_split,
 )
-
-
-def _dataset(n: int = 20) -> TensorDataset:
-    x = pf.arange(n * 3, dtype=pf.float32).reshape(n, 3)
-    return TensorDataset(x, pf.arange(n))
+from tests.data import numbered
 
 
 def test_tensor_dataset_items_and_batches():
-    ds = _dataset()
+    ds = numbered()
     x, y = ds[4]
     assert x.tolist() == [12.0, 13.0, 14.0] and y.item() == 4 and len(ds) == 20
     batches = list(DataLoader(ds, batch_size=6))
@@ -48,11 +44,11 @@ def test_tensor_dataset_bad_input():
     with pytest.raises(TypeError, match="takes tensors"):
         TensorDataset([1, 2, 3])
     with pytest.raises(IndexError, match="index 5 is out of bounds"):
-        _dataset(5).collated_batch([0, 5])
+        numbered(5).collated_batch([0, 5])
 
 
 def test_subset_concat_stack():
-    ds = _dataset(10)
+    ds = numbered(10)
     sub = Subset(ds, [9, 3, 5])
     assert len(sub) == 3 and sub[0][1].item() == 9
     assert [b[1].tolist() for b in DataLoader(sub, batch_size=2)] == [[9, 3], [5]]
@@ -71,7 +67,7 @@ def test_subset_concat_stack():
 
 
 def test_random_split_lengths_and_fractions():
-    ds = _dataset(10)
+    ds = numbered(10)
     a, b = random_split(ds, [7, 3], generator=pf.Generator().manual_seed(1))
     got = sorted(a.indices + b.indices)
     assert got == list(range(10)) and len(a) == 7
