@@ -32,8 +32,9 @@ const char *pf_shape_str(const pf_tensor *t, char *buf);
     X(PF_INT32, int32_t, i32, 0)       \
     X(PF_BOOL, uint8_t, b8, 0)
 
-extern const size_t pf_dtype_size[PF_NUM_DTYPES];
-extern const char *const pf_dtype_name[PF_NUM_DTYPES];
+/* indexed by dtype code; sized where they are defined (strided.c), which checks the count */
+extern const size_t pf_dtype_size[];
+extern const char *const pf_dtype_name[];
 static inline int pf_is_float(int dt) { return dt == PF_FLOAT32 || dt == PF_FLOAT64 || dt == PF_FLOAT16; }
 
 /* float16 is a storage type: loads widen to float, stores round to nearest even. */

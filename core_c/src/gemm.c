@@ -27,7 +27,8 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 /* ---- path selection ------------------------------------------------------------- */
 
 enum { PATH_PORTABLE, PATH_AVX2, PATH_AVX512, NUM_PATHS };
-static const char *const path_name[NUM_PATHS] = {"portable", "avx2", "avx512"};
+static const char *const path_name[] = {[PATH_PORTABLE] = "portable", [PATH_AVX2] = "avx2", [PATH_AVX512] = "avx512"};
+_Static_assert(sizeof path_name / sizeof path_name[0] == NUM_PATHS, "a GEMM path without its name");
 static int g_path = -1; /* -1 until the first use; read and written atomically */
 
 static int path_supported(int p) {

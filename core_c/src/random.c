@@ -142,9 +142,13 @@ static void gen_run(const gen *g, uint64_t seed, uint64_t e0, char *p, int64_t s
 }
 
 /* Exact integer range of each dtype for randint bounds (floats: consecutive integers). */
-static const double int_lo[PF_NUM_DTYPES] = {-0x1p24, -0x1p53, -0x1p11, -0x1p63, -0x1p31, 0};
-static const double int_hi[PF_NUM_DTYPES] = {0x1p24, 0x1p53, 0x1p11, 0x1p63, 0x1p31, 2};
-static const double float_max[3] = {FLT_MAX, DBL_MAX, 65504.0};
+static const double int_lo[] = {[PF_FLOAT32] = -0x1p24, [PF_FLOAT64] = -0x1p53, [PF_FLOAT16] = -0x1p11,
+                                 [PF_INT64] = -0x1p63,   [PF_INT32] = -0x1p31,   [PF_BOOL] = 0};
+static const double int_hi[] = {[PF_FLOAT32] = 0x1p24, [PF_FLOAT64] = 0x1p53, [PF_FLOAT16] = 0x1p11,
+                                [PF_INT64] = 0x1p63,   [PF_INT32] = 0x1p31,   [PF_BOOL] = 2};
+_Static_assert(sizeof int_lo / sizeof int_lo[0] == PF_NUM_DTYPES && sizeof int_hi / sizeof int_hi[0] == PF_NUM_DTYPES,
+               "a dtype without its randint range");
+static const double float_max[] = {[PF_FLOAT32] = FLT_MAX, [PF_FLOAT64] = DBL_MAX, [PF_FLOAT16] = 65504.0};
 
 static int setup(int kind, int dt, double p0, double p1, gen *g) {
     const char *dn = pf_dtype_name[dt];

@@ -2,12 +2,14 @@
  * broadcasting, and the strided walker that runs the general (non-contiguous) paths. */
 #include "core.h"
 
-#define X_SIZE(code, type, sfx, isf) sizeof(type),
-#define X_NAME(code, type, sfx, isf) #sfx,
-const size_t pf_dtype_size[PF_NUM_DTYPES] = {PF_DTYPE_LIST(X_SIZE)};
-static const char *const dtype_short[PF_NUM_DTYPES] = {PF_DTYPE_LIST(X_NAME)};
-const char *const pf_dtype_name[PF_NUM_DTYPES] = {"float32", "float64", "float16", "int64", "int32", "bool"};
-_Static_assert(sizeof(dtype_short) / sizeof(dtype_short[0]) == PF_NUM_DTYPES, "dtype list and PF_NUM_DTYPES differ");
+/* Sized by their initializers, so a dtype code without its row makes a table short and its
+ * count check fail. */
+#define X_SIZE(code, type, sfx, isf) [code] = sizeof(type),
+const size_t pf_dtype_size[] = {PF_DTYPE_LIST(X_SIZE)};
+_Static_assert(sizeof pf_dtype_size / sizeof pf_dtype_size[0] == PF_NUM_DTYPES, "dtype list and PF_NUM_DTYPES differ");
+const char *const pf_dtype_name[] = {[PF_FLOAT32] = "float32", [PF_FLOAT64] = "float64", [PF_FLOAT16] = "float16",
+                                     [PF_INT64] = "int64",     [PF_INT32] = "int32",     [PF_BOOL] = "bool"};
+_Static_assert(sizeof pf_dtype_name / sizeof pf_dtype_name[0] == PF_NUM_DTYPES, "a dtype without its name");
 
 /* ---- validation ---- */
 
