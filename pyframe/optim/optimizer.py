@@ -321,7 +321,7 @@ def check_adam_args(lr, betas, eps, weight_decay) -> tuple[float, float]:
 
 class _FusedOptimizer(Optimizer):
     """The optimizers whose update is one fused C step (``pyframe.ops.optim.fused_step``): for each
-    parameter with a gradient its state is made or checked, then one call steps the group. A class
+    parameter with a gradient its state is made or checked, then the kernel steps the group. A class
     names its kernel (``_kind``) and answers four questions: which parameter-shaped state tensors
     the kernel updates (``_buffers``), how a parameter's state starts (``_init_state``), what the
     kernel needs from one parameter's state (``_per_param``) and from the group (``_scalars``)."""

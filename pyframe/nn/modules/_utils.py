@@ -1,5 +1,7 @@
-"""Helpers the layer families share: torch's ``_single``/``_pair`` and the base of layers whose
-only state is their constructor's arguments."""
+"""Helpers the layer families share: torch's ``_single``/``_pair`` (``_tuple``), its repr of the
+arguments not at their default (``_changed``), and two bases: ``_Layer`` for layers whose forward
+is one call of a functional form, ``_ArgsModule`` for layers whose state is their constructor's
+arguments."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ class _Layer(Module):
 
 
 class _ArgsModule(_Layer):
-    """A layer whose state is its constructor's arguments (activations, pools, pixel shuffles):
+    """A layer whose state is its constructor's arguments (activations, pools, fold/unfold, pixel shuffles):
     ``__init__(**args)`` stores them as attributes under torch's names, and ``extra_repr`` shows
     those named in ``_shown`` as torch's reprs do (``name=value``, strings quoted), then
     ``inplace=True`` when that flag is set. Each class keeps torch's signature."""
