@@ -23,47 +23,56 @@ _KINDS = {
 _new, _cast = ffi.new, ffi.cast
 
 
-def fused_step(kind: str, params: list, grads: list, states: list, own: list, scalars: tuple = ()) -> None:
-    """One step of optimizer ``kind`` (a key of ``_KINDS``) over a group, given by columns:
-    ``params`` and ``grads`` contiguous, float32 or float64; ``states`` the kernel's state tensors
-    in its order, a list per slot (None where a parameter has none), contiguous and of the
-    parameter's dtype. The kernel's numbers (listed in ``optim.c``) are the group's ``scalars``
-    followed by the parameter's own, ``own[i]``: a tuple (SGD's first-step flag, every number of
-    an adaptive method), or Adam's 0-d float32 step count, which the kernel increments (as
+def fused_step(kind: str, batch: list, scalars: tuple = ()) -> None:
+    """One step of optimizer ``kind`` (a key of ``_KINDS``) over ``batch``: per parameter a tuple
+    ``(param, grad, states, own)``. ``param`` and ``grad`` are contiguous, float32 or float64;
+    ``states`` the kernel's state tensors in its order (None where unused), contiguous and of
+    the parameter's dtype. The kernel's numbers (listed in ``optim.c``) are the group's
+    ``scalars`` followed by the parameter's ``own``: a tuple (SGD's first-step flag, every number
+    of an adaptive method), or Adam's 0-d float32 step count, which the kernel increments (as
     torch's ``step += 1``) and reads as the last number. In place; the version of every tensor
     written moves."""
     code = _KINDS[kind]
-    slots = [[NULL] * len(params) for _ in range(3)]  # the kernel's three state pointers per parameter
-    for k, column in enumerate(states):
-        for i, s in enumerate(column):
-            if s is not None:
-                s._bump()
-                slots[k][i] = s._ptr
-    for t in params:
-        t._bump()
-    if own and isinstance(own[0], Tensor):  # step counts: one call per dtype increments them in C
-        _steps(code, params, grads, slots, own, scalars)
+    if batch and isinstance(batch[0][3], Tensor):  # step counts: one call per dtype increments them in C
+        _steps(code, batch, scalars)
         return
     hp, last = None, None
-    for i, t in enumerate(params):  # a C call costs less than gathering pointer arrays for one
-        if own[i] != last:
-            last = own[i]
-            hp = _new("double[]", (*scalars, *last))
-        check(lib.pf_optim_step(code, t.dtype.code, t._numel, t._ptr, grads[i]._ptr, slots[0][i], slots[1][i],
-                                slots[2][i], hp, len(hp)))  # fmt: skip
+    for t, g, states, own in batch:  # a C call costs less than gathering pointer arrays for one
+        ptrs = [NULL, NULL, NULL]
+        for k, s in enumerate(states):
+            if s is not None:
+                s._bump()
+                ptrs[k] = s._ptr
+        t._bump()
+        if own != last:
+            last = own
+            hp = _new("double[]", (*scalars, *own))
+        check(lib.pf_optim_step(code, t.dtype.code, t._numel, t._ptr, g._ptr, *ptrs, hp, len(hp)))
 
 
-def _steps(code: int, params: list, grads: list, slots: list, steps: list, scalars: tuple) -> None:
-    """``pf_optim_steps`` over each dtype's parameters, with their step counts."""
-    for s in steps:
-        s._bump()
-    by_dtype: dict[int, list] = {}
-    for i, t in enumerate(params):
-        by_dtype.setdefault(t.dtype.code, []).append(i)
+def _steps(code: int, batch: list, scalars: tuple) -> None:
+    """Adam: ``pf_optim_steps`` over each dtype's parameters, with their step counts."""
+    by_dtype: dict[int, tuple] = {}
+    for t, g, states, step in batch:
+        lists = by_dtype.get(t.dtype.code)
+        if lists is None:
+            lists = by_dtype[t.dtype.code] = ([], [], [], [], [], [], [])
+        m, v, vmax = states  # exp_avg, exp_avg_sq, and max_exp_avg_sq (None without amsgrad)
+        lists[0].append(t._ptr)
+        lists[1].append(g._ptr)
+        lists[2].append(m._ptr)
+        lists[3].append(v._ptr)
+        lists[4].append(NULL if vmax is None else vmax._ptr)
+        lists[5].append(t._numel)
+        lists[6].append(_cast("float *", step._ptr))
+        t._bump()
+        m._bump()
+        v._bump()
+        step._bump()
+        if vmax is not None:
+            vmax._bump()
     hp = _new("double[]", (*scalars, 0.0))  # the last number, the step, is each parameter's own
-    columns = ([t._ptr for t in params], [g._ptr for g in grads], *slots)
-    for dtype, rows in by_dtype.items():
-        ptrs = [_new("void *[]", [column[i] for i in rows]) for column in columns]
-        numels = _new("int64_t[]", [params[i]._numel for i in rows])
-        counts = _new("float *[]", [_cast("float *", steps[i]._ptr) for i in rows])
-        check(lib.pf_optim_steps(code, dtype, len(rows), *ptrs, numels, counts, hp, len(hp)))
+    for dtype, (ps, gs, s0, s1, s2, numels, steps) in by_dtype.items():
+        ptrs = [_new("void *[]", column) for column in (ps, gs, s0, s1, s2)]
+        check(lib.pf_optim_steps(code, dtype, len(ps), *ptrs, _new("int64_t[]", numels), _new("float *[]", steps), hp,
+                                 len(hp)))  # fmt: skip

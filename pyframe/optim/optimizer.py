@@ -352,25 +352,24 @@ class _FusedOptimizer(Optimizer):
 
     def _update(self, group: dict[str, Any]) -> None:
         names = self._buffers(group)
-        params, grads, own, copies = [], [], [], []
-        states: list[list] = [[] for _ in names]
+        batch, copies = [], []
         for p in group["params"]:
             if p.grad is None:
                 continue
-            grads.append(self._grad_of(p))
-            state = None
+            g = self._grad_of(p)
+            state, states = None, ()
             if names:  # torch keeps no state for a parameter whose update needs none (SGD without momentum)
                 state = self.state[p]
                 if not state:
                     self._init_state(p, group, state)
-            own.append(self._per_param(group, state))
-            for column, name in zip(states, names, strict=True):
-                column.append(None if name is None else self._state_buffer(state, name, p))
+            own = self._per_param(group, state)
+            if names:
+                states = [None if name is None else self._state_buffer(state, name, p) for name in names]
             t = self._target(p)
             if t is not p:
                 copies.append((p, t))
-            params.append(t)
-        fused_step(self._kind, params, grads, states, own, self._scalars(group))
+            batch.append((t, g, states, own))
+        fused_step(self._kind, batch, self._scalars(group))
         for p, t in copies:  # the kernel updated a contiguous copy
             p.copy_(t)
 
