@@ -1,7 +1,19 @@
 """Tensor math, one module per family. Every function computes in the C core; ``pyframe`` re-exports them all."""
 
-import sys
-
+from pyframe.ops import compare as _compare
+from pyframe.ops import creation as _creation
+from pyframe.ops import elementwise as _elementwise
+from pyframe.ops import index as _index
+from pyframe.ops import join as _join
+from pyframe.ops import pointwise as _pointwise
+from pyframe.ops import products as _products
+from pyframe.ops import random as _random
+from pyframe.ops import rearrange as _rearrange
+from pyframe.ops import reduce as _reduce
+from pyframe.ops import scan as _scan
+from pyframe.ops import sorting as _sorting
+from pyframe.ops import stats as _stats
+from pyframe.ops import view as _view
 from pyframe.ops.compare import *  # noqa: F403
 from pyframe.ops.creation import *  # noqa: F403
 from pyframe.ops.elementwise import *  # noqa: F403
@@ -19,21 +31,21 @@ from pyframe.ops.sorting import *  # noqa: F403
 from pyframe.ops.stats import *  # noqa: F403
 from pyframe.ops.view import *  # noqa: F403
 
-_FAMILIES = (  # fmt: skip
-    "compare",
-    "creation",
-    "elementwise",
-    "index",
-    "join",
-    "products",
-    "pointwise",
-    "random",
-    "rearrange",
-    "reduce",
-    "scan",
-    "sorting",
-    "stats",
-    "view",
-)
-__all__ = [name for family in _FAMILIES for name in sys.modules[f"pyframe.ops.{family}"].__all__]
+__all__ = [
+    *_compare.__all__,
+    *_creation.__all__,
+    *_elementwise.__all__,
+    *_index.__all__,
+    *_join.__all__,
+    *_pointwise.__all__,
+    *_products.__all__,
+    *_random.__all__,
+    *_rearrange.__all__,
+    *_reduce.__all__,
+    *_scan.__all__,
+    *_sorting.__all__,
+    *_stats.__all__,
+    *_view.__all__,
+]
+
 _internal = (binary_ops, copy_, fill_, inplace_ops, unary_ops, zero_, getitem, setitem, index_add_, scatter_add_)

@@ -12,8 +12,18 @@ Differences from PyTorch are listed in each docstring. Common to all: CPU only, 
 and float64 for the im2col-based ops (conv, pools, unfold, fold).
 """
 
-import sys
-
+from pyframe.nn.functional import activation as _activation
+from pyframe.nn.functional import attention as _attention
+from pyframe.nn.functional import conv as _conv
+from pyframe.nn.functional import distance as _distance
+from pyframe.nn.functional import dropout as _dropout
+from pyframe.nn.functional import linear as _linear
+from pyframe.nn.functional import loss as _loss
+from pyframe.nn.functional import normalization as _normalization
+from pyframe.nn.functional import padding as _padding
+from pyframe.nn.functional import pooling as _pooling
+from pyframe.nn.functional import sparse as _sparse
+from pyframe.nn.functional import upsampling as _upsampling
 from pyframe.nn.functional.activation import *  # noqa: F403
 from pyframe.nn.functional.attention import *  # noqa: F403
 from pyframe.nn.functional.conv import *  # noqa: F403
@@ -27,18 +37,17 @@ from pyframe.nn.functional.pooling import *  # noqa: F403
 from pyframe.nn.functional.sparse import *  # noqa: F403
 from pyframe.nn.functional.upsampling import *  # noqa: F403
 
-_FAMILIES = (
-    "activation",
-    "attention",
-    "conv",
-    "distance",
-    "dropout",
-    "linear",
-    "loss",
-    "normalization",
-    "padding",
-    "pooling",
-    "sparse",
-    "upsampling",
-)
-__all__ = [name for family in _FAMILIES for name in sys.modules[f"pyframe.nn.functional.{family}"].__all__]
+__all__ = [
+    *_activation.__all__,
+    *_attention.__all__,
+    *_conv.__all__,
+    *_distance.__all__,
+    *_dropout.__all__,
+    *_linear.__all__,
+    *_loss.__all__,
+    *_normalization.__all__,
+    *_padding.__all__,
+    *_pooling.__all__,
+    *_sparse.__all__,
+    *_upsampling.__all__,
+]
