@@ -4,6 +4,7 @@
 - ``activated(plugin, name=None, *, exclusive=True, **settings)``: the plugin active inside a block, whatever the
   machine's configuration says, and pyframe's plugin state exactly as before afterwards.
 - ``activated_fixture(plugin, name=None, **settings)``: the same as a pytest fixture.
+- ``unconfigured_fixture(plugin)``: an autouse fixture that resets the plugin to its defaults around every test.
 - ``PackagingTests``: a test class to subclass in a plugin's tests; it checks what every plugin distribution has to
   get right (entry point, declared settings, importing the plugin before pyframe).
 - ``entry_point(name)``: the installed entry point of group ``pyframe`` called ``name``, or None.
@@ -22,7 +23,7 @@ import pyframe.plugins as _plugins
 from pyframe.plugins.manager import ENTRY_POINT_GROUP
 from pyframe.plugins.settings import Setting
 
-__all__ = ["activated", "activated_fixture", "PackagingTests", "entry_point"]
+__all__ = ["activated", "activated_fixture", "unconfigured_fixture", "PackagingTests", "entry_point"]
 
 
 def activated(plugin: Any, name: str | None = None, *, exclusive: bool = True, **settings: Any) -> Any:
@@ -41,6 +42,20 @@ def activated_fixture(plugin: Any, name: str | None = None, *, exclusive: bool =
     def fixture() -> Iterator[Any]:
         with activated(plugin, name, exclusive=exclusive, **settings) as obj:
             yield obj
+
+    return fixture
+
+
+def unconfigured_fixture(plugin: Any) -> Any:
+    """An autouse pytest fixture that calls ``plugin.pyframe_unconfigure()`` before and after every test, so each
+    test starts from the plugin's defaults. In a plugin's tests: ``_defaults = unconfigured_fixture(my_plugin)``."""
+    import pytest
+
+    @pytest.fixture(autouse=True)
+    def fixture() -> Iterator[None]:
+        plugin.pyframe_unconfigure()
+        yield
+        plugin.pyframe_unconfigure()
 
     return fixture
 

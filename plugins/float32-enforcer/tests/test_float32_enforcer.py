@@ -14,11 +14,7 @@ from pyframe.nn import Module, Parameter
 NAME = "float32-enforcer"
 
 
-@pytest.fixture(autouse=True)
-def _defaults():
-    plugin.pyframe_unconfigure()
-    yield
-    plugin.pyframe_unconfigure()
+_defaults = pyframe.plugins.testing.unconfigured_fixture(plugin)  # each test from the defaults
 
 
 # the plugin on with its default settings and every other plugin off (also under autoload), for one test

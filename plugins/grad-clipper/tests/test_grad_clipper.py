@@ -14,11 +14,7 @@ from pyframe.nn import Linear, Module, Parameter, Sequential
 NAME = "grad-clipper"
 
 
-@pytest.fixture(autouse=True)
-def _defaults():
-    plugin.pyframe_unconfigure()
-    yield
-    plugin.pyframe_unconfigure()
+_defaults = pyframe.plugins.testing.unconfigured_fixture(plugin)  # each test from the defaults
 
 
 def _norm(t) -> float:

@@ -17,11 +17,7 @@ NAME = "nan-detector"
 NAN, INF = math.nan, math.inf
 
 
-@pytest.fixture(autouse=True)
-def _defaults():
-    plugin.pyframe_unconfigure()
-    yield
-    plugin.pyframe_unconfigure()
+_defaults = pyframe.plugins.testing.unconfigured_fixture(plugin)  # each test from the defaults
 
 
 class MulBy(Module):
