@@ -73,21 +73,25 @@ static void copy_run(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, 
 #undef COPY_N
 }
 
-/* d[k] += s[k] for n elements of dtype dt (float16 widened to float and rounded back). */
-static void add_run(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, int dt) {
-#define ADD_N(T) for (int64_t k = 0; k < n; k++) *(T *)(d + k * ds) += *(const T *)(s + k * ss)
-    switch (dt) {
-    case PF_FLOAT32: ADD_N(float); break;
-    case PF_FLOAT64: ADD_N(double); break;
-    case PF_INT64: ADD_N(int64_t); break;
-    case PF_INT32: ADD_N(int32_t); break;
-    default:
-        for (int64_t k = 0; k < n; k++) {
-            uint16_t *h = (uint16_t *)(d + k * ds);
-            *h = pf_f2h(pf_h2f(*h) + pf_h2f(*(const uint16_t *)(s + k * ss)));
-        }
+/* The element at D += the one at S, for k < n, D and S byte addresses in k, in dtype dt (float16
+ * widened to float and rounded back; bool is refused before): the switch outside the loop. */
+#define ADD_ELEMENTS(dt, n, D, S)                                                                    \
+    switch (dt) {                                                                                    \
+    case PF_FLOAT32: ADD_AS(float, n, D, S); break;                                                  \
+    case PF_FLOAT64: ADD_AS(double, n, D, S); break;                                                 \
+    case PF_INT64: ADD_AS(int64_t, n, D, S); break;                                                  \
+    case PF_INT32: ADD_AS(int32_t, n, D, S); break;                                                  \
+    default:                                                                                         \
+        for (int64_t k = 0; k < (n); k++) {                                                          \
+            uint16_t *h_ = (uint16_t *)(D);                                                          \
+            *h_ = pf_f2h(pf_h2f(*h_) + pf_h2f(*(const uint16_t *)(S)));                              \
+        }                                                                                            \
     }
-#undef ADD_N
+#define ADD_AS(T, n, D, S) for (int64_t k = 0; k < (n); k++) *(T *)(D) += *(const T *)(S)
+
+/* d[k] += s[k] for n elements of dtype dt */
+static void add_run(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, int dt) {
+    ADD_ELEMENTS(dt, n, d + k * ds, s + k * ss)
 }
 
 /* The rest of a tensor: its shape with dim d collapsed to 1 (the walker drops it). */
@@ -457,22 +461,8 @@ static void scatter_part(void *arg, int64_t rb, int64_t re) {
             char *op = (char *)g->out->data + w.off[0];
             const char *ip = (const char *)g->index->data + w.off[1] + j * g->isd;
             const char *sp = (const char *)g->data->data + w.off[2] + j * g->ssd;
-#define SCATTER_N(T)                                                                        \
-    for (int64_t k = 0; k < n; k++)                                                         \
-        *(T *)(op + k * w.inner[0] + load_index(ip + k * w.inner[1], idt) * osd) +=        \
-            *(const T *)(sp + k * w.inner[2])
-            switch (dt) {
-            case PF_FLOAT32: SCATTER_N(float); break;
-            case PF_FLOAT64: SCATTER_N(double); break;
-            case PF_INT64: SCATTER_N(int64_t); break;
-            case PF_INT32: SCATTER_N(int32_t); break;
-            default:
-                for (int64_t k = 0; k < n; k++) {
-                    uint16_t *h = (uint16_t *)(op + k * w.inner[0] + load_index(ip + k * w.inner[1], idt) * osd);
-                    *h = pf_f2h(pf_h2f(*h) + pf_h2f(*(const uint16_t *)(sp + k * w.inner[2])));
-                }
-            }
-#undef SCATTER_N
+            ADD_ELEMENTS(dt, n, op + k * w.inner[0] + load_index(ip + k * w.inner[1], idt) * osd,
+                         sp + k * w.inner[2])
             r += n;
             pf_walk_advance(&w, n);
         }

@@ -489,15 +489,17 @@ static void reduce_one(const rctx *c, pf_walk *w, const char *base, char *o, cha
 
 /* ---- drivers; ow walks the output space with operands x, out, idx ---- */
 
+/* what the rows and columns drivers' threads share; V, vw, nvb: the columns driver's tiles */
 typedef struct {
     const rctx *c;
     const pf_walk *ow;
     const char *xb;
     char *ob, *ib;
-} rows_job;
+    int64_t V, vw, nvb;
+} drive_job;
 
 static void rows_part(void *arg, int64_t b, int64_t e) {
-    const rows_job *j = arg;
+    const drive_job *j = arg;
     const rctx *c = j->c;
     pf_walk w = *j->ow, rw = c->red;
     pf_walk_seek(&w, b);
@@ -512,7 +514,7 @@ static void rows_part(void *arg, int64_t b, int64_t e) {
 }
 
 static void drive_rows(const rctx *c, const pf_walk *ow, const char *xb, char *ob, char *ib, int nt) {
-    rows_job j = {c, ow, xb, ob, ib};
+    drive_job j = {c, ow, xb, ob, ib, 0, 0, 0};
     pf_parallel_range(nt, ow->numel, rows_part, &j);
 }
 
@@ -654,16 +656,8 @@ static void col_tile(const rctx *c, pf_walk *rw, const char *xt, int64_t w, char
     }
 }
 
-typedef struct {
-    const rctx *c;
-    const pf_walk *ow;
-    const char *xb;
-    char *ob, *ib;
-    int64_t V, vw, nvb;
-} cols_job;
-
 static void cols_part(void *arg, int64_t b, int64_t e) {
-    const cols_job *j = arg;
+    const drive_job *j = arg;
     pf_walk w = *j->ow, rw = j->c->red;
     for (int64_t tile = b; tile < e; tile++) {
         int64_t v0 = tile % j->nvb * j->vw, width = j->V - v0 < j->vw ? j->V - v0 : j->vw;
@@ -679,7 +673,7 @@ static void drive_cols(const rctx *c, const pf_walk *ow, const char *xb, char *o
         int64_t per = (nt + P - 1) / P;
         vw = ((V + per - 1) / per + 7) / 8 * 8;
     }
-    cols_job j = {c, ow, xb, ob, ib, V, vw, (V + vw - 1) / vw};
+    drive_job j = {c, ow, xb, ob, ib, V, vw, (V + vw - 1) / vw};
     pf_parallel_range(nt, P * j.nvb, cols_part, &j);
 }
 
