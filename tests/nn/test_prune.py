@@ -96,16 +96,17 @@ def test_layout_history_and_custom_method():
         "RandomUnstructured", "RandomStructured"]  # fmt: skip
     assert int((m.weight.abs().sum(1) == 0).sum()) >= 1
 
-    class EveryOther(prune.BasePruningMethod):
+    class PruneNegative(prune.BasePruningMethod):  # a mask that depends on the values (the tutorial's is fixed)
         PRUNING_TYPE = "unstructured"
 
         def compute_mask(self, t, default_mask):
-            mask = default_mask.clone()
-            mask.view(-1)[::2] = 0
-            return mask
+            return default_mask * (t >= 0)
 
-    EveryOther.apply(m, "bias")
-    np.testing.assert_array_equal(m.bias_mask.numpy(), [0, 1, 0, 1])
+    with pf.no_grad():
+        m.bias.copy_(pf.tensor([-1.0, 2.0, 0.0, -3.0]))
+    PruneNegative.apply(m, "bias")
+    np.testing.assert_array_equal(m.bias_mask.numpy(), [0, 1, 1, 0])
+    np.testing.assert_array_equal(m.bias.detach().numpy(), [0, 2, 0, 0])
     prune.identity(m, "bias")  # a container of two, the second keeps everything
     np.testing.assert_array_equal(m.bias_mask.numpy(), [0, 1, 0, 1])
     with pf.no_grad():
