@@ -108,7 +108,7 @@ def test_layout_history_and_custom_method():
     np.testing.assert_array_equal(m.bias_mask.numpy(), [0, 1, 1, 0])
     np.testing.assert_array_equal(m.bias.detach().numpy(), [0, 2, 0, 0])
     prune.identity(m, "bias")  # a container of two, the second keeps everything
-    np.testing.assert_array_equal(m.bias_mask.numpy(), [0, 1, 0, 1])
+    np.testing.assert_array_equal(m.bias_mask.numpy(), [0, 1, 1, 0])
     with pf.no_grad():
         m.weight_orig.fill_(1.0)
     m(pf.randn(2, 8))  # the forward pre-hook recomputes weight
