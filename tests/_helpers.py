@@ -59,11 +59,14 @@ def assert_matches(got: pyframe.Tensor, expected, dtype: str, *, rtol=None, atol
 
 
 # the float ranges of the named input domains (random_array, tests/ops_db.py)
-RANGES = {"real": (-3.0, 3.0), "pos": (0.1, 4.0), "unit": (-0.95, 0.95), "exp": (-2.0, 2.0), "above_one": (1.1, 4.0)}
+RANGES = {
+    "real": (-3.0, 3.0), "pos": (0.1, 4.0), "unit": (-0.95, 0.95), "exp": (-2.0, 2.0), "above_one": (1.1, 4.0),
+    "prob": (0.05, 0.95),
+}  # fmt: skip
 
 
 def random_array(rng: np.random.Generator, shape, dtype: str, domain: str = "real") -> np.ndarray:
-    """Random values of ``dtype`` in a domain: real, pos (> 0), unit (-1, 1), above_one (> 1), exp (-2, 2),
+    """Random values of ``dtype`` in a domain: real, pos (> 0), unit (-1, 1), prob (0, 1), above_one (> 1), exp (-2, 2),
     small ints, nonzero, quarter (multiples of 0.25)."""
     np_dt = DTYPES[dtype].np
     if dtype == "bool":

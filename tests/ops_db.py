@@ -79,6 +79,7 @@ ROWS = [
     Op("rsqrt", pyframe.rsqrt, lambda a: 1.0 / np.sqrt(a), ALL, ("pos",), "float", grad="pos"),
     Op("erf", pyframe.erf, np_erf, ALL, U, "float", grad="real"),
     Op("erfc", pyframe.erfc, np_erfc, ALL, U, "float", grad="real"),
+    Op("logit", pyframe.logit, lambda a: np.log(a / (1 - a)), ALL, ("prob",), "float", grad="prob"),
     Op("floor", pyframe.floor, np.floor, NUMERIC, ("quarter",)),
     Op("ceil", pyframe.ceil, np.ceil, NUMERIC, ("quarter",)),
     Op("round", pyframe.round, np.round, NUMERIC, ("quarter",)),  # half to even, as torch.round

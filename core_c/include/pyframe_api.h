@@ -77,6 +77,7 @@ enum {
     PF_EXP2,
     PF_ERFC,
     PF_TRUNC,
+    PF_LOGIT, /* log(x / (1 - x)); when p1 != 0, x is first clamped to [p0, 1 - p0] (torch's eps) */
     PF_NUM_UNARY
 };
 

@@ -73,6 +73,16 @@ static inline double pf_rem(double a, double b) {
 PF_FLOORDIV(pf_floordivf, float, fmodf, floorf)
 PF_FLOORDIV(pf_floordiv, double, fmod, floor)
 
+/* torch.logit: log(x / (1 - x)), x first clamped to [eps, 1 - eps] when `clamp` (in torch's order: below eps
+ * gives eps, else above 1 - eps gives 1 - eps; NaN stays NaN) */
+#define PF_LOGIT_FN(name, T, LOG)                                            \
+    static inline T name(T x, T eps, T clamp) {                              \
+        if (clamp != 0) x = x < eps ? eps : (x > 1 - eps ? 1 - eps : x);     \
+        return LOG(x / (1 - x));                                             \
+    }
+PF_LOGIT_FN(pf_logitf, float, logf)
+PF_LOGIT_FN(pf_logit, double, log)
+
 /* Integer ops that can fail set *err instead of trapping. */
 static inline int64_t pf_ipow(int64_t a, int64_t b, int *err) {
     if (b < 0) {
@@ -217,7 +227,8 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
     X(PF_LOG10, log10, F, log10f(x), log10(x), _)                                                          \
     X(PF_EXP2, exp2, F, exp2f(x), exp2(x), _)                                                              \
     X(PF_ERFC, erfc, F, erfcf(x), erfc(x), _)                                                              \
-    X(PF_TRUNC, trunc, F, truncf(x), trunc(x), _)
+    X(PF_TRUNC, trunc, F, truncf(x), trunc(x), _)                                                          \
+    X(PF_LOGIT, logit, F, pf_logitf(x, p0, p1), pf_logit(x, p0, p1), _)
 
 /* binary: a and b in scope */
 #define BINARY_OPS(X)                                                                                       \

@@ -80,6 +80,16 @@ static void test_unary(void) {
     CHECK(pf_unary(PF_EXP, &ti, &tio, 0, 0) == PF_ERR_TYPE, "exp of int64 is a type error");
     CHECK(pf_unary(PF_ISNAN, &ti, &tio, 0, 0) == PF_ERR_TYPE, "predicate needs a bool output");
     CHECK(pf_unary(PF_POW_SCALAR, &ti, &tio, -1, 0) == PF_ERR_RUNTIME, "negative integer power");
+    /* logit: open without eps (NaN outside [0, 1], infinities at its ends); with p1 != 0 clamped to [p0, 1 - p0] */
+    double lx[5] = {-0.5, 0.0, 0.25, 1.0, NAN}, ly[5];
+    int64_t s5[1] = {5};
+    pf_tensor tlx = pf_make(lx, PF_FLOAT64, 1, s5), tly = pf_make(ly, PF_FLOAT64, 1, s5);
+    CHECK_OK(pf_unary_contig(PF_LOGIT, PF_FLOAT64, lx, ly, 5));
+    CHECK(isnan(ly[0]) && ly[1] == -INFINITY && close_f(ly[2], log(1.0 / 3.0), 1e-15) && ly[3] == INFINITY &&
+              isnan(ly[4]), "logit %g %g %g %g %g", ly[0], ly[1], ly[2], ly[3], ly[4]);
+    CHECK_OK(pf_unary(PF_LOGIT, &tlx, &tly, 0.1, 1));
+    CHECK(close_f(ly[0], log(0.1 / 0.9), 1e-15) && close_f(ly[3], log(0.9 / 0.1), 1e-15) && isnan(ly[4]),
+          "logit with eps %g %g %g", ly[0], ly[3], ly[4]);
     free(x);
     free(y);
 }
