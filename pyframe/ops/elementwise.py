@@ -350,19 +350,20 @@ _binary_rows: dict = {}  # name -> its _Binary
 
 
 def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False):
-    """One binary op's row: ``name(input, other, *, out=None)`` with broadcasting and promotion."""
+    """One binary op's row: ``name(input, other, out=None)`` with broadcasting and promotion."""
     b = _binary_rows[name] = _Binary(name, op, kind, grad, saves, name.capitalize() + "Backward0")
-    out_bool = kind == "compare"
+    out_bool, floating = kind == "compare", kind == "float"
     # the lean recording of the fast path below (pow may promote and reads its output: _record_binary)
     lean = name != "pow" and grad is not None
 
-    def fn(input, other, *, out=None) -> Tensor:  # noqa: A002 - torch's parameter names
+    # out= is positional-or-keyword here: a keyword-only default costs `x + y` a dict lookup per call
+    def fn(input, other, out=None) -> Tensor:  # noqa: A002 - torch's parameter names
         # fast paths: two contiguous tensors of one dtype and shape, or a contiguous float tensor and a Python
         # number outside autograd; then one allocation and one C call
         if (
             type(input) is Tensor and type(other) is Tensor and input.dtype is other.dtype
             and input._shape == other._shape and input._contig and other._contig
-            and (kind != "float" or input.dtype.is_floating_point) and out is None
+            and (not floating or input.dtype.is_floating_point) and out is None
         ):  # fmt: skip
             x, s = input, None
         else:
@@ -373,7 +374,7 @@ def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False):
             if not (
                 type(x) is Tensor and x._contig and (x.dtype is float32 or x.dtype is _float64)
                 and (type(s) is float or (type(s) is int and -_EXACT <= s <= _EXACT))
-                and not (x.requires_grad and _grad_mode.enabled) and out is None
+                and not (x._requires_grad and _grad_mode.enabled) and out is None
             ):  # fmt: skip
                 return _apply_binary(b, input, other, out)
         dt = x.dtype
