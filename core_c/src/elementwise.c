@@ -333,48 +333,81 @@ static int int_error(int err, const char *op) {
 
 /* ---- drivers ---- */
 
-/* Runs `run` over the walker's index space in parallel; each thread owns a contiguous
- * slice of output positions, so no two threads write the same element. */
-#define PF_WALK_SLICE(w, t_, n_, CALL)                                               \
-    do {                                                                             \
-        pf_walk lw_ = (w);                                                           \
-        int64_t b_, e_;                                                              \
-        pf_split(lw_.numel, t_, n_, &b_, &e_);                                       \
-        pf_walk_seek(&lw_, b_);                                                      \
-        for (int64_t pos_ = b_; pos_ < e_;) {                                        \
-            int64_t len = pf_walk_run(&lw_, e_ - pos_);                              \
-            const int64_t *off = lw_.off, *inner = lw_.inner;                        \
-            CALL;                                                                    \
-            pos_ += len;                                                             \
-            pf_walk_advance(&lw_, len);                                              \
-        }                                                                            \
-    } while (0)
+/* A kernel's operands: bases, and for the contiguous entries each operand's stride in bytes (0: a broadcast
+ * scalar). `un` or `bin` is set; a failing integer op stores its error code in err. */
+typedef struct {
+    unary_run un;
+    binary_run bin;
+    const char *a, *b;
+    char *o;
+    int64_t sa, sb, so;
+    double p0, p1;
+    int err;
+} kernel_job;
 
-/* Serial calls skip the OpenMP region entirely: even `if (0)` costs a team set-up. */
-#define PF_PARALLEL_WALK(w, CALL)                                                    \
-    do {                                                                             \
-        int nt_ = pf_threads_for((w).numel);                                         \
-        if (nt_ == 1) {                                                              \
-            PF_WALK_SLICE(w, 0, 1, CALL);                                            \
-        } else {                                                                     \
-            pf_team tm_;                                                             \
-            pf_team_start(&tm_);                                                     \
-            _Pragma("omp parallel num_threads(nt_)")                                 \
-            {                                                                        \
-                int t_ = 0, n_ = 1;                                                  \
-                PF_OMP_ID(t_, n_);                                                   \
-                PF_WALK_SLICE(w, t_, n_, CALL);                                      \
-                pf_team_done(&tm_);                                                  \
-            }                                                                        \
-            pf_team_finish(&tm_);                                                    \
-        }                                                                            \
-    } while (0)
+static void kernel_failed(kernel_job *j, int err) {
+    if (err) __atomic_store_n(&j->err, err, __ATOMIC_RELAXED);
+}
 
-#ifdef _OPENMP
-#define PF_OMP_ID(t, n) (t = omp_get_thread_num(), n = omp_get_num_threads())
-#else
-#define PF_OMP_ID(t, n) ((void)0)
-#endif
+/* elements [s, e) of contiguous operands */
+static void contig_range(void *arg, int64_t s, int64_t e) {
+    kernel_job *j = arg;
+    int err = 0;
+    if (j->un) j->un(j->a + s * j->sa, j->sa, j->o + s * j->so, j->so, e - s, j->p0, j->p1, &err);
+    else j->bin(j->a + s * j->sa, j->sa, j->b + s * j->sb, j->sb, j->o + s * j->so, j->so, e - s, &err);
+    kernel_failed(j, err);
+}
+
+static int run_contig(kernel_job *j, int64_t n, const char *name) {
+    pf_parallel_range(pf_threads_for(n), n, contig_range, j);
+    return j->err ? int_error(j->err, name) : PF_OK;
+}
+
+/* One run of a strided walk: operand k at off[k], stepping inner[k] bytes, for len elements. */
+typedef void (*walk_fn)(void *arg, const int64_t *off, const int64_t *inner, int64_t len);
+typedef struct {
+    pf_walk w;
+    walk_fn fn;
+    void *arg;
+} walk_job;
+
+static void walk_range(void *arg, int64_t begin, int64_t end) {
+    const walk_job *j = arg;
+    pf_walk w = j->w;
+    pf_walk_seek(&w, begin);
+    for (int64_t pos = begin; pos < end;) {
+        int64_t len = pf_walk_run(&w, end - pos);
+        j->fn(j->arg, w.off, w.inner, len);
+        pos += len;
+        pf_walk_advance(&w, len);
+    }
+}
+
+/* fn over every run of the walk, in parallel: each thread owns a contiguous slice of output
+ * positions, so no two threads write one element. */
+static void parallel_walk(const pf_walk *w, walk_fn fn, void *arg) {
+    walk_job j = {*w, fn, arg};
+    pf_parallel_range(pf_threads_for(w->numel), w->numel, walk_range, &j);
+}
+
+static void kernel_walk(void *arg, const int64_t *off, const int64_t *inner, int64_t len) {
+    kernel_job *j = arg;
+    int err = 0;
+    if (j->un) j->un(j->a + off[0], inner[0], j->o + off[1], inner[1], len, j->p0, j->p1, &err);
+    else j->bin(j->a + off[0], inner[0], j->b + off[1], inner[1], j->o + off[2], inner[2], len, &err);
+    kernel_failed(j, err);
+}
+
+/* The walk over out's elements with x broadcast to them (unary ops, copy): operand 0 is x, 1 is out. */
+static int walk_into(pf_walk *w, const pf_tensor *x, const pf_tensor *out, const char *what) {
+    int64_t bs[PF_MAX_DIMS];
+    int rc = pf_broadcast_strides(x, out->ndim, out->shape, bs, what);
+    if (rc) return rc;
+    const int64_t *st[2] = {bs, out->strides};
+    size_t sz[2] = {pf_dtype_size[x->dtype], pf_dtype_size[out->dtype]};
+    pf_walk_init(w, out->ndim, out->shape, 2, st, sz);
+    return PF_OK;
+}
 
 int pf_unary(int op, const pf_tensor *x, pf_tensor *out, double p0, double p1) {
     int rc;
@@ -385,43 +418,11 @@ int pf_unary(int op, const pf_tensor *x, pf_tensor *out, double p0, double p1) {
     if (out->dtype != unary_out_dtype(op, x->dtype))
         return pf_error(PF_ERR_TYPE, "%s: output dtype must be %s, got %s", unary_name[op],
                         pf_dtype_name[unary_out_dtype(op, x->dtype)], pf_dtype_name[out->dtype]);
-    int64_t bs[PF_MAX_DIMS];
-    if ((rc = pf_broadcast_strides(x, out->ndim, out->shape, bs, "input"))) return rc;
-    const int64_t *st[2] = {bs, out->strides};
-    size_t sz[2] = {pf_dtype_size[x->dtype], pf_dtype_size[out->dtype]};
     pf_walk w;
-    pf_walk_init(&w, out->ndim, out->shape, 2, st, sz);
-    int err = 0;
-    const char *xb = x->data;
-    char *ob = out->data;
-    PF_PARALLEL_WALK(w, run(xb + off[0], inner[0], ob + off[1], inner[1], len, p0, p1, &err));
-    return err ? int_error(err, unary_name[op]) : PF_OK;
-}
-
-/* A run over n contiguous elements, split into one slice per thread: each operand advances by its
- * stride (0 for a broadcast scalar). `un` or `bin` is set. */
-typedef struct {
-    unary_run un;
-    binary_run bin;
-    const char *a, *b;
-    char *o;
-    int64_t sa, sb, so, n;
-    int err;
-} contig_job;
-
-static void contig_slice(void *arg, int t, int nt) {
-    contig_job *j = arg;
-    int64_t s, e;
-    pf_split(j->n, t, nt, &s, &e);
-    int err = 0;
-    if (j->un) j->un(j->a + s * j->sa, j->sa, j->o + s * j->so, j->so, e - s, 0, 0, &err);
-    else j->bin(j->a + s * j->sa, j->sa, j->b + s * j->sb, j->sb, j->o + s * j->so, j->so, e - s, &err);
-    if (err) __atomic_store_n(&j->err, err, __ATOMIC_RELAXED);
-}
-
-static int run_contig(contig_job *j, const char *name) {
-    pf_run_team(pf_threads_for(j->n), contig_slice, j);
-    return j->err ? int_error(j->err, name) : PF_OK;
+    if ((rc = walk_into(&w, x, out, "input"))) return rc;
+    kernel_job j = {.un = run, .a = x->data, .o = out->data, .p0 = p0, .p1 = p1};
+    parallel_walk(&w, kernel_walk, &j);
+    return j.err ? int_error(j.err, unary_name[op]) : PF_OK;
 }
 
 int pf_unary_contig(int op, int dtype, const void *x, void *out, int64_t n) {
@@ -430,9 +431,9 @@ int pf_unary_contig(int op, int dtype, const void *x, void *out, int64_t n) {
     if (n < 0 || (n > 0 && (!x || !out))) return pf_error(PF_ERR_VALUE, "unary: bad buffer (n=%lld)", (long long)n);
     unary_run run = unary_table[op][dtype];
     if (!run) return pf_error(PF_ERR_TYPE, "%s: unsupported dtype %s", unary_name[op], pf_dtype_name[dtype]);
-    contig_job j = {.un = run, .a = x, .o = out, .sa = pf_dtype_size[dtype],
-                    .so = pf_dtype_size[unary_out_dtype(op, dtype)], .n = n};
-    return run_contig(&j, unary_name[op]);
+    kernel_job j = {.un = run, .a = x, .o = out, .sa = pf_dtype_size[dtype],
+                    .so = pf_dtype_size[unary_out_dtype(op, dtype)]};
+    return run_contig(&j, n, unary_name[op]);
 }
 
 static int binary_check(int op, int da, int db, int dout) {
@@ -462,12 +463,9 @@ int pf_binary(int op, const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
     size_t sz[3] = {pf_dtype_size[a->dtype], pf_dtype_size[a->dtype], pf_dtype_size[out->dtype]};
     pf_walk w;
     pf_walk_init(&w, out->ndim, out->shape, 3, st, sz);
-    binary_run run = binary_table[op][a->dtype];
-    int err = 0;
-    const char *ab = a->data, *bb = b->data;
-    char *ob = out->data;
-    PF_PARALLEL_WALK(w, run(ab + off[0], inner[0], bb + off[1], inner[1], ob + off[2], inner[2], len, &err));
-    return err ? int_error(err, binary_name[op]) : PF_OK;
+    kernel_job j = {.bin = binary_table[op][a->dtype], .a = a->data, .b = b->data, .o = out->data};
+    parallel_walk(&w, kernel_walk, &j);
+    return j.err ? int_error(j.err, binary_name[op]) : PF_OK;
 }
 
 int pf_binary_contig(int op, int dtype, const void *a, const void *b, void *out, int64_t n) {
@@ -476,9 +474,9 @@ int pf_binary_contig(int op, int dtype, const void *a, const void *b, void *out,
     if (rc) return rc;
     if (n < 0 || (n > 0 && (!a || !b || !out))) return pf_error(PF_ERR_VALUE, "binary: bad buffer (n=%lld)", (long long)n);
     int64_t si = pf_dtype_size[dtype];
-    contig_job j = {.bin = binary_table[op][dtype], .a = a, .b = b, .o = out, .sa = si, .sb = si,
-                    .so = pf_dtype_size[binary_out_dtype(op, dtype)], .n = n};
-    return run_contig(&j, binary_name[op]);
+    kernel_job j = {.bin = binary_table[op][dtype], .a = a, .b = b, .o = out, .sa = si, .sb = si,
+                    .so = pf_dtype_size[binary_out_dtype(op, dtype)]};
+    return run_contig(&j, n, binary_name[op]);
 }
 
 /* The scalar operand is read through a stride of 0: the kernels' broadcast loops. */
@@ -498,10 +496,10 @@ int pf_binary_scalar(int op, int dtype, const void *a, double s, void *out, int6
     const char *b = (const char *)&v;
     int64_t si = pf_dtype_size[dtype], sb = 0;
     if (op == PF_POW && !scalar_first && s == 2.0) op = PF_MUL, b = a, sb = si; /* x ** 2 is x * x */
-    contig_job j = {.bin = binary_table[op][dtype], .a = a, .b = b, .o = out, .sa = si, .sb = sb,
-                    .so = pf_dtype_size[binary_out_dtype(op, dtype)], .n = n};
+    kernel_job j = {.bin = binary_table[op][dtype], .a = a, .b = b, .o = out, .sa = si, .sb = sb,
+                    .so = pf_dtype_size[binary_out_dtype(op, dtype)]};
     if (scalar_first) j.a = b, j.sa = sb, j.b = a, j.sb = si;
-    return run_contig(&j, binary_name[op]);
+    return run_contig(&j, n, binary_name[op]);
 }
 
 /* ---- where, copy, fill ---- */
@@ -541,6 +539,26 @@ WHERE_RUN(2, uint16_t)
 WHERE_RUN(4, uint32_t)
 WHERE_RUN(8, uint64_t)
 
+typedef struct {
+    const uint8_t *c;
+    const char *a, *b;
+    char *o;
+    size_t es;
+} where_job;
+
+static void where_walk(void *arg, const int64_t *off, const int64_t *in, int64_t len) {
+    const where_job *j = arg;
+    const uint8_t *c = j->c + off[0];
+    const char *a = j->a + off[1], *b = j->b + off[2];
+    char *o = j->o + off[3];
+    switch (j->es) {
+    case 1: where_run_1(c, in[0], a, in[1], b, in[2], o, in[3], len); break;
+    case 2: where_run_2(c, in[0], a, in[1], b, in[2], o, in[3], len); break;
+    case 4: where_run_4(c, in[0], a, in[1], b, in[2], o, in[3], len); break;
+    default: where_run_8(c, in[0], a, in[1], b, in[2], o, in[3], len); break;
+    }
+}
+
 int pf_where(const pf_tensor *cond, const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
     int rc;
     if ((rc = pf_check(cond, "condition")) || (rc = pf_check(a, "first value")) || (rc = pf_check(b, "second value")) ||
@@ -561,20 +579,8 @@ int pf_where(const pf_tensor *cond, const pf_tensor *a, const pf_tensor *b, pf_t
     size_t sz[4] = {1, es, es, es};
     pf_walk w;
     pf_walk_init(&w, out->ndim, out->shape, 4, st, sz);
-    const char *cb = cond->data, *ab = a->data, *bb = b->data;
-    char *ob = out->data;
-    PF_PARALLEL_WALK(w, {
-        const uint8_t *c = (const uint8_t *)cb + off[0];
-        const char *ap = ab + off[1];
-        const char *bp = bb + off[2];
-        char *op_ = ob + off[3];
-        switch (es) {
-        case 1: where_run_1(c, inner[0], ap, inner[1], bp, inner[2], op_, inner[3], len); break;
-        case 2: where_run_2(c, inner[0], ap, inner[1], bp, inner[2], op_, inner[3], len); break;
-        case 4: where_run_4(c, inner[0], ap, inner[1], bp, inner[2], op_, inner[3], len); break;
-        default: where_run_8(c, inner[0], ap, inner[1], bp, inner[2], op_, inner[3], len); break;
-        }
-    });
+    where_job j = {cond->data, a->data, b->data, out->data, es};
+    parallel_walk(&w, where_walk, &j);
     return PF_OK;
 }
 
@@ -608,20 +614,36 @@ PF_SIMD static void convert_run(const char *s, int64_t ss, int ds, char *d, int6
     }
 }
 
+typedef struct {
+    const char *s;
+    char *d;
+    int ds, dd;
+} copy_job;
+
+static void copy_walk(void *arg, const int64_t *off, const int64_t *inner, int64_t len) {
+    const copy_job *j = arg;
+    convert_run(j->s + off[0], inner[0], j->ds, j->d + off[1], inner[1], j->dd, len);
+}
+
 int pf_copy(const pf_tensor *src, pf_tensor *dst) {
     int rc;
     if ((rc = pf_check(src, "copy source")) || (rc = pf_check(dst, "copy destination"))) return rc;
-    int64_t ss[PF_MAX_DIMS];
-    if ((rc = pf_broadcast_strides(src, dst->ndim, dst->shape, ss, "source"))) return rc;
-    const int64_t *st[2] = {ss, dst->strides};
-    size_t sz[2] = {pf_dtype_size[src->dtype], pf_dtype_size[dst->dtype]};
     pf_walk w;
-    pf_walk_init(&w, dst->ndim, dst->shape, 2, st, sz);
-    int ds = src->dtype, dd = dst->dtype;
-    const char *sb = src->data;
-    char *db = dst->data;
-    PF_PARALLEL_WALK(w, convert_run(sb + off[0], inner[0], ds, db + off[1], inner[1], dd, len));
+    if ((rc = walk_into(&w, src, dst, "source"))) return rc;
+    copy_job j = {src->data, dst->data, src->dtype, dst->dtype};
+    parallel_walk(&w, copy_walk, &j);
     return PF_OK;
+}
+
+typedef struct {
+    char *d;
+    const char *elem;
+    size_t es;
+} fill_job;
+
+static void fill_walk(void *arg, const int64_t *off, const int64_t *inner, int64_t len) {
+    const fill_job *j = arg;
+    for (int64_t i = 0; i < len; i++) move_elem(j->d + off[0] + i * inner[0], j->elem, j->es);
 }
 
 int pf_fill(pf_tensor *dst, double value, int64_t ivalue) {
@@ -635,10 +657,8 @@ int pf_fill(pf_tensor *dst, double value, int64_t ivalue) {
     size_t es = pf_dtype_size[dst->dtype], sz[1] = {es};
     pf_walk w;
     pf_walk_init(&w, dst->ndim, dst->shape, 1, st, sz);
-    char *db = dst->data;
-    PF_PARALLEL_WALK(w, {
-        for (int64_t i = 0; i < len; i++) move_elem(db + off[0] + i * inner[0], elem, es);
-    });
+    fill_job j = {dst->data, elem, es};
+    parallel_walk(&w, fill_walk, &j);
     return PF_OK;
 }
 
