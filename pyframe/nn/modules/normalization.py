@@ -25,6 +25,11 @@ class _Affine(Module):
         bias = Parameter(creation.zeros(*shape, dtype=dtype, device=device)) if affine and bias else None
         self.register_parameter("bias", bias)
 
+    @property
+    def _has_bias(self) -> str:
+        """The end of LayerNorm's and GroupNorm's reprs, as torch writes it."""
+        return f"bias={self.bias is not None}"
+
     def reset_parameters(self) -> None:
         with _grad_mode.no_grad():
             if self.weight is not None:
@@ -149,8 +154,8 @@ class LayerNorm(_Affine):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
-                f"bias={self.bias is not None}")  # fmt: skip
+        affine = self.elementwise_affine
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={affine}, {self._has_bias}"
 
 
 class GroupNorm(_Affine):
@@ -171,8 +176,7 @@ class GroupNorm(_Affine):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
-                f"bias={self.bias is not None}")  # fmt: skip
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, {self._has_bias}"
 
 
 class _InstanceNorm(_NormBase):
