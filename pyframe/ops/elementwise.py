@@ -365,37 +365,41 @@ def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False):
             and input._shape == other._shape and input._contig and other._contig
             and (not floating or input.dtype.is_floating_point) and out is None
         ):  # fmt: skip
-            x, s = input, None
+            dt = input.dtype
+            out_dt = bool_ if out_bool else dt
+            n = input._numel
+            nbytes = n * out_dt.itemsize
+            data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
+            rc = _binary_contig(op, dt.code, input._ptr, other._ptr, data, n)
+            if rc:
+                check(rc)
+            y = fresh(data, nbytes, input._shape, input._strides, n, out_dt)
+            if (input._requires_grad or other._requires_grad) and grad is not None and _grad_mode.enabled:
+                if lean:
+                    backward = partial(_binary_backward, grad, input, other, input, other)
+                    record_pair(b.backward_name, backward, input, other, y, saves)
+                else:
+                    _record_binary(b, input, other, input, other, y)
+            return y
+        if type(input) is Tensor:
+            x, s, first = input, other, 0
         else:
-            if type(input) is Tensor:
-                x, s, first = input, other, 0
-            else:
-                x, s, first = other, input, 1
-            if not (
-                type(x) is Tensor and x._contig and (x.dtype is float32 or x.dtype is _float64)
-                and (type(s) is float or (type(s) is int and -_EXACT <= s <= _EXACT))
-                and not (x._requires_grad and _grad_mode.enabled) and out is None
-            ):  # fmt: skip
-                return _apply_binary(b, input, other, out)
+            x, s, first = other, input, 1
+        if not (
+            type(x) is Tensor and x._contig and (x.dtype is float32 or x.dtype is _float64)
+            and (type(s) is float or (type(s) is int and -_EXACT <= s <= _EXACT))
+            and not (x._requires_grad and _grad_mode.enabled) and out is None
+        ):  # fmt: skip
+            return _apply_binary(b, input, other, out)
         dt = x.dtype
         out_dt = bool_ if out_bool else dt
         n = x._numel
         nbytes = n * out_dt.itemsize
         data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
-        if s is None:
-            rc = _binary_contig(op, dt.code, input._ptr, other._ptr, data, n)
-        else:
-            rc = _binary_scalar(op, dt.code, x._ptr, s, data, n, first)
+        rc = _binary_scalar(op, dt.code, x._ptr, s, data, n, first)
         if rc:
             check(rc)
-        y = fresh(data, nbytes, x._shape, x._strides, n, out_dt)
-        if s is None and (input._requires_grad or other._requires_grad) and grad is not None and _grad_mode.enabled:
-            if lean:
-                backward = partial(_binary_backward, grad, input, other, input, other)
-                record_pair(b.backward_name, backward, input, other, y, saves)
-            else:
-                _record_binary(b, input, other, input, other, y)
-        return y
+        return fresh(data, nbytes, x._shape, x._strides, n, out_dt)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Same as torch.{name}."
