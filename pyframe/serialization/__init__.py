@@ -1,7 +1,18 @@
-"""Checkpoints: ``pyframe.save`` and ``pyframe.load``. ``format`` is the byte layout (encode, decode,
-validate); ``files`` the file work (paths, atomic writes, metadata hooks)."""
+"""Checkpoints: ``pyframe.save`` and ``pyframe.load``. ``format`` is pyframe's byte layout (encode, decode,
+validate); ``files`` the file work (paths, atomic writes, metadata hooks); ``torch_reader`` and ``unpickler``
+read files written by ``torch.save`` without running them."""
 
 from pyframe.serialization.files import load, read_metadata, register_metadata_hook, save
 from pyframe.serialization.format import FORMAT_VERSION, MAGIC, CheckpointError
+from pyframe.serialization.unpickler import (
+    WeightsOnlyError,
+    add_safe_globals,
+    clear_safe_globals,
+    get_safe_globals,
+    safe_globals,
+)
 
-__all__ = ["save", "load", "read_metadata", "register_metadata_hook", "CheckpointError", "MAGIC", "FORMAT_VERSION"]
+__all__ = [
+    "save", "load", "read_metadata", "register_metadata_hook", "CheckpointError", "WeightsOnlyError", "MAGIC",
+    "FORMAT_VERSION", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals",
+]  # fmt: skip

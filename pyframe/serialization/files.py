@@ -237,23 +237,38 @@ def _collect_metadata(metadata) -> dict:
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
-    """Read an object written by :func:`save` from ``f`` (a path or a binary file object).
+    """Read an object written by :func:`save` or by ``torch.save`` from ``f`` (a path or a binary file object).
 
-    Same call as torch.load. Nothing in the file can run code: only tensors and plain values come back.
-    Tensors are in newly allocated memory, keep dtype, shape, strides and ``requires_grad``, and those
-    that shared memory when saved share it again; ``nn.Parameter`` comes back as ``nn.Parameter`` when
-    ``pyframe.nn`` is importable. A damaged file raises :class:`CheckpointError` (a ValueError).
-    ``map_location`` may be None or "cpu". ``weights_only`` may be True, None or False: a pyframe file
-    holds no pickles, so all three read the same plain data and none can run code (torch code often
-    passes False to load a general checkpoint; it gets that checkpoint, nothing more)."""
+    Same call as torch.load. A pyframe checkpoint holds only tensors and plain values, and every byte is
+    checked. A torch checkpoint (the zip format, or the legacy one) is read as torch's
+    ``load(weights_only=True)`` reads it: tensors, Parameters, containers and plain values through an
+    unpickler that imports and calls nothing outside an allowlist; anything else raises
+    :class:`~pyframe.serialization.WeightsOnlyError` naming what the file asked for. ``weights_only=False``
+    unpickles a torch-format file with Python's pickle, which runs whatever the file says: only for files you
+    trust (``docs/serialization.md``). Tensors come back in new memory (with ``mmap=True``, for a torch zip
+    file on disk, mapped copy-on-write and read only when used) and keep dtype, shape, strides and
+    ``requires_grad``; tensors that shared a storage share it again. A damaged file raises
+    :class:`CheckpointError` (a ValueError). ``map_location`` may be None, "cpu", a dict mapping saved
+    locations to "cpu", or a callable ``(storage, location) -> storage`` that returns the storage."""
+    from pyframe.serialization.torch_reader import LEGACY_MAGIC, ZIP_MAGIC, load_torch
+
     if weights_only not in (True, None, False):
         raise TypeError(f"weights_only must be a bool, got {weights_only!r}")
-    if pickle_module is not None or pickle_load_args:
-        raise ValueError("pyframe.load never unpickles; pickle_module and pickle load arguments are not accepted")
-    if mmap:
-        raise ValueError("pyframe.load(mmap=True) is not supported; tensors are read into memory")
+    if pickle_module is not None:
+        raise ValueError("pyframe.load uses its own unpickler; pickle_module is not accepted")
+    encoding = pickle_load_args.pop("encoding", "ASCII")
+    if pickle_load_args:
+        raise ValueError(f"pyframe.load: unsupported pickle load arguments {sorted(pickle_load_args)}")
     _check_location(map_location)
     with _open(f) as (fh, source, size, is_path):
+        head, fh = _peek(fh, len(LEGACY_MAGIC))
+        if head[:4] == ZIP_MAGIC or head == LEGACY_MAGIC:
+            return load_torch(
+                fh, source, head, map_location=map_location, weights_only=weights_only, use_mmap=bool(mmap),
+                encoding=encoding,
+            )  # fmt: skip
+        if mmap:
+            raise ValueError("pyframe.load(mmap=True) maps torch zip files; pyframe checkpoints are read into memory")
         header, hend = _read_header(fh, source, size)
         storages = _read_storages(fh, source, header, hend, size, is_path)
     tensors = _build_tensors(header["tensors"], storages)
@@ -272,6 +287,46 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     return obj
 
 
+class _Prefixed:
+    """A non-seekable stream with the bytes already read put back in front."""
+
+    def __init__(self, head: bytes, fh) -> None:
+        self.head, self.fh = head, fh
+        self.name = getattr(fh, "name", None)
+
+    def read(self, n: int = -1) -> bytes:
+        if not self.head:
+            return self.fh.read(n)
+        if n is None or n < 0:
+            out, self.head = self.head + self.fh.read(), b""
+            return out
+        out, self.head = self.head[:n], self.head[n:]
+        return out + (self.fh.read(n - len(out)) if n > len(out) else b"")
+
+    def readinto(self, buf) -> int:
+        b = self.read(len(memoryview(buf).cast("B")))
+        memoryview(buf).cast("B")[: len(b)] = b
+        return len(b)
+
+    def seekable(self) -> bool:
+        return False
+
+
+def _peek(fh, n: int):
+    """The first ``n`` bytes from the current position, and a file to read from that position again."""
+    try:
+        seekable = fh.seekable()
+    except (AttributeError, OSError, ValueError):
+        seekable = False
+    if seekable:
+        start = fh.tell()
+        head = fh.read(n)
+        fh.seek(start)
+        return head, fh
+    head = fh.read(n)
+    return head, _Prefixed(head, fh)
+
+
 def read_metadata(f) -> dict:
     """The metadata dict stored by ``save(..., metadata=...)`` (plus what metadata hooks recorded).
 
@@ -281,9 +336,9 @@ def read_metadata(f) -> dict:
 
 
 def _check_location(map_location) -> None:
-    if map_location is None:
+    if map_location is None or (callable(map_location) and not isinstance(map_location, (str, dict))):
         return
-    if isinstance(map_location, dict) and all(_is_cpu(k) and _is_cpu(v) for k, v in map_location.items()):
+    if isinstance(map_location, dict) and all(isinstance(k, str) and _is_cpu(v) for k, v in map_location.items()):
         return
     if _is_cpu(map_location):
         return
