@@ -24,7 +24,7 @@ import pluggy
 from pyframe import hookspecs
 from pyframe._version import __version__
 from pyframe.plugins import config as _config
-from pyframe.plugins.settings import PluginConfigError, Setting, did_you_mean
+from pyframe.plugins.settings import _BOUNDS, PluginConfigError, Setting, _type_name, did_you_mean
 from pyframe.utils.hooks import RemovableHandle
 
 __all__ = ["PluginInfo", "PluginHandle", "PluginError", "PluginWarning", "PluginManager", "ENTRY_POINT_GROUP"]
@@ -667,15 +667,19 @@ class PluginManager(pluggy.PluginManager):
         return self.info(self._require(name))
 
     def effective_config(self) -> dict[str, Any]:
-        """``{"files": [...], "values": {key: {"value", "source", "help", "overridden"}}}``; plugin settings as
-        ``plugin.key``. ``overridden`` lists the lower layers that also set the key; ``disable_plugins`` merges every
-        layer (all of them apply), so its value is their union and its source names each."""
+        """``{"files": [...], "values": {key: {"value", "source", "help", "overridden", "type", "default",
+        "limits"}}}``; plugin settings as ``plugin.key``, with ``"plugin_enabled"``. ``overridden`` lists the lower
+        layers that also set the key; ``disable_plugins`` merges every layer (all of them apply), so its value is
+        their union and its source names each. A plugin that is disabled (or failed) was never imported, so its
+        declared settings are unknown: the keys its tables set are listed with ``type``, ``default`` and ``limits``
+        None, unvalidated."""
         self.ensure_loaded()
         values: dict[str, dict[str, Any]] = {}
         for key in _config.DEFAULTS:
             value, origin, _ = self._effective(key)
             setters = [layer for layer in self._layers if key in layer.values and layer.rank > _config.RANK_DEFAULT]
             entry = {"value": value, "source": origin, "help": _config.TOP_LEVEL[key].help, "overridden": []}
+            entry.update(_described(_config.TOP_LEVEL[key], default=_config.DEFAULTS[key]))
             if key == "disable_plugins" and len(setters) > 1:
                 merged = [n for layer in setters for n in layer.values[key]]
                 entry["value"] = list(dict.fromkeys(merged))
@@ -687,7 +691,7 @@ class PluginManager(pluggy.PluginManager):
             values[key] = entry
         for name in self._resolved_order():
             rec = self._records[name]
-            if rec.enabled:
+            if rec.enabled and rec.error is None:
                 declared = rec.declared or {}
                 for key, value in rec.settings.items():
                     values[f"{name}.{key}"] = {
@@ -695,7 +699,30 @@ class PluginManager(pluggy.PluginManager):
                         "source": rec.setting_origins.get(key, "default"),
                         "help": getattr(declared.get(key), "help", ""),
                         "overridden": list(rec.setting_overridden.get(key, [])),
+                        **_described(declared.get(key)),
+                        "plugin_enabled": True,
                     }
+                continue
+            for layer in self._layers:  # lowest rank first: a later layer overrides
+                for tname, table in layer.tables.items():
+                    if self.resolve(tname) != name:
+                        continue
+                    for key, value in table.items():
+                        spelled = f"{layer.table_prefix}{tname}.{key}"
+                        entry = values.get(f"{name}.{key}")
+                        below = (
+                            [{"value": entry["value"], "source": entry["source"]}, *entry["overridden"]]
+                            if entry
+                            else []
+                        )
+                        values[f"{name}.{key}"] = {
+                            "value": value,
+                            "source": f"{layer.path} ({spelled})",
+                            "help": "",
+                            "overridden": below,
+                            **_described(None),
+                            "plugin_enabled": False,
+                        }
         files = [str(layer.path) for layer in self._layers if layer.path is not None]
         return {"files": files, "values": values}
 
@@ -705,6 +732,20 @@ class PluginManager(pluggy.PluginManager):
             for i in self.list()
             if i.enabled
         ]
+
+
+def _described(setting: Setting | None, **override: Any) -> dict[str, Any]:
+    """A setting's type, default and limits (choices, bounds) for reports; None where it is not known."""
+    if setting is None:
+        return {"type": None, "default": None, "limits": None}
+    choices = getattr(setting, "choices", None)
+    if choices is not None:
+        limits = "one of " + ", ".join(repr(c) for c in choices)
+    else:
+        bounds = [(op, getattr(setting, k, None)) for k, op, _ in _BOUNDS]
+        limits = " and ".join(f"{op} {bound!r}" for op, bound in bounds if bound is not None)
+    kind = "list" if setting.type is list else _type_name(setting.type)
+    return {"type": kind, "default": setting.default, "limits": limits or None, **override}
 
 
 def _where(exc: BaseException) -> str:
