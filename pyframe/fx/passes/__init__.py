@@ -1,0 +1,1 @@
+"""Graph passes: ``shape_prop.ShapeProp``."""
