@@ -30,7 +30,8 @@ np_erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 
 def np_sign(a):
-    return a.copy() if a.dtype == np.bool_ else np.sign(a)
+    """np.sign with torch's sign(NaN) = 0."""
+    return a.copy() if a.dtype == np.bool_ else np.nan_to_num(np.sign(a), nan=0.0)
 
 
 def np_sigmoid(a):
@@ -262,3 +263,249 @@ def draw(rng: np.random.Generator, shape, dtype: str, domain: str) -> np.ndarray
         p = 0.15 if domain == "sparse" else 0.85
         return (rng.random(shape) < p).astype(DTYPES[dtype].np)
     return random_array(rng, shape, dtype, domain)
+
+
+# ---- edges: every differentiable op at its kinks, boundaries, ties and NaNs ----------------------------------
+# An edge row's ``fn(M, *tensors)`` calls the op in library ``M`` (pyframe, or torch as the oracle of
+# tests/autograd/test_edge_gradients.py) on float64 tensors; ``inputs`` lists the probes, each one array per
+# tensor operand. Elementwise ops take every point of a grid holding each op family's switching points (0, the
+# +-1 of hardtanh, 6 of relu6, +-3 of hardsigmoid, 20 of softplus, +-0.5 of the shrinks ...), signed zeros,
+# infinities and NaN; binary ops every pair of a smaller grid; reductions ties, NaNs in each place, all-NaN rows.
+
+
+@dataclass(frozen=True)
+class Edge:
+    name: str
+    fn: Callable  # fn(M, *tensors) -> a tensor or a tuple whose first item is the differentiable result
+    inputs: tuple  # probes: each a tuple of float64 arrays, one per tensor operand
+    ties: bool = False  # selects elements whose choice among equal ones torch leaves open (sort, topk, median(dim)):
+    # compared per last-dim row as the gradient each group of equal values (NaNs one group) receives, and the
+    # multiset of gradients (each element gets one output's, never a share)
+    rtol: float = 1e-9
+
+
+INF, NAN = math.inf, math.nan
+# the switching points of the ops below, and the values where their neighbours meet
+EDGE_POINTS = (-INF, -20.0, -10.0, -6.0, -3.0, -2.0, -1.0, -0.5, -0.25, -0.0, 0.0, 0.25, 0.5, 1.0, 2.0, 3.0, 6.0,
+               10.0, 20.0, INF, NAN)  # fmt: skip
+EDGE_PAIR_VALUES = (-INF, -2.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.0, INF, NAN)
+
+
+def _unary_probe(points=EDGE_POINTS) -> tuple:
+    return ((np.array(points, dtype=np.float64),),)
+
+
+def _pair_probe(values=EDGE_PAIR_VALUES) -> tuple:
+    a, b = np.meshgrid(np.array(values), np.array(values), indexing="ij")
+    return ((a.reshape(-1).copy(), b.reshape(-1).copy()),)
+
+
+def _signs(M, x, first=1.0):
+    """+-1 alternating (starting with ``first``), shaped as ``x``: a target for the margin losses."""
+    n = x.shape[-1]
+    return M.tensor([first if i % 2 == 0 else -first for i in range(n)], dtype=M.float64).expand(*x.shape)
+
+
+def _twice(points=EDGE_POINTS) -> tuple:
+    """Each point twice in a row: with _signs, every point meets both targets."""
+    return ((np.repeat(np.array(points, dtype=np.float64), 2),),)
+
+
+def _arr(*rows) -> np.ndarray:
+    return np.array(rows, dtype=np.float64)
+
+
+# forms of the op table's rows that are not one function of the same name in both libraries
+_FORMS = {
+    "clamp": lambda M, x: M.clamp(x, -1, 2),
+    "clamp_min": lambda M, x: M.clamp(x, min=0.5),
+    "clamp_max": lambda M, x: x.clamp(max=-0.5),
+    "pow_scalar2": lambda M, x: x**2,
+    "pow_scalar_half": lambda M, x: M.pow(x, 0.5),
+    "pow_scalar_neg": lambda M, x: x**-1.5,
+    "rpow_scalar": lambda M, x: 2**x,
+    "rpow_float": lambda M, x: 1.5**x,
+    "clamp_tensor": lambda M, x, lo: M.clamp(x, min=lo, max=lo + 1),
+}
+
+
+def _table_edges() -> list:
+    """The differentiable rows of the op table (float results of float inputs), over the edge grid."""
+    rows = []
+    for op in OPS:
+        if op.result == "bool" or "float64" not in op.dtypes or op.name in ("clip_int",):
+            continue
+        form = _FORMS.get(op.name)
+        if form is None and op.name.startswith("op_"):
+            form = (lambda f: lambda M, *xs: f(*xs))(op.fn)  # an operator works on either library's tensors
+        elif form is None:
+            form = (lambda n: lambda M, *xs: getattr(M, n)(*xs))(op.name)
+        rows.append(Edge(op.name, form, _unary_probe() if op.arity == 1 else _pair_probe()))
+    return rows
+
+
+def _F(M):
+    return M.nn.functional
+
+
+# the nn.functional activations and losses and the composite ops, each at its own switching points
+FUNCTIONAL_EDGES = [
+    Edge("relu", lambda M, x: _F(M).relu(x), _unary_probe()),
+    Edge("relu6", lambda M, x: _F(M).relu6(x), _unary_probe()),
+    Edge("hardtanh", lambda M, x: _F(M).hardtanh(x), _unary_probe()),
+    Edge("hardtanh_-2_3", lambda M, x: _F(M).hardtanh(x, -2.0, 3.0), _unary_probe()),
+    Edge("leaky_relu", lambda M, x: _F(M).leaky_relu(x, 0.1), _unary_probe()),
+    Edge("rrelu_eval", lambda M, x: _F(M).rrelu(x, training=False), _unary_probe()),
+    Edge("prelu", lambda M, x: _F(M).prelu(x, M.tensor([0.25], dtype=M.float64)), _unary_probe()),
+    Edge("elu", lambda M, x: _F(M).elu(x), _unary_probe()),
+    Edge("elu_2", lambda M, x: _F(M).elu(x, 2.0), _unary_probe()),
+    Edge("celu_2", lambda M, x: _F(M).celu(x, 2.0), _unary_probe()),
+    Edge("selu", lambda M, x: _F(M).selu(x), _unary_probe()),
+    Edge("gelu", lambda M, x: _F(M).gelu(x), _unary_probe()),
+    Edge("gelu_tanh", lambda M, x: _F(M).gelu(x, approximate="tanh"), _unary_probe()),
+    Edge("silu", lambda M, x: _F(M).silu(x), _unary_probe()),
+    Edge("mish", lambda M, x: _F(M).mish(x), _unary_probe()),
+    Edge("softplus", lambda M, x: _F(M).softplus(x), _unary_probe()),
+    Edge("softplus_beta2_t10", lambda M, x: _F(M).softplus(x, 2.0, 10.0), _unary_probe((*EDGE_POINTS, 5.0))),
+    Edge("logsigmoid", lambda M, x: _F(M).logsigmoid(x), _unary_probe()),
+    Edge("sigmoid", lambda M, x: _F(M).sigmoid(x), _unary_probe()),
+    Edge("tanh", lambda M, x: _F(M).tanh(x), _unary_probe()),
+    # torch's hardsigmoid derivative is 1/6 rounded to float32, in float64 too
+    Edge("hardsigmoid", lambda M, x: _F(M).hardsigmoid(x), _unary_probe(), rtol=1e-7),
+    Edge("hardswish", lambda M, x: _F(M).hardswish(x), _unary_probe()),
+    Edge("softsign", lambda M, x: _F(M).softsign(x), _unary_probe()),
+    Edge("tanhshrink", lambda M, x: _F(M).tanhshrink(x), _unary_probe()),
+    Edge("softshrink", lambda M, x: _F(M).softshrink(x), _unary_probe()),
+    Edge("softshrink_1", lambda M, x: _F(M).softshrink(x, 1.0), _unary_probe()),
+    Edge("hardshrink", lambda M, x: _F(M).hardshrink(x), _unary_probe()),
+    Edge("hardshrink_0", lambda M, x: _F(M).hardshrink(x, 0.0), _unary_probe()),
+    Edge("threshold", lambda M, x: _F(M).threshold(x, 1.0, 0.5), _unary_probe()),
+    Edge("abs", lambda M, x: M.abs(x), _unary_probe()),
+    Edge("sgn", lambda M, x: M.sgn(x), _unary_probe()),
+    Edge("frac", lambda M, x: M.frac(x), _unary_probe()),
+    Edge("nan_to_num", lambda M, x: M.nan_to_num(x), _unary_probe()),
+    Edge("nan_to_num_bounds", lambda M, x: M.nan_to_num(x, 1.0, 2.0, -2.0), _unary_probe()),
+    Edge("sqrt", lambda M, x: M.sqrt(x), _unary_probe()),
+    Edge("pow_0", lambda M, x: M.pow(x, 0.0), _unary_probe()),
+    Edge("pow_1", lambda M, x: M.pow(x, 1.0), _unary_probe()),
+    Edge("pow_1.5", lambda M, x: M.pow(x, 1.5), _unary_probe()),
+    Edge("pow_3", lambda M, x: M.pow(x, 3), _unary_probe()),
+    Edge("pow_-2", lambda M, x: M.pow(x, -2), _unary_probe()),
+    Edge("rpow_0", lambda M, x: M.pow(0.0, x), _unary_probe()),
+    Edge("clamp_0_6", lambda M, x: M.clamp(x, 0.0, 6.0), _unary_probe()),
+    Edge("clamp_min_0", lambda M, x: M.clamp(x, min=0.0), _unary_probe()),
+    Edge("clamp_max_1", lambda M, x: M.clamp(x, max=1.0), _unary_probe()),
+    Edge("clamp_equal_bounds", lambda M, x: M.clamp(x, 1.0, 1.0), _unary_probe()),
+    Edge("xlogy", lambda M, x, y: M.xlogy(x, y), _pair_probe()),
+    Edge("hypot", lambda M, x, y: M.hypot(x, y), _pair_probe()),
+    Edge("logaddexp", lambda M, x, y: M.logaddexp(x, y), _pair_probe()),
+    Edge("fmod", lambda M, x, y: M.fmod(x, y), _pair_probe()),
+    Edge("float_power", lambda M, x, y: M.float_power(x, y), _pair_probe()),
+    Edge("lerp", lambda M, x, y: M.lerp(x, y, 0.5), _pair_probe()),
+    Edge("dist", lambda M, x, y: M.dist(x, y), ((_arr(1.0, 2.0), _arr(1.0, 2.0)), (_arr(0.0), _arr(0.0)))),
+    Edge("clamp_tensors", lambda M, x, lo: M.clamp(x, lo, lo + 1.0), _pair_probe()),
+    # losses: reduction "none" where there is one, so each point's gradient stands alone
+    Edge("l1_loss", lambda M, x, t: _F(M).l1_loss(x, t, reduction="none"), _pair_probe()),
+    Edge("mse_loss", lambda M, x, t: _F(M).mse_loss(x, t, reduction="none"), _pair_probe()),
+    Edge("smooth_l1_loss", lambda M, x, t: _F(M).smooth_l1_loss(x, t, reduction="none"), _pair_probe()),
+    Edge("smooth_l1_loss_beta0", lambda M, x, t: _F(M).smooth_l1_loss(x, t, reduction="none", beta=0.0),
+         _pair_probe()),
+    Edge("smooth_l1_loss_beta0.5", lambda M, x, t: _F(M).smooth_l1_loss(x, t, reduction="none", beta=0.5),
+         _pair_probe()),
+    Edge("huber_loss", lambda M, x, t: _F(M).huber_loss(x, t, reduction="none"), _pair_probe()),
+    Edge("huber_loss_2", lambda M, x, t: _F(M).huber_loss(x, t, reduction="none", delta=2.0), _pair_probe()),
+    Edge("soft_margin_loss", lambda M, x: _F(M).soft_margin_loss(x, _signs(M, x), reduction="none"), _twice()),
+    Edge("margin_ranking_loss", lambda M, a, b: _F(M).margin_ranking_loss(a, b, _signs(M, a), reduction="none"),
+         ((np.repeat(_pair_probe()[0][0], 2), np.repeat(_pair_probe()[0][1], 2)),)),
+    Edge("margin_ranking_loss_m1", lambda M, a, b: _F(M).margin_ranking_loss(a, b, _signs(M, a), 1.0,
+                                                                              reduction="none"),
+         ((np.repeat(_pair_probe()[0][0], 2), np.repeat(_pair_probe()[0][1], 2)),)),
+    Edge("hinge_embedding_loss", lambda M, x: _F(M).hinge_embedding_loss(x, _signs(M, x), reduction="none"),
+         _twice()),
+    Edge("hinge_embedding_loss_m2", lambda M, x: _F(M).hinge_embedding_loss(x, _signs(M, x), 2.0, reduction="none"),
+         _twice()),
+    Edge("multilabel_soft_margin_loss", lambda M, x: _F(M).multilabel_soft_margin_loss(
+        x.reshape(-1, 2), (_signs(M, x) > 0).to(M.float64).reshape(-1, 2), reduction="none"), _twice()),
+    Edge("binary_cross_entropy_with_logits", lambda M, x: _F(M).binary_cross_entropy_with_logits(
+        x, (_signs(M, x) > 0).to(M.float64), reduction="none"), _twice()),
+    Edge("binary_cross_entropy", lambda M, x: _F(M).binary_cross_entropy(
+        x, (_signs(M, x) > 0).to(M.float64), reduction="none"), _twice((0.0, 1e-300, 0.5, 1.0 - 1e-16, 1.0))),
+    Edge("binary_cross_entropy_target", lambda M, x, t: _F(M).binary_cross_entropy(x, t, reduction="none"),
+         _pair_probe((0.0, 0.5, 1.0))),
+    Edge("kl_div", lambda M, x, t: _F(M).kl_div(x, t, reduction="none"), _pair_probe()),
+    Edge("kl_div_log_target", lambda M, x, t: _F(M).kl_div(x, t, reduction="none", log_target=True),
+         _pair_probe()),
+    Edge("poisson_nll_loss", lambda M, x, t: _F(M).poisson_nll_loss(x, t, reduction="none"), _pair_probe()),
+    Edge("poisson_nll_loss_nolog", lambda M, x, t: _F(M).poisson_nll_loss(x, t, log_input=False, reduction="none"),
+         _pair_probe()),
+    Edge("multi_margin_loss", lambda M, x: _F(M).multi_margin_loss(x, M.tensor([0, 1, 2]), reduction="none"),
+         ((_arr([1.0, 0.0, 0.5], [0.0, 1.0, 2.0], [2.0, 2.0, 2.0]),), (_arr([0.0, 0.0, 0.0], [1.0, 1.0, 0.0],
+                                                                            [NAN, 0.0, 1.0]),))),
+    Edge("triplet_margin_loss", lambda M, a, p, n: _F(M).triplet_margin_loss(a, p, n, reduction="none"),
+         ((_arr([0.0, 0.0]), _arr([1.0, 0.0]), _arr([2.0, 0.0])), (_arr([0.0, 0.0]), _arr([0.0, 0.0]),
+                                                                    _arr([0.0, 0.0])))),
+    Edge("cosine_embedding_loss", lambda M, a, b: _F(M).cosine_embedding_loss(
+        a, b, M.tensor([1.0, -1.0], dtype=M.float64), margin=0.0, reduction="none"),
+         ((_arr([1.0, 0.0], [1.0, 0.0]), _arr([1.0, 0.0], [0.0, 1.0])), (_arr([0.0, 0.0], [0.0, 0.0]),
+                                                                          _arr([1.0, 0.0], [1.0, 0.0])))),
+    Edge("pairwise_distance", lambda M, a, b: _F(M).pairwise_distance(a, b),
+         ((_arr([1.0, 0.0], [0.0, 0.0]), _arr([1.0, 0.0], [0.0, 0.0])),)),
+    Edge("normalize_zero", lambda M, x: _F(M).normalize(x, dim=-1), ((_arr([0.0, 0.0], [3.0, 4.0]),),)),
+]  # fmt: skip
+
+# ties, NaN in each place and all-NaN rows, for the reductions and the ops that select elements
+_TIES = (_arr(1.0, 3.0, 3.0, 2.0), _arr(2.0, 2.0, 2.0), _arr(-INF, -INF, 1.0), _arr(INF, 1.0, INF))
+_NANS = (_arr(1.0, NAN, 3.0, 2.0), _arr(NAN, 1.0, 2.0), _arr(1.0, 2.0, NAN), _arr(NAN, 2.0, NAN), _arr(NAN, NAN))
+_ROWS = (_arr([1.0, NAN, 3.0, 0.0], [2.0, 2.0, 1.0, 1.0], [NAN, NAN, NAN, NAN], [5.0, 4.0, 4.0, 5.0]),)
+_VEC = tuple((a,) for a in _TIES + _NANS)
+_MAT = tuple((a,) for a in _ROWS)
+_POOL = (
+    (np.array([[[1.0, 3.0, 3.0, 2.0, 5.0, 5.0, 0.0]]]),),
+    (np.array([[[1.0, NAN, 3.0, 2.0, NAN, 5.0, 0.0]]]),),
+    (np.array([[[NAN, NAN, 3.0, NAN, NAN, NAN, 0.0]]]),),
+)
+_POOL2 = (
+    (np.array([[[[1.0, 3.0, 3.0, 2.0, 5.0], [5.0, 0.0, 5.0, 1.0, 1.0], [2.0, 2.0, 2.0, 2.0, 2.0]]]]),),
+    (np.array([[[[1.0, NAN, 3.0, 2.0, 5.0], [NAN, 0.0, 5.0, 1.0, NAN], [2.0, 2.0, NAN, 2.0, 2.0]]]]),),
+)
+
+REDUCTION_EDGES = [
+    Edge("max", lambda M, x: M.max(x), _VEC + _MAT),
+    Edge("min", lambda M, x: M.min(x), _VEC + _MAT),
+    Edge("max_dim", lambda M, x: M.max(x, -1), _VEC + _MAT, ties=True),
+    Edge("min_dim", lambda M, x: M.min(x, -1), _VEC + _MAT, ties=True),
+    Edge("amax", lambda M, x: M.amax(x), _VEC + _MAT),
+    Edge("amin", lambda M, x: M.amin(x), _VEC + _MAT),
+    Edge("amax_dim", lambda M, x: M.amax(x, -1), _VEC + _MAT),
+    Edge("amin_dim", lambda M, x: M.amin(x, -1), _VEC + _MAT),
+    Edge("aminmax_max", lambda M, x: M.aminmax(x, dim=-1)[1], _VEC + _MAT),
+    Edge("maximum_self", lambda M, x: M.maximum(x, x.flip(-1)), _VEC + _MAT),
+    Edge("median", lambda M, x: M.median(x), _VEC + _MAT),
+    Edge("median_dim", lambda M, x: M.median(x, -1), _VEC + _MAT, ties=True),
+    Edge("nanmedian", lambda M, x: M.nanmedian(x), _VEC + _MAT),
+    Edge("nanmedian_dim", lambda M, x: M.nanmedian(x, -1), _VEC + _MAT, ties=True),
+    Edge("kthvalue_2", lambda M, x: M.kthvalue(x, 2), _VEC + _MAT, ties=True),
+    Edge("sort", lambda M, x: M.sort(x), _VEC + _MAT, ties=True),
+    Edge("sort_desc", lambda M, x: M.sort(x, descending=True), _VEC + _MAT, ties=True),
+    Edge("topk_2", lambda M, x: M.topk(x, 2), _VEC + _MAT, ties=True),
+    Edge("topk_2_smallest", lambda M, x: M.topk(x, 2, largest=False), _VEC + _MAT, ties=True),
+    Edge("logsumexp", lambda M, x: M.logsumexp(x, -1), _VEC + _MAT),
+    Edge("softmax", lambda M, x: M.softmax(x, -1), _VEC + _MAT),
+    Edge("log_softmax", lambda M, x: M.log_softmax(x, -1), _VEC + _MAT),
+    Edge("norm", lambda M, x: M.norm(x, dim=-1), _VEC + _MAT + ((_arr(0.0, 0.0),),)),
+    Edge("norm_inf", lambda M, x: M.norm(x, float("inf"), dim=-1), _VEC + _MAT),
+    Edge("norm_1", lambda M, x: M.norm(x, 1, dim=-1), _VEC + _MAT + ((_arr(0.0, 0.0),),)),
+    Edge("prod", lambda M, x: M.prod(x, -1), _VEC + _MAT + ((_arr(0.0, 2.0, 3.0),), (_arr(0.0, 0.0, 3.0),))),
+    Edge("cumprod", lambda M, x: M.cumprod(x, -1), _VEC + _MAT + ((_arr(2.0, 0.0, 3.0),), (_arr(0.0, 0.0, 3.0),))),
+    Edge("std", lambda M, x: M.std(x, -1), _VEC + _MAT + ((_arr(1.0),),)),
+    Edge("var", lambda M, x: M.var(x, -1), _VEC + _MAT),
+    Edge("max_pool1d", lambda M, x: _F(M).max_pool1d(x, 2), _POOL),
+    Edge("max_pool1d_s1", lambda M, x: _F(M).max_pool1d(x, 3, 1), _POOL),
+    Edge("adaptive_max_pool1d", lambda M, x: _F(M).adaptive_max_pool1d(x, 3), _POOL),
+    Edge("adaptive_max_pool1d_5", lambda M, x: _F(M).adaptive_max_pool1d(x, 5), _POOL),
+    Edge("max_pool2d", lambda M, x: _F(M).max_pool2d(x, 2, 1), _POOL2),
+    Edge("adaptive_max_pool2d", lambda M, x: _F(M).adaptive_max_pool2d(x, (2, 3)), _POOL2),
+    Edge("adaptive_max_pool2d_2", lambda M, x: _F(M).adaptive_max_pool2d(x, 2), _POOL2),
+]
+
+GRAD_EDGES = _table_edges() + FUNCTIONAL_EDGES + REDUCTION_EDGES

@@ -42,8 +42,9 @@ static inline float pf_tanhf(float x) {
 static inline double pf_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 static inline float pf_relu_f(float x) { return x > 0.0f ? x : (x != x ? x : 0.0f); }
 static inline double pf_relu_d(double x) { return x > 0.0 ? x : (x != x ? x : 0.0); }
-static inline float pf_signf(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : (x != x ? x : 0.0f)); }
-static inline double pf_sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : (x != x ? x : 0.0)); }
+/* sign(NaN) is 0, as torch's (so abs' derivative sign(x) is 0 at NaN too) */
+static inline float pf_signf(float x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : 0.0f); }
+static inline double pf_sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
 /* NaN-propagating max/min, as torch.maximum and clamp */
 static inline float pf_maxf(float a, float b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
 static inline float pf_minf(float a, float b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }

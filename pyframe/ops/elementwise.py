@@ -56,6 +56,27 @@ def _grad_to(g: Tensor | None, x) -> Tensor | None:
     return g if g.dtype is x.dtype else cast(g, x.dtype)
 
 
+def with_derivative(name: str, forward, derivative, *inputs, saves_output: bool = False) -> Tensor:
+    """``forward(*inputs)`` recorded as one node whose backward is ``derivative(g, *inputs[, y])``: one gradient
+    per input (None for none; broadcasting is summed away here), written with the ops so that it is
+    differentiable again. A piecewise op states its convention at the points where it switches in its
+    derivative this way (torch's), instead of inheriting whatever its composition's derivative gives there."""
+    if not (_grad_mode.enabled and any(isinstance(t, Tensor) and t._requires_grad for t in inputs)):
+        return forward(*inputs)
+    with _grad_mode.no_grad():
+        y = forward(*inputs)
+    ys = y.detach() if saves_output else None  # detached: the node must not hold its own output (a cycle)
+
+    def backward(g):
+        gs = derivative(g, *inputs, ys) if saves_output else derivative(g, *inputs)
+        gs = (gs,) if gs is None or isinstance(gs, Tensor) else gs
+        return tuple(_grad_to(gi, x) for gi, x in zip(gs, inputs, strict=True))
+
+    saved = tuple(t for t in inputs if isinstance(t, Tensor))
+    record(name, backward, inputs, y, saved + ((ys,) if saves_output else ()))
+    return y
+
+
 def _view_base_check(t: Tensor, name: str) -> None:
     if t._base is not None:
         raise RuntimeError(
@@ -306,12 +327,7 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch'
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = input
-        if min is not None:
-            out = maximum(out, min)
-        if max is not None:
-            out = minimum(out, max)
-        return out
+        return with_derivative("ClampBackward0", _clamp_tensors, _clamp_tensors_grad, input, min, max)
     dt = result_type(input, *(v for v in (min, max) if v is not None))
     input = as_tensor_of(input, dt)
     for name, v in (("min", min), ("max", max)):
@@ -326,11 +342,43 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch'
     return out
 
 
+def _clamp_tensors(x, lo, hi):
+    out = x
+    if lo is not None:
+        out = maximum(out, lo)
+    if hi is not None:
+        out = minimum(out, hi)
+    return out
+
+
+def _clamp_tensors_grad(g, x, lo, hi):
+    """torch's: x gets g where lo <= x <= hi (at the bounds too; NaN: 0), lo where x < lo (and lo < hi), hi where
+    x > hi (or hi < lo)."""
+    if lo is None or hi is None:
+        bound = lo if hi is None else hi
+        inside = ge(x, bound) if hi is None else le(x, bound)
+        outside = lt(x, bound) if hi is None else gt(x, bound)
+        gb = where(outside, g, 0.0)
+        return where(inside, g, 0.0), (gb if hi is None else None), (None if hi is None else gb)
+    gx = where(logical_and(ge(x, lo), le(x, hi)), g, 0.0)
+    glo = where(logical_and(lt(x, lo), lt(lo, hi)), g, 0.0)
+    ghi = where(logical_or(gt(x, hi), lt(hi, lo)), g, 0.0)
+    return gx, glo, ghi
+
+
 clip = clamp
 
 
+def hardtanh_grad(g, x, lo: float, hi: float):
+    """The derivative of clamp(x, lo, hi) as torch's hardtanh/relu6: 0 at the bounds themselves (clamp's own
+    passes the gradient there), g strictly inside and at NaN."""
+    return where(logical_or(le(x, lo), ge(x, hi)), 0.0, g)
+
+
 def relu6(input: Tensor) -> Tensor:
-    return clamp(input, 0, 6)
+    """Same as torch.relu6: clamp(x, 0, 6) with gradient 0 at 0 and at 6 (torch's hardtanh convention)."""
+    return with_derivative("HardtanhBackward0", lambda x: clamp(x, 0, 6), lambda g, x: hardtanh_grad(g, x, 0, 6),
+                           input)  # fmt: skip
 
 
 # ---- binary -----------------------------------------------------------------------------
@@ -459,8 +507,11 @@ def _record_binary(row: _Binary, a0, b0, a: Tensor, b: Tensor, out: Tensor) -> N
         return
     if name == "pow":  # a and b may be promoted copies: which grads are needed comes from a0 and b0
         need = (getattr(a0, "requires_grad", False), getattr(b0, "requires_grad", False))
+        scalar = None if isinstance(b0, Tensor) else float(b0)
 
         def backward(g):
+            if scalar is not None:  # torch's: g e x^(e - 1) through pow with a number (its sqrt/rsqrt forms)
+                return _grad_to(where(eq(b, 0.0), 0.0, mul(g, mul(pow(a, scalar - 1.0), scalar))), a0), None
             ga, gb = grad(g, a, b, out, *need)
             return _grad_to(ga, a0), _grad_to(gb, b0)
 
@@ -487,21 +538,26 @@ def _widen(x):
     return x.to(float32) if isinstance(x, Tensor) and x.dtype is _dtype.float16 else x
 
 
-def _half_ties(g, a, b, wins):
-    """maximum/minimum: the winner takes the gradient, ties split it (as torch)."""
-    tie = eq(a, b)
-    return where(wins, g, where(tie, mul(g, 0.5), 0.0)), where(logical_or(wins, tie), where(tie, mul(g, 0.5), 0.0), g)
+def _half_ties(g, a, b, a_loses, b_loses):
+    """maximum/minimum as torch: the loser gets 0, ties split the gradient, and where a comparison fails (NaN on
+    either side) both get all of it."""
+    shared = where(eq(a, b), mul(g, 0.5), g)
+    return where(a_loses, 0.0, shared), where(b_loses, 0.0, shared)
 
 
 def _pow_grad(g, a, b, y, need_a=True, need_b=True):
-    # b = 0: the derivative is 0, also at a = 0 where b * a^(b - 1) is 0 * inf (torch masks it the same way)
+    """torch's: d/da is 0 where b = 0 (also at a = 0, where b * a^(b - 1) is 0 * inf), else g b a^(b - 1); d/db is
+    0 where a = 0 and b >= 0, else g y log(a) (NaN for a negative base, -inf y for 0^negative)."""
     ga = where(eq(b, 0.0), 0.0, mul(g, mul(b, pow(a, sub(b, 1.0))))) if need_a else None
-    return ga, mul(g, mul(y, log(where(gt(a, 0.0), a, 1.0)))) if need_b else None
+    return ga, where(logical_and(eq(a, 0.0), ge(b, 0.0)), 0.0, mul(g, mul(y, log(a)))) if need_b else None
 
 
 def _atan2_grad(g, a, b, y):
+    """g b / r^2 and -g a / r^2, both 0 at the origin (torch's convention there)."""
     r2 = add(mul(a, a), mul(b, b))
-    return div(mul(g, b), r2), neg(div(mul(g, a), r2))
+    at0 = eq(r2, 0.0)
+    r2 = where(at0, 1.0, r2)
+    return where(at0, 0.0, div(mul(g, b), r2)), where(at0, 0.0, neg(div(mul(g, a), r2)))
 
 
 # The binary and comparison ops, one row each: name = _binary(name, C op code, result kind,
@@ -512,11 +568,26 @@ plain_sub = _binary("sub", lib.PF_SUB, "arith", lambda g, a, b, y: (g, neg(g)))
 mul = _binary("mul", lib.PF_MUL, "arith", lambda g, a, b, y: (mul(g, b), mul(g, a)), saves=True)
 div = _binary("div", lib.PF_DIV, "float", lambda g, a, b, y: (div(g, b), neg(div(mul(g, a), mul(b, b)))), saves=True)
 pow = _binary("pow", lib.PF_POW, "arith", _pow_grad, saves=True)
-maximum = _binary("maximum", lib.PF_MAXIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, gt(a, b)), saves=True)
-minimum = _binary("minimum", lib.PF_MINIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, lt(a, b)), saves=True)
+maximum = _binary("maximum", lib.PF_MAXIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, lt(a, b), gt(a, b)),
+                  saves=True)
+minimum = _binary("minimum", lib.PF_MINIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, gt(a, b), lt(a, b)),
+                  saves=True)
 atan2 = _binary("atan2", lib.PF_ATAN2, "float", _atan2_grad, saves=True)
 remainder = _binary("remainder", lib.PF_REMAINDER, "arith",
                     lambda g, a, b, y: (g, neg(mul(g, floor_divide(a, b)))), saves=True)
+_pow_row = pow
+
+
+def pow(input, exponent, out=None) -> Tensor:  # noqa: A001, A002 - torch's names
+    """Same as torch.pow. A float tensor to the number 0.5 or -0.5 is sqrt/rsqrt, as torch computes it
+    (pow(-inf, 0.5) is NaN, not inf, and so is the gradient of x^1.5 there)."""
+    if (type(exponent) is float and (exponent == 0.5 or exponent == -0.5) and type(input) is Tensor
+            and input.dtype.is_floating_point):  # fmt: skip
+        return (sqrt if exponent == 0.5 else rsqrt)(input, out=out)
+    return _pow_row(input, exponent, out)
+
+
+binary_ops["pow"] = pow
 floor_divide = _binary("floor_divide", lib.PF_FLOOR_DIVIDE, "arith", lambda g, a, b, y: (mul(g, 0.0), mul(g, 0.0)))
 eq = _binary("eq", lib.PF_EQ, "compare")
 ne = _binary("ne", lib.PF_NE, "compare")

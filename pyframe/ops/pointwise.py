@@ -1,6 +1,7 @@
 """Pointwise ops that are compositions of the C elementwise ops: ``addcmul``, ``addcdiv``,
 ``lerp``, one-sided clamps, ``nan_to_num``, ``logaddexp``, ``hypot``, ``fmod``, ``frac``,
-``xlogy``, and torch's aliases. Each is a line of existing ops, so autograd follows from theirs.
+``xlogy``, and torch's aliases. Each is a line of existing ops; where the composition's derivative would differ
+from torch's at a switching point or a NaN, the op states torch's (``ew.with_derivative``).
 """
 
 from __future__ import annotations
@@ -40,8 +41,12 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tens
 
 
 def lerp(input: Tensor, end: Tensor, weight) -> Tensor:  # noqa: A002
-    """Same as torch.lerp: ``input + weight * (end - input)``."""
-    return ew.plain_add(_tensor(input, "lerp"), ew.mul(ew.plain_sub(end, input), weight))
+    """Same as torch.lerp, with its two forms: ``input + weight * (end - input)`` for weight < 0.5,
+    ``end - (end - input) * (1 - weight)`` from 0.5 on (exact at weight 1, and lerp(-inf, x, 0.5) is -inf)."""
+    diff = ew.plain_sub(end, _tensor(input, "lerp"))
+    low = ew.plain_add(input, ew.mul(diff, weight))
+    high = ew.plain_sub(end, ew.mul(diff, ew.sub(1.0, weight) if isinstance(weight, Tensor) else 1.0 - weight))
+    return ew.where(ew.lt(weight, 0.5), low, high) if isinstance(weight, Tensor) else (low if weight < 0.5 else high)
 
 
 def clamp_min(input: Tensor, min) -> Tensor:  # noqa: A001, A002
@@ -69,7 +74,16 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """Same as torch.logaddexp: ``log(exp(input) + exp(other))`` without overflow."""
+    """Same as torch.logaddexp: ``log(exp(input) + exp(other))`` without overflow; torch's derivative
+    g / (1 + exp(other - input)) (NaN where both are the same infinity)."""
+    return ew.with_derivative("LogaddexpBackward0", _logaddexp, _logaddexp_grad, input, other)
+
+
+def _logaddexp_grad(g, a, b):
+    return ew.div(g, ew.add(ew.exp(ew.sub(b, a)), 1.0)), ew.div(g, ew.add(ew.exp(ew.sub(a, b)), 1.0))
+
+
+def _logaddexp(input, other):
     hi = ew.maximum(input, other)
     lo = ew.minimum(input, other)
     # equal infinities would give inf - inf = nan: their sum is that infinity
@@ -78,14 +92,38 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """Same as torch.hypot: ``sqrt(input**2 + other**2)``."""
-    return ew.sqrt(ew.plain_add(ew.mul(input, input), ew.mul(other, other)))
+    """Same as torch.hypot: ``sqrt(input**2 + other**2)``, inf when either is infinite (even beside NaN, as
+    C's hypot); derivative g input / hypot."""
+    return ew.with_derivative("HypotBackward0", _hypot, _hypot_grad, input, other, saves_output=True)
+
+
+def _hypot(a, b):
+    r = ew.sqrt(ew.plain_add(ew.mul(a, a), ew.mul(b, b)))
+    return ew.where(ew.logical_or(ew.isinf(a), ew.isinf(b)), float("inf"), r)
+
+
+def _hypot_grad(g, a, b, y):
+    return ew.mul(g, ew.div(a, y)), ew.mul(g, ew.div(b, y))
 
 
 def fmod(input: Tensor, other) -> Tensor:  # noqa: A002
     """Same as torch.fmod: the remainder with the sign of the dividend (C's fmod), where
     ``remainder`` takes the divisor's sign."""
-    x = _tensor(input, "fmod")
+    return ew.with_derivative("FmodBackward0", _fmod, _fmod_grad, _tensor(input, "fmod"), other)
+
+
+def _fmod_grad(g, x, y):
+    """torch's: g for the dividend, -g trunc(x / y) for the divisor."""
+    return g, ew.neg(ew.mul(g, ew.trunc(ew.div(x, y))))
+
+
+def _fmod(x, other):
+    if not isinstance(other, Tensor):
+        other = ew.as_tensor_of(other, ew.result_type(x, other))
+    return ew.where(ew.logical_and(ew.isinf(other), ew.isfinite(x)), x, _fmod_finite(x, other))  # C's fmod(x, inf)
+
+
+def _fmod_finite(x, other):
     r = ew.remainder(x, other)
     # remainder and fmod differ by one divisor exactly where the signs of r and x differ
     fix = ew.logical_and(ew.ne(r, 0), ew.ne(ew.lt(r, 0), ew.lt(x, 0)))
@@ -98,10 +136,23 @@ def frac(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def xlogy(input, other) -> Tensor:  # noqa: A002
-    """Same as torch.xlogy: ``input * log(other)``, 0 where ``input`` is 0 (and ``other`` not NaN)."""
-    x = input if isinstance(input, Tensor) else ew.as_tensor_of(input, _dtype.float32)
-    out = ew.mul(x, ew.log(other))
-    return ew.where(ew.logical_and(ew.eq(x, 0), ew.logical_not(ew.isnan(ew.log(other)))), 0.0, out)
+    """Same as torch.xlogy: ``input * log(other)``, 0 where ``input`` is 0 (and ``other`` not NaN). torch's
+    derivative: ``xlogy(g, other)``, 0 where input is 0 and other <= 0, for input; ``g input / other`` for other."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("xlogy(): expected at least one Tensor")
+    dt = ew.result_type(input, other)
+    dt = dt if dt.is_floating_point else _dtype.get_default_dtype()
+    x, y = ew.as_tensor_of(input, dt), ew.as_tensor_of(other, dt)
+    return ew.with_derivative("XlogyBackward0", _xlogy, _xlogy_grad, x, y)
+
+
+def _xlogy(x, y):
+    return ew.where(ew.logical_and(ew.eq(x, 0), ew.logical_not(ew.isnan(y))), 0.0, ew.mul(x, ew.log(y)))
+
+
+def _xlogy_grad(g, x, y):
+    gx = ew.where(ew.logical_and(ew.eq(x, 0), ew.le(y, 0)), 0.0, _xlogy(g, y))
+    return gx, ew.div(ew.mul(g, x), y)
 
 
 def sgn(input: Tensor) -> Tensor:  # noqa: A002

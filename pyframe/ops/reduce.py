@@ -161,11 +161,23 @@ def _d_prod(g, x, y, ix, dims):
 
 
 def _d_extreme(g, x, y, ix, dims):
-    """Ties share the gradient evenly (torch's amax/amin and full max/min)."""
-    if ix is not None:  # max/min along one dim: the gradient goes to the returned index
+    """amax/amin: ties share the gradient evenly; a NaN result matches no element, so the gradient is NaN
+    (torch's). max/min along one dim: the gradient goes to the returned index."""
+    if ix is not None:
         return scatter_add(zeros_of(x._shape, g.dtype), dims[0], ix, g)
     mask = cast(ew.eq(x, y), g.dtype)
     return ew.div(ew.mul(g, mask), sum(mask, dims, keepdim=True))
+
+
+def evenly_distributed(g, x, y, dims=None):
+    """The gradient of a full reduction that selects a value (max(), min(), median(), nanmedian()), as torch:
+    shared evenly among the elements equal to the result, or among the NaNs when the result is NaN."""
+    mask = cast(ew.where(ew.isnan(y), ew.isnan(x), ew.eq(x, y)), g.dtype)
+    return ew.div(ew.mul(g, mask), sum(mask, dims, keepdim=True))
+
+
+def _d_evenly(g, x, y, ix, dims):
+    return evenly_distributed(g, x, y, dims)
 
 
 def _d_var(correction: float):
@@ -293,7 +305,7 @@ def _extreme(op: int, name: str, x: Tensor, dim=None, keepdim: bool = False):
     if dim is None:
         if x._numel == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
-        return _reduce(op, x, None, False, x.dtype, deriv=_d_extreme)[0]
+        return _reduce(op, x, None, False, x.dtype, deriv=_d_evenly)[0]
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"{name}(dim) takes a single dim; use amax/amin for several")
     values, index = _reduce(op, x, dim, keepdim, x.dtype, want_index=True, deriv=_d_extreme)
@@ -351,15 +363,34 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
         return _sqrt0(sum(ew.mul(input, input), dim, keepdim))
     if p == 1:
         return sum(a, dim, keepdim)
-    if p == math.inf:
-        return amax(a, () if dim is None else dim, keepdim)
-    if p == -math.inf:
-        return amin(a, () if dim is None else dim, keepdim)
+    if p == math.inf or p == -math.inf:
+        pick = amax if p == math.inf else amin
+        d = () if dim is None else dim
+        return ew.with_derivative(
+            "NormBackward1",
+            lambda t: pick(ew.abs(t), d, keepdim),
+            lambda g, t, y: _d_norm_inf(g, t, y, dim, keepdim),
+            input,
+            saves_output=True,
+        )
     if p == 0:
         return sum(cast(ew.ne(input, 0), input.dtype), dim, keepdim)
     if isinstance(p, (int, float)) and p > 0:
         return ew.pow(sum(ew.pow(a, float(p)), dim, keepdim), 1.0 / p)
     raise ValueError(f"norm: unsupported p={p!r}; use 'fro', a positive number, inf or -inf")
+
+
+def _d_norm_inf(g, x, y, dim, keepdim):
+    """torch's: sign(x) g shared evenly among the elements whose |x| is the norm or NaN (sign(NaN) = 0: a NaN
+    norm gives no gradient)."""
+    dims = tuple(range(x.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = tuple(normalize_dim(d, x.ndim) for d in dims) if x.ndim else ()
+    if not keepdim and x.ndim:
+        for d in sorted(dims):
+            g, y = g.unsqueeze(d), y.unsqueeze(d)
+    a = ew.abs(x)
+    mask = cast(ew.logical_or(ew.eq(a, y), ew.isnan(a)), g.dtype)
+    return ew.mul(ew.sign(x), ew.mul(ew.div(g, sum(mask, dims, keepdim=True) if dims else mask), mask))
 
 
 def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:

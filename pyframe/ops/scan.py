@@ -86,4 +86,10 @@ def _cumprod_grad_with_zeros(g: Tensor, x: Tensor, d: int) -> Tensor:
     r[n - 1] = g.select(d, n - 1)
     for j in range(n - 2, -1, -1):
         r[j] = ew.add(g.select(d, j), ew.mul(x.select(d, j + 1), r[j + 1]))
-    return ew.mul(left, stack(r, d))
+    grad = ew.mul(left, stack(r, d))
+    # torch divides by the input before a row's first zero: a NaN there gets a NaN gradient, not the exact one
+    return (
+        ew.where(ew.logical_and(ew.isnan(x), ew.ne(left, 0.0)), float("nan"), grad)
+        if x.dtype.is_floating_point
+        else grad
+    )

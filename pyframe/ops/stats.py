@@ -68,16 +68,28 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Te
 
 
 def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool, name: str):
-    if dim is None:
-        flat = input.reshape(-1)
-        if ignore_nan and flat.dtype.is_floating_point:
-            flat = flat[ew.logical_not(ew.isnan(flat))]
-        if flat.numel() == 0:
-            return ew.as_tensor_of(float("nan"), input.dtype) if input.dtype.is_floating_point else flat.sum()
-        values, _ = sort(flat)
-        if not ignore_nan and input.dtype.is_floating_point and bool(rd.any(ew.isnan(flat))):
-            return ew.as_tensor_of(float("nan"), input.dtype)
-        return values[(flat.numel() - 1) // 2]
+    if dim is None:  # the value is one of the graph (all-NaN too); its gradient shared as max()'s (torch's)
+        if not input.dtype.is_floating_point:
+            return _median_all(input, ignore_nan)
+        return ew.with_derivative(
+            "NanmedianBackward0" if ignore_nan else "MedianBackward0", lambda t: _median_all(t, ignore_nan),
+            lambda g, t, y: rd.evenly_distributed(g, t, y), input, saves_output=True)  # fmt: skip
+    return _median_dim(input, dim, keepdim, ignore_nan, name)
+
+
+def _median_all(input: Tensor, ignore_nan: bool):
+    flat = input.reshape(-1)
+    if ignore_nan and flat.dtype.is_floating_point:
+        flat = flat[ew.logical_not(ew.isnan(flat))]
+    if flat.numel() == 0:
+        return ew.as_tensor_of(float("nan"), input.dtype) if input.dtype.is_floating_point else flat.sum()
+    values, _ = sort(flat)
+    if not ignore_nan and input.dtype.is_floating_point and bool(rd.any(ew.isnan(flat))):
+        return ew.as_tensor_of(float("nan"), input.dtype)
+    return values[(flat.numel() - 1) // 2]
+
+
+def _median_dim(input: Tensor, dim, keepdim: bool, ignore_nan: bool, name: str):
     d = normalize_dim(dim, input.ndim) if input.ndim else 0
     if input.ndim and input.shape[d] == 0:
         raise IndexError(f"{name}(): expected a non-empty dimension {dim}")
@@ -92,16 +104,16 @@ def _median(input: Tensor, dim, keepdim: bool, ignore_nan: bool, name: str):
         pos = None
     if pos is None:
         k = (n - 1) // 2
-        v, i = sh.select(values, d, k), sh.select(indices, d, k)
+        i = sh.select(indices, d, k)
         if x.dtype.is_floating_point:
             # a row holding NaN has median NaN, at the first NaN's index (sort puts it at the end)
             has_nan = rd.any(ew.isnan(x), d)
             nan_at = rd.argmax(ew.isnan(x).to(_dtype.int32), d)
-            v = ew.where(has_nan, float("nan"), v)
             i = ew.where(has_nan, nan_at, i)
     else:
-        v = sh.squeeze(gather(values, d, pos), d)
         i = sh.squeeze(gather(indices, d, pos), d)
+    # the value read at the index: the gradient goes to that one element (NaN rows too), as torch's
+    v = sh.squeeze(gather(x, d, sh.unsqueeze(i, d)), d)
     if keepdim and input.ndim:
         v, i = sh.unsqueeze(v, d), sh.unsqueeze(i, d)
     if not input.ndim:

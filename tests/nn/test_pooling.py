@@ -161,9 +161,18 @@ def test_adaptive_max_pool2d_indices_match_torch():
     np.testing.assert_array_equal(i.numpy(), ti.numpy())
 
 
-def test_adaptive_max_pool2d_bad_input():
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        F.adaptive_max_pool2d(pf.randn(1, 1, 5, 5), 3, return_indices=True)
+def test_adaptive_max_pool2d_uneven_windows_indices_and_single_element_gradient():
+    # uneven windows overlap; equal maxima and NaNs: the first maximum, the last NaN, the gradient to it alone
+    x = np.array([[[[1.0, 3.0, 3.0, 2.0, 5.0], [5.0, np.nan, 5.0, 1.0, 1.0], [2.0, 2.0, 2.0, np.nan, np.nan]]]])
+    p, t = pf.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    v, i = F.adaptive_max_pool2d(p, (2, 3), return_indices=True)
+    tv, ti = torch.nn.functional.adaptive_max_pool2d(t, (2, 3), return_indices=True)
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())
+    np.testing.assert_array_equal(v.detach().numpy(), tv.detach().numpy())
+    w = np.arange(1.0, 7.0).reshape(1, 1, 2, 3)
+    (v * pf.tensor(w)).sum().backward()
+    (tv * torch.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(p.grad.numpy(), t.grad.numpy())
 
 
 LAYERS = {

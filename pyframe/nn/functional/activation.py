@@ -39,15 +39,17 @@ def relu_(input: Tensor) -> Tensor:
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
-    """Same as torch.nn.functional.relu6."""
-    return _activate(input, inplace, lambda x: ew.clamp(x, 0.0, 6.0))
+    """Same as torch.nn.functional.relu6: hardtanh(x, 0, 6), gradient 0 at 0 and at 6."""
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.hardtanh."""
     if min_val > max_val:
         raise ValueError(f"hardtanh(): min_val {min_val} cannot be greater than max_val {max_val}")
-    return _activate(input, inplace, lambda x: ew.clamp(x, min_val, max_val))
+    return _activate(input, inplace, lambda x: ew.with_derivative(
+        "HardtanhBackward0", lambda t: ew.clamp(t, min_val, max_val),
+        lambda g, t: ew.hardtanh_grad(g, t, min_val, max_val), x))  # fmt: skip
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -61,7 +63,8 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     _float_arg(input, "elu")
 
     def fn(x: Tensor) -> Tensor:
-        return ew.where(ew.gt(x, 0.0), x, ew.mul(ew.expm1(ew.clamp(x, max=0.0)), alpha))
+        # x <= 0 takes the exponential side (torch's: the derivative at 0 is alpha), NaN the linear one
+        return ew.where(ew.le(x, 0.0), ew.mul(ew.expm1(ew.clamp(x, max=0.0)), alpha), x)
 
     return _activate(input, inplace, fn)
 
@@ -133,8 +136,19 @@ def _softplus_neg_abs(x: Tensor) -> Tensor:
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """Same as torch.nn.functional.softplus: log(1 + exp(beta x)) / beta, linear above
-    ``threshold``."""
+    ``threshold``; torch's derivative: 1 above the threshold, else sigmoid(beta x) (NaN at NaN)."""
     _float_arg(input, "softplus")
+    return ew.with_derivative("SoftplusBackward0", lambda x: _softplus(x, beta, threshold),
+                              lambda g, x: _softplus_grad(g, x, beta, threshold), input)  # fmt: skip
+
+
+def _softplus_grad(g, x, beta, threshold):
+    bx = ew.mul(x, beta) if beta != 1 else x
+    z = ew.exp(bx)
+    return ew.where(ew.gt(bx, threshold), g, ew.mul(g, ew.div(z, ew.add(z, 1.0))))
+
+
+def _softplus(input, beta, threshold):
     bx = ew.mul(input, beta) if beta != 1 else input
     soft = ew.log1p(ew.exp(ew.clamp(bx, max=threshold)))  # clamped: the unused branch stays finite
     if beta != 1:
@@ -143,9 +157,20 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    """Same as torch.nn.functional.logsigmoid: -softplus(-x), computed stably."""
+    """Same as torch.nn.functional.logsigmoid: -softplus(-x), computed stably; torch's derivative
+    (1 - s for x < 0, else s, with s = e^-|x| / (1 + e^-|x|): 0.5 at 0)."""
     _float_arg(input, "logsigmoid")
-    return ew.neg(ew.add(_softplus_neg_abs(input), ew.relu(ew.neg(input))))
+    return ew.with_derivative("LogSigmoidBackward0", _logsigmoid, _logsigmoid_grad, input)
+
+
+def _logsigmoid(x):
+    return ew.neg(ew.add(_softplus_neg_abs(x), ew.relu(ew.neg(x))))
+
+
+def _logsigmoid_grad(g, x):
+    z = ew.exp(ew.neg(ew.abs(x)))
+    s = ew.div(z, ew.add(z, 1.0))
+    return ew.mul(g, ew.where(ew.lt(x, 0.0), ew.sub(1.0, s), s))
 
 
 def _softmax_dim(ndim: int, name: str, stacklevel: int) -> int:
@@ -196,21 +221,37 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
     def fn(x: Tensor) -> Tensor:
         neg = ew.mul(ew.expm1(ew.div(ew.clamp(x, max=0.0), alpha)), alpha)
-        return ew.where(ew.gt(x, 0.0), x, neg)
+        return ew.where(ew.le(x, 0.0), neg, x)  # as elu: NaN takes the linear side
 
     return _activate(input, inplace, fn)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """Same as torch.nn.functional.hardsigmoid: relu6(x + 3) / 6."""
+    """Same as torch.nn.functional.hardsigmoid: relu6(x + 3) / 6; derivative 1/6 strictly inside (-3, 3),
+    0 at +-3 and outside (torch's)."""
     _float_arg(input, "hardsigmoid")
-    return _activate(input, inplace, lambda x: ew.div(ew.clamp(ew.add(x, 3.0), 0.0, 6.0), 6.0))
+    return _activate(input, inplace, lambda x: ew.with_derivative("HardsigmoidBackward0", _hardsigmoid,
+                                                                  _hardsigmoid_grad, x))  # fmt: skip
+
+
+def _hardsigmoid(x):
+    return ew.div(ew.clamp(ew.add(x, 3.0), 0.0, 6.0), 6.0)
+
+
+def _hardsigmoid_grad(g, x):
+    return ew.where(ew.logical_and(ew.gt(x, -3.0), ew.lt(x, 3.0)), ew.div(g, 6.0), 0.0)
+
+
+def _hardswish_grad(g, x):
+    """torch's: 0 up to -3 (included), x / 3 + 1/2 below 3, 1 from 3 on (and at NaN)."""
+    return ew.where(ew.le(x, -3.0), 0.0, ew.where(ew.lt(x, 3.0), ew.mul(g, ew.add(ew.div(x, 3.0), 0.5)), g))
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.hardswish: x * relu6(x + 3) / 6."""
     _float_arg(input, "hardswish")
-    return _activate(input, inplace, lambda x: ew.mul(x, ew.div(ew.clamp(ew.add(x, 3.0), 0.0, 6.0), 6.0)))
+    return _activate(input, inplace, lambda x: ew.with_derivative(
+        "HardswishBackward0", lambda t: ew.mul(t, _hardsigmoid(t)), _hardswish_grad, x))  # fmt: skip
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -231,24 +272,24 @@ def _check_lambd(fn: str, lambd: float) -> None:
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """Same as torch.nn.functional.softshrink: x - lambd above lambd, x + lambd below -lambd, else 0."""
+    """Same as torch.nn.functional.softshrink: x - lambd above lambd, x + lambd below -lambd, else 0
+    (at +-lambd too, with gradient 0 there; NaN stays NaN with gradient 1)."""
     _float_arg(input, "softshrink")
     _check_lambd("softshrink", lambd)
-    return ew.where(ew.gt(input, lambd), ew.sub(input, lambd),
-                    ew.where(ew.lt(input, -lambd), ew.add(input, lambd), 0.0))  # fmt: skip
+    return ew.where(ew.le(ew.abs(input), lambd), 0.0, ew.sub(input, ew.mul(ew.sign(input), lambd)))
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """Same as torch.nn.functional.hardshrink: x where |x| > lambd, else 0."""
+    """Same as torch.nn.functional.hardshrink: x where |x| > lambd, else 0 (NaN stays NaN)."""
     _float_arg(input, "hardshrink")
     _check_lambd("hardshrink", lambd)
-    return ew.where(ew.gt(ew.abs(input), lambd), input, 0.0)
+    return ew.where(ew.le(ew.abs(input), lambd), 0.0, input)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    """Same as torch.nn.functional.threshold: x where x > threshold, else ``value``."""
+    """Same as torch.nn.functional.threshold: ``value`` where x <= threshold, else x (NaN stays NaN)."""
     _tensor_arg(input, "threshold")
-    return _activate(input, inplace, lambda x: ew.where(ew.gt(x, threshold), x, value))
+    return _activate(input, inplace, lambda x: ew.where(ew.le(x, threshold), value, x))
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

@@ -27,6 +27,7 @@ __all__ = [
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
 _CTYPE = {_dtype.float32.code: "float *", _dtype.float64.code: "double *"}
 _new, _cast = ffi.new, ffi.cast
+_EPS32 = 9.999999960041972e-13  # torch's EPSILON of the losses below: 1e-12 as a float32
 
 
 def _check_same_size(fn: str, input: Tensor, target: Tensor, strict: bool) -> None:
@@ -60,11 +61,30 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta:
     if beta < 0:
         raise ValueError(f"smooth_l1_loss(): beta must be non-negative, got {beta}")
     _check_same_size("smooth_l1_loss", input, target, False)
-    d = ew.abs(ew.sub(input, target))
     if beta == 0:
-        return _reduce_loss(d, reduction)
-    loss = ew.where(ew.lt(d, beta), ew.div(ew.mul(ew.square(d), 0.5), beta), ew.sub(d, 0.5 * beta))
+        return l1_loss(input, target, reduction)
+    loss = ew.with_derivative(
+        "SmoothL1LossBackward0",
+        lambda x, t: _smooth_l1(x, t, beta),
+        lambda g, x, t: _piecewise_l1_grad(g, x, t, beta, 1.0 / beta),
+        input,
+        target,
+    )
     return _reduce_loss(loss, reduction)
+
+
+def _smooth_l1(x, t, beta):
+    d = ew.abs(ew.sub(x, t))
+    return ew.where(ew.lt(d, beta), ew.div(ew.mul(ew.square(d), 0.5), beta), ew.sub(d, 0.5 * beta))
+
+
+def _piecewise_l1_grad(g, x, t, edge, slope):
+    """smooth_l1/huber as torch: with d = x - t, -edge slope below -edge, edge slope above edge, else d slope (the
+    quadratic side at +-edge and at NaN)."""
+    d = ew.sub(x, t)
+    gd = ew.where(ew.lt(d, -edge), -edge * slope, ew.where(ew.gt(d, edge), edge * slope, ew.mul(d, slope)))
+    gd = ew.mul(g, gd)
+    return gd, ew.neg(gd)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
@@ -73,9 +93,19 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     if delta <= 0:
         raise ValueError(f"huber_loss(): delta must be positive, got {delta}")
     _check_same_size("huber_loss", input, target, False)
-    d = ew.abs(ew.sub(input, target))
-    loss = ew.where(ew.lt(d, delta), ew.mul(ew.square(d), 0.5), ew.mul(ew.sub(d, 0.5 * delta), delta))
+    loss = ew.with_derivative(
+        "HuberLossBackward0",
+        lambda x, t: _huber(x, t, delta),
+        lambda g, x, t: _piecewise_l1_grad(g, x, t, delta, 1.0),
+        input,
+        target,
+    )
     return _reduce_loss(loss, reduction)
+
+
+def _huber(x, t, delta):
+    d = ew.abs(ew.sub(x, t))
+    return ew.where(ew.lt(d, delta), ew.mul(ew.square(d), 0.5), ew.mul(ew.sub(d, 0.5 * delta), delta))
 
 
 def _classes_last(fn: str, input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, tuple]:
@@ -266,10 +296,9 @@ def binary_cross_entropy(
         def backward(g):
             gx = gt = None
             if x.requires_grad:
-                gx = ew.div(ew.mul(g, ew.sub(x, t)), ew.clamp(ew.mul(ew.sub(1.0, x), x), min=1e-12))
-            if t.requires_grad:
-                lx, l1x = logs(x)
-                gt = ew.mul(g, ew.sub(l1x, lx))
+                gx = ew.div(ew.mul(g, ew.sub(x, t)), ew.clamp(ew.mul(ew.sub(1.0, x), x), min=_EPS32))
+            if t.requires_grad:  # torch's: the logs unclamped (inf at 0 and 1)
+                gt = ew.mul(g, ew.sub(ew.log1p(ew.neg(x)), ew.log(x)))
             return gx, gt
 
         record("BinaryCrossEntropyBackward0", backward, (x, t), loss, (x, t))
@@ -333,10 +362,10 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
         raise ValueError(f"kl_div(): {reduction!r} is not a valid value for reduction")
     if log_target:
         loss = ew.mul(ew.exp(target), ew.sub(target, input))
-    else:  # 0 log 0 = 0
-        pos = ew.gt(target, 0.0)
-        safe = ew.where(pos, target, 1.0)
-        loss = ew.where(pos, ew.mul(target, ew.sub(ew.log(safe), input)), 0.0)
+    else:  # torch's composition: xlogy(t, t) - t x (0 log 0 = 0; a negative target gives NaN)
+        from pyframe.ops.pointwise import xlogy
+
+        loss = ew.sub(xlogy(target, target), ew.mul(target, input))
     if reduction == "batchmean":
         return ew.div(rd.sum(loss), input._shape[0] if input.ndim else 1)
     return _reduce_loss(loss, reduction)
@@ -401,7 +430,16 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
     _float_arg(input, "soft_margin_loss")
     _check_reduction(reduction, "soft_margin_loss")
     _same_shape("soft_margin_loss", input, target)
-    return _reduce_loss(softplus(ew.neg(ew.mul(target, input))), reduction)
+    loss = ew.with_derivative("SoftMarginLossBackward0", lambda x, t: softplus(ew.neg(ew.mul(t, x))),
+                              _soft_margin_grad, input, target)  # fmt: skip
+    return _reduce_loss(loss, reduction)
+
+
+def _soft_margin_grad(g, x, t):
+    """torch's: z = exp(-t x), -t z / (1 + z) (NaN where z is infinite)."""
+    z = ew.exp(ew.neg(ew.mul(t, x)))
+    q = ew.mul(g, ew.div(z, ew.add(z, 1.0)))
+    return ew.neg(ew.mul(q, t)), ew.neg(ew.mul(q, x))
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
@@ -415,7 +453,8 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
         raise ShapeError(f"margin_ranking_loss(): All input tensors should have same dimension but got sizes: "
                          f"input1: {list(input1._shape)}, input2: {list(input2._shape)}, target: "
                          f"{list(target._shape)}")  # fmt: skip
-    loss = ew.relu(ew.add(ew.mul(ew.neg(target), ew.sub(input1, input2)), margin))
+    # clamp_min, not relu: at the margin the gradient flows, at NaN it does not (torch's)
+    loss = ew.clamp(ew.add(ew.mul(ew.neg(target), ew.sub(input1, input2)), margin), min=0.0)
     return _reduce_loss(loss, reduction)
 
 
@@ -424,7 +463,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     """Same as torch.nn.functional.hinge_embedding_loss: x where y = 1, max(0, margin - x) where y = -1."""
     _float_arg(input, "hinge_embedding_loss")
     _check_reduction(reduction, "hinge_embedding_loss")
-    margin_part = ew.where(ew.ne(target, 1), ew.relu(ew.sub(margin, input)), 0.0)
+    margin_part = ew.where(ew.ne(target, 1), ew.clamp(ew.sub(margin, input), min=0.0), 0.0)  # as margin_ranking
     self_part = ew.where(ew.ne(target, -1), input, 0.0)
     return _reduce_loss(ew.add(margin_part, self_part), reduction)
 
@@ -445,11 +484,11 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
                          f"{list(input1._shape)}")  # fmt: skip
     d = input1.ndim - 1
     prod = rd.sum(ew.mul(input1, input2), d)
-    m1 = ew.add(rd.sum(ew.mul(input1, input1), d), 1e-12)
-    m2 = ew.add(rd.sum(ew.mul(input2, input2), d), 1e-12)
+    m1 = ew.add(rd.sum(ew.mul(input1, input1), d), _EPS32)
+    m2 = ew.add(rd.sum(ew.mul(input2, input2), d), _EPS32)
     cos = ew.div(prod, ew.sqrt(ew.mul(m1, m2)))
     pos = ew.where(ew.eq(target, 1), ew.sub(1.0, cos), 0.0)
-    neg = ew.where(ew.eq(target, -1), ew.relu(ew.sub(cos, margin)), 0.0)
+    neg = ew.where(ew.eq(target, -1), ew.clamp(ew.sub(cos, margin), min=0.0), 0.0)
     return _reduce_loss(ew.add(pos, neg), reduction)
 
 
@@ -511,7 +550,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise IndexError(f"{fn}(): target values must be in [0, {c - 1}]")
     idx = t.unsqueeze(1)
     xy = ix.gather(x, 1, idx)  # [N, 1]
-    z = ew.relu(ew.add(ew.sub(x, xy), margin))
+    z = ew.add(ew.sub(x, xy), margin)
+    z = ew.where(ew.gt(z, 0.0), z, 0.0)  # torch's kernel counts z > 0 only: 0 at the margin and for NaN
     if p == 2:
         z = ew.mul(z, z)
     if weight is not None:

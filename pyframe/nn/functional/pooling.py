@@ -12,6 +12,7 @@ from pyframe.ops import index as ix
 from pyframe.ops import reduce as rd
 from pyframe.ops._common import zeros_of
 from pyframe.ops.join import stack
+from pyframe.ops.rearrange import flip
 from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = [
@@ -140,21 +141,42 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
     """Same as torch.nn.functional.adaptive_max_pool2d. Sizes that divide the input evenly use
-    max_pool2d (indices too); others take each window's max separately (slower). Differences:
-    ``return_indices=True`` needs sizes that divide the input."""
+    max_pool2d; others take each window's maximum separately (slower), by torch's rule: the first
+    of equal maxima, the last NaN of a window holding NaN, and the gradient to that one element."""
     x, batched = _batched("adaptive_max_pool2d", input)
     oh, ow = _adaptive_size("adaptive_max_pool2d", x, output_size)
     h, w = x._shape[2:]
     if h % oh == 0 and w % ow == 0:
         out = max_pool2d(x, (h // oh, w // ow), return_indices=return_indices)
-    elif return_indices:
-        raise NotImplementedError("adaptive_max_pool2d(): return_indices=True needs output sizes that divide the "
-                                  f"input size, got input {h}x{w} and output {oh}x{ow}")  # fmt: skip
     else:
-        out = _adaptive_windows(x, oh, ow, rd.amax)
+        out = _adaptive_max_windows(x, oh, ow)
+        out = out if return_indices else out[0]
     if return_indices:
         return (out[0], out[1]) if batched else (out[0].squeeze(0), out[1].squeeze(0))
     return out if batched else out.squeeze(0)
+
+
+def _adaptive_max_windows(x: Tensor, oh: int, ow: int) -> tuple:
+    """(values, flat indices into each input plane) of torch's adaptive windows (see _adaptive_windows)."""
+    n, c, h, w = x._shape
+    values, indices = [], []
+    for i in range(oh):
+        h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        row_v, row_i = [], []
+        for j in range(ow):
+            w0, w1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            cell = x[:, :, h0:h1, w0:w1].reshape(n, c, -1)
+            k, cw = cell._shape[-1], w1 - w0
+            with _grad_mode.no_grad():
+                nan = ew.isnan(cell)
+                last_nan = ew.sub(k - 1, rd.argmax(flip(nan, [-1]).to(_dtype.int32), -1, keepdim=True))
+                at = ew.where(rd.any(nan, -1, keepdim=True), last_nan, rd.argmax(cell, -1, keepdim=True))
+                flat = ew.add(ew.mul(ew.add(ew.floor_divide(at, cw), h0), w), ew.add(ew.remainder(at, cw), w0))
+            row_v.append(ix.gather(cell, -1, at).squeeze(-1))  # the gradient goes to that element alone
+            row_i.append(flat.squeeze(-1))
+        values.append(stack(row_v, -1))
+        indices.append(stack(row_i, -1))
+    return stack(values, -2), stack(indices, -2)
 
 
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
