@@ -15,7 +15,7 @@ import numpy as np
 __all__ = ["Backend", "Work", "DistError", "DistBackendError", "DistTimeoutError", "SingleBackend", "REDUCE_OPS"]
 
 # what ``Backend.allreduce`` must support (AVG is SUM then a division in the C core)
-REDUCE_OPS = ("sum", "product", "max", "min")
+REDUCE_OPS = ("sum", "product", "max", "min", "band", "bor", "bxor")
 
 
 class DistError(RuntimeError):
@@ -32,48 +32,76 @@ class DistTimeoutError(DistBackendError):
 
 
 class Work(Protocol):
-    """A started operation. ``wait`` blocks until it completes and raises ``DistTimeoutError`` once
-    the backend's timeout has passed."""
+    """A started operation. ``wait`` blocks until it completes (raising what it failed with) and raises
+    ``DistTimeoutError`` once ``timeout`` seconds (default: the backend's) have passed."""
 
     def is_completed(self) -> bool: ...
 
-    def wait(self) -> None: ...
+    def wait(self, timeout: float | None = None) -> None: ...
 
 
 class Backend(Protocol):
     """The contract a backend plugin implements. Buffers are C-contiguous NumPy arrays sharing the
-    tensors' memory; every operation works in place and returns a :class:`Work` without waiting
-    (the caller waits). All ranks call the same operations in the same order with buffers of the
-    same size and dtype (pyframe checks this before each user-level collective)."""
+    tensors' memory (or staging copies pyframe made); every operation works in place and returns a
+    :class:`Work`. Operations run in the order they are issued; ``async_op=False`` may complete before
+    returning. ``desc`` describes the call (collective, op, dtype, shape, root) and must be equal on every
+    rank: a backend compares it across ranks before moving data and raises ``DistBackendError`` naming
+    what each rank passed when they differ."""
 
     name: str
     rank: int
     world_size: int
 
-    def allreduce(self, buf: np.ndarray, op: str) -> Work:
+    def allreduce(self, buf: np.ndarray, op: str, desc: str, async_op: bool = False) -> Work:
         """Reduce ``buf`` over all ranks in place; ``op`` is one of :data:`REDUCE_OPS`."""
 
-    def broadcast(self, buf: np.ndarray, src: int) -> Work:
-        """Overwrite ``buf`` on every rank with rank ``src``'s."""
+    def broadcast(self, buf: np.ndarray, src: int, desc: str, async_op: bool = False) -> Work: ...
 
-    def allgather(self, send: np.ndarray, recv: np.ndarray) -> Work:
+    def allgather(self, send: np.ndarray, recv: np.ndarray, desc: str, async_op: bool = False) -> Work:
         """``recv`` (shape ``(world_size, *send.shape)``) gets every rank's ``send``, in rank order."""
 
-    def barrier(self) -> Work: ...
+    def reduce_scatter(self, send: np.ndarray, recv: np.ndarray, op: str, desc: str, async_op: bool = False) -> Work:
+        """``send`` has shape ``(world_size, *recv.shape)``; rank r's ``recv`` gets the reduction of row r."""
 
-    def shutdown(self) -> None:
-        """Release the transport; after a failed operation, end the whole job rather than wait on it."""
+    def reduce(self, buf: np.ndarray, dst: int, op: str, desc: str, async_op: bool = False) -> Work: ...
+
+    def gather(
+        self, send: np.ndarray, recv: np.ndarray | None, dst: int, desc: str, async_op: bool = False
+    ) -> Work: ...
+
+    def scatter(
+        self, send: np.ndarray | None, recv: np.ndarray, src: int, desc: str, async_op: bool = False
+    ) -> Work: ...
+
+    def alltoall(self, send: np.ndarray, recv: np.ndarray, desc: str, async_op: bool = False) -> Work: ...
+
+    def barrier(self, desc: str = "barrier", async_op: bool = False) -> Work: ...
+
+    def send(self, payload: np.ndarray, dst: int, tag: int) -> Work:
+        """Send ``payload`` (uint8) to ``dst``; completes when the buffer may be reused."""
+
+    def recv(self, src: int | None, tag: int) -> Work:
+        """Receive one message from ``src`` (None: any rank); ``work.result`` is ``(source, uint8 array)``."""
+
+    def split(self, ranks: list[int]) -> Backend | None:
+        """A backend over ``ranks`` (every rank calls it); None on a rank not in ``ranks``."""
+
+    def shutdown(self, propagating: bool = False) -> None:
+        """Let queued operations finish, tell the other ranks this one left, release the transport."""
 
 
 class _Done:
     """A Work that completed when it was made."""
 
-    __slots__ = ()
+    __slots__ = ("result",)
+
+    def __init__(self, result=None) -> None:
+        self.result = result
 
     def is_completed(self) -> bool:
         return True
 
-    def wait(self) -> None:
+    def wait(self, timeout: float | None = None) -> None:
         return None
 
 
@@ -81,8 +109,8 @@ DONE = _Done()
 
 
 class SingleBackend:
-    """The built-in backend for a world of one process: every collective is the identity. Needs no
-    transport, so ``init_process_group("single")`` works everywhere at no import cost."""
+    """The built-in backend for a world of one process: every collective is the identity or a copy.
+    Needs no transport, so ``init_process_group("single")`` works everywhere at no import cost."""
 
     name = "single"
     rank = 0
@@ -91,18 +119,46 @@ class SingleBackend:
     def __init__(self, timeout: float = 0.0) -> None:
         self.timeout = timeout
 
-    def allreduce(self, buf: np.ndarray, op: str) -> Work:
+    def allreduce(self, buf, op, desc="", async_op=False) -> Work:
         return DONE
 
-    def broadcast(self, buf: np.ndarray, src: int) -> Work:
+    def broadcast(self, buf, src, desc="", async_op=False) -> Work:
         return DONE
 
-    def allgather(self, send: np.ndarray, recv: np.ndarray) -> Work:
+    def allgather(self, send, recv, desc="", async_op=False) -> Work:
         recv[0] = send  # interop copy of the caller's bytes, no arithmetic
         return DONE
 
-    def barrier(self) -> Work:
+    def reduce_scatter(self, send, recv, op, desc="", async_op=False) -> Work:
+        recv[...] = send[0]
         return DONE
 
-    def shutdown(self) -> None:
+    def reduce(self, buf, dst, op, desc="", async_op=False) -> Work:
+        return DONE
+
+    def gather(self, send, recv, dst, desc="", async_op=False) -> Work:
+        recv[0] = send
+        return DONE
+
+    def scatter(self, send, recv, src, desc="", async_op=False) -> Work:
+        recv[...] = send[0]
+        return DONE
+
+    def alltoall(self, send, recv, desc="", async_op=False) -> Work:
+        recv[...] = send
+        return DONE
+
+    def barrier(self, desc="barrier", async_op=False) -> Work:
+        return DONE
+
+    def send(self, payload, dst, tag) -> Work:
+        raise ValueError("the 'single' backend has no other rank to send to")
+
+    def recv(self, src, tag) -> Work:
+        raise ValueError("the 'single' backend has no other rank to receive from")
+
+    def split(self, ranks):
+        return self if ranks == [0] else None
+
+    def shutdown(self, propagating: bool = False) -> None:
         return None

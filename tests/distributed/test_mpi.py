@@ -1,6 +1,8 @@
-"""Two ranks under ``mpiexec -n 2`` (the mpi plugin, from ``build/plugin-site`` as ``make pytest`` installs
-it): collectives, DDP against a single-process full-batch run, and failures ending the job in bounded
-time. Skipped, with the reason, when mpi4py, mpiexec or the plugin is missing or MPI cannot start."""
+"""Ranks under ``mpiexec -n 2`` (and ``-n 4`` with ``PYFRAME_TEST_DIST=1``, as ``make test-dist`` sets; the
+mpi plugin from ``build/plugin-site`` as ``make pytest`` installs it): collectives, DDP against a
+single-process full-batch run (also with a branch order that differs per rank), and failures ending the job
+in seconds with the failing rank named. Skipped, with the reason, when mpi4py, mpiexec or the plugin is
+missing or MPI cannot start."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,9 +23,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "build" / "plugin-site"
 WORKER = Path(__file__).with_name("worker.py")
 LAUNCH_TIMEOUT = 120  # seconds: a hard bound on any one mpiexec run
+HEAVY = os.environ.get("PYFRAME_TEST_DIST") == "1"  # the 4-rank runs: make test-dist
+heavy = pytest.mark.skipif(not HEAVY, reason="4 ranks on this machine: run with make test-dist (PYFRAME_TEST_DIST=1)")
 
 
-def _mpi_env() -> tuple[list[str], dict]:
+def _mpi_env(n: int = 2) -> tuple[list[str], dict]:
     if importlib.util.find_spec("mpi4py") is None:
         pytest.skip("mpi4py is not installed (pip install -e '.[dist]', or make install)")
     mpiexec = Path(sys.executable).with_name("mpiexec")
@@ -41,20 +46,31 @@ def _mpi_env() -> tuple[list[str], dict]:
         "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",  # CI runs as root
         "OMPI_MCA_rmaps_base_oversubscribe": "1", "PRTE_MCA_rmaps_default_mapping_policy": ":oversubscribe",
     })  # fmt: skip
-    return [mpiexec, "-n", "2", "--oversubscribe"], env
+    return [mpiexec, "-n", str(n), "--oversubscribe"], env
 
 
-@pytest.fixture(scope="module")
-def mpi():
-    cmd, env = _mpi_env()
-    probe = "from mpi4py import MPI; assert MPI.COMM_WORLD.Get_size() == 2"
+def _probe(n: int):
+    cmd, env = _mpi_env(n)
+    probe = f"from mpi4py import MPI; assert MPI.COMM_WORLD.Get_size() == {n}"
     try:
         r = subprocess.run([*cmd, sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         pytest.skip("MPI cannot start: a 2-rank probe did not finish in 60 s")
     if r.returncode != 0:
-        pytest.skip(f"MPI cannot start 2 ranks here: {(r.stderr or r.stdout).strip()[-400:]}")
+        pytest.skip(f"MPI cannot start {n} ranks here: {(r.stderr or r.stdout).strip()[-400:]}")
     return cmd, env
+
+
+@pytest.fixture(scope="module")
+def mpi():
+    return _probe(2)
+
+
+@pytest.fixture(scope="module")
+def mpi4():
+    if not HEAVY:
+        pytest.skip("4 ranks on this machine: run with make test-dist (PYFRAME_TEST_DIST=1)")
+    return _probe(4)
 
 
 def run(mpi, scenario: str, outdir: Path, timeout_s: float = 60) -> tuple[subprocess.CompletedProcess, float]:
@@ -76,6 +92,14 @@ def trained(mpi, tmp_path_factory):
     return [json.loads((outdir / f"rank{k}.json").read_text()) for k in range(2)]
 
 
+@pytest.fixture(scope="module")
+def trained4(mpi4, tmp_path_factory):
+    outdir = tmp_path_factory.mktemp("dist4")
+    r, _ = run(mpi4, "train", outdir, timeout_s=120)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    return [json.loads((outdir / f"rank{k}.json").read_text()) for k in range(4)]
+
+
 def test_collectives(trained):
     for res in trained:
         assert (res["world"], res["backend"]) == (2, "mpi")
@@ -91,14 +115,40 @@ def test_mismatched_collectives_are_clear_errors_on_every_rank(trained):
         assert "rank 0: all_reduce SUM float32[3]; rank 1: all_reduce SUM float32[4]" in res["mismatch_shape"]
         assert "rank 0: all_reduce SUM float32[3]; rank 1: all_reduce SUM float64[3]" in res["mismatch_dtype"]
         assert res["mismatch_ddp"].startswith("DistributedDataParallel (parameters): the ranks called different")
+        assert res["after_mismatch"] == [2.0, 2.0]  # a mismatch is caught before data moves: the group still works
+        assert "\\x" not in res["mismatch_ddp"] and "\x00" not in res["mismatch_ddp"]  # readable, no raw bytes
 
 
-@pytest.mark.parametrize("case", ["mlp", "cnn", "mlp_no_sync"])
+def test_evaluating_on_rank_0_only_through_the_wrapper(trained):
+    assert [res["eval_rows"] for res in trained] == [16, None]
+
+
+@pytest.mark.parametrize("case", ["branches", "mlp", "cnn", "mlp_no_sync"])
 def test_ddp_matches_one_process_on_the_full_batch(trained, case):
-    r0, r1 = (res[case] for res in trained)
-    assert r1["differed_before"] and not r0["differed_before"]  # rank 1 started from other weights
-    assert r0["buckets"] >= 3  # several buckets per backward
-    for res in (r0, r1):
+    _check_case([res[case] for res in trained])
+
+
+@heavy
+@pytest.mark.parametrize("case", ["branches", "mlp", "cnn", "mlp_no_sync"])
+def test_ddp_matches_one_process_on_the_full_batch_4_ranks(trained4, case):
+    assert trained4[0]["world"] == 4 and trained4[3]["sum"] == [10.0, 60.0]
+    _check_case([res[case] for res in trained4])
+
+
+def test_branch_order_differing_per_rank_at_4_ranks(mpi, tmp_path):
+    """The silent-wrongness case at 4 ranks in the fast suite: a 4-rank run of the branches model only."""
+    if not HEAVY:
+        cmd, env = mpi
+        mpi = ([*cmd[:2], "4", *cmd[3:]], env)
+    r, _ = run(mpi, "branches", tmp_path, timeout_s=60)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    _check_case([json.loads((tmp_path / f"rank{k}.json").read_text()) for k in range(4)])
+
+
+def _check_case(results):
+    assert results[1]["differed_before"] and not results[0]["differed_before"]  # rank 1 started elsewhere
+    assert results[0]["buckets"] >= 3  # several buckets per backward
+    for res in results:
         assert res["ranks_identical"]
         assert res["max_diff_vs_single"] < 1e-5
 
@@ -106,14 +156,29 @@ def test_ddp_matches_one_process_on_the_full_batch(trained, case):
 @pytest.mark.parametrize(
     ("scenario", "expect"),
     [
-        ("die", "exited with non-zero status"),
+        ("die", "Process name: [prterun-"),  # Open MPI names it [job,rank]: checked below
+        ("sigkill", "process rank 1"),
         ("raise", "rank 1 raised ValueError; aborting all ranks"),
-        ("hang", "DistTimeoutError: MPI all_reduce(sum) did not complete within the process group's timeout of 3 s"),
+        ("finally_destroy", "rank 1 raised ValueError; aborting all ranks"),  # destroy in finally, then the hook
+        ("exit1", "rank 1 exited without calling destroy_process_group()"),
+        ("early_return", "rank 1 exited without calling destroy_process_group()"),
     ],
 )
-def test_a_failing_rank_ends_the_job_in_bounded_time(mpi, tmp_path, scenario, expect):
-    r, seconds = run(mpi, scenario, tmp_path, timeout_s=3)
+def test_a_failing_rank_ends_the_job_in_seconds_naming_it(mpi, tmp_path, scenario, expect):
+    """The default timeout (30 minutes) stays: these end by the failure itself, not by a timeout."""
+    r, seconds = run(mpi, scenario, tmp_path, timeout_s=1800)
     assert r.returncode != 0
     assert "the failure went unnoticed" not in r.stdout
     assert expect in r.stdout + r.stderr, r.stderr[-3000:]
-    assert seconds < 60
+    if scenario == "die":
+        assert re.search(r"Process name: \[prterun-[^\]]*,1\]", r.stderr)
+    assert seconds < 10
+
+
+def test_a_hanging_rank_ends_the_job_at_the_timeout(mpi, tmp_path):
+    r, seconds = run(mpi, "hang", tmp_path, timeout_s=3)
+    assert r.returncode != 0
+    assert "DistTimeoutError: MPI all_reduce did not complete within the process group's timeout of 3 s on rank 0" in (
+        r.stderr
+    ), r.stderr[-3000:]
+    assert seconds < 15

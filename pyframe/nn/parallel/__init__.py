@@ -1,5 +1,6 @@
-"""Same as torch.nn.parallel: ``DistributedDataParallel`` on ``pyframe.distributed``."""
+"""Same as torch.nn.parallel: ``DistributedDataParallel`` on ``pyframe.distributed``, and ``SyncBatchNorm``."""
 
-from pyframe.nn.parallel.distributed import DistributedDataParallel
+from pyframe.nn.parallel.distributed import DistributedDataParallel, GradBucket
+from pyframe.nn.parallel.join import Join
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DistributedDataParallel", "GradBucket", "Join"]

@@ -3,10 +3,11 @@
 As PyTorch's reducer: parameters go into buckets in reverse registration order (which approximates
 the order backward produces their gradients), the first bucket small (1 MiB) so communication starts
 early, the rest up to ``bucket_cap_mb``. A post-accumulate-grad hook on each parameter copies its
-gradient into its bucket's flat buffer; when a bucket is full it is all-reduced without waiting, and
-backward goes on computing the next gradients. When the last bucket has started, the hook waits for
-all of them, divides by the world size (in the C core) and copies the averages back into ``.grad``,
-so the optimizer step that follows sees averaged gradients.
+gradient into its bucket's flat buffer. Buckets are all-reduced strictly in index order: a full bucket
+waits for the ones before it, so which bucket is summed with which never depends on the order in which a
+rank's backward met its layers (ranks may take different branches). Each all-reduce goes to the
+backend's communication thread and backward goes on; after the last bucket the hook waits for all of
+them, divides by the world size (in the C core) and copies the averages back into ``.grad``.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from pyframe import distributed as dist
 from pyframe._grad_mode import is_grad_enabled, no_grad
+from pyframe.distributed.process_group import _agree_on, _require
 from pyframe.nn.modules.module import Module
 from pyframe.ops.creation import zeros
 from pyframe.tensor import Tensor
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DistributedDataParallel", "GradBucket"]
 
 _MiB = 1 << 20
 _FIRST_BUCKET_BYTES = _MiB  # torch's kDefaultFirstBucketBytes
@@ -33,10 +34,10 @@ _FIRST_BUCKET_BYTES = _MiB  # torch's kDefaultFirstBucketBytes
 class _Bucket:
     """One flat buffer holding several parameters' gradients, all-reduced as one message."""
 
-    __slots__ = ("params", "flat", "wire", "views", "ready", "work")
+    __slots__ = ("index", "params", "flat", "wire", "views", "ready", "work", "future", "desc")
 
-    def __init__(self, params: list) -> None:
-        self.params = params
+    def __init__(self, index: int, params: list) -> None:
+        self.index, self.params = index, params
         self.flat = zeros(sum(p._numel for p in params), dtype=params[0].dtype)
         self.wire = self.flat.numpy()  # the backend's view of the same memory
         self.views, offset = [], 0
@@ -44,37 +45,91 @@ class _Bucket:
             self.views.append(self.flat[offset : offset + p._numel].view(p._shape))
             offset += p._numel
         self.ready: set[int] = set()  # slots whose gradient is in the buffer this iteration
-        self.work = None
+        self.work = self.future = None
+        self.desc = f"DistributedDataParallel gradient bucket {index} {self.flat.dtype.name}[{self.flat._numel}]"
 
     @property
     def nbytes(self) -> int:
         return self.flat._numel * self.flat.dtype.itemsize
 
 
+class GradBucket:
+    """Same as torch.distributed.GradBucket: what a communication hook receives."""
+
+    __slots__ = ("_bucket", "_last")
+
+    def __init__(self, bucket: _Bucket, last: bool) -> None:
+        self._bucket, self._last = bucket, last
+
+    def index(self) -> int:
+        return self._bucket.index
+
+    def buffer(self) -> Tensor:
+        return self._bucket.flat
+
+    def gradients(self) -> list[Tensor]:
+        return list(self._bucket.views)
+
+    def parameters(self) -> list[Tensor]:
+        return list(self._bucket.params)
+
+    def is_last(self) -> bool:
+        return self._last
+
+
 def _buckets_for(params: list, cap_bytes: int) -> list[_Bucket]:
     order = list(reversed(params))  # backward meets the last layers first
-    buckets, current, size, limit = [], [], 0, min(_FIRST_BUCKET_BYTES, cap_bytes)
+    groups, current, size, limit = [], [], 0, min(_FIRST_BUCKET_BYTES, cap_bytes)
     for p in order:
         nbytes = p._numel * p.dtype.itemsize
         if current and (size + nbytes > limit or p.dtype is not current[0].dtype):
-            buckets.append(_Bucket(current))
+            groups.append(current)
             current, size, limit = [], 0, cap_bytes
         current.append(p)
         size += nbytes
-    buckets.append(_Bucket(current))
-    return buckets
+    groups.append(current)
+    return [_Bucket(i, g) for i, g in enumerate(groups)]
+
+
+def _tensors_in(obj, out: list) -> list:
+    if isinstance(obj, Tensor):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for x in obj:
+            _tensors_in(x, out)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            _tensors_in(x, out)
+    return out
+
+
+def _reachable_leaves(outputs: list) -> set[int]:
+    """ids of the AccumulateGrad nodes the autograd graph of ``outputs`` reaches."""
+    seen, found = set(), set()
+    stack = [t.grad_fn if t.grad_fn is not None else (t._grad_edge or (None,))[0] for t in outputs if t.requires_grad]
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.name == "AccumulateGrad":
+            found.add(id(n))
+        stack.extend(e[0] for e in n.next if e is not None)
+    return found
 
 
 class DistributedDataParallel(Module):
-    """Same as torch.nn.parallel.DistributedDataParallel, on the default process group.
+    """Same as torch.nn.parallel.DistributedDataParallel, on a process group (default: the world).
 
-    At construction rank 0's parameters and buffers are broadcast to every rank; during backward
-    the gradients are averaged in buckets of up to ``bucket_cap_mb`` MiB (see the module docstring);
-    with ``broadcast_buffers`` rank 0's buffers are broadcast before every forward. Differs: CPU only
-    (``device_ids``/``output_device`` must be None); every parameter that requires grad must receive
-    a gradient in every synchronised backward (``find_unused_parameters=True`` is not supported).
-    ``last_sync_wait`` holds the seconds the last backward spent waiting for communication (the part
-    that did not overlap backward)."""
+    At construction the ranks check they wrap the same parameters, then rank 0's parameters (and, with
+    ``broadcast_buffers``, buffers) are broadcast; during backward the gradients are averaged in buckets
+    of up to ``bucket_cap_mb`` MiB, launched in index order; with ``broadcast_buffers`` rank 0's buffers are
+    broadcast before every forward that will be followed by a synchronised backward (not under no_grad:
+    evaluating on one rank through the wrapper works). ``find_unused_parameters``, ``gradient_as_bucket_view``,
+    ``register_comm_hook``, ``no_sync`` and ``join`` as torch. Differs: CPU only (``device_ids`` and
+    ``output_device`` must be None, and ``dim``, the dimension inputs are scattered along across
+    devices, must be 0). ``last_sync_wait`` holds the seconds the last backward spent waiting for
+    communication (the part that did not overlap backward)."""
 
     def __init__(
         self,
@@ -86,18 +141,22 @@ class DistributedDataParallel(Module):
         process_group=None,
         bucket_cap_mb: float | None = None,
         find_unused_parameters: bool = False,
+        check_reduction: bool = False,
         gradient_as_bucket_view: bool = False,
+        static_graph: bool = False,
+        **kwargs: Any,
     ) -> None:
         super().__init__()
-        g = dist._require(process_group)
+        g = _require(process_group)
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel wraps a pyframe.nn.Module, got {type(module).__name__}")
         if device_ids not in (None, []) or output_device is not None:
             raise ValueError("DistributedDataParallel runs on the CPU: device_ids and output_device must be None")
-        if find_unused_parameters:
-            raise NotImplementedError(
-                "find_unused_parameters=True is not supported: every parameter that requires grad must get a gradient"
-            )
+        if dim != 0:
+            raise ValueError(f"dim={dim!r}: dim is the dimension inputs are scattered along across device_ids; "
+                             "on the CPU (no device_ids) nothing is scattered, so dim must be 0")  # fmt: skip
+        if kwargs:
+            raise TypeError(f"DistributedDataParallel got unexpected keyword arguments {sorted(kwargs)}")
         cap = 25 if bucket_cap_mb is None else bucket_cap_mb
         if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0:
             raise ValueError(f"bucket_cap_mb must be a positive number of MiB, got {bucket_cap_mb!r}")
@@ -113,20 +172,32 @@ class DistributedDataParallel(Module):
         self.module = module
         self.dim = dim
         self.broadcast_buffers = bool(broadcast_buffers)
+        self.find_unused_parameters = bool(find_unused_parameters)
+        self.gradient_as_bucket_view = bool(gradient_as_bucket_view)
+        self.static_graph = bool(static_graph)
         self.bucket_cap_mb = cap
+        self.process_group = process_group
         self.require_backward_grad_sync = True
         self.last_sync_wait = 0.0
         self._group = g
         self._world = g.backend.world_size
         self._sync_this_backward = False
-        self._launched = 0
+        self._next = 0  # the next bucket to launch: strictly in index order
+        self._unused: list[tuple[_Bucket, int]] = []
+        self._unused_pending = False
+        self._comm_hook = None
+        self._comm_state = None
+        self._joining = False  # inside join(): each synchronised forward first tells the joined ranks
+        self._divisor = self._world
 
         layout = ";".join(f"{n}:{p.dtype.name}{list(p._shape)}" for n, p in module.named_parameters())
-        dist._agree(g, "DistributedDataParallel (parameters)",
-                    f"DDP over {len(params)} parameters, layout {zlib.crc32(layout.encode()):08x}")  # fmt: skip
-        self._broadcast([*module.parameters(), *module.buffers()], "DistributedDataParallel (initial broadcast)")
+        desc = f"DDP over {len(params)} parameters, layout {zlib.crc32(layout.encode()):08x}"
+        _agree_on(g, "DistributedDataParallel (parameters)", desc)
+        states = [*module.parameters(), *(module.buffers() if self.broadcast_buffers else ())]
+        self._broadcast(states, "DistributedDataParallel (initial broadcast)")
 
         self._buckets = _buckets_for(params, int(cap * _MiB))
+        self._slot = {id(p): (b, slot) for b in self._buckets for slot, p in enumerate(b.params)}
         self._hooks = []
         for b in self._buckets:
             for slot, p in enumerate(b.params):
@@ -135,34 +206,43 @@ class DistributedDataParallel(Module):
     # ---- forward ---------------------------------------------------------------------------------
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        if any(b.ready for b in self._buckets):
+        if self._next or any(b.ready for b in self._buckets):
             missing = [n for n, p in self.module.named_parameters() if p.requires_grad and not self._got_grad(p)]
+            self._reset()
             raise RuntimeError(
                 "Expected to have finished reduction in the prior iteration before starting a new one: these "
-                f"parameters got no gradient in the last backward: {missing[:10]}. Every parameter that requires "
-                "grad must take part in the loss (or set requires_grad=False on the unused ones)"
+                f"parameters got no gradient in the last backward: {missing[:10]}. Pass "
+                "find_unused_parameters=True to DistributedDataParallel, or make every parameter that requires "
+                "grad take part in the loss (or set requires_grad=False on the unused ones)"
             )
-        if self.broadcast_buffers and self._world > 1:
+        sync = self.require_backward_grad_sync and is_grad_enabled()
+        if sync and self._joining:
+            self._notify_join(1)
+        if sync and self.broadcast_buffers and self._world > 1:
             buffers = list(self.module.buffers())
             if buffers:
                 self._broadcast(buffers, "DistributedDataParallel (buffer broadcast)")
-        self._sync_this_backward = self.require_backward_grad_sync and is_grad_enabled()
-        return self.module(*args, **kwargs)
+        self._sync_this_backward = sync
+        out = self.module(*args, **kwargs)
+        if sync and self.find_unused_parameters:
+            reached = _reachable_leaves(_tensors_in(out, []))
+            self._unused = [(b, slot) for b in self._buckets for slot, p in enumerate(b.params)
+                            if p._grad_edge is None or id(p._grad_edge[0]) not in reached]  # fmt: skip
+            self._unused_pending = True
+        return out
 
     def _got_grad(self, p: Tensor) -> bool:
-        for b in self._buckets:
-            for slot, q in enumerate(b.params):
-                if q is p:
-                    return slot in b.ready
-        return True
+        b, slot = self._slot.get(id(p), (None, 0))
+        return b is None or slot in b.ready
 
     def _broadcast(self, tensors: list, what: str) -> None:
         if self._world == 1:
             return
         backend = self._group.backend
-        works = [backend.broadcast(t.detach().numpy(), 0) for t in tensors if t._numel]
+        works = [backend.broadcast(t.detach().numpy(), 0, f"{what} {t.dtype.name}[{t._numel}]", True)
+                 for t in tensors if t._numel]  # fmt: skip
         for w in works:
-            dist._wait(self._group, w, what)
+            w.wait()
         for t in tensors:
             t._bump()
 
@@ -175,44 +255,94 @@ class DistributedDataParallel(Module):
             self = ref()
             if self is None or not self._sync_this_backward:
                 return  # no_sync(): gradients accumulate locally
+            if self._unused_pending:
+                self._unused_pending = False
+                with no_grad():
+                    for ub, us in self._unused:
+                        ub.views[us].zero_()
+                        self._ready(ub, us)
             if slot in b.ready:
                 raise RuntimeError(
                     "Expected to mark a variable ready only once: backward ran twice through this parameter "
                     "before the gradients were synchronised (call backward once per forward)"
                 )
-            with no_grad():
-                b.views[slot].copy_(p.grad)
-            b.ready.add(slot)
-            if len(b.ready) == len(b.params):
-                b.work = self._group.backend.allreduce(b.wire, "sum")
-                self._launched += 1
-                if self._launched == len(self._buckets):
-                    self._finalize()
-                    return
-            for other in self._buckets:  # let the transport progress the messages in flight
-                if other.work is not None:
-                    other.work.is_completed()
+            if p.grad is not b.views[slot]:
+                with no_grad():
+                    b.views[slot].copy_(p.grad)
+            self._ready(b, slot)
 
         return on_grad
+
+    def _ready(self, b: _Bucket, slot: int) -> None:
+        b.ready.add(slot)
+        if len(b.ready) == len(b.params):
+            n = len(self._buckets)
+            while self._next < n and len(self._buckets[self._next].ready) == len(self._buckets[self._next].params):
+                self._launch(self._buckets[self._next])
+                self._next += 1
+            if self._next == n:
+                self._finalize()
+
+    def _launch(self, b: _Bucket) -> None:
+        if self._comm_hook is not None:
+            b.future = self._comm_hook(self._comm_state, GradBucket(b, b.index == len(self._buckets) - 1))
+        else:
+            b.work = self._group.backend.allreduce(b.wire, "sum", b.desc, True)
 
     def _finalize(self) -> None:
         t0 = time.perf_counter()
         try:
             for b in self._buckets:
-                dist._wait(self._group, b.work, "DistributedDataParallel (gradient all-reduce)")
+                if b.future is not None:
+                    value = b.future.wait()
+                    if value is not b.flat:
+                        with no_grad():
+                            b.flat.copy_(value.reshape(-1))
+                else:
+                    b.work.wait()
+            used = self._globally_used() if self.find_unused_parameters else None
+        except BaseException:
+            self._reset()
+            raise
         finally:
             self.last_sync_wait = time.perf_counter() - t0
         with no_grad():
             for b in self._buckets:
                 b.flat._bump()
-                if self._world > 1:
-                    b.flat.div_(self._world)
-                for p, view in zip(b.params, b.views, strict=True):
-                    p.grad.copy_(view)
-                b.ready.clear()
-                b.work = None
-        self._launched = 0
+                if b.future is None and self._divisor > 1:
+                    b.flat.div_(self._divisor)
+                for slot, (p, view) in enumerate(zip(b.params, b.views, strict=True)):
+                    if used is not None and not used[(b.index, slot)]:
+                        continue  # no rank used it: its gradient stays as it was (None), as torch
+                    if self.gradient_as_bucket_view:
+                        p.grad = view
+                    elif p.grad is None:
+                        p.grad = view.clone()
+                    else:
+                        p.grad.copy_(view)
+        self._reset()
+
+    def _globally_used(self) -> dict:
+        from pyframe.ops.creation import ones
+
+        unused = {(b.index, s) for b, s in self._unused}
+        keys = [(b.index, s) for b in self._buckets for s in range(len(b.params))]
+        flags = ones(len(keys), dtype=dist_int())
+        wire = flags.numpy()
+        for i, k in enumerate(keys):
+            if k in unused:
+                wire[i] = 0
+        self._group.backend.allreduce(wire, "max", f"DistributedDataParallel (used parameters)[{len(keys)}]").wait()
+        return {k: bool(wire[i]) for i, k in enumerate(keys)}
+
+    def _reset(self) -> None:
+        for b in self._buckets:
+            b.ready.clear()
+            b.work = b.future = None
+        self._next = 0
         self._sync_this_backward = False
+        self._unused_pending = False
+        self._unused = []
 
     def __del__(self) -> None:
         for h in self.__dict__.get("_hooks", ()):
@@ -231,7 +361,46 @@ class DistributedDataParallel(Module):
         finally:
             self.require_backward_grad_sync = old
 
+    def register_comm_hook(self, state: object, hook) -> None:
+        """Same as torch's: ``hook(state, bucket) -> Future`` replaces the all-reduce of each bucket (see
+        ``pyframe.distributed.algorithms.ddp_comm_hooks.default_hooks``); the future's value (the averaged
+        bucket) is copied into the gradients. Register once, before the first backward."""
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        if not callable(hook):
+            raise TypeError(f"register_comm_hook: hook must be callable, got {type(hook).__name__}")
+        self._comm_state, self._comm_hook = state, hook
+
+    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
+             throw_on_early_termination: bool = False):  # fmt: skip
+        """Same as torch's ``DistributedDataParallel.join``: a context manager for training with uneven inputs
+        (see ``pyframe.nn.parallel.join``)."""
+        from pyframe.nn.parallel.join import Join
+
+        return Join(
+            [self], enable, throw_on_early_termination, divide_by_initial_world_size=divide_by_initial_world_size
+        )
+
+    def _notify_join(self, active: int) -> int:
+        """The per-iteration all-reduce of how many ranks still train (1 from each active rank, 0 from each
+        joined one); sets the divisor for this iteration's gradients."""
+        from pyframe.ops.creation import tensor
+
+        flag = tensor([active], dtype=dist_int())
+        self._group.backend.allreduce(flag.numpy(), "sum", "DistributedDataParallel.join (ranks still training)").wait()
+        count = int(flag.numpy()[0])
+        self._divisor = self._world if self._divide_initial or count == 0 else count
+        return count
+
+    _divide_initial = True
+
     @property
     def bucket_sizes(self) -> list[int]:
         """**pyframe**: the bytes of each gradient bucket, in the order they are all-reduced."""
         return [b.nbytes for b in self._buckets]
+
+
+def dist_int():
+    from pyframe import _dtype
+
+    return _dtype.int32

@@ -1,0 +1,250 @@
+"""The machinery under the ``"mpi"`` backend: one executor per process, running operations in the order
+they were issued, and a notice channel through which a rank that leaves tells the others.
+
+Every collective is two steps, both run by the executor, in issue order:
+
+1. **the check**: a 32-byte non-blocking ``MPI_Iallreduce`` (MAX of two hashes and their negations) on a
+   control communicator says whether every rank is in the same collective with the same arguments. It is
+   polled against the group's deadline and against the notices of ranks that left, so a rank that skipped
+   the call, left, or hangs ends the wait with an error naming it. On a mismatch every rank gathers every
+   rank's description and raises; the data step is skipped on every rank, so the group stays usable.
+2. **the data**: once every rank has passed the check they are all committed to the same call, so it is a
+   blocking, fused MPI call (``MPI_Allreduce``, ...), where Open MPI uses its best algorithms.
+
+A synchronous call made while nothing is queued runs on the calling thread (no hand-off latency); anything
+else (``async_op=True``, DDP's buckets) goes to the communication thread, so it progresses while Python
+computes. MPI is initialised with ``MPI_THREAD_MULTIPLE``.
+"""
+
+from __future__ import annotations
+
+import collections
+import sys
+import threading
+import time
+import zlib
+from typing import Any
+
+import numpy as np
+
+_SPIN_SECONDS = 2e-4  # poll busily this long, then sleep between polls (ranks often share cores)
+_MAX_SLEEP = 1e-3
+_NOTICE_TAG = 7
+_NOTICE_LEN = 2 + 2 * 64  # reason, number of pairs, then (communicator id, committed collectives) pairs
+_DESC_BYTES = 200
+
+# why a rank left: the code sent in its notice, and what the other ranks' errors say
+REASONS = {
+    1: "called destroy_process_group()",
+    2: "exited without calling destroy_process_group() (its script ended, returned early or called sys.exit)",
+    3: "called destroy_process_group() while an exception was propagating",
+}
+
+
+def _errors():
+    from pyframe.distributed.backend import DistBackendError, DistTimeoutError
+
+    return DistBackendError, DistTimeoutError
+
+
+def signature(desc: str) -> np.ndarray:
+    data = desc.encode()
+    a, b = zlib.crc32(data), zlib.adler32(data)
+    return np.array([a, -a, b, -b], dtype=np.int64)
+
+
+class Op:
+    """One operation: what it is (for the check and for messages) and the blocking MPI call(s) to run."""
+
+    __slots__ = ("comm", "seq", "desc", "what", "run", "event", "error")
+
+    def __init__(self, comm: Any, desc: str, what: str, run) -> None:
+        self.comm, self.desc, self.what, self.run = comm, desc, what, run
+        self.seq = 0
+        self.event = threading.Event()
+        self.error: BaseException | None = None
+
+
+class Engine:
+    """One per process: the executor (inline or on its thread), the notices, the job-ending hooks."""
+
+    def __init__(self, MPI) -> None:
+        self.MPI = MPI
+        self.world = MPI.COMM_WORLD
+        self.rank, self.size = self.world.Get_rank(), self.world.Get_size()
+        self.lock = threading.Lock()  # guards pending, queue, left
+        self.cv = threading.Condition(self.lock)
+        self.queue: collections.deque[Op] = collections.deque()
+        self.pending = 0
+        self.thread: threading.Thread | None = None
+        self.comms: dict[int, Any] = {}  # live communicators by id (the same ids on every rank)
+        self.next_id = 0
+        self.left: dict[int, tuple[int, dict[int, int]]] = {}  # world rank -> (reason, {comm id: committed})
+        self.failed: str | None = None
+        self.leaving = False
+        self.notice_lock = threading.Lock()
+        self.notices = self.world.Dup()
+        self.notices.Set_errhandler(MPI.ERRORS_RETURN)
+        self.notice_buf = np.zeros(_NOTICE_LEN, dtype=np.int64)
+        self.notice_req = self.notices.Irecv(self.notice_buf, source=MPI.ANY_SOURCE, tag=_NOTICE_TAG)
+        self.status = MPI.Status()
+        self.last_poll = 0.0
+
+    # ---- notices ------------------------------------------------------------------------------------
+
+    def poll_notices(self) -> None:
+        if not self.notice_lock.acquire(blocking=False):
+            return
+        try:
+            while self.notice_req is not None and self.notice_req.Test(self.status):
+                buf = self.notice_buf
+                pairs = {int(buf[2 + 2 * i]): int(buf[3 + 2 * i]) for i in range(int(buf[1]))}
+                with self.lock:
+                    self.left[self.status.Get_source()] = (int(buf[0]), pairs)
+                self.notice_req = self.notices.Irecv(self.notice_buf, source=self.MPI.ANY_SOURCE, tag=_NOTICE_TAG)
+        finally:
+            self.notice_lock.release()
+
+    def announce(self, reason: int) -> None:
+        """Tell every other rank that this one leaves every live communicator, with how many collectives it
+        committed to on each: a rank waiting for a later one knows it will never come."""
+        if self.size == 1:
+            return
+        live = list(self.comms.values())[-64:]
+        msg = np.zeros(_NOTICE_LEN, dtype=np.int64)
+        msg[0], msg[1] = reason, len(live)
+        for i, c in enumerate(live):
+            msg[2 + 2 * i], msg[3 + 2 * i] = c.id, c.committed
+        reqs = [self.notices.Isend(msg, dest=r, tag=_NOTICE_TAG) for r in range(self.size) if r != self.rank]
+        deadline = time.monotonic() + 2.0
+        while not self.MPI.Request.Testall(reqs) and time.monotonic() < deadline:
+            time.sleep(1e-4)
+
+    def doomed(self, op: Op) -> str | None:
+        """Why ``op`` can never complete: a rank it needs left after fewer collectives on its communicator."""
+        c = op.comm
+        for r, (reason, counts) in self.left.items():
+            n = counts.get(c.id)
+            if r in c.world_ranks and n is not None and n < op.seq:
+                return (f"rank {r} {REASONS.get(reason, 'left')} after {n} collectives on this group, while rank "
+                        f"{self.rank} waits in {op.what} (collective #{op.seq} of the group)")  # fmt: skip
+        return None
+
+    # ---- running operations ---------------------------------------------------------------------------
+
+    def submit(self, op: Op, async_op: bool) -> Op:
+        c = op.comm
+        c.issued += 1
+        op.seq = c.issued
+        with self.lock:
+            inline = not async_op and self.pending == 0
+            if not inline:
+                self.pending += 1
+                self.queue.append(op)
+                if self.thread is None:
+                    self.thread = threading.Thread(target=self._loop, name="pyframe-mpi-comm", daemon=True)
+                    self.thread.start()
+                self.cv.notify()
+        if inline:
+            self.execute(op)
+            op.event.set()
+        return op
+
+    def _loop(self) -> None:
+        while True:
+            with self.lock:
+                while not self.queue:
+                    self.cv.wait()
+                op = self.queue.popleft()
+            if op is None:
+                return
+            self.execute(op)
+            with self.lock:
+                self.pending -= 1
+            op.event.set()
+
+    def stop_thread(self, seconds: float) -> bool:
+        """Let the queued operations finish (at most ``seconds``), then end the thread; False if it is stuck."""
+        t = self.thread
+        if t is None:
+            return True
+        with self.lock:
+            self.queue.append(None)
+            self.cv.notify()
+        t.join(seconds)
+        if t.is_alive():
+            return False
+        self.thread = None
+        return True
+
+    def execute(self, op: Op) -> None:
+        DistBackendError, _ = _errors()
+        try:
+            if self.failed is not None:
+                raise DistBackendError(f"{op.what}: the process group failed earlier ({self.failed})")
+            c = op.comm
+            if c.size > 1 and op.desc is not None:
+                self._check(op)
+            else:
+                c.committed += 1
+            op.run()
+        except BaseException as e:  # noqa: BLE001 - delivered to whoever waits on the operation
+            op.error = e
+
+    def _check(self, op: Op) -> None:
+        DistBackendError, _ = _errors()
+        c = op.comm
+        sig = signature(op.desc)
+        req = c.ctl.Iallreduce(self.MPI.IN_PLACE, sig, op=self.MPI.MAX)
+        self.wait_request(req, op)
+        c.committed += 1  # every rank is in this collective (the same one or not): it counts as done
+        if sig[0] == -sig[1] and sig[2] == -sig[3]:
+            return
+        mine = np.frombuffer(op.desc.encode("ascii", "replace")[:_DESC_BYTES].ljust(_DESC_BYTES), dtype=np.uint8)
+        every = np.empty((c.size, _DESC_BYTES), dtype=np.uint8)
+        self.wait_request(c.ctl.Iallgather(mine.copy(), every), op)
+        lines = "; ".join(
+            f"rank {c.world_ranks[r]}: {bytes(row).decode('ascii', 'replace').strip()}" for r, row in enumerate(every)
+        )
+        raise DistBackendError(
+            f"{op.what}: the ranks called different collectives or passed tensors that differ: {lines}"
+        )
+
+    def wait_request(self, req, op: Op, timeout: float | None = None) -> None:
+        """Poll ``req`` until it completes, the group's timeout passes, or a rank it needs has left."""
+        DistBackendError, DistTimeoutError = _errors()
+        c = op.comm
+        timeout = c.timeout if timeout is None else timeout
+        start = time.monotonic()
+        if req.Test():
+            return
+        spin_until, deadline, nap = start + _SPIN_SECONDS, start + timeout, 2e-5
+        while not req.Test():
+            now = time.monotonic()
+            if now < spin_until:
+                continue
+            if now - self.last_poll > 5e-3:
+                self.last_poll = now
+                self.poll_notices()
+                why = self.doomed(op)
+                if why is not None:
+                    self.failed = why
+                    raise DistBackendError(f"{op.what}: {why}")
+            if self.leaving:
+                raise DistBackendError(f"{op.what}: this rank is leaving the process group")
+            if now > deadline:
+                self.failed = f"{op.what} timed out"
+                raise DistTimeoutError(
+                    f"MPI {op.what} did not complete within the process group's timeout of {timeout:g} s on rank "
+                    f"{self.rank}: another rank died, hangs, or did not call the same collective"
+                )
+            time.sleep(nap)
+            nap = min(nap * 2, _MAX_SLEEP)
+
+    # ---- ending the job ---------------------------------------------------------------------------------
+
+    def abort(self, message: str) -> None:
+        sys.stderr.write(f"pyframe-mpi: {message}\n")
+        sys.stderr.flush()
+        sys.stdout.flush()
+        self.world.Abort(1)

@@ -1,0 +1,1 @@
+"""Same as torch.distributed.algorithms: DDP communication hooks (``ddp_comm_hooks``)."""
