@@ -298,6 +298,12 @@ COMMANDS: list[Command] = [
         _cmd_version,
         needs_config=False,
     ),
+    Command(
+        "run",
+        "run a script as python would, with its plugins shown and controlled",
+        "Run a script (or -m module) as python would, with the plugins' header, summary, -p/-o, --trace, --durations",
+        module="pyframe.plugins.run",
+    ),
 ]
 
 

@@ -13,6 +13,8 @@ through :func:`add_listener`.
 
 from __future__ import annotations
 
+import contextlib
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -25,6 +27,7 @@ __all__ = [
     "register_module_parameter_registration_hook", "register_module_buffer_registration_hook",
     "register_module_module_registration_hook", "register_module_forward_pre_hook", "register_module_forward_hook",
     "register_module_full_backward_pre_hook", "register_module_backward_hook", "register_module_full_backward_hook",
+    "link", "qualified_name", "outermost", "record_change", "changes_of", "set_tracer", "explain_error",
 ]  # fmt: skip
 
 
@@ -42,6 +45,8 @@ class _Block:
 
 BLOCK = _Block()
 _listeners: list = []
+_tracer: Any = None  # the active pyframe.plugins.trace() recorder, or None (then nothing is wrapped)
+change_hint: Any = None  # (change) -> the advice an error note gives; set by pyframe.plugins
 
 
 def add_listener(fn: Callable[[], None]) -> None:
@@ -57,12 +62,13 @@ def _describe_function(fn: Callable) -> str:
 
 
 class _Source:
-    """Who an implementation belongs to, for error notes: a function, or a plugin's (``plugin`` names it)."""
+    """Who an implementation belongs to, for error notes: a function, or a plugin's (``plugin`` describes it,
+    ``name`` is the plugin's name)."""
 
-    __slots__ = ("fn", "plugin")
+    __slots__ = ("fn", "plugin", "name")
 
-    def __init__(self, fn: Callable, plugin: str | None):
-        self.fn, self.plugin = fn, plugin
+    def __init__(self, fn: Callable, plugin: str | None, name: str | None = None):
+        self.fn, self.plugin, self.name = fn, plugin, name
 
     def describe(self) -> str:
         fn = _describe_function(self.fn)
@@ -111,16 +117,21 @@ class Registry:
     def __bool__(self) -> bool:
         return self.active
 
-    def set_plugins(self, impls: Iterable[tuple[Callable, tuple, str]]) -> None:
-        """The plugins' implementations, as ``(function, argnames, plugin description)`` in calling order."""
+    def set_plugins(self, impls: Iterable[tuple]) -> None:
+        """The plugins' implementations, as ``(function, argnames, plugin description[, plugin name])`` in calling
+        order."""
         self.plugins = tuple(
-            (self._positional(fn, tuple(names)), None, _Source(fn, label)) for fn, names, label in impls
+            (self._positional(fn, tuple(names)), None, _Source(fn, label, rest[0] if rest else None))
+            for fn, names, label, *rest in impls
         )
         self.refresh()
 
     def refresh(self) -> None:
         functions = tuple((hook, mode, _Source(hook, None)) for hook, mode in self.functions.values())
-        self.entries = self.plugins + functions
+        plugins = self.plugins
+        if _tracer is not None:  # while a trace is on, the plugins' implementations run inside its wrappers
+            plugins = tuple((_tracer.wrap(self, call, src), mode, src) for call, mode, src in plugins)
+        self.entries = plugins + functions
         self.active = bool(self.entries)
         self._shape()
         for fn in _listeners:
@@ -160,22 +171,34 @@ class RegistrationRegistry(Registry):
         """None keeps, a value replaces (the next hook sees it), BLOCK ends the chain. ``accept(out)`` is the
         caller's conversion of a replacement: the value to register, or None when ``out`` is the wrong kind."""
         for call, _mode, src in self.entries:
+            grad_before = getattr(value, "requires_grad", None)
             try:
                 out = call(module, name, value)
             except Exception as e:
                 _note(e, src, self.what)
                 raise
             if out is None:
+                if src.name is not None and grad_before is not None and value.requires_grad != grad_before:
+                    old = _describe_value(value)
+                    old["requires_grad"] = grad_before
+                    record_change(src.name, module, name, self.kind, "requires_grad set", old, _describe_value(value))
                 continue
             if out is BLOCK:
+                if src.name is not None:
+                    record_change(src.name, module, name, self.kind, "blocked", _describe_value(value), None)
                 return BLOCK
-            value = accept(out)
-            if value is None:
+            new = accept(out)
+            if new is None:
                 raise TypeError(
                     f"{src.describe()} returned {_typename(out)} for {self.kind} '{name}' of "
                     f"{type(module).__name__}; a {self.kind} registration hook must return None (keep), "
                     f"{self.expected}, or pyframe.nn.BLOCK"
                 )
+            if src.name is not None:
+                record_change(
+                    src.name, module, name, self.kind, "replaced", _describe_value(value), _describe_value(new)
+                )
+            value = new
         return value
 
 
@@ -313,3 +336,145 @@ def register_module_backward_hook(hook: Callable) -> RemovableHandle:
     """The full backward hook under seed 003's name (PyTorch's deprecated non-full semantics are
     not reproduced): same as :func:`register_module_full_backward_hook`."""
     return full_backward.add(hook)
+
+
+# ---- qualified names: which parent each module was attached to, under which name --------------------------
+# child module -> (weak reference to its parent, the name it was attached under); kept by ``Module`` on every
+# submodule commit, so that a module's dotted path is known without the hooks' help (see ``qualified_name``)
+_parents: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _set_parent(child: Any, parent: Any, name: str) -> bool:
+    try:
+        entry = _parents.get(child)
+        if entry is not None and entry[0]() is parent and entry[1] == name:
+            return False
+        _parents[child] = (weakref.ref(parent), name)
+    except TypeError:  # a module that cannot be weakly referenced gets no name
+        return False
+    return True
+
+
+def link(parent: Any, name: str, child: Any) -> None:
+    """``Module`` calls this when ``child`` is committed as ``parent.<name>``. Submodules ``child`` holds without
+    having been attached through a commit (a deep copy's) are linked too."""
+    if child is not None and _set_parent(child, parent, name):
+        _link_below(child)
+
+
+def _link_below(module: Any) -> None:
+    for n, c in module.__dict__.get("_modules", {}).items():
+        if c is not None and _set_parent(c, module, n):
+            _link_below(c)
+
+
+def _up(module: Any):
+    """(parent, name) of ``module`` while the link still holds (the parent still has it under that name)."""
+    try:
+        entry = _parents.get(module)
+    except TypeError:
+        return None
+    if entry is None:
+        return None
+    parent = entry[0]()
+    if parent is None or parent.__dict__.get("_modules", {}).get(entry[1]) is not module:
+        return None
+    return parent, entry[1]
+
+
+def qualified_name(module: Any, name: str | None = None) -> str:
+    """The dotted path of ``module`` (and of its member ``name`` when given) from the outermost module it is
+    attached to now: ``"transformer.h.0.attn.c_attn.weight"``. While the tree is still being built the path is
+    as long as what is attached so far (``"weight"`` inside a registration hook of a fresh ``Linear``,
+    ``"attn.c_attn"`` when ``c_attn`` is attached to an ``attn`` that has no parent yet)."""
+    parts = [] if name is None else [name]
+    seen: set[int] = set()
+    cur = module
+    while id(cur) not in seen:
+        seen.add(id(cur))
+        up = _up(cur)
+        if up is None:
+            break
+        cur, n = up
+        parts.append(n)
+    return ".".join(reversed(parts))
+
+
+def outermost(module: Any) -> Any:
+    """The outermost module ``module`` is attached to now (``module`` itself when it has no parent)."""
+    seen: set[int] = set()
+    cur = module
+    while id(cur) not in seen:
+        seen.add(id(cur))
+        up = _up(cur)
+        if up is None:
+            break
+        cur = up[0]
+    return cur
+
+
+# ---- what plugins changed at registration (read by pyframe.plugins.explain, the trace and error notes) -------
+# module -> {member name: [change, ...]}; a change is a dict: plugin, kind, name, action, old, new
+_changes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _describe_value(value: Any) -> dict | None:
+    if value is None:
+        return None
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and hasattr(value, "shape"):
+        return {"dtype": dtype.name, "shape": list(value.shape), "requires_grad": bool(value.requires_grad)}
+    return {"type": type(value).__name__}
+
+
+def record_change(plugin: str, module: Any, name: str, kind: str, action: str, old: Any, new: Any) -> None:
+    """Records that ``plugin`` changed member ``name`` (a ``kind``: parameter, buffer, module) of ``module``:
+    ``action`` says how ("replaced", "blocked", ...), ``old``/``new`` describe the value before and after."""
+    change = {"plugin": plugin, "kind": kind, "name": name, "action": action, "old": old, "new": new}
+    with contextlib.suppress(TypeError):
+        _changes.setdefault(module, {}).setdefault(name, []).append(change)
+    if _tracer is not None:
+        _tracer.registration(module, change)
+
+
+def changes_of(module: Any) -> dict:
+    """``{member name: [change, ...]}`` of what plugins changed in ``module``'s registrations."""
+    try:
+        return _changes.get(module) or {}
+    except TypeError:
+        return {}
+
+
+def set_tracer(tracer: Any) -> None:
+    """Turns the trace on (a recorder with ``wrap`` and ``registration``) or off (None): every registry rebuilds
+    its snapshot, so with the trace off nothing stands between a module and its plugins."""
+    global _tracer
+    _tracer = tracer
+    for registry in REGISTRIES:
+        registry.refresh()
+
+
+def explain_error(module: Any, exc: BaseException) -> None:
+    """``Module.__call__`` calls this when its forward raised while some plugin changed a registration: when
+    ``exc``'s message names a dtype or shape a plugin gave one of ``module``'s tensors, a note names that plugin."""
+    if getattr(exc, "_pyframe_explained", False):
+        return
+    text = str(exc)
+    for name, changes in changes_of(module).items():
+        for change in reversed(changes):
+            old, new = change["old"], change["new"]
+            if not (isinstance(old, dict) and isinstance(new, dict) and "dtype" in new):
+                continue
+            if new["dtype"] != old["dtype"] and new["dtype"] in text:
+                what = f"converted from {old['dtype']} to {new['dtype']}"
+            elif new["shape"] != old["shape"] and (str(tuple(new["shape"])) in text or str(new["shape"]) in text):
+                what = f"reshaped from {old['shape']} to {new['shape']}"
+            else:
+                continue
+            hint = change_hint(change) if change_hint is not None else ""
+            exc.add_note(
+                f"{qualified_name(module, name)} was {what} by plugin {change['plugin']} when it was registered{hint}"
+            )
+            with contextlib.suppress(AttributeError):
+                exc._pyframe_explained = True
+            return

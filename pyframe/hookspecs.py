@@ -65,6 +65,14 @@ def pyframe_module_full_backward(module: Any, grad_input: tuple, grad_output: tu
     Entries are None for inputs that need no gradient."""
 
 
+@hookspec
+def pyframe_model_ready(model: Any) -> None:
+    """Once per outermost module (one attached to no parent), at its first call, before any forward pre-hook:
+    from here on every qualified name below ``model`` is final (``pyframe.plugins.qualified_name``,
+    ``model.named_modules()``). The return value is ignored. While no plugin implements this hook nothing runs
+    on forward for it."""
+
+
 # ---- plugin lifecycle ------------------------------------------------------------------------
 
 

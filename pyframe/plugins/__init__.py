@@ -9,19 +9,68 @@ from __future__ import annotations
 
 import builtins as _builtins
 import contextlib as _contextlib
+import functools as _functools
 import warnings as _warnings
 from typing import Any
 
 from pyframe import _hooks
 from pyframe.plugins.manager import ENTRY_POINT_GROUP, PluginError, PluginHandle, PluginInfo, PluginWarning
 from pyframe.plugins.manager import PluginManager as _PluginManager
-from pyframe.plugins.settings import PluginConfigError, Setting
+from pyframe.plugins.settings import Declaration, NamePatterns, PluginConfigError, Setting, declare
+from pyframe.plugins.tracing import Explanation, Trace, explain, trace
 
 __all__ = [
     "Setting", "PluginInfo", "PluginHandle", "PluginError", "PluginConfigError", "PluginWarning", "ENTRY_POINT_GROUP",
     "BUILTIN_PLUGINS", "list", "get", "enable", "disable", "disabled", "register", "configure", "reload_config",
-    "effective_config", "activated", "report_header", "summary",
+    "effective_config", "activated", "report_header", "summary", "format_summary", "trace", "Trace", "explain",
+    "Explanation", "qualified_name", "NamePatterns", "declare", "Declaration", "record_change",
 ]  # fmt: skip
+
+# the documented names: ``pyframe.plugins.PluginConfigError`` in tracebacks, not the defining submodule's
+for _cls in (PluginError, PluginWarning, PluginConfigError, PluginInfo, PluginHandle, Setting, NamePatterns,
+             Declaration, Trace, Explanation):  # fmt: skip
+    _cls.__module__ = __name__
+
+
+def _short(fn):
+    """A configuration error raised by a public function shows one frame of pyframe in its traceback (this
+    function's), not the manager's internals."""
+
+    @_functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (PluginConfigError, PluginError) as e:
+            raise e.with_traceback(None) from e.__cause__ if e.__cause__ is not None else None
+
+    return wrapper
+
+
+def qualified_name(module: Any, name: str | None = None) -> str:
+    """The dotted path of ``module`` (and of its member ``name``) from the outermost module it is attached to
+    now, e.g. ``"transformer.h.0.attn.c_attn.weight"``. What a hook sees depends on when it runs (see
+    docs/plugin-authoring.md, "Qualified names"): inside a registration hook of a module that is not attached yet
+    only ``name``; in ``pyframe_module_module_registration(module, name, submodule)`` ``qualified_name(module,
+    name)`` is the submodule's path as far as the tree is built; from ``pyframe_model_ready(model)`` on (the
+    outermost module's first call) the full name."""
+    return _hooks.qualified_name(module, name)
+
+
+def record_change(plugin: str, module: Any, name: str, action: str, *, kind: str = "parameter", old: Any = None,
+                  new: Any = None) -> None:  # fmt: skip
+    """For a plugin that changes a member of ``module`` in another way than by returning a replacement from a
+    registration hook (e.g. adds a parametrization): records it, so that ``explain(model)`` and ``trace()`` show
+    it. ``old``/``new``: tensors (described by dtype, shape and requires_grad) or dicts describing them."""
+    _hooks.record_change(
+        plugin,
+        module,
+        name,
+        kind,
+        action,
+        old if isinstance(old, dict) or old is None else _hooks._describe_value(old),
+        new if isinstance(new, dict) or new is None else _hooks._describe_value(new),
+    )
+
 
 # Built-in plugins: (name, object) pairs registered with source "built-in".
 from pyframe.plugins import builtin_parametrize as _builtin_parametrize  # noqa: E402
@@ -36,16 +85,19 @@ def list() -> _builtins.list[PluginInfo]:  # noqa: A001
     return _manager.list()
 
 
+@_short
 def get(name: str) -> PluginInfo:
     """The record of one plugin (``nan_detector`` and ``pyframe-nan-detector`` also name ``nan-detector``)."""
     return _manager.get(name)
 
 
+@_short
 def enable(name: str) -> None:
     """Turns a plugin on for this process (beats every config file and variable); imports it if needed."""
     _manager.set_enabled(name, True, "enabled by pyframe.plugins.enable()")
 
 
+@_short
 def disable(name: str) -> None:
     """Turns a plugin off for this process: ``pyframe_unconfigure`` is called and its hooks stop running."""
     _manager.set_enabled(name, False, "disabled by pyframe.plugins.disable()")
@@ -69,17 +121,20 @@ def activated(
     return _manager.activated(plugin, name, exclusive=exclusive, **settings)
 
 
+@_short
 def register(obj: Any, name: str | None = None) -> PluginHandle:
     """Registers an object (a module, an instance; a class is instantiated) with ``@pyframe.hookimpl``
     functions. Returns a handle whose ``remove()`` unregisters it."""
     return _manager.add(obj, name)
 
 
+@_short
 def configure(name: str, **settings: Any) -> None:
     """Sets a plugin's settings at run time (highest precedence), validated, delivered via ``pyframe_configure``."""
     _manager.configure(name, **settings)
 
 
+@_short
 def reload_config() -> None:
     """Reads config files and environment variables again, rediscovers entry points and reconfigures plugins.
     Run-time calls (``enable``, ``disable``, ``configure``, ``register``) are kept."""
@@ -114,13 +169,42 @@ def summary() -> dict[str, dict[str, Any]]:
         if not (rec.enabled and rec.registered) or _manager._hookimpl(rec, "pyframe_summary") is None:
             continue
         try:
-            got = _manager._call(rec, "pyframe_summary")
+            got = _manager.summary_of(rec)
         except Exception as e:  # noqa: BLE001
             out[info.name] = {"error": f"{type(e).__name__}: {e}"}
             continue
         if got is not None:
             out[info.name] = dict(got)
     return out
+
+
+def format_summary(summary_: dict[str, dict[str, Any]] | None = None) -> str:
+    """``summary()`` as the lines ``pyframe run`` prints at exit: ``plugin summary:`` then one line per plugin."""
+    summary_ = summary() if summary_ is None else summary_
+    if not summary_:
+        return "plugin summary: (no active plugin reports)"
+    lines = ["plugin summary:"]
+    for name, counts in summary_.items():
+        items = ", ".join(f"{k} {v:,}" if isinstance(v, int) and not isinstance(v, bool) else f"{k} {v}"
+                          for k, v in counts.items())  # fmt: skip
+        lines.append(f"  {name}: {items or '(nothing)'}")
+    return "\n".join(lines)
+
+
+def _change_hint(change: dict[str, Any]) -> str:
+    """The advice an error note gives about a plugin's change: how to turn the plugin off, and the setting that
+    would avoid the change when the plugin declares one (a ``dtype`` setting for a dtype change)."""
+    name = change["plugin"]
+    hint = f"; disable it (pyframe run -p no:{name}, or PYFRAME_DISABLE_PLUGINS={name})"
+    rec = _manager._records.get(name)
+    declared = (rec.declared or {}) if rec is not None else {}
+    old, new = change.get("old") or {}, change.get("new") or {}
+    if "dtype" in declared and old.get("dtype") != new.get("dtype"):
+        return hint + f" or set {name}.dtype = {old.get('dtype')!r} (pyframe.toml [{name}] dtype)"
+    return hint + f" or change its settings (pyframe config lists {name}.*)"
+
+
+_hooks.change_hint = _change_hint
 
 
 def _invoked_as_cli() -> bool:
@@ -143,7 +227,23 @@ def _load_at_import() -> None:
     if _load_handle is None:
         _load_handle = serialization.register_metadata_hook("plugins", on_load=_on_load)
     _manager.after_sync = _update_save_hook
-    _manager.load()
+    try:
+        _manager.load()
+    except (PluginConfigError, PluginError) as e:  # the error, not the manager's frames (pyframe run prints it)
+        raise e.with_traceback(None) from None
+    import os
+
+    if os.environ.get("PYFRAME_REPORT", "").strip().lower() in ("1", "true", "yes", "on") and not _invoked_as_cli():
+        _report_at_exit()
+
+
+def _report_at_exit() -> None:
+    """PYFRAME_REPORT=1: the ``plugins:`` header now and the plugins' summary at exit, on stderr."""
+    import atexit
+    import sys
+
+    print(report_header(), file=sys.stderr)
+    atexit.register(lambda: print(format_summary(), file=sys.stderr))
 
 
 # Checkpoints record the active plugin set (built-in plugins left out) under metadata["plugins"] while at least
@@ -183,6 +283,9 @@ def _on_load(value: Any, source: str) -> None:
     diffs = []
     for name in sorted(set(saved) | set(now), key=str):
         a, b = saved.get(name), now.get(name)
+        # a plugin that declared it leaves numerics alone (a logger) differs harmlessly; an older record has no flag
+        if not ((a or {}).get("changes_numerics", True) or (b or {}).get("changes_numerics", True)):
+            continue
         if a is None:
             diffs.append(f"'{name}' is active now but was not when it was saved")
         elif b is None:
@@ -195,7 +298,7 @@ def _on_load(value: Any, source: str) -> None:
         _warnings.warn(
             f"{source}: the pyframe plugins active now differ from those active when it was saved: "
             + "; ".join(diffs)
-            + " (plugins such as float32-enforcer change numerics)",
+            + " (these plugins change numerics)",
             PluginWarning,
             stacklevel=3,
         )

@@ -18,7 +18,16 @@ from typing import Any
 
 from pyframe.plugins.settings import PluginConfigError, Setting, did_you_mean
 
-__all__ = ["Layer", "TOP_LEVEL", "DEFAULTS", "read_layers", "find_upward", "ENV_VARS", "warn_user"]
+__all__ = [
+    "Layer",
+    "TOP_LEVEL",
+    "DEFAULTS",
+    "read_layers",
+    "find_upward",
+    "ENV_VARS",
+    "warn_user",
+    "command_line_layer",
+]
 
 # the top-level keys and their types; a table (dict) at top level is a plugin's own settings
 TOP_LEVEL: dict[str, Setting] = {
@@ -37,7 +46,8 @@ DEFAULTS: dict[str, Any] = {
 }
 ENV_VARS = ("PYFRAME_CONFIG", "PYFRAME_DISABLE_PLUGIN_AUTOLOAD", "PYFRAME_PLUGINS", "PYFRAME_DISABLE_PLUGINS")
 
-RANK_DEFAULT, RANK_PYPROJECT, RANK_PYFRAME_TOML, RANK_ENV, RANK_RUNTIME = range(5)
+RANK_DEFAULT, RANK_PYPROJECT, RANK_PYFRAME_TOML, RANK_ENV, RANK_COMMAND_LINE, RANK_RUNTIME = range(6)
+COMMAND_LINE = "command line"
 
 
 @dataclass
@@ -51,6 +61,7 @@ class Layer:
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)  # plugin name -> raw table
     table_prefix: str = ""  # how a plugin table is spelled in this source ("tool.pyframe." in pyproject)
     path: Path | None = None
+    enable: list[str] = field(default_factory=list)  # plugins turned on by name (``pyframe run -p NAME``)
 
 
 def find_upward(name: str, start: Path) -> Path | None:
@@ -69,6 +80,12 @@ def _read_toml(path: Path) -> dict:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
         raise PluginConfigError(f"{path}: not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        line = e.object[: e.start].count(b"\n") + 1
+        raise PluginConfigError(
+            f"{path}: not valid TOML: byte 0x{e.object[e.start]:02x} at line {line} is not UTF-8 "
+            "(a TOML file must be UTF-8; re-save it as UTF-8)"
+        ) from None
     except OSError as e:
         raise PluginConfigError(f"{path}: cannot read the configuration file: {e}") from None
 
@@ -156,7 +173,50 @@ def read_layers(cwd: Path | None = None, environ=None) -> list[Layer]:
                 if layer is not None:
                     layers.append(layer)
     layers.append(_env_layer(environ))
+    global _last_config_file
+    _last_config_file = next((la.path for la in reversed(layers) if la.path is not None), None)
     return layers
+
+
+def _option_value(text: str) -> Any:
+    """A ``-o key=value`` value: a TOML value (``0.5``, ``true``, ``["a", "b"]``, ``"x"``), else the text itself."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def command_line_layer(enable=(), disable=(), options=()) -> Layer:
+    """The layer of ``pyframe run``'s ``-p NAME`` (``enable``), ``-p no:NAME`` (``disable``) and ``-o KEY=VALUE``
+    (``options``: top-level keys, or ``plugin.key`` for a plugin's setting). Between the environment and run-time
+    calls; its values' provenance is "command line". A malformed option or a bad top-level value raises
+    ``PluginConfigError``; plugin settings are validated by the manager like those of a file."""
+    layer = Layer(source=COMMAND_LINE, rank=RANK_COMMAND_LINE, enable=list(enable))
+    if disable:
+        layer.values["disable_plugins"] = list(disable)
+        layer.origins["disable_plugins"] = COMMAND_LINE + " (" + " ".join(f"-p no:{n}" for n in disable) + ")"
+    for option in options:
+        key, eq, text = option.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise PluginConfigError(
+                f"command line: -o {option!r}: expected KEY=VALUE, e.g. -o grad-clipper.max_value=0.5 or "
+                "-o strict_plugins=true"
+            )
+        value = _option_value(text)
+        plugin, dot, setting = key.rpartition(".")
+        if not dot:
+            where = f"command line: -o {option}"
+            if key not in TOP_LEVEL:
+                raise PluginConfigError(
+                    f"{where}: key '{key}' is unknown{did_you_mean(key, TOP_LEVEL)}; allowed keys: "
+                    f"{', '.join(TOP_LEVEL)}, or PLUGIN.SETTING"
+                )
+            layer.values[key] = TOP_LEVEL[key].validate(value, where=where)
+            layer.origins[key] = f"{COMMAND_LINE} (-o {option})"
+        else:
+            layer.tables.setdefault(plugin, {})[setting] = value
+    return layer
 
 
 _PACKAGE = str(Path(__file__).resolve().parents[1])  # pyframe/
@@ -173,16 +233,38 @@ def _line_of(path: Path, table: str) -> int:
     return text.count("\n", 0, m.start()) + 1 if m else 1
 
 
-def warn_user(message: str, category: type[Warning], *, path: Path | None = None, table: str | None = None) -> None:
-    """Warns at the user's file: the line of ``[table]`` in the config file ``path`` when given, else the first
-    frame of the call stack outside pyframe and the import machinery (the user's ``import pyframe`` or call)."""
-    if path is not None:
+def warn_user(
+    message: str,
+    category: type[Warning],
+    *,
+    path: Path | None = None,
+    table: str | None = None,
+    lineno: int | None = None,
+    caller_first: bool = False,
+) -> None:
+    """Warns at the user's file: the line of ``[table]`` (or ``lineno``) in ``path`` (a config file, a plugin's
+    file) when given, else the first frame of the call stack outside pyframe, runpy and the import machinery (the
+    user's ``import pyframe`` or call); with no such frame (``pyframe run``, ``python -c``) at the config file read,
+    or ``pyframe`` itself, never at ``sys:1``."""
+    if path is None or caller_first:
+        frame, level = sys._getframe(1), 2
+        while frame is not None and _not_users(frame.f_code.co_filename):
+            frame, level = frame.f_back, level + 1
+        if frame is not None:
+            warnings.warn(message, category, stacklevel=level)
+            return
+        path = path or _last_config_file
+        if path is None:
+            warnings.warn_explicit(message, category, filename=_PACKAGE, lineno=1, module="pyframe.config")
+            return
+    if lineno is None:
         lineno = _line_of(path, table) if table else 1
-        warnings.warn_explicit(message, category, filename=str(path), lineno=lineno, module="pyframe.config")
-        return
-    frame, level = sys._getframe(1), 2
-    while frame is not None and (
-        frame.f_code.co_filename.startswith(_PACKAGE) or frame.f_code.co_filename.startswith("<frozen")
-    ):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level)
+    warnings.warn_explicit(message, category, filename=str(path), lineno=lineno, module="pyframe.config")
+
+
+_RUNPY = str(Path(__import__("runpy").__file__).resolve())
+_last_config_file: Path | None = None  # the last configuration file read_layers read
+
+
+def _not_users(filename: str) -> bool:
+    return filename.startswith((_PACKAGE, "<frozen")) or filename == _RUNPY

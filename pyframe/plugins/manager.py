@@ -24,7 +24,8 @@ import pluggy
 from pyframe import hookspecs
 from pyframe._version import __version__
 from pyframe.plugins import config as _config
-from pyframe.plugins.settings import _BOUNDS, PluginConfigError, Setting, _type_name, did_you_mean
+from pyframe.plugins import tree as _tree
+from pyframe.plugins.settings import _BOUNDS, Declaration, PluginConfigError, Setting, _type_name, did_you_mean
 from pyframe.utils.hooks import RemovableHandle
 
 __all__ = ["PluginInfo", "PluginHandle", "PluginError", "PluginWarning", "PluginManager", "ENTRY_POINT_GROUP"]
@@ -113,6 +114,8 @@ class PluginManager(pluggy.PluginManager):
         self._order: list[str] = []
         self.loaded = False
         self.after_sync: Any = None  # called after every change of the plugin set
+        self.command_line: _config.Layer | None = None  # pyframe run's -p / -o, see config.command_line_layer
+        self._summary_base: dict[str, dict[str, Any]] = {}  # counters from before a disabled() block
 
     # ---- pluggy's registration (also reached through set_blocked): the registries follow every change ------
 
@@ -139,7 +142,12 @@ class PluginManager(pluggy.PluginManager):
         for registry in self.registries:
             impls = getattr(self.hook, registry.specname).get_hookimpls()
             impls = sorted((i for i in impls if not (i.hookwrapper or i.wrapper)), key=key)
-            registry.set_plugins([(i.function, i.argnames, self.describe_plugin(i.plugin)) for i in impls])
+            registry.set_plugins(
+                [(i.function, i.argnames, self.describe_plugin(i.plugin), i.plugin_name) for i in impls]
+            )
+        if self.registries:
+            impls = sorted(self.hook.pyframe_model_ready.get_hookimpls(), key=key)
+            _tree.set_ready_hooks([(i.function, i.argnames, self.describe_plugin(i.plugin)) for i in impls])
 
     # ---- configuration --------------------------------------------------------------------------------
 
@@ -229,6 +237,8 @@ class PluginManager(pluggy.PluginManager):
             names = layer.values.get("disable_plugins") or []
             if any(self.resolve(n) == rec.name for n in names):
                 cands.append((layer.rank, 2, False, f"in disable_plugins: {layer.origins['disable_plugins']}"))
+            if any(self.resolve(n) == rec.name for n in layer.enable):
+                cands.append((layer.rank, 3, True, f"enabled: {layer.source} (-p {rec.name})"))
         _, _, enabled, reason = max(cands, key=lambda c: (c[0], c[1]))
         return enabled, reason
 
@@ -273,10 +283,14 @@ class PluginManager(pluggy.PluginManager):
         msg = f"pyframe {self.describe(rec)} {rec.error}"
         if self.value("strict_plugins"):
             raise PluginError(f"{msg} (strict_plugins = true: {self._effective('strict_plugins')[1]})") from exc
+        location = _plugin_location(rec, exc)
         _config.warn_user(
             f"{msg}; the other plugins were loaded. Disable it with PYFRAME_DISABLE_PLUGINS={rec.name}, "
             "or set strict_plugins = true to make this an error",
             PluginWarning,
+            path=location[0] if location else None,
+            lineno=location[1] if location else None,
+            caller_first=True,
         )
 
     def _hookimpl(self, rec: _Record, hookname: str):
@@ -356,7 +370,11 @@ class PluginManager(pluggy.PluginManager):
                     continue
                 for key, value in table.items():
                     spelled = f"{layer.table_prefix}{tname}.{key}"
-                    put(key, value, f"{layer.path}: key '{spelled}'", f"{layer.path} ({spelled})")
+                    if layer.path is None:  # pyframe run -o plugin.key=value
+                        where, origin = f"{layer.source}: -o {spelled}", f"{layer.source} (-o {spelled})"
+                    else:
+                        where, origin = f"{layer.path}: key '{spelled}'", f"{layer.path} ({spelled})"
+                    put(key, value, where, origin)
         for key, value in self._runtime_settings.get(rec.name, {}).items():
             put(key, value, f"pyframe.plugins.configure({rec.name!r}, {key}=...)", "pyframe.plugins.configure()")
         rec.settings, rec.setting_origins, rec.setting_overridden = values, origins, overridden
@@ -383,22 +401,35 @@ class PluginManager(pluggy.PluginManager):
 
     def load(self) -> None:
         """Reads the configuration, discovers plugins and brings every plugin to its decided state."""
+        self._summary_base.clear()
         layers = _config.read_layers()
+        if self.command_line is not None:
+            layers.append(self.command_line)
         self._layers = layers
         for name in [n for n, r in self._records.items() if r.source == MODULE]:  # named again below, or gone
             self._unregister(self._records.pop(name))
         self._discover()
-        for n in self.value("plugins") or []:
+        cli = self.command_line
+        named = [(n, self._effective("plugins")[1]) for n in self.value("plugins") or []]
+        named += [(n, f"{cli.source} (-p {n})") for n in (cli.enable if cli is not None else [])]
+        for n, origin in named:
             if self.resolve(n) is None and _importable(n):  # as pytest's -p: a module named outright
                 self._records[n] = _Record(n, MODULE, entry_point=_ModuleEntryPoint(n))
             if self.resolve(n) is None:
-                raise PluginConfigError(f"{self._effective('plugins')[1]}: {self._unknown(n)}")
-        for key in ("disable_plugins", "order"):
-            for n in self.value(key):
+                raise PluginConfigError(f"{origin}: {self._unknown(n)}")
+        for layer in self._layers:  # every layer's disable_plugins applies, so each is checked with its origin
+            for n in layer.values.get("disable_plugins") or []:
                 if self.resolve(n) is None:
-                    _config.warn_user(f"{self._effective(key)[1]}: {self._unknown(n)}", PluginWarning)
+                    raise PluginConfigError(f"{layer.origins['disable_plugins']}: {self._unknown(n)}")
+        order_layer = next((la for la in reversed(self._layers) if "order" in la.values), None)
+        for n in self.value("order"):
+            if self.resolve(n) is None:
+                path = order_layer.path if order_layer is not None else None
+                _config.warn_user(f"{self._effective('order')[1]}: {self._unknown(n)}", PluginWarning, path=path)
         for layer in self._layers:
             for tname in layer.tables:
+                if self.resolve(tname) is None and layer.path is None:
+                    raise PluginConfigError(f"{layer.source}: -o {tname}.*: {self._unknown(tname)}")
                 if self.resolve(tname) is None:
                     _config.warn_user(
                         f"{layer.path}: table [{layer.table_prefix}{tname}]: {self._unknown(tname)}; its settings "
@@ -465,6 +496,7 @@ class PluginManager(pluggy.PluginManager):
         recs = [self._require(n) for n in names]
         saved = {r.name: self._runtime_state.get(r.name) for r in recs}
         for r in recs:
+            self._pause_summary(r)
             self._runtime_state[r.name] = (False, "disabled inside pyframe.plugins.disabled()")
         self.sync()
         try:
@@ -506,6 +538,25 @@ class PluginManager(pluggy.PluginManager):
             if handle is not None:
                 handle.remove()  # unregisters it (pyframe_unconfigure)
             self.restore_runtime_calls(saved, reconfigure=[rec.name] if rec is not None else [])
+
+    def _pause_summary(self, rec: _Record) -> None:
+        """Keeps what a plugin's ``pyframe_summary`` counted so far: a ``disabled()`` block unconfigures it and its
+        re-configuration at the block's end restarts its counters, which must not lose the run's counts."""
+        if not rec.registered or self._hookimpl(rec, "pyframe_summary") is None:
+            return
+        try:
+            now = self._call(rec, "pyframe_summary") or {}
+        except Exception:  # noqa: BLE001 - reported by summary() itself
+            return
+        self._summary_base[rec.name] = add_counts(self._summary_base.get(rec.name, {}), dict(now))
+
+    def summary_of(self, rec: _Record) -> dict[str, Any] | None:
+        """The plugin's ``pyframe_summary`` plus what it counted before ``disabled()`` blocks."""
+        got = self._call(rec, "pyframe_summary")
+        base = self._summary_base.get(rec.name)
+        if got is None:
+            return dict(base) if base else None
+        return add_counts(base or {}, dict(got))
 
     def record_of(self, plugin: Any, name: str | None = None) -> _Record | None:
         """The record of ``plugin``: the name of a known plugin, or an object (found by identity, else by ``name``
@@ -566,11 +617,17 @@ class PluginManager(pluggy.PluginManager):
                 names.append(attr)
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise ValueError(
+            where = [_code_location(getattr(obj, u, None)) for u in unknown]
+            err = ValueError(
                 f"{obj!r} implements unknown hook(s) "
-                + ", ".join(f"{u!r}{did_you_mean(u, known)}" for u in unknown)
+                + ", ".join(
+                    f"{u!r}{did_you_mean(u, known)}" + (f" (at {w[0]}:{w[1]})" if w else "")
+                    for u, w in zip(unknown, where, strict=True)
+                )
                 + "; hooks are named as in pyframe.hookspecs"
             )
+            err._pyframe_location = next((w for w in where if w), None)  # type: ignore[attr-defined]
+            raise err
         if not names:
             raise TypeError(f"{obj!r} implements no pyframe hook; mark its hook functions with @pyframe.hookimpl")
 
@@ -612,6 +669,7 @@ class PluginManager(pluggy.PluginManager):
 
     def configure(self, name: str, **settings: Any) -> None:
         rec = self._require(name)
+        self._summary_base.pop(rec.name, None)  # new settings: the counters restart
         if rec.declared is not None:  # validate now, so a bad call fails at the call
             for key, value in settings.items():
                 if key not in rec.declared:
@@ -717,7 +775,7 @@ class PluginManager(pluggy.PluginManager):
                         )
                         values[f"{name}.{key}"] = {
                             "value": value,
-                            "source": f"{layer.path} ({spelled})",
+                            "source": f"{layer.path} ({spelled})" if layer.path else f"{layer.source} (-o {spelled})",
                             "help": "",
                             "overridden": below,
                             **_described(None),
@@ -726,9 +784,26 @@ class PluginManager(pluggy.PluginManager):
         files = [str(layer.path) for layer in self._layers if layer.path is not None]
         return {"files": files, "values": values}
 
+    def changes_numerics(self, rec: _Record) -> bool:
+        """Whether the plugin declared that it changes numerics under its current settings (True when it did not
+        say: a plain dict from ``pyframe_declare_settings``)."""
+        declared = rec.declared
+        if not isinstance(declared, Declaration):
+            return True
+        try:
+            return declared.numerics(types.MappingProxyType(dict(rec.settings)))
+        except Exception:  # noqa: BLE001 - a broken flag function: assume it does
+            return True
+
     def active_set(self) -> list[dict[str, Any]]:
         return [
-            {"name": i.name, "version": i.version, "source": i.source, "settings": dict(i.settings)}
+            {
+                "name": i.name,
+                "version": i.version,
+                "source": i.source,
+                "settings": dict(i.settings),
+                "changes_numerics": self.changes_numerics(self._records[i.name]),
+            }
             for i in self.list()
             if i.enabled
         ]
@@ -748,14 +823,71 @@ def _described(setting: Setting | None, **override: Any) -> dict[str, Any]:
     return {"type": kind, "default": setting.default, "limits": limits or None, **override}
 
 
+def add_counts(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two ``pyframe_summary`` results added key by key (numbers add; anything else: the newer value)."""
+    out = dict(a)
+    for k, v in b.items():
+        old = out.get(k)
+        num = (int, float)
+        both = isinstance(v, num) and isinstance(old, num) and not isinstance(v, bool) and not isinstance(old, bool)
+        out[k] = old + v if both else v
+    return out
+
+
 def _where(exc: BaseException) -> str:
     """`` (at file:line)`` of the innermost frame that raised ``exc`` outside the import machinery, or ""."""
     if isinstance(exc, SyntaxError) and exc.filename:
         return ""  # its message already names the file and line
     import traceback
 
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
+    if getattr(exc, "_pyframe_location", None) is not None:
+        return ""  # its message already names the file and line
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith("<frozen") and not f.filename.startswith(_PACKAGE)
+    ]
     return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+
+
+_PACKAGE = str(__import__("pathlib").Path(__file__).resolve().parents[1])  # pyframe/
+
+
+def _code_location(fn: Any) -> tuple[str, int] | None:
+    code = getattr(inspect.unwrap(fn), "__code__", None) if callable(fn) else None
+    return (code.co_filename, code.co_firstlineno) if code is not None else None
+
+
+def _plugin_location(rec: _Record, exc: BaseException) -> tuple[Any, int] | None:
+    """Where a warning about a failed plugin points: the line of the plugin that raised (outside pyframe), the
+    misspelt hook, or the plugin's file; None when none is known."""
+    import traceback
+    from pathlib import Path
+
+    loc = getattr(exc, "_pyframe_location", None)
+    if loc is not None:
+        return Path(loc[0]), loc[1]
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return Path(exc.filename), exc.lineno or 1
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith("<") and not f.filename.startswith(_PACKAGE)
+    ]
+    if frames:
+        return Path(frames[-1].filename), frames[-1].lineno or 1
+    obj = rec.obj
+    path = getattr(obj, "__file__", None) if obj is not None else None
+    if path is None and obj is not None:
+        with contextlib.suppress(TypeError, OSError):
+            path = inspect.getsourcefile(obj if inspect.ismodule(obj) or inspect.isclass(obj) else type(obj))
+    if path is None and rec.entry_point is not None:
+        import importlib.util
+
+        with contextlib.suppress(Exception):
+            spec = importlib.util.find_spec(str(rec.entry_point.value).split(":")[0])
+            path = spec.origin if spec is not None else None
+    return (Path(path), 1) if path else None
 
 
 def _importable(name: str) -> bool:

@@ -3,13 +3,92 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+import fnmatch
+import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["Setting", "PluginConfigError", "did_you_mean"]
+__all__ = ["Setting", "PluginConfigError", "did_you_mean", "NamePatterns", "Declaration", "declare"]
+
+
+class Declaration(dict):
+    """What ``pyframe_declare_settings`` may return instead of a plain dict: the settings, plus whether the plugin
+    changes numerics (``changes_numerics``: a bool, or a function of the validated settings returning one). Build
+    it with ``pyframe.plugins.declare(changes_numerics=False, key=Setting(...), ...)``. A plain dict counts as
+    ``changes_numerics=True``: a checkpoint loaded under different settings of such a plugin warns."""
+
+    changes_numerics: Any = True
+
+    def numerics(self, settings: Any) -> bool:
+        flag = self.changes_numerics
+        return bool(flag(settings)) if callable(flag) else bool(flag)
+
+
+def declare(*, changes_numerics: Any = True, **settings: Any) -> Declaration:
+    """``return pyframe.plugins.declare(changes_numerics=False, level=Setting(int, 1))`` in
+    ``pyframe_declare_settings``: the settings and the numerics flag (see ``Declaration``)."""
+    if not (isinstance(changes_numerics, bool) or callable(changes_numerics)):
+        raise TypeError(f"changes_numerics must be a bool or a function of the settings, got {changes_numerics!r}")
+    d = Declaration(settings)
+    d.changes_numerics = changes_numerics
+    return d
+
+
+class NamePatterns:
+    """Patterns over qualified names (``"transformer.h.0.attn.c_attn"``, ``"encoder.layers.1.weight"``), and the
+    ``Setting`` type of a list of them: ``Setting(NamePatterns, ["*.q_proj", "encoder.*"])``; the plugin receives
+    the list of strings and builds ``NamePatterns(settings["targets"])`` to match.
+
+    A pattern matches a whole name, as ``fnmatch`` does: ``*`` is any run of characters, dots included
+    (``encoder.*`` matches every name below ``encoder``), ``?`` one character, ``[abc]`` one of a set.
+
+    ``match(name)`` tests a full qualified name. ``match_suffix(path)`` tests the path known while the tree is
+    still being built (``"attn.c_attn"`` when ``c_attn`` is attached to an ``attn`` that has no parent yet): true
+    when the pattern matches ``path`` itself or ``path`` under some parent, e.g. ``*.c_attn`` matches the suffix
+    ``c_attn``, ``encoder.*`` does not (it needs the name's start)."""
+
+    __slots__ = ("patterns", "_compiled")
+
+    def __init__(self, patterns: Iterable[str] = ()) -> None:
+        if isinstance(patterns, str):
+            patterns = [patterns]
+        self.patterns = list(patterns)
+        self._compiled = [re.compile(fnmatch.translate(p)) for p in self.patterns]
+
+    def __repr__(self) -> str:
+        return f"NamePatterns({self.patterns!r})"
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def match(self, name: str) -> bool:
+        return any(c.match(name) for c in self._compiled)
+
+    def match_suffix(self, path: str) -> bool:
+        under = "\x00." + path  # a parent no pattern can name literally: only a leading * covers it
+        return any(c.match(path) or c.match(under) for c in self._compiled)
+
+    def select(self, names: Iterable[str]) -> list[str]:
+        """The names this matches, in order."""
+        return [n for n in names if self.match(n)]
+
+    @staticmethod
+    def check(pattern: Any) -> str:
+        """Raises ValueError saying what is wrong with one pattern; returns it."""
+        if not isinstance(pattern, str) or not pattern:
+            raise ValueError(f"a pattern is a non-empty string such as '*.q_proj', got {pattern!r}")
+        if any(c.isspace() for c in pattern) or ".." in pattern or pattern.startswith(".") or pattern.endswith("."):
+            raise ValueError(
+                f"pattern {pattern!r} is not a qualified-name pattern: dotted names, no spaces, no empty part "
+                "(e.g. '*.q_proj', 'encoder.*', 'h.[01].attn.*')"
+            )
+        if pattern.count("[") != pattern.count("]"):
+            raise ValueError(f"pattern {pattern!r} has an unclosed '['")
+        return pattern
+
 
 _LIST_STR = list[str]
-_TYPES = {bool: "bool", int: "int", float: "float", str: "str", _LIST_STR: "list[str]"}
+_TYPES = {bool: "bool", int: "int", float: "float", str: "str", _LIST_STR: "list[str]", NamePatterns: "name patterns"}
 
 
 class PluginConfigError(ValueError):
@@ -33,7 +112,8 @@ class Setting:
     """A plugin setting: ``Setting(type, default, *, choices=None, ge=None, gt=None, le=None, lt=None,
     validator=None, help="")``.
 
-    ``type`` is one of ``bool``, ``int``, ``float``, ``str`` or ``list[str]`` (``list`` means ``list[str]``).
+    ``type`` is one of ``bool``, ``int``, ``float``, ``str``, ``list[str]`` (``list`` means ``list[str]``) or
+    ``NamePatterns`` (a list of qualified-name patterns, delivered as a list of strings).
     ``choices``, when given, lists the allowed values (for ``list[str]``: the allowed items). ``ge``, ``gt``,
     ``le``, ``lt`` bound an ``int`` or ``float`` setting (>=, >, <=, <). ``validator(value)`` is called last with
     the converted value and rejects it by raising ``ValueError`` (or ``TypeError``) with a message saying what is
@@ -58,7 +138,7 @@ class Setting:
         if type is list or type == _LIST_STR:
             type = _LIST_STR  # noqa: A001  (one object, so ``is`` comparisons below hold)
         if type not in _TYPES:
-            raise TypeError(f"Setting type must be one of bool, int, float, str, list[str]; got {type!r}")
+            raise TypeError(f"Setting type must be one of bool, int, float, str, list[str], NamePatterns; got {type!r}")
         self.type = type
         self.choices = tuple(choices) if choices is not None else None
         self.help = str(help)
@@ -86,9 +166,13 @@ class Setting:
         if self.choices is not None:
             alts = ", ".join(repr(c) for c in self.choices)
             return f"a list of {alts}" if self.type is _LIST_STR else f"one of {alts}"
-        words = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}.get(
-            self.type, "a list of strings"
-        )
+        words = {
+            bool: "true or false",
+            int: "an integer",
+            float: "a number",
+            str: "a string",
+            NamePatterns: "a list of qualified-name patterns such as '*.q_proj' or 'encoder.*'",
+        }.get(self.type, "a list of strings")
         bounds = [f"{op} {getattr(self, k)!r}" for k, op, _ in _BOUNDS if getattr(self, k) is not None]
         return f"{words} {' and '.join(bounds)}" if bounds else words
 
@@ -112,6 +196,19 @@ class Setting:
         elif t is str:
             if not isinstance(value, str):
                 raise bad()
+        elif t is NamePatterns:
+            if isinstance(value, NamePatterns):
+                value = list(value.patterns)
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+                raise bad()
+            for v in value:
+                try:
+                    NamePatterns.check(v)
+                except ValueError as e:
+                    raise PluginConfigError(f"{where}: {e}") from None
+            value = list(value)
         else:
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
                 raise bad()

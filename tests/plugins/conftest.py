@@ -118,3 +118,36 @@ class Recorder:
     @pyframe.hookspecs.hookimpl
     def pyframe_unconfigure(self):
         self.calls.append("unconfigure")
+
+
+# ---- the shipped plugins, "installed" from the source tree, for tests that run a fresh interpreter -----------
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = {  # entry-point name -> (distribution, module, folder under plugins/)
+    "float32-enforcer": ("pyframe-float32-enforcer", "pyframe_float32_enforcer", "float32-enforcer"),
+    "grad-clipper": ("pyframe-grad-clipper", "pyframe_grad_clipper", "grad-clipper"),
+    "nan-detector": ("pyframe-nan-detector", "pyframe_nan_detector", "nan-detector"),
+    "lora": ("pyframe-lora", "pyframe_lora", "lora"),
+}
+
+
+def shipped_env(tmp_path: Path, names=tuple(SHIPPED), **extra: str) -> dict:
+    """The environment of a fresh interpreter in which exactly ``names`` of the shipped plugins are installed
+    (entry-point metadata in a temporary site folder, their code from plugins/<name>), no PYFRAME_* variable set;
+    ``extra`` adds variables."""
+    import os
+
+    site_dir = tmp_path / "shipped-site"
+    site_dir.mkdir(exist_ok=True)
+    paths = [str(ROOT), str(site_dir)]
+    for name in names:
+        dist, module, folder = SHIPPED[name]
+        info = site_dir / f"{dist.replace('-', '_')}-0.1.0.dist-info"
+        info.mkdir(exist_ok=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1.0\n")
+        (info / "entry_points.txt").write_text(f"[pyframe]\n{name} = {module}\n")
+        paths.append(str(ROOT / "plugins" / folder))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYFRAME_")}
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env.update(extra)
+    return env

@@ -238,10 +238,14 @@ def test_unknown_plugin_in_plugins_is_an_error(site):
         reload()
 
 
-def test_unknown_plugin_in_disable_plugins_warns(site, monkeypatch):
+def test_unknown_plugin_in_disable_plugins_is_an_error_like_in_plugins(site, monkeypatch):
     site.add("alpha")
     monkeypatch.setenv("PYFRAME_DISABLE_PLUGINS", "alpah")
-    with pytest.warns(PluginWarning, match="PYFRAME_DISABLE_PLUGINS=alpah.*did you mean 'alpha'"):
+    with pytest.raises(PluginConfigError, match="PYFRAME_DISABLE_PLUGINS=alpah.*did you mean 'alpha'"):
+        reload()
+    monkeypatch.setenv("PYFRAME_DISABLE_PLUGINS", "alpha")
+    (site.proj / "pyframe.toml").write_text('disable_plugins = ["alpah"]\n')
+    with pytest.raises(PluginConfigError, match=r"pyframe.toml \(disable_plugins\): unknown plugin 'alpah'"):
         reload()
 
 
@@ -327,6 +331,7 @@ def test_checkpoint_records_plugins_and_load_warns_on_difference(site, tmp_path)
             "version": "1.0.0",
             "source": "entry point",
             "settings": {"level": 3, "mode": "a", "names": [], "scale": 1.0, "on": True},
+            "changes_numerics": True,  # a plain dict of settings: it may change numerics
         }
     ]
     with warnings.catch_warnings():

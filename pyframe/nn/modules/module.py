@@ -224,7 +224,9 @@ class Module:
             if kind != "buffer":
                 d["_non_persistent_buffers_set"].discard(name)
         d[_KIND_DICT[kind]][name] = value
-        if kind == "buffer":
+        if kind == "module":
+            _hooks.link(self, name, value)  # so that qualified names are known (pyframe.plugins.qualified_name)
+        elif kind == "buffer":
             if persistent:
                 d["_non_persistent_buffers_set"].discard(name)
             else:
@@ -694,15 +696,20 @@ class Module:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # the dicts themselves, not a flag kept by register_*: code that fills them by hand
         # (m._forward_hooks[k] = h, as some torch programs do) must see its hooks run
-        if not (
-            _global_hooks_active
-            or self._forward_hooks
-            or self._forward_pre_hooks
-            or self._backward_hooks
-            or self._backward_pre_hooks
-        ):
-            return self.forward(*args, **kwargs)
-        return call_with_hooks(self, args, kwargs, _global_hooks_active)
+        try:  # free unless forward raises: then a plugin whose change caused the error is named (a note)
+            if not (
+                _global_hooks_active
+                or self._forward_hooks
+                or self._forward_pre_hooks
+                or self._backward_hooks
+                or self._backward_pre_hooks
+            ):
+                return self.forward(*args, **kwargs)
+            return call_with_hooks(self, args, kwargs, _global_hooks_active)
+        except Exception as e:
+            if _hooks._changes:
+                _hooks.explain_error(self, e)
+            raise
 
     # ---- repr, pickling ------------------------------------------------------------------------------
 
