@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import os
+import pickle
 import secrets
 import stat
 import zlib
@@ -77,26 +78,47 @@ def _note(exc: BaseException, fn: Callable, what: str) -> None:
 # ---- save -------------------------------------------------------------------------------------------
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=None, *, metadata: dict | None = None) -> None:
+def save(
+    obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True, *, metadata=None, format=None
+) -> None:
     """Write ``obj`` to ``f`` (a path or a binary file object). Same call as torch.save.
 
-    ``obj`` may be a tensor (or ``nn.Parameter``) or any nesting of dicts (str or int keys, including
-    ``OrderedDict``), lists and tuples of tensors and None, bool, int, float and str. Tensors that share
-    memory are written once and come back sharing it. ``metadata`` is an optional JSON dict stored in the
-    header, read back by :func:`read_metadata`. A path is written atomically: to a temporary file in the
-    same directory, flushed to disk, then renamed over ``f``, so a crash leaves the old file or the new one.
-    ``pickle_module`` must be None (pyframe never pickles); ``pickle_protocol`` is accepted and ignored."""
-    if pickle_module is not None:
-        raise ValueError(
-            "pyframe.save never pickles: its format stores tensors and plain values only; omit pickle_module"
-        )
-    del pickle_protocol  # a pickle knob; meaningless here, accepted so torch-style calls keep working
+    ``format="pyframe"`` writes pyframe's checkpoint format: ``obj`` may be a tensor (or ``nn.Parameter``) or
+    any nesting of dicts (str or int keys, including ``OrderedDict`` and ``Counter``), lists and tuples of
+    tensors, NumPy arrays and None, bool, int, float and str. Tensors that share memory are written once and
+    come back sharing it. ``metadata`` is an optional JSON dict stored in the header, read back by
+    :func:`read_metadata`. ``format="torch"`` writes torch's zip format, which ``torch.load(f,
+    weights_only=True)`` reads (tensors, Parameters, containers and plain values; storages shared as in
+    pyframe). ``format=None`` (the default) writes pyframe's format when it can hold ``obj``, and otherwise
+    does what torch.save does: pickles the whole object (a Module, say) inside torch's format, which only
+    ``load(..., weights_only=False)`` reads. A path is written atomically: to a temporary file in the same
+    directory, flushed to disk, then renamed over ``f``, so a crash leaves the old file or the new one.
+    ``pickle_module`` may be None or ``pickle``; ``pickle_protocol`` is accepted and ignored."""
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ValueError("pyframe.save pickles with its own pickler (torch's format) or not at all; omit pickle_module")
+    del pickle_protocol  # a pickle knob: torch's format is written with protocol 2, as torch.save writes it
+    if format not in (None, "pyframe", "torch"):
+        raise ValueError(f"format must be None, 'pyframe' or 'torch', got {format!r}")
+    if not _use_new_zipfile_serialization:
+        raise ValueError("pyframe.save writes torch's zip format only (_use_new_zipfile_serialization=True)")
     is_path = isinstance(f, (str, bytes, os.PathLike))
     if not is_path:
         _check_binary(f, "write")
+    if format == "torch":
+        if metadata is not None:
+            raise ValueError("metadata is stored in pyframe checkpoints only; torch's format has no place for it")
+        return _save_torch(obj, f, is_path)
     enc = _Encoder()
     try:
         encoded = enc.encode(obj, "obj")
+    except TypeError as e:
+        if format == "pyframe" or metadata is not None:
+            raise
+        try:  # torch.save pickles what pyframe's format cannot hold: so does this default
+            return _save_torch(obj, f, is_path)
+        except (pickle.PicklingError, TypeError, AttributeError, ValueError) as pe:
+            e.add_note(f"it cannot be pickled into torch's format either: {pe}")
+            raise e from None
     except RecursionError:
         raise ValueError("obj: nested too deeply to save (deeper than Python's recursion limit allows)") from None
     meta = _collect_metadata(metadata)
@@ -126,6 +148,15 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, *, metadata: dict | N
         _atomic_write(os.fsdecode(f), write)
     else:
         write(f)
+
+
+def _save_torch(obj, f, is_path: bool) -> None:
+    from pyframe.serialization.torch_writer import write_torch
+
+    if is_path:
+        _atomic_write(os.fsdecode(f), lambda fh: write_torch(obj, fh))
+    else:
+        write_torch(obj, f)
 
 
 def _write_all(fh, data) -> None:
@@ -273,7 +304,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         storages = _read_storages(fh, source, header, hend, size, is_path)
     tensors = _build_tensors(header["tensors"], storages)
     try:
-        obj = _Decoder(tensors, source).decode(header["object"], "obj")
+        obj = _Decoder(tensors, source, header["tensors"]).decode(header["object"], "obj")
     except RecursionError:
         raise CheckpointError(f"{source}: corrupted: the object nests too deeply to load") from None
     for key, _, on_load in list(_metadata_hooks.values()):

@@ -41,10 +41,16 @@ _PREAMBLE = struct.Struct("<8sIIQ")
 _TENSOR_CLASSES = ("Tensor", "Parameter")  # the only classes a file may name
 
 
-_TAGS = ("$tensor", "$ndarray", "$tuple", "$dict", "$odict", "$float")
+_TAGS = ("$tensor", "$ndarray", "$tuple", "$dict", "$odict", "$counter", "$float")
 
 
-_MAX_INT = 1 << 62  # bound for shapes, strides, offsets and sizes read from a file
+_MAX_INT = 1 << 62  # bound for offsets and sizes in bytes read from a file
+
+
+_MAX_DIM = 1 << 63  # bound for a tensor's sizes, strides and element count: int64, as pyframe's tensors
+
+
+MAX_DEPTH = 100  # containers nested in containers: save refuses deeper objects, load refuses deeper files
 
 
 _CHUNK = 1 << 24  # read and hash in pieces of this size
@@ -96,6 +102,9 @@ def _describe(x) -> str:
 _SUPPORTED = "tensors, NumPy arrays, dicts (str or int keys), lists, tuples, None, bool, int, float and str"
 
 
+_MAPPING_TAGS = {dict: "$dict", collections.OrderedDict: "$odict", collections.Counter: "$counter"}
+
+
 class _Encoder:
     """Turns the object into its JSON form, collecting tensors and the storages they view."""
 
@@ -107,7 +116,7 @@ class _Encoder:
         self._active: set[int] = set()  # containers being encoded: a cycle would recurse forever
         self._alive: list = []  # keeps every seen object alive, so no id() is reused while saving
 
-    def encode(self, x, path):
+    def encode(self, x, path, depth: int = 0):
         t = type(x)
         if x is None or t is bool or t is str or t is int:
             if t is int and x.bit_length() > 13000:  # JSON readers (Python's included) limit digits
@@ -122,16 +131,23 @@ class _Encoder:
             return self.encode(x.item() if not isinstance(x, np.floating) else float(x), path)
         if t is np.ndarray:
             return {"$ndarray": self._ndarray(x, path)}
-        if t in (list, tuple, dict, collections.OrderedDict):
+        if t in (list, tuple, dict, collections.OrderedDict, collections.Counter):
             if id(x) in self._active:
                 raise ValueError(f"{_fmt(path)}: cannot save a recursive structure (this {t.__name__} contains itself)")
+            if depth >= MAX_DEPTH:
+                where = _fmt(path)
+                where = where if len(where) <= 60 else where[:60] + "..."
+                raise ValueError(
+                    f"obj: nested more than {MAX_DEPTH} containers deep (at {where}); pyframe checkpoints hold at "
+                    f"most {MAX_DEPTH} levels"
+                )
             self._active.add(id(x))
             try:
                 if t is list:
-                    return [self.encode(v, (path, i)) for i, v in enumerate(x)]
+                    return [self.encode(v, (path, i), depth + 1) for i, v in enumerate(x)]
                 if t is tuple:
-                    return {"$tuple": [self.encode(v, (path, i)) for i, v in enumerate(x)]}
-                return {"$dict" if t is dict else "$odict": self._mapping(x, path)}
+                    return {"$tuple": [self.encode(v, (path, i), depth + 1) for i, v in enumerate(x)]}
+                return {_MAPPING_TAGS[t]: self._mapping(x, path, depth + 1)}
             finally:
                 self._active.discard(id(x))
         if isinstance(x, (list, tuple, dict)):
@@ -142,15 +158,15 @@ class _Encoder:
             )
         raise TypeError(f"{_fmt(path)}: cannot save {_describe(x)}; checkpoints hold {_SUPPORTED}")
 
-    def _mapping(self, x: dict, path):
+    def _mapping(self, x: dict, path, depth: int):
         for k in x:
             if type(k) is not str and type(k) is not int:
                 raise TypeError(
                     f"{_fmt(path)}: cannot save a dict key of type {type(k).__name__} ({k!r}); keys must be str or int"
                 )
         if all(type(k) is str for k in x):
-            return {k: self.encode(v, (path, k)) for k, v in x.items()}
-        return [[k, self.encode(v, (path, k))] for k, v in x.items()]
+            return {k: self.encode(v, (path, k), depth) for k, v in x.items()}
+        return [[k, self.encode(v, (path, k), depth)] for k, v in x.items()]
 
     def _ndarray(self, x: np.ndarray, path) -> int:
         """A NumPy array is stored as data, like a tensor (never pickled), and loads as a NumPy array."""
@@ -232,6 +248,10 @@ class _Encoder:
                 buf = np.frombuffer(buf, dtype=dt.np).byteswap().tobytes()
             pos += _pad(pos)
             storages.append({"dtype": dt.name, "nbytes": nbytes, "offset": pos, "crc32": _crc32(buf)})
+            for m, e in members:  # what load would refuse is refused here: whatever save writes, load reads
+                problem = _tensor_problem(e, storages[-1])
+                if problem:
+                    raise ValueError(f"cannot save a tensor of shape {list(m._shape)}: {problem}")
             chunks.append(buf)
             pos += nbytes
         return storages, chunks
@@ -425,31 +445,39 @@ def _validate_header(h, source: str) -> None:
             bad(f"tensors[{i}] is not an object")
         if t.get("class") not in _TENSOR_CLASSES:
             bad(f"tensors[{i}] has class {t.get('class')!r}; a checkpoint may only name {', '.join(_TENSOR_CLASSES)}")
-        si, shape, stride, off = t.get("storage"), t.get("shape"), t.get("stride"), t.get("offset")
+        si = t.get("storage")
         if not _is_int(si, 0, len(h["storages"])):
             bad(f"tensors[{i}] names storage {si!r}, the file has {len(h['storages'])}")
-        if type(shape) is not list or len(shape) > MAX_DIMS or not all(_is_int(n) for n in shape):
-            bad(f"tensors[{i}] has shape {shape!r}")
-        if type(stride) is not list or len(stride) != len(shape) or not all(_is_int(n) for n in stride):
-            bad(f"tensors[{i}] has stride {stride!r} for shape {shape!r}")
-        if not _is_int(off):
-            bad(f"tensors[{i}] has offset {off!r}")
-        if type(t.get("requires_grad")) is not bool:
-            bad(f"tensors[{i}] has requires_grad {t.get('requires_grad')!r}")
-        st = h["storages"][si]
-        dt = _dtype._BY_NAME[st["dtype"]]
-        if t["requires_grad"] and not dt.is_floating_point:
-            bad(f"tensors[{i}] is {dt.name} but requires grad")
-        numel = math.prod(shape)
-        if numel >= _MAX_INT:
-            bad(f"tensors[{i}] has shape {shape!r}")
-        have = st["nbytes"] // dt.itemsize
-        last = off + sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) if numel else off - 1
-        if last >= have or off > have:
-            bad(
-                f"tensors[{i}] (shape {shape}, stride {stride}, offset {off}) reaches element {last}, but its "
-                f"storage has {have}"
-            )
+        problem = _tensor_problem(t, h["storages"][si])
+        if problem:
+            bad(f"tensors[{i}] {problem}")
+
+
+def _tensor_problem(t: dict, st: dict) -> str | None:
+    """What is wrong with the tensor entry ``t`` over the (checked) storage entry ``st``, or None. The one rule
+    for both sides: save checks every entry it writes with it, load every entry it reads."""
+    shape, stride, off = t.get("shape"), t.get("stride"), t.get("offset")
+    if t.get("class") not in _TENSOR_CLASSES:
+        return f"has class {t.get('class')!r}; a checkpoint may only name {', '.join(_TENSOR_CLASSES)}"
+    if type(shape) is not list or len(shape) > MAX_DIMS or not all(_is_int(n, 0, _MAX_DIM) for n in shape):
+        return f"has shape {shape!r}"
+    if type(stride) is not list or len(stride) != len(shape) or not all(_is_int(n, 0, _MAX_DIM) for n in stride):
+        return f"has stride {stride!r} for shape {shape!r}"
+    if not _is_int(off):
+        return f"has offset {off!r}"
+    if type(t.get("requires_grad")) is not bool:
+        return f"has requires_grad {t.get('requires_grad')!r}"
+    dt = _dtype._BY_NAME[st["dtype"]]
+    if t["requires_grad"] and not dt.is_floating_point:
+        return f"is {dt.name} but requires grad"
+    numel = math.prod(shape)
+    if numel >= _MAX_DIM:
+        return f"has shape {shape!r}, more than 2**63 elements"
+    have = st["nbytes"] // dt.itemsize
+    last = off + sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) if numel else off - 1
+    if last >= have or off > have:
+        return f"(shape {shape}, stride {stride}, offset {off}) reaches element {last}, but its storage has {have}"
+    return None
 
 
 def _read_storages(fh, source: str, header: dict, hend: int, size: int | None, is_path: bool) -> list:
@@ -535,40 +563,50 @@ def _parameter_class():
 class _Decoder:
     """The JSON form back into Python objects, checking every tag."""
 
-    def __init__(self, tensors: list, source: str) -> None:
+    def __init__(self, tensors: list, source: str, entries: list | None = None) -> None:
         self.tensors = tensors
         self.source = source
+        self.entries = entries
+        self.arrays: dict[int, np.ndarray] = {}  # tensor index -> the array it loaded as
+        self.as_tensor: set[int] = set()
 
     def bad(self, path, msg: str):
         raise CheckpointError(f"{self.source}: corrupted: {_fmt(path)}: {msg}")
 
-    def decode(self, x, path):
+    def decode(self, x, path, depth: int = 0):
         t = type(x)
         if x is None or t in (bool, int, float, str):
             return x
+        container = t is list or (t is dict and len(x) == 1 and next(iter(x)) in _CONTAINER_TAGS)
+        if container and depth >= MAX_DEPTH:
+            raise CheckpointError(
+                f"{self.source}: refused: the object nests more than {MAX_DEPTH} containers deep (pyframe "
+                "never writes such a file)"
+            )
         if t is list:
-            return [self.decode(v, (path, i)) for i, v in enumerate(x)]
+            return [self.decode(v, (path, i), depth + 1) for i, v in enumerate(x)]
         if t is not dict or len(x) != 1:
             self.bad(path, "expected a value or an object with one tag")
         ((tag, v),) = x.items()
         if tag == "$tensor":
             if not _is_int(v, 0, len(self.tensors)):
                 self.bad(path, f"tensor reference {v!r}, the file has {len(self.tensors)} tensors")
+            if v in self.arrays:
+                self.bad(path, f"tensor {v} is also loaded as a NumPy array; the two would share memory")
+            self.as_tensor.add(v)
             return self.tensors[v]
         if tag == "$ndarray":
-            if not _is_int(v, 0, len(self.tensors)):
-                self.bad(path, f"array reference {v!r}, the file has {len(self.tensors)} tensors")
-            return self.tensors[v].detach().numpy()
+            return self._ndarray(v, path)
         if tag == "$tuple":
             if type(v) is not list:
                 self.bad(path, "$tuple needs a list")
-            return tuple(self.decode(e, (path, i)) for i, e in enumerate(v))
+            return tuple(self.decode(e, (path, i), depth + 1) for i, e in enumerate(v))
         if tag == "$float":
             if v not in ("nan", "inf", "-inf"):
                 self.bad(path, f"$float {v!r}; expected 'nan', 'inf' or '-inf'")
             return float(v)
-        if tag in ("$dict", "$odict"):
-            out = {} if tag == "$dict" else collections.OrderedDict()
+        if tag in ("$dict", "$odict", "$counter"):
+            out = {"$dict": dict, "$odict": collections.OrderedDict, "$counter": collections.Counter}[tag]()
             if type(v) is dict:
                 items = v.items()
             elif type(v) is list:
@@ -582,6 +620,33 @@ class _Decoder:
             for k, val in items:
                 if k in out:
                     self.bad(path, f"duplicate key {k!r}")
-                out[k] = self.decode(val, (path, k))
+                out[k] = self.decode(val, (path, k), depth + 1)
             return out
         self.bad(path, f"unknown tag {tag!r}; expected one of {', '.join(_TAGS)}")
+
+    def _ndarray(self, v, path) -> np.ndarray:
+        """A NumPy array: as written, a C-contiguous Tensor entry of its own storage, used by nothing else."""
+        if not _is_int(v, 0, len(self.tensors)):
+            self.bad(path, f"array reference {v!r}, the file has {len(self.tensors)} tensors")
+        if v in self.arrays:
+            return self.arrays[v]
+        if v in self.as_tensor:
+            self.bad(path, f"tensor {v} is also loaded as a tensor; the two would share memory")
+        if self.entries is not None:
+            e = self.entries[v]
+            if e["class"] != "Tensor" or e["requires_grad"]:
+                self.bad(path, f"array {v} is stored as a {e['class']} requiring grad={e['requires_grad']}")
+            want = contiguous_strides(e["shape"])
+            if any(n > 1 and s != w for n, s, w in zip(e["shape"], e["stride"], want, strict=True)):
+                self.bad(
+                    path,
+                    f"array {v} has strides {e['stride']} for shape {e['shape']}; arrays are stored C-contiguous "
+                    f"(strides {list(want)})",
+                )
+            if sum(1 for o in self.entries if o["storage"] == e["storage"]) != 1:
+                self.bad(path, f"array {v} shares its storage with another tensor; arrays are stored on their own")
+        arr = self.arrays[v] = self.tensors[v].detach().numpy()
+        return arr
+
+
+_CONTAINER_TAGS = ("$tuple", "$dict", "$odict", "$counter")

@@ -227,14 +227,14 @@ def test_tensor_over_numpy_memory(rng):
 def test_deep_nesting():
     deep: list = []
     node = deep
-    for _ in range(100):
+    for _ in range(99):  # 100 lists: the most a pyframe checkpoint holds
         node.append([])
         node = node[0]
     assert roundtrip(deep) == deep
     for _ in range(5000):
         node.append([])
         node = node[0]
-    with pytest.raises(ValueError, match="nested too deeply"):
+    with pytest.raises(ValueError, match="nested more than 100 containers deep"):
         saved_bytes(deep)
     for depth in (800, 5000):  # JSON that parses but nests deeper than the decoder goes; and deeper
         hbytes = json.dumps(_header(object="PLACEHOLDER")).encode()
@@ -636,8 +636,8 @@ def test_pickle_arguments_are_rejected_and_weights_only_reads_the_same_data(good
     with pytest.raises(ValueError, match="fix_imports"):
         load(good_file, fix_imports=False)
     load(good_file, encoding="latin1")  # a pickle argument for torch files; a pyframe file has no pickle
-    with pytest.raises(ValueError, match="never pickles"):
-        save([1], io.BytesIO(), pickle_module=pickle)
+    with pytest.raises(ValueError, match="pickle_module"):
+        save([1], io.BytesIO(), pickle_module=json)
     with pytest.raises(ValueError, match="CPU only"):
         load(good_file, map_location="cuda:0")
     with pytest.raises(ValueError, match="mmap"):
@@ -681,8 +681,21 @@ def _fn():
 )
 def test_unsupported_objects_name_their_path(obj, exc, message):
     with pytest.raises(exc) as info:
-        saved_bytes(obj)
+        saved_bytes(obj, format="pyframe")
     assert message in str(info.value)
+
+
+def test_by_default_what_pyframes_format_cannot_hold_is_pickled_as_torch_does():
+    for obj in ({"s": {1, 2}, "b": b"x", "c": 1j, "k": {(1, 2): 3}}, {"d": collections.defaultdict(int)}):
+        data = saved_bytes(obj)
+        assert data[:4] == b"PK\x03\x04"  # torch's zip format, with a pickle inside
+    assert load(io.BytesIO(saved_bytes({"s": {1, 2}, "b": b"x", "c": 1j})))["c"] == 1j  # all allowlisted
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL collections.defaultdict"):
+        load(io.BytesIO(data))
+    assert load(io.BytesIO(data), weights_only=False) == obj
+    with pytest.raises(TypeError, match=r"obj\['model'\]\['fn'\]: cannot save a function") as info:
+        saved_bytes({"model": {"fn": lambda: 0}})  # neither format holds it: pyframe's message, noted
+    assert "cannot be pickled" in info.value.__notes__[0]
 
 
 def test_recursive_structure_is_rejected():
@@ -728,9 +741,9 @@ def test_numpy_arrays_are_saved_as_data_and_restored_as_numpy():
 
 def test_unsupported_numpy_arrays_are_refused_clearly():
     with pytest.raises(TypeError, match="object"):
-        pyframe.save({"a": np.array([1, "x"], dtype=object)}, io.BytesIO())
+        pyframe.save({"a": np.array([1, "x"], dtype=object)}, io.BytesIO(), format="pyframe")
     with pytest.raises(TypeError, match="complex"):
-        pyframe.save([np.zeros(2, dtype=np.complex64)], io.BytesIO())
+        pyframe.save([np.zeros(2, dtype=np.complex64)], io.BytesIO(), format="pyframe")
 
 
 def _craft(header: dict, data: bytes = b"") -> bytes:
