@@ -117,12 +117,14 @@ def category(d: dtype) -> int:
 
 
 def scalar_dtype(value) -> dtype:
+    """The dtype a Python number becomes: bool, int64, or the default dtype for a float (torch's rule; the
+    one place pyframe decides it: ``full``, promotion with numbers, distributions' parameters ask here)."""
     if isinstance(value, bool):
         return bool_
     if isinstance(value, int):
         return int64
     if isinstance(value, float):
-        return float32
+        return DEFAULT_FOR_CATEGORY[2]
     raise TypeError(f"expected a tensor or a Python number, got {type(value).__name__}")
 
 

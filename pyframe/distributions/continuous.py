@@ -156,7 +156,7 @@ class MultivariateNormal(_Gaussian):
         if matrix._shape[-1] != k:
             raise ValueError(f"loc has {k} dims but the matrix is {matrix._shape[-1]} x {matrix._shape[-1]}")
         if not loc.dtype.is_floating_point:
-            loc = loc.to(_dtype.float32)
+            loc = loc.to(_dtype.get_default_dtype())
         matrix = matrix.to(loc.dtype) if matrix.dtype is not loc.dtype else matrix
         batch = _broadcast_batch(loc._shape[:-1], matrix._shape[:-2])
         self.loc = loc.expand(*batch, k)

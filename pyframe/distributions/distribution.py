@@ -15,14 +15,16 @@ __all__ = ["Distribution"]
 
 
 def as_float(value, name: str, like: Tensor | None = None) -> Tensor:
-    """A distribution parameter as a floating tensor (numbers take ``like``'s dtype or float32)."""
+    """A distribution parameter as a floating tensor: a number takes the dtype of ``like`` (a floating tensor
+    among the parameters) or the default dtype, an integer tensor the default dtype (torch's broadcast_all)."""
     if isinstance(value, Tensor):
         if not value.dtype.is_floating_point:
-            return value.to(_dtype.float32)
+            return value.to(_dtype.get_default_dtype())
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{name} must be a Tensor or a number, got {type(value).__name__}")
-    return tensor(float(value), dtype=like.dtype if like is not None else _dtype.float32)
+    floating = like is not None and like.dtype.is_floating_point
+    return tensor(float(value), dtype=like.dtype if floating else _dtype.scalar_dtype(float(value)))
 
 
 def broadcast_all(*values: Tensor) -> list[Tensor]:
@@ -159,7 +161,7 @@ class Distribution:
         return all_true(value.isfinite()) if value.dtype.is_floating_point else True
 
     def _param_dtype(self):
-        return _dtype.float32
+        return _dtype.get_default_dtype()
 
     def __repr__(self) -> str:
         params = ", ".join(

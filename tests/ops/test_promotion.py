@@ -226,3 +226,63 @@ def test_op_result_dtypes_match_torch(torch, op):
                     continue
                 got = getattr(pyframe, op)(pa, pb).dtype
             assert str(expected) == f"torch.{got.name}", f"{op}({ka}, {kb}): pyframe {got}, torch {expected}"
+
+
+# Every path that turns a Python number (or a list of them) into a tensor, across families: under
+# set_default_dtype(float64) each must give torch's dtype. M is the library (pyframe or torch).
+NUMBER_TO_TENSOR = {
+    "full_float": lambda M: M.full((1,), 0.1),
+    "full_int": lambda M: M.full((1,), 1),
+    "full_bool": lambda M: M.full((1,), True),
+    "tensor_float": lambda M: M.tensor(0.1),
+    "tensor_mixed_list": lambda M: M.tensor([1, 2.5]),
+    "as_tensor": lambda M: M.as_tensor([0.5, 1]),
+    "arange_float_step": lambda M: M.arange(0, 1, 0.25),
+    "arange_float_end": lambda M: M.arange(2.0),
+    "arange_int": lambda M: M.arange(3),
+    "linspace": lambda M: M.linspace(0, 1, 3),
+    "zeros": lambda M: M.zeros(2),
+    "eye": lambda M: M.eye(2),
+    "rand": lambda M: M.rand(2),
+    "normal": lambda M: M.normal(0.0, 1.0, size=(2,)),
+    "bernoulli_of_full": lambda M: M.bernoulli(M.full((2,), 0.5)),
+    "full_like_int": lambda M: M.full_like(M.tensor([1]), 2.5),
+    "int_times_float": lambda M: M.tensor([1, 2]) * 0.5,
+    "int_div": lambda M: M.tensor([1, 2]) / 2,
+    "float_minus_int": lambda M: 1.5 - M.tensor([1]),
+    "int_pow_half": lambda M: M.tensor([4]) ** 0.5,
+    "float_pow_int": lambda M: 2.5 ** M.tensor([2]),
+    "sqrt_int": lambda M: M.sqrt(M.tensor([4])),
+    "clamp_int_float": lambda M: M.clamp(M.tensor([1, 5]), 0.5, 2.5),
+    "where_numbers": lambda M: M.where(M.tensor([True, False]), 0.5, 1.5),
+    "xlogy_number": lambda M: M.xlogy(2.0, M.tensor([3])),
+    "bool_plus_float": lambda M: M.tensor([True]) + 0.5,
+    "zero_d_int_plus_float": lambda M: M.zeros((), dtype=M.int64) + 2.5,
+    "linear_weight": lambda M: M.nn.Linear(2, 2).weight,
+    "gru_weight": lambda M: M.nn.GRU(2, 2).weight_ih_l0,
+    "pad_value": lambda M: M.nn.functional.pad(M.ones(2), (1, 1), value=0.5),
+    "normal_loc": lambda M: M.distributions.Normal(0.0, 1.0).loc,
+    "normal_sample": lambda M: M.distributions.Normal(0.0, 1.0).sample(),
+    "normal_rsample": lambda M: M.distributions.Normal(0.0, 1.0).rsample((2,)),
+    "normal_entropy": lambda M: M.distributions.Normal(0.0, 1.0).entropy(),
+    "normal_beside_float32": lambda M: M.distributions.Normal(M.zeros(1, dtype=M.float32), 1.0).scale,
+    "uniform_sample": lambda M: M.distributions.Uniform(0.0, 1.0).sample(),
+    "bernoulli_probs": lambda M: M.distributions.Bernoulli(0.3).probs,
+    "bernoulli_logits": lambda M: M.distributions.Bernoulli(logits=0.3).logits,
+    "bernoulli_sample": lambda M: M.distributions.Bernoulli(0.3).sample(),
+    "kl_normal_normal": lambda M: M.distributions.kl_divergence(
+        M.distributions.Normal(0.0, 1.0), M.distributions.Normal(1.0, 2.0)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMBER_TO_TENSOR))
+def test_numbers_become_tensors_of_the_default_dtype_as_torch(name, torch):
+    got = {}
+    for M in (torch, pyframe):
+        M.set_default_dtype(M.float64)
+        try:
+            got[M] = str(NUMBER_TO_TENSOR[name](M).dtype).split(".")[-1]
+        finally:
+            M.set_default_dtype(M.float32)
+    assert got[pyframe] == got[torch]
