@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import reduce
 
 import numpy as np
 
@@ -48,13 +49,19 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
         arr = np.asarray(data)
         dt = as_dtype(dtype) if dtype is not None else _dtype.from_numpy_dtype(arr.dtype)
     else:
+        kinds: set = set()
         try:
-            arr = np.array(_unwrap(data))
+            arr = np.array(_unwrap(data, kinds))
         except ValueError as e:
             raise ValueError(f"tensor(): data has an irregular shape: {e}") from None
         if arr.dtype == object:
             _refuse_objects(arr, data)
-        dt = as_dtype(dtype) if dtype is not None else _infer_dtype(arr)
+        if dtype is not None:
+            dt = as_dtype(dtype)
+        elif kinds and arr.dtype.kind in "biuf":  # torch's inference: the elements' dtypes promoted
+            dt = reduce(_dtype.promote_types, kinds)
+        else:
+            dt = _infer_dtype(arr)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"tensor(): data must be numbers or bools, got NumPy kind {arr.dtype!s} (strings are refused)")
     if not dt.is_floating_point and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
@@ -87,12 +94,23 @@ def _refuse_objects(arr: np.ndarray, data) -> None:
     )
 
 
-def _unwrap(data):
-    """Nested lists may hold 0-d/1-element tensors: take their values."""
+def _unwrap(data, kinds: set):
+    """Nested lists may hold 0-d/1-element tensors: take their values. ``kinds`` collects each element's dtype
+    as torch infers it: a Python float the default dtype, an int int64, a bool bool, a NumPy scalar or array
+    and a tensor their own."""
     if isinstance(data, Tensor):
+        kinds.add(data.dtype)
         return data.detach().numpy()
     if isinstance(data, (list, tuple)):
-        return [_unwrap(x) for x in data]
+        return [_unwrap(x, kinds) for x in data]
+    if isinstance(data, (np.generic, np.ndarray)):
+        if data.dtype.kind in "biuf":
+            try:
+                kinds.add(_dtype.from_numpy_dtype(data.dtype))
+            except TypeError:  # a NumPy dtype pyframe has not (uint16 ...): its kind's dtype
+                kinds.add(_infer_dtype(np.empty(0, data.dtype)))
+    elif isinstance(data, (bool, int, float)):
+        kinds.add(_dtype.scalar_dtype(data))
     return data
 
 

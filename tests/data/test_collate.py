@@ -55,3 +55,49 @@ def test_default_collate_matches_torch():
                 assert [x.tolist() for x in a] == [x.tolist() for x in c]
             else:
                 assert a == c
+
+
+# batches of mixed Python numbers, NumPy scalars and arrays beside tensors: torch's dtype and values (M is the
+# library, so each batch is built in both)
+MIXED_BATCHES = {
+    "int_then_float": lambda M: [1, 2.5],
+    "float_then_int": lambda M: [2.5, 1],
+    "bool_then_int": lambda M: [True, 2],
+    "int_then_bool": lambda M: [2, True],
+    "bools": lambda M: [True, False],
+    "bool_then_float": lambda M: [True, 2.5],
+    "ints": lambda M: [1, 2],
+    "numpy_float32_then_float": lambda M: [np.float32(1), 2.5],
+    "numpy_int_then_float": lambda M: [np.int64(3), 2.5],
+    "int_then_numpy_float64": lambda M: [1, np.float64(2)],
+    "numpy_float16_and_int32": lambda M: [np.float16(1), np.int32(2)],
+    "huge_int_then_float": lambda M: [2**62, 1.5],
+    "tuples_mixed": lambda M: [(1, 2.5), (2.5, 1)],
+    "dicts_mixed": lambda M: [{"a": 1}, {"a": 2.5}],
+    "lists_mixed": lambda M: [[1, 2.5], [2, 3]],
+    "array_then_tensor": lambda M: [np.array([1.0]), M.tensor([2.0])],
+    "int_array_then_float_tensor": lambda M: [np.array([1, 2]), M.tensor([2.0, 3.0])],
+    "zero_d_array_then_tensor": lambda M: [np.array(1.0), M.tensor(2.0)],
+}
+
+
+def _flat(r):
+    if isinstance(r, (list, tuple)):
+        return [_flat(x) for x in r]
+    if isinstance(r, dict):
+        return {k: _flat(v) for k, v in r.items()}
+    return str(r.dtype).split(".")[-1], np.asarray(r.numpy()).tolist()
+
+
+@pytest.mark.parametrize("name", sorted(MIXED_BATCHES))
+def test_mixed_batches_collate_as_torch(name):
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import default_collate as torch_collate
+
+    want = _flat(torch_collate(MIXED_BATCHES[name](torch)))
+    assert _flat(default_collate(MIXED_BATCHES[name](pf))) == want
+
+
+def test_tensor_after_numpy_arrays_refused_the_other_way_round():
+    with pytest.raises(TypeError):
+        default_collate([pf.tensor([2.0]), np.array([1.0])])  # torch.stack refuses the array too

@@ -57,6 +57,7 @@ def test_loader_bad_arguments():
         (dict(sampler=[0], shuffle=True), "mutually exclusive with shuffle"),
         (dict(num_workers=-1), "non-negative"),
         (dict(prefetch_factor=2), "prefetch_factor"),
+        (dict(num_workers=2, prefetch_factor=0), "greater than 0"),  # an epoch would load nothing
         (dict(persistent_workers=True), "num_workers > 0"),
         (dict(batch_size=0), "positive integer"),
         (dict(batch_size=None, drop_last=True), "mutually exclusive with drop_last"),

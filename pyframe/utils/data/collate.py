@@ -25,7 +25,7 @@ def _is_namedtuple(x: Any) -> bool:
 def _numpy_to_tensor(arr: np.ndarray) -> Tensor:
     if arr.dtype.kind in "OSUV":
         raise TypeError(f"default_collate: NumPy arrays of dtype {arr.dtype} cannot become tensors")
-    return from_numpy(np.ascontiguousarray(arr))
+    return from_numpy(np.asarray(arr, order="C"))  # ascontiguousarray would make a 0-d array 1-d
 
 
 def default_convert(data: Any) -> Any:
@@ -58,7 +58,8 @@ def default_convert(data: Any) -> Any:
 def default_collate(batch: list) -> Any:
     """Same as torch.utils.data.default_collate: tensors, NumPy arrays and NumPy scalars are
     stacked along a new first dim; Python floats become a float64 tensor, ints int64 and bools
-    bool; strings stay a list; dicts, namedtuples and sequences are collated field by field
+    bool (a batch mixing them has torch.tensor's dtype); NumPy arrays and tensors after one stack
+    together; strings stay a list; dicts, namedtuples and sequences are collated field by field
     (a tuple sample gives a list, as torch's)."""
     if not isinstance(batch, abc.Sequence) or isinstance(batch, _STRING):
         raise TypeError(f"default_collate expects a list of samples, got {type(batch).__name__}")
@@ -75,15 +76,15 @@ def default_collate(batch: list) -> Any:
                 "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
                 f"found numpy array of dtype {np.asarray(elem).dtype}"
             )
-        if isinstance(elem, np.ndarray) and elem.ndim:
-            return stack([_numpy_to_tensor(b) for b in batch], 0)
-        return _numpy_to_tensor(np.array(batch))  # NumPy scalars keep their dtype
-    if isinstance(elem, bool):
-        return _tensor(batch, _dtype.bool_)
+        if isinstance(elem, np.ndarray):  # torch's: each sample as a tensor (a Tensor among them too), stacked
+            return default_collate([b if isinstance(b, Tensor) else _as_tensor(b) for b in batch])
+        return _tensor(batch, None)  # NumPy scalars: torch.as_tensor(batch), promoting their dtypes
+    # Python numbers, as torch's: a float first gives float64; an int or bool first gives tensor(batch), whose
+    # dtype comes from all of them ([True, 2] int64, [1, 2.5] the default dtype, bools alone bool)
     if isinstance(elem, float):
         return _tensor(batch, _dtype.float64)
     if isinstance(elem, int):
-        return _tensor(batch, _dtype.int64)
+        return _tensor(batch, None)
     if isinstance(elem, _STRING):
         return batch
     if isinstance(elem, abc.Mapping):
@@ -109,6 +110,12 @@ def default_collate(batch: list) -> Any:
         "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
         f"found {type(elem).__name__}"
     )
+
+
+def _as_tensor(x) -> Tensor:
+    if isinstance(x, np.ndarray):
+        return _numpy_to_tensor(x)
+    return _tensor([x], None)[0] if isinstance(x, (int, float, np.generic)) else _tensor(x, None)
 
 
 def _tensor(values: list, dt) -> Tensor:

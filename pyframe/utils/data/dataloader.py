@@ -129,6 +129,9 @@ class DataLoader:
             isinstance(prefetch_factor, bool) or not isinstance(prefetch_factor, int) or prefetch_factor < 0
         ):
             raise ValueError(f"prefetch_factor option should be a non-negative int, got {prefetch_factor!r}")
+        if num_workers > 0 and prefetch_factor == 0:  # torch refuses it when iterating; nothing would be loaded
+            raise ValueError("prefetch_factor must be greater than 0 when num_workers > 0 (each worker loads that "
+                             "many batches ahead), got 0")  # fmt: skip
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
         if generator is not None and not isinstance(generator, Generator):
