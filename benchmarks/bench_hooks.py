@@ -4,7 +4,17 @@ when it is not installed).
 Targets (API.md "Plugins"): with no hook at all, a ``Linear(4, 4)`` call under no_grad within 5%
 of the same call with the hook machinery removed (``Module.__call__`` replaced by a direct call
 of ``forward``); one global no-op forward hook adds no more than it adds in torch.
+
+Plugins and their trace (``pyframe.plugins.trace()``): the same call with one plugin's no-op
+``pyframe_module_forward`` (the hooked call every installed plugin puts on a model), with the trace
+off and on; the difference is the trace's cost per hook call. With the trace off the registries hold
+the plugin's own function, so that row must match the same row measured on the code before the trace
+existed: ``python benchmarks/bench_hooks.py --json`` prints the pyframe rows as JSON for such a
+comparison (run the two trees alternately, several processes each, and compare medians).
 """
+
+import json
+import sys
 
 from _harness import best_time, table, torch
 
@@ -55,8 +65,40 @@ def _measure(lib, no_grad, cases) -> dict:
     return best
 
 
+class _NoOpPlugin:
+    """A plugin whose forward hook changes nothing: the hooked call every installed plugin puts on a model."""
+
+    @pf.hookimpl
+    def pyframe_module_forward(self, module, args, kwargs, output):
+        return None
+
+
+def _plugin_cases() -> dict:
+    state = {}
+
+    def add(trace: bool):
+        def enter():
+            state["h"] = pf.plugins.register(_NoOpPlugin(), name="bench-noop")
+            if trace:
+                state["t"] = pf.plugins.trace()
+                state["t"].__enter__()
+
+        return enter
+
+    def leave():
+        if "t" in state:
+            state.pop("t").stop()
+        state.pop("h").remove()
+
+    cases = {"one plugin forward hook": (add(False), leave)}
+    if hasattr(pf.plugins, "trace"):
+        cases["one plugin forward hook, trace on"] = (add(True), leave)
+    return cases
+
+
 def pyframe_times() -> dict:
     cases = _cases(pf, nn.register_module_forward_hook, nn.register_module_forward_pre_hook)
+    cases.update(_plugin_cases())
     return _measure(pf, pf.no_grad, cases)
 
 
@@ -68,6 +110,9 @@ def torch_times() -> dict:
 
 
 def main() -> None:
+    if "--json" in sys.argv:
+        print(json.dumps(pyframe_times()))
+        return
     p = pyframe_times()
     t = torch_times() if torch is not None else {}
     rows = []
@@ -84,6 +129,10 @@ def main() -> None:
     table("Linear(4, 4) call under no_grad (lower is better)", "us", rows, False)
     overhead = p["no hooks"] / p["machinery removed"] - 1
     print(f"\npyframe no-hook fast path vs machinery removed: {overhead:+.1%} (target: within 5%)")
+    on = p.get("one plugin forward hook, trace on")
+    if on is not None:
+        per_hook = on - p["one plugin forward hook"]
+        print(f"trace on: {per_hook:+.2f} us per plugin hook call (timing and recording; off: nothing is wrapped)")
 
 
 if __name__ == "__main__":

@@ -210,10 +210,8 @@ class Trace:
         if id(exc) in self._seen_errors:
             return
         self._seen_errors.add(id(exc))
-        self._errors.append(
-            {"plugin": plugin, "hook": hook, "ref": self._ref(module), "cls": type(module).__name__,
-             "error": f"{type(exc).__name__}: {exc}"}
-        )  # fmt: skip
+        label = _hooks.qualified_name(module) or f"({type(module).__name__})"  # now: the module may not outlive it
+        self._errors.append({"plugin": plugin, "hook": hook, "module": label, "error": f"{type(exc).__name__}: {exc}"})
 
     # ---- reading -------------------------------------------------------------------------------------------
 
@@ -248,10 +246,7 @@ class Trace:
     @property
     def errors(self) -> list[dict[str, Any]]:
         """``[{"plugin", "hook", "module", "error"}]``: exceptions raised inside a plugin's hook."""
-        return [
-            {"plugin": e["plugin"], "hook": e["hook"], "module": _label(e["ref"], e["cls"]), "error": e["error"]}
-            for e in self._errors
-        ]
+        return [dict(e) for e in self._errors]
 
     @property
     def durations(self) -> dict[str, dict[str, Any]]:

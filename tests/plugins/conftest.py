@@ -151,3 +151,14 @@ def shipped_env(tmp_path: Path, names=tuple(SHIPPED), **extra: str) -> dict:
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env.update(extra)
     return env
+
+
+def shipped_module(name: str):
+    """The shipped plugin ``name``'s module, imported from plugins/<name> (installed or not)."""
+    import importlib
+
+    _, module, folder = SHIPPED[name]
+    path = str(ROOT / "plugins" / folder)
+    if path not in sys.path:
+        sys.path.append(path)
+    return importlib.import_module(module)
