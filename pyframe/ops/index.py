@@ -354,6 +354,7 @@ def setitem(x: Tensor, key, value) -> None:
     """``x[key] = value``, writing through; with autograd, x's gradient is zero where it was
     overwritten and ``value`` gets the gradient of ``x[key]``."""
     x._write_check(same_value=True)  # the overlap check is on the part written, below
+    value = _setitem_value(value)
     value_grad = isinstance(value, Tensor) and value.requires_grad
     if not (_grad_mode.enabled and (x.requires_grad or value_grad)):
         _setitem(x, key, value)
@@ -374,7 +375,20 @@ def setitem(x: Tensor, key, value) -> None:
     record("IndexPutBackward0", backward, (x, value), x)
 
 
+def _setitem_value(value):
+    """The one place an assigned value is shaped (torch's): leading size-1 dims of a tensor are dropped
+    (``out[i] = net(x[i:i+1])``), broadcasting to the indexed part does the rest; the value's gradient comes
+    back in its own shape through the reshape. Lists and NumPy arrays are refused, as torch refuses them."""
+    if isinstance(value, Tensor) and value.ndim and value._shape[0] == 1:
+        n = 0
+        while n < value.ndim and value._shape[n] == 1:
+            n += 1
+        value = value.reshape(value._shape[n:])
+    return value
+
+
 def _setitem(x: Tensor, key, value) -> None:
+    value = _setitem_value(value)
     view, advanced = _basic(x, _expand_index(x, key))
     if not advanced:
         ew.copy_(view, value)

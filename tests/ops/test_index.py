@@ -385,3 +385,53 @@ def test_bool_scalar_indices_match_torch(shape, key):
     want = torch.arange(float(n)).reshape(shape)[tkey]
     got = pyframe.arange(float(n)).reshape(*shape)[key]
     assert tuple(got.shape) == tuple(want.shape) and got.tolist() == want.tolist()
+
+
+# x[key] = value with extra leading size-1 dims on the value (``out[i] = net(x[i:i+1])``), against torch over
+# every kind of key; the value's gradient comes back in its own shape. M is the library.
+SETITEM_KEYS = {
+    "int": lambda M: 0,
+    "neg_int": lambda M: -1,
+    "slice": lambda M: slice(1, 3),
+    "step": lambda M: slice(0, 4, 2),
+    "ellipsis": lambda M: Ellipsis,
+    "int_slice": lambda M: (0, slice(None)),
+    "none": lambda M: None,
+    "mask_rows": lambda M: M.tensor([True, False, True, False]),
+    "mask_full": lambda M: M.ones(4, 3, dtype=M.bool),
+    "list": lambda M: [0, 2],
+    "tensor_index": lambda M: M.tensor([1, 3]),
+    "list_pair": lambda M: ([0, 1], [1, 2]),
+    "ellipsis_int": lambda M: (Ellipsis, 1),
+    "slice_list": lambda M: (slice(None), [0, 2]),
+    "int_int": lambda M: (1, 2),
+    "empty_list": lambda M: [],
+    "empty_slice": lambda M: slice(2, 2),
+}
+SETITEM_VALUES = {
+    "lead1": lambda M, s: M.arange(1.0, 1.0 + math.prod(s)).reshape((1,) + s),
+    "lead11": lambda M, s: M.arange(1.0, 1.0 + math.prod(s)).reshape((1, 1) + s),
+    "row": lambda M, s: M.arange(1.0, 1.0 + (s[-1] if s else 1)).reshape(1, s[-1] if s else 1),
+    "lead2": lambda M, s: M.zeros((2,) + s),  # refused by both: only size-1 dims are dropped
+}
+
+
+def _assign(M, key_name, value_name):
+    x = M.arange(12.0).reshape(4, 3).requires_grad_(True)
+    y = x * 1.0
+    key = SETITEM_KEYS[key_name](M)
+    value = SETITEM_VALUES[value_name](M, tuple(y[key].shape)).requires_grad_(True)
+    try:
+        y[key] = value
+    except Exception:  # noqa: BLE001 - a refusal is compared with torch's
+        return "refused"
+    (y * M.arange(1.0, 13.0).reshape(4, 3)).sum().backward()
+    return [np.array(t.detach().numpy()).tolist() for t in (y, value.grad, x.grad)]
+
+
+@pytest.mark.parametrize("value_name", sorted(SETITEM_VALUES))
+@pytest.mark.parametrize("key_name", sorted(SETITEM_KEYS))
+def test_setitem_drops_leading_unit_dims_of_the_value_as_torch(key_name, value_name):
+    torch = pytest.importorskip("torch")
+    want = _assign(torch, key_name, value_name)
+    assert _assign(pyframe, key_name, value_name) == want
