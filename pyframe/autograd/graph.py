@@ -217,6 +217,30 @@ def _add(a, b):
     return a + b
 
 
+def _leading(nodes: dict, targets: set) -> set:
+    """The ids of the nodes with a wanted node strictly below them (those autograd.grad must run)."""
+    order, state = [], {}
+    for start in nodes.values():
+        if id(start) in state:
+            continue
+        stack = [(start, False)]
+        while stack:
+            n, done = stack.pop()
+            if done:
+                order.append(n)
+                continue
+            if id(n) in state:
+                continue
+            state[id(n)] = True
+            stack.append((n, True))
+            stack.extend((e[0], False) for e in n.next if e is not None and id(e[0]) not in state)
+    leads: set = set()
+    for n in order:  # children first
+        if any(e is not None and (id(e[0]) in targets or id(e[0]) in leads) for e in n.next):
+            leads.add(id(n))
+    return leads
+
+
 def run_backward(
     roots: Sequence[Tensor],
     grads: Sequence[Tensor],
@@ -241,13 +265,14 @@ def run_backward(
                 raise RuntimeError(f"input {i} of autograd.grad does not require grad")
             wanted.setdefault((id(e[0]), e[1]), []).append(i)
 
-    # count, per node, the edges that lead into it from nodes reachable from the roots
+    # count, per node, the edges that lead into it from nodes reachable from the roots (each root node once:
+    # two outputs of one op are two roots of one node)
     deps: dict[int, int] = {}
     nodes: dict[int, Node] = {}
-    stack = [e[0] for e, _ in root_edges]
-    for n in stack:
-        nodes[id(n)] = n
-    seen = {id(n) for n in stack}
+    for e, _ in root_edges:
+        nodes[id(e[0])] = e[0]
+    stack = list(nodes.values())
+    seen = set(nodes)
     while stack:
         n = stack.pop()
         for e in n.next:
@@ -259,6 +284,17 @@ def run_backward(
                 seen.add(id(child))
                 nodes[id(child)] = child
                 stack.append(child)
+    # autograd.grad runs only the nodes on a path to an input, as torch: the graph behind a non-leaf
+    # input is neither run nor freed, so a later backward through it still works
+    runs = None
+    if inputs is not None:
+        runs = _leading(nodes, {k[0] for k in wanted})
+        deps = {}
+        for n in nodes.values():
+            if id(n) in runs:
+                for e in n.next:
+                    if e is not None:
+                        deps[id(e[0])] = deps.get(id(e[0]), 0) + 1
 
     buffers: dict[int, list] = {}
     for (node, nr), g in root_edges:
@@ -286,6 +322,8 @@ def run_backward(
                 for nr, g in enumerate(buf):
                     for i in wanted.get((id(node), nr), ()):
                         results[i] = g
+            if runs is not None and id(node) not in runs:
+                continue  # an input's own node (or one off every path to an input): its gradient is taken above
             if isinstance(node, AccumulateGrad):
                 if inputs is None and buf[0] is not None:
                     _accumulate(node, buf[0])

@@ -745,3 +745,25 @@ def test_only_floating_tensors_require_grad():
     y = pyframe.ones(3, requires_grad=True)
     with pytest.raises(TypeError, match="gradients must be floating point tensors, got int64"):
         (y * 2).backward(pyframe.ones(3, dtype=pyframe.int64))
+
+
+def test_grad_of_a_non_leaf_keeps_the_graph_behind_it():
+    # autograd.grad runs only the nodes between the outputs and its inputs, as torch: exp's node behind
+    # the non-leaf x is neither run nor freed, so later calls still reach it
+    a = pyframe.tensor([0.5, 1.0], requires_grad=True)
+    x = a.exp()
+    (g1,) = pyframe.autograd.grad((x * x).sum(), x)
+    (g2,) = pyframe.autograd.grad((x * 3).sum(), x)
+    np.testing.assert_allclose(g1.numpy(), 2 * np.exp([0.5, 1.0]), rtol=1e-6)
+    assert g2.tolist() == [3.0, 3.0]
+    assert a.grad is None
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 3 * np.exp([0.5, 1.0]), rtol=1e-6)
+
+
+def test_grad_of_two_outputs_of_one_node():
+    # chunk's two pieces come from one node: both roots' gradients reach the input
+    x = pyframe.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a, b = pyframe.chunk(x, 2)
+    (g,) = pyframe.autograd.grad([a, b], [x], [pyframe.ones(1, 2), pyframe.full((1, 2), 2.0)])
+    assert g.tolist() == [[1.0, 1.0], [2.0, 2.0]]
