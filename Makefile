@@ -96,6 +96,12 @@ ctest: $(CTESTS)
 csan: $(SAN_TESTS)
 	@set -e; for t in $(SAN_TESTS); do ASAN_OPTIONS=detect_leaks=1 OMP_NUM_THREADS=2 ./$$t; done
 
+# torch's own test databases (op_db, module_db, optim_db) through pyframe: the table by namespace
+# (tests/conformance; `make test` checks the same results against tests/conformance/expected_failures.toml)
+.PHONY: conformance
+conformance: $(VENV)/.oracle
+	$(PY) -m tests.conformance
+
 bench: install
 	@set -e; for b in benchmarks/bench_*.py; do $(PY) $$b; done
 

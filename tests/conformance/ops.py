@@ -1,0 +1,360 @@
+"""op_db: every OpInfo's function, method and in-place variants, called in pyframe by the same name.
+
+For each entry, the first ``SAMPLES`` samples in float32 and float64 (or the first dtype torch lists
+when the op takes neither) are converted through NumPy; the pyframe result must match torch's on the
+same sample, and where torch supports autograd the float64 gradients for one seeded cotangent must
+too (function variant). A sample torch itself rejects must be rejected by pyframe too. The function
+entry also requires every ``error_inputs`` case to raise.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import types
+import warnings
+
+import numpy as np
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+
+import pyframe
+
+from .convert import (
+    Outcome,
+    OutOfScope,
+    _method,
+    _pf_module,
+    _qualified,
+    _torch_path,
+    _translate,
+    clone_torch,
+    compare,
+    failure,
+    flat,
+    one_line,
+    to_pf,
+    torch_arrays,
+)
+
+SAMPLES = 3  # per dtype and entry; the first ones, which op_db seeds itself
+ERROR_INPUTS = 8
+_FLOAT = (torch.float32, torch.float64)
+_OTHER = (torch.int64, torch.int32, torch.bool, torch.uint8, torch.int16, torch.int8, torch.float16)
+_EMPTY = {"empty", "empty_like", "new_empty", "empty_strided", "empty_permuted", "new_empty_strided"}
+_RANDOM_WORDS = (
+    "rand",
+    "normal",
+    "bernoulli",
+    "multinomial",
+    "uniform",
+    "dropout",
+    "rrelu",
+    "exponential",
+    "geometric",
+    "cauchy",
+    "log_normal",
+    "random_",
+    "poisson",
+)
+_NAMESPACES = ("nn.functional", "linalg", "special", "fft", "masked", "sparse", "signal.windows", "nn")
+
+
+def namespace(name: str) -> str:
+    for ns in _NAMESPACES:
+        if name.startswith(ns + "."):
+            return "torch." + ns
+    return "torch"
+
+
+def entries() -> list[tuple[str, object, str]]:
+    """(entry id, OpInfo, variant) in op_db's order; ids are `name[.variant]:function|method|inplace`."""
+    out = []
+    for op in op_db:
+        base = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+        for kind, fn in (("function", op.op), ("method", op.method_variant), ("inplace", op.inplace_variant)):
+            if fn is not None:
+                out.append((f"{base}:{kind}", op, kind))
+    return out
+
+
+# ---- the pyframe callable of the same name --------------------------------------------------------------
+
+
+_GLOBALS: dict[int, dict] = {}
+
+
+def _rebound(fn):
+    """A Python function of torch's test suite (a lambda, a wrapper) with its module's torch names bound
+    to pyframe's: `torch` to `pyframe`, `F` to `pyframe.nn.functional`, ..."""
+    key = id(fn.__globals__)
+    if key not in _GLOBALS:
+        g = dict(fn.__globals__)
+        for k, v in fn.__globals__.items():
+            if isinstance(v, types.ModuleType) and (v.__name__ == "torch" or v.__name__.startswith("torch.")):
+                if v.__name__.startswith("torch.testing"):
+                    continue
+                g[k] = _pf_module(v.__name__)
+        _GLOBALS[key] = g
+    closure = None
+    if fn.__closure__:
+        cells = []
+        for c in fn.__closure__:
+            try:
+                v = c.cell_contents
+            except ValueError:
+                v = None
+            cells.append(types.CellType(_translate(v)))
+        closure = tuple(cells)
+    new = types.FunctionType(fn.__code__, _GLOBALS[key], fn.__name__, fn.__defaults__, closure)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    return new
+
+
+def _by_name(op, fn) -> str | None:
+    """The OpInfo's own name when torch has ``fn`` under it (torch.linalg.det's __name__ is linalg_det)."""
+    got = torch
+    for part in op.name.split("."):
+        got = getattr(got, part, None)
+    return op.name if got is fn and fn is not None else None
+
+
+def pf_callable(op, kind: str):
+    """The pyframe callable for ``op``'s variant ``kind``; raises Outcome('missing') when it has none."""
+    fn = {"function": op.op, "method": op.method_variant, "inplace": op.inplace_variant}[kind]
+    if isinstance(fn, functools.partial):
+        inner = _translate(fn.func)
+        if inner is fn.func:
+            raise Outcome("missing", f"no pyframe name for {fn.func!r}"[:120])
+        return functools.partial(inner, *fn.args, **fn.keywords)
+    if kind != "function":
+        name = getattr(fn, "__name__", None)
+        if isinstance(fn, types.FunctionType) and fn.__module__.startswith("torch.testing"):
+            return _rebound(fn)
+        if not hasattr(pyframe.Tensor, name):
+            raise Outcome("missing", f"Tensor.{name}")
+        return _method(name)
+    path = _torch_path(fn) or _by_name(op, fn)
+    if path is not None:
+        return _qualified(pyframe, path)
+    if isinstance(fn, types.FunctionType) and (fn.__module__ or "").startswith("torch.testing"):
+        return _rebound(fn)
+    if isinstance(fn, types.FunctionType) and (fn.__module__ or "").startswith("torch"):
+        return _qualified(pyframe, fn.__module__[6:] + "." + fn.__name__ if fn.__module__ != "torch" else fn.__name__)
+    t = _translate(fn)
+    if t is fn:
+        raise Outcome("missing", f"no pyframe name for {fn!r}"[:120])
+    return t
+
+
+# ---- one entry ----------------------------------------------------------------------------------------------
+
+
+def _dtypes(op):
+    supported = op.supported_dtypes("cpu")
+    if not supported:
+        raise OutOfScope("cuda-only")
+    got = [d for d in _FLOAT if d in supported]
+    if not got:
+        got = [d for d in _OTHER if d in supported][:1]
+    if not got:
+        raise OutOfScope("complex")
+    return got
+
+
+def _call(fn, sample):
+    return fn(sample.input, *sample.args, **sample.kwargs)
+
+
+def _torch_fn(op, kind):
+    return {"function": op.op, "method": op.method_variant, "inplace": op.inplace_variant}[kind]
+
+
+def _equal(x, y) -> bool:
+    return torch.equal(x, y) or (x.is_floating_point() and torch.allclose(x, y, equal_nan=True))
+
+
+def _same(a, b) -> bool:
+    try:
+        for x, y in zip(flat(a), flat(b), strict=False):
+            if isinstance(x, torch.Tensor) and not _equal(x, y):
+                return False
+        return True
+    except Exception:
+        return False
+
+
+def _grad_check(op, kind, sample, pf_fn, rng) -> None:
+    tleaves: list = []
+    tin, targs, tkw = clone_torch((sample.input, sample.args, sample.kwargs), True, tleaves)
+    if not tleaves:
+        return
+    try:
+        tout = _torch_fn(op, kind)(tin, *targs, **tkw)
+        if sample.output_process_fn_grad is not None:
+            tout = sample.output_process_fn_grad(tout)
+        touts = [o for o in flat(tout) if isinstance(o, torch.Tensor) and o.requires_grad]
+        if not touts:
+            return
+        cots = [torch.from_numpy(rng.standard_normal(tuple(o.shape))).to(o.dtype) for o in touts]
+        tgrads = torch.autograd.grad(touts, tleaves, cots, allow_unused=True)
+    except Exception:
+        return  # torch cannot differentiate this sample: nothing to compare
+    pleaves: list = []
+    try:
+        pin, pargs, pkw = to_pf((sample.input, sample.args, sample.kwargs), True, pleaves)
+        pout = pf_fn(pin, *pargs, **pkw)
+        if sample.output_process_fn_grad is not None:
+            pout = sample.output_process_fn_grad(pout)
+    except Exception as exc:
+        raise failure(exc) from None
+    pouts = [o for o in flat(pout) if isinstance(o, pyframe.Tensor) and o.requires_grad]
+    if len(pouts) != len(touts):
+        raise Outcome("grad", f"{len(pouts)} differentiable results, torch has {len(touts)}")
+    try:
+        pcots = [pyframe.tensor(c.numpy(), dtype=o.dtype) for c, o in zip(cots, pouts, strict=False)]
+        pgrads = pyframe.autograd.grad(pouts, pleaves, pcots, allow_unused=True)
+    except Exception as exc:
+        raise Outcome("grad", "backward: " + one_line(exc)) from None
+    for i, (pg, tg, leaf) in enumerate(zip(pgrads, tgrads, tleaves, strict=False)):
+        tg = torch.zeros_like(leaf) if tg is None else tg
+        pg = torch.zeros_like(leaf) if pg is None else torch.from_numpy(np.array(pg.detach().numpy()))
+        try:
+            torch.testing.assert_close(pg, tg, equal_nan=True, check_dtype=False)
+        except AssertionError as exc:
+            raise Outcome("grad", f"input {i}: " + " ".join(str(exc).split("\n")[:3])[:140]) from None
+
+
+def _samples(op, dtype):
+    grad = dtype == torch.float64 and op.supports_autograd
+    out = []
+    # the sample function itself: OpInfo.sample_inputs wraps it in a tracker that inspects the stack per sample
+    torch.manual_seed(0)
+    for s in op.sample_inputs_func(op, "cpu", dtype, grad):
+        out.append(s)
+        if len(out) == SAMPLES:
+            break
+    return out
+
+
+def run_entry(op, kind: str) -> tuple[str, str]:
+    """(category, reason) of one entry."""
+    try:
+        pf_fn = pf_callable(op, kind)
+        dtypes = _dtypes(op)
+    except Outcome as o:
+        return o.category, o.reason
+    rng = np.random.default_rng(0)
+    compared = 0
+    scope = None
+    nondeterministic = _random(op)
+    for dtype in dtypes:
+        for sample in _samples(op, dtype):
+            try:
+                pin, pargs, pkw = to_pf((sample.input, sample.args, sample.kwargs), False)
+            except OutOfScope as o:
+                scope = o
+                continue
+            except Outcome as o:
+                return o.category, o.reason
+            tfn = _torch_fn(op, kind)
+            try:
+                t1 = _call(tfn, _clone_sample(sample))
+                torch_arrays(t1)
+            except OutOfScope as o:
+                scope = o
+                continue
+            except Exception:
+                # torch rejects this sample: pyframe must too
+                try:
+                    pf_fn(pin, *pargs, **pkw)
+                except Exception:
+                    continue
+                return "error-input-accepted", f"a {dtype} sample torch rejects ({sample.name or 'unnamed'})"
+            random = nondeterministic or not _same(t1, _call(tfn, _clone_sample(sample)))
+            try:
+                pout = pf_fn(pin, *pargs, **pkw)
+            except Exception as exc:
+                o = failure(exc)
+                return o.category, o.reason
+            try:
+                compare(pout, t1, values=not random)
+            except OutOfScope as o:
+                scope = o
+                continue
+            except Outcome as o:
+                return o.category, f"{dtype}: {o.reason}".replace("torch.", "")
+            compared += 1
+            if dtype == torch.float64 and not random and op.supports_autograd and _grad_kind(op) == kind:
+                try:
+                    _grad_check(op, kind, sample, pf_fn, rng)
+                except Outcome as o:
+                    return o.category, o.reason
+    if compared == 0:
+        if scope is not None:
+            return scope.category, scope.reason
+        return "pass", "no sample torch accepts"
+    if kind == "function" or _grad_kind(op) == kind:
+        accepted = _error_inputs(op, pf_fn)
+        if accepted:
+            return "error-input-accepted", accepted
+    return "pass", ""
+
+
+def _random(op) -> bool:
+    """Random or uninitialised results: only structure, shapes and dtypes are compared."""
+    if op.name in _EMPTY or getattr(op, "has_nondeterministic_output", False):
+        return True
+    if any(w in op.name for w in _RANDOM_WORDS):
+        return True
+    code = getattr(op.op, "__code__", None)
+    return code is not None and "wrapper_set_seed" in code.co_names
+
+
+def _grad_kind(op) -> str:
+    return "function" if op.op is not None else ("method" if op.method_variant is not None else "inplace")
+
+
+def _clone_sample(sample):
+    return sample.transform(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t)
+
+
+def _error_inputs(op, pf_fn) -> str:
+    if op.error_inputs_func is None:
+        return ""
+    try:
+        torch.manual_seed(0)
+        errs = list(itertools.islice(op.error_inputs_func(op, "cpu"), ERROR_INPUTS))
+    except Exception:
+        return ""
+    for e in errs:
+        e = e[0] if isinstance(e, tuple) else e
+        s = e.sample_input
+        try:
+            pin, pargs, pkw = to_pf((s.input, s.args, s.kwargs), False)
+        except OutOfScope:
+            continue
+        except Exception:  # pyframe cannot even hold the input: that rejects it too
+            continue
+        try:
+            pf_fn(pin, *pargs, **pkw)
+        except Exception:
+            continue
+        return f"accepts: {e.error_regex}"[:160]
+    return ""
+
+
+def run(select=None) -> dict[str, tuple[str, str, str]]:
+    """{entry id: (namespace, category, reason)} over op_db (or the ids ``select`` keeps)."""
+    results = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for eid, op, kind in entries():
+            if select is not None and not select(eid):
+                continue
+            try:
+                cat, reason = run_entry(op, kind)
+            except Exception as exc:  # the harness itself (sample generation) failed
+                cat, reason = "error", "harness: " + one_line(exc)
+            results[eid] = (namespace(op.name), cat, reason)
+    return results
