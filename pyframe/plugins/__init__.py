@@ -284,7 +284,7 @@ def _on_load(value: Any, source: str) -> None:
     for name in sorted(set(saved) | set(now), key=str):
         a, b = saved.get(name), now.get(name)
         # a plugin that declared it leaves numerics alone (a logger) differs harmlessly; an older record has no flag
-        if not ((a or {}).get("changes_numerics", True) or (b or {}).get("changes_numerics", True)):
+        if not any(x.get("changes_numerics", True) for x in (a, b) if x is not None):
             continue
         if a is None:
             diffs.append(f"'{name}' is active now but was not when it was saved")

@@ -49,22 +49,21 @@ stats = {"parameters converted": 0, "buffers converted": 0}
 
 @hookimpl
 def pyframe_declare_settings() -> dict:
-    from pyframe.plugins import Setting
+    from pyframe.plugins import Setting, declare
 
-    return {
-        "dtype": Setting(
+    return declare(
+        changes_numerics=True,  # converts parameters and buffers: numerics change
+        dtype=Setting(
             str,
             DEFAULTS["dtype"],
             choices=FLOAT_DTYPE_NAMES,
             help="the floating dtype every floating parameter and buffer is registered as",
         ),
-        "strict": Setting(
+        strict=Setting(
             bool, DEFAULTS["strict"], help="raise TypeError on a floating tensor of another dtype instead of converting"
         ),
-        "log": Setting(
-            bool, DEFAULTS["log"], help="log each conversion to the 'pyframe.plugins.float32_enforcer' logger"
-        ),
-    }
+        log=Setting(bool, DEFAULTS["log"], help="log each conversion to the 'pyframe.plugins.float32_enforcer' logger"),
+    )
 
 
 def resolve_dtype(name: Any) -> Any:

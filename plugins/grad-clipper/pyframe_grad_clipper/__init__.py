@@ -50,30 +50,31 @@ def _finite(value: float) -> None:
 
 @hookimpl
 def pyframe_declare_settings() -> dict:
-    from pyframe.plugins import Setting
+    from pyframe.plugins import Setting, declare
 
-    return {
-        "max_value": Setting(
+    return declare(
+        changes_numerics=True,  # clips gradients: numerics change
+        max_value=Setting(
             float,
             DEFAULTS["max_value"],
             gt=0.0,
             validator=_finite,
             help='mode "value": clamp every gradient element to [-max_value, max_value]',
         ),
-        "mode": Setting(
+        mode=Setting(
             str, DEFAULTS["mode"], choices=MODES, help='"value": clamp elements; "norm": rescale each tensor\'s norm'
         ),
-        "max_norm": Setting(
+        max_norm=Setting(
             float,
             DEFAULTS["max_norm"],
             gt=0.0,
             validator=_finite,
             help='mode "norm": scale each gradient tensor down to at most this 2-norm',
         ),
-        "modules": Setting(
+        modules=Setting(
             list, list(DEFAULTS["modules"]), help="class names of the modules to clip; empty: every module"
         ),
-    }
+    )
 
 
 def _positive(key: str, value: Any) -> float:

@@ -58,21 +58,26 @@ class NanDetectedWarning(RuntimeWarning):
     """Warned by nan-detector with ``action = "warn"`` or ``"zero"``."""
 
 
+def _zeroes(settings: Mapping) -> bool:
+    return settings["action"] == "zero"
+
+
 @hookimpl
 def pyframe_declare_settings() -> dict:
-    from pyframe.plugins import Setting
+    from pyframe.plugins import Setting, declare
 
-    return {
-        "action": Setting(
+    return declare(
+        changes_numerics=_zeroes,  # only action = "zero" changes a value
+        action=Setting(
             str,
             DEFAULTS["action"],
             choices=ACTIONS,
             help='"raise": FloatingPointError; "warn": a warning; "zero": replace NaN/Inf with 0 and warn',
         ),
-        "check_forward": Setting(
+        check_forward=Setting(
             bool, DEFAULTS["check_forward"], help="also check module outputs (not only incoming gradients)"
         ),
-    }
+    )
 
 
 @hookimpl
