@@ -129,3 +129,9 @@ fuzz: install
 	$(PY) -m tools.fuzz --asan --first 1000 --seeds 10 --calls 300
 	$(PY) -m tools.fuzz.hostile
 	$(PY) -m tools.fuzz.soak
+
+# the multi-process tests at 4 ranks too (tests/distributed: DDP against one process, every collective against
+# torch's gloo); `make test` runs the 2-rank part
+.PHONY: test-dist
+test-dist: $(PLUGIN_SITE)/.installed $(VENV)/.oracle
+	PYFRAME_TEST_DIST=1 PYTHONPATH=$(PLUGIN_SITE) $(PY) -m pytest -q tests/distributed

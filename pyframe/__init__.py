@@ -84,6 +84,15 @@ __all__ = [
 ]  # fmt: skip
 
 
+def __getattr__(name: str):
+    # torch.distributed is an attribute after `import torch`: imported on first use (it has a cost and is rarely used)
+    if name == "distributed":
+        import importlib
+
+        return importlib.import_module("pyframe.distributed")
+    raise AttributeError(f"module 'pyframe' has no attribute {name!r}")
+
+
 # last, so that plugins see a complete pyframe: read the plugin config (a bad value fails here) and load the
 # enabled plugins; disabled ones are never imported. The `pyframe` command imports this package before its own
 # code runs, and exists to diagnose such errors: under it the error is kept for the command to print.

@@ -8,3 +8,13 @@ from pyframe.nn.modules import __all__ as _modules_all
 from pyframe.nn.parameter import Parameter
 
 __all__ = ["Parameter", "functional", "init", "utils", *_modules_all]
+
+
+def __getattr__(name: str):
+    # torch.nn.parallel (and nn.SyncBatchNorm, which lives there) after `import torch`: imported on first use
+    if name in ("parallel", "SyncBatchNorm"):
+        import importlib
+
+        parallel = importlib.import_module("pyframe.nn.parallel")
+        return parallel if name == "parallel" else parallel.SyncBatchNorm
+    raise AttributeError(f"module 'pyframe.nn' has no attribute {name!r}")
