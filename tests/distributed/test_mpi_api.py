@@ -80,8 +80,8 @@ def test_collectives_match_torch_gloo_at_4_ranks(tmp_path):
 
 def test_launcher_runs_the_ddp_tutorial(tmp_path):
     _, env = _probe(2)
-    r = subprocess.run([sys.executable, "-m", "pyframe.distributed.run", "--nproc-per-node", "2",
-                        str(HERE / "ddp_tutorial.py")], env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    cmd = [sys.executable, "-m", "pyframe.distributed.run", "--nproc-per-node", "2", str(HERE / "ddp_tutorial.py")]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-3000:]
     for rank in (0, 1):
         assert f"Finished running basic DDP example on rank {rank}." in r.stdout
