@@ -24,7 +24,8 @@ CATEGORIES = ("pass", "missing", "wrong", "error", "grad", "error-input-accepted
 SCOPE = {
     "complex": "pyframe has no complex dtypes (torch's samples or results are complex)",
     "quantized": "pyframe has no quantized tensors",
-    "cuda-only": "torch lists no CPU dtypes for it",
+    "cuda-only": "torch runs it on CUDA only (no CPU dtypes, or a jiterator kernel)",
+    "internal": "a private aten operator or underscored name, not torch's public API",
 }
 
 
@@ -139,8 +140,12 @@ class _Lazy:
 
 
 def _method(name):
+    """Tensor.name called as torch's method descriptor is: on a tensor only."""
+
     def call(self, *args, **kwargs):
-        if not hasattr(type(self), name) and isinstance(self, pyframe.Tensor):
+        if not isinstance(self, pyframe.Tensor):
+            raise TypeError(f"descriptor '{name}' applies to Tensors, not {type(self).__name__}")
+        if not hasattr(type(self), name):
             raise Outcome("missing", f"Tensor.{name}")
         return getattr(self, name)(*args, **kwargs)
 

@@ -37,6 +37,7 @@ from .convert import (
     torch_arrays,
 )
 
+_REJECTED = object()
 SAMPLES = 3  # per dtype and entry; the first ones, which op_db seeds itself
 ERROR_INPUTS = 8
 _FLOAT = (torch.float32, torch.float64)
@@ -139,6 +140,10 @@ def pf_callable(op, kind: str):
         return _qualified(pyframe, path)
     if isinstance(fn, types.FunctionType) and (fn.__module__ or "").startswith("torch.testing"):
         return _rebound(fn)
+    if getattr(fn, "__qualname__", "").startswith(("Tensor.", "TensorBase.")):
+        if not hasattr(pyframe.Tensor, fn.__name__):
+            raise Outcome("missing", f"Tensor.{fn.__name__}")
+        return _method(fn.__name__)
     if isinstance(fn, types.FunctionType) and (fn.__module__ or "").startswith("torch"):
         return _qualified(pyframe, fn.__module__[6:] + "." + fn.__name__ if fn.__module__ != "torch" else fn.__name__)
     t = _translate(fn)
@@ -237,19 +242,48 @@ def _samples(op, dtype):
     return out
 
 
+def _scope(op, kind) -> OutOfScope | None:
+    fn = _torch_fn(op, kind)
+    if "jiterator" in type(fn).__module__ or op.name.startswith("jiterator"):
+        return OutOfScope("cuda-only")
+    last = op.name.rsplit(".", 1)[-1]
+    private = last.startswith("_") and not (last.startswith("__") and last.endswith("__"))
+    if isinstance(fn, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)) or private:
+        return OutOfScope("internal")
+    return None
+
+
 def run_entry(op, kind: str) -> tuple[str, str]:
-    """(category, reason) of one entry."""
+    """(category, reason) of one entry. Out of scope comes first: it is a property of torch's op."""
+    scope = _scope(op, kind)
+    if scope is not None:
+        return scope.category, scope.reason
     try:
-        pf_fn = pf_callable(op, kind)
         dtypes = _dtypes(op)
     except Outcome as o:
         return o.category, o.reason
+    try:
+        pf_fn, missing = pf_callable(op, kind), None
+    except Outcome as o:
+        pf_fn, missing = None, o
     rng = np.random.default_rng(0)
     compared = 0
     scope = None
     nondeterministic = _random(op)
     for dtype in dtypes:
         for sample in _samples(op, dtype):
+            tfn = _torch_fn(op, kind)
+            try:
+                torch_arrays((sample.input, sample.args, list(sample.kwargs.values())))
+                t1 = _call(tfn, _clone_sample(sample))
+                torch_arrays(t1)
+            except OutOfScope as o:
+                scope = o
+                continue
+            except Exception:
+                t1 = _REJECTED
+            if missing is not None:
+                return missing.category, missing.reason
             try:
                 pin, pargs, pkw = to_pf((sample.input, sample.args, sample.kwargs), False)
             except OutOfScope as o:
@@ -257,14 +291,7 @@ def run_entry(op, kind: str) -> tuple[str, str]:
                 continue
             except Outcome as o:
                 return o.category, o.reason
-            tfn = _torch_fn(op, kind)
-            try:
-                t1 = _call(tfn, _clone_sample(sample))
-                torch_arrays(t1)
-            except OutOfScope as o:
-                scope = o
-                continue
-            except Exception:
+            if t1 is _REJECTED:
                 # torch rejects this sample: pyframe must too
                 try:
                     pf_fn(pin, *pargs, **pkw)
@@ -291,6 +318,8 @@ def run_entry(op, kind: str) -> tuple[str, str]:
                 except Outcome as o:
                     return o.category, o.reason
     if compared == 0:
+        if missing is not None and scope is None:
+            return missing.category, missing.reason
         if scope is not None:
             return scope.category, scope.reason
         return "pass", "no sample torch accepts"
@@ -319,6 +348,12 @@ def _clone_sample(sample):
     return sample.transform(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t)
 
 
+def _kind(a) -> str:
+    if isinstance(a, torch.Tensor):
+        return f"{str(a.dtype).replace('torch.', '')}{list(a.shape)}"
+    return type(a).__name__
+
+
 def _error_inputs(op, pf_fn) -> str:
     if op.error_inputs_func is None:
         return ""
@@ -330,6 +365,11 @@ def _error_inputs(op, pf_fn) -> str:
     for e in errs:
         e = e[0] if isinstance(e, tuple) else e
         s = e.sample_input
+        try:  # an error input torch itself accepts (some only raise on other devices) asks nothing
+            _call(_torch_fn(op, _grad_kind(op)), s)
+            continue
+        except Exception:
+            pass
         try:
             pin, pargs, pkw = to_pf((s.input, s.args, s.kwargs), False)
         except OutOfScope:
@@ -340,7 +380,8 @@ def _error_inputs(op, pf_fn) -> str:
             pf_fn(pin, *pargs, **pkw)
         except Exception:
             continue
-        return f"accepts: {e.error_regex}"[:160]
+        kinds = ", ".join(_kind(a) for a in (s.input, *s.args, *s.kwargs.values()))
+        return f"accepts ({kinds}) that torch rejects" + (f": {e.error_regex}" if e.error_regex else "")[:160]
     return ""
 
 

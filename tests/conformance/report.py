@@ -33,21 +33,18 @@ def load_expected(path: Path = EXPECTED) -> dict[str, dict[str, dict[str, str]]]
 
 
 def write_expected(results: dict[str, dict], old: dict, path: Path = EXPECTED) -> None:
-    """The list from fresh ``results``; an entry whose category did not change keeps its written reason."""
+    """The list from fresh ``results`` (``old`` is the list before, unused: reasons come from the run)."""
     lines = [
         "# Entries of torch's op_db, module_db and optim_db that do not pass in pyframe yet, with why.",
-        "# Written by `python -m tests.conformance --update`; the reason of an entry whose category stays the",
-        "# same is kept, so a reason written by hand survives. Categories: missing, wrong, error, grad,",
-        "# error-input-accepted, out-of-scope (complex, quantized, cuda-only).",
+        "# Written by `python -m tests.conformance --update` from a run: reasons are the run's own. Categories:",
+        "# missing, wrong, error, grad, error-input-accepted, out-of-scope (complex, quantized, cuda-only,",
+        "# internal: see SCOPE in convert.py).",
     ]
     for db in DATABASES:
         lines += ["", f"[{db}]"]
         for eid, (_ns, cat, reason) in results[db].items():
             if cat == "pass":
                 continue
-            before = old.get(db, {}).get(eid)
-            if before and before.get("category") == cat and before.get("reason"):
-                reason = before["reason"]
             lines.append(f"{json.dumps(eid)} = {{ category = {json.dumps(cat)}, reason = {_toml_str(reason)} }}")
     path.write_text("\n".join(lines) + "\n")
 
