@@ -198,3 +198,52 @@ def test_trace_is_written_when_the_script_raises_in_a_plugin(project, tmp_path):
     errors = json.loads(out.read_text())["errors"]
     assert [(e["plugin"], e["hook"]) for e in errors] == [("nan-detector", "forward")]
     assert errors[0]["error"].startswith("FloatingPointError: nan-detector")
+
+
+ATTENTION = """
+import pyframe as pf
+
+class Attn(pf.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q_proj = pf.nn.Linear(4, 4, dtype=pf.float64)
+        self.v_proj = pf.nn.Linear(4, 4, dtype=pf.float64)
+        self.out = pf.nn.Linear(4, 4, dtype=pf.float64)
+
+    def forward(self, x):
+        return self.out(self.q_proj(x) * self.v_proj(x))
+
+pf.manual_seed(0)
+model = pf.nn.Sequential(Attn(), Attn())
+opt = pf.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+for _ in range(2):
+    (model(pf.randn(3, 4)) * 100).sum().backward()
+    opt.step()
+    opt.zero_grad()
+print(pf.plugins.explain(model))
+"""
+
+
+def test_trace_names_every_parameter_each_plugin_changed(project, tmp_path):
+    (project / "attn.py").write_text(ATTENTION)
+    (project / "pyframe.toml").write_text('[lora]\ntargets = ["*.q_proj", "*.v_proj"]\nrank = 2\nalpha = 4\n')
+    out = tmp_path / "trace.json"
+    names = ("float32-enforcer", "grad-clipper", "lora")
+    r = run(project, "-m", "pyframe", "run", f"--trace={out}", "attn.py", names=names)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text())
+    params = [f"{i}.{layer}.{p}" for i in (0, 1) for layer in ("q_proj", "v_proj", "out") for p in ("weight", "bias")]
+
+    def changed(plugin, action):
+        return sorted(x["name"] for x in data["registrations"] if x["plugin"] == plugin and x["action"] == action)
+
+    assert changed("float32-enforcer", "replaced") == sorted(params)
+    assert changed("lora", "requires_grad set") == sorted(params)  # PEFT freezes the whole base model
+    adapted = sorted(x["name"] for x in data["registrations"] if x["action"].startswith("adapted"))
+    assert adapted == [f"{i}.{layer}.weight" for i in (0, 1) for layer in ("q_proj", "v_proj")]
+    clipped = {g["module"] for g in data["gradients"] if g["plugin"] == "grad-clipper"}
+    assert clipped and clipped <= {f"{i}.{layer}" for i in (0, 1) for layer in ("q_proj", "v_proj", "out")} | {"0", "1"}
+    assert data["steps"] == 2 and set(names) <= set(data["durations"])  # (and the built-in parametrize)
+    # explain(model), printed by the script, says the same per parameter
+    assert "0.q_proj.weight: float32-enforcer replaced: dtype float64 -> float32; lora requires_grad set" in r.stdout
+    assert "lora adapted (rank 2, alpha 4, dropout 0)" in r.stdout
