@@ -280,6 +280,13 @@ def _check_target(root, node: Node) -> None:
         obj = getattr(obj, atom)
 
 
+def _attr_path(base: str, target: str) -> str:
+    """``self.layers.0.fc`` as Python: ``getattr(self.layers, "0").fc``, as torch.fx writes it."""
+    for atom in target.split("."):
+        base = f"{base}.{atom}" if atom.isidentifier() else f'getattr({base}, "{atom}")'
+    return base
+
+
 class _CodeGen:
     def __init__(self, root: str) -> None:
         self.root = root
@@ -355,9 +362,9 @@ class _CodeGen:
                 body.append(f"return {self.fmt(a[0])}")
                 continue
             if n.op == "get_attr":
-                rhs = f"{self.root}.{n.target}"
+                rhs = _attr_path(self.root, n.target)
             elif n.op == "call_module":
-                rhs = f"{self.root}.{n.target}({self.call_args(a, n.kwargs)})"
+                rhs = f"{_attr_path(self.root, n.target)}({self.call_args(a, n.kwargs)})"
             elif n.op == "call_method":
                 rhs = f"{self.fmt(a[0])}.{n.target}({self.call_args(a[1:], n.kwargs)})"
             elif n.target in BINARY and len(a) == 2 and not n.kwargs:

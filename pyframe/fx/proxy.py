@@ -359,9 +359,15 @@ def activate(tracer, root: Any, *, autowrap_math: bool = False, extra_globals: t
 def swap_in_module_instances(patcher: _Patcher, modules, table: dict) -> None:
     """Functions held by module instances (``self.activation = F.relu``) and by their classes' modules."""
     seen: set[int] = set()
+    classes: set[type] = set()
     for m in modules:
         _swap_in(patcher, m.__dict__, table, is_dict=True)
         for cls in type(m).__mro__:
+            if cls not in classes:  # functions a class holds as static methods (``_fn = staticmethod(F.relu)``)
+                classes.add(cls)
+                for k, v in list(cls.__dict__.items()):
+                    if isinstance(v, staticmethod) and table.get(id(v.__func__), (None,))[0] is v.__func__:
+                        patcher.set(cls, k, staticmethod(table[id(v.__func__)][1]))
             mod = sys.modules.get(cls.__module__)
             if mod is not None and id(mod) not in seen and not cls.__module__.startswith("pyframe"):
                 seen.add(id(mod))

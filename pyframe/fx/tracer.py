@@ -182,26 +182,21 @@ class Tracer(GraphAppendingTracer):
         unknown = set(concrete_args) - {p.name for p in params}
         if unknown:
             raise TypeError(f"concrete_args names {sorted(unknown)}, which {fn.__qualname__} does not take")
-        if example is not None and len(example) > len(params):
+        varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+        if example is not None and len(example) > len(params) and not varargs:
             raise TypeError(f"{fn.__qualname__} takes {len(params)} arguments, {len(example)} were given")
         out = []
         for i, p in enumerate(params):
+            if p.kind == p.VAR_POSITIONAL and example is not None:  # one placeholder per example argument
+                out += [self._example_placeholder(f"{p.name}_{j}", v) for j, v in enumerate(example[i:])]
+                break
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                if example is not None and i < len(example):
-                    raise TraceError(f"{fn.__qualname__}: *args/**kwargs cannot be traced")
                 break
             if example is not None:
                 value = example[i] if i < len(example) else p.default
                 if value is inspect.Parameter.empty:
                     raise TypeError(f"{fn.__qualname__}: missing argument {p.name!r}")
-                if isinstance(value, Tensor) or (isinstance(value, (tuple, list)) and
-                                                 any(isinstance(v, Tensor) for v in value)):  # fmt: skip
-                    node = self.create_node("placeholder", p.name, (), {})
-                    node.meta["val"] = value
-                    out.append(self.proxy(node))
-                else:  # a Python value steers the trace: a placeholder that keeps it as its default
-                    self.create_node("placeholder", p.name, (value,), {})
-                    out.append(value)
+                out.append(self._example_placeholder(p.name, value))
                 continue
             if p.name in concrete_args and concrete_args[p.name] is not PH:
                 value = concrete_args[p.name]
@@ -211,6 +206,16 @@ class Tracer(GraphAppendingTracer):
             default = () if p.default is inspect.Parameter.empty else (p.default,)
             out.append(self.proxy(self.create_node("placeholder", p.name, default, {})))
         return out
+
+    def _example_placeholder(self, name: str, value: Any) -> Any:
+        if isinstance(value, Tensor) or (
+            isinstance(value, (tuple, list)) and any(isinstance(v, Tensor) for v in value)
+        ):
+            node = self.create_node("placeholder", name, (), {})
+            node.meta["val"] = value
+            return self.proxy(node)
+        self.create_node("placeholder", name, (value,), {})  # a Python value steers the trace: kept as the default
+        return value
 
     def _install(self, patcher: _Patcher, table: dict) -> None:
         """The swaps only a root trace makes: module calls, parameter reads, functions the model holds."""
