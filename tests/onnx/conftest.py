@@ -1,0 +1,7 @@
+import pytest
+
+
+@pytest.fixture
+def ort():
+    pytest.importorskip("onnx")
+    return pytest.importorskip("onnxruntime")
