@@ -1,5 +1,5 @@
 """The exporters, by what the traced graph calls: functions (by identity), Tensor methods (by name) and
-module classes. ``docs/onnx.md``'s op table is generated from ``ENTRIES`` (a test checks it)."""
+module classes. ``docs/onnx.md``'s op table is generated from ``ENTRIES`` (``op_table.py``)."""
 
 from __future__ import annotations
 
@@ -69,14 +69,3 @@ def module_exporter(*classes: type, onnx: str = "") -> Callable:
         return fn
 
     return register
-
-
-def markdown_table() -> str:
-    """docs/onnx.md's table of exportable operations, from the registry."""
-    import pyframe.onnx.exporter  # noqa: F401 - registers every exporter
-
-    rows = ["| operation | pyframe functions | Tensor methods | modules | ONNX operators |", "|---|---|---|---|---|"]
-    for e in sorted(ENTRIES, key=lambda e: e.name.lower()):
-        cells = [", ".join(f"`{x}`" for x in xs) or "" for xs in (e.functions, e.methods, e.modules)]
-        rows.append(f"| {e.name} | {' | '.join(cells)} | {e.onnx} |")
-    return "\n".join(rows) + "\n"

@@ -482,7 +482,7 @@ def test_every_exporter_has_a_case():
 
 
 def test_docs_op_table_is_the_registry():
-    from pyframe.onnx._registry import markdown_table
+    from pyframe.onnx.op_table import markdown_table
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "onnx.md").read_text()
     start = doc.index("<!-- op table: generated")
@@ -491,7 +491,7 @@ def test_docs_op_table_is_the_registry():
 
 
 if __name__ == "__main__":  # rewrite docs/onnx.md's op table from the registry
-    from pyframe.onnx._registry import markdown_table
+    from pyframe.onnx.op_table import markdown_table
 
     path = Path(__file__).resolve().parents[2] / "docs" / "onnx.md"
     doc = path.read_text()
