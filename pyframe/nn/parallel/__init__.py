@@ -2,5 +2,6 @@
 
 from pyframe.nn.parallel.distributed import DistributedDataParallel, GradBucket
 from pyframe.nn.parallel.join import Join
+from pyframe.nn.parallel.sync_batchnorm import SyncBatchNorm
 
-__all__ = ["DistributedDataParallel", "GradBucket", "Join"]
+__all__ = ["DistributedDataParallel", "GradBucket", "Join", "SyncBatchNorm"]
