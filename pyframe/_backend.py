@@ -114,10 +114,17 @@ def _select_gemm() -> None:
 _select_gemm()
 
 
+MAX_THREADS = 1024
+
+
 def set_num_threads(n: int) -> None:
-    """Threads used by the C core's parallel kernels (at least 1). Same as torch.set_num_threads."""
+    """Threads used by the C core's parallel kernels (1 to 1024). Same as torch.set_num_threads, which
+    accepts any count; past 1024 kernels' per-thread scratch would not fit, so pyframe refuses it here."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ValueError(f"set_num_threads expects a positive int, got {n!r}")
+    if n > MAX_THREADS:
+        raise ValueError(f"set_num_threads: at most {MAX_THREADS} threads (this machine has {os.cpu_count()} "
+                         f"cores), got {n}")  # fmt: skip
     lib.pf_set_num_threads(n)
 
 

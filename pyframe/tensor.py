@@ -146,7 +146,8 @@ def layout(shape: tuple, strict: bool = True) -> tuple:
     """(contiguous strides, element count) of ``shape``, validated and cached: every op's
     output and every view needs them, and a training loop sees the same few shapes.
     ``strict=False`` (views, which may be expanded past what memory could hold): a shape
-    whose contiguous strides overflow int64 is answered but neither refused nor cached."""
+    whose contiguous strides overflow int64 is answered but not cached, unless its element count
+    itself overflows int64, which no tensor may have (refused, naming the shape)."""
     lay = _LAYOUTS.get(shape)
     if lay is not None:
         return lay
@@ -154,8 +155,11 @@ def layout(shape: tuple, strict: bool = True) -> tuple:
         check_ndim(shape)
     lay = (contiguous_strides(shape), math.prod(shape))
     if math.prod(max(k, 1) for k in shape) > _INT64_MAX:  # strides, even of a 0-element tensor, are int64 in C
-        if not strict:
+        if not strict and lay[1] <= _INT64_MAX:
             return lay
+        if not strict:  # every tensor and view is made through here: an element count past int64 never exists
+            raise ValueError(f"shape {list(shape)} has {lay[1]} elements, more than int64 can count "
+                             f"({_INT64_MAX})")  # fmt: skip
         raise ValueError(
             f"shape {list(shape)} is too large: its strides would exceed {_INT64_MAX} elements (the core's int64 limit)"
         )

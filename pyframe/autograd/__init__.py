@@ -115,6 +115,9 @@ def register_hook(self: Tensor, hook: Callable):
         if not isinstance(new, Tensor) or new._shape != g._shape:
             raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} must return None or a tensor of shape "
                                f"{list(g._shape)}")  # fmt: skip
+        if new.dtype is not g.dtype:  # torch's: a hook may not change the gradient's dtype (no silent cast)
+            raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} has changed the type of value (was "
+                               f"{g.dtype.name} got {new.dtype.name})")  # fmt: skip
         grads = list(grads)
         grads[nr] = new
         return grads

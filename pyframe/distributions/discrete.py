@@ -147,7 +147,7 @@ class Categorical(Distribution):
             p = self._raw
             if not (all_true(p >= 0) and all_true(p.isfinite()) and all_true(p.sum(-1) > 0)):
                 raise self._invalid("probs", self.probs, "Simplex()")
-        elif not all_true(self._raw.isnan().logical_not()):
+        elif not all_true(self.logits.isnan().logical_not()):  # normalized, as torch: all -inf or a +inf is NaN
             raise self._invalid("logits", self.logits, "IndependentConstraint(Real(), 1)")
 
     def _param_dtype(self):

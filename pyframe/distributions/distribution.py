@@ -157,8 +157,8 @@ class Distribution:
 
     _support_name = "real"
 
-    def _in_support(self, value: Tensor) -> bool:
-        return all_true(value.isfinite()) if value.dtype.is_floating_point else True
+    def _in_support(self, value: Tensor) -> bool:  # torch's constraints.real: anything but NaN (+-inf included)
+        return all_true(value == value) if value.dtype.is_floating_point else True
 
     def _param_dtype(self):
         return _dtype.get_default_dtype()

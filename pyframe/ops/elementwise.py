@@ -603,6 +603,9 @@ logical_xor = _binary("logical_xor", lib.PF_LOGICAL_XOR, "compare")
 
 def _with_alpha(fn, sign: str):
     def scaled(input, other, *, alpha=1, out=None) -> Tensor:  # noqa: A002
+        if alpha != 1 and isinstance(alpha, float) and not result_type(input, other).is_floating_point:
+            raise TypeError(f"{fn.__name__}(): for integral input tensors, argument alpha must not be a floating "
+                            f"point number, got {alpha}")  # fmt: skip
         return fn(input, other if alpha == 1 else mul(other, alpha), out=out)
 
     scaled.__name__ = scaled.__qualname__ = fn.__name__

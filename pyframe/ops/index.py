@@ -31,8 +31,27 @@ __all__ = [
 ]  # fmt: skip
 
 
+def refuse_negative(op: str, index: Tensor, dim: int, size: int) -> None:
+    """torch's rule for negative indices, one place for every index op: the ops that take an index tensor
+    along a dim (gather, scatter, scatter_add, index_select, index_add_, index_copy_, embedding) refuse them;
+    Python indexing ``x[index]``, index_fill and take_along_dim wrap an index in [-size, 0) once."""
+    if index._numel and not index.dtype.is_floating_point:
+        lo = int(index.min())
+        if lo < 0:
+            raise IndexError(f"{op}(): index {lo} is out of bounds for dimension {dim} with size {size} (negative "
+                             "indices are refused, as torch; x[index] and index_fill wrap them)")  # fmt: skip
+
+
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """Same as torch.index_select (negative indices wrap)."""
+    """Same as torch.index_select: indices in [0, size) (negative ones refused, as torch)."""
+    if isinstance(index, Tensor) and isinstance(input, Tensor) and input.ndim:
+        d = normalize_dim(dim, input.ndim)
+        refuse_negative("index_select", index, d, input._shape[d])
+    return _index_select(input, dim, index)
+
+
+def _index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """index_select with negative indices wrapped once (the kernel's rule; x[index] reads through it)."""
     if (
         dim == 0 and type(input) is Tensor and type(index) is Tensor and index.dtype is int64
         and len(index._shape) == 1 and index._contig and input._contig and input._shape
@@ -58,7 +77,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     check(lib.pf_index_select(input._d(), d, idx._d(), out._d()))
     if input.requires_grad and _grad_mode.enabled:
         record(
-            "IndexSelectBackward0", lambda g: (index_add_(zeros_of(input._shape, g.dtype), d, idx, g),), (input,), out
+            "IndexSelectBackward0", lambda g: (_index_add(zeros_of(input._shape, g.dtype), d, idx, g),), (input,), out
         )
     return out
 
@@ -71,9 +90,17 @@ def _record_accumulate(name: str, x: Tensor, src: Tensor, src_grad) -> None:
 
 
 def index_add_(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha=1) -> Tensor:
-    """Same as torch.Tensor.index_add_; repeated indices accumulate."""
+    """Same as torch.Tensor.index_add_; repeated indices accumulate; negative indices refused (as torch)."""
+    d = normalize_dim(dim, x.ndim)
+    refuse_negative("index_add_", _as_index(index), d, x._shape[d] if x.ndim else 1)
+    return _index_add(x, dim, index, source, alpha)
+
+
+def _index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha=1) -> Tensor:
     x._write_check()
     d = normalize_dim(dim, x.ndim)
+    if isinstance(alpha, float) and not x.dtype.is_floating_point:
+        alpha = int(alpha)  # torch converts alpha to an integer destination's dtype first: 2.5 scales by 2
     src = source if alpha == 1 else ew.mul(source, alpha)
     if src.dtype is not x.dtype:
         src = src.to(x.dtype)
@@ -81,7 +108,7 @@ def index_add_(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha=1) -> T
     src = unaliased(x, src)
     check(lib.pf_index_add(x._d(), d, idx._d(), src._d()))
     x._bump()
-    _record_accumulate("index_add_", x, src, lambda g: index_select(g, d, idx))
+    _record_accumulate("index_add_", x, src, lambda g: _index_select(g, d, idx))
     return x
 
 
@@ -335,12 +362,12 @@ def getitem(x: Tensor, key) -> Tensor:
         if -size <= key < size:
             return view_op(x, x._shape[1:], x._strides[1:], x._offset + (key % size) * x._strides[0], _int_back(x, key))
     elif type(key) is Tensor and key.ndim == 1 and (key.dtype is int64 or key.dtype is int32) and x._shape:
-        return index_select(x, 0, key)
+        return _index_select(x, 0, key)
     view, advanced = _basic(x, _expand_index(x, key))
     if not advanced:
         return view
     _, flat, lin, bshape, dims, rest = _linear_index(view, advanced)
-    out = index_select(flat, 0, contiguous(lin).reshape(-1))
+    out = _index_select(flat, 0, contiguous(lin).reshape(-1))
     out = out.reshape(bshape + tuple(view._shape[i] for i in rest))
     # PyTorch keeps the result dims in place when the indexed dims are adjacent
     if dims == list(range(dims[0], dims[-1] + 1)) and dims[0] > 0:
@@ -418,10 +445,18 @@ def _setitem(x: Tensor, key, value) -> None:
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
-    """Same as torch.take_along_dim: ``gather`` with broadcasting (flattened when ``dim`` is None)."""
+    """Same as torch.take_along_dim: ``gather`` with broadcasting (flattened when ``dim`` is None); an index
+    in [-size, 0) wraps once, as torch's."""
     if dim is None:
-        return gather(input.reshape(-1), 0, indices.reshape(-1))
+        return take_along_dim(input.reshape(-1), indices.reshape(-1), 0)
     d = normalize_dim(dim, input.ndim)
+    indices = _as_index(indices)
+    if indices._numel and int(indices.min()) < 0:
+        size = input._shape[d]
+        if int(indices.min()) < -size:
+            raise IndexError(f"take_along_dim(): index {int(indices.min())} is out of bounds for dimension {d} "
+                             f"with size {size}")  # fmt: skip
+        indices = ew.where(ew.lt(indices, 0), ew.add(indices, size), indices)
     if input.ndim != indices.ndim:
         raise RuntimeError(
             f"take_along_dim(): input and indices should have the same number of dimensions, "
@@ -482,6 +517,7 @@ def scatter_(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, re
     index = _as_index(index)
     if index.numel() == 0:
         return input
+    refuse_negative("scatter_", index, d, input._shape[d] if input.ndim else 1)
     if reduce == "add":
         if not isinstance(src, Tensor):
             src = ew.as_tensor_of(src, input.dtype).expand(*index.shape)
@@ -518,6 +554,7 @@ def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tenso
     """Same as torch.Tensor.index_copy_."""
     d = normalize_dim(dim, input.ndim) if input.ndim else 0
     index = _as_index(index).reshape(-1)
+    refuse_negative("index_copy_", index, d, input._shape[d] if input.ndim else 1)
     if source.ndim and source.shape[d] != index.shape[0]:
         raise ShapeError(
             f"index_copy_(): source has {source.shape[d]} slices along dim {dim}, index has {index.shape[0]}"

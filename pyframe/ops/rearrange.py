@@ -140,6 +140,9 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_siz
     if isinstance(repeats, int) and not isinstance(repeats, bool):
         if repeats < 0:
             raise ValueError(f"repeat_interleave(): repeats must be non-negative, got {repeats}")
+        if output_size is not None and output_size != n * repeats:
+            raise ValueError(f"repeat_interleave(): output_size={output_size} but {n} elements repeated {repeats} "
+                             f"times give {n * repeats}")  # fmt: skip
         shape = x._shape
         out = x.unsqueeze(d + 1).expand(*shape[: d + 1], repeats, *shape[d + 1 :])
         out = out.reshape(*shape[:d], n * repeats, *shape[d + 1 :])

@@ -104,6 +104,8 @@ def topk(input: Tensor, k: int, dim: int | None = None, largest: bool = True, so
     """Same as torch.topk. The k values always come in order (``sorted=False`` is allowed and gives the same);
     among equal values the lower index comes first."""
     x = _tensor_arg(input, "topk")
+    if x.dtype is _dtype.bool_:
+        raise TypeError("topk(): bool tensors are not supported (as torch); convert with .to(pyframe.int64)")
     values, indices = _select(x, -1 if dim is None else dim, k, bool(largest), "TopkBackward0")
     return TopkResult(values, indices)
 
@@ -111,6 +113,8 @@ def topk(input: Tensor, k: int, dim: int | None = None, largest: bool = True, so
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> KthvalueResult:  # noqa: A002
     """Same as torch.kthvalue: the k-th smallest value (1-based) along dim and its index."""
     x = _tensor_arg(input, "kthvalue")
+    if x.dtype is _dtype.bool_:
+        raise TypeError("kthvalue(): bool tensors are not supported (as torch); convert with .to(pyframe.int64)")
     d = normalize_dim(dim, x.ndim)
     n = x._shape[d] if x._shape else 1
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= n:

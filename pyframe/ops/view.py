@@ -270,14 +270,16 @@ def to(x: Tensor, *args, dtype=None, copy: bool = False, **kwargs) -> Tensor:
     target = dtype
     device = kwargs.pop("device", None)
     for a in args:
-        if isinstance(a, Tensor):
-            target = a.dtype
-        elif isinstance(a, (str, _device.device)) and not _is_dtype_name(a):
+        if isinstance(a, (str, _device.device)) and not _is_dtype_name(a):
             device = a
-        elif isinstance(a, bool):  # to(dtype, non_blocking, copy) positional flags
             continue
-        elif a is not None:
-            target = a
+        if isinstance(a, bool):  # to(dtype, non_blocking, copy) positional flags
+            continue
+        if a is None:
+            continue
+        if target is not None:  # torch: one dtype (or tensor) only
+            raise TypeError(f"to() received two target dtypes: {target!r} and {a!r}; give one")
+        target = a.dtype if isinstance(a, Tensor) else a
     _device.check_device(device)
     kwargs.pop("non_blocking", None)
     kwargs.pop("memory_format", None)

@@ -767,3 +767,10 @@ def test_grad_of_two_outputs_of_one_node():
     a, b = pyframe.chunk(x, 2)
     (g,) = pyframe.autograd.grad([a, b], [x], [pyframe.ones(1, 2), pyframe.full((1, 2), 2.0)])
     assert g.tolist() == [[1.0, 1.0], [2.0, 2.0]]
+
+
+def test_a_tensor_hook_may_not_change_the_gradients_dtype():
+    x = pyframe.ones(2, requires_grad=True)
+    x.register_hook(lambda g: g.to(pyframe.float64))
+    with pytest.raises(RuntimeError, match="changed the type"):  # torch's: no silent cast back
+        (x * 2).sum().backward()

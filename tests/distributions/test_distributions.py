@@ -256,3 +256,17 @@ def test_independent_matches_torch():
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="reinterpreted_batch_ndims"):
         pf.distributions.Independent(Normal(pf.zeros(3), pf.ones(3)), 2)
+
+
+@pytest.mark.parametrize("logits", [[-math.inf, -math.inf], [math.inf, 0.0], [math.nan, 0.0]])
+def test_categorical_validation_refuses_logits_that_normalize_to_nan(logits):
+    with pytest.raises(ValueError, match="logits"):
+        Categorical(logits=pf.tensor(logits), validate_args=True)
+    assert Categorical(logits=pf.tensor([-math.inf, 0.0]), validate_args=True).probs.tolist() == [0.0, 1.0]
+
+
+def test_real_support_takes_infinities_not_nan():
+    d = Normal(0.0, 1.0, validate_args=True)
+    assert d.log_prob(pf.tensor(math.inf)).item() == -math.inf  # torch's constraints.real
+    with pytest.raises(ValueError):
+        d.log_prob(pf.tensor(math.nan))

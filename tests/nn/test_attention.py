@@ -272,3 +272,13 @@ def test_multihead_attention_reset_parameters_is_the_init():
     for b in (m.bias_k, m.bias_v):
         assert abs(b.detach().numpy().std() - math.sqrt(2.0 / (2 * e))) < 0.05
     assert (m.out_proj.weight.detach().numpy() == 3.0).all()  # out_proj keeps Linear's own init, as torch's
+
+
+def test_sdpa_refuses_a_mask_with_more_batch_dims_than_the_scores():
+    q = pf.ones(2, 3, 4)
+    with pytest.raises(pf.ShapeError, match="attn_mask"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=pf.zeros(5, 2, 3, 3))  # would give a (5, 2, 3, 4) output
+    with pytest.raises(pf.ShapeError, match="attn_mask"):
+        F.scaled_dot_product_attention(q[0], q[0], q[0], attn_mask=pf.ones(2, 3, 3, dtype=pf.bool))
+    out = F.scaled_dot_product_attention(q, q, q, attn_mask=pf.zeros(1, 3, 3))  # broadcasting down is fine
+    assert out.shape == (2, 3, 4)

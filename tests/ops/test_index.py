@@ -149,7 +149,9 @@ def test_index_select_rows_match_numpy_and_check_bounds():
     x = pyframe.randn(5, 3, 2)
     idx = pyframe.tensor([4, -1, 0, 4])
     np.testing.assert_array_equal(x[idx].numpy(), x.numpy()[[4, -1, 0, 4]])
-    np.testing.assert_array_equal(pyframe.index_select(x, 0, idx).numpy(), x.numpy()[[4, -1, 0, 4]])
+    np.testing.assert_array_equal(pyframe.index_select(x, 0, idx.abs()).numpy(), x.numpy()[[4, 1, 0, 4]])
+    with pytest.raises(IndexError, match="negative"):  # x[idx] wraps, index_select refuses (as torch)
+        pyframe.index_select(x, 0, idx)
     for bad in (5, -6):
         with pytest.raises(IndexError, match="out of bounds"):
             x[pyframe.tensor([0, bad])]
@@ -435,3 +437,49 @@ def test_setitem_drops_leading_unit_dims_of_the_value_as_torch(key_name, value_n
     torch = pytest.importorskip("torch")
     want = _assign(torch, key_name, value_name)
     assert _assign(pyframe, key_name, value_name) == want
+
+
+# torch's one rule for negative indices: the ops taking an index tensor along a dim refuse them, Python indexing,
+# index_fill and take_along_dim wrap [-size, 0) once; out of range is refused everywhere. M is the library.
+NEGATIVE_INDEX_OPS = {
+    "gather": lambda M, i: M.gather(M.arange(6.0).reshape(2, 3), 1, M.tensor([[i], [0]])),
+    "scatter_": lambda M, i: M.zeros(2, 3).scatter_(1, M.tensor([[i], [0]]), M.ones(2, 1)),
+    "scatter_value": lambda M, i: M.zeros(2, 3).scatter_(1, M.tensor([[i], [0]]), 5.0),
+    "scatter_add_": lambda M, i: M.zeros(2, 3).scatter_add_(1, M.tensor([[i], [0]]), M.ones(2, 1)),
+    "scatter": lambda M, i: M.scatter(M.zeros(2, 3), 1, M.tensor([[i], [0]]), M.ones(2, 1)),
+    "index_add_": lambda M, i: M.zeros(3).index_add_(0, M.tensor([i]), M.ones(1)),
+    "index_copy_": lambda M, i: M.zeros(3).index_copy_(0, M.tensor([i]), M.ones(1)),
+    "index_copy": lambda M, i: M.index_copy(M.zeros(3), 0, M.tensor([i]), M.ones(1)),
+    "index_select": lambda M, i: M.index_select(M.arange(3.0), 0, M.tensor([i])),
+    "index_fill_": lambda M, i: M.zeros(3).index_fill_(0, M.tensor([i]), 1.0),
+    "take_along_dim": lambda M, i: M.take_along_dim(M.arange(3.0), M.tensor([i]), 0),
+    "getitem_tensor": lambda M, i: M.arange(3.0)[M.tensor([i])],
+    "getitem_list": lambda M, i: M.arange(3.0)[[i]],
+    "embedding": lambda M, i: M.nn.functional.embedding(M.tensor([i]), M.arange(6.0).reshape(3, 2)),
+    "cross_entropy": lambda M, i: M.nn.functional.cross_entropy(M.zeros(1, 3), M.tensor([i])),
+}
+
+
+def _answer(M, fn, i):
+    try:
+        out = fn(M, i)
+    except (IndexError, RuntimeError, ValueError):
+        return "refused"
+    return np.array(out.detach().numpy()).tolist()
+
+
+@pytest.mark.parametrize("i", [-1, -3, -4, 3])
+@pytest.mark.parametrize("name", sorted(NEGATIVE_INDEX_OPS))
+def test_negative_indices_follow_torchs_rule_in_every_index_op(name, i):
+    torch = pytest.importorskip("torch")
+    if name == "take_along_dim" and not -3 <= i < 3:
+        assert _answer(pyframe, NEGATIVE_INDEX_OPS[name], i) == "refused"  # torch reads past the dim unchecked
+        return
+    assert _answer(pyframe, NEGATIVE_INDEX_OPS[name], i) == _answer(torch, NEGATIVE_INDEX_OPS[name], i)
+
+
+def test_integer_index_add_truncates_a_float_alpha_as_torch():
+    x = pyframe.zeros(2, dtype=pyframe.int64).index_add_(0, pyframe.tensor([0, 1]), pyframe.tensor([1, 2]), alpha=2.5)
+    assert x.tolist() == [2, 4]
+    with pytest.raises(TypeError, match="alpha must not be a floating"):
+        pyframe.add(pyframe.zeros(2, dtype=pyframe.int64), pyframe.tensor([1, 2]), alpha=2.5)

@@ -90,3 +90,11 @@ def test_rot90_bad_input_and_diff_of_bools():
     torch = pytest.importorskip("torch")
     fn = lambda L: L.diff(L.tensor([True, False, False]))  # noqa: E731
     np.testing.assert_array_equal(fn(pyframe).numpy(), fn(torch).numpy())
+
+
+def test_repeat_interleave_checks_output_size_for_every_form_of_repeats():
+    x = pyframe.tensor([1, 2])
+    for repeats in (2, pyframe.tensor([1, 2])):
+        with pytest.raises(ValueError, match="output_size"):
+            pyframe.repeat_interleave(x, repeats, output_size=5)
+    assert pyframe.repeat_interleave(x, 2, output_size=4).tolist() == [1, 1, 2, 2]

@@ -119,3 +119,10 @@ def test_unique():
 
 
 # ---- comparisons, in-place unary, new_* ----------------------------------------------------------
+
+
+def test_topk_and_kthvalue_refuse_bool_as_torch():
+    for call in (lambda x: pyframe.topk(x, 1), lambda x: pyframe.kthvalue(x, 1)):
+        with pytest.raises(TypeError, match="bool"):
+            call(pyframe.tensor([True, False]))
+    assert pyframe.sort(pyframe.tensor([True, False])).values.tolist() == [False, True]  # sort takes bools

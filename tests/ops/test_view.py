@@ -257,3 +257,35 @@ def test_movedim_bad_input_and_shape_helpers():
     assert pyframe.broadcast_shapes((3, 1), (4,)) == torch.broadcast_shapes((3, 1), (4,))
     assert pyframe.is_tensor(pyframe.zeros(1)) and not pyframe.is_tensor([1])
     assert pyframe.is_floating_point(pyframe.zeros(1)) and pyframe.numel(pyframe.zeros(2, 3)) == 6
+
+
+# every tensor and view gets its element count from one place (tensor.layout): a count past int64 is refused
+# by whichever op would make it, instead of a tensor that fails later (repr, numpy, reductions)
+HUGE_VIEWS = {
+    "expand": lambda: pyframe.ones(1, 1).expand(2**62, 2**62),
+    "expand_new_dim": lambda: pyframe.ones(1).expand(2**62, 4),
+    "broadcast_to": lambda: pyframe.broadcast_to(pyframe.ones(1, 1), (2**40, 2**40)),
+    "expand_three": lambda: pyframe.ones(1, 1, 1).expand(2**30, 2**30, 2**30),
+    "unsqueeze_expand": lambda: pyframe.ones(1).expand(2**62).unsqueeze(0).expand(4, 2**62),
+    "add_of_expands": lambda: pyframe.ones(1, 1).expand(2**40, 1) + pyframe.ones(1, 1).expand(1, 2**40),
+    "zeros": lambda: pyframe.zeros(2**40, 2**40),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HUGE_VIEWS))
+def test_element_counts_past_int64_are_refused_where_the_shape_is_made(name):
+    with pytest.raises((ValueError, MemoryError), match="int64|too large|would need"):
+        HUGE_VIEWS[name]()
+
+
+def test_large_views_within_int64_stay_legal():
+    x = pyframe.ones(1).expand(2**62).view(2**31, 2**31)
+    assert x.shape == (2**31, 2**31) and x[5, 7].item() == 1.0
+
+
+def test_to_refuses_two_dtypes():
+    with pytest.raises(TypeError, match="two target dtypes"):
+        pyframe.ones(1).to(pyframe.float64, pyframe.float32)
+    with pytest.raises(TypeError, match="two target dtypes"):
+        pyframe.ones(1).to(pyframe.float64, dtype=pyframe.float32)
+    assert pyframe.ones(1).to("cpu", pyframe.float64).dtype == pyframe.float64

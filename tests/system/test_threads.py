@@ -106,6 +106,9 @@ def test_set_num_threads_round_trip(restore_threads):
     assert pyframe.get_num_threads() == 1
     pyframe.set_num_threads(3)
     assert pyframe.get_num_threads() == 3
+    with pytest.raises(ValueError, match="at most 1024"):  # not a MemoryError in the next matmul
+        pyframe.set_num_threads(10**6)
+    assert pyframe.get_num_threads() == 3
 
 
 CHILD = r"""

@@ -101,11 +101,14 @@ def scaled_dot_product_attention(
                          f"{list(value._shape)} do not broadcast") from None  # fmt: skip
     if attn_mask is not None:
         _check_mask(fn, attn_mask, "attn_mask", query.dtype)
+        scores = broadcast_shapes(query._shape[:-2], key._shape[:-2]) + (q_len, k_len)
         try:
-            broadcast_shapes(attn_mask._shape, query._shape[:-2] + (q_len, k_len))
+            fits = broadcast_shapes(attn_mask._shape, scores) == scores  # a mask must not add batch dims
         except Exception:
+            fits = False
+        if not fits:
             raise ShapeError(f"{fn}(): attn_mask of shape {list(attn_mask._shape)} does not broadcast to the "
-                             f"attention scores' shape {[*query._shape[:-2], q_len, k_len]}") from None  # fmt: skip
+                             f"attention scores' shape {list(scores)}")  # fmt: skip
     s = 1.0 / math.sqrt(query._shape[-1]) if scale is None else float(scale)
     if (
         attn_mask is None and dropout_p == 0.0 and query.dtype.code in _NATIVE and k_len > 0
