@@ -247,11 +247,14 @@ def warn_user(
     user's ``import pyframe`` or call); with no such frame (``pyframe run``, ``python -c``) at the config file read,
     or ``pyframe`` itself, never at ``sys:1``."""
     if path is None or caller_first:
-        frame, level = sys._getframe(1), 2
+        frame = sys._getframe(1)
         while frame is not None and _not_users(frame.f_code.co_filename):
-            frame, level = frame.f_back, level + 1
-        if frame is not None:
-            warnings.warn(message, category, stacklevel=level)
+            frame = frame.f_back
+        if frame is not None:  # explicit: warn()'s stacklevel skips import frames its own way (that gave sys:1)
+            g = frame.f_globals
+            warnings.warn_explicit(message, category, filename=frame.f_code.co_filename, lineno=frame.f_lineno,
+                                   module=g.get("__name__"), registry=g.setdefault("__warningregistry__", {}),
+                                   module_globals=g)  # fmt: skip
             return
         path = path or _last_config_file
         if path is None:

@@ -124,8 +124,8 @@ def test_example_plugin_on_and_off(scaler_site, tmp_path):
     assert _output(off)["output"] == [2.0, 2.0] and "output-scaler" not in _output(off)["active"]
     no_auto = run(script, cwd=on_off, EXTRA_PATH=str(scaler_site), PYFRAME_DISABLE_PLUGIN_AUTOLOAD="1")
     assert _output(no_auto)["output"] == [2.0, 2.0]
-    # elsewhere (no pyframe.toml) the plugin's default factor 2.0 applies; a pyframe.toml there can disable it
-    assert _output(run(script, cwd=tmp_path, EXTRA_PATH=str(scaler_site)))["output"] == [4.0, 4.0]
+    # elsewhere (no pyframe.toml) the plugin's default factor 1.0 applies: installed alone, it changes nothing
+    assert _output(run(script, cwd=tmp_path, EXTRA_PATH=str(scaler_site)))["output"] == [2.0, 2.0]
     (tmp_path / "pyframe.toml").write_text('disable_plugins = ["output-scaler"]\n')
     assert _output(run(script, cwd=tmp_path, EXTRA_PATH=str(scaler_site)))["output"] == [2.0, 2.0]
 

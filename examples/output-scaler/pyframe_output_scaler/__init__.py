@@ -11,12 +11,13 @@ _state = {"factor": 1.0, "modules": []}
 
 @hookimpl
 def pyframe_declare_settings():
-    from pyframe.plugins import Setting
+    from pyframe.plugins import Setting, declare
 
-    return {
-        "factor": Setting(float, 2.0, help="what every output is multiplied by"),
-        "modules": Setting(list[str], [], help="class names to scale; empty means every module"),
-    }
+    return declare(  # a dict of settings, and whether they change numerics (for checkpoint loads)
+        changes_numerics=lambda settings: settings["factor"] != 1.0,
+        factor=Setting(float, 1.0, help="what every output is multiplied by; 1.0 (the default) changes nothing"),
+        modules=Setting(list[str], [], help="class names to scale; empty means every module"),
+    )
 
 
 @hookimpl

@@ -4,4 +4,4 @@ import pyframe.plugins.testing
 
 
 class TestPackaging(pyframe.plugins.testing.PackagingTests):
-    plugin, name, defaults = plugin, "output-scaler", {"factor": 2.0, "modules": []}
+    plugin, name, defaults = plugin, "output-scaler", {"factor": 1.0, "modules": []}
