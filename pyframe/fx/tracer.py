@@ -62,6 +62,8 @@ class Tracer(GraphAppendingTracer):
         self._constants: list[Tensor] = []
         self._module_paths: dict[int, str] = {}
         self._tensor_paths: dict[int, str] = {}
+        # in a concrete trace, the nodes whose value became a Python value (control flow, int(), ...)
+        self.specialized: list[tuple[Node, str]] = []
 
     # ---- what becomes a node --------------------------------------------------------------------------
     def is_leaf_module(self, m: Module, module_qualified_name: str) -> bool:
@@ -289,11 +291,13 @@ class Tracer(GraphAppendingTracer):
 
     def to_bool(self, p: Proxy) -> bool:
         if self.concrete:
+            self.specialized.append((p.node, "bool()"))
             return bool(p.node.meta["val"])
         return super().to_bool(p)
 
     def to_concrete(self, p: Proxy, what: str, fn) -> Any:
         if self.concrete:
+            self.specialized.append((p.node, what))
             return fn(p.node.meta["val"])
         return super().to_concrete(p, what, fn)
 

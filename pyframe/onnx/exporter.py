@@ -7,6 +7,8 @@ import inspect
 import operator
 from typing import Any
 
+import numpy as np
+
 from pyframe import _dtype, _grad_mode
 from pyframe.fx import Tracer, capture
 from pyframe.fx.node import Node, map_aggregate
@@ -152,8 +154,12 @@ def export(model, args: Any = (), f=None, *, kwargs: dict | None = None, export_
         model.eval()
     _exporting[0] = True
     try:
+        tracer = _ExportTracer()
         with _grad_mode.no_grad():
-            gm = capture(root, inputs, tracer=_ExportTracer())
+            gm = capture(root, inputs, tracer=tracer)
+            _check_specialized(
+                gm, root, tracer.specialized, _input_axes(gm, input_names, _normalise_axes(dynamic_axes))
+            )
         proto = _build(gm, root, opset, do_constant_folding, input_names, output_names,
                        _normalise_axes(dynamic_axes), keep_initializers_as_inputs, helper)  # fmt: skip
     finally:
@@ -166,6 +172,97 @@ def export(model, args: Any = (), f=None, *, kwargs: dict | None = None, export_
     if f is not None:
         onnx.save_model(proto, f)
     return proto
+
+
+def _input_axes(gm, input_names, axes: dict) -> dict[Node, Any]:
+    """Placeholder -> its dynamic axes (a list of them for a tuple of tensors), inputs named as ``_build`` does."""
+    names, count, out = list(input_names or []), 0, {}
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        if node.op != "placeholder" or val is None:
+            continue
+        group = isinstance(val, (tuple, list))
+        found = []
+        for j, t in enumerate(val if group else [val]):
+            if isinstance(t, Tensor):
+                name = names[count] if count < len(names) else (f"{node.name}.{j}" if group else node.name)
+                count += 1
+                found.append(axes.get(name, {}))
+            else:
+                found.append({})
+        out[node] = found if group else found[0]
+    return out
+
+
+def _check_specialized(gm, root, specialized: list, axes: dict[Node, Any]) -> None:
+    """A size along a dynamic axis that became a Python number while tracing (``int(x.size(0))``, a loop over
+    ``range(T)``) fixes the graph to the traced size. The graph is run again with every dynamic axis one longer:
+    a value computed from sizes that changes, or a graph that no longer runs, is such a fixed size: refused."""
+    if not specialized or not any(a for v in axes.values() for a in (v if isinstance(v, list) else [v])):
+        return
+    from pyframe.fx import Interpreter
+    from pyframe.ops import creation
+
+    reads = {n for n in gm.graph.nodes if (n.op == "call_function" and getattr(n.target, "__name__", "") in
+             ("getattr", "numel") and (n.target.__name__ == "numel" or n.args[1] == "shape")) or
+             (n.op == "call_method" and n.target in ("size", "numel", "nelement"))}  # fmt: skip
+    from_sizes: set[Node] = set()
+    for n in gm.graph.nodes:
+        if n in reads or any(a in from_sizes for a in n.all_input_nodes):
+            from_sizes.add(n)
+    watched = {n: what for n, what in specialized if n in from_sizes}
+    if not watched:
+        return
+
+    def longer(t: Any, ax: dict) -> Any:
+        if not isinstance(t, Tensor) or not ax:
+            return t
+        arr = t.numpy()
+        for i in ax:
+            arr = np.concatenate([arr, arr.take([-1], axis=i)], axis=i)
+        return creation.tensor(arr)
+
+    args = []
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            val, ax = node.meta.get("val"), axes.get(node, {})
+            if isinstance(val, (tuple, list)):
+                args.append(type(val)(longer(t, a) for t, a in zip(val, ax, strict=True)))
+            else:
+                args.append(longer(val, ax) if val is not None else (node.args[0] if node.args else None))
+    seen: dict[Node, Any] = {}
+
+    class Watch(Interpreter):
+        def run_node(self, n: Node) -> Any:
+            out = super().run_node(n)
+            if n in watched:
+                seen[n] = out
+            return out
+
+    first = next(iter(watched))
+    hint = "keep sizes as tensors or size values (x.view(x.size(0), -1)), or leave that axis out of dynamic_axes"
+    try:
+        Watch(gm, garbage_collect_values=False).run(*args)
+    except Exception as e:  # noqa: BLE001 - any failure means the graph is fixed to the traced sizes
+        raise OnnxExporterError(
+            f"pyframe.onnx.export: a size along a dynamic axis became a Python number while "
+            f"tracing ({watched[first]} of {first.name}, {_where(root, first)}), and the graph "
+            f"does not run at another size ({type(e).__name__}: {e}); {hint}"
+        ) from None
+    for n, what in watched.items():
+        if n in seen and not _same(seen[n], n.meta.get("val")):
+            raise OnnxExporterError(
+                f"pyframe.onnx.export: {what} of {n.name} ({_where(root, n)}) depends on a "
+                f"dynamic axis, but the exported graph would keep its traced value; {hint}"
+            )
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return a.shape == b.shape and bool((a == b).all())
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return False
+    return a == b
 
 
 def _build(gm, root, opset: int, fold: bool, input_names, output_names, axes: dict, keep_inits: bool, helper):

@@ -91,6 +91,27 @@ def test_training_mode_forms_are_refused_and_modes_restored():
         pyframe.onnx.export(m, (pyframe.randn(2, 3),), None, dynamic_axes={"nope": [0]})
 
 
+def test_sizes_fixed_while_tracing_a_dynamic_axis_are_refused():
+    class IntSize(nn.Module):
+        def forward(self, x):
+            return x.reshape(int(x.size(0)) * x.size(1))  # int(): the graph would keep the traced batch
+
+    class Loop(nn.Module):
+        def forward(self, x):
+            out = x[:, 0]
+            for t in range(1, x.size(1)):  # unrolled for the traced length
+                out = out + x[:, t]
+            return out
+
+    x = pyframe.randn(2, 3)
+    pyframe.onnx.export(IntSize(), (x,), None)  # no dynamic axes: every size is a constant anyway
+    with pytest.raises(OnnxExporterError, match=r"dynamic axis became a Python number.*int\(\) of size"):
+        pyframe.onnx.export(IntSize(), (x,), None, input_names=["x"], dynamic_axes={"x": [0]})
+    pyframe.onnx.export(Loop(), (x,), None, input_names=["x"], dynamic_axes={"x": [0]})  # the batch may change
+    with pytest.raises(OnnxExporterError, match="an index of size.*depends on a dynamic axis"):
+        pyframe.onnx.export(Loop(), (x,), None, input_names=["x"], dynamic_axes={"x": [1]})
+
+
 def test_ported_script_imports_torch_onnx(tmp_path):
     pytest.importorskip("onnxruntime")
     src = as_pyframe(

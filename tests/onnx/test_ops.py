@@ -377,7 +377,7 @@ CASES = [
     ),  # fmt: skip
     (
         ("embedding", "dropout"),
-        mod(nn.Sequential(nn.Embedding(10, 4, padding_idx=0), nn.Dropout(0.5), nn.Dropout2d(0.3))),
+        mod(nn.Sequential(nn.Embedding(10, 4, padding_idx=0), nn.Dropout(0.5), nn.AlphaDropout(0.3))),
         [ints(2, 3, lo=0, hi=10)],
         True,
     ),  # fmt: skip
