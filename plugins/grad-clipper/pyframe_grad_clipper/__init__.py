@@ -119,6 +119,8 @@ def clip(grad: Any) -> Any:
     if grad is None or not isinstance(grad, pyframe.Tensor) or not grad.is_floating_point():
         return grad
     stats["gradients seen"] += 1
+    if grad.numel() == 0:  # an empty batch: nothing to clip (and max() of nothing is undefined)
+        return grad
     if mode == "value":
         if float(grad.abs().max().item()) > max_value:
             stats["gradients clipped"] += 1

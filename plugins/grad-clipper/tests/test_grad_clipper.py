@@ -155,3 +155,18 @@ def test_summary_counts_seen_and_clipped(registered):
     assert pyframe.plugins.summary()[NAME] == {"gradients seen": 2, "gradients clipped": 1}
     pyframe.plugins.configure(NAME, max_value=2.0)  # counters restart with the configuration
     assert pyframe.plugins.summary()[NAME] == {"gradients seen": 0, "gradients clipped": 0}
+
+
+def test_empty_gradients_pass_through_in_both_modes():
+    for mode in ("value", "norm"):
+        plugin.pyframe_configure({**plugin.DEFAULTS, "mode": mode})
+        g = pyframe.zeros(0, 3)
+        assert plugin.clip(g) is g
+    assert plugin.stats == {"gradients seen": 1, "gradients clipped": 0}
+
+
+def test_backward_of_an_empty_batch(registered):
+    m = Sequential(Linear(3, 2))
+    x = pyframe.zeros(0, 3).requires_grad_()
+    m(x).sum().backward()
+    assert tuple(x.grad.shape) == (0, 3)
