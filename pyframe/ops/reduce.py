@@ -394,7 +394,9 @@ def _d_norm_inf(g, x, y, dim, keepdim):
 
 
 def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(x))) along dim, computed stably."""
+    """log(sum(exp(x))) along dim, computed stably; over an empty dim -inf (log of an empty sum), as torch."""
+    if input._numel == 0:  # no maximum to shift by: the sum of no exponentials is 0
+        return ew.log(sum(ew.exp(input), dim, keepdim))
     m = amax(input, dim, True)
     m = ew.where(ew.isfinite(m), m, ew.scalar_tensor(0.0, input.dtype))
     out = ew.add(ew.log(sum(ew.exp(ew.sub(input, m)), dim, True)), m)

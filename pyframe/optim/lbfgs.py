@@ -20,18 +20,27 @@ from pyframe.tensor import Tensor
 __all__ = ["LBFGS"]
 
 
+def _div(a: float, b: float) -> float:
+    """a / b with IEEE results (inf, NaN) where Python raises ZeroDivisionError: torch's scalars are 0-d tensors,
+    so an unbounded or linear objective (equal points, zero curvature) runs on instead of failing."""
+    try:
+        return a / b
+    except ZeroDivisionError:
+        return math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
 def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None) -> float:
     """Minimiser of the cubic through (x1, f1, g1) and (x2, f2, g2), clamped to ``bounds``."""
     lo, hi = bounds if bounds is not None else ((x1, x2) if x1 <= x2 else (x2, x1))
-    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    d1 = g1 + g2 - 3 * _div(f1 - f2, x1 - x2)
     d2_square = d1 * d1 - g1 * g2
-    if d2_square < 0:
+    if not d2_square >= 0:  # negative or NaN: the middle of the bounds (torch's test)
         return (lo + hi) / 2.0
     d2 = math.sqrt(d2_square)
     if x1 <= x2:
-        min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+        min_pos = x2 - (x2 - x1) * _div(g2 + d2 - d1, g2 - g1 + 2 * d2)
     else:
-        min_pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+        min_pos = x1 - (x1 - x2) * _div(g1 + d2 - d1, g1 - g2 + 2 * d2)
     return min(max(min_pos, lo), hi)
 
 
@@ -213,7 +222,7 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    H_diag = ys / float(y.dot(y))
+                    H_diag = _div(ys, float(y.dot(y)))
                 # two-loop recursion: d = -H @ grad
                 num_old = len(old_dirs)
                 al = [0.0] * num_old
@@ -232,7 +241,7 @@ class LBFGS(Optimizer):
                 prev_flat_grad.copy_(flat_grad)
             prev_loss = loss
 
-            t = min(1.0, 1.0 / float(flat_grad.abs().sum())) * lr if state["n_iter"] == 1 else lr
+            t = min(1.0, _div(1.0, float(flat_grad.abs().sum()))) * lr if state["n_iter"] == 1 else lr
             gtd = float(flat_grad.dot(d))
             if gtd > -tolerance_change:  # not a descent direction
                 break

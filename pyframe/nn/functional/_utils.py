@@ -21,6 +21,17 @@ def _float_arg(x, fn: str, name: str = "input") -> Tensor:
     return x
 
 
+def nonempty_spatial(fn: str, input: Tensor, sizes: tuple = ()) -> None:
+    """The empty-input rule of the ops with spatial dims (interpolate, conv_transpose, the rnn sequence):
+    only the batch and channel dims may be 0, as torch; an empty spatial dim (or output ``sizes``) is refused
+    here, in the op's own name, instead of in a helper it calls."""
+    spatial = input._shape[2:]
+    if 0 in spatial or 0 in sizes:
+        raise ValueError(f"{fn}(): input and output sizes should be greater than 0 (only the batch and channel "
+                         f"dims may be empty), got input shape {list(input._shape)}"
+                         + (f" and output size {list(sizes)}" if sizes else ""))  # fmt: skip
+
+
 def _same_dtype(fn: str, ref: Tensor, **others) -> None:
     for name, t in others.items():
         if t is not None and t.dtype is not ref.dtype:

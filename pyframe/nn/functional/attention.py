@@ -109,9 +109,11 @@ def scaled_dot_product_attention(
         if not fits:
             raise ShapeError(f"{fn}(): attn_mask of shape {list(attn_mask._shape)} does not broadcast to the "
                              f"attention scores' shape {list(scores)}")  # fmt: skip
-    s = 1.0 / math.sqrt(query._shape[-1]) if scale is None else float(scale)
+    # head dim 0: torch's scale is inf, applied to an empty query, so the scores are 0 (uniform weights)
+    e = query._shape[-1]
+    s = (1.0 / math.sqrt(e) if e else math.inf) if scale is None else float(scale)
     if (
-        attn_mask is None and dropout_p == 0.0 and query.dtype.code in _NATIVE and k_len > 0
+        attn_mask is None and dropout_p == 0.0 and query.dtype.code in _NATIVE and k_len > 0 and e > 0
         and query.ndim == key.ndim == value.ndim and query._shape[:-2] == key._shape[:-2] == value._shape[:-2]
     ):  # fmt: skip
         return _fused_attention(query, key, value, s, is_causal)

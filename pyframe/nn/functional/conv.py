@@ -5,7 +5,16 @@ from __future__ import annotations
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError, check, ffi, lib
 from pyframe.autograd.graph import needs_grad, record
-from pyframe.nn.functional._utils import _as_2d, _back, _float_arg, _pair, _same_dtype, _single, _tensor_arg
+from pyframe.nn.functional._utils import (
+    _as_2d,
+    _back,
+    _float_arg,
+    _pair,
+    _same_dtype,
+    _single,
+    _tensor_arg,
+    nonempty_spatial,
+)
 from pyframe.nn.functional.padding import pad
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
@@ -225,6 +234,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     _same_dtype(fn, x, weight=weight, bias=bias)
     if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
         raise ValueError(f"{fn}(): groups must be a positive int, got {groups!r}")
+    nonempty_spatial(fn, x)
     n, c, h, w = x._shape
     cin, og, kh, kw = weight._shape
     if cin != c:

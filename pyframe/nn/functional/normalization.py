@@ -215,6 +215,8 @@ def batch_norm(
         shift = ew.sub(bias, shift) if bias is not None else ew.neg(shift)
         return ew.add(ew.mul(input, scale.view(bshape)), shift.view(bshape))
     count = input._numel // c if c else 0
+    if input._numel == 0:  # torch's: an empty batch normalizes to an empty result, the running stats untouched
+        return input.clone()
     if count <= 1:
         raise ValueError(
             f"batch_norm(): expected more than 1 value per channel when training, got input size {list(input._shape)}"
@@ -261,7 +263,7 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps=1e-5)
             f"{list(input._shape)}"
         )
     n, c = input._shape[:2]
-    xg = input.reshape(n, num_groups, -1)
+    xg = input.reshape(n, num_groups, math.prod(input._shape[1:]) // num_groups)  # explicit: n may be 0
     y = _normalized(xg, (2,), eps)[0].reshape(input._shape)
     bshape = (1, c) + (1,) * (input.ndim - 2)
     if weight is not None:

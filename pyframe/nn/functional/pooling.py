@@ -165,8 +165,8 @@ def _adaptive_max_windows(x: Tensor, oh: int, ow: int) -> tuple:
         row_v, row_i = [], []
         for j in range(ow):
             w0, w1 = (j * w) // ow, -(-((j + 1) * w) // ow)
-            cell = x[:, :, h0:h1, w0:w1].reshape(n, c, -1)
-            k, cw = cell._shape[-1], w1 - w0
+            k, cw = (h1 - h0) * (w1 - w0), w1 - w0
+            cell = x[:, :, h0:h1, w0:w1].reshape(n, c, k)  # explicit: n or c may be 0
             with _grad_mode.no_grad():
                 nan = ew.isnan(cell)
                 last_nan = ew.sub(k - 1, rd.argmax(flip(nan, [-1]).to(_dtype.int32), -1, keepdim=True))

@@ -139,6 +139,10 @@ def _layers(mode: str, x: Tensor, hx, weights: list, num_layers: int, bidirectio
     but the last. Returns (output, h_n) with h_n a pair for LSTM."""
     from pyframe.ops.join import cat
 
+    if x._shape[0] == 0:  # the empty-input rule: refused in the layer's name, as torch (not in stack())
+        name = "RNN" if mode.startswith("RNN") else mode
+        raise ValueError(f"{name}: expected sequence length to be larger than 0, got an input of shape "
+                         f"{list(x._shape)} (sequence first)")  # fmt: skip
     dirs = 2 if bidirectional else 1
     lstm = mode == "LSTM"
     finals_h, finals_c = [], []

@@ -13,7 +13,7 @@ import numbers
 
 from pyframe import _dtype
 from pyframe._backend import ShapeError
-from pyframe.nn.functional._utils import _float_arg, _tensor_arg
+from pyframe.nn.functional._utils import _float_arg, _tensor_arg, nonempty_spatial
 from pyframe.ops import elementwise as ew
 from pyframe.ops import index as ix
 from pyframe.tensor import Tensor
@@ -112,6 +112,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise ValueError(f"{fn}(): align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")  # fmt: skip
     sizes, scales = _sizes(fn, input, size, scale_factor, dims)
+    nonempty_spatial(fn, input, tuple(sizes))
     if mode == "area":
         from pyframe.nn.functional.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 
