@@ -129,6 +129,7 @@ def set_num_threads(n: int) -> None:
 
 
 def get_num_threads() -> int:
+    """Same as torch.get_num_threads: the number of OpenMP threads the C core's kernels use."""
     return lib.pf_get_num_threads()
 
 

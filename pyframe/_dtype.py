@@ -108,6 +108,9 @@ def from_numpy_dtype(np_dtype) -> dtype:
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
+    """Same as torch.promote_types: the dtype both ``a`` and ``b`` convert to without losing range
+    (bool < int32 < int64 < float16 < float32 < float64).
+    """
     return a if a.rank >= b.rank else b
 
 

@@ -44,6 +44,7 @@ def _set(mode: bool) -> None:
 
 
 def is_grad_enabled() -> bool:
+    """Same as torch.is_grad_enabled: whether operations are recorded for autograd here (False inside ``no_grad``)."""
     return _state.enabled
 
 
@@ -99,10 +100,14 @@ class _Switch(_Mode):
 
 
 class no_grad(_Switch):  # noqa: N801
+    """Same as torch.no_grad: a context manager (and decorator) inside which no autograd graph is recorded."""
+
     mode = False
 
 
 class enable_grad(_Switch):  # noqa: N801
+    """Same as torch.enable_grad: a context manager (and decorator) that turns recording back on inside ``no_grad``."""
+
     mode = True
 
 

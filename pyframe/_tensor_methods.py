@@ -123,16 +123,42 @@ def bind() -> None:
         det=linalg.det, inverse=linalg.inv, matrix_exp=linalg.matrix_exp, slogdet=linalg.slogdet, logdet=linalg.logdet
     )
     for name, fn in methods.items():
+        if name in _LAMBDA_DOCS:
+            fn.__doc__ = _LAMBDA_DOCS[name]
         setattr(Tensor, name, fn)
     Tensor.backward = autograd.tensor_backward
     Tensor.register_hook = autograd.register_hook
     Tensor.register_post_accumulate_grad_hook = autograd.register_post_accumulate_grad_hook
     Tensor.retain_grad = autograd.retain_grad
-    Tensor.retains_grad = property(lambda self: self._retains_grad)
-    Tensor.is_cuda = property(lambda self: False)
-    Tensor.is_cpu = property(lambda self: True)
+    Tensor.retains_grad = property(
+        lambda self: self._retains_grad, doc="Same as torch.Tensor.retains_grad: whether retain_grad() was called."
+    )
+    Tensor.is_cuda = property(lambda self: False, doc="Always False: pyframe runs on the CPU.")
+    Tensor.is_cpu = property(lambda self: True, doc="Always True: pyframe runs on the CPU.")
     Tensor.T = property(view.reverse_dims)
-    Tensor.mT = property(lambda self: view.transpose(self, -2, -1))
+    Tensor.mT = property(
+        lambda self: view.transpose(self, -2, -1), doc="Same as torch.Tensor.mT: the last two dims swapped (a view)."
+    )
+
+
+# the docstrings of the one-line methods bound above as lambdas
+_LAMBDA_DOCS = {
+    "nelement": "Same as torch.Tensor.nelement: the number of elements (``numel``).",
+    "ndimension": "Same as torch.Tensor.ndimension: the number of dims (``ndim``).",
+    "ravel": "Same as torch.Tensor.ravel: ``self.reshape(-1)`` (a view when the strides allow it).",
+    "where": "Same as torch.Tensor.where: ``pyframe.where(condition, self, other)``.",
+    "float": "Same as torch.Tensor.float: ``self.to(pyframe.float32)``.",
+    "double": "Same as torch.Tensor.double: ``self.to(pyframe.float64)``.",
+    "half": "Same as torch.Tensor.half: ``self.to(pyframe.float16)``.",
+    "long": "Same as torch.Tensor.long: ``self.to(pyframe.int64)``.",
+    "int": "Same as torch.Tensor.int: ``self.to(pyframe.int32)``.",
+    "bool": "Same as torch.Tensor.bool: ``self.to(pyframe.bool)``.",
+    "type_as": "Same as torch.Tensor.type_as: ``self.to(other.dtype)``.",
+    "cpu": "Same as torch.Tensor.cpu: the tensor itself (it is in CPU memory already).",
+    "get_device": "Same as torch.Tensor.get_device for a CPU tensor: -1.",
+    "pin_memory": "The tensor itself: pinned memory is a CUDA notion.",
+    "is_pinned": "Always False: pinned memory is a CUDA notion.",
+}
 
 
 def _varargs(fn):
@@ -182,6 +208,9 @@ def _logical(fn):
 
 
 def _requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
+    """Same as torch.Tensor.requires_grad_: turns recording on (floating tensors only) or off (leaves only); returns
+    the tensor.
+    """
     if requires_grad and not self.dtype.is_floating_point:
         raise RuntimeError(f"only tensors of floating point dtype can require gradients, got {self.dtype.name}")
     if not requires_grad and self.grad_fn is not None:

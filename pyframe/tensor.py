@@ -30,6 +30,7 @@ class Size(tuple):
         return f"pyframe.Size({list(self)})"
 
     def numel(self) -> int:
+        """Same as torch.Size.numel: the number of elements of a tensor of this shape (1 for ``()``)."""
         return math.prod(self)
 
 
@@ -225,34 +226,42 @@ class Tensor:
 
     @property
     def shape(self) -> Size:
+        """Same as torch.Tensor.shape: the sizes of the dims, as a ``pyframe.Size`` (a tuple)."""
         return Size(self._shape)
 
     def size(self, dim: int | None = None):
+        """Same as torch.Tensor.size: the shape as a ``Size``, or the size of one dim (negative counts from the end)."""
         if dim is None:
             return Size(self._shape)
         return self._shape[normalize_dim(dim, len(self._shape))]
 
     @property
     def ndim(self) -> int:
+        """Same as torch.Tensor.ndim: the number of dims (0 for a scalar tensor; at most 8 in pyframe)."""
         return len(self._shape)
 
     def dim(self) -> int:
+        """Same as torch.Tensor.dim: the number of dims."""
         return len(self._shape)
 
     def numel(self) -> int:
+        """Same as torch.Tensor.numel: the number of elements (``nelement`` is the same method)."""
         return self._numel
 
     nelement = numel  # torch's older name, used by its pruning tutorial
 
     def stride(self, dim: int | None = None):
+        """Same as torch.Tensor.stride: the strides in elements (a tuple), or the stride of one dim."""
         if dim is None:
             return self._strides
         return self._strides[normalize_dim(dim, len(self._shape))]
 
     def storage_offset(self) -> int:
+        """Same as torch.Tensor.storage_offset: where the first element is in the storage, in elements."""
         return self._offset
 
     def element_size(self) -> int:
+        """Same as torch.Tensor.element_size: the size of one element in bytes."""
         return self.dtype.itemsize
 
     def is_contiguous(self) -> bool:
@@ -301,13 +310,16 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        """Same as torch.Tensor.is_leaf: True for a tensor no recorded operation made (``grad_fn`` is None)."""
         return self.grad_fn is None
 
     @property
     def device(self) -> _device.device:
+        """Same as torch.Tensor.device: always ``device("cpu")``."""
         return _device.CPU
 
     def data_ptr(self) -> int:
+        """Same as torch.Tensor.data_ptr: the address of the first element, as an int."""
         return int(ffi.cast("uintptr_t", self._ptr))
 
     def _d(self):
@@ -406,6 +418,10 @@ class Tensor:
         return tuple(new_strides) if view_d == -1 else None
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Same as torch.Tensor.flatten: dims ``start_dim`` to ``end_dim`` merged into one (a view when the strides
+        allow
+        it, as ``reshape``); a 0-d tensor becomes 1-d.
+        """
         if self.ndim == 0:
             return self.reshape(1)
         s, e = normalize_dim(start_dim, self.ndim), normalize_dim(end_dim, self.ndim)
@@ -414,9 +430,11 @@ class Tensor:
         return self.reshape(self._shape[:s] + (-1,) + self._shape[e + 1 :])
 
     def view_as(self, other: Tensor) -> Tensor:
+        """Same as torch.Tensor.view_as: ``self.view(other.shape)``."""
         return self.view(other._shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
+        """Same as torch.Tensor.reshape_as: ``self.reshape(other.shape)``."""
         return self.reshape(other._shape)
 
     def __len__(self) -> int:
@@ -449,6 +467,7 @@ class Tensor:
         return np.asarray(_Export(self))
 
     def item(self):
+        """Same as torch.Tensor.item: the value of a one-element tensor as a Python number (RuntimeError otherwise)."""
         if self._numel != 1:
             raise RuntimeError(f"a Tensor with {self._numel} elements cannot be converted to Scalar")
         read = _ITEM_READERS[self.dtype.code]
@@ -457,6 +476,9 @@ class Tensor:
         return read(ffi.cast(_ITEM_CTYPES[self.dtype.code], self._ptr)[0])
 
     def tolist(self):
+        """Same as torch.Tensor.tolist: the elements as (nested) Python lists of numbers; a 0-d tensor gives a
+        number.
+        """
         return self.detach().numpy().tolist()
 
     def __float__(self) -> float:

@@ -115,6 +115,19 @@ def _unwrap(data, kinds: set):
 
 
 def as_tensor(data, dtype=None) -> Tensor:
+    """Same as torch.as_tensor: the data as a tensor, sharing memory where it can.
+
+    A tensor of the right dtype is returned as is (another dtype: a converted copy); a NumPy array of the
+    matching dtype shares its memory (``from_numpy``); anything else is copied as ``tensor(data, dtype)`` does.
+    No ``device`` argument.
+
+    Args:
+        data: a tensor, a NumPy array, a number or a (nested) sequence of numbers.
+        dtype: the result's dtype; None keeps the data's.
+
+    Returns:
+        Tensor: ``data`` itself, a view of its memory, or a copy.
+    """
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)
     if isinstance(data, np.ndarray) and (dtype is None or as_dtype(dtype).np == data.dtype):
@@ -131,14 +144,47 @@ def _make(size, dtype, requires_grad, fill=None, device=None) -> Tensor:
 
 
 def empty(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Same as torch.empty: a tensor of the given shape whose memory is not initialised.
+
+    Args:
+        *size: the shape, as ints or one sequence (``empty(2, 3)`` or ``empty((2, 3))``).
+        dtype: default ``get_default_dtype()`` (float32).
+        requires_grad: record operations on it for autograd (floating dtypes only).
+        device: only the CPU (``None``, ``"cpu"``); anything else raises pyframe's device error.
+
+    Returns:
+        Tensor: a new contiguous tensor with arbitrary contents.
+    """
     return _make(size, dtype, requires_grad, device=device)
 
 
 def zeros(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Same as torch.zeros: a tensor of the given shape filled with 0.
+
+    Args:
+        *size: the shape, as ints or one sequence (``zeros(2, 3)`` or ``zeros((2, 3))``).
+        dtype: default ``get_default_dtype()`` (float32).
+        requires_grad: record operations on it for autograd (floating dtypes only).
+        device: only the CPU (``None``, ``"cpu"``); anything else raises pyframe's device error.
+
+    Returns:
+        Tensor: a new contiguous tensor of zeros.
+    """
     return _make(size, dtype, requires_grad, 0, device)
 
 
 def ones(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Same as torch.ones: a tensor of the given shape filled with 1.
+
+    Args:
+        *size: the shape, as ints or one sequence (``ones(2, 3)`` or ``ones((2, 3))``).
+        dtype: default ``get_default_dtype()`` (float32).
+        requires_grad: record operations on it for autograd (floating dtypes only).
+        device: only the CPU (``None``, ``"cpu"``); anything else raises pyframe's device error.
+
+    Returns:
+        Tensor: a new contiguous tensor of ones.
+    """
     return _make(size, dtype, requires_grad, 1, device)
 
 
@@ -154,21 +200,71 @@ def _like(x: Tensor, dtype) -> dtype:
 
 
 def empty_like(input: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+    """Same as torch.empty_like: an uninitialised tensor of ``input``'s shape.
+
+    Args:
+        input: the tensor whose shape (and, by default, dtype) is taken.
+        dtype: default ``input.dtype``.
+        requires_grad: record operations on the result for autograd.
+        device: only the CPU.
+        **kwargs: torch's ``layout``, ``memory_format`` and ``pin_memory`` are accepted and ignored (every
+            pyframe tensor is strided CPU memory); other names raise TypeError.
+
+    Returns:
+        Tensor: a new contiguous tensor with arbitrary contents.
+    """
     _like_kwargs(kwargs)
     return _make(input._shape, _like(input, dtype), requires_grad, None, device)
 
 
 def zeros_like(input: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+    """Same as torch.zeros_like: a tensor of zeros of ``input``'s shape and (by default) dtype.
+
+    Args:
+        input: the tensor whose shape (and, by default, dtype) is taken.
+        dtype: default ``input.dtype``.
+        requires_grad: record operations on the result for autograd.
+        device: only the CPU.
+        **kwargs: torch's ``layout``, ``memory_format``, ``pin_memory``: accepted and ignored.
+
+    Returns:
+        Tensor: a new contiguous tensor.
+    """
     _like_kwargs(kwargs)
     return _make(input._shape, _like(input, dtype), requires_grad, 0, device)
 
 
 def ones_like(input: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+    """Same as torch.ones_like: a tensor of ones of ``input``'s shape and (by default) dtype.
+
+    Args:
+        input: the tensor whose shape (and, by default, dtype) is taken.
+        dtype: default ``input.dtype``.
+        requires_grad: record operations on the result for autograd.
+        device: only the CPU.
+        **kwargs: torch's ``layout``, ``memory_format``, ``pin_memory``: accepted and ignored.
+
+    Returns:
+        Tensor: a new contiguous tensor.
+    """
     _like_kwargs(kwargs)
     return _make(input._shape, _like(input, dtype), requires_grad, 1, device)
 
 
 def full_like(input: Tensor, fill_value, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+    """Same as torch.full_like: a tensor of ``input``'s shape filled with ``fill_value``.
+
+    Args:
+        input: the tensor whose shape (and, by default, dtype) is taken.
+        fill_value: the value of every element (converted to the dtype).
+        dtype: default ``input.dtype`` (not ``fill_value``'s type, as in torch).
+        requires_grad: record operations on the result for autograd.
+        device: only the CPU.
+        **kwargs: torch's ``layout``, ``memory_format``, ``pin_memory``: accepted and ignored.
+
+    Returns:
+        Tensor: a new contiguous tensor.
+    """
     _like_kwargs(kwargs)
     return _make(input._shape, _like(input, dtype), requires_grad, fill_value, device)
 
@@ -181,7 +277,7 @@ def _like_kwargs(kwargs: dict) -> None:
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    """Same as torch.arange: int64 when every bound is an int, else float32."""
+    """Same as torch.arange: int64 when every bound is an int, else the default dtype (float32)."""
     if end is None:
         start, end = 0, start
     for name, v in (("start", start), ("end", end), ("step", step)):
@@ -205,6 +301,19 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, dev
 
 
 def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Same as torch.linspace: ``steps`` values evenly spaced from ``start`` to ``end``, both included.
+
+    Args:
+        start: the first value.
+        end: the last value.
+        steps: how many values (a non-negative int; 1 gives ``[start]``).
+        dtype: default ``get_default_dtype()`` (float32).
+        requires_grad: record operations on the result for autograd.
+        device: only the CPU.
+
+    Returns:
+        Tensor: a 1-d tensor of ``steps`` elements, computed in the C core.
+    """
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"linspace: number of steps must be a non-negative int, got {steps!r}")
     check_device(device)
@@ -214,6 +323,18 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False, de
 
 
 def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Same as torch.eye: a 2-d tensor with ones on the diagonal and zeros elsewhere.
+
+    Args:
+        n: the number of rows.
+        m: the number of columns; default ``n``.
+        dtype: default ``get_default_dtype()`` (float32).
+        requires_grad: record operations on the result for autograd.
+        device: only the CPU.
+
+    Returns:
+        Tensor: an ``n`` x ``m`` tensor.
+    """
     m = n if m is None else m
     t = zeros(n, m, dtype=dtype, device=device)
     k = min(n, m)

@@ -705,6 +705,9 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
 
 
 def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
+    """Same as torch.Tensor.masked_fill_: ``value`` written where ``mask`` (broadcast to ``x``) is True; returns
+    ``x``.
+    """
     return copy_(x, masked_fill(x, mask, value))
 
 
@@ -750,6 +753,7 @@ def _overwritten(dst: Tensor, name: str) -> None:
 
 
 def fill_(dst: Tensor, value) -> Tensor:
+    """Same as torch.Tensor.fill_: every element of ``dst`` set to ``value`` (a number or a one-element tensor)."""
     dst._write_check(same_value=True)
     if isinstance(value, Tensor):
         if value._numel != 1:
@@ -767,8 +771,10 @@ def fill_(dst: Tensor, value) -> Tensor:
 
 
 def zero_(dst: Tensor) -> Tensor:
+    """Same as torch.Tensor.zero_: every element of ``dst`` set to 0; returns ``dst``."""
     return fill_(dst, 0)
 
 
 def clamp_(x: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
+    """Same as torch.Tensor.clamp_: ``clamp`` written into ``x``; returns ``x``."""
     return copy_(x, clamp(x, min, max))

@@ -249,6 +249,15 @@ def _cat_lean(tensors, dim: int):
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Same as torch.stack: tensors of equal shape joined along a new dim ``dim``.
+
+    Args:
+        tensors: a non-empty sequence of tensors of the same shape (ShapeError otherwise).
+        dim: where the new dim goes, in ``[-(ndim + 1), ndim]``.
+
+    Returns:
+        Tensor: a new tensor (dtypes promoted as ``cat`` does).
+    """
     tensors = list(tensors)
     if not tensors:
         raise ValueError("stack: expected a non-empty list of tensors")
@@ -311,6 +320,9 @@ def _split_views(tensor: Tensor, d: int, sections: list) -> tuple:
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """Same as torch.chunk: ``input`` split along ``dim`` into at most ``chunks`` views of equal size (the last may be
+    smaller).
+    """
     _needs_dims(input, "chunk")
     if chunks <= 0:
         raise ValueError(f"chunk: chunks must be positive, got {chunks}")
@@ -319,6 +331,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
+    """Same as torch.unbind: the tuple of views ``input.select(dim, i)`` for every ``i``."""
     _needs_dims(input, "unbind")
     d = normalize_dim(dim, input.ndim)
     return tuple(select(input, d, i) for i in range(input._shape[d]))

@@ -186,21 +186,28 @@ class Generator(_Generator):
 
     @property
     def device(self):
+        """Always the CPU device."""
         return CPU
 
     def manual_seed(self, seed: int) -> Generator:
+        """Same as torch.Generator.manual_seed: restarts this generator's stream at ``seed``; returns the generator."""
         super().manual_seed(int(seed))
         self._initial = int(seed)
         return self
 
     def initial_seed(self) -> int:
+        """Same as torch.Generator.initial_seed: the seed last given to ``manual_seed`` (torch's default seed if
+        none).
+        """
         return self._initial
 
     def get_state(self) -> Tensor:
+        """The generator's state as an int64 tensor [seed, offset] (torch's is a uint8 byte tensor)."""
         seed = self.seed - (1 << 64) if self.seed >= 1 << 63 else self.seed
         return tensor([seed, self.offset], dtype=_dtype.int64)
 
     def set_state(self, state: Tensor) -> Generator:
+        """Restores a state from ``get_state``; returns the generator."""
         s, off = state.tolist()
         self.seed, self.offset = int(s) & 0xFFFFFFFFFFFFFFFF, int(off)
         return self
@@ -215,10 +222,12 @@ def manual_seed(seed: int) -> None:
 
 
 def initial_seed() -> int:
+    """Same as torch.initial_seed: the seed the global generator was last seeded with."""
     return _default.seed
 
 
 def seed() -> int:
+    """Same as torch.seed: seeds the global generator from the OS's entropy (63 bits) and returns that seed."""
     import os
 
     s = int.from_bytes(os.urandom(8), "little") >> 1
@@ -233,6 +242,7 @@ def get_rng_state() -> Tensor:
 
 
 def set_rng_state(state: Tensor) -> None:
+    """Same as torch.set_rng_state, for a state from ``get_rng_state``: the int64 pair [seed, offset]."""
     s, off = state.tolist()
     _default.seed, _default.offset = int(s) & 0xFFFFFFFFFFFFFFFF, int(off)
 
@@ -246,12 +256,34 @@ def _draw(kind: int, t: Tensor, p0: float, p1: float, generator=None) -> Tensor:
 
 
 def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    """Same as torch.Tensor.uniform_: fills ``t`` in place with uniform samples on [a, b).
+
+    Args:
+        t: the tensor to fill.
+        a: the lower bound.
+        b: the upper bound (``a <= b``, else ValueError).
+        generator: a ``pyframe.Generator``; default the global one.
+
+    Returns:
+        Tensor: ``t``.
+    """
     if not a <= b:
         raise ValueError(f"uniform_ expects a <= b, got a={a}, b={b}")
     return _draw(lib.PF_RAND_UNIFORM, t, a, b, generator)
 
 
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    """Same as torch.Tensor.normal_: fills ``t`` in place with samples of a normal distribution.
+
+    Args:
+        t: the tensor to fill.
+        mean: the distribution's mean.
+        std: its standard deviation (``>= 0``, else ValueError).
+        generator: a ``pyframe.Generator``; default the global one.
+
+    Returns:
+        Tensor: ``t``.
+    """
     if not std >= 0:
         raise ValueError(f"normal_ expects std >= 0, got std={std}")
     return _draw(lib.PF_RAND_NORMAL, t, mean, std, generator)
@@ -268,10 +300,35 @@ def _generator(generator) -> _Generator:
 
 
 def rand(*size, dtype=None, requires_grad: bool = False, device=None, generator=None) -> Tensor:
+    """Same as torch.rand: uniform samples on [0, 1).
+
+    Args:
+        *size: the shape, as ints or one sequence.
+        dtype: default ``get_default_dtype()`` (float32).
+        requires_grad: record operations on the result for autograd.
+        device: only the CPU.
+        generator: a ``pyframe.Generator`` to draw from; default the global one (``manual_seed``).
+
+    Returns:
+        Tensor: a new tensor. The numbers are pyframe's counter-based stream: the same seed gives the same
+        numbers whatever the thread count, but not torch's numbers.
+    """
     return _finish(uniform_(_make(size, dtype, False, device=device), generator=generator), requires_grad)
 
 
 def randn(*size, dtype=None, requires_grad: bool = False, device=None, generator=None) -> Tensor:
+    """Same as torch.randn: samples of the standard normal distribution (mean 0, std 1).
+
+    Args:
+        *size: the shape, as ints or one sequence.
+        dtype: default ``get_default_dtype()`` (float32).
+        requires_grad: record operations on the result for autograd.
+        device: only the CPU.
+        generator: a ``pyframe.Generator`` to draw from; default the global one (``manual_seed``).
+
+    Returns:
+        Tensor: a new tensor. The numbers are pyframe's counter-based stream, not torch's.
+    """
     return _finish(normal_(_make(size, dtype, False, device=device), generator=generator), requires_grad)
 
 
@@ -294,12 +351,18 @@ def randint(low, high=None, size=None, dtype=None, requires_grad: bool = False, 
 
 
 def rand_like(input: Tensor, dtype=None) -> Tensor:
+    """Same as torch.rand_like: ``rand`` with ``input``'s shape and (by default) dtype, from the global generator."""
     return rand(*input._shape, dtype=_like(input, dtype))
 
 
 def randn_like(input: Tensor, dtype=None) -> Tensor:
+    """Same as torch.randn_like: ``randn`` with ``input``'s shape and (by default) dtype, from the global generator."""
     return randn(*input._shape, dtype=_like(input, dtype))
 
 
 def randint_like(input: Tensor, low, high=None, dtype=None) -> Tensor:
+    """Same as torch.randint_like: ``randint(low, high)`` with ``input``'s shape and (by default) dtype.
+
+    ``randint_like(x, 10)`` draws from [0, 10), ``randint_like(x, 3, 10)`` from [3, 10).
+    """
     return randint(low, high, input._shape, dtype=_like(input, dtype))

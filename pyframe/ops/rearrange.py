@@ -49,12 +49,14 @@ def flip(input: Tensor, dims) -> Tensor:  # noqa: A002 - torch's names
 
 
 def fliplr(input: Tensor) -> Tensor:  # noqa: A002
+    """Same as torch.fliplr: ``input`` with dim 1 reversed (at least 2 dims; a copy, as torch)."""
     if input.ndim < 2:
         raise ValueError(f"fliplr(): input must have at least 2 dims, got {input.ndim}")
     return flip(input, (1,))
 
 
 def flipud(input: Tensor) -> Tensor:  # noqa: A002
+    """Same as torch.flipud: ``input`` with dim 0 reversed (at least 1 dim; a copy, as torch)."""
     if input.ndim < 1:
         raise ValueError("flipud(): input must have at least 1 dim")
     return flip(input, (0,))

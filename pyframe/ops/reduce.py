@@ -258,6 +258,18 @@ def _require_float(x: Tensor, name: str, dtype=None) -> Tensor:
 
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """Same as torch.mean: the mean over ``dim`` (a dim, a tuple of dims, or None for all).
+
+    Args:
+        input: a floating tensor (or an integer one with ``dtype=`` a floating dtype; otherwise RuntimeError,
+            as torch).
+        dim: the dims to reduce; None reduces all.
+        keepdim: keep the reduced dims with size 1.
+        dtype: compute and return in this dtype.
+
+    Returns:
+        Tensor: the means. The mean of no elements is nan.
+    """
     if dtype is None and (out := _lean(_MEAN, input, dim, keepdim)) is not None:
         return out
     input = _require_float(input, "mean", dtype)
@@ -318,14 +330,23 @@ def max(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
 
 
 def min(input: Tensor, dim=None, keepdim: bool = False):  # noqa: A001
+    """Same as torch.min: the overall minimum, or (values, indices) along ``dim``; ``min(a, b)`` is ``minimum``."""
     return _extreme(lib.PF_MIN, "min", input, dim, keepdim)
 
 
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """Same as torch.amax: the maximum over ``dim`` (a dim or a tuple; default all), values only.
+
+    The gradient is spread evenly over the elements equal to the maximum, as torch.
+    """
     return _reduce(lib.PF_MAX, input, None if dim == () else dim, keepdim, input.dtype, deriv=_d_extreme)[0]
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """Same as torch.amin: the minimum over ``dim`` (a dim or a tuple; default all), values only.
+
+    The gradient is spread evenly over the elements equal to the minimum, as torch.
+    """
     return _reduce(lib.PF_MIN, input, None if dim == () else dim, keepdim, input.dtype, deriv=_d_extreme)[0]
 
 
@@ -338,6 +359,7 @@ def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Same as torch.argmin; with dim=None, an index into the flattened tensor."""
     if dim is None:
         out = _reduce(lib.PF_ARGMIN, input.reshape(-1), 0, False, None, False, True)[1]
         return out.reshape((1,) * input.ndim) if keepdim else out
@@ -345,10 +367,12 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 
 
 def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Same as torch.any: whether any element (over ``dim``, or all) is nonzero; a bool tensor."""
     return _reduce(lib.PF_ANY, input, dim, keepdim, bool_)[0]
 
 
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Same as torch.all: whether every element (over ``dim``, or all) is nonzero; a bool tensor."""
     return _reduce(lib.PF_ALL, input, dim, keepdim, bool_)[0]
 
 

@@ -131,6 +131,7 @@ def permute(input: Tensor, *dims) -> Tensor:
 
 
 def t(input: Tensor) -> Tensor:
+    """Same as torch.t: a 2-d tensor transposed (a view); tensors of 0 or 1 dims are returned as views unchanged."""
     if input.ndim > 2:
         raise ShapeError(f"t() expects a tensor with <= 2 dims, got {input.ndim}")
     return transpose(input, 0, 1) if input.ndim == 2 else view_op(input, input._shape, input._strides, input._offset)
@@ -142,6 +143,7 @@ def reverse_dims(x: Tensor) -> Tensor:
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """Same as torch.unsqueeze: a view with a dim of size 1 inserted at ``dim`` (``-1`` appends one)."""
     d = normalize_dim(dim, input.ndim + 1)
     inner = input._strides[d] * input._shape[d] if d < input.ndim else 1
     return view_op(
@@ -153,6 +155,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 
 def squeeze(input: Tensor, dim=None) -> Tensor:
+    """Same as torch.squeeze: a view without the dims of size 1 (only among ``dim``, an int or a tuple, if given)."""
     if dim is None:
         dims = {i for i, n in enumerate(input._shape) if n == 1}
     else:
@@ -197,10 +200,12 @@ def expand(input: Tensor, *sizes) -> Tensor:
 
 
 def broadcast_to(input: Tensor, shape) -> Tensor:
+    """Same as torch.broadcast_to: a view of ``input`` expanded to ``shape`` (no copy; -1 keeps a size)."""
     return expand(input, *shape)
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    """Same as torch.Tensor.expand_as: ``x.expand(*other.shape)``, a view."""
     return expand(x, *other._shape)
 
 
@@ -217,6 +222,9 @@ def _int_arg(v, fn: str, name: str) -> int:
 
 
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """Same as torch.narrow: the view of ``length`` elements of ``dim`` starting at ``start`` (negative counts from
+    the end).
+    """
     _needs_dims(input, "narrow")
     start, length = _int_arg(start, "narrow", "start"), _int_arg(length, "narrow", "length")
     d = normalize_dim(dim, input.ndim)
@@ -234,6 +242,9 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """Same as torch.select: the view at ``index`` of ``dim``, with that dim removed (``x.select(0, i)`` is
+    ``x[i]``).
+    """
     if input.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor")
     d = normalize_dim(dim, input.ndim)
@@ -252,6 +263,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 
 
 def contiguous(input: Tensor) -> Tensor:
+    """Same as torch.Tensor.contiguous: ``input`` itself if it is contiguous, else a contiguous copy."""
     return input if input._contig or input.is_contiguous() else clone(input)
 
 
@@ -308,6 +320,7 @@ def _is_dtype_name(a) -> bool:
 
 
 def detach(input: Tensor) -> Tensor:
+    """Same as torch.detach: a view sharing ``input``'s memory that is cut from the autograd graph."""
     return input._view(input._shape, input._strides)
 
 
