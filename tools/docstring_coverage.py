@@ -17,8 +17,10 @@ import argparse
 import importlib
 import inspect
 import os
+import re
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("PYFRAME_DISABLE_PLUGIN_AUTOLOAD", "1")
@@ -28,8 +30,17 @@ NAMESPACES = [
     "pyframe.nn.utils.parametrize", "pyframe.nn.utils.parametrizations", "pyframe.nn.utils.prune",
     "pyframe.autograd", "pyframe.linalg", "pyframe.optim", "pyframe.optim.lr_scheduler", "pyframe.utils.data",
     "pyframe.distributions", "pyframe.distributed", "pyframe.nn.parallel", "pyframe.cuda", "pyframe.accelerator",
-    "pyframe.backends", "pyframe.plugins", "pyframe.plugins.testing", "pyframe.hookspecs", "pyframe.serialization",
+    "pyframe.fx", "pyframe.onnx", "pyframe.backends", "pyframe.plugins", "pyframe.plugins.testing",
+    "pyframe.hookspecs", "pyframe.serialization",
 ]  # fmt: skip
+
+
+# a namespace added to docs/compatibility.md's table (tools/compat_table.py) is measured too
+_TABLE = Path(__file__).resolve().parent.parent / "docs" / "compatibility.md"
+if _TABLE.is_file():
+    NAMESPACES += [
+        ns for ns in re.findall(r"^\| `(pyframe[\w.]*)` \|", _TABLE.read_text(), re.M) if ns not in NAMESPACES
+    ]
 
 
 def resolve(path: str) -> Any:
