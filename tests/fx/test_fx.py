@@ -353,3 +353,58 @@ def test_capture_follows_values_and_keeps_shapes():
     y = pyframe.randn(5, 3, 4)
     np.testing.assert_array_equal(gm(y).detach().numpy(), m(y).detach().numpy())  # the batch size stayed a node
     assert gm.graph.find_nodes(op="call_module")[0].meta["module_path"] == "lin"
+
+
+def _wrapped_helper(x):
+    return x.relu() + len(x.shape)  # len() of a Proxy would fail if traced through
+
+
+fx.wrap("_wrapped_helper")
+
+
+def test_wrap_deepcopy_tabular_and_unused_submodules(capsys):
+    import copy
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(3, 3), nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.b(_wrapped_helper(self.a(x)))
+
+    gm = fx.symbolic_trace(M())
+    helper = gm.graph.find_nodes(op="call_function")[0]
+    assert helper.target is _wrapped_helper and "_wrapped_helper(a)" in gm.code
+    x = pyframe.randn(2, 3)
+    twin = copy.deepcopy(gm)
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    out.args = (helper,)  # drop self.b from gm only
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    gm.delete_all_unused_submodules()
+    assert not hasattr(gm, "b") and hasattr(twin, "b")
+    np.testing.assert_array_equal(twin(x).detach().numpy(), M.forward(twin, x).detach().numpy())
+    gm.graph.print_tabular()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["opcode", "name", "target", "args", "kwargs"] and len(lines) == 2 + 4
+
+
+def test_node_moves_and_input_replacement():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    a = g.call_function(pyframe.exp, (x,))
+    b = g.call_function(pyframe.neg, (x,))
+    c = g.call_function(operator.add, (a, b))
+    g.output(c)
+    a.prepend(b)  # b now comes first
+    assert [n.name for n in g.nodes] == ["x", "neg", "exp", "add", "output"]
+    c.replace_input_with(b, x)
+    assert set(c.all_input_nodes) == {a, x} and b.users == {}
+    g.erase_node(b)
+    g.lint()
+    gm = fx.GraphModule(nn.Module(), g)
+    t = pyframe.tensor([0.0, 1.0])
+    np.testing.assert_allclose(gm(t).numpy(), np.exp([0.0, 1.0]) + [0.0, 1.0], rtol=1e-6)
+    with pytest.raises(fx.TraceError, match="iterated"):
+        fx.symbolic_trace(lambda x: [v for v in x])

@@ -430,7 +430,19 @@ class _Decoder(nn.Module):
         return self.layer(tgt, memory, tgt_mask=nn.Transformer.generate_square_subsequent_mask(tgt.shape[1]))
 
 
+class _Seq2Seq(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.t = nn.Transformer(8, 2, num_encoder_layers=1, num_decoder_layers=2, dim_feedforward=16, batch_first=True)
+
+    def forward(self, src, tgt, src_pad):
+        mask = self.t.generate_square_subsequent_mask(tgt.size(1))
+        return self.t(src, tgt, tgt_mask=mask, src_key_padding_mask=src_pad, tgt_is_causal=True)
+
+
 CASES.append((("MultiheadAttention",), _Decoder().eval(), [r(2, 4, 8), r(2, 5, 8)], False))
+CASES.append((("MultiheadAttention",), _Seq2Seq().eval(), [r(2, 5, 8), r(2, 4, 8), np.eye(2, 5, 3, dtype=bool)],
+              False))  # fmt: skip
 
 
 def _outputs(out) -> list:
