@@ -35,6 +35,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def relu_(input: Tensor) -> Tensor:
+    """Same as torch.nn.functional.relu_: ``relu(input, inplace=True)``, written into ``input``."""
     return relu(input, inplace=True)
 
 

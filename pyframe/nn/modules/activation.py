@@ -253,6 +253,7 @@ class PReLU(Module):
         self.weight = Parameter(creation.full((num_parameters,), init, dtype=dtype))
 
     def reset_parameters(self) -> None:
+        """Same as torch.nn.PReLU.reset_parameters: every slope set back to ``init``."""
         with _grad_mode.no_grad():
             self.weight.fill_(self.init)
 

@@ -121,12 +121,14 @@ class Sequential(_Numbered):
     __rmul__ = __mul__
 
     def insert(self, index: int, module: Module) -> Sequential:
+        """Same as torch.nn.Sequential.insert: ``module`` inserted before position ``index``; returns the Sequential."""
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
         _insert(self, index, module)
         return self
 
     def extend(self, sequential: Iterable[Module]) -> Sequential:
+        """Same as torch.nn.Sequential.extend: every module of ``sequential`` appended; returns the Sequential."""
         for layer in sequential:
             self.append(layer)
         return self
@@ -177,9 +179,11 @@ class ModuleList(_Numbered):
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def insert(self, index: int, module: Module) -> None:
+        """Same as torch.nn.ModuleList.insert: ``module`` inserted before position ``index``."""
         _insert(self, index, module)
 
     def extend(self, modules: Iterable[Module]) -> ModuleList:
+        """Same as torch.nn.ModuleList.extend: every module of the iterable appended; returns the ModuleList."""
         if not isinstance(modules, Iterable):
             raise TypeError("ModuleList.extend should be called with an iterable, but got " + type(modules).__name__)
         offset = len(self)
@@ -215,23 +219,31 @@ class ModuleDict(Module):
         return key in self._modules
 
     def clear(self) -> None:
+        """Same as torch.nn.ModuleDict.clear: removes every module."""
         self._modules.clear()
 
     def pop(self, key: str) -> Module:
+        """Same as torch.nn.ModuleDict.pop: removes the module under ``key`` and returns it (KeyError if absent)."""
         v = self[key]
         del self[key]
         return v
 
     def keys(self):
+        """Same as torch.nn.ModuleDict.keys: the names, in insertion order."""
         return self._modules.keys()
 
     def items(self):
+        """Same as torch.nn.ModuleDict.items: (name, module) pairs, in insertion order."""
         return self._modules.items()
 
     def values(self):
+        """Same as torch.nn.ModuleDict.values: the modules, in insertion order."""
         return self._modules.values()
 
     def update(self, modules: Mapping[str, Module] | Iterable) -> None:
+        """Same as torch.nn.ModuleDict.update: adds (or replaces) the modules of a mapping, a ModuleDict, or an iterable
+        of (name, module) pairs.
+        """
         if isinstance(modules, (Mapping, ModuleDict)):
             for key, module in modules.items():
                 self[key] = module

@@ -53,6 +53,10 @@ class Linear(Module):
         self.register_parameter("bias", None if b is None else Parameter(b))
 
     def reset_parameters(self) -> None:
+        """Same as torch.nn.Linear.reset_parameters: torch's default initialisation, kaiming-uniform weight
+        (``a=sqrt(5)``)
+        and a uniform bias in ``(-1/sqrt(in_features), 1/sqrt(in_features))``, drawn from pyframe's generator.
+        """
         init_weight_and_bias(self.weight, self.bias, self.in_features)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002

@@ -110,6 +110,11 @@ _ACCEPT = {
 
 
 def _forward_unimplemented(self, *args: Any) -> Any:
+    """Same as torch.nn.Module.forward: the computation of the module, defined by every subclass.
+
+    Call the module (``model(x)``) rather than ``forward``: the call runs the module's and the global hooks
+    (and so the plugins) around it. The base class raises NotImplementedError.
+    """
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
@@ -313,9 +318,17 @@ class Module:
         return self if target == "" else self._get_member(target, Module, "an nn.Module")
 
     def get_parameter(self, target: str) -> Parameter:
+        """Same as torch.nn.Module.get_parameter: the parameter a dotted path names (``"net.0.weight"``).
+
+        Raises AttributeError when a step of the path does not exist or the last is not an ``nn.Parameter``.
+        """
         return self._get_member(target, Parameter, "an nn.Parameter")
 
     def get_buffer(self, target: str) -> Tensor:
+        """Same as torch.nn.Module.get_buffer: the buffer a dotted path names (``"bn.running_mean"``).
+
+        Raises AttributeError when a step of the path does not exist or the last is not a registered buffer.
+        """
         return self._get_member(target, None, "a buffer")
 
     def _get_member(self, target: str, cls: type | None, what: str) -> Any:
@@ -347,10 +360,12 @@ class Module:
             yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
 
     def modules(self) -> Iterator[Module]:
+        """Same as torch.nn.Module.modules: this module and every submodule, recursively, each once."""
         for _, module in self.named_modules():
             yield module
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
+        """Same as torch.nn.Module.named_children: (name, module) for each direct submodule, each module once."""
         memo = set()
         for name, module in self._modules.items():
             if module is not None and module not in memo:
@@ -358,6 +373,7 @@ class Module:
                 yield name, module
 
     def children(self) -> Iterator[Module]:
+        """Same as torch.nn.Module.children: the direct submodules, each once."""
         for _, module in self.named_children():
             yield module
 
@@ -378,19 +394,34 @@ class Module:
         yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Same as torch.nn.Module.parameters: the parameters of this module (and its submodules when ``recurse``),
+        each once; what optimizers take.
+        """
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
     def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """Same as torch.nn.Module.named_buffers: (dotted name, buffer) for each registered buffer (not None).
+
+        Args:
+            prefix: prepended to every name.
+            recurse: include the buffers of submodules.
+            remove_duplicate: yield a buffer shared by two modules once.
+        """
         yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Same as torch.nn.Module.buffers: the registered buffers (of submodules too when ``recurse``)."""
         for _, buf in self.named_buffers(recurse=recurse):
             yield buf
 
     # ---- modes and conversions --------------------------------------------------------------------
 
     def train(self, mode: bool = True) -> Module:
+        """Same as torch.nn.Module.train: sets ``training`` on this module and every submodule; returns the module.
+
+        ``mode`` must be a bool (ValueError otherwise). Dropout and batch norm read ``training``.
+        """
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         self.training = mode
@@ -399,9 +430,11 @@ class Module:
         return self
 
     def eval(self) -> Module:
+        """Same as torch.nn.Module.eval: ``train(False)``."""
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Same as torch.nn.Module.requires_grad_: sets ``requires_grad`` on every parameter; returns the module."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
@@ -422,6 +455,9 @@ class Module:
                     p.grad.zero_()
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Same as torch.nn.Module.apply: calls ``fn`` on every submodule (children first), then on this module; returns
+        the module.
+        """
         for module in self.children():
             module.apply(fn)
         fn(self)
@@ -474,15 +510,21 @@ class Module:
         return self._apply(lambda t: t.to(dt) if t.dtype.is_floating_point else t)
 
     def float(self) -> Module:
+        """Same as torch.nn.Module.float: floating parameters and buffers converted to float32, in place."""
         return self.to(_dtype.float32)
 
     def double(self) -> Module:
+        """Same as torch.nn.Module.double: floating parameters and buffers converted to float64, in place."""
         return self.to(_dtype.float64)
 
     def half(self) -> Module:
+        """Same as torch.nn.Module.half: floating parameters and buffers converted to float16 (pyframe computes float16
+        in float32 and stores float16).
+        """
         return self.to(_dtype.float16)
 
     def cpu(self) -> Module:
+        """Same as torch.nn.Module.cpu: the module itself, already in CPU memory."""
         return self
 
     def cuda(self, device=None) -> Module:
@@ -491,6 +533,9 @@ class Module:
         return self
 
     def type(self, dst_type) -> Module:
+        """Same as torch.nn.Module.type: every parameter and buffer converted with ``t.to(dst_type)``; returns the
+        module.
+        """
         return self._apply(lambda t: t.to(dst_type))
 
     # ---- state_dict ------------------------------------------------------------------------------

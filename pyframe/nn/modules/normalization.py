@@ -234,6 +234,7 @@ class RMSNorm(Module):
             self.register_parameter("weight", None)
 
     def reset_parameters(self) -> None:
+        """Same as torch.nn.RMSNorm.reset_parameters: the weight (if any) set back to ones."""
         if self.weight is not None:
             with _grad_mode.no_grad():
                 self.weight.fill_(1.0)

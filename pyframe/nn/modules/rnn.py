@@ -104,6 +104,9 @@ class RNNBase(Module):
         self._all_weights = [names[i : i + per] for i in range(0, len(names), per)]
 
     def reset_parameters(self) -> None:
+        """Same as torch.nn.RNNBase.reset_parameters: every weight and bias drawn from U(-1/sqrt(hidden_size),
+        1/sqrt(hidden_size)).
+        """
         stdv = 1.0 / math.sqrt(self.hidden_size)
         with _grad_mode.no_grad():
             for w in self.parameters():
@@ -111,6 +114,9 @@ class RNNBase(Module):
 
     @property
     def all_weights(self) -> list:
+        """Same as torch.nn.RNNBase.all_weights: the parameters per layer and direction, as lists in torch's order
+        (``weight_ih``, ``weight_hh``, then the biases).
+        """
         return [[getattr(self, n) for n in names] for names in self._all_weights]
 
     def flatten_parameters(self) -> None:
@@ -242,6 +248,9 @@ class RNNCellBase(Module):
             self.register_parameter("bias_hh", None)
 
     def reset_parameters(self) -> None:
+        """Same as torch.nn.RNNCellBase.reset_parameters: every weight and bias drawn from U(-1/sqrt(hidden_size),
+        1/sqrt(hidden_size)).
+        """
         stdv = 1.0 / math.sqrt(self.hidden_size)
         with _grad_mode.no_grad():
             for w in self.parameters():

@@ -57,6 +57,9 @@ class Embedding(Module):
                 weight[self.padding_idx].fill_(0)
 
     def reset_parameters(self) -> None:
+        """Same as torch.nn.Embedding.reset_parameters: the weight drawn again from N(0, 1), the ``padding_idx`` row
+        (if any) set to zeros.
+        """
         self._init(self.weight)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name

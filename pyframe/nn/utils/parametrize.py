@@ -277,6 +277,10 @@ class ParametrizationList(ModuleList):
                     _maybe_set(orig, tensor)
 
     def forward(self) -> Tensor:
+        """Same as torch's ParametrizationList.forward: the parametrized value, the original tensor(s) passed through
+        every
+        parametrization in registration order.
+        """
         mods = list(self._modules.values())
         originals = self._originals()
         x = mods[0].forward(*originals)

@@ -222,6 +222,9 @@ class PruningContainer(BasePruningMethod):
                 self.add_pruning_method(method)
 
     def add_pruning_method(self, method) -> None:
+        """Same as torch.nn.utils.prune.PruningContainer.add_pruning_method: adds a method acting on the same parameter
+        name (TypeError for a non-pruning method, ValueError for another parameter).
+        """
         if not isinstance(method, BasePruningMethod) and method is not None:
             raise TypeError(f"{type(method)} is not a BasePruningMethod subclass")
         if method is not None and self._tensor_name != method._tensor_name:
