@@ -408,3 +408,29 @@ def test_node_moves_and_input_replacement():
     np.testing.assert_allclose(gm(t).numpy(), np.exp([0.0, 1.0]) + [0.0, 1.0], rtol=1e-6)
     with pytest.raises(fx.TraceError, match="iterated"):
         fx.symbolic_trace(lambda x: [v for v in x])
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "gpt_block", "lstm_lm", "transformer_encoder"])
+def test_exported_models_trace_as_torch_fx(name):
+    torch = pytest.importorskip("torch")
+    from tests.onnx import models
+
+    m, tm = getattr(models, name)(pyframe).eval(), getattr(models, name)(torch)
+    gm, tgm = fx.symbolic_trace(m), torch.fx.symbolic_trace(tm)
+    assert _summary(gm.graph) == _summary(tgm.graph)
+    assert [str(n.target).rpartition(".")[2] for n in gm.graph.nodes if n.op != "call_function"] == \
+        [str(n.target).rpartition(".")[2] for n in tgm.graph.nodes if n.op != "call_function"]  # fmt: skip
+    inputs = {
+        "mlp": (pyframe.randn(3, 6),), "cnn": (pyframe.randn(2, 3, 12, 12),),
+        "gpt_block": (pyframe.randint(0, 11, (2, 5)),),
+        "lstm_lm": (pyframe.randint(0, 13, (4, 2)), (pyframe.randn(2, 2, 12), pyframe.randn(2, 2, 12))),
+        "transformer_encoder": (pyframe.randn(2, 5, 16), pyframe.zeros(2, 5, dtype=pyframe.bool)),
+    }[name]  # fmt: skip
+    with pyframe.no_grad():
+        want, got = m(*inputs), gm(*inputs)
+    for w, g in zip(_leaves(want), _leaves(got), strict=True):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+def _leaves(x):
+    return [y for v in x for y in _leaves(v)] if isinstance(x, (tuple, list)) else [x]
