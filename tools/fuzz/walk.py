@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 import pyframe as pf
+from tools.fuzz import edges  # noqa: F401 - registers the edge generators (torch as their oracle)
 from tools.fuzz.ops import GENERATORS, Call
 
 # exceptions that say pyframe itself went wrong, not that the caller did

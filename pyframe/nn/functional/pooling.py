@@ -21,6 +21,16 @@ __all__ = [
 ]  # fmt: skip
 
 
+def _pool_input(fn: str, input) -> tuple:
+    """The pools' input as (N, C, H, W) and whether it was batched; as torch, only the batch dim may be empty
+    (the empty-input rule: refused here in the pool's name, not by the kernel or a reshape)."""
+    x, batched = _batched(fn, input)
+    if 0 in x._shape[1:]:
+        raise ValueError(f"{fn}(): expected input to have non-zero size for non-batch dimensions, got shape "
+                         f"{list(input._shape)}")  # fmt: skip
+    return x, batched
+
+
 def _pool_args(fn: str, kernel_size, stride, padding, dilation, ceil_mode) -> tuple:
     if ceil_mode:
         raise NotImplementedError(f"{fn}(): ceil_mode=True is not supported; pad the input instead")
@@ -46,7 +56,7 @@ def max_pool2d(
     """Same as torch.nn.functional.max_pool2d: one C pass finds each window's maximum and its
     flat index in the input plane (NaN wins, ties keep the first, as torch); backward adds the
     gradient at those indices. ``ceil_mode=True`` is not supported (NotImplementedError)."""
-    x, batched = _batched("max_pool2d", input)
+    x, batched = _pool_input("max_pool2d", input)
     _check_im2col_dtype("max_pool2d", x)
     k, s, p, d = _pool_args("max_pool2d", kernel_size, stride, padding, dilation, ceil_mode)
     n, c, h, w = x._shape
@@ -78,7 +88,7 @@ def avg_pool2d(
     """Same as torch.nn.functional.avg_pool2d: im2col, a sum over the kernel positions and one
     division; backward spreads the gradient back with col2im. ``ceil_mode=True`` is not
     supported (NotImplementedError)."""
-    x, batched = _batched("avg_pool2d", input)
+    x, batched = _pool_input("avg_pool2d", input)
     _check_im2col_dtype("avg_pool2d", x)
     k, s, p, d = _pool_args("avg_pool2d", kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and (not isinstance(divisor_override, int) or divisor_override <= 0):
@@ -132,7 +142,7 @@ def _adaptive_windows(x: Tensor, oh: int, ow: int, reduce) -> Tensor:
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Same as torch.nn.functional.adaptive_avg_pool2d. Sizes that divide the input evenly
     use avg_pool2d; others average each window separately (slower)."""
-    x, batched = _batched("adaptive_avg_pool2d", input)
+    x, batched = _pool_input("adaptive_avg_pool2d", input)
     oh, ow = _adaptive_size("adaptive_avg_pool2d", x, output_size)
     h, w = x._shape[2:]
     out = avg_pool2d(x, (h // oh, w // ow)) if h % oh == 0 and w % ow == 0 else _adaptive_windows(x, oh, ow, rd.mean)
@@ -143,7 +153,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     """Same as torch.nn.functional.adaptive_max_pool2d. Sizes that divide the input evenly use
     max_pool2d; others take each window's maximum separately (slower), by torch's rule: the first
     of equal maxima, the last NaN of a window holding NaN, and the gradient to that one element."""
-    x, batched = _batched("adaptive_max_pool2d", input)
+    x, batched = _pool_input("adaptive_max_pool2d", input)
     oh, ow = _adaptive_size("adaptive_max_pool2d", x, output_size)
     h, w = x._shape[2:]
     if h % oh == 0 and w % ow == 0:

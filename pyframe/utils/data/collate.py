@@ -88,6 +88,8 @@ def default_collate(batch: list) -> Any:
     if isinstance(elem, _STRING):
         return batch
     if isinstance(elem, abc.Mapping):
+        if not all(isinstance(b, abc.Mapping) for b in batch):
+            raise TypeError("default_collate: a batch mixes dicts with other types")
         collated = {key: default_collate([d[key] for d in batch]) for key in elem}
         try:
             return type(elem)(collated)
