@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -59,7 +58,7 @@ class Tracer(GraphAppendingTracer):
         self._evaluating = 0
         self._scope: list[str] = []
         self._attr_nodes: dict[str, Node] = {}
-        self._constants: list[Tensor] = []
+        self._constants: list[tuple[str, Tensor]] = []
         self._module_paths: dict[int, str] = {}
         self._tensor_paths: dict[int, str] = {}
         # in a concrete trace, the nodes whose value became a Python value (control flow, int(), ...)
@@ -115,7 +114,7 @@ class Tracer(GraphAppendingTracer):
             path = f"_tensor_constant{i}"
             self.root.__dict__[path] = t
             self._tensor_paths[id(t)] = path
-            self._constants.append(t)  # keep it alive: paths are by id
+            self._constants.append((path, t))  # keep it alive: paths are by id
         node = self._attr_nodes.get(path)
         if node is None:
             node = self._attr_nodes[path] = self.create_node("get_attr", path, (), {})
@@ -157,7 +156,7 @@ class Tracer(GraphAppendingTracer):
         self.concrete = example is not None
         self._scope: list[str] = []
         self._attr_nodes: dict[str, Node] = {}
-        self._constants: list[Tensor] = []
+        self._constants: list[tuple[str, Tensor]] = []
         self._module_paths = {id(m): n for n, m in self.root.named_modules(remove_duplicate=False)}
         self._tensor_paths: dict[int, str] = {}
         for m_name, m in self.root.named_modules(remove_duplicate=False):
@@ -304,25 +303,27 @@ class Tracer(GraphAppendingTracer):
 
 def symbolic_trace(root: Module | Callable, concrete_args: dict[str, Any] | None = None):
     """Same as torch.fx.symbolic_trace: a GraphModule whose code is ``root``'s forward as traced."""
-    from pyframe.fx.graph_module import GraphModule
-
     tracer = Tracer()
     graph = tracer.trace(root, concrete_args)
     name = type(root).__name__ if isinstance(root, Module) else root.__name__
-    return GraphModule(tracer.root, graph, name)
+    return _graph_module(tracer, graph, name)
+
+
+def _graph_module(tracer: Tracer, graph: Graph, name: str):
+    """The GraphModule, holding the tensors made during the trace; the traced module is left as it was."""
+    from pyframe.fx.graph_module import GraphModule
+
+    gm = GraphModule(tracer.root, graph, name)
+    for path, _ in tracer._constants:
+        tracer.root.__dict__.pop(path, None)
+    return gm
 
 
 def capture(root: Module | Callable, args: tuple, tracer: Tracer | None = None):
     """``root`` run once on ``args`` (real tensors) while its graph is recorded. Python control flow follows the
     real values (the graph is the path they took); shapes read with ``.shape``/``.size()`` stay nodes, so a
     consumer can keep them symbolic; every node's ``meta["val"]`` holds what it computed."""
-    from pyframe.fx.graph_module import GraphModule
-
     tracer = tracer or Tracer()
     graph = tracer._trace(root, {}, tuple(args))
     name = type(root).__name__ if isinstance(root, Module) else getattr(root, "__name__", "fn")
-    gm = GraphModule(tracer.root, graph, name)
-    return gm
-
-
-sys.modules.setdefault("pyframe.fx._symbolic_trace", sys.modules[__name__])
+    return _graph_module(tracer, graph, name)

@@ -34,7 +34,15 @@ class _ExportTracer(Tracer):
     """Traces through every module except those exported whole (recurrent layers, MultiheadAttention)."""
 
     def is_leaf_module(self, m: Module, module_qualified_name: str) -> bool:
-        return type(m) in MODULES
+        return _whole_exporter(m) is not None
+
+
+def _whole_exporter(m: Module):
+    """The exporter of a module exported whole: its class's, or a base class's when forward is the base's."""
+    for cls in type(m).__mro__:
+        if cls in MODULES:
+            return MODULES[cls] if type(m).forward is cls.forward else None
+    return None
 
 
 def _where(root, node: Node) -> str:
@@ -147,7 +155,7 @@ def export(model, args: Any = (), f=None, *, kwargs: dict | None = None, export_
     if args and isinstance(args[-1], dict) and kwargs is None:
         args, kwargs = args[:-1], args[-1]
     inputs = _bind_inputs(model, args, kwargs or {})
-    root = _Whole(model) if type(model) in MODULES else model
+    root = _Whole(model) if isinstance(model, Module) and _whole_exporter(model) is not None else model
 
     modes = [(m, m.training) for m in model.modules()] if isinstance(model, Module) else []
     if isinstance(model, Module) and training not in ("TRAINING", True) and getattr(training, "name", "") != "TRAINING":
@@ -156,7 +164,12 @@ def export(model, args: Any = (), f=None, *, kwargs: dict | None = None, export_
     try:
         tracer = _ExportTracer()
         with _grad_mode.no_grad():
-            gm = capture(root, inputs, tracer=tracer)
+            try:
+                gm = capture(root, inputs, tracer=tracer)
+            except Exception as e:
+                e.add_note("(raised while pyframe.onnx.export traced the model's forward on the example inputs: "
+                           "see docs/fx.md for what a trace follows)")  # fmt: skip
+                raise
             _check_specialized(
                 gm, root, tracer.specialized, _input_axes(gm, input_names, _normalise_axes(dynamic_axes))
             )
@@ -397,7 +410,7 @@ def _export_node(ctx: Context, root, node: Node, args: tuple, kwargs: dict) -> A
         ctx.target_name = node.target
     elif node.op == "call_module":
         mod = root.get_submodule(node.target)
-        mfn = MODULES.get(type(mod))
+        mfn = _whole_exporter(mod)
         if mfn is not None:
             return mfn(ctx, mod, node.target, args, kwargs)
     if fn is None:

@@ -128,3 +128,26 @@ def test_ported_script_imports_torch_onnx(tmp_path):
                          env={"PYTHONPATH": ":".join(sys.path), "OMP_NUM_THREADS": "1"})  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert float(out.stdout.strip().splitlines()[-1]) < 1e-6
+
+
+def test_subclassed_layers_and_constants(ort):
+    import numpy as np
+
+    from tests.onnx._support import export_bytes, run_onnx
+
+    class MyLSTM(nn.LSTM):  # forward is LSTM's: exported whole as LSTM is
+        pass
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = MyLSTM(3, 4, batch_first=True)
+
+        def forward(self, x):
+            return self.rnn(x)[0] * pyframe.tensor([1.0, 2.0, 3.0, 4.0])  # a tensor made in forward: a constant
+
+    m = Net().eval()
+    x = np.random.default_rng(0).standard_normal((2, 5, 3)).astype(np.float32)
+    (y,) = run_onnx(ort, export_bytes(m, (pyframe.tensor(x),), input_names=["x"]), {"x": x})
+    np.testing.assert_allclose(y, m(pyframe.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
+    assert not [k for k in vars(m) if k.startswith("_tensor_constant")]  # the model is left as it was
