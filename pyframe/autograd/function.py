@@ -20,6 +20,9 @@ class FunctionCtx:
         self.materialize_grads = True
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
+        """Same as torch's ctx.save_for_backward: keeps tensors (or None) for ``backward``, read back as
+        ``ctx.saved_tensors``.
+        """
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save tensors or None, got {type(t).__name__}")
@@ -27,12 +30,17 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
+        """Same as torch's ctx.saved_tensors: the tuple given to ``save_for_backward``."""
         return self._saved
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        """Same as torch's ctx.mark_non_differentiable: outputs that get no gradient (indices, masks)."""
         self._non_differentiable.update(id(t) for t in tensors)
 
     def set_materialize_grads(self, value: bool) -> None:
+        """Same as torch's ctx.set_materialize_grads: with True (the default), gradients that did not reach an output
+        are passed to ``backward`` as zeros; with False, as None.
+        """
         self.materialize_grads = value
 
 
@@ -42,14 +50,26 @@ class Function:
 
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any) -> Any:
+        """Same as torch.autograd.Function.forward: the computation, run under ``no_grad``; subclasses define it as a
+        staticmethod taking ``ctx`` first.
+
+        Save what ``backward`` needs with ``ctx.save_for_backward`` (or as attributes of ``ctx``).
+        """
         raise NotImplementedError("subclasses of Function must implement forward")
 
     @staticmethod
     def backward(ctx: FunctionCtx, *grad_outputs: Tensor) -> Any:
+        """Same as torch.autograd.Function.backward: the gradients of the inputs, one per ``forward`` argument (None for
+        one that needs none), from one gradient per output; a staticmethod taking ``ctx`` first.
+        """
         raise NotImplementedError("subclasses of Function must implement backward")
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
+        """Same as torch.autograd.Function.apply: runs ``forward`` and, when an input requires grad, records a node
+        whose
+        backward is the class's ``backward``. Call this, never ``forward`` directly.
+        """
         ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
         with _grad_mode.no_grad():
             out = cls.forward(ctx, *args)

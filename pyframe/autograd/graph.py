@@ -38,6 +38,10 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
+        """Same as torch's grad_fn.next_functions: (node, output index) for each input of this node; ``(None, 0)``
+        for an
+        input that needs no gradient.
+        """
         return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next)
 
     def register_hook(self, hook: Callable):

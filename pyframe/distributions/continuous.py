@@ -190,16 +190,24 @@ class MultivariateNormal(_Gaussian):
 
     @property
     def scale_tril(self) -> Tensor:
+        """Same as torch.distributions.MultivariateNormal.scale_tril: the lower-triangular Cholesky factor L of the
+        covariance (``L @ L.mT``), expanded to ``batch_shape + (k, k)``.
+        """
         return self._unbroadcasted_scale_tril.expand(*self._batch_shape, *self._event_shape, *self._event_shape)
 
     @property
     def covariance_matrix(self) -> Tensor:
+        """Same as torch.distributions.MultivariateNormal.covariance_matrix: ``L @ L.mT`` from ``scale_tril``,
+        expanded to
+        ``batch_shape + (k, k)``.
+        """
         L = self._unbroadcasted_scale_tril  # noqa: N806
         cov = L @ L.transpose(-1, -2)
         return cov.expand(*self._batch_shape, *self._event_shape, *self._event_shape)
 
     @property
     def precision_matrix(self) -> Tensor:
+        """Same as torch.distributions.MultivariateNormal.precision_matrix: the inverse of the covariance matrix."""
         return linalg.inv(self.covariance_matrix)
 
     @property

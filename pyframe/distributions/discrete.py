@@ -75,6 +75,7 @@ class Bernoulli(Distribution):
 
     @property
     def param_shape(self) -> Size:
+        """Same as torch.distributions.Bernoulli.param_shape: the shape of ``probs`` / ``logits`` (``batch_shape``)."""
         return Size(self._batch_shape)
 
     @property
@@ -104,6 +105,10 @@ class Bernoulli(Distribution):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
+        """Same as torch.distributions.Bernoulli.enumerate_support: the values 0 and 1 along a new first dim,
+        expanded to
+        ``(2,) + batch_shape`` when ``expand`` (else of shape ``(2, 1, ..., 1)``).
+        """
         values = arange(2, dtype=self._param_dtype()).reshape(2, *([1] * len(self._batch_shape)))
         return values.expand(2, *self._batch_shape) if expand else values
 
@@ -160,6 +165,7 @@ class Categorical(Distribution):
 
     @property
     def param_shape(self) -> Size:
+        """Same as torch.distributions.Categorical.param_shape: ``batch_shape + (number of categories,)``."""
         return Size((*self._batch_shape, self._num_events))
 
     @property
@@ -196,5 +202,9 @@ class Categorical(Distribution):
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
+        """Same as torch.distributions.Categorical.enumerate_support: the categories ``0..k-1`` (int64) along a new
+        first
+        dim, expanded to ``(k,) + batch_shape`` when ``expand`` (else of shape ``(k, 1, ..., 1)``).
+        """
         values = arange(self._num_events).reshape(self._num_events, *([1] * len(self._batch_shape)))
         return values.expand(self._num_events, *self._batch_shape) if expand else values

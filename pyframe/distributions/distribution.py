@@ -49,6 +49,9 @@ class Distribution:
 
     @staticmethod
     def set_default_validate_args(value: bool) -> None:
+        """Same as torch.distributions.Distribution.set_default_validate_args: turns argument validation on or off for
+        distributions created afterwards without ``validate_args=`` (a bool; ValueError otherwise).
+        """
         if value not in (True, False):
             raise ValueError(f"validate_args must be True or False, got {value!r}")
         Distribution._validate_default = value
@@ -74,26 +77,39 @@ class Distribution:
 
     @property
     def batch_shape(self) -> Size:
+        """Same as torch.distributions.Distribution.batch_shape: the shape of the independent distributions this object
+        holds (broadcast from its parameters).
+        """
         return self._batch_shape
 
     @property
     def event_shape(self) -> Size:
+        """Same as torch.distributions.Distribution.event_shape: the shape of one draw (``()`` for a scalar
+        distribution,
+        ``(k,)`` for a k-dimensional multivariate normal).
+        """
         return self._event_shape
 
     @property
     def mean(self) -> Tensor:
+        """Same as torch.distributions.Distribution.mean: the mean, of shape ``batch_shape + event_shape``."""
         raise NotImplementedError(f"{type(self).__name__} does not implement mean")
 
     @property
     def mode(self) -> Tensor:
+        """Same as torch.distributions.Distribution.mode: the most likely value, of shape ``batch_shape +
+        event_shape``.
+        """
         raise NotImplementedError(f"{type(self).__name__} does not implement mode")
 
     @property
     def variance(self) -> Tensor:
+        """Same as torch.distributions.Distribution.variance: the variance, of shape ``batch_shape + event_shape``."""
         raise NotImplementedError(f"{type(self).__name__} does not implement variance")
 
     @property
     def stddev(self) -> Tensor:
+        """Same as torch.distributions.Distribution.stddev: the standard deviation, ``variance.sqrt()``."""
         return self.variance.sqrt()
 
     def _extended_shape(self, sample_shape=()) -> tuple:
@@ -111,21 +127,40 @@ class Distribution:
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()) -> Tensor:
+        """Same as torch.distributions.Distribution.rsample: a reparameterised draw of shape
+        ``sample_shape + batch_shape + event_shape`` through which gradients flow to the parameters.
+
+        Only distributions with ``has_rsample`` implement it (NotImplementedError otherwise). The numbers come from
+        pyframe's generator (``manual_seed``): same distribution as torch, other draws.
+        """
         raise NotImplementedError(f"{type(self).__name__} has no reparameterised sampler (rsample)")
 
     def sample_n(self, n: int) -> Tensor:
+        """Same as torch.distributions.Distribution.sample_n: ``sample((n,))``."""
         return self.sample((n,))
 
     def log_prob(self, value: Tensor) -> Tensor:
+        """Same as torch.distributions.Distribution.log_prob: the log of the density (or mass) at ``value``.
+
+        Args:
+            value: a tensor (or a number) broadcastable with ``batch_shape + event_shape``; with validation on, a
+                value outside the support raises ValueError, as torch.
+
+        Returns:
+            Tensor: one log-density per event, of the broadcast shape without the event dims.
+        """
         raise NotImplementedError(f"{type(self).__name__} does not implement log_prob")
 
     def cdf(self, value: Tensor) -> Tensor:
+        """Same as torch.distributions.Distribution.cdf: the cumulative distribution function at ``value``."""
         raise NotImplementedError(f"{type(self).__name__} does not implement cdf")
 
     def entropy(self) -> Tensor:
+        """Same as torch.distributions.Distribution.entropy: the entropy in nats, of shape ``batch_shape``."""
         raise NotImplementedError(f"{type(self).__name__} does not implement entropy")
 
     def perplexity(self) -> Tensor:
+        """Same as torch.distributions.Distribution.perplexity: ``entropy().exp()``."""
         return self.entropy().exp()
 
     def _value(self, value: Any) -> Tensor:

@@ -96,6 +96,10 @@ class LRScheduler:
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Same as torch.optim.lr_scheduler.LRScheduler.load_state_dict: restores the scheduler's state from
+        ``state_dict()`` (a dict; TypeError otherwise). The optimizer's learning rates are restored by its own
+        ``load_state_dict``.
+        """
         if not isinstance(state_dict, dict):
             raise TypeError(f"state_dict must be a dict, got {type(state_dict).__name__}")
         self.__dict__.update(state_dict)
@@ -105,6 +109,11 @@ class LRScheduler:
         return self._last_lr
 
     def get_lr(self) -> list:
+        """Same as torch.optim.lr_scheduler.LRScheduler.get_lr: the learning rate of each parameter group for the
+        current
+        epoch, by the scheduler's closed-form or chained rule (each subclass defines it). Read ``get_last_lr()`` for the
+        rates in use.
+        """
         raise NotImplementedError(f"{type(self).__name__} does not implement get_lr()")
 
     def _scaled(self, factor) -> list:
@@ -112,6 +121,11 @@ class LRScheduler:
         return [g["lr"] * factor for g in self.optimizer.param_groups]
 
     def step(self, epoch: int | None = None) -> None:
+        """Same as torch.optim.lr_scheduler.LRScheduler.step: advances one epoch and writes the new rates into the
+        optimizer's parameter groups; call it after ``optimizer.step()``.
+
+        ``epoch`` is torch's deprecated argument: it still sets the epoch, with torch's UserWarning.
+        """
         self._step_count += 1
         if epoch is not None:
             warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)
@@ -362,6 +376,10 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         return [lo + (base - lo) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2 for base in self.base_lrs]
 
     def step(self, epoch: float | None = None) -> None:
+        """Same as torch's CosineAnnealingWarmRestarts.step: advances one epoch, or sets a (fractional) epoch,
+        restarting
+        the cosine after ``T_0``, ``T_0 * T_mult``, ... epochs.
+        """
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:
@@ -454,6 +472,10 @@ class SequentialLR(_Composite):
             sched.last_epoch -= 1
 
     def step(self) -> None:  # type: ignore[override]
+        """Same as torch.optim.lr_scheduler.SequentialLR.step: steps the scheduler whose milestone interval holds the
+        new
+        epoch; at a milestone the next scheduler starts from its epoch 0.
+        """
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[idx]
@@ -477,6 +499,7 @@ class ChainedScheduler(_Composite):
         self._last_lr = _lrs(optimizer)
 
     def step(self) -> None:  # type: ignore[override]
+        """Same as torch.optim.lr_scheduler.ChainedScheduler.step: steps every scheduler of the chain, in order."""
         for s in self._schedulers:
             s.step()
         self._last_lr = _lrs(self.optimizer)
@@ -516,9 +539,18 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def in_cooldown(self) -> bool:
+        """Same as torch's ReduceLROnPlateau.in_cooldown: whether the scheduler is waiting out ``cooldown`` epochs
+        after a
+        reduction.
+        """
         return self.cooldown_counter > 0
 
     def step(self, metrics, epoch: int | None = None) -> None:  # type: ignore[override]
+        """Same as torch.optim.lr_scheduler.ReduceLROnPlateau.step: records ``metrics`` (a number or one-element
+        tensor);
+        after more than ``patience`` epochs without improvement beyond ``threshold``, multiplies every group's rate by
+        ``factor`` (not below ``min_lr``; changes smaller than ``eps`` are skipped) and starts the cooldown.
+        """
         current = float(metrics)
         if epoch is None:
             epoch = self.last_epoch + 1
@@ -574,6 +606,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.threshold_mode = threshold_mode
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Same as torch's ReduceLROnPlateau.load_state_dict: restores the state, including the comparison mode."""
         super().load_state_dict(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
 
@@ -726,6 +759,10 @@ class CyclicLR(LRScheduler):
             self.scale_mode = "iterations"
 
     def scale_fn(self, x: float) -> float:
+        """Same as torch's CyclicLR.scale_fn: the amplitude factor at ``x`` (a cycle or an iteration count): the
+        ``scale_fn`` given, else 1 (``triangular``), ``1 / 2**(x - 1)`` (``triangular2``) or ``gamma**x``
+        (``exp_range``).
+        """
         if self._scale_fn_custom is not None:
             return self._scale_fn_custom(x)
         if self.mode == "triangular":
@@ -762,6 +799,9 @@ class CyclicLR(LRScheduler):
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Same as torch's CyclicLR.load_state_dict: restores the state; a custom ``scale_fn`` object gets its saved
+        attributes back (a plain function is not saved, as torch).
+        """
         state = dict(state_dict)
         fn = state.pop("_scale_fn_custom", None)
         super().load_state_dict(state)
