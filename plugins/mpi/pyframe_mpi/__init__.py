@@ -48,12 +48,13 @@ class _Work:
         self._op, self.result = op, None
 
     def is_completed(self) -> bool:
-        return self._op.event.is_set()
+        event = self._op.event
+        return event is None or event.is_set()
 
     def wait(self, timeout: float | None = None) -> None:
         op = self._op
         limit = op.comm.timeout + 30 if timeout is None else timeout  # the executor enforces the group's timeout
-        if not op.event.wait(limit):
+        if op.event is not None and not op.event.wait(limit):
             from pyframe.distributed.backend import DistTimeoutError
 
             raise DistTimeoutError(f"{op.what} did not complete within {limit:g} s on rank {_engine.rank}")
@@ -123,8 +124,7 @@ class MPIBackend:
             c.Set_errhandler(MPI.ERRORS_RETURN)
         self.rank = self.comm.Get_rank()
         self.world_size = self.size = self.comm.Get_size()
-        self.world_ranks = self.comm.Get_group().Translate_ranks(None, MPI.COMM_WORLD.Get_group())
-        self.world_ranks = list(range(self.size)) if _comm is None else list(self.world_ranks)
+        self.world_ranks = list(range(self.size))  # split() sets a subgroup's
         self.id = _engine.next_id
         _engine.next_id += 1
         self.issued = self.committed = 0

@@ -19,6 +19,7 @@ computes. MPI is initialised with ``MPI_THREAD_MULTIPLE``.
 from __future__ import annotations
 
 import collections
+import os
 import sys
 import threading
 import time
@@ -41,10 +42,16 @@ REASONS = {
 }
 
 
-def _errors():
-    from pyframe.distributed.backend import DistBackendError, DistTimeoutError
+_ERRORS: tuple = ()
 
-    return DistBackendError, DistTimeoutError
+
+def _errors():
+    global _ERRORS
+    if not _ERRORS:
+        from pyframe.distributed.backend import DistBackendError, DistTimeoutError
+
+        _ERRORS = (DistBackendError, DistTimeoutError)
+    return _ERRORS
 
 
 def signature(desc: str) -> np.ndarray:
@@ -61,7 +68,7 @@ class Op:
     def __init__(self, comm: Any, desc: str, what: str, run) -> None:
         self.comm, self.desc, self.what, self.run = comm, desc, what, run
         self.seq = 0
-        self.event = threading.Event()
+        self.event: threading.Event | None = None  # made when the operation is queued (inline ones need none)
         self.error: BaseException | None = None
 
 
@@ -89,6 +96,9 @@ class Engine:
         self.notice_req = self.notices.Irecv(self.notice_buf, source=MPI.ANY_SOURCE, tag=_NOTICE_TAG)
         self.status = MPI.Status()
         self.last_poll = 0.0
+        # the agreement check before every collective; PYFRAME_DISTRIBUTED_CHECK=0 turns it off (one round trip
+        # less per collective; a mismatch then hangs or reduces garbage, as raw MPI does)
+        self.check = os.environ.get("PYFRAME_DISTRIBUTED_CHECK", "1") != "0"
 
     # ---- notices ------------------------------------------------------------------------------------
 
@@ -139,6 +149,7 @@ class Engine:
         with self.lock:
             inline = not async_op and self.pending == 0
             if not inline:
+                op.event = threading.Event()
                 self.pending += 1
                 self.queue.append(op)
                 if self.thread is None:
@@ -147,7 +158,6 @@ class Engine:
                 self.cv.notify()
         if inline:
             self.execute(op)
-            op.event.set()
         return op
 
     def _loop(self) -> None:
@@ -183,7 +193,7 @@ class Engine:
             if self.failed is not None:
                 raise DistBackendError(f"{op.what}: the process group failed earlier ({self.failed})")
             c = op.comm
-            if c.size > 1 and op.desc is not None:
+            if c.size > 1 and op.desc is not None and self.check:
                 self._check(op)
             else:
                 c.committed += 1
