@@ -10,9 +10,12 @@ CTEST_SRCS := $(sort $(wildcard core_c/tests/test_*.c))
 CFLAGS_TEST := -std=c11 -O2 -g -Wall -Wextra -Werror -fopenmp -Icore_c/include -Icore_c/src
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
-# the shipped plugins and the folder they are installed into (defined up here: prerequisites expand as they are read)
+# the shipped plugins and the folder they are installed into (defined up here: prerequisites expand as they are read);
+# the demo uses three of them, from a folder of their own, so that it shows exactly those
 PLUGINS := $(notdir $(wildcard plugins/*))
 PLUGIN_SITE := build/plugin-site
+DEMO_PLUGINS := float32-enforcer grad-clipper nan-detector
+DEMO_SITE := build/demo-plugins
 
 OBJS := $(patsubst core_c/src/%.c,build/c/%.o,$(SRCS))
 SAN_OBJS := $(patsubst core_c/src/%.c,build/csan/%.o,$(SRCS))
@@ -20,19 +23,23 @@ CTESTS := $(patsubst core_c/tests/%.c,build/c/%,$(CTEST_SRCS))
 SAN_TESTS := $(patsubst core_c/tests/%.c,build/csan/%,$(CTEST_SRCS))
 
 
-.PHONY: all install demo docs test pytest plugin-tests ctest csan bench lint clean fuzz fuzz-short
+.PHONY: all install demo docs test pytest plugin-tests ctest csan bench lint clean fuzz fuzz-short check-fresh
 .SECONDARY:
 
 all: install
 
-# the virtual environment with pyframe (editable, C core compiled) and the test tools
+# The virtual environment with pyframe (editable, C core compiled). A new venv has an old setuptools (65.5 on 3.11,
+# without bdist_wheel unless `wheel` is there) or none at all (3.12+), and the plugins below are built against what
+# the venv holds (--no-build-isolation): so a current pip, setuptools and wheel go in first. pyframe itself builds
+# in isolation from its [build-system] requirements (setuptools>=77, cffi).
 $(VENV)/.installed: pyproject.toml setup.py build_core.py $(SRCS) $(HDRS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,dist]'
+	$(PY) -m pip install -q --upgrade pip 'setuptools>=77' wheel
+	$(PY) -m pip install -q -e .
 	touch $@
 
-install: $(VENV)/.installed
+# pyframe and the test tools (pytest, hypothesis, ruff)
+install: $(VENV)/.installed $(VENV)/.extra-test
 
 # the documentation site, into build/site; warnings are errors (mkdocs.yml: strict)
 docs: $(VENV)/.extra-docs
@@ -44,35 +51,48 @@ $(VENV)/.extra-%: $(VENV)/.installed pyproject.toml
 		| xargs $(PY) -m pip install -q
 	touch $@
 
-# The main job: the three shipped plugins (installed beside pyframe, in $(PLUGIN_SITE), so that the core test suite
+# The main job: three shipped plugins (installed beside pyframe, in $(DEMO_SITE), so that the core test suite
 # in .venv never sees them) change how a small CNN trains on scikit-learn's digits, configured by examples/demo.toml.
-demo: $(VENV)/.extra-demo $(PLUGIN_SITE)/.installed
-	PYFRAME_CONFIG=examples/demo.toml PYTHONPATH=$(PLUGIN_SITE) $(PY) examples/demo.py
+# Needs pyframe and the demo extra only (no test tools, no MPI).
+demo: $(VENV)/.installed $(VENV)/.extra-demo $(DEMO_SITE)/.installed
+	PYFRAME_CONFIG=examples/demo.toml PYTHONPATH=$(DEMO_SITE) $(PY) examples/demo.py
 
 test: install ctest csan pytest plugin-tests fuzz-short
 
-# the plugin folder: the multi-process tests (tests/distributed/test_mpi.py) run the mpi plugin from it, and
-# tests/system/test_examples.py the demo with the shipped plugins (the demo's extras too); docs for tests/system/test_docs.py
-pytest: install $(VENV)/.oracle $(VENV)/.extra-demo $(VENV)/.extra-docs $(PLUGIN_SITE)/.installed
+# the plugin folders: the multi-process tests (tests/distributed/test_mpi.py) run the mpi plugin (and its `dist`
+# extra, MPI from PyPI) from $(PLUGIN_SITE), tests/system/test_examples.py the demo from $(DEMO_SITE) (the demo's
+# extras too); the docs extra for tests/system/test_docs.py
+pytest: install $(VENV)/.extra-dist $(VENV)/.oracle $(VENV)/.extra-demo $(VENV)/.extra-docs $(PLUGIN_SITE)/.installed \
+		$(DEMO_SITE)/.installed
 	$(PY) -m pytest -q
 
-# torch as a test oracle (CPU build, from the local wheel these machines carry); the tests
-# that use it skip when it is missing, so a failed install only narrows what is checked
+# torch as a test oracle; pyframe never imports it. pip takes it from wherever pip is configured to look: on these
+# machines the CPU wheel in /opt/wheels for 3.11, PyPI (a CUDA build, about 3 GB with its nvidia-* packages; it
+# runs on the CPU) for 3.12 and 3.13. ORACLE_PIP_ARGS='--index-url https://download.pytorch.org/whl/cpu' takes the
+# CPU build from PyTorch's own index instead. The tests that use torch skip when it is missing, so a failed install
+# only narrows what is checked.
+ORACLE_PIP_ARGS ?=
 $(VENV)/.oracle: $(VENV)/.installed
-	@echo "make test: installing torch 2.13.0 (CPU, about 1 GB) into $(VENV) as the tests' oracle; pyframe never imports it"
-	$(PY) -m pip install -q torch==2.13.0 || echo "torch not installed: its oracle tests will skip"
+	@echo "make test: installing torch 2.13.0 into $(VENV) as the tests' oracle; pyframe never imports it"
+	$(PY) -m pip install -q $(ORACLE_PIP_ARGS) torch==2.13.0 || echo "torch not installed: its oracle tests will skip"
 	touch $@
 
 # The plugin distributions install into a folder of their own, not .venv: installed there,
 # every `import pyframe` in the core suite would autoload them (grad-clipper clamps all
 # gradients). Their tests put that folder on the path, so entry-point discovery finds them.
 
+# --check-build-dependencies: a plugin's [build-system] requires is checked against .venv, not assumed.
+PLUGIN_INSTALL = rm -rf $(@D) && $(PY) -m pip install -q --no-deps --no-build-isolation --check-build-dependencies --target $(@D)
+
 $(PLUGIN_SITE)/.installed: $(VENV)/.installed $(wildcard plugins/*/pyproject.toml plugins/*/pyframe_*/*.py)
-	rm -rf $(PLUGIN_SITE)
-	$(PY) -m pip install -q --no-deps --no-build-isolation --target $(PLUGIN_SITE) $(addprefix plugins/,$(PLUGINS))
+	$(PLUGIN_INSTALL) $(addprefix plugins/,$(PLUGINS))
 	touch $@
 
-plugin-tests: $(PLUGIN_SITE)/.installed $(VENV)/.oracle
+$(DEMO_SITE)/.installed: $(VENV)/.installed $(foreach p,$(DEMO_PLUGINS),$(wildcard plugins/$(p)/pyproject.toml plugins/$(p)/pyframe_*/*.py))
+	$(PLUGIN_INSTALL) $(addprefix plugins/,$(DEMO_PLUGINS))
+	touch $@
+
+plugin-tests: $(PLUGIN_SITE)/.installed $(VENV)/.extra-dist $(VENV)/.oracle
 	@set -e; for p in $(PLUGINS); do PYTHONPATH=$(PLUGIN_SITE) $(PY) -m pytest -q plugins/$$p/tests; done
 
 # the C core's own tests, then again under AddressSanitizer + UBSan
@@ -133,5 +153,16 @@ fuzz: install
 # the multi-process tests at 4 ranks too (tests/distributed: DDP against one process, every collective against
 # torch's gloo); `make test` runs the 2-rank part
 .PHONY: test-dist
-test-dist: $(PLUGIN_SITE)/.installed $(VENV)/.oracle
+test-dist: $(PLUGIN_SITE)/.installed $(VENV)/.extra-dist $(VENV)/.oracle
 	PYFRAME_TEST_DIST=1 PYTHONPATH=$(PLUGIN_SITE) $(PY) -m pytest -q tests/distributed
+
+# The two commands on a fresh clone of this repository's HEAD (committed work only) in a temporary folder, with
+# $(PYTHON) and pip's download cache off: nothing of this checkout (.venv, build/) or of earlier runs is reused.
+#   PYENV_VERSION=3.13.0 make check-fresh PYTHON=python3.13
+check-fresh:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	git clone -q "$(CURDIR)" "$$tmp/pyframe"; cd "$$tmp/pyframe"; \
+	echo "check-fresh: $$(git log -1 --format='%h %s') with $$($(PYTHON) --version) in $$tmp/pyframe"; \
+	t0=$$(date +%s); PIP_NO_CACHE_DIR=1 $(MAKE) --no-print-directory demo PYTHON=$(PYTHON); t1=$$(date +%s); \
+	PIP_NO_CACHE_DIR=1 $(MAKE) --no-print-directory test PYTHON=$(PYTHON); t2=$$(date +%s); \
+	echo "check-fresh: $$($(PYTHON) --version): make demo $$((t1 - t0)) s, then make test $$((t2 - t1)) s"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import site
 import subprocess
 import sys
 import textwrap
@@ -28,7 +29,7 @@ def _make_plugin(folder: Path) -> None:
         textwrap.dedent(
             """
             [build-system]
-            requires = ["setuptools"]
+            requires = ["setuptools>=70.1"]
             build-backend = "setuptools.build_meta"
 
             [project]
@@ -67,17 +68,21 @@ def _make_plugin(folder: Path) -> None:
 
 @pytest.mark.slow
 def test_pip_installed_plugin_changes_behaviour(tmp_path):
+    # A new environment that sees this one's packages (numpy, pip, a current setuptools) through a .pth file: its
+    # own pip and setuptools would be whatever `venv` bundles (setuptools 65.5 on 3.11, none on 3.12+), and the
+    # base interpreter's site-packages (--system-site-packages) need not hold numpy at all.
     venv = tmp_path / "venv"
     try:
         subprocess.run(
-            [sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
-            check=True,
-            capture_output=True,
-            timeout=60,
+            [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True, timeout=60
         )
     except (subprocess.SubprocessError, OSError) as e:
         pytest.skip(f"cannot create a virtual environment: {e}")
     py = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    inner = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], capture_output=True, text=True
+    )
+    Path(inner.stdout.strip(), "outer.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYFRAME_")}
     env.update(PYTHONPATH=str(ROOT), PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INDEX="1")
     work = tmp_path / "work"
@@ -96,7 +101,8 @@ def test_pip_installed_plugin_changes_behaviour(tmp_path):
     plugin = tmp_path / "plugin"
     _make_plugin(plugin)
     r = subprocess.run(
-        [str(py), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q", str(plugin)],
+        [str(py), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--check-build-dependencies", "-q"]
+        + [str(plugin)],
         env=env,
         capture_output=True,
         text=True,

@@ -54,6 +54,7 @@ def test_eager_upgrade_of_a_plugin_keeps_our_core():
         pytest.skip("pyframe-core is not installed in this environment")
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", "--no-build-isolation"]
+    cmd += ["--check-build-dependencies"]
     cmd += ["-U", "--upgrade-strategy", "eager", str(ROOT / "plugins" / "grad-clipper")]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     if r.returncode != 0 and re.search(r"(?i)network|connection|resolve host|no matching distribution", r.stderr):

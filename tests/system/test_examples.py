@@ -12,7 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-PLUGIN_SITE = ROOT / "build" / "plugin-site"  # where `make` installs the shipped plugins (not into .venv)
+DEMO_SITE = ROOT / "build" / "demo-plugins"  # where `make demo` installs the demo's three plugins (not into .venv)
+DEMO_PLUGINS = ("float32-enforcer", "grad-clipper", "nan-detector")  # the plugins README.md says the demo shows
 
 
 def run(script: Path, *args: str, cwd: Path | None = None, timeout: float = 240, **env: str):
@@ -33,20 +34,21 @@ def run(script: Path, *args: str, cwd: Path | None = None, timeout: float = 240,
 def test_demo_one_epoch_with_the_shipped_plugins(tmp_path):
     for module in ("sklearn", "tqdm", "matplotlib"):
         pytest.importorskip(module)
-    if not (PLUGIN_SITE / ".installed").is_file():
-        pytest.skip("the shipped plugins are not installed in build/plugin-site (make does that)")
+    if not (DEMO_SITE / ".installed").is_file():
+        pytest.skip("the demo's plugins are not installed in build/demo-plugins (make demo does that)")
     out = tmp_path / "out"
     r = run(
         EXAMPLES / "demo.py",
         *("--epochs", "1", "--compare-epochs", "1", "--train-images", "512", "--out", str(out)),
         PYFRAME_CONFIG=str(EXAMPLES / "demo.toml"),
-        EXTRA_PATH=str(PLUGIN_SITE),
+        EXTRA_PATH=str(DEMO_SITE),
     )
     lines = r.stdout.splitlines()
     header = lines[0]
     assert header.startswith("plugins: ")
-    for name in ("float32-enforcer-0.1.0", "grad-clipper-0.1.0 (", "nan-detector-0.1.0 ("):
-        assert name in header
+    # exactly the plugins README.md names, in the header and in the run with them switched off
+    assert re.findall(r"(?:^plugins: |, )([a-z0-9-]+)-\d", header) == list(DEMO_PLUGINS), header
+    assert f"with {', '.join(DEMO_PLUGINS)} switched off" in r.stdout
     assert "mode='norm', max_norm=0.05" in header  # from examples/demo.toml
     assert "parameters in float32 (written as float64)" in r.stdout  # float32-enforcer at work
     summary = {m[0]: m[1] for m in re.findall(r"^  ([a-z0-9-]+): (.*)$", r.stdout, re.M)}
@@ -96,6 +98,7 @@ def scaler_site(tmp_path_factory):
             "-q",
             "--no-deps",
             "--no-build-isolation",
+            "--check-build-dependencies",
             "--target",
             str(site),
             str(EXAMPLES / "output-scaler"),
