@@ -10,15 +10,15 @@ plugins next to pyframe and points ``PYFRAME_CONFIG`` at ``examples/demo.toml``;
 - nan-detector checks every output and incoming gradient for NaN and Inf.
 
 The script prints the active plugins, a progress bar per epoch, what each plugin did, the test accuracy, and writes
-a checkpoint and a PNG of loss and accuracy per epoch. It ends with a short second run with the plugins switched
-off (``pyframe.plugins.disabled``) to show their effect. Run it alone with ``python examples/demo.py`` (the plugins
-are then whatever is installed).
+a checkpoint. Then it trains the same model from the same start again with the plugins switched off
+(``pyframe.plugins.disabled``) and writes a PNG of loss and accuracy per epoch with both runs drawn, the plugins and
+their settings named on it: the comparison the demo exists for. Run it alone with ``python examples/demo.py`` (the
+plugins are then whatever is installed).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import time
 from pathlib import Path
@@ -103,21 +103,37 @@ def train(model, train_set, test_set, *, epochs: int, batch: int, seed: int, tit
     return history
 
 
-def plot(history: dict[str, list[float]], path: Path) -> None:
+def plot(runs: dict[str, dict[str, list[float]]], caption: str, path: Path) -> None:
+    """Loss and accuracy per epoch of each run (with the plugins, without), the plugins and config as a caption."""
     import matplotlib
 
     matplotlib.use("Agg")  # a file, no window
     import matplotlib.pyplot as plt
 
-    epochs = range(1, len(history["loss"]) + 1)
-    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.5))
-    ax_loss.plot(epochs, history["loss"], marker="o")
-    ax_loss.set(title="training loss", xlabel="epoch", ylabel="cross-entropy")
-    ax_acc.plot(epochs, history["train accuracy"], marker="o", label="train")
-    ax_acc.plot(epochs, history["test accuracy"], marker="o", label="test")
-    ax_acc.set(title="accuracy", xlabel="epoch", ylim=(0, 1))
-    ax_acc.legend(loc="lower right")
-    fig.tight_layout()
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 4.4))
+    styles = {
+        "with plugins": dict(color="tab:blue", marker="o"),
+        "without plugins": dict(color="tab:orange", marker="s"),
+    }
+    lowest = 1.0
+    for label, history in runs.items():
+        epochs = range(1, len(history["loss"]) + 1)
+        style = styles.get(label, {})
+        # clip_on=False: a marker on the axis limit (accuracy 1.0, the first loss) is drawn whole
+        ax_loss.plot(epochs, history["loss"], label=label, clip_on=False, **style)
+        ax_acc.plot(epochs, history["test accuracy"], label=label, clip_on=False, **style)
+        lowest = min(lowest, *history["test accuracy"])
+    # log scale: the two runs differ by a few percent of a loss that falls a hundredfold
+    ax_loss.set(title="training loss (log scale)", xlabel="epoch", ylabel="cross-entropy", yscale="log")
+    ax_loss.margins(y=0.08)
+    ax_acc.set(title="test accuracy (300 images)", xlabel="epoch", ylim=(max(0.0, lowest - 0.03), 1.01))
+    for ax in (ax_loss, ax_acc):
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(loc="upper right" if ax is ax_loss else "lower right")
+    fig.suptitle("pyframe demo: a small CNN on scikit-learn's 8x8 digits, with and without plugins")
+    fig.text(0.5, 0.01, caption, ha="center", va="bottom", fontsize="small", wrap=True)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
@@ -138,14 +154,22 @@ def print_summary() -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=10)
-    parser.add_argument("--compare-epochs", type=int, default=2, help="epochs of the run without plugins (0: skip)")
+    parser.add_argument(
+        "--compare-epochs",
+        type=int,
+        default=None,
+        help="epochs without plugins (default: --epochs; 0: skip)",
+    )
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--train-images", type=int, default=1497, help="train on the first N training images")
     parser.add_argument("--out", type=Path, default=Path("build/demo"), help="folder for the checkpoint and the PNG")
     args = parser.parse_args(argv)
+    if args.compare_epochs is None:
+        args.compare_epochs = args.epochs
 
-    print(pf.plugins.report_header())
+    header = pf.plugins.report_header()
+    print(header)
     pf.manual_seed(args.seed)
     train_set, test_set = load_digits(args.seed)
     train_set = (train_set[0][: args.train_images], train_set[1][: args.train_images])
@@ -168,24 +192,28 @@ def main(argv: list[str] | None = None) -> None:
     restored.load_state_dict(pf.load(checkpoint)["model"])
     same = evaluate(restored, *test_set) == accuracy
     print(f"checkpoint: {checkpoint} ({os.path.getsize(checkpoint):,} bytes; reloaded model agrees: {same})")
-    png = args.out / "digits_cnn.png"
-    plot(history, png)
-    print(f"plot: {png}")
-
     active = [p.name for p in pf.plugins.list() if p.enabled and p.source != "built-in"]
+    runs = {"with plugins" if active else "this run": history}
     if args.compare_epochs and active:
         print(f"\nthe same model for {args.compare_epochs} epochs with {', '.join(active)} switched off:")
         pf.manual_seed(args.seed)
-        with pf.plugins.disabled(*active) if active else contextlib.nullcontext():
+        with pf.plugins.disabled(*active):
             plain = make_model()
             print(f"model parameters in {next(iter(plain.parameters())).dtype.name}")
             off = train(plain, train_set, test_set, epochs=args.compare_epochs, batch=args.batch, seed=args.seed,
                         title="off  ")  # fmt: skip
-        n = args.compare_epochs
+        runs["without plugins"] = off
+        n = min(args.compare_epochs, args.epochs)
         print(
-            f"after {n} epochs: loss {history['loss'][n - 1]:.4f} with plugins, {off['loss'][-1]:.4f} without; "
-            f"samples/s {history['samples/s'][n - 1]:,.0f} with, {off['samples/s'][-1]:,.0f} without"
+            f"after {n} epochs: loss {history['loss'][n - 1]:.4f} with plugins, {off['loss'][n - 1]:.4f} without; "
+            f"test accuracy {history['test accuracy'][n - 1]:.3f} with, {off['test accuracy'][n - 1]:.3f} without; "
+            f"samples/s {history['samples/s'][n - 1]:,.0f} with, {off['samples/s'][n - 1]:,.0f} without"
         )
+    png = args.out / "digits_cnn.png"
+    files = pf.plugins.effective_config()["files"]
+    config = ", ".join(os.path.relpath(f) for f in files) if files else "no config file"
+    plot(runs, f"{header}\nconfig: {config}", png)
+    print(f"plot: {png}")
 
 
 if __name__ == "__main__":

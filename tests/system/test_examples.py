@@ -61,6 +61,8 @@ def test_demo_one_epoch_with_the_shipped_plugins(tmp_path):
     assert (out / "digits_cnn.pyframe").stat().st_size > 1000 and "reloaded model agrees: True" in r.stdout
     assert (out / "digits_cnn.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "model parameters in float64" in r.stdout  # the run with the plugins switched off
+    # the comparison the demo exists for, in text and drawn in the PNG
+    assert re.search(r"^after 1 epochs: loss \d\.\d{4} with plugins, \d\.\d{4} without; ", r.stdout, re.M)
     assert "epoch  1/1" in r.stderr  # the progress bar
     assert re.search(r"loss=\d\.\d+, samples_s=[\d,]+", r.stderr)
 
