@@ -43,7 +43,7 @@ LEGACY_MAGIC = b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19."
 
 LEGACY_PROTOCOL = 1001
 
-MAX_PICKLE_BYTES = 1 << 28  # data.pkl holds the structure, not the tensor data: 256 MiB is far beyond any
+MAX_PICKLE_BYTES = 1 << 26  # data.pkl holds the structure, not the tensor data: 64 MiB is far beyond any
 
 MAX_MEMBERS = 1 << 20
 
@@ -122,6 +122,10 @@ class _Zip:
         info = self.member(name)
         if info is None:
             return None
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise _err(
+                self.source, f"refused: the member {info.filename!r} uses compression method {info.compress_type}"
+            )
         if info.file_size > limit:
             raise _err(self.source, f"refused: the member {info.filename!r} is {info.file_size} bytes (limit {limit})")
         try:
@@ -249,6 +253,7 @@ def load_torch(fh, source: str, head: bytes, *, map_location, weights_only, use_
     if head[:4] == ZIP_MAGIC:
         fh = _check_seekable(fh)
         z = _Zip(fh, source, use_mmap)
+        pkl = z.read_small("data.pkl", MAX_PICKLE_BYTES)
         version = z.read_small("version", 64) or z.read_small(".data/version", 64)
         if version is None:
             raise _err(source, "corrupted: the torch zip file has no version member")
@@ -262,7 +267,6 @@ def load_torch(fh, source: str, head: bytes, *, map_location, weights_only, use_
         if order not in (None, b"little", b"big"):
             raise _err(source, f"corrupted: the byteorder member holds {order!r:.40}")
         swap = (order or b"little").decode() != sys.byteorder
-        pkl = z.read_small("data.pkl", MAX_PICKLE_BYTES)
         storages = _Storages(source, location, z.storage_bytes, swap)
         return _unpickle(pkl, storages, source, weights_only, encoding)
     if use_mmap:

@@ -592,8 +592,8 @@ class WeightsUnpickler:
         if isinstance(inst, (_NdarrayBuilder, _NpDtype)):
             inst.setstate(state)
         elif type(inst) is collections.OrderedDict:
-            if type(state) is not dict or not all(type(k) is str for k in state):
-                _fail("an OrderedDict's state is not a dict of names")
+            if type(state) is not dict or not all(type(k) is str and not k.startswith("__") for k in state):
+                _fail("an OrderedDict's state is not a dict of plain attribute names")
             inst.__dict__.update(state)
         elif isinstance(inst, Tensor) and not state:
             pass

@@ -135,3 +135,63 @@ def test_exploit_pickles_are_refused_and_nothing_runs(name, container):
         assert isinstance(out, WeightsOnlyError)
         shown = name.split(" ")[0].removeprefix("builtins.")
         assert f"GLOBAL {shown}" in str(out) or "blocked" in str(out)
+
+
+# ---- the zip layer, and the whole hostile walk ------------------------------------------------------------
+
+from tools.fuzz import hostile_torch as walk  # noqa: E402
+
+
+def _zip_case(name: str) -> bytes:
+    zipped = walk.torch_sample()
+    items = walk.members(zipped)
+    prefix = items[0][0].rpartition("/")[0]
+    d = dict(items)
+    pkl, data0 = d[f"{prefix}/data.pkl"], d[f"{prefix}/data/0"]
+    rest = [(n, v) for n, v in items if n != f"{prefix}/data.pkl"]
+    cases = {
+        "duplicate": walk.zip_of([(f"{prefix}/data.pkl", pkl), *rest, (f"{prefix}/data/0", data0)]),
+        "missing": walk.zip_of([(f"{prefix}/data.pkl", pkl), *[x for x in rest if x[0] != f"{prefix}/data/0"]]),
+        "short": walk.zip_of([(f"{prefix}/data.pkl", pkl), *[(n, v[:-4] if n.endswith("/0") else v) for n, v in rest]]),
+        "compressed": walk.zip_of([(f"{prefix}/data.pkl", pkl), *[(n, v, zipfile.ZIP_DEFLATED) for n, v in rest]]),
+        "bomb": walk._bomb(prefix, pkl, declared=len(pkl), inflates_to=64 << 20),
+        "declared": walk._bomb(prefix, pkl, declared=300 << 20),
+        "overlap": walk._overlapping(items),
+        "no pickle": walk.zip_of(rest),
+    }  # fmt: skip
+    return cases[name]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("duplicate", "appears twice"),
+        ("missing", "has no zip member data/0"),
+        ("short", "declares 24 bytes, its zip member holds 20"),
+        ("compressed", "is compressed"),
+        ("bomb", "cannot be read|does not hold"),
+        ("declared", "refused: the member .* is 314572800 bytes"),
+        ("overlap", "local header"),
+        ("no pickle", "without a data.pkl"),
+    ],
+)
+def test_hostile_zip_members_are_refused(name, message):
+    out, events = load_quietly(_zip_case(name))
+    assert isinstance(out, CheckpointError) and events == []
+    assert __import__("re").search(message, str(out)), str(out)
+
+
+def test_the_hostile_walk_refuses_or_loads_every_file_and_nothing_runs():
+    files = walk.files(short=True)
+    assert len(files) > 2000
+    bad = []
+    for kind, family, data in files:
+        _EVENTS.clear()
+        _ACTIVE[0] = True
+        try:
+            verdict = walk.check(kind, data)
+        finally:
+            _ACTIVE[0] = False
+        if verdict not in ("refused", "loaded") or _EVENTS:
+            bad.append((kind, family, len(data), verdict, list(_EVENTS)))
+    assert bad == []

@@ -1,6 +1,8 @@
-"""Hostile checkpoint files: every truncation and byte flip of a saved checkpoint, and crafted headers.
+"""Hostile checkpoint files: every truncation and byte flip of a saved checkpoint, and crafted headers; then
+the torch-format and safetensors walk of ``hostile_torch.py``.
 
-    python -m tools.fuzz.hostile
+    python -m tools.fuzz.hostile            # both walks (a few seconds)
+    python -m tools.fuzz.hostile --asan     # the same over the AddressSanitizer build of the core
 
 Each file must either load (a flip that the format cannot see, e.g. inside a JSON string, still gives
 valid values) or be refused with a ``CheckpointError``; anything else (another exception, a crash, a
@@ -10,9 +12,12 @@ hang, a bool storage holding another byte) is counted as a failure. Prints
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
+import os
 import struct
+import subprocess
 import sys
 import zlib
 
@@ -76,7 +81,17 @@ def _check(data: bytes) -> str:
     return "loaded"
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tools.fuzz.hostile", description=__doc__.split("\n")[0])
+    p.add_argument("--asan", action="store_true", help="run over the AddressSanitizer build of the core")
+    args = p.parse_args(argv)
+    if args.asan and not os.environ.get("PYFRAME_FUZZ_CORE"):
+        from tools.fuzz.asan import asan_env
+
+        env = dict(os.environ, **asan_env())
+        return subprocess.run([sys.executable, "-m", "tools.fuzz.hostile"], env=env, check=False).returncode
+    from tools.fuzz import hostile_torch
+
     good = _sample()
     files = [good[:n] for n in range(len(good))]  # every truncation
     for pos in range(len(good)):  # every byte flipped
@@ -95,7 +110,8 @@ def main() -> int:
         f"{len(files) - 2 * len(good)} crafted), {counts['refused']} refused, {counts['loaded']} loaded, "
         f"{counts['failure']} failures"
     )
-    return 1 if counts["failure"] else 0
+    torch_failed = hostile_torch.run()
+    return 1 if counts["failure"] or torch_failed else 0
 
 
 if __name__ == "__main__":
