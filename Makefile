@@ -157,7 +157,7 @@ fuzz-short: install
 fuzz: install
 	$(PY) -m tools.fuzz --seeds $(FUZZ_SEEDS) --calls 500
 	$(PY) -m tools.fuzz --asan --first 1000 --seeds 10 --calls 300
-	$(PY) -m tools.fuzz.hostile
+	$(PY) -m tools.fuzz.hostile --asan
 	$(PY) -m tools.fuzz.soak
 
 # the multi-process tests at 4 ranks too (tests/distributed: DDP against one process, every collective against
