@@ -66,23 +66,52 @@ def _describe(node: Node) -> str:
     return _target_name(node.target)
 
 
-def _check_mutation(root, node: Node, order: dict[Node, int]) -> None:
+def _check_mutation(root, node: Node, order: dict[Node, int], live: set[Node]) -> None:
     """An in-place op is exported as its out-of-place form only when nothing reads the old value later."""
     method = node.op == "call_method" and node.target.endswith("_") and not node.target.endswith("__")
     setitem = node.op == "call_function" and node.target is operator.setitem
     inplace = method or setitem or node.kwargs.get("inplace") is True
     if not inplace or not node.args or not isinstance(node.args[0], Node):
         return
-    if setitem:
+    if setitem and any(a in live for a in _aliases(node.args[0])):
         raise UnsupportedOperatorError(f"pyframe.onnx.export: writing into a tensor (x[...] = v) has no ONNX "
                                        f"exporter, {_where(root, node)}")  # fmt: skip
     base = node.args[0]
-    later = [u for u in base.users if u is not node and order[u] > order[node]]
+    later = [u for n in _aliases(base) for u in n.users if u is not node and order[u] > order[node] and u in live]
     if later:
         raise UnsupportedOperatorError(
             f"pyframe.onnx.export: in-place {_describe(node)} changes {base.name}, which {later[0].name} reads "
-            f"afterwards; ONNX values are immutable: use the out-of-place form ({_where(root, node)})"
+            f"(itself or a view sharing its memory) afterwards; ONNX values are immutable: use the out-of-place "
+            f"form ({_where(root, node)})"
         )
+
+
+# operations whose result may share memory with their first argument
+_VIEWS = frozenset(("view", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand", "expand_as",
+                    "broadcast_to", "narrow", "select", "t", "flatten", "unflatten", "split", "chunk", "unbind",
+                    "tensor_split", "getitem", "getattr", "detach", "contiguous", "view_as", "reshape_as",
+                    "swapaxes", "movedim", "moveaxis", "diagonal", "as_strided", "unfold", "squeeze_",
+                    "unsqueeze_"))  # fmt: skip
+
+
+def _is_view(n: Node) -> bool:
+    name = n.target if n.op == "call_method" else getattr(n.target, "__name__", "") if n.op == "call_function" else ""
+    return name in _VIEWS
+
+
+def _aliases(base: Node) -> set[Node]:
+    """``base`` and every node that may share its memory: views of it, what it is a view of, and so on."""
+    family, todo = {base}, [base]
+    while todo:
+        n = todo.pop()
+        linked = [u for u in n.users if _is_view(u) and u.args and u.args[0] is n]
+        if _is_view(n) and n.args and isinstance(n.args[0], Node):
+            linked.append(n.args[0])
+        for m in linked:
+            if m not in family:
+                family.add(m)
+                todo.append(m)
+    return family
 
 
 def _bind_inputs(model, args: tuple, kwargs: dict) -> tuple:
@@ -290,8 +319,7 @@ def _build(gm, root, opset: int, fold: bool, input_names, output_names, axes: di
             live.add(node)
             live.update(node.all_input_nodes)
     for node in graph.nodes:  # a write into a value the graph reads, even from a node nothing else reads
-        if node.args and isinstance(node.args[0], Node) and node.args[0] in live:
-            _check_mutation(root, node, order)
+        _check_mutation(root, node, order, live)
     env: dict[Node, Any] = {}
     graph_inputs = []
     names = list(input_names or [])

@@ -64,6 +64,15 @@ def test_inplace_with_later_reader_is_refused():
         pyframe.onnx.export(Ignored(), (pyframe.randn(2, 3),), None)
     pyframe.onnx.export(Fine(), (pyframe.randn(2, 3),), None)  # nothing reads the old values afterwards
 
+    class ThroughView(nn.Module):
+        def forward(self, x):
+            y = x * 1.0
+            y[:, 0].mul_(2)  # changes y through a view: y, read below, would be wrong in the graph
+            return y
+
+    with pytest.raises(UnsupportedOperatorError, match="or a view sharing its memory"):
+        pyframe.onnx.export(ThroughView(), (pyframe.randn(2, 3),), None)
+
     class Writes(nn.Module):
         def forward(self, x):
             y = x.clone()
