@@ -6,6 +6,7 @@ __all__ = ["is_available", "current_accelerator", "device_count", "synchronize"]
 
 
 def is_available() -> bool:
+    """Same as torch.accelerator.is_available without an accelerator: False (pyframe runs on the CPU)."""
     return False
 
 
@@ -15,6 +16,7 @@ def current_accelerator(check_available: bool = False):
 
 
 def device_count() -> int:
+    """Same as torch.accelerator.device_count without an accelerator: 0."""
     return 0
 
 

@@ -18,10 +18,12 @@ def is_available() -> bool:
 
 
 def device_count() -> int:
+    """Same as torch.cuda.device_count on a machine without a GPU: 0."""
     return 0
 
 
 def is_initialized() -> bool:
+    """Same as torch.cuda.is_initialized without a GPU: False."""
     return False
 
 
@@ -50,10 +52,12 @@ def empty_cache() -> None:
 
 
 def memory_allocated(device=None) -> int:
+    """0: pyframe allocates no GPU memory."""
     return 0
 
 
 def max_memory_allocated(device=None) -> int:
+    """0: pyframe allocates no GPU memory."""
     return 0
 
 
@@ -62,6 +66,7 @@ def reset_peak_memory_stats(device=None) -> None:
 
 
 def _no_gpu(*args, **kwargs):
+    """Raises pyframe's device error: there is no GPU (``current_device``, ``get_device_name``, ``set_device``)."""
     device("cuda")  # raises the one device error
 
 

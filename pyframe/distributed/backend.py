@@ -55,7 +55,8 @@ class Backend(Protocol):
     def allreduce(self, buf: np.ndarray, op: str, desc: str, async_op: bool = False) -> Work:
         """Reduce ``buf`` over all ranks in place; ``op`` is one of :data:`REDUCE_OPS`."""
 
-    def broadcast(self, buf: np.ndarray, src: int, desc: str, async_op: bool = False) -> Work: ...
+    def broadcast(self, buf: np.ndarray, src: int, desc: str, async_op: bool = False) -> Work:
+        """``buf`` on every rank becomes ``src``'s ``buf``."""
 
     def allgather(self, send: np.ndarray, recv: np.ndarray, desc: str, async_op: bool = False) -> Work:
         """``recv`` (shape ``(world_size, *send.shape)``) gets every rank's ``send``, in rank order."""
@@ -63,19 +64,20 @@ class Backend(Protocol):
     def reduce_scatter(self, send: np.ndarray, recv: np.ndarray, op: str, desc: str, async_op: bool = False) -> Work:
         """``send`` has shape ``(world_size, *recv.shape)``; rank r's ``recv`` gets the reduction of row r."""
 
-    def reduce(self, buf: np.ndarray, dst: int, op: str, desc: str, async_op: bool = False) -> Work: ...
+    def reduce(self, buf: np.ndarray, dst: int, op: str, desc: str, async_op: bool = False) -> Work:
+        """``dst``'s ``buf`` gets the reduction (``op``) of every rank's ``buf``."""
 
-    def gather(
-        self, send: np.ndarray, recv: np.ndarray | None, dst: int, desc: str, async_op: bool = False
-    ) -> Work: ...
+    def gather(self, send: np.ndarray, recv: np.ndarray | None, dst: int, desc: str, async_op: bool = False) -> Work:
+        """``dst``'s ``recv`` (shape ``(world_size, *send.shape)``; None elsewhere) gets every rank's ``send``."""
 
-    def scatter(
-        self, send: np.ndarray | None, recv: np.ndarray, src: int, desc: str, async_op: bool = False
-    ) -> Work: ...
+    def scatter(self, send: np.ndarray | None, recv: np.ndarray, src: int, desc: str, async_op: bool = False) -> Work:
+        """Rank r's ``recv`` gets row r of ``src``'s ``send`` (shape ``(world_size, *recv.shape)``; None elsewhere)."""
 
-    def alltoall(self, send: np.ndarray, recv: np.ndarray, desc: str, async_op: bool = False) -> Work: ...
+    def alltoall(self, send: np.ndarray, recv: np.ndarray, desc: str, async_op: bool = False) -> Work:
+        """Rank r's ``recv[q]`` gets rank q's ``send[r]`` (both of shape ``(world_size, ...)``)."""
 
-    def barrier(self, desc: str = "barrier", async_op: bool = False) -> Work: ...
+    def barrier(self, desc: str = "barrier", async_op: bool = False) -> Work:
+        """Completes once every rank has called it."""
 
     def send(self, payload: np.ndarray, dst: int, tag: int) -> Work:
         """Send ``payload`` (uint8) to ``dst``; completes when the buffer may be reused."""

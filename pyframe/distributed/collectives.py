@@ -62,12 +62,21 @@ class Work:
         self._works, self._after, self._done, self._value, self._what = works, after, False, value, what
 
     def is_completed(self) -> bool:
+        """Same as torch.distributed.Work.is_completed: whether the operation has finished (does not block)."""
         return self._done or all(w.is_completed() for w in self._works)
 
     def is_success(self) -> bool:
+        """Same as torch.distributed.Work.is_success: True once the operation has completed (a failure raises from
+        ``wait``).
+        """
         return self.is_completed()
 
     def wait(self, timeout=None) -> bool:
+        """Same as torch.distributed.Work.wait: blocks until the operation completes and returns True.
+
+        Args:
+            timeout: seconds or a ``timedelta``; default the process group's. Past it, ``DistTimeoutError``.
+        """
         if not self._done:
             seconds = _secs(timeout)
             for w in self._works:
@@ -78,6 +87,7 @@ class Work:
         return True
 
     def result(self) -> list:
+        """Same as torch.distributed.Work.result: waits, then the operation's output tensors (a list)."""
         self.wait()
         return self._value
 
@@ -96,6 +106,7 @@ class Future:
         self._work, self._parent, self._fn, self._value, self._has_value = _work, _parent, _fn, None, False
 
     def done(self) -> bool:
+        """Same as torch.futures.Future.done: whether the value is available (does not block)."""
         if self._has_value:
             return True
         if self._work is not None:
@@ -103,9 +114,11 @@ class Future:
         return self._parent is not None and self._parent.done()
 
     def set_result(self, value) -> None:
+        """Same as torch.futures.Future.set_result: sets the value (what ``wait`` returns)."""
         self._value, self._has_value = value, True
 
     def wait(self):
+        """Same as torch.futures.Future.wait: blocks until the value is available and returns it."""
         if not self._has_value:
             if self._work is not None:
                 self.set_result(self._work.result())
@@ -117,9 +130,13 @@ class Future:
         return self._value
 
     def value(self):
+        """Same as torch.futures.Future.value: the value (waiting for it if needed)."""
         return self.wait()
 
     def then(self, callback: Callable) -> Future:
+        """Same as torch.futures.Future.then: a new Future whose value is ``callback(self)``, computed when waited on
+        (torch runs the callback as soon as this future completes).
+        """
         return Future(_parent=self, _fn=callback)
 
 

@@ -36,9 +36,11 @@ class ProcessGroup:
         self.failed: str | None = None
 
     def rank(self) -> int:
+        """Same as torch's ProcessGroup.rank: this process's rank in the group (-1 without a backend)."""
         return self.backend.rank if self.backend is not None else -1
 
     def size(self) -> int:
+        """Same as torch's ProcessGroup.size: the number of ranks in the group."""
         return len(self.ranks)
 
     def __repr__(self) -> str:
@@ -57,6 +59,7 @@ class GroupMember:
 
     @property
     def WORLD(self) -> ProcessGroup | None:  # noqa: N802 - torch's name
+        """The default process group, or None before ``init_process_group``."""
         return _world
 
 

@@ -91,6 +91,7 @@ class PluginHandle(RemovableHandle):
         self.name, self.plugin, self._manager = name, obj, manager
 
     def remove(self) -> None:
+        """Unregisters this plugin (what ``pyframe.plugins.register`` added)."""
         self._manager.remove(self.name, self.plugin)
 
     def __repr__(self) -> str:

@@ -20,6 +20,9 @@ class Declaration(dict):
     changes_numerics: Any = True
 
     def numerics(self, settings: Any) -> bool:
+        """Whether the plugin changes numerics with these validated ``settings`` (``changes_numerics``, called if it is
+        a function).
+        """
         flag = self.changes_numerics
         return bool(flag(settings)) if callable(flag) else bool(flag)
 
@@ -62,9 +65,11 @@ class NamePatterns:
         return bool(self.patterns)
 
     def match(self, name: str) -> bool:
+        """Whether a pattern matches the whole qualified ``name``."""
         return any(c.match(name) for c in self._compiled)
 
     def match_suffix(self, path: str) -> bool:
+        """Whether a pattern matches ``path`` itself or ``path`` under some parent (see the class docstring)."""
         under = "\x00." + path  # a parent no pattern can name literally: only a leading * covers it
         return any(c.match(path) or c.match(under) for c in self._compiled)
 

@@ -93,11 +93,13 @@ class PackagingTests:
         return declare() if declare is not None else {}
 
     def test_entry_point_names_the_module(self) -> None:
+        """The installed ``pyframe`` entry point names the plugin's module, and loading it gives that module."""
         ep = self._installed()
         assert ep.value == self.plugin.__name__
         assert ep.load() is self.plugin
 
     def test_declared_settings_match_defaults(self) -> None:
+        """Every declared setting is a ``Setting``, and their defaults are ``defaults`` (when the class sets it)."""
         declared = self._declared()
         assert all(isinstance(s, Setting) for s in declared.values()), declared
         if self.defaults is not None:

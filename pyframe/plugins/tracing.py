@@ -59,6 +59,7 @@ class Trace:
         self.stop()
 
     def stop(self) -> None:
+        """Stops recording (what leaving the ``with`` block does); the recorded data stays readable."""
         if self.active:
             _hooks.set_tracer(None)
             self._count_steps(False)
@@ -159,6 +160,7 @@ class Trace:
         return wrapped
 
     def registration(self, module: Any, change: dict) -> None:
+        """Records a registration hook's change of ``module`` (called by pyframe's hook machinery while tracing)."""
         try:
             ref = weakref.ref(module)
         except TypeError:
@@ -341,6 +343,7 @@ class Trace:
         return "\n".join(lines)
 
     def write(self, path: str) -> None:
+        """Writes ``to_dict()`` as JSON to ``path``."""
         with open(path, "w", encoding="utf-8") as f:
             json.dump(self.to_dict(), f, indent=2, default=str)
 

@@ -661,6 +661,7 @@ def get_safe_globals() -> list[str]:
 
 
 def clear_safe_globals() -> None:
+    """Same as torch.serialization.clear_safe_globals: forgets every name added by ``add_safe_globals``."""
     _user_globals.clear()
 
 

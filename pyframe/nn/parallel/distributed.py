@@ -62,18 +62,26 @@ class GradBucket:
         self._bucket, self._last = bucket, last
 
     def index(self) -> int:
+        """Same as torch.distributed.GradBucket.index: the bucket's position (buckets are launched in index order)."""
         return self._bucket.index
 
     def buffer(self) -> Tensor:
+        """Same as torch.distributed.GradBucket.buffer: the flat tensor holding the bucket's gradients; a hook
+        reduces it
+        (the gradients are views of it).
+        """
         return self._bucket.flat
 
     def gradients(self) -> list[Tensor]:
+        """Same as torch.distributed.GradBucket.gradients: the gradients in the bucket, as views of ``buffer()``."""
         return list(self._bucket.views)
 
     def parameters(self) -> list[Tensor]:
+        """Same as torch.distributed.GradBucket.parameters: the parameters whose gradients the bucket holds."""
         return list(self._bucket.params)
 
     def is_last(self) -> bool:
+        """Same as torch.distributed.GradBucket.is_last: whether this is the last bucket of the backward pass."""
         return self._last
 
 

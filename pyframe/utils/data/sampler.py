@@ -93,6 +93,9 @@ class RandomSampler(Sampler[int]):
 
     @property
     def num_samples(self) -> int:
+        """Same as torch's RandomSampler.num_samples: how many indices an epoch draws (``len(data_source)`` unless
+        given).
+        """
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
