@@ -60,6 +60,9 @@ PYFRAME_TO_TORCH = {d.name: name for name, (_, d) in TORCH_DTYPES.items() if d i
 
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")  # torch never allows these, even when a user allowlists them
 
+# what a call's arguments cost against the pickle's budget: their length (a tensor counts 1: len() of a 0-d one fails)
+_SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray, collections.OrderedDict, collections.Counter)
+
 
 class Unsupported:
     """Something in the file pyframe cannot represent: ``what`` says what (``a complex64 tensor``)."""
@@ -455,7 +458,7 @@ class WeightsUnpickler:
         if id(func) in _CALLABLE or func in user_allowed().values():
             if type(args) is not tuple:
                 _fail(f"a call with arguments {type(args).__name__}")
-            self.budget -= sum(len(a) if hasattr(a, "__len__") else 1 for a in args) + 1
+            self.budget -= sum(len(a) if type(a) in _SIZED else 1 for a in args) + 1
             if self.budget < 0:
                 raise CheckpointError("refused: the pickle builds far more than its size (a pickle bomb?)")
             try:

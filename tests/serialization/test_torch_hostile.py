@@ -72,9 +72,9 @@ def ints(*xs) -> bytes:
     return b"(" + b"".join(b"J" + struct.pack("<i", x) for x in xs) + b"t"
 
 
-def tensor_pkl(offset=0, size=(2,), stride=(1,), numel=2, storage="FloatStorage", key="0") -> bytes:
+def tensor_pkl(offset=0, size=(2,), stride=(1,), numel=2, storage="FloatStorage", key="0", location="cpu") -> bytes:
     """A dict {'w': _rebuild_tensor_v2(storage, offset, size, stride, False, OrderedDict())} as torch writes it."""
-    pid = b"(" + uni("storage") + glob("torch", storage) + uni(key) + uni("cpu") + b"J" + struct.pack("<i", numel)
+    pid = b"(" + uni("storage") + glob("torch", storage) + uni(key) + uni(location) + b"J" + struct.pack("<i", numel)
     pid += b"tQ"
     body = glob("torch._utils", "_rebuild_tensor_v2") + b"(" + pid + b"J" + struct.pack("<i", offset)
     body += ints(*size) + ints(*stride) + b"\x89" + glob("collections", "OrderedDict") + b")Rt" + b"R"
@@ -85,6 +85,17 @@ def test_the_crafting_helpers_make_a_loadable_file():
     out, events = load_quietly(torch_zip(tensor_pkl(), {"0": struct.pack("<2f", 1.5, 2.5)}))
     assert not isinstance(out, Exception), out
     assert out["w"].tolist() == [1.5, 2.5] and not events
+
+
+def test_a_storage_saved_on_an_accelerator_needs_map_location():
+    data = torch_zip(tensor_pkl(location="cuda:0"), {"0": struct.pack("<2f", 1.5, 2.5)})
+    out, _ = load_quietly(data)
+    assert isinstance(out, CheckpointError) and "saved on 'cuda:0'" in str(out) and "map_location='cpu'" in str(out)
+    for loc in ("cpu", {"cuda:0": "cpu"}, lambda storage, location: storage):
+        out, events = load_quietly(data, map_location=loc)
+        assert out["w"].tolist() == [1.5, 2.5] and not events
+    out, _ = load_quietly(data, map_location=lambda storage, location: None)
+    assert isinstance(out, CheckpointError) and "map_location returned another storage" in str(out)
 
 
 class _Reduce:

@@ -42,6 +42,7 @@ def sample():
     d["exp"] = base[0:1].expand(3, 5)
     d["p"] = torch.nn.Parameter(torch.randn(3, generator=g))
     d["frozen"] = torch.nn.Parameter(torch.randn(2, generator=g), requires_grad=False)
+    d["temperature"] = torch.nn.Parameter(torch.tensor(0.5))  # a 0-d Parameter
     d["grad"] = torch.ones(2, requires_grad=True)
     d["f64"] = torch.randn(3, dtype=torch.float64, generator=g)
     d["f16"] = torch.tensor([1.5, -2.25, 65504.0, float("nan")], dtype=torch.float16)

@@ -41,6 +41,7 @@ def sample():
     d["exp"] = base[0:1].expand(3, 5)
     d["p"] = pf.nn.Parameter(pf.randn(3))
     d["frozen"] = pf.nn.Parameter(pf.randn(2), requires_grad=False)
+    d["temperature"] = pf.nn.Parameter(pf.tensor(0.5))  # a 0-d Parameter
     d["grad"] = pf.ones(2, requires_grad=True)
     d["f64"] = pf.randn(3, dtype=pf.float64)
     d["f16"] = pf.tensor([1.5, -2.25, 65504.0, float("nan")], dtype=pf.float16)

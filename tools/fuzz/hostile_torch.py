@@ -53,6 +53,7 @@ def _state():
     model = {"w": w, "row": w[1], "t": w.t(), "mask": pf.tensor([True, False]), "n": pf.tensor([1, 2], dtype=pf.int32)}
     model["h"] = pf.tensor([1.5, -2.0], dtype=pf.float16)
     model["p"] = pf.nn.Parameter(pf.ones(2))
+    model["scale"] = pf.nn.Parameter(pf.tensor(0.5))
     opt = {"state": {0: {"step": pf.tensor(3.0), "exp_avg": pf.zeros(2)}}, "param_groups": [{"lr": 0.1, "params": [0]}]}
     return {"model": model, "opt": opt, "milestones": collections.Counter({2: 1}), "step": 3, "name": "x"}
 
