@@ -130,7 +130,7 @@ class _Zip:
             raise _err(self.source, f"refused: the member {info.filename!r} is {info.file_size} bytes (limit {limit})")
         try:
             with self.zf.open(info) as f:
-                data = f.read(limit + 1)
+                data = f.read(info.file_size + 1)  # never inflate more than the directory declares
         except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error, NotImplementedError) as e:
             raise _err(self.source, f"corrupted: the member {info.filename!r} cannot be read ({e})") from None
         if len(data) != info.file_size:
