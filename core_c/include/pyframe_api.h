@@ -321,7 +321,9 @@ int pf_linalg_matrix_exp(const pf_tensor *a, pf_tensor *out);
 #define PF_OPTIM_ADAMAX 5
 #define PF_OPTIM_NADAM 6
 #define PF_OPTIM_RADAM 7
-#define PF_NUM_OPTIM 8
+#define PF_OPTIM_ASGD 8
+#define PF_OPTIM_RPROP 9
+#define PF_NUM_OPTIM 10
 int pf_optim_step(int kind, int dtype, int64_t n, void *param, const void *grad, void *s0, void *s1, void *s2,
                   const double *hp, int nhp);
 /* pf_optim_step over `count` parameters of one dtype in one call (the per-parameter Python work

@@ -29,7 +29,9 @@
  * NADAM:    beta1, beta2, eps, weight_decay, decoupled, decay, bias_correction2, c_grad, c_avg, maximize
  *                                                                      s0 exp_avg, s1 exp_avg_sq
  * RADAM:    beta1, beta2, eps, weight_decay, decoupled, decay, bias_correction1, lr, rectified,
- *           sqrt_bias_correction2, rect, maximize                      s0 exp_avg, s1 exp_avg_sq */
+ *           sqrt_bias_correction2, rect, maximize                      s0 exp_avg, s1 exp_avg_sq
+ * ASGD:     decay, neg_eta, weight_decay, maximize, mu, mu_is_one     s0 ax
+ * RPROP:    etaminus, etaplus, step_size_min, step_size_max, maximize  s0 prev, s1 step_size */
 typedef struct {
     const char *name;
     int nhp;
@@ -45,6 +47,8 @@ static const kind_info kinds[] = {
     [PF_OPTIM_ADAMAX] = {"adamax", 6, {"exp_avg", "exp_inf"}},
     [PF_OPTIM_NADAM] = {"nadam", 10, {"exp_avg", "exp_avg_sq"}},
     [PF_OPTIM_RADAM] = {"radam", 12, {"exp_avg", "exp_avg_sq"}},
+    [PF_OPTIM_ASGD] = {"asgd", 6, {"ax"}},
+    [PF_OPTIM_RPROP] = {"rprop", 5, {"prev", "step_size"}},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == PF_NUM_OPTIM, "an optimizer kind without its row");
 #define MAX_HP 12
@@ -299,6 +303,47 @@ ADAM_GEN(double, f64, sqrt)
 ADAPTIVE_GEN(float, f32, sqrtf)
 ADAPTIVE_GEN(double, f64, sqrt)
 
+/* ---- ASGD, Rprop ------------------------------------------------------------------------------
+ * torch.optim.ASGD (capturable=False); eta and mu are the float32 values of their state, read by
+ * the caller, which also computes decay = 1 - lambd * eta in double:
+ *   g = maximize ? -grad : grad;  if weight_decay: g = g + weight_decay * p
+ *   p = p * decay;  p = p + (-eta) * g
+ *   ax = mu == 1 ? p : ax + (p - ax) * mu
+ * torch.optim.Rprop (capturable=False):
+ *   g = maximize ? -grad : grad;  f = sign(g * prev) > 0 ? etaplus : < 0 ? etaminus : 1 (torch's sign(NaN) is 0)
+ *   step_size = clamp(step_size * f, min, max);  g = f == etaminus ? 0 : g
+ *   p = p + (-1 * sign(g)) * step_size;  prev = g */
+#define SIGN_GEN(T, SFX)                                                                                  \
+    KERNEL(asgd, SFX, T)                                                                                  \
+        const T decay = (T)h[0], neg_eta = (T)h[1], wd = (T)h[2], sign = h[3] != 0 ? (T)-1 : (T)1;        \
+        const T mu = (T)h[4];                                                                             \
+        const int mu_one = h[5] != 0;                                                                     \
+        for (int64_t i = 0; i < n; i++) {                                                                 \
+            L2_GRAD(T, 2)                                                                                 \
+            T pi = p[i] * decay;                                                                          \
+            pi = pi + neg_eta * gi;                                                                       \
+            p[i] = pi;                                                                                    \
+            s0[i] = mu_one ? pi : s0[i] + (pi - s0[i]) * mu;                                              \
+        }                                                                                                 \
+    }                                                                                                     \
+    KERNEL(rprop, SFX, T)                                                                                 \
+        const T em = (T)h[0], ep = (T)h[1], lo = (T)h[2], hi = (T)h[3], sign = h[4] != 0 ? (T)-1 : (T)1;  \
+        for (int64_t i = 0; i < n; i++) {                                                                 \
+            T gi = g[i] * sign, x = gi * s0[i];                                                           \
+            T f = x > 0 ? ep : x < 0 ? em : (T)1;                                                         \
+            T ss = s1[i] * f;                                                                             \
+            ss = ss < lo ? lo : ss;                                                                       \
+            ss = ss > hi ? hi : ss;                                                                       \
+            s1[i] = ss;                                                                                   \
+            if (f == em) gi = 0;                                                                          \
+            T sg = gi > 0 ? (T)1 : gi < 0 ? (T)-1 : (T)0;                                                 \
+            p[i] = p[i] + ((T)-1 * sg) * ss;                                                              \
+            s0[i] = gi;                                                                                   \
+        }                                                                                                 \
+    }
+SIGN_GEN(float, f32)
+SIGN_GEN(double, f64)
+
 /* ---- entry points ---------------------------------------------------------------------------- */
 
 typedef void (*step_fn)(const double *h, void *p, const void *g, void *s0, void *s1, void *s2, int64_t n);
@@ -311,6 +356,8 @@ static const step_fn kernels[][2] = {
     [PF_OPTIM_ADAMAX] = {adamax_f32, adamax_f64},
     [PF_OPTIM_NADAM] = {nadam_f32, nadam_f64},
     [PF_OPTIM_RADAM] = {radam_f32, radam_f64},
+    [PF_OPTIM_ASGD] = {asgd_f32, asgd_f64},
+    [PF_OPTIM_RPROP] = {rprop_f32, rprop_f64},
 };
 _Static_assert(sizeof kernels / sizeof kernels[0] == PF_NUM_OPTIM, "an optimizer kind without its kernels");
 

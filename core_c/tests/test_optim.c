@@ -279,6 +279,25 @@ static void test_bad_input(void) {
     CHECK_OK(pf_optim_step(PF_OPTIM_RADAM, PF_FLOAT64, 0, NULL, NULL, NULL, NULL, NULL, hp, 12));
 }
 
+/* ASGD and Rprop against their update written out for two elements */
+static void test_asgd_rprop_reference(void) {
+    /* ASGD: decay 0.9, eta 0.1, weight_decay 0.5, mu 0.25: g' = g + 0.5 p, p' = 0.9 p - 0.1 g',
+     * ax' = ax + (p' - ax) * 0.25 */
+    double p[2] = {1.0, -2.0}, g[2] = {0.5, 1.0}, ax[2] = {0.0, 4.0};
+    double hp[6] = {0.9, -0.1, 0.5, 0, 0.25, 0};
+    CHECK_OK(pf_optim_step(PF_OPTIM_ASGD, PF_FLOAT64, 2, p, g, ax, NULL, NULL, hp, 6));
+    CHECK(p[0] == 0.9 - 0.1 && p[1] == -1.8 - 0.1 * (1.0 - 1.0), "asgd p %g %g", p[0], p[1]);
+    CHECK(ax[0] == (0.9 - 0.1) * 0.25 && ax[1] == 4.0 + (p[1] - 4.0) * 0.25, "asgd ax %g %g", ax[0], ax[1]);
+    /* Rprop: etas (0.5, 1.2), sizes in [0.01, 1]: a sign kept grows the step, a flip shrinks it and
+     * skips the update (prev becomes 0) */
+    double q[2] = {1.0, 1.0}, h[2] = {2.0, -3.0}, prev[2] = {1.0, 1.0}, size[2] = {0.5, 0.5};
+    double hr[5] = {0.5, 1.2, 0.01, 1.0, 0};
+    CHECK_OK(pf_optim_step(PF_OPTIM_RPROP, PF_FLOAT64, 2, q, h, prev, size, NULL, hr, 5));
+    CHECK(size[0] == 0.5 * 1.2 && size[1] == 0.25, "rprop sizes %g %g", size[0], size[1]);
+    CHECK(q[0] == 1.0 - 0.6 && q[1] == 1.0, "rprop p %g %g", q[0], q[1]);
+    CHECK(prev[0] == 2.0 && prev[1] == 0.0, "rprop prev %g %g", prev[0], prev[1]);
+}
+
 int main(void) {
     test_sgd();
     test_adam();
@@ -288,5 +307,6 @@ int main(void) {
     test_adagrad_reference();
     test_rmsprop_momentum_reference();
     test_bad_input();
+    test_asgd_rprop_reference();
     return pf_test_summary("test_optim");
 }

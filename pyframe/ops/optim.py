@@ -18,6 +18,8 @@ _KINDS = {
     "adamax": lib.PF_OPTIM_ADAMAX,
     "nadam": lib.PF_OPTIM_NADAM,
     "radam": lib.PF_OPTIM_RADAM,
+    "asgd": lib.PF_OPTIM_ASGD,
+    "rprop": lib.PF_OPTIM_RPROP,
 }
 
 _new, _cast = ffi.new, ffi.cast

@@ -1,13 +1,17 @@
 """Optimizers and learning-rate schedulers. Same as torch.optim."""
 
 from pyframe.optim import lr_scheduler
+from pyframe.optim.adafactor import Adafactor
 from pyframe.optim.adam import Adam, AdamW
 from pyframe.optim.adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop
+from pyframe.optim.asgd import ASGD
 from pyframe.optim.lbfgs import LBFGS
 from pyframe.optim.optimizer import Optimizer
+from pyframe.optim.rprop import Rprop
 from pyframe.optim.sgd import SGD
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam", "LBFGS",
+    "ASGD", "Rprop", "Adafactor",
     "lr_scheduler",
 ]  # fmt: skip

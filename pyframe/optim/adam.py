@@ -26,6 +26,13 @@ class Adam(_FusedOptimizer):
         capturable: bool = False, differentiable: bool = False, fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:  # fmt: skip
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+        tensors = [isinstance(b, Tensor) for b in betas] if isinstance(betas, (tuple, list)) else []
+        if any(tensors) and not all(tensors):
+            raise ValueError("betas must be either both floats or both Tensors")
+        if any(tensors) and foreach and not capturable:
+            raise ValueError("betas[0] as a Tensor is not supported for capturable=False and foreach=True")
         betas = check_adam_args(lr, betas, eps, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
