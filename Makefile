@@ -149,7 +149,7 @@ build/c/bench_gemm: core_c/bench/bench_gemm.c $(OBJS)
 # the fuzz walk (tools/fuzz, docs/reliability.md): seeded random calls over the public API, each seed in
 # a child process; `fuzz-short` (~30 s) is part of `make test`, `fuzz` is the long run and then the
 # walk again over an AddressSanitizer build of the core
-FUZZ_SEEDS ?= 40
+FUZZ_SEEDS ?= 80
 fuzz-short: install
 	$(PY) -m tools.fuzz --seeds 6 --calls 300
 	$(PY) -m tools.fuzz.hostile

@@ -282,6 +282,9 @@ class Edge:
     # compared per last-dim row as the gradient each group of equal values (NaNs one group) receives, and the
     # multiset of gradients (each element gets one output's, never a share)
     rtol: float = 1e-9
+    # torch's gradient at NaN depends on the kernel path (its vectorized loop gives 0 or NaN, its scalar tail
+    # passes the gradient, as pyframe does): NaN probes sit in the scalar tail; the fuzz walk leaves them open
+    nan_open: bool = False
 
 
 INF, NAN = math.inf, math.nan
@@ -351,16 +354,16 @@ def _F(M):
 # the nn.functional activations and losses and the composite ops, each at its own switching points
 FUNCTIONAL_EDGES = [
     Edge("relu", lambda M, x: _F(M).relu(x), _unary_probe()),
-    Edge("relu6", lambda M, x: _F(M).relu6(x), _unary_probe()),
-    Edge("hardtanh", lambda M, x: _F(M).hardtanh(x), _unary_probe()),
-    Edge("hardtanh_-2_3", lambda M, x: _F(M).hardtanh(x, -2.0, 3.0), _unary_probe()),
+    Edge("relu6", lambda M, x: _F(M).relu6(x), _unary_probe(), nan_open=True),
+    Edge("hardtanh", lambda M, x: _F(M).hardtanh(x), _unary_probe(), nan_open=True),
+    Edge("hardtanh_-2_3", lambda M, x: _F(M).hardtanh(x, -2.0, 3.0), _unary_probe(), nan_open=True),
     Edge("leaky_relu", lambda M, x: _F(M).leaky_relu(x, 0.1), _unary_probe()),
     Edge("rrelu_eval", lambda M, x: _F(M).rrelu(x, training=False), _unary_probe()),
     Edge("prelu", lambda M, x: _F(M).prelu(x, M.tensor([0.25], dtype=M.float64)), _unary_probe()),
-    Edge("elu", lambda M, x: _F(M).elu(x), _unary_probe()),
-    Edge("elu_2", lambda M, x: _F(M).elu(x, 2.0), _unary_probe()),
-    Edge("celu_2", lambda M, x: _F(M).celu(x, 2.0), _unary_probe()),
-    Edge("selu", lambda M, x: _F(M).selu(x), _unary_probe()),
+    Edge("elu", lambda M, x: _F(M).elu(x), _unary_probe(), nan_open=True),
+    Edge("elu_2", lambda M, x: _F(M).elu(x, 2.0), _unary_probe(), nan_open=True),
+    Edge("celu_2", lambda M, x: _F(M).celu(x, 2.0), _unary_probe(), nan_open=True),
+    Edge("selu", lambda M, x: _F(M).selu(x), _unary_probe(), nan_open=True),
     Edge("gelu", lambda M, x: _F(M).gelu(x), _unary_probe()),
     Edge("gelu_tanh", lambda M, x: _F(M).gelu(x, approximate="tanh"), _unary_probe()),
     Edge("silu", lambda M, x: _F(M).silu(x), _unary_probe()),
@@ -372,13 +375,13 @@ FUNCTIONAL_EDGES = [
     Edge("tanh", lambda M, x: _F(M).tanh(x), _unary_probe()),
     # torch's hardsigmoid derivative is 1/6 rounded to float32, in float64 too
     Edge("hardsigmoid", lambda M, x: _F(M).hardsigmoid(x), _unary_probe(), rtol=1e-7),
-    Edge("hardswish", lambda M, x: _F(M).hardswish(x), _unary_probe()),
+    Edge("hardswish", lambda M, x: _F(M).hardswish(x), _unary_probe(), nan_open=True),
     Edge("softsign", lambda M, x: _F(M).softsign(x), _unary_probe()),
     Edge("tanhshrink", lambda M, x: _F(M).tanhshrink(x), _unary_probe()),
-    Edge("softshrink", lambda M, x: _F(M).softshrink(x), _unary_probe()),
-    Edge("softshrink_1", lambda M, x: _F(M).softshrink(x, 1.0), _unary_probe()),
-    Edge("hardshrink", lambda M, x: _F(M).hardshrink(x), _unary_probe()),
-    Edge("hardshrink_0", lambda M, x: _F(M).hardshrink(x, 0.0), _unary_probe()),
+    Edge("softshrink", lambda M, x: _F(M).softshrink(x), _unary_probe(), nan_open=True),
+    Edge("softshrink_1", lambda M, x: _F(M).softshrink(x, 1.0), _unary_probe(), nan_open=True),
+    Edge("hardshrink", lambda M, x: _F(M).hardshrink(x), _unary_probe(), nan_open=True),
+    Edge("hardshrink_0", lambda M, x: _F(M).hardshrink(x, 0.0), _unary_probe(), nan_open=True),
     Edge("threshold", lambda M, x: _F(M).threshold(x, 1.0, 0.5), _unary_probe()),
     Edge("abs", lambda M, x: M.abs(x), _unary_probe()),
     Edge("sgn", lambda M, x: M.sgn(x), _unary_probe()),

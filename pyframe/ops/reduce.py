@@ -384,7 +384,7 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
         return norm(input.to(float32), p, dim, keepdim).to(float16)
     a = ew.abs(input)
     if p in ("fro", 2, 2.0):
-        return _sqrt0(sum(ew.mul(input, input), dim, keepdim))
+        return _no_overflow(_sqrt0(sum(ew.mul(input, input), dim, keepdim)), input, p, dim, keepdim)
     if p == 1:
         return sum(a, dim, keepdim)
     if p == math.inf or p == -math.inf:
@@ -400,8 +400,17 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     if p == 0:
         return sum(cast(ew.ne(input, 0), input.dtype), dim, keepdim)
     if isinstance(p, (int, float)) and p > 0:
-        return ew.pow(sum(ew.pow(a, float(p)), dim, keepdim), 1.0 / p)
+        return _no_overflow(ew.pow(sum(ew.pow(a, float(p)), dim, keepdim), 1.0 / p), input, p, dim, keepdim)
     raise ValueError(f"norm: unsupported p={p!r}; use 'fro', a positive number, inf or -inf")
+
+
+def _no_overflow(out: Tensor, input: Tensor, p, dim, keepdim: bool) -> Tensor:
+    """A float32 norm whose powers overflowed (|x| near 1e20 and up: the sum of squares is inf where the norm
+    is not) is computed again in float64 and rounded once, as torch accumulates it; only then, so the common
+    case pays one check of the (small) result."""
+    if input.dtype is float32 and out._numel and bool(ew.isinf(out).any().item()):
+        return norm(input.to(float64), p, dim, keepdim).to(float32)
+    return out
 
 
 def _d_norm_inf(g, x, y, dim, keepdim):

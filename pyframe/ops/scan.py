@@ -63,7 +63,26 @@ def _cumsum_grad(g: Tensor, x: Tensor, out: Tensor, d: int) -> Tensor:
 def _cumprod_grad(g: Tensor, x: Tensor, out: Tensor, d: int) -> Tensor:
     if not ew.eq(x, 0.0).any().item():  # no zeros: d out_i / d x_j = out_i / x_j
         return ew.div(_reverse_cumsum(ew.mul(g, out), d), x)
-    return _cumprod_grad_with_zeros(g, x, d)
+    if _grad_mode.enabled:  # create_graph: the exact recurrence, whose own derivative is cumprod's second
+        return _cumprod_grad_with_zeros(g, x, d)
+    return _cumprod_grad_zeros_as_torch(g, x, out, d)
+
+
+def _cumprod_grad_zeros_as_torch(g: Tensor, x: Tensor, out: Tensor, d: int) -> Tensor:
+    """torch's O(n) form with zeros (so infinities and NaN combine as in torch): before a row's first zero
+    z1, the reversed cumsum of g * out divided by x; at z1, the products x[z1+1..k] (up to the second zero)
+    times g_k, summed, times the product before z1; after z1, 0."""
+    zeros_before = cumsum(ew.eq(x, 0.0), d)  # int64: how many zeros up to here
+    before = ew.eq(zeros_before, 0)
+    grad = ew.where(before, ew.div(_reverse_cumsum(ew.where(before, ew.mul(g, out), 0.0), d), x), 0.0)
+    segment = ew.eq(zeros_before, 1)
+    first = ew.logical_and(segment, ew.eq(x, 0.0))
+    inner = ew.logical_and(segment, ew.logical_not(first))
+    n = x._shape[d]
+    one = ones(*x._shape[:d], 1, *x._shape[d + 1 :], dtype=x.dtype)
+    left = cat([one, out.narrow(d, 0, n - 1)], d) if n > 1 else one
+    term = ew.mul(cumprod(ew.where(inner, x, 1.0), d), ew.where(segment, g, 0.0)).sum(d, keepdim=True)
+    return ew.where(first, ew.mul(term, left), grad)
 
 
 def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:  # noqa: A002
@@ -86,10 +105,4 @@ def _cumprod_grad_with_zeros(g: Tensor, x: Tensor, d: int) -> Tensor:
     r[n - 1] = g.select(d, n - 1)
     for j in range(n - 2, -1, -1):
         r[j] = ew.add(g.select(d, j), ew.mul(x.select(d, j + 1), r[j + 1]))
-    grad = ew.mul(left, stack(r, d))
-    # torch divides by the input before a row's first zero: a NaN there gets a NaN gradient, not the exact one
-    return (
-        ew.where(ew.logical_and(ew.isnan(x), ew.ne(left, 0.0)), float("nan"), grad)
-        if x.dtype.is_floating_point
-        else grad
-    )
+    return ew.mul(left, stack(r, d))
