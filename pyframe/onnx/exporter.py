@@ -210,7 +210,7 @@ def export(model, args: Any = (), f=None, *, kwargs: dict | None = None, export_
             m.training = mode
     onnx.checker.check_model(proto)
     if verbose:
-        print(helper.printable_graph(proto.graph))
+        print(onnx.printer.to_text(proto.graph))
     if f is not None:
         onnx.save_model(proto, f)
     return proto

@@ -363,3 +363,60 @@ def linear(ctx: Context, x: V, w: V, b: Any) -> V:
 @exporter("linear", fns("linear", f=True), (), onnx="Gemm or MatMul, Add")
 def _linear(ctx, args, kwargs):
     return linear(ctx, ctx.v(args[0]), ctx.v(args[1]), get(args, kwargs, 2, "bias"))
+
+
+# ---- more activations ---------------------------------------------------------------------------------
+@exporter("softmin", fns("softmin", f=True), (), onnx="Neg, Softmax")
+def _softmin(ctx, args, kwargs):
+    x = ctx.cast(args[0], out_dtype(ctx))
+    dim = get(args, kwargs, 1, "dim")
+    dim = (0 if x.rank in (0, 1, 3) else 1) if dim is None else dim
+    return ctx.op("Softmax", [ctx.op("Neg", [x])], axis=int(dim))
+
+
+@exporter("threshold", fns("threshold", f=True), (), onnx="Greater, Where")
+def _threshold(ctx, args, kwargs):
+    x = ctx.v(args[0])
+    th, value = get(args, kwargs, 1, "threshold"), get(args, kwargs, 2, "value")
+    return ctx.op("Where", [ctx.op("Greater", [x, ctx.v(th, x.dtype)]), x, ctx.v(value, x.dtype)])
+
+
+@exporter("tanhshrink", fns("tanhshrink", f=True), (), onnx="Tanh, Sub")
+def _tanhshrink(ctx, args, kwargs):
+    x = ctx.v(args[0])
+    return ctx.op("Sub", [x, ctx.op("Tanh", [x])])
+
+
+@exporter("hardshrink/softshrink", fns("hardshrink", "softshrink", f=True), (), onnx="Shrink")
+def _shrink(ctx, args, kwargs):
+    lambd = float(get(args, kwargs, 1, "lambd", 0.5))
+    return ctx.op("Shrink", [ctx.v(args[0])], lambd=lambd, bias=lambd if ctx.target_name == "softshrink" else 0.0)
+
+
+@exporter("rrelu", fns("rrelu", f=True), (), onnx="LeakyRelu (eval)")
+def _rrelu(ctx, args, kwargs):
+    lower, upper = get(args, kwargs, 1, "lower", 1 / 8), get(args, kwargs, 2, "upper", 1 / 3)
+    if get(args, kwargs, 3, "training", False):
+        raise OnnxExporterError("rrelu in training mode (random slopes) has no ONNX exporter: export in eval mode")
+    return ctx.op("LeakyRelu", [ctx.v(args[0])], alpha=(lower + upper) / 2)
+
+
+# ---- more products and scans ------------------------------------------------------------------------
+@exporter("einsum", fns("einsum"), (), onnx="Einsum")
+def _einsum(ctx, args, kwargs):
+    operands = args[1:] if len(args) > 2 or not isinstance(args[1], (tuple, list)) else args[1]
+    dt = out_dtype(ctx)
+    return ctx.op("Einsum", [ctx.cast(o, dt) for o in operands], equation=args[0].replace(" ", ""))
+
+
+@exporter("addmm", fns("addmm"), ("addmm",), onnx="Gemm")
+def _addmm(ctx, args, kwargs):
+    dt = out_dtype(ctx)
+    c, a, b = (ctx.cast(get(args, kwargs, i, n), dt) for i, n in enumerate(("input", "mat1", "mat2")))
+    return ctx.op("Gemm", [a, b, c], alpha=float(kwargs.get("alpha", 1)), beta=float(kwargs.get("beta", 1)))
+
+
+@exporter("cumsum", fns("cumsum"), ("cumsum",), onnx="CumSum")
+def _cumsum(ctx, args, kwargs):
+    x = ctx.cast(args[0], out_dtype(ctx))
+    return ctx.op("CumSum", [x, np.array(get(args, kwargs, 1, "dim") % max(x.rank, 1), np.int64)])

@@ -238,3 +238,29 @@ def _glu(ctx, args, kwargs):
     axis = get(args, kwargs, 1, "dim", -1) % x.rank
     a, b = ctx.op("Split", [x], n_out=2, axis=axis, num_outputs=2 if ctx.opset >= 18 else None)
     return ctx.op("Mul", [a, ctx.op("Sigmoid", [b])])
+
+
+@exporter("instance_norm", fns("instance_norm", f=True), onnx="InstanceNormalization or BatchNormalization")
+def _instance_norm(ctx, args, kwargs):
+    x = ctx.v(args[0])
+    mean, var = get(args, kwargs, 1, "running_mean"), get(args, kwargs, 2, "running_var")
+    w, b = get(args, kwargs, 3, "weight"), get(args, kwargs, 4, "bias")
+    eps = float(get(args, kwargs, 7, "eps", 1e-5))
+    c = x.shape[1]
+    w = ctx.v(np.ones(c, x.dtype.np), x.dtype) if w is None else w
+    b = ctx.v(np.zeros(c, x.dtype.np), x.dtype) if b is None else b
+    if get(args, kwargs, 5, "use_input_stats", True):
+        return ctx.op("InstanceNormalization", [x, w, b], epsilon=eps)
+    return ctx.op("BatchNormalization", [x, w, b, mean, var], epsilon=eps)
+
+
+@exporter("rms_norm", fns("rms_norm", f=True), onnx="Mul, ReduceMean, Add, Sqrt, Div")
+def _rms_norm(ctx, args, kwargs):
+    x = ctx.v(args[0])
+    shape = _tuple(get(args, kwargs, 1, "normalized_shape"), 1)
+    w, eps = get(args, kwargs, 2, "weight"), get(args, kwargs, 3, "eps")
+    eps = float(np.finfo(x.dtype.np).eps) if eps is None else float(eps)
+    axes = list(range(x.rank - len(shape), x.rank))
+    ms = ctx.reduce("ReduceMean", ctx.op("Mul", [x, x]), axes, True)
+    y = ctx.op("Div", [x, ctx.op("Sqrt", [ctx.op("Add", [ms, ctx.v(eps, x.dtype)])])])
+    return y if w is None else ctx.op("Mul", [y, w])

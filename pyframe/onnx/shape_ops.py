@@ -321,3 +321,29 @@ def _arange(ctx, args, kwargs):
         start, end = 0, start
     dt = out_dtype(ctx)
     return ctx.op("Range", [ctx.squeeze_scalar(start, dt), ctx.squeeze_scalar(end, dt), ctx.squeeze_scalar(step, dt)])
+
+
+# ---- gathering -------------------------------------------------------------------------------------------
+@exporter("index_select", fns("index_select"), ("index_select",), onnx="Gather")
+def _index_select(ctx, args, kwargs):
+    x = ctx.v(args[0])
+    idx = ctx.cast(get(args, kwargs, 2, "index"), _dtype.int64)
+    return ctx.op("Gather", [x, idx], axis=get(args, kwargs, 1, "dim") % x.rank)
+
+
+@exporter("gather", fns("gather"), ("gather",), onnx="GatherElements")
+def _gather(ctx, args, kwargs):
+    x = ctx.v(args[0])
+    idx = ctx.cast(get(args, kwargs, 2, "index"), _dtype.int64)
+    return ctx.op("GatherElements", [x, idx], axis=get(args, kwargs, 1, "dim") % x.rank)
+
+
+@exporter("topk", fns("topk"), ("topk",), onnx="TopK")
+def _topk(ctx, args, kwargs):
+    x = ctx.v(args[0])
+    k, dim = get(args, kwargs, 1, "k"), get(args, kwargs, 2, "dim")
+    axis = (x.rank - 1 if dim is None else dim) % x.rank
+    kv = ctx.unsqueeze(ctx.cast(k, _dtype.int64), [0]) if isinstance(k, V) else np.array([k], np.int64)
+    values, indices = ctx.op("TopK", [x, kv], n_out=2, axis=axis, largest=int(get(args, kwargs, 3, "largest", True)),
+                             sorted=1)  # fmt: skip
+    return (values, indices)

@@ -95,6 +95,53 @@ CASES = [
         True,
     ),  # fmt: skip
     (
+        ("softmin", "threshold", "tanhshrink", "hardshrink/softshrink", "rrelu"),
+        lambda x: (
+            F.softmin(x, 1),
+            F.threshold(x, 0.1, -2.0),
+            F.tanhshrink(x),
+            F.hardshrink(x),
+            F.softshrink(x, 0.3),
+            F.rrelu(x),
+        ),
+        [r(3, 4)],
+        True,
+    ),  # fmt: skip
+    (
+        ("einsum", "addmm", "cumsum"),
+        lambda x, y, b: (
+            pyframe.einsum("bij,bjk->bik", x, y),
+            pyframe.einsum("bii->b", x[:, :, :3]),
+            pyframe.addmm(b, x[0], y[0], beta=0.5, alpha=2.0),
+            x.cumsum(1),
+            pyframe.cumsum(x, -1),
+        ),
+        [r(2, 3, 4), r(2, 4, 5), r(5)],
+        True,
+    ),  # fmt: skip
+    (
+        ("index_select", "gather", "topk"),
+        lambda x, i, j: (
+            x.index_select(1, i),
+            pyframe.gather(x, 1, j),
+            *x.topk(2),
+            *pyframe.topk(x, 3, dim=0, largest=False),
+        ),
+        [r(4, 5), ints(3, lo=0, hi=5), ints(4, 2, lo=0, hi=5)],
+        True,
+    ),  # fmt: skip
+    (
+        ("instance_norm", "rms_norm"),
+        lambda x, w: (
+            F.instance_norm(x),
+            F.instance_norm(x, weight=w, bias=w * 0.5),
+            F.rms_norm(x, (6,)),
+            F.rms_norm(x, (6,), w[:1].expand(6), 1e-5),
+        ),
+        [r(2, 3, 6), pos(3)],
+        True,
+    ),  # fmt: skip
+    (
         ("clamp",),
         lambda x: (x.clamp(-0.5, 0.5), pyframe.clamp_min(x, 0.1), pyframe.clamp_max(x, 0.2), x.clip(max=0)),
         [r(3, 4)],
