@@ -205,11 +205,15 @@ def as_shape(size) -> tuple:
 class Tensor:
     """A strided N-d array in C memory. Same as torch.Tensor, CPU only, at most 8 dims."""
 
-    __slots__ = (
+    # a dict: its values are the docstrings of the public slots (what help() and the API reference show)
+    __slots__ = dict.fromkeys((
         "_storage", "_shape", "_strides", "_offset", "dtype", "_ptr", "_numel", "_contig", "_desc",
         "_requires_grad", "_grad", "grad_fn", "_output_nr", "_retains_grad", "_base", "_grad_version", "__weakref__",
         "_grad_edge",  # a leaf's (AccumulateGrad, 0), set by autograd at its first recorded use
-    )  # fmt: skip
+    )) | {
+        "dtype": "Same as torch.Tensor.dtype: the element type (a ``pyframe.dtype``, e.g. ``pyframe.float32``).",
+        "grad_fn": "Same as torch.Tensor.grad_fn: the autograd node that made this tensor (None for a leaf).",
+    }  # fmt: skip
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("create tensors with pyframe.tensor(), pyframe.zeros() and the other factories")

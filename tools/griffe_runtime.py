@@ -77,6 +77,15 @@ def _member(name: str, value: Any, agent: Any) -> griffe.Object | None:
         fn = griffe.Function(name, parameters=_parameters(value))
         fn.docstring = _docstring(value, agent)
         return fn
+    if inspect.ismemberdescriptor(value):  # a slot: its docstring is the value in a dict __slots__, if any
+        slots = getattr(value.__objclass__, "__slots__", None)
+        attr = griffe.Attribute(name, value=None)
+        doc = slots.get(name) if isinstance(slots, dict) else None
+        if doc:
+            attr.docstring = griffe.Docstring(
+                doc, parser=agent.docstring_parser, parser_options=agent.docstring_options
+            )
+        return attr
     return griffe.Attribute(name, value=repr(value))
 
 

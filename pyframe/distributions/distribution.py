@@ -147,7 +147,7 @@ class Distribution:
                 value outside the support raises ValueError, as torch.
 
         Returns:
-            Tensor: one log-density per event, of the broadcast shape without the event dims.
+            One log-density per event, of the broadcast shape without the event dims.
         """
         raise NotImplementedError(f"{type(self).__name__} does not implement log_prob")
 

@@ -126,7 +126,7 @@ def as_tensor(data, dtype=None) -> Tensor:
         dtype: the result's dtype; None keeps the data's.
 
     Returns:
-        Tensor: ``data`` itself, a view of its memory, or a copy.
+        ``data`` itself, a view of its memory, or a copy.
     """
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)
@@ -153,7 +153,7 @@ def empty(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor
         device: only the CPU (``None``, ``"cpu"``); anything else raises pyframe's device error.
 
     Returns:
-        Tensor: a new contiguous tensor with arbitrary contents.
+        A new contiguous tensor with arbitrary contents.
     """
     return _make(size, dtype, requires_grad, device=device)
 
@@ -168,7 +168,7 @@ def zeros(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor
         device: only the CPU (``None``, ``"cpu"``); anything else raises pyframe's device error.
 
     Returns:
-        Tensor: a new contiguous tensor of zeros.
+        A new contiguous tensor of zeros.
     """
     return _make(size, dtype, requires_grad, 0, device)
 
@@ -183,7 +183,7 @@ def ones(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
         device: only the CPU (``None``, ``"cpu"``); anything else raises pyframe's device error.
 
     Returns:
-        Tensor: a new contiguous tensor of ones.
+        A new contiguous tensor of ones.
     """
     return _make(size, dtype, requires_grad, 1, device)
 
@@ -211,7 +211,7 @@ def empty_like(input: Tensor, dtype=None, requires_grad: bool = False, device=No
             pyframe tensor is strided CPU memory); other names raise TypeError.
 
     Returns:
-        Tensor: a new contiguous tensor with arbitrary contents.
+        A new contiguous tensor with arbitrary contents.
     """
     _like_kwargs(kwargs)
     return _make(input._shape, _like(input, dtype), requires_grad, None, device)
@@ -228,7 +228,7 @@ def zeros_like(input: Tensor, dtype=None, requires_grad: bool = False, device=No
         **kwargs: torch's ``layout``, ``memory_format``, ``pin_memory``: accepted and ignored.
 
     Returns:
-        Tensor: a new contiguous tensor.
+        A new contiguous tensor.
     """
     _like_kwargs(kwargs)
     return _make(input._shape, _like(input, dtype), requires_grad, 0, device)
@@ -245,7 +245,7 @@ def ones_like(input: Tensor, dtype=None, requires_grad: bool = False, device=Non
         **kwargs: torch's ``layout``, ``memory_format``, ``pin_memory``: accepted and ignored.
 
     Returns:
-        Tensor: a new contiguous tensor.
+        A new contiguous tensor.
     """
     _like_kwargs(kwargs)
     return _make(input._shape, _like(input, dtype), requires_grad, 1, device)
@@ -263,7 +263,7 @@ def full_like(input: Tensor, fill_value, dtype=None, requires_grad: bool = False
         **kwargs: torch's ``layout``, ``memory_format``, ``pin_memory``: accepted and ignored.
 
     Returns:
-        Tensor: a new contiguous tensor.
+        A new contiguous tensor.
     """
     _like_kwargs(kwargs)
     return _make(input._shape, _like(input, dtype), requires_grad, fill_value, device)
@@ -312,7 +312,7 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False, de
         device: only the CPU.
 
     Returns:
-        Tensor: a 1-d tensor of ``steps`` elements, computed in the C core.
+        A 1-d tensor of ``steps`` elements, computed in the C core.
     """
     if not isinstance(steps, int) or steps < 0:
         raise ValueError(f"linspace: number of steps must be a non-negative int, got {steps!r}")
@@ -333,7 +333,7 @@ def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False, d
         device: only the CPU.
 
     Returns:
-        Tensor: an ``n`` x ``m`` tensor.
+        An ``n`` x ``m`` tensor.
     """
     m = n if m is None else m
     t = zeros(n, m, dtype=dtype, device=device)

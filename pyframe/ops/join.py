@@ -256,7 +256,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         dim: where the new dim goes, in ``[-(ndim + 1), ndim]``.
 
     Returns:
-        Tensor: a new tensor (dtypes promoted as ``cat`` does).
+        A new tensor (dtypes promoted as ``cat`` does).
     """
     tensors = list(tensors)
     if not tensors:

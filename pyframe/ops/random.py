@@ -265,7 +265,7 @@ def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Te
         generator: a ``pyframe.Generator``; default the global one.
 
     Returns:
-        Tensor: ``t``.
+        ``t``, filled in place.
     """
     if not a <= b:
         raise ValueError(f"uniform_ expects a <= b, got a={a}, b={b}")
@@ -282,7 +282,7 @@ def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -
         generator: a ``pyframe.Generator``; default the global one.
 
     Returns:
-        Tensor: ``t``.
+        ``t``, filled in place.
     """
     if not std >= 0:
         raise ValueError(f"normal_ expects std >= 0, got std={std}")
@@ -310,7 +310,7 @@ def rand(*size, dtype=None, requires_grad: bool = False, device=None, generator=
         generator: a ``pyframe.Generator`` to draw from; default the global one (``manual_seed``).
 
     Returns:
-        Tensor: a new tensor. The numbers are pyframe's counter-based stream: the same seed gives the same
+        A new tensor. The numbers are pyframe's counter-based stream: the same seed gives the same
         numbers whatever the thread count, but not torch's numbers.
     """
     return _finish(uniform_(_make(size, dtype, False, device=device), generator=generator), requires_grad)
@@ -327,7 +327,7 @@ def randn(*size, dtype=None, requires_grad: bool = False, device=None, generator
         generator: a ``pyframe.Generator`` to draw from; default the global one (``manual_seed``).
 
     Returns:
-        Tensor: a new tensor. The numbers are pyframe's counter-based stream, not torch's.
+        A new tensor. The numbers are pyframe's counter-based stream, not torch's.
     """
     return _finish(normal_(_make(size, dtype, False, device=device), generator=generator), requires_grad)
 

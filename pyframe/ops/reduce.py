@@ -268,7 +268,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
         dtype: compute and return in this dtype.
 
     Returns:
-        Tensor: the means. The mean of no elements is nan.
+        The means. The mean of no elements is nan.
     """
     if dtype is None and (out := _lean(_MEAN, input, dim, keepdim)) is not None:
         return out
