@@ -102,9 +102,11 @@ class Graph:
 
     @property
     def nodes(self) -> _NodeList:
+        """Same as torch.fx.Graph.nodes: the nodes in execution order (a live list view: iterate it, ``len`` it)."""
         return _NodeList(self)
 
     def find_nodes(self, *, op: str, target: Any = None) -> list[Node]:
+        """Same as torch.fx.Graph.find_nodes: the nodes of kind ``op`` (and, if given, of that ``target``), in order."""
         return [n for n in self.nodes if n.op == op and (target is None or n.target == target)]
 
     # ---- building ----------------------------------------------------------------------------------
@@ -130,25 +132,33 @@ class Graph:
         return getattr(target, "__name__", "fn").lstrip("_") or "fn"
 
     def placeholder(self, name: str, type_expr: Any = None, default_value: Any = inspect.Signature.empty) -> Node:
+        """Same as torch.fx.Graph.placeholder: inserts an input node named ``name`` (with ``default_value`` if
+        given).
+        """
         args = () if default_value is inspect.Signature.empty else (default_value,)
         return self.create_node("placeholder", name, args, type_expr=type_expr)
 
     def get_attr(self, qualified_name: str, type_expr: Any = None) -> Node:
+        """Same as torch.fx.Graph.get_attr: inserts a node that reads the module attribute ``qualified_name``."""
         return self.create_node("get_attr", qualified_name, type_expr=type_expr)
 
     def call_module(self, module_name: str, args: tuple | None = None, kwargs: dict | None = None,
                     type_expr: Any = None) -> Node:  # fmt: skip
+        """Same as torch.fx.Graph.call_module: inserts a node that calls the submodule ``module_name``."""
         return self.create_node("call_module", module_name, args, kwargs, type_expr=type_expr)
 
     def call_method(self, method_name: str, args: tuple | None = None, kwargs: dict | None = None,
                     type_expr: Any = None) -> Node:  # fmt: skip
+        """Same as torch.fx.Graph.call_method: inserts a node that calls the method ``method_name`` on ``args[0]``."""
         return self.create_node("call_method", method_name, args, kwargs, type_expr=type_expr)
 
     def call_function(self, the_function: Callable, args: tuple | None = None, kwargs: dict | None = None,
                       type_expr: Any = None) -> Node:  # fmt: skip
+        """Same as torch.fx.Graph.call_function: inserts a node that calls ``the_function``."""
         return self.create_node("call_function", the_function, args, kwargs, type_expr=type_expr)
 
     def output(self, result: Argument, type_expr: Any = None) -> Node:
+        """Same as torch.fx.Graph.output: inserts the output node, which returns ``result``."""
         return self.create_node("output", "output", (result,), type_expr=type_expr)
 
     @contextmanager

@@ -70,6 +70,7 @@ class GraphModule(Module):
     # ---- the graph and its code ----------------------------------------------------------------------
     @property
     def graph(self) -> Graph:
+        """Same as torch.fx.GraphModule.graph: the graph; assigning one regenerates ``code`` and ``forward``."""
         return self.__dict__["_graph"]
 
     @graph.setter
@@ -80,6 +81,7 @@ class GraphModule(Module):
 
     @property
     def code(self) -> str:
+        """Same as torch.fx.GraphModule.code: the Python source of the generated ``forward``."""
         return self.__dict__["_code"]
 
     def recompile(self):
@@ -106,6 +108,9 @@ class GraphModule(Module):
 
     # ---- submodules ------------------------------------------------------------------------------------
     def add_submodule(self, target: str, m: Module) -> bool:
+        """Same as torch.fx.GraphModule.add_submodule: installs ``m`` at the dotted path ``target``, creating empty
+        modules for missing parents; False if a parent on the path is not a module.
+        """
         *prefix, field = target.split(".")
         mod: Module = self
         for item in prefix:
@@ -120,6 +125,9 @@ class GraphModule(Module):
         return True
 
     def delete_submodule(self, target: str) -> bool:
+        """Same as torch.fx.GraphModule.delete_submodule: removes the submodule at ``target``; False if there is
+        none.
+        """
         *prefix, field = target.split(".")
         mod: Module = self
         for item in prefix:
@@ -132,6 +140,9 @@ class GraphModule(Module):
         return True
 
     def delete_all_unused_submodules(self) -> None:
+        """Same as torch.fx.GraphModule.delete_all_unused_submodules: removes the submodules no ``call_module`` or
+        ``get_attr`` node uses.
+        """
         used: set[str] = set()
         for node in self.graph.nodes:
             if node.op in ("call_module", "get_attr"):

@@ -37,6 +37,13 @@ class Interpreter:
                         self.user_to_last_uses.setdefault(node, []).append(n)
 
     def run(self, *args, initial_env: dict[Node, Any] | None = None, enable_io_processing: bool = True) -> Any:
+        """Same as torch.fx.Interpreter.run: executes the graph node by node on ``args`` and returns the output.
+
+        Args:
+            *args: one value per placeholder, in order.
+            initial_env: values for nodes, which are then not executed.
+            enable_io_processing: accepted for torch's signature.
+        """
         self.env = dict(initial_env or {})
         self.args_iter = iter(args)
         for node in self.graph.nodes:
@@ -55,11 +62,15 @@ class Interpreter:
         return None
 
     def run_node(self, n: Node) -> Any:
+        """Same as torch.fx.Interpreter.run_node: the value of node ``n``, from the method named after its ``op``."""
         args, kwargs = self.fetch_args_kwargs_from_env(n)
         return getattr(self, n.op)(n.target, args, kwargs)
 
     # ---- one method per kind of node ---------------------------------------------------------------
     def placeholder(self, target: str, args: tuple, kwargs: dict) -> Any:
+        """Same as torch.fx.Interpreter.placeholder: the next argument of ``run`` (the rest as a list for ``*args``;
+        the default when arguments run out).
+        """
         if target.startswith("*"):
             return list(self.args_iter)
         try:
@@ -70,23 +81,31 @@ class Interpreter:
             raise RuntimeError(f"expected an argument for parameter {target}, but none was passed") from None
 
     def get_attr(self, target: str, args: tuple, kwargs: dict) -> Any:
+        """Same as torch.fx.Interpreter.get_attr: the module attribute ``target`` names."""
         return self.fetch_attr(target)
 
     def call_function(self, target, args: tuple, kwargs: dict) -> Any:
+        """Same as torch.fx.Interpreter.call_function: ``target(*args, **kwargs)``."""
         return target(*args, **kwargs)
 
     def call_method(self, target: str, args: tuple, kwargs: dict) -> Any:
+        """Same as torch.fx.Interpreter.call_method: ``args[0].target(*args[1:], **kwargs)``."""
         self_obj, *rest = args
         return getattr(self_obj, target)(*rest, **kwargs)
 
     def call_module(self, target: str, args: tuple, kwargs: dict) -> Any:
+        """Same as torch.fx.Interpreter.call_module: the submodule ``target`` called with ``args`` and ``kwargs``."""
         return self.fetch_attr(target)(*args, **kwargs)
 
     def output(self, target: str, args: tuple, kwargs: dict) -> Any:
+        """Same as torch.fx.Interpreter.output: the value the graph returns (``args[0]``)."""
         return args[0]
 
     # ---- helpers -------------------------------------------------------------------------------------
     def fetch_attr(self, target: str) -> Any:
+        """Same as torch.fx.Interpreter.fetch_attr: the attribute of the module at the dotted path ``target``
+        (RuntimeError naming the missing step).
+        """
         obj = self.module
         for i, atom in enumerate(target.split(".")):
             if not hasattr(obj, atom):
@@ -95,9 +114,16 @@ class Interpreter:
         return obj
 
     def fetch_args_kwargs_from_env(self, n: Node) -> tuple[tuple, dict]:
+        """Same as torch.fx.Interpreter.fetch_args_kwargs_from_env: ``n``'s args and kwargs with every node replaced by
+        its computed value.
+        """
         return self.map_nodes_to_values(n.args, n), self.map_nodes_to_values(n.kwargs, n)
 
     def map_nodes_to_values(self, args: Argument, n: Node) -> Argument:
+        """Same as torch.fx.Interpreter.map_nodes_to_values: ``args`` with every node replaced by its computed value
+        (RuntimeError for a node not computed yet).
+        """
+
         def load(a: Node) -> Any:
             if a not in self.env:
                 raise RuntimeError(f"node {n.name} referenced nonexistent value {a.name}")
@@ -145,6 +171,7 @@ class Transformer(Interpreter):
         return self.tracer.create_proxy("call_method", target, args, kwargs)
 
     def transform(self) -> GraphModule:
+        """Same as torch.fx.Transformer.transform: runs the transformation and returns the new GraphModule."""
         with self.tracer:
             result = super().run(enable_io_processing=False)
         if result is not None:

@@ -62,10 +62,12 @@ class Node:
     # ---- the linked list ------------------------------------------------------------------------
     @property
     def next(self) -> Node:
+        """Same as torch.fx.Node.next: the node after this one in the graph."""
         return self._next
 
     @property
     def prev(self) -> Node:
+        """Same as torch.fx.Node.prev: the node before this one in the graph."""
         return self._prev
 
     def prepend(self, x: Node) -> None:
@@ -88,6 +90,7 @@ class Node:
     # ---- inputs -----------------------------------------------------------------------------------
     @property
     def args(self) -> tuple:
+        """Same as torch.fx.Node.args: the positional arguments (nodes and constants); assigning updates the users."""
         return self._args
 
     @args.setter
@@ -96,6 +99,7 @@ class Node:
 
     @property
     def kwargs(self) -> dict:
+        """Same as torch.fx.Node.kwargs: the keyword arguments (nodes and constants); assigning updates the users."""
         return self._kwargs
 
     @kwargs.setter
@@ -104,14 +108,17 @@ class Node:
 
     @property
     def all_input_nodes(self) -> list[Node]:
+        """Same as torch.fx.Node.all_input_nodes: the nodes this node reads, each once, in order of appearance."""
         return list(self._input_nodes)
 
     def update_arg(self, idx: int, arg: Argument) -> None:
+        """Same as torch.fx.Node.update_arg: replaces positional argument ``idx`` with ``arg``."""
         args = list(self._args)
         args[idx] = arg
         self.args = args
 
     def update_kwarg(self, key: str, arg: Argument) -> None:
+        """Same as torch.fx.Node.update_kwarg: sets keyword argument ``key`` to ``arg``."""
         self.kwargs = {**self._kwargs, key: arg}
 
     def _set_inputs(self, args: tuple, kwargs: dict) -> None:
@@ -143,6 +150,9 @@ class Node:
     # ---- descriptions ----------------------------------------------------------------------------------
     @property
     def stack_trace(self) -> str | None:
+        """Same as torch.fx.Node.stack_trace: where the traced code created this node (``meta["stack_trace"]``), if
+        recorded.
+        """
         return self.meta.get("stack_trace")
 
     def is_impure(self) -> bool:

@@ -80,6 +80,7 @@ class Proxy:
         return self.tracer.to_concrete(self, "float()", float)
 
     def keys(self):
+        """What ``**proxy`` calls: a TraceError, as ``**`` on a traced value is not supported."""
         return self.tracer.keys(self)
 
 

@@ -66,15 +66,24 @@ class Tracer(GraphAppendingTracer):
 
     # ---- what becomes a node --------------------------------------------------------------------------
     def is_leaf_module(self, m: Module, module_qualified_name: str) -> bool:
+        """Same as torch.fx.Tracer.is_leaf_module: whether ``m`` stays one ``call_module`` node instead of being traced
+        through. Default: the layers of pyframe.nn, but not the containers (Sequential, ModuleList, ModuleDict).
+        """
         return type(m).__module__.startswith("pyframe.nn") and not isinstance(m, (Sequential, ModuleList, ModuleDict))
 
     def path_of_module(self, mod: Module) -> str:
+        """Same as torch.fx.Tracer.path_of_module: the qualified name of ``mod`` in the traced module (NameError if it
+        is not a submodule of it).
+        """
         try:
             return self._module_paths[id(mod)]
         except KeyError:
             raise NameError(f"module {type(mod).__name__} is not a submodule of the traced module") from None
 
     def call_module(self, m: Module, forward: Callable, args: tuple, kwargs: dict) -> Any:
+        """Same as torch.fx.Tracer.call_module: a ``call_module`` node for a leaf module, else ``forward`` traced
+        through (its nodes record the module's path in ``meta["module_path"]``).
+        """
         name = self.path_of_module(m)
         if not self.is_leaf_module(m, name):
             self._scope.append(name)
@@ -85,6 +94,9 @@ class Tracer(GraphAppendingTracer):
         return self.create_proxy("call_module", name, args, kwargs)
 
     def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict) -> Any:
+        """Same as torch.fx.Tracer.getattr: a parameter of the traced module becomes a ``get_attr`` node (one per
+        parameter); other attributes are returned as they are.
+        """
         if isinstance(attr_val, Parameter):
             path = self._tensor_paths.get(id(attr_val))
             if path is not None:
@@ -94,6 +106,11 @@ class Tracer(GraphAppendingTracer):
         return attr_val
 
     def create_arg(self, a: Any) -> Any:
+        """Same as torch.fx.Tracer.create_arg: an argument as a node argument: Proxies become their nodes, tensors
+        ``get_attr`` nodes (a tensor made during the trace is kept on the root as ``_tensor_constantN``, as torch.fx);
+        a module is refused (TraceError).
+        """
+
         def arg(x):
             if isinstance(x, Proxy):
                 return x.node
@@ -123,6 +140,9 @@ class Tracer(GraphAppendingTracer):
         return node
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None) -> Node:
+        """Same as torch.fx.Tracer.create_node: inserts a node in the graph, recording the enclosing module's path in
+        ``meta["module_path"]``.
+        """
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
         if self._scope and kind not in ("placeholder", "output"):
             node.meta["module_path"] = self._scope[-1]
@@ -131,6 +151,9 @@ class Tracer(GraphAppendingTracer):
         return node
 
     def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None) -> Proxy:
+        """Same as torch.fx.Tracer.create_proxy: a new node wrapped in a Proxy; in a concrete trace (``capture``) the
+        node's ``meta["val"]`` is the value it computed.
+        """
         node = self.create_node(kind, target, self.create_arg(tuple(args)), self.create_arg(dict(kwargs)), name,
                                 type_expr)  # fmt: skip
         if self.concrete and kind != "output":
@@ -275,26 +298,39 @@ class Tracer(GraphAppendingTracer):
         return None
 
     def concrete_value(self, p: Proxy) -> Any:
+        """**pyframe**: the value ``p`` computed in a concrete trace (``capture``); a marker for no value otherwise."""
         return p.node.meta.get("val", _NO_VALUE) if self.concrete else _NO_VALUE
 
     def static_attr(self, p: Proxy, k: str) -> Any:
+        """**pyframe**: in a concrete trace, the attribute ``k`` (``dtype``, ``ndim``, ``device``, ...) read from the
+        computed value, so the graph is specialised to it; a marker for "not static" otherwise.
+        """
         if self.concrete and k in _STATIC_ATTRS:
             return getattr(p.node.meta["val"], k)
         return _NOT_STATIC
 
     def static_method(self, p: Proxy, k: str, args, kwargs) -> Any:
+        """**pyframe**: in a concrete trace, a shape-free method (``dim``, ``is_floating_point``, ...) evaluated on the
+        computed value; a marker for "not static" otherwise.
+        """
         static = k in _STATIC_METHODS and (k != "type" or not args)
         if self.concrete and static and _patching.has_proxy(args, kwargs) is None:
             return getattr(p.node.meta["val"], k)(*args, **kwargs)
         return _NOT_STATIC
 
     def to_bool(self, p: Proxy) -> bool:
+        """``bool(proxy)``: in a concrete trace, the computed value's truth (recorded in ``specialized``); otherwise a
+        TraceError, as torch.fx.
+        """
         if self.concrete:
             self.specialized.append((p.node, "bool()"))
             return bool(p.node.meta["val"])
         return super().to_bool(p)
 
     def to_concrete(self, p: Proxy, what: str, fn) -> Any:
+        """A Python value from a Proxy (``int(p)``, ``len(p)``, ...): in a concrete trace computed from the value
+        (recorded in ``specialized``); otherwise a TraceError.
+        """
         if self.concrete:
             self.specialized.append((p.node, what))
             return fn(p.node.meta["val"])
