@@ -20,7 +20,7 @@ from pyframe.tensor import Tensor
 
 __all__ = ["export", "is_in_onnx_export"]
 
-DEFAULT_OPSET = 17
+DEFAULT_OPSET = 20  # torch.onnx.export's default
 MIN_OPSET, MAX_OPSET = 14, 21
 _exporting = [False]
 
