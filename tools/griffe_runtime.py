@@ -64,15 +64,22 @@ def _docstring(obj: Any, agent: Any) -> griffe.Docstring | None:
     )
 
 
-def _member(name: str, value: Any, agent: Any) -> griffe.Object | None:
-    """A griffe object for a runtime value: a function, a property, or a constant."""
+def _member(name: str, value: Any, agent: Any, assigned: bool) -> griffe.Object | None:
+    """A griffe object for a runtime value: a function, a property, a constant, or (when the source only assigns
+    the name: ``assigned``) a class."""
     if isinstance(value, property):
         attr = griffe.Attribute(name, value=None)
         attr.labels.add("property")
         attr.docstring = _docstring(value, agent)
         return attr
     if inspect.isclass(value):
-        return None  # classes are written as classes in the source: griffe sees them
+        if not assigned:
+            return None  # a class statement or an import: griffe sees it (an import is resolved as an alias)
+        # a class made by a factory (``CircularPad1d = _make(...)``): griffe sees only an assignment
+        cls = griffe.Class(name, bases=[b.__name__ for b in value.__bases__])
+        cls.docstring = _docstring(value, agent) if "__doc__" in vars(value) else None
+        cls.set_member("__init__", griffe.Function("__init__", parameters=_parameters(value.__init__)))
+        return cls
     if callable(value):
         fn = griffe.Function(name, parameters=_parameters(value))
         fn.docstring = _docstring(value, agent)
@@ -107,7 +114,7 @@ class RuntimeMembers(griffe.Extension):
                     value = value.__func__
                 if inspect.ismodule(value):
                     continue
-                member = _member(name, value, agent)
+                member = _member(name, value, agent, assigned=name in obj.members)
                 if member is not None:
                     # an op defined in another module is written where this one imported it from
                     obj.set_member(name, member)
@@ -131,15 +138,24 @@ class RuntimeMembers(griffe.Extension):
             return
         names = [n for n in vars(runtime) if not n.startswith("_")]
         self._fill(cls, names, runtime, agent, static=True)
-        # an override without a docstring (a layer's `forward`) shows the documented contract it overrides
-        for name in names:
-            member = cls.members.get(name)
-            if member is not None and not member.is_alias and member.docstring is None:
-                doc = _inherited_doc(runtime, name)
-                if doc:
-                    member.docstring = griffe.Docstring(
-                        inspect.cleandoc(doc), parser=agent.docstring_parser, parser_options=agent.docstring_options
-                    )
+        for name in list(cls.members):
+            member = cls.members[name]
+            if member.is_alias or member.docstring is not None:
+                continue
+            # an instance attribute set in __init__ without a docstring (``self.in_features = ...``) is the
+            # constructor's argument kept: the class docstring and signature say it, a bare heading adds nothing
+            if member.is_attribute and "instance-attribute" in member.labels:
+                del cls.members[name]
+                continue
+            # a method replaced at import (Tensor.is_floating_point bound by _tensor_methods) has the runtime
+            # function's docstring; an override without one (a layer's ``forward``) the contract it overrides
+            value = vars(runtime).get(name)
+            own = getattr(value, "__doc__", None) if callable(value) and not inspect.isclass(value) else None
+            doc = own or _inherited_doc(runtime, name)
+            if doc:
+                member.docstring = griffe.Docstring(
+                    inspect.cleandoc(doc), parser=agent.docstring_parser, parser_options=agent.docstring_options
+                )
 
 
 def _inherited_doc(cls: type, name: str) -> str | None:
