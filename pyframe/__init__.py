@@ -20,7 +20,19 @@ from pyframe import (
     utils,
 )
 from pyframe._backend import ShapeError, empty_cache, get_num_threads, memory_cached, set_num_threads, show_config
-from pyframe._device import DeviceError, device, get_default_device, set_default_device
+from pyframe._device import (
+    DeviceError,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    device,
+    get_default_device,
+    layout,
+    memory_format,
+    preserve_format,
+    set_default_device,
+    strided,
+)  # fmt: skip
 from pyframe._dtype import (
     bool_,
     can_cast,
@@ -57,6 +69,8 @@ import pyframe.utils.data  # noqa: F401  # isort: skip - torch.utils.data is an 
 from pyframe import linalg  # isort: skip
 from pyframe import distributions  # isort: skip
 from pyframe.linalg import det, geqrf, logdet, matrix_exp, slogdet  # isort: skip
+from pyframe import _aliases  # isort: skip - torch's top-level aliases and compositions, and their methods
+from pyframe._aliases import *  # noqa: F403  # isort: skip
 
 inverse = linalg.inv
 
@@ -70,6 +84,8 @@ half, float, double, long, int = float16, float32, float64, int64, int32  # noqa
 
 _tensor_methods.bind()
 
+_aliases.bind()
+
 __all__ = [
     "Size", "Tensor", "ShapeError", "autograd", "nn", "optim", "dtype", "bool", "float16", "float32", "float64",
     "utils", "int32", "int64", "half", "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled",
@@ -79,8 +95,10 @@ __all__ = [
     "inference_mode", "is_inference_mode_enabled", "compile", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "is_complex", "set_printoptions", "distributions", "linalg", "det",
     "inverse", "matrix_exp", "slogdet", "geqrf", "logdet",
-    "empty_cache", "memory_cached",
+    "empty_cache", "memory_cached", "memory_format", "contiguous_format", "preserve_format", "channels_last",
+    "channels_last_3d", "layout", "strided",
     *ops.__all__,
+    *_aliases.__all__,
 ]  # fmt: skip
 
 

@@ -3,7 +3,10 @@ accelerator is one clear error wherever it is asked (factories, ``to``, ``Module
 
 from __future__ import annotations
 
-__all__ = ["device", "DeviceError", "as_device", "check_device", "set_default_device", "get_default_device"]
+__all__ = [
+    "device", "DeviceError", "as_device", "check_device", "set_default_device", "get_default_device", "memory_format",
+    "contiguous_format", "preserve_format", "channels_last", "channels_last_3d", "layout", "strided",
+]  # fmt: skip
 
 _ACCELERATORS = ("cuda", "mps", "xpu", "xla", "hip", "meta", "mtia", "ipu", "vulkan", "hpu", "privateuseone")
 
@@ -110,3 +113,41 @@ def set_default_device(device) -> None:
 def get_default_device() -> device:
     """Same as torch.get_default_device: always the CPU."""
     return _default
+
+
+class memory_format:  # noqa: N801 - torch's name
+    """Same as torch.memory_format: the names torch's ``memory_format=`` arguments take. pyframe makes
+    every new tensor contiguous, so each is accepted and gives the contiguous layout."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pyframe.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+class layout:  # noqa: N801 - torch's name
+    """Same as torch.layout; pyframe's tensors are all ``strided``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pyframe.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+strided = layout("strided")

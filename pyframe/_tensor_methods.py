@@ -53,6 +53,13 @@ def _swap(fn):
     return reflected
 
 
+def _cast(dt):
+    def cast(self, memory_format=None):  # torch's memory_format: every pyframe result is contiguous
+        return self.to(dt)
+
+    return cast
+
+
 def bind() -> None:
     methods = {
         **ew.unary_ops, **ew.binary_ops, **ew.inplace_ops,
@@ -100,9 +107,8 @@ def bind() -> None:
         "__xor__": _logical(ew.logical_xor),
         "__eq__": _equality(ew.eq), "__ne__": _equality(ew.ne), "__lt__": ew.lt, "__le__": ew.le,
         "__gt__": ew.gt, "__ge__": ew.ge,
-        "float": lambda self: self.to(_dt.float32), "double": lambda self: self.to(_dt.float64),
-        "half": lambda self: self.to(_dt.float16), "long": lambda self: self.to(_dt.int64),
-        "int": lambda self: self.to(_dt.int32), "bool": lambda self: self.to(_dt.bool_),
+        "float": _cast(_dt.float32), "double": _cast(_dt.float64), "half": _cast(_dt.float16),
+        "long": _cast(_dt.int64), "int": _cast(_dt.int32), "bool": _cast(_dt.bool_),
         "type_as": lambda self, other: self.to(other.dtype), "type": _type,
         "requires_grad_": _requires_grad_,
         **ew.inplace_unary_ops,

@@ -1,0 +1,57 @@
+"""torch's top-level aliases and small compositions (pyframe/_aliases.py): the cases their conformance
+entries do not reach (signed zeros, NaNs, the in-place forms' identity, copies that do not alias)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import pyframe as pf
+
+
+def test_signbit_sees_negative_zero():
+    assert pf.signbit(pf.tensor([-0.0, 0.0, -1.0, 2.0])).tolist() == [True, False, True, False]
+    assert pf.copysign(pf.tensor([1.0, 2.0]), pf.tensor([-0.0, 0.0])).tolist() == [-1.0, 2.0]
+
+
+def test_fmax_fmin_ignore_nan():
+    a, b = pf.tensor([math.nan, 1.0, math.nan]), pf.tensor([2.0, math.nan, math.nan])
+    assert pf.fmax(a, b).tolist()[:2] == [2.0, 1.0] and math.isnan(pf.fmax(a, b).tolist()[2])
+    assert pf.fmin(a, b).tolist()[:2] == [2.0, 1.0]
+    with pytest.raises(TypeError):
+        pf.fmax(a, 1.0)
+
+
+def test_inplace_forms_write_into_the_tensor():
+    x = pf.tensor([1.0, 2.0, 3.0])
+    assert x.eq_(pf.tensor([1.0, 0.0, 3.0])) is x and x.tolist() == [1.0, 0.0, 1.0]
+    y = pf.tensor([1.0, 2.0, 3.0])
+    assert y.cumsum_(0) is y and y.tolist() == [1.0, 3.0, 6.0]
+
+
+def test_copies_do_not_alias():
+    x = pf.arange(6.0).reshape(2, 3)
+    t = pf.t_copy(x)
+    t[0, 0] = 100.0
+    assert x[0, 0].item() == 0.0
+
+
+@pytest.mark.parametrize("offset", [-2, -1, 0, 1, 2])
+def test_diag_embed_against_torch(offset):
+    torch = pytest.importorskip("torch")
+    a = np.arange(24.0).reshape(2, 3, 4)
+    for dims in ((-2, -1), (0, 2), (1, 0)):
+        got = pf.diag_embed(pf.tensor(a), offset, *dims).numpy()
+        np.testing.assert_array_equal(got, torch.diag_embed(torch.tensor(a), offset, *dims).numpy())
+
+
+def test_pdist_and_windows_of_points():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(0).normal(size=(5, 3))
+    np.testing.assert_allclose(pf.pdist(pf.tensor(a)).numpy(), torch.pdist(torch.tensor(a)).numpy(), rtol=1e-12)
+    y = np.random.default_rng(1).normal(size=(3, 6))
+    for fn in ("trapezoid", "cumulative_trapezoid"):
+        np.testing.assert_allclose(getattr(pf, fn)(pf.tensor(y), dx=0.5).numpy(),
+                                   getattr(torch, fn)(torch.tensor(y), dx=0.5).numpy(), rtol=1e-12)  # fmt: skip
