@@ -71,6 +71,7 @@ from pyframe import distributions  # isort: skip
 from pyframe.linalg import det, geqrf, logdet, matrix_exp, slogdet  # isort: skip
 from pyframe import _aliases  # isort: skip - torch's top-level aliases and compositions, and their methods
 from pyframe._aliases import *  # noqa: F403  # isort: skip
+from pyframe import signal  # isort: skip
 
 inverse = linalg.inv
 
@@ -98,7 +99,7 @@ __all__ = [
     "empty_cache", "memory_cached", "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d", "layout", "strided",
     *ops.__all__,
-    *_aliases.__all__,
+    *_aliases.__all__, "signal",
 ]  # fmt: skip
 
 

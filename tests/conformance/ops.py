@@ -1,7 +1,7 @@
 """op_db: every OpInfo's function, method and in-place variants, called in pyframe by the same name.
 
-For each entry, the first ``SAMPLES`` samples in float32 and float64 (or the first dtype torch lists
-when the op takes neither) are converted through NumPy; the pyframe result must match torch's on the
+For each entry, ``SAMPLES`` samples (spread over the first ``POOL``) in float32 and float64 (or the first
+dtype torch lists when the op takes neither) are converted through NumPy; the pyframe result must match torch's on the
 same sample, and where torch supports autograd the float64 gradients for one seeded cotangent must
 too (function variant). A sample torch itself rejects must be rejected by pyframe too. The function
 entry also requires every ``error_inputs`` case to raise.
@@ -38,7 +38,8 @@ from .convert import (
 )
 
 _REJECTED = object()
-SAMPLES = 3  # per dtype and entry; the first ones, which op_db seeds itself
+POOL = 24  # samples generated per dtype, of which SAMPLES are run
+SAMPLES = 3  # per dtype and entry: the first, the last and one between of the POOL
 ERROR_INPUTS = 8
 _FLOAT = (torch.float32, torch.float64)
 _OTHER = (torch.int64, torch.int32, torch.bool, torch.uint8, torch.int16, torch.int8, torch.float16)
@@ -232,14 +233,13 @@ def _grad_check(op, kind, sample, pf_fn, rng) -> None:
 
 def _samples(op, dtype):
     grad = dtype == torch.float64 and op.supports_autograd
-    out = []
     # the sample function itself: OpInfo.sample_inputs wraps it in a tracker that inspects the stack per sample
     torch.manual_seed(0)
-    for s in op.sample_inputs_func(op, "cpu", dtype, grad):
-        out.append(s)
-        if len(out) == SAMPLES:
-            break
-    return out
+    pool = list(itertools.islice(op.sample_inputs_func(op, "cpu", dtype, grad), POOL))
+    if len(pool) <= SAMPLES:
+        return pool
+    # spread over the first POOL: op_db lists the degenerate cases (empty, 0-d, length 1) first
+    return [pool[round(i * (len(pool) - 1) / (SAMPLES - 1))] for i in range(SAMPLES)]
 
 
 def _scope(op, kind) -> OutOfScope | None:
