@@ -165,3 +165,20 @@ def test_subclassed_layers_and_constants(ort):
 def test_verbose_prints_the_graph(capsys):
     pyframe.onnx.export(nn.Linear(2, 3), (pyframe.randn(4, 2),), None, verbose=True)
     assert "Gemm" in capsys.readouterr().out
+
+
+def test_without_constant_folding(ort):
+    import numpy as np
+
+    from tests.onnx import models
+    from tests.onnx._support import export_bytes, run_onnx
+
+    m = models.gpt_block(pyframe).eval()
+    idx = np.random.default_rng(5).integers(0, 11, (2, 6)).astype(np.int64)
+    transposes = {}
+    for fold in (True, False):
+        data = export_bytes(m, (pyframe.tensor(idx),), input_names=["idx"], do_constant_folding=fold)
+        (y,) = run_onnx(ort, data, {"idx": idx})
+        np.testing.assert_allclose(y, m(pyframe.tensor(idx)).detach().numpy(), rtol=1e-5, atol=1e-5)
+        transposes[fold] = [n.op_type for n in onnx.load_from_string(data).graph.node].count("Transpose")
+    assert transposes[False] == transposes[True] + 5  # the five 3-d linears' weights: initializers, or computed
