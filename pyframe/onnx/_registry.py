@@ -31,6 +31,9 @@ def _public_name(fn: Any) -> str:
     import pyframe.nn.functional as F  # noqa: N812
 
     name = getattr(fn, "__name__", repr(fn))
+    functional = (getattr(fn, "__module__", "") or "").startswith("pyframe.nn.functional")
+    if functional and getattr(F, name, None) is fn:  # F.x even where pyframe.x is the same function
+        return f"F.{name}"
     if getattr(pyframe, name, None) is fn:
         return f"pyframe.{name}"
     if getattr(F, name, None) is fn:
