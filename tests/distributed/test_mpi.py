@@ -107,7 +107,11 @@ def test_collectives(trained):
         assert res["max"] == [1, 0] and res["min"] == [0, -1]
         assert res["async"] == [True, [1.0, 1.0, 1.0]]
         assert res["broadcast"] == [[6.0, 6.0], [6.0, 6.0]]
+        assert res["async_late"] == [True, [1.0, 1.0, 1.0]]
         assert res["all_gather"] == [[0.0, 0.0], [1.0, 2.0]]
+    # rank 1 arrived 1 s late: rank 0's async call returned at once (it used to wait for rank 1)
+    assert trained[0]["async_return_s"] < 0.5
+    assert "all_reduce did not complete within 0.05 s on rank 0" in trained[0]["wait_timeout"]
 
 
 def test_mismatched_collectives_are_clear_errors_on_every_rank(trained):

@@ -158,6 +158,20 @@ def collectives(rank: int, world: int) -> dict:
     t = torch.full((3,), float(rank))
     work = dist.all_reduce(t, async_op=True)
     out["async"] = [work.wait(), t.tolist()]
+    # async_op=True returns at once while another rank is late; Work.wait(timeout) gives up, the work goes on
+    t = torch.full((3,), float(rank))
+    if rank == 1:
+        time.sleep(1.0)
+    t0 = time.perf_counter()
+    work = dist.all_reduce(t, async_op=True)
+    out["async_return_s"] = time.perf_counter() - t0
+    if rank == 0:
+        try:
+            work.wait(timeout=0.05)
+            out["wait_timeout"] = "no error"
+        except dist.DistTimeoutError as e:
+            out["wait_timeout"] = str(e)
+    out["async_late"] = [work.wait(), t.tolist()]
     t = torch.full((2, 2), float(rank + 5))
     dist.broadcast(t, src=1)
     out["broadcast"] = t.tolist()
