@@ -11,6 +11,8 @@ script.py`` (torchrun's interface) or ``mpiexec``. See ``docs/distributed.md``.
 
 from __future__ import annotations
 
+from datetime import timedelta  # noqa: F401 - an attribute of this module since its first release (compat table)
+
 from pyframe.distributed.backend import Backend, DistBackendError, DistError, DistTimeoutError
 from pyframe.distributed.collectives import (
     Future,

@@ -49,6 +49,7 @@ class ProcessGroup:
 
 _world: ProcessGroup | None = None
 _groups: list[ProcessGroup] = []
+_made = [0]  # groups made since init: their default names
 
 
 class GroupMember:
@@ -200,6 +201,7 @@ def init_process_group(
         raise
     _world = ProcessGroup(impl, seconds, list(range(impl.world_size)), group_name or "default_pg")
     _groups.clear()
+    _made[0] = 0
 
 
 def destroy_process_group(group=None) -> None:
@@ -234,8 +236,9 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
         raise ValueError(f"new_group: ranks must be distinct ranks in [0, {n}), got {ranks!r}")
     _agree_on(w, "new_group", f"new_group {members}")
     sub = w.backend.split(members) if hasattr(w.backend, "split") else (w.backend if members == [0] else None)
+    _made[0] += 1
     g = ProcessGroup(sub, w.timeout if timeout is None else _seconds(timeout), members, group_desc or
-                     f"group{len(_groups) + 1}")  # fmt: skip
+                     f"group{_made[0]}")  # fmt: skip
     _groups.append(g)
     return g
 

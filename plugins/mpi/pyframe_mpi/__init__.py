@@ -125,6 +125,7 @@ class MPIBackend:
         self.rank = self.comm.Get_rank()
         self.world_size = self.size = self.comm.Get_size()
         self.world_ranks = list(range(self.size))  # split() sets a subgroup's
+        self.is_world = _comm is None
         self.id = _engine.next_id
         _engine.next_id += 1
         self.issued = self.committed = 0
@@ -222,17 +223,18 @@ class MPIBackend:
         return child
 
     def shutdown(self, propagating: bool = False) -> None:
-        """Leave: let the queued operations finish, tell the other ranks, free the communicators."""
+        """Leave: let the queued operations finish, tell the other ranks (the world group only), free the
+        communicators (of the world group: also those of every group made from it)."""
         eng = self.engine
-        if self.id == 0 or all(c.id != 0 for c in eng.comms.values()):
-            stuck = not eng.stop_thread(min(self.timeout, 5.0))
+        stuck = not eng.stop_thread(min(self.timeout, 5.0))
+        if self.is_world:
             eng.leaving = stuck
             if eng.size > 1:
                 eng.announce(3 if propagating else 1)
             if stuck:
                 eng.abort(f"rank {eng.rank} left the process group with collectives still in flight; ending the job")
-        for c in [self, *self.children]:
-            if eng.comms.pop(c.id, None) is not None and eng.failed is None:
+        for c in [self, *self.children] if self.is_world else [self]:
+            if eng.comms.pop(c.id, None) is not None and eng.failed is None and not stuck:
                 for comm in (c.comm, c.ctl, c.p2p):
                     comm.Free()
 
