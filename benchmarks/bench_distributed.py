@@ -4,7 +4,8 @@
    NumPy arrays of the same size, alternating in the same run (medians of the rounds);
 2. how long ``all_reduce(async_op=True)`` takes to return when the other rank arrives 0.2 s late;
 3. how much of a 32 MB ``all_reduce(async_op=True)`` hides behind 0.4 s of compute (matrix products on the
-   calling thread): hidden = (comm alone + compute alone - both) / comm alone;
+   calling thread): hidden = (comm alone + compute alone - both) / comm alone; the same with torch's gloo in
+   the same processes when torch is installed;
 4. DDP on a 25 MB model (a 64-1024 linear layer, then six 1024-1024 ones; ``bucket_cap_mb=4``, one
    bucket per layer): how much of its gradient all-reduce hides behind backward:
    hidden = 1 - (DDP step - plain step) / (the buckets all-reduced alone).
@@ -37,6 +38,37 @@ def _median_time(fn, reps: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def _torch_overlap(rank: int, k: int) -> list | None:
+    """The same 32 MB overlap with torch's gloo (its threads sleep in the kernel until data arrives)."""
+    try:
+        import torch
+        import torch.distributed as td
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    td.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{os.environ['BENCH_PORT']}", rank=rank, world_size=2)
+    big, a = torch.ones(8 << 20), torch.randn(192, 192)
+
+    def compute():
+        for _ in range(k):
+            a @ a
+
+    rows = []
+    for _ in range(ROUNDS):
+        td.barrier()
+        t_comm = _median_time(lambda: td.all_reduce(big), 1)
+        td.barrier()
+        t_comp = _median_time(compute, 1)
+        td.barrier()
+        t0 = time.perf_counter()
+        work = td.all_reduce(big, async_op=True)
+        compute()
+        work.wait()
+        rows.append([t_comm, t_comp, time.perf_counter() - t0])
+    td.destroy_process_group()
+    return rows
 
 
 def worker(outfile: str) -> None:
@@ -111,6 +143,7 @@ def worker(outfile: str) -> None:
         t_both = time.perf_counter() - t0
         hidden.append([t_comm, t_comp, t_both])
     res["overlap"] = hidden
+    res["overlap_torch"] = _torch_overlap(rank, k)
 
     # 4. DDP on a 25 MB model
     pyframe.manual_seed(0)
@@ -150,6 +183,14 @@ def worker(outfile: str) -> None:
     dist.destroy_process_group()
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def main() -> None:
     mpiexec = Path(sys.executable).with_name("mpiexec")
     mpiexec = str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec")
@@ -160,6 +201,7 @@ def main() -> None:
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "res.json"
+        env["BENCH_PORT"] = str(_free_port())
         cmd = [mpiexec, "-n", "2", "--oversubscribe", sys.executable, __file__, "--worker", str(out)]
         subprocess.run(cmd, env=env, check=True, timeout=1800)
         res = json.loads(out.read_text())
@@ -172,12 +214,15 @@ def main() -> None:
         print(f"  {label:>8}{'':26}{ours * 1e6:9.1f} us  {theirs * 1e6:9.1f} us  {ours / theirs:7.2f}x")
     late = res["async_return"] * 1e3
     print(f"\nall_reduce(async_op=True) returned in {late:.3f} ms with the other rank 0.2 s late")
-    comm, comp, both = (statistics.median(r[i] for r in res["overlap"]) for i in range(3))
-    hid = [max(0.0, min(1.0, (c + p - b) / c)) for c, p, b in res["overlap"]]
-    rounds = ", ".join(f"{h:.0%}" for h in hid)
-    print(f"\n32 MB async all_reduce behind compute: comm alone {comm * 1e3:.0f} ms, compute alone "
-          f"{comp * 1e3:.0f} ms, both {both * 1e3:.0f} ms: hidden {statistics.median(hid):.0%}")  # fmt: skip
-    print(f"  rounds: {rounds}")
+    for who, rows in (("pyframe", res["overlap"]), ("torch gloo", res["overlap_torch"])):
+        if rows is None:
+            continue
+        comm, comp, both = (statistics.median(r[i] for r in rows) for i in range(3))
+        hid = [max(0.0, min(1.0, (c + p - b) / c)) for c, p, b in rows]
+        rounds = ", ".join(f"{h:.0%}" for h in hid)
+        print(f"\n{who}: 32 MB async all_reduce behind compute: comm alone {comm * 1e3:.0f} ms, compute alone "
+              f"{comp * 1e3:.0f} ms, both {both * 1e3:.0f} ms: hidden {statistics.median(hid):.0%}")  # fmt: skip
+        print(f"  rounds: {rounds}")
     d = res["ddp"]
     plain, step, comm, wait = (statistics.median(r[i] for r in d["rounds"]) for i in range(4))
     hid = [max(0.0, min(1.0, 1 - (s - p) / c)) for p, s, c, _ in d["rounds"]]

@@ -141,10 +141,8 @@ def test_ddp_matches_one_process_on_the_full_batch_4_ranks(trained4, case):
 
 def test_branch_order_differing_per_rank_at_4_ranks(mpi, tmp_path):
     """The silent-wrongness case at 4 ranks in the fast suite: a 4-rank run of the branches model only."""
-    if not HEAVY:
-        cmd, env = mpi
-        mpi = ([*cmd[:2], "4", *cmd[3:]], env)
-    r, _ = run(mpi, "branches", tmp_path, timeout_s=60)
+    cmd, env = mpi
+    r, _ = run(([*cmd[:2], "4", *cmd[3:]], env), "branches", tmp_path, timeout_s=60)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
     _check_case([json.loads((tmp_path / f"rank{k}.json").read_text()) for k in range(4)])
 
