@@ -264,3 +264,25 @@ def _rms_norm(ctx, args, kwargs):
     ms = ctx.reduce("ReduceMean", ctx.op("Mul", [x, x]), axes, True)
     y = ctx.op("Div", [x, ctx.op("Sqrt", [ctx.op("Add", [ms, ctx.v(eps, x.dtype)])])])
     return y if w is None else ctx.op("Mul", [y, w])
+
+
+@exporter("interpolate", fns("interpolate", "upsample", f=True), onnx="Resize")
+def _interpolate(ctx, args, kwargs):
+    x = ctx.v(args[0])
+    size, scale = get(args, kwargs, 1, "size"), get(args, kwargs, 2, "scale_factor")
+    mode, align = get(args, kwargs, 3, "mode", "nearest"), get(args, kwargs, 4, "align_corners")
+    n = x.rank - 2
+    if mode in ("nearest", "nearest-exact"):
+        attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric" if mode == "nearest" else
+                 "half_pixel", "nearest_mode": "floor" if mode == "nearest" else "round_prefer_ceil"}  # fmt: skip
+    elif mode in ("linear", "bilinear", "trilinear"):
+        attrs = {"mode": "linear", "coordinate_transformation_mode": "align_corners" if align else "pytorch_half_pixel"}
+    else:
+        raise OnnxExporterError(f"interpolate with mode={mode!r} has no ONNX exporter (nearest, linear modes do)")
+    if scale is not None and get(args, kwargs, 5, "recompute_scale_factor") is not True:
+        scales = [float(s) for s in (scale if isinstance(scale, (tuple, list)) else [scale] * n)]
+        return ctx.op("Resize", [x, None, np.array([1.0, 1.0, *scales], np.float32)], **attrs)
+    out = ctx.val.shape[2:]  # the traced output size; a traced size argument keeps it symbolic
+    sizes = size if isinstance(size, (tuple, list)) else [size] * n if size is not None else list(out)
+    full = ctx.make_shape([ctx.dim(x, 0), ctx.dim(x, 1), *sizes])
+    return ctx.op("Resize", [x, None, None, ctx.shape_v(full)], **attrs)

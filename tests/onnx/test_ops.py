@@ -131,6 +131,25 @@ CASES = [
         True,
     ),  # fmt: skip
     (
+        ("interpolate",),
+        lambda x, y: (
+            F.interpolate(x, scale_factor=2),
+            F.interpolate(x, size=(5, 7)),
+            F.interpolate(x, scale_factor=2, mode="bilinear"),
+            F.interpolate(x, size=(6, 3), mode="bilinear", align_corners=True),
+            F.interpolate(x, size=(5, 9), mode="nearest-exact"),
+            F.interpolate(y, scale_factor=3, mode="linear"),
+        ),
+        [r(2, 3, 4, 4), r(2, 3, 5)],
+        True,
+    ),  # fmt: skip
+    (
+        ("interpolate",),
+        mod(nn.Sequential(nn.Upsample(scale_factor=2), nn.UpsamplingBilinear2d(scale_factor=2))),
+        [r(1, 2, 3, 3)],
+        True,
+    ),  # fmt: skip
+    (
         ("instance_norm", "rms_norm"),
         lambda x, w: (
             F.instance_norm(x),
