@@ -1,8 +1,9 @@
 """Hostile checkpoint files: every truncation and byte flip of a saved checkpoint, and crafted headers; then
 the torch-format and safetensors walk of ``hostile_torch.py``.
 
-    python -m tools.fuzz.hostile            # both walks (a few seconds)
-    python -m tools.fuzz.hostile --asan     # the same over the AddressSanitizer build of the core
+    python -m tools.fuzz.hostile            # both walks, the torch one shortened (make fuzz-short, a few seconds)
+    python -m tools.fuzz.hostile --full     # every file of both walks
+    python -m tools.fuzz.hostile --asan     # --full over the AddressSanitizer build of the core (make fuzz)
 
 Each file must either load (a flip that the format cannot see, e.g. inside a JSON string, still gives
 valid values) or be refused with a ``CheckpointError``; anything else (another exception, a crash, a
@@ -83,13 +84,15 @@ def _check(data: bytes) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.fuzz.hostile", description=__doc__.split("\n")[0])
-    p.add_argument("--asan", action="store_true", help="run over the AddressSanitizer build of the core")
+    p.add_argument("--asan", action="store_true", help="--full over the AddressSanitizer build of the core")
+    p.add_argument("--full", action="store_true", help="every truncation and flip of the torch-format samples")
     args = p.parse_args(argv)
     if args.asan and not os.environ.get("PYFRAME_FUZZ_CORE"):
         from tools.fuzz.asan import asan_env
 
         env = dict(os.environ, **asan_env())
-        return subprocess.run([sys.executable, "-m", "tools.fuzz.hostile"], env=env, check=False).returncode
+        cmd = [sys.executable, "-m", "tools.fuzz.hostile", "--full"]
+        return subprocess.run(cmd, env=env, check=False).returncode
     from tools.fuzz import hostile_torch
 
     good = _sample()
@@ -110,7 +113,7 @@ def main(argv=None) -> int:
         f"{len(files) - 2 * len(good)} crafted), {counts['refused']} refused, {counts['loaded']} loaded, "
         f"{counts['failure']} failures"
     )
-    torch_failed = hostile_torch.run()
+    torch_failed = hostile_torch.run(short=not (args.full or args.asan))
     return 1 if counts["failure"] or torch_failed else 0
 
 

@@ -1,6 +1,7 @@
 """Hostile torch-format and safetensors files for ``pyframe.load`` and ``pyframe.safetensors``.
 
-    python -m tools.fuzz.hostile            # pyframe's own format, then these
+    python -m tools.fuzz.hostile            # pyframe's own format, then these (every 4th cut and flip)
+    python -m tools.fuzz.hostile --full     # every cut and flip (make fuzz: with --asan)
 
 Every truncation and byte flip of a torch zip checkpoint, a legacy one and a safetensors file; pickles that
 name ``os.system``, ``builtins.eval``, ``subprocess``, ``__reduce__`` chains, crafted ``_rebuild_tensor_v2``
@@ -189,10 +190,10 @@ EXPLOITS = [
     b"\x80\x02" + _int(5) + b"Q.",
     b"\x80\x02" + b"h\x05.",  # memo read never written
     b"\x80\x02" + b"(((((((((((((.",  # marks, no stop object
-    b"\x80\x02" + b"]" * 100000 + b".",  # a stack of 100000 lists
+    b"\x80\x02" + b"]" * 20000 + b".",  # a stack of 20000 lists
     b"\x80\x02" + b"]q\x00" + b"h\x00h\x00\x86q\x00" * 60 + b".",  # nested pairs through the memo: 2**60 leaves
     b"\x80\x02" + b"]q\x00" + (b"h\x00" * 200 + b"e") * 200 + b".",  # APPENDS of a list onto itself
-    b"\x80\x02" + b"(" * 50000 + b"t" * 50000 + b".",
+    b"\x80\x02" + b"(" * 20000 + b"t" * 20000 + b".",  # tuples 20000 deep: far past Python's recursion limit
     b"\x80\x02" + b"c" + b"A" * 100000 + b".",  # a GLOBAL without its end of line
     b"\x80\x02" + b"X\xff\xff\xff\xff" + b"a" * 100 + b".",  # a str longer than the pickle
     b"\x80\x02" + b"\x8b\xff\xff\xff\x7f" + b".",  # LONG4 of 2 GiB
@@ -354,14 +355,16 @@ def _safetensors_crafted(sample: bytes) -> list[bytes]:
 
 
 def files(short: bool) -> list[tuple[str, str, bytes]]:
-    """(kind, family, bytes): every hostile file of the walk."""
+    """(kind, family, bytes): every hostile file of the walk (``short``: every 4th truncation and flip of the
+    torch samples and 200 pickle mutations instead of 1,500)."""
     rng = random.Random(0)
     zipped, legacy, st = torch_sample(), legacy_sample(), safetensors_sample()
-    out = [("torch", "truncation", zipped[:i]) for i in range(len(zipped))]
-    out += [("torch", "flip", _flip(zipped, i)) for i in range(len(zipped))]
+    step = 4 if short else 1
+    out = [("torch", "truncation", zipped[:i]) for i in range(0, len(zipped), step)]
+    out += [("torch", "flip", _flip(zipped, i)) for i in range(0, len(zipped), step)]
     out += [("torch", "crafted", f) for f in _torch_crafted(zipped, rng, 200 if short else 1500)]
-    out += [("torch", "legacy truncation", legacy[:i]) for i in range(len(legacy))]
-    out += [("torch", "legacy flip", _flip(legacy, i)) for i in range(0, len(legacy), 1 if not short else 3)]
+    out += [("torch", "legacy truncation", legacy[:i]) for i in range(0, len(legacy), step)]
+    out += [("torch", "legacy flip", _flip(legacy, i)) for i in range(0, len(legacy), step)]
     head = legacy[: legacy.index(b".", legacy.index(b"little_endian")) + 1]
     out += [("torch", "legacy crafted", head + e + pickle.dumps([], protocol=2)) for e in EXPLOITS]
     out += [("safetensors", "truncation", st[:i]) for i in range(len(st))]
