@@ -46,7 +46,8 @@ class Backend(Protocol):
     :class:`Work`. Operations run in the order they are issued; ``async_op=False`` may complete before
     returning. ``desc`` describes the call (collective, op, dtype, shape, root) and must be equal on every
     rank: a backend compares it across ranks before moving data and raises ``DistBackendError`` naming
-    what each rank passed when they differ."""
+    what each rank passed when they differ. ``desc=None`` skips the comparison (DDP checks the first bucket of
+    each backward, whose description names them all)."""
 
     name: str
     rank: int

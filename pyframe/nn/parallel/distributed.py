@@ -46,7 +46,7 @@ class _Bucket:
             offset += p._numel
         self.ready: set[int] = set()  # slots whose gradient is in the buffer this iteration
         self.work = self.future = None
-        self.desc = f"DistributedDataParallel gradient bucket {index} {self.flat.dtype.name}[{self.flat._numel}]"
+        self.desc: str | None = None  # the first bucket's says what the whole backward will send (_buckets_for)
 
     @property
     def nbytes(self) -> int:
@@ -96,7 +96,15 @@ def _buckets_for(params: list, cap_bytes: int) -> list[_Bucket]:
         current.append(p)
         size += nbytes
     groups.append(current)
-    return [_Bucket(i, g) for i, g in enumerate(groups)]
+    buckets = [_Bucket(i, g) for i, g in enumerate(groups)]
+    # One agreement check per backward, on its first bucket: it names every bucket, and the others follow in index
+    # order inside the same backward on every rank (the layout was agreed at construction), so checking each again
+    # would only add a round trip per bucket.
+    sizes = ",".join(f"{b.flat.dtype.name}[{b.flat._numel}]" for b in buckets)
+    total = sum(b.flat._numel for b in buckets)
+    buckets[0].desc = (f"DistributedDataParallel gradient buckets: {len(buckets)} holding {total} elements, "
+                       f"layout {zlib.crc32(sizes.encode()):08x}")  # fmt: skip
+    return buckets
 
 
 def _tensors_in(obj, out: list) -> list:
