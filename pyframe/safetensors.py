@@ -321,12 +321,15 @@ class safe_open:  # noqa: N801 - safetensors' name
         self._f = None
 
     def keys(self) -> list[str]:
+        """The names of the tensors in the file."""
         return list(self._f.keys())
 
     def metadata(self) -> dict | None:
+        """The str -> str metadata saved with the file, or None."""
         return self._f.metadata()
 
     def get_tensor(self, name: str) -> Tensor:
+        """The tensor ``name``, read from the file now (KeyError for a name the file lacks)."""
         if name not in set(self._f.keys()):
             raise KeyError(f"{self._path}: the file has no tensor named {name!r}")
         try:
