@@ -181,3 +181,24 @@ def test_weights_only_false_reads_the_same_state_dict():
     buf = io.BytesIO()
     torch.save(d, buf)
     check_sample(pf.load(io.BytesIO(buf.getvalue()), weights_only=False), d)
+
+
+class _Pipe(io.RawIOBase):
+    """A stream that cannot seek, as a socket or a pipe."""
+
+    def __init__(self, data: bytes) -> None:
+        self._f = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        return self._f.readinto(b)
+
+
+@pytest.mark.parametrize("zipped", [True, False])
+def test_torch_files_load_from_a_stream_that_cannot_seek(zipped):
+    buf = io.BytesIO()
+    torch.save({"a": torch.arange(5.0), "b": [1, 2]}, buf, _use_new_zipfile_serialization=zipped)
+    out = pf.load(io.BufferedReader(_Pipe(buf.getvalue())))
+    assert out["a"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0] and out["b"] == [1, 2]
