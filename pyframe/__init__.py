@@ -72,6 +72,7 @@ from pyframe.linalg import det, geqrf, logdet, matrix_exp, slogdet  # isort: ski
 from pyframe import _aliases  # isort: skip - torch's top-level aliases and compositions, and their methods
 from pyframe._aliases import *  # noqa: F403  # isort: skip
 from pyframe import signal  # isort: skip
+from pyframe import special  # isort: skip
 
 inverse = linalg.inv
 
@@ -99,7 +100,7 @@ __all__ = [
     "empty_cache", "memory_cached", "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d", "layout", "strided",
     *ops.__all__,
-    *_aliases.__all__, "signal",
+    *_aliases.__all__, "signal", "special",
 ]  # fmt: skip
 
 

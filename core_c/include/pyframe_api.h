@@ -78,6 +78,18 @@ enum {
     PF_ERFC,
     PF_TRUNC,
     PF_LOGIT, /* log(x / (1 - x)); when p1 != 0, x is first clamped to [p0, 1 - p0] (torch's eps) */
+    PF_LGAMMA,
+    PF_DIGAMMA,
+    PF_TRIGAMMA, /* digamma's derivative */
+    PF_ERFINV,
+    PF_I0, /* modified Bessel functions of the first kind, orders 0 and 1, and their exp(-|x|)-scaled forms */
+    PF_I0E,
+    PF_I1,
+    PF_I1E,
+    PF_BESSEL_J0, /* Bessel functions of the first and second kind, orders 0 and 1 */
+    PF_BESSEL_J1,
+    PF_BESSEL_Y0,
+    PF_BESSEL_Y1,
     PF_NUM_UNARY
 };
 

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include "core.h"
+#include "special.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 #define PF_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -229,7 +230,19 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
     X(PF_EXP2, exp2, F, exp2f(x), exp2(x), _)                                                              \
     X(PF_ERFC, erfc, F, erfcf(x), erfc(x), _)                                                              \
     X(PF_TRUNC, trunc, F, truncf(x), trunc(x), _)                                                          \
-    X(PF_LOGIT, logit, F, pf_logitf(x, p0, p1), pf_logit(x, p0, p1), _)
+    X(PF_LOGIT, logit, F, pf_logitf(x, p0, p1), pf_logit(x, p0, p1), _)                                   \
+    X(PF_LGAMMA, lgamma, F, lgammaf(x), lgamma(x), _)                                                      \
+    X(PF_DIGAMMA, digamma, F, pf_digammaf(x), pf_digamma(x), _)                                            \
+    X(PF_TRIGAMMA, trigamma, F, pf_trigammaf(x), pf_trigamma(x), _)                                        \
+    X(PF_ERFINV, erfinv, F, pf_erfinvf(x), pf_erfinv(x), _)                                                \
+    X(PF_I0, i0, F, pf_i0f(x), pf_i0(x), _)                                                                \
+    X(PF_I0E, i0e, F, pf_i0ef(x), pf_i0e(x), _)                                                            \
+    X(PF_I1, i1, F, pf_i1f(x), pf_i1(x), _)                                                                \
+    X(PF_I1E, i1e, F, pf_i1ef(x), pf_i1e(x), _)                                                            \
+    X(PF_BESSEL_J0, bessel_j0, F, pf_j0f(x), pf_j0(x), _)                                                  \
+    X(PF_BESSEL_J1, bessel_j1, F, pf_j1f(x), pf_j1(x), _)                                                  \
+    X(PF_BESSEL_Y0, bessel_y0, F, pf_y0f(x), pf_y0(x), _)                                                  \
+    X(PF_BESSEL_Y1, bessel_y1, F, pf_y1f(x), pf_y1(x), _)
 
 /* binary: a and b in scope */
 #define BINARY_OPS(X)                                                                                       \

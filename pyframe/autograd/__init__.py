@@ -61,10 +61,22 @@ def grad(
     grad_outputs=None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
-    allow_unused: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
 ) -> tuple:
     """Same as torch.autograd.grad: gradients of ``outputs`` with respect to ``inputs``,
-    returned instead of accumulated."""
+    returned instead of accumulated. ``only_inputs`` is torch's deprecated flag (ignored, as torch);
+    ``materialize_grads`` gives zeros instead of None for unused inputs; ``is_grads_batched`` is not
+    supported."""
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad(): is_grads_batched=True (vmap over grad_outputs) is not supported")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    elif materialize_grads and not allow_unused:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got "
+                         "allow_unused=False.")  # fmt: skip
     outs, ins = _as_list(outputs), _as_list(inputs)
     res = run_backward(outs, _root_grads(outs, grad_outputs), create_graph if retain_graph is None else retain_graph,
                        create_graph, inputs=ins)  # fmt: skip
@@ -74,6 +86,8 @@ def grad(
                 f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
                 "Set allow_unused=True if this is the desired behavior."
             )
+    if materialize_grads:
+        res = [t.new_zeros(t._shape) if g is None else g for t, g in zip(ins, res, strict=True)]
     return tuple(res)
 
 
@@ -84,7 +98,9 @@ def tensor_backward(self: Tensor, gradient=None, retain_graph: bool | None = Non
                     inputs=None) -> None:  # fmt: skip
     """Same as torch.Tensor.backward."""
     if inputs is not None:
-        for t, g in zip(_as_list(inputs), grad(self, inputs, gradient, retain_graph, create_graph, True), strict=True):
+        for t, g in zip(
+            _as_list(inputs), grad(self, inputs, gradient, retain_graph, create_graph, allow_unused=True), strict=True
+        ):
             if g is None:
                 continue
             if t.grad is None:  # a copy the tensor owns: g may be shared with another input, or an expanded view

@@ -21,7 +21,7 @@ __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "cross_entropy",
     "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss", "margin_ranking_loss", "mse_loss",
     "multi_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "poisson_nll_loss", "smooth_l1_loss",
-    "soft_margin_loss", "triplet_margin_loss",
+    "soft_margin_loss", "triplet_margin_loss", "multilabel_margin_loss",
 ]  # fmt: skip
 
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
@@ -564,4 +564,33 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     loss = ew.div(rd.sum(z, 1), c)
     if input.ndim == 1:
         loss = loss.squeeze(0)
+    return _reduce_loss(loss, reduction)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                           reduction: str = "mean") -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.multilabel_margin_loss: for each sample, the targets are the class indices
+    before the first -1; ``sum over targets j and non-targets i of max(0, 1 - (x[j] - x[i])) / C``."""
+    from pyframe.nn.functional.sparse import one_hot
+    from pyframe.ops import scan
+
+    if size_average is not None or reduce is not None:  # torch's legacy arguments, as its legacy_get_string
+        mean, summed = size_average is not False, reduce is not False
+        reduction = "mean" if mean and summed else "sum" if summed else "none"
+    _check_reduction(reduction, "multilabel_margin_loss")
+    x, t = (input, target) if input.ndim == 2 else (input.reshape(1, -1), target.reshape(1, -1))
+    if input.ndim > 2 or t.shape != x.shape:
+        raise ValueError(f"multilabel_margin_loss(): inconsistent input {list(input.shape)} and target "
+                         f"{list(target.shape)}")  # fmt: skip
+    c = x.shape[1]
+    valid = scan.cumprod(ew.ne(t, -1).to(_dtype.int64), 1)  # 1 up to the first -1
+    idx = ew.mul(t, valid)  # -1s and what follows them point at class 0, masked out below
+    hot = ew.mul(one_hot(idx, c), valid.unsqueeze(-1))  # (N, K, C)
+    is_target = ew.gt(rd.sum(hot, 1), 0)  # (N, C)
+    xt = ix.gather(x, 1, idx)  # (N, K)
+    margins = ew.relu(ew.add(ew.sub(1.0, xt.unsqueeze(-1)), x.unsqueeze(1)))  # (N, K, C)
+    keep = ew.mul(ew.logical_not(is_target).unsqueeze(1).to(x.dtype), valid.unsqueeze(-1).to(x.dtype))
+    loss = ew.div(rd.sum(ew.mul(margins, keep), (1, 2)), c)
+    if input.ndim < 2:
+        loss = loss.reshape(())
     return _reduce_loss(loss, reduction)

@@ -13,7 +13,7 @@ from pyframe.ops import reduce as rd
 from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = [
-    "batch_norm", "group_norm", "instance_norm", "layer_norm", "normalize", "rms_norm",
+    "batch_norm", "group_norm", "instance_norm", "layer_norm", "normalize", "rms_norm", "local_response_norm",
 ]  # fmt: skip
 
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
@@ -320,3 +320,20 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps:
 
 
 _EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}  # torch.finfo(dt).eps
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """Same as torch.nn.functional.local_response_norm: each value divided by ``(k + alpha * mean of the squares
+    of ``size`` neighbouring channels)^beta``, the mean from avg_pool2d over the channel dim as torch's."""
+    from pyframe.nn.functional.padding import pad
+    from pyframe.nn.functional.pooling import avg_pool2d
+
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sizes = input.shape
+    div = ew.mul(input, input).reshape(sizes[0], 1, sizes[1], -1)  # (N, 1, C, rest)
+    div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(div, (size, 1), stride=1).reshape(sizes)
+    return ew.div(input, ew.pow(ew.add(ew.mul(div, alpha), k), beta))

@@ -17,7 +17,7 @@ from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "avg_pool1d",
-    "avg_pool2d", "max_pool1d", "max_pool2d",
+    "avg_pool2d", "max_pool1d", "max_pool2d", "lp_pool1d", "lp_pool2d",
 ]  # fmt: skip
 
 
@@ -226,3 +226,18 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
     if return_indices:
         return _back(out[0], batched), _back(out[1], batched)
     return _back(out, batched)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """Same as torch.nn.functional.lp_pool1d: the p-norm of each window, ``(sum x^p)^(1/p)``, from avg_pool1d
+    as torch computes it."""
+    k = _single(kernel_size, "lp_pool1d", "kernel_size")
+    out = avg_pool1d(ew.pow(input, norm_type), k, stride, 0, ceil_mode)
+    return ew.pow(ew.mul(ew.mul(ew.sign(out), ew.relu(ew.abs(out))), k), 1.0 / norm_type)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """Same as torch.nn.functional.lp_pool2d: the p-norm of each window, from avg_pool2d as torch computes it."""
+    kw, kh = _pair(kernel_size, "lp_pool2d", "kernel_size", 1)
+    out = avg_pool2d(ew.pow(input, norm_type), (kw, kh), stride, 0, ceil_mode)
+    return ew.pow(ew.mul(ew.mul(ew.sign(out), ew.relu(ew.abs(out))), kw * kh), 1.0 / norm_type)

@@ -13,6 +13,7 @@ __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "NLLLoss",
     "SmoothL1Loss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
     "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
+    "MultiLabelMarginLoss",
 ]  # fmt: skip
 
 
@@ -202,6 +203,13 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Same as torch.nn.MultiLabelMarginLoss (``F.multilabel_margin_loss``)."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiMarginLoss(_WeightedLoss):

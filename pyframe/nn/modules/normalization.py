@@ -11,7 +11,7 @@ from pyframe.tensor import Tensor
 
 __all__ = [
     "BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-    "RMSNorm",
+    "RMSNorm", "BatchNorm3d", "LocalResponseNorm",
 ]  # fmt: skip
 
 
@@ -135,6 +135,28 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Same as torch.nn.BatchNorm3d: input ``(N, C, D, H, W)``."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class LocalResponseNorm(Module):
+    """Same as torch.nn.LocalResponseNorm (``F.local_response_norm``)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
 
 
 class LayerNorm(_Affine):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pyframe.nn import functional as F
 from pyframe.nn.modules._utils import _ArgsModule, _tuple
+from pyframe.nn.modules.module import Module
 from pyframe.tensor import Tensor
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "MaxPool2d", "AdaptiveAvgPool1d", "AvgPool1d", "MaxPool1d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d",
 ]  # fmt: skip
 
 
@@ -108,3 +109,28 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd, fn=F.adaptive_max_pool1d):
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd, fn=F.adaptive_max_pool2d):
     """Same as torch.nn.AdaptiveMaxPool2d."""
+
+
+class _LPPool(Module):
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def extra_repr(self) -> str:
+        return "norm_type={norm_type}, kernel_size={kernel_size}, stride={stride}, ceil_mode={ceil_mode}".format(
+            **self.__dict__
+        )
+
+
+class LPPool1d(_LPPool):
+    """Same as torch.nn.LPPool1d (``F.lp_pool1d``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool2d(_LPPool):
+    """Same as torch.nn.LPPool2d (``F.lp_pool2d``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
