@@ -29,7 +29,7 @@ __all__ = [
     "alias_copy", "split_with_sizes", "split_with_sizes_copy", "unsafe_split", "unsafe_chunk", "dsplit", "vdot",
     "scalar_tensor", "take", "fill", "logspace", "trapezoid", "trapz", "cumulative_trapezoid", "logaddexp2",
     "deg2rad", "rad2deg", "signbit", "isposinf", "isneginf", "copysign", "fmax", "fmin", "heaviside", "sinc",
-    "diag_embed", "diagflat",
+    "diag_embed", "diagflat", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "BoolTensor",
 ]  # fmt: skip
 
 # ---- torch's aliases of nn.functional and linalg -----------------------------------------------------------
@@ -339,6 +339,55 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag_embed(input.reshape(-1), offset)
 
 
+# ---- the legacy constructors: torch.Tensor(data or sizes), torch.FloatTensor, torch.LongTensor... ----------
+
+
+def _legacy_new(dtype, args, kwargs) -> Tensor:
+    """torch's legacy constructor: no argument (an empty tensor), sizes (``Tensor(2, 3)``: torch leaves the
+    memory uninitialized, pyframe gives zeros), or one sequence or array of values (copied)."""
+    kwargs = dict(kwargs)
+    kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"Tensor(): unexpected keyword arguments {sorted(kwargs)}")
+    if not args:
+        return ops.empty((0,), dtype=dtype)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return args[0] if args[0].dtype is dtype else args[0].to(dtype)
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args) or (
+        len(args) == 1 and isinstance(args[0], tuple) and type(args[0]).__name__ == "Size"
+    ):
+        return ops.zeros(tuple(args[0]) if len(args) == 1 and not isinstance(args[0], int) else args, dtype=dtype)
+    if len(args) == 1:
+        return ops.tensor(args[0], dtype=dtype)
+    raise TypeError(f"Tensor(): expected sizes or one sequence of values, got {len(args)} arguments")
+
+
+def _tensor_new(cls, *args, **kwargs):
+    if cls is not Tensor:
+        raise TypeError("create tensors with pyframe.tensor(), pyframe.zeros() and the other factories")
+    return _legacy_new(_dtype.get_default_dtype(), args, kwargs)
+
+
+class _LegacyType(type):
+    """torch.FloatTensor and its kin: calling one builds a tensor of its dtype (as ``Tensor(...)``), and
+    ``isinstance(t, FloatTensor)`` asks for a tensor of that dtype."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+
+    def __call__(cls, *args, **kwargs) -> Tensor:
+        return _legacy_new(cls.dtype, args, kwargs)
+
+
+def _legacy_type(name: str, dtype) -> type:
+    return _LegacyType(name, (), {"dtype": dtype, "__doc__": f"Same as torch.{name}: tensors of {dtype.name}."})
+
+
+FloatTensor, DoubleTensor = _legacy_type("FloatTensor", _dtype.float32), _legacy_type("DoubleTensor", _dtype.float64)
+HalfTensor, LongTensor = _legacy_type("HalfTensor", _dtype.float16), _legacy_type("LongTensor", _dtype.int64)
+IntTensor, BoolTensor = _legacy_type("IntTensor", _dtype.int32), _legacy_type("BoolTensor", _dtype.bool_)
+
+
 # ---- in-place forms ---------------------------------------------------------------------------------------------
 
 
@@ -381,3 +430,4 @@ def bind() -> None:
     for name, fn in {**_METHODS, **{k: _inplace(k, v) for k, v in _INPLACE.items()}}.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, fn)
+    Tensor.__new__ = _tensor_new  # torch.Tensor(data) / torch.Tensor(*sizes); pyframe makes its own without it

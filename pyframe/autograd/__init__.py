@@ -14,8 +14,16 @@ from pyframe.tensor import Tensor
 
 __all__ = [
     "Function", "FunctionCtx", "Node", "backward", "grad", "gradcheck", "no_grad", "enable_grad",
-    "set_grad_enabled", "is_grad_enabled",
+    "set_grad_enabled", "is_grad_enabled", "Variable",
 ]  # fmt: skip
+
+
+def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa: N802 - torch's name
+    """Same as torch.autograd.Variable (a tensor since torch 0.4): ``data`` itself, or a leaf sharing its
+    memory that requires grad when ``requires_grad``."""
+    if not isinstance(data, Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+    return data.detach().requires_grad_() if requires_grad else data
 
 
 def _as_list(x) -> list:

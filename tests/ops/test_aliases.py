@@ -55,3 +55,25 @@ def test_pdist_and_windows_of_points():
     for fn in ("trapezoid", "cumulative_trapezoid"):
         np.testing.assert_allclose(getattr(pf, fn)(pf.tensor(y), dx=0.5).numpy(),
                                    getattr(torch, fn)(torch.tensor(y), dx=0.5).numpy(), rtol=1e-12)  # fmt: skip
+
+
+def test_legacy_constructors():
+    assert pf.Tensor([1, 2]).dtype is pf.float32 and pf.Tensor([1, 2]).tolist() == [1.0, 2.0]
+    assert pf.Tensor(2, 3).shape == (2, 3) and pf.Tensor().shape == (0,)
+    assert pf.LongTensor([1, 2]).dtype is pf.int64 and pf.FloatTensor(3).shape == (3,)
+    assert isinstance(pf.ones(2), pf.FloatTensor) and not isinstance(pf.ones(2), pf.LongTensor)
+    assert isinstance(pf.arange(3), pf.LongTensor) and isinstance(pf.ones(1), pf.Tensor)
+    v = pf.autograd.Variable(pf.ones(2), requires_grad=True)
+    assert v.requires_grad and v.is_leaf
+    with pytest.raises(TypeError):
+        pf.nn.Parameter.__new__(pf.Tensor, 1)  # only Tensor itself takes torch's legacy arguments
+
+
+def test_legacy_loss_reductions_against_torch():
+    torch = pytest.importorskip("torch")
+    x, t = np.random.default_rng(0).normal(size=(3, 4)), np.array([0, 1, 3])
+    for sa, r in ((False, None), (None, False), (True, True)):
+        with pytest.warns(UserWarning):
+            ours = pf.nn.functional.nll_loss(pf.tensor(x), pf.tensor(t), size_average=sa, reduce=r)
+        theirs = torch.nn.functional.nll_loss(torch.tensor(x), torch.tensor(t), size_average=sa, reduce=r)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())

@@ -25,6 +25,16 @@ __all__ = [
 ]  # fmt: skip
 
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
+
+
+def _legacy_reduction(size_average, reduce) -> str:
+    """torch's deprecated ``size_average``/``reduce`` as a ``reduction`` (None counts as True), with its warning."""
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction= instead.", UserWarning,
+                  stacklevel=3)  # fmt: skip
+    mean, summed = size_average is not False, reduce is not False
+    return "mean" if mean and summed else "sum" if summed else "none"
+
+
 _CTYPE = {_dtype.float32.code: "float *", _dtype.float64.code: "double *"}
 _new, _cast = ffi.new, ffi.cast
 _EPS32 = 9.999999960041972e-13  # torch's EPSILON of the losses below: 1e-12 as a float32
@@ -132,9 +142,9 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
     """Same as torch.nn.functional.nll_loss, for input (C), (N, C) or (N, C, d1, ...).
-    ``size_average`` and ``reduce`` (deprecated in torch) must be None."""
-    if size_average is not None or reduce is not None:
-        raise NotImplementedError("nll_loss(): size_average and reduce are deprecated; use reduction=")
+    ``size_average`` and ``reduce`` (deprecated in torch) map to ``reduction`` as torch maps them."""
+    if size_average is not None or reduce is not None:  # torch's legacy arguments, as its legacy_get_string
+        reduction = _legacy_reduction(size_average, reduce)
     _check_reduction(reduction, "nll_loss")
     _float_arg(input, "nll_loss")
     target = _index_arg(target, "nll_loss")
@@ -167,8 +177,8 @@ def cross_entropy(
     """Same as torch.nn.functional.cross_entropy: log_softmax over the class dim, then the
     negative log likelihood; class-index targets (N,) / (N, d1, ...) or class probabilities
     shaped like the input; ``label_smoothing`` as torch."""
-    if size_average is not None or reduce is not None:
-        raise NotImplementedError("cross_entropy(): size_average and reduce are deprecated; use reduction=")
+    if size_average is not None or reduce is not None:  # torch's legacy arguments, as its legacy_get_string
+        reduction = _legacy_reduction(size_average, reduce)
     _check_reduction(reduction, "cross_entropy")
     _float_arg(input, "cross_entropy")
     _tensor_arg(target, "cross_entropy", "target")
@@ -575,8 +585,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     from pyframe.ops import scan
 
     if size_average is not None or reduce is not None:  # torch's legacy arguments, as its legacy_get_string
-        mean, summed = size_average is not False, reduce is not False
-        reduction = "mean" if mean and summed else "sum" if summed else "none"
+        reduction = _legacy_reduction(size_average, reduce)
     _check_reduction(reduction, "multilabel_margin_loss")
     x, t = (input, target) if input.ndim == 2 else (input.reshape(1, -1), target.reshape(1, -1))
     if input.ndim > 2 or t.shape != x.shape:
