@@ -61,6 +61,8 @@ def _cumsum_grad(g: Tensor, x: Tensor, out: Tensor, d: int) -> Tensor:
 
 
 def _cumprod_grad(g: Tensor, x: Tensor, out: Tensor, d: int) -> Tensor:
+    if x._shape[d] == 1:  # torch's: a single element's gradient is g (not g x / x, NaN at inf)
+        return g
     if not ew.eq(x, 0.0).any().item():  # no zeros: d out_i / d x_j = out_i / x_j
         return ew.div(_reverse_cumsum(ew.mul(g, out), d), x)
     if _grad_mode.enabled:  # create_graph: the exact recurrence, whose own derivative is cumprod's second
