@@ -73,6 +73,8 @@ from pyframe import _aliases  # isort: skip - torch's top-level aliases and comp
 from pyframe._aliases import *  # noqa: F403  # isort: skip
 from pyframe import signal  # isort: skip
 from pyframe import special  # isort: skip
+import pyframe.autograd.functional  # noqa: F401  # isort: skip - torch.autograd.functional is an attribute
+from pyframe import func  # isort: skip
 
 inverse = linalg.inv
 
@@ -100,7 +102,7 @@ __all__ = [
     "empty_cache", "memory_cached", "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d", "layout", "strided",
     *ops.__all__,
-    *_aliases.__all__, "signal", "special",
+    *_aliases.__all__, "signal", "special", "func",
 ]  # fmt: skip
 
 
