@@ -174,28 +174,29 @@ def hessian(func: Callable, argnums=0) -> Callable:
 
 
 def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None) -> Callable:
-    """Same as torch.func.vmap: func over the batch dim ``in_dims`` of each argument, results stacked at
-    ``out_dims``; an argument with in_dim None is passed whole to every call."""
+    """Same as torch.func.vmap: func over the batch dim ``in_dims`` of each argument (tensors, or tuples, lists
+    and dicts of them), results (the same kinds) stacked at ``out_dims``; an argument with in_dim None is passed
+    whole to every call."""
     from pyframe.ops import stack
 
     def wrapper(*args):
         dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
         if len(dims) != len(args):
             raise ValueError(f"vmap: in_dims has {len(dims)} entries for {len(args)} arguments")
-        sizes = {a.shape[d] for a, d in zip(args, dims, strict=True) if d is not None and isinstance(a, Tensor)}
+        sizes = {t.shape[d] for a, d in zip(args, dims, strict=True) if d is not None
+                 for t in _flat(a) if isinstance(t, Tensor)}  # fmt: skip
         if len(sizes) != 1:
             raise ValueError(f"vmap: expected one batch size over the mapped arguments, got {sorted(sizes)}")
         (n,) = sizes
         outs = []
         for i in range(n):
-            call = [a.select(d, i) if d is not None and isinstance(a, Tensor) else a
+            call = [a if d is None else _map(lambda t, d=d, i=i: t.select(d, i) if isinstance(t, Tensor) else t, a)
                     for a, d in zip(args, dims, strict=True)]  # fmt: skip
             outs.append(func(*call))
-        first = outs[0]
-        if isinstance(first, tuple):
-            ods = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(first)
-            return tuple(stack([o[k] for o in outs], ods[k]) for k in range(len(first)))
-        return stack(outs, out_dims)
+        flats = [_flat(o) for o in outs]
+        ods = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(flats[0])
+        stacked = [stack([f[k] for f in flats], ods[k]) for k in range(len(flats[0]))]
+        return _unflat(outs[0], stacked)
 
     return wrapper
 
