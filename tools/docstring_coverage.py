@@ -30,8 +30,8 @@ NAMESPACES = [
     "pyframe.nn.utils.parametrize", "pyframe.nn.utils.parametrizations", "pyframe.nn.utils.prune",
     "pyframe.autograd", "pyframe.linalg", "pyframe.optim", "pyframe.optim.lr_scheduler", "pyframe.utils.data",
     "pyframe.distributions", "pyframe.distributed", "pyframe.nn.parallel", "pyframe.cuda", "pyframe.accelerator",
-    "pyframe.fx", "pyframe.onnx", "pyframe.backends", "pyframe.plugins", "pyframe.plugins.testing",
-    "pyframe.hookspecs", "pyframe.serialization",
+    "pyframe.fx", "pyframe.onnx", "pyframe.special", "pyframe.signal.windows", "pyframe.backends",
+    "pyframe.plugins", "pyframe.plugins.testing", "pyframe.hookspecs", "pyframe.serialization",
 ]  # fmt: skip
 
 

@@ -114,7 +114,10 @@ class RuntimeMembers(griffe.Extension):
                     value = value.__func__
                 if inspect.ismodule(value):
                     continue
-                member = _member(name, value, agent, assigned=name in obj.members)
+                # a class griffe did not see but this module made (``IntTensor, BoolTensor = _legacy_type(...),
+                # ...``) is written here; one defined elsewhere reaches here by an import griffe resolves
+                made_here = inspect.isclass(value) and getattr(value, "__module__", None) == obj.path
+                member = _member(name, value, agent, assigned=name in obj.members or made_here)
                 if member is not None:
                     # an op defined in another module is written where this one imported it from
                     obj.set_member(name, member)
