@@ -154,11 +154,12 @@ def shipped_env(tmp_path: Path, names=tuple(SHIPPED), **extra: str) -> dict:
 
 
 def shipped_module(name: str):
-    """The shipped plugin ``name``'s module, imported from plugins/<name> (installed or not)."""
+    """The shipped plugin ``name``'s module, imported from plugins/<name> (installed or not; a stale installed copy
+    does not shadow it unless it was imported first)."""
     import importlib
 
     _, module, folder = SHIPPED[name]
     path = str(ROOT / "plugins" / folder)
     if path not in sys.path:
-        sys.path.append(path)
+        sys.path.insert(0, path)  # this tree's source, before a copy installed elsewhere (build/plugin-site)
     return importlib.import_module(module)
