@@ -60,7 +60,27 @@ def _directive(namespace: str, names: list[str]) -> str:
     return "\n".join(f"::: {_path(namespace, n)}\n{options}" for n in names)
 
 
+OTHERS = "<!-- api: namespaces without a page -->"
+
+
+def _others(docs_dir: Path) -> str:
+    """Sections for the namespaces of the compatibility table (and MORE_NAMESPACES) that no api-*.md page lists
+    (a namespace added to the table by tools/compat_table.py is in the reference before it gets a page)."""
+    covered = set()
+    for page in docs_dir.glob("api*.md"):
+        text = page.read_text()
+        covered.update(ns for ns, _, _ in LINE.findall(text))
+        covered.update(re.findall(r"^::: ([\w.]+)", text, re.M))
+    table = [ns for ns, _ in COMPAT_NAMES.findall((docs_dir / "compatibility.md").read_text())]
+    todo = [ns for ns in dict.fromkeys([*table, *MORE_NAMESPACES]) if ns not in covered]
+    if not todo:
+        return "Every namespace has a page of its own (above)."
+    return "\n".join(f"### `{ns}`\n\n<!-- api: {ns} | {ns} -->\n" for ns in todo)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
+    if OTHERS in markdown:
+        markdown = markdown.replace(OTHERS, _others(Path(config["docs_dir"])))
     lines = LINE.findall(markdown)
     if not lines:
         return markdown
