@@ -164,6 +164,7 @@ def _check_case(results):
         ("finally_destroy", "rank 1 raised ValueError; aborting all ranks"),  # destroy in finally, then the hook
         ("exit1", "rank 1 exited without calling destroy_process_group()"),
         ("early_return", "rank 1 exited without calling destroy_process_group()"),
+        ("recv_gone", "recv from rank 1: rank 1 exited without calling destroy_process_group()"),
     ],
 )
 def test_a_failing_rank_ends_the_job_in_seconds_naming_it(mpi, tmp_path, scenario, expect):

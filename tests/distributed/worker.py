@@ -235,6 +235,12 @@ def main() -> None:
             json.dump(result, f)
         dist.destroy_process_group()
         return
+    if scenario == "recv_gone":  # the last rank leaves without sending what rank 0 waits for
+        if rank == world - 1:
+            sys.exit(0)
+        dist.recv(torch.zeros(2), src=world - 1)
+        print("rank", rank, "received: the failure went unnoticed", flush=True)
+        return
     # failure scenarios: the other ranks keep training; the last rank fails after one step
     model = DDP(mlp())
     opt = torch.optim.SGD(model.parameters(), lr=0.1)

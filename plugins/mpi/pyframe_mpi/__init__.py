@@ -64,16 +64,14 @@ class _Work:
 
 class _P2PWork:
     """A point-to-point operation, progressed by whoever waits on it (it must not hold up the executor:
-    two ranks may each send before receiving)."""
+    two ranks may each send before receiving). A peer that has left for 2 s (its last messages have
+    arrived by then) ends the wait with an error naming it."""
 
-    __slots__ = ("_backend", "_poll", "_what", "done", "result", "_op")
+    __slots__ = ("_backend", "_poll", "_what", "_peer", "done", "result")
 
-    def __init__(self, backend: MPIBackend, poll, what: str) -> None:
-        from pyframe_mpi.engine import Op
-
-        self._backend, self._poll, self._what, self.done, self.result = backend, poll, what, False, None
-        self._op = Op(backend, None, what, None)
-        self._op.seq = 0
+    def __init__(self, backend: MPIBackend, poll, what: str, peer: int | None) -> None:
+        self._backend, self._poll, self._what, self._peer = backend, poll, what, peer
+        self.done, self.result = False, None
 
     def is_completed(self) -> bool:
         if not self.done:
@@ -81,14 +79,22 @@ class _P2PWork:
         return self.done
 
     def wait(self, timeout: float | None = None) -> None:
-        from pyframe.distributed.backend import DistTimeoutError
+        from pyframe.distributed.backend import DistBackendError, DistTimeoutError
+        from pyframe_mpi.engine import REASONS
 
         limit = self._backend.timeout if timeout is None else timeout
-        deadline, nap = time.monotonic() + limit, 2e-5
+        deadline, nap, gone_since = time.monotonic() + limit, 2e-5, None
         while not self.is_completed():
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 raise DistTimeoutError(f"{self._what} did not complete within {limit:g} s on rank {_engine.rank}")
             _engine.poll_notices()
+            peer = self._peer
+            if peer is not None and peer in _engine.left:
+                gone_since = gone_since or now
+                if now - gone_since > 2.0:
+                    reason = REASONS.get(_engine.left[peer][0], "left")
+                    raise DistBackendError(f"{self._what}: rank {peer} {reason}, while rank {_engine.rank} waits")
             time.sleep(nap)
             nap = min(nap * 2, 1e-3)
 
@@ -183,9 +189,7 @@ class MPIBackend:
 
     def send(self, payload, dst: int, tag: int) -> _P2PWork:
         req = self.p2p.Isend(payload, dest=dst, tag=tag)
-        work = _P2PWork(self, req.Test, f"send to rank {dst}")
-        work._op.comm = self
-        return work
+        return _P2PWork(self, req.Test, f"send to rank {self.world_ranks[dst]}", self.world_ranks[dst])
 
     def recv(self, src: int | None, tag: int) -> _P2PWork:
         """``result`` becomes ``(source rank, uint8 array)`` once a message has arrived."""
@@ -204,7 +208,8 @@ class MPIBackend:
             work.result = (status.Get_source(), data)
             return True
 
-        work = _P2PWork(self, poll, "recv")
+        peer = None if src is None else self.world_ranks[src]
+        work = _P2PWork(self, poll, "recv" if peer is None else f"recv from rank {peer}", peer)
         return work
 
     # ---- groups and the end ---------------------------------------------------------------------------------
