@@ -379,13 +379,41 @@ class _LegacyType(type):
         return _legacy_new(cls.dtype, args, kwargs)
 
 
-def _legacy_type(name: str, dtype) -> type:
-    return _LegacyType(name, (), {"dtype": dtype, "__doc__": f"Same as torch.{name}: tensors of {dtype.name}."})
+class FloatTensor(metaclass=_LegacyType):
+    """Same as torch.FloatTensor: ``FloatTensor(data)`` or ``FloatTensor(*sizes)`` makes a float32 tensor, and
+    ``isinstance(t, FloatTensor)`` asks whether ``t`` is one."""
+
+    dtype = _dtype.float32
 
 
-FloatTensor, DoubleTensor = _legacy_type("FloatTensor", _dtype.float32), _legacy_type("DoubleTensor", _dtype.float64)
-HalfTensor, LongTensor = _legacy_type("HalfTensor", _dtype.float16), _legacy_type("LongTensor", _dtype.int64)
-IntTensor, BoolTensor = _legacy_type("IntTensor", _dtype.int32), _legacy_type("BoolTensor", _dtype.bool_)
+class DoubleTensor(metaclass=_LegacyType):
+    """Same as torch.DoubleTensor: float64 tensors (see ``FloatTensor``)."""
+
+    dtype = _dtype.float64
+
+
+class HalfTensor(metaclass=_LegacyType):
+    """Same as torch.HalfTensor: float16 tensors (see ``FloatTensor``)."""
+
+    dtype = _dtype.float16
+
+
+class LongTensor(metaclass=_LegacyType):
+    """Same as torch.LongTensor: int64 tensors (see ``FloatTensor``)."""
+
+    dtype = _dtype.int64
+
+
+class IntTensor(metaclass=_LegacyType):
+    """Same as torch.IntTensor: int32 tensors (see ``FloatTensor``)."""
+
+    dtype = _dtype.int32
+
+
+class BoolTensor(metaclass=_LegacyType):
+    """Same as torch.BoolTensor: bool tensors (see ``FloatTensor``)."""
+
+    dtype = _dtype.bool_
 
 
 # ---- in-place forms ---------------------------------------------------------------------------------------------

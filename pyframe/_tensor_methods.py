@@ -93,9 +93,10 @@ def bind() -> None:
         "scatter_add": index.scatter_add, "scatter_add_": index.scatter_add_, "nonzero": index.nonzero,
         "uniform_": random.uniform_, "normal_": random.normal_,
         "__getitem__": index.getitem, "__setitem__": index.setitem,
-        "__add__": ew.plain_add, "__radd__": _swap(ew.plain_add), "__iadd__": ew.inplace_ops["add_"],
+        # commutative: 2 * b is mul(b, 2), as torch's __rmul__, so grad_fn.next_functions lists b first
+        "__add__": ew.plain_add, "__radd__": ew.plain_add, "__iadd__": ew.inplace_ops["add_"],
         "__sub__": ew.plain_sub, "__rsub__": _swap(ew.plain_sub), "__isub__": ew.inplace_ops["sub_"],
-        "__mul__": ew.mul, "__rmul__": _swap(ew.mul), "__imul__": ew.inplace_ops["mul_"],
+        "__mul__": ew.mul, "__rmul__": ew.mul, "__imul__": ew.inplace_ops["mul_"],
         "__truediv__": ew.div, "__rtruediv__": _swap(ew.div), "__itruediv__": ew.inplace_ops["div_"],
         "__floordiv__": ew.floor_divide, "__rfloordiv__": _swap(ew.floor_divide),
         "__mod__": ew.remainder, "__rmod__": _swap(ew.remainder),

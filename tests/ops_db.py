@@ -69,6 +69,41 @@ class Op:
 
 U, B = ("real",), ("real", "real")
 
+
+def np_lgamma(a):
+    """log|gamma|: +inf at 0 and the negative integers, as torch."""
+
+    def one(v):
+        return math.inf if v <= 0 and v == int(v) else math.lgamma(v)
+
+    return np.vectorize(one, otypes=[np.float64])(np.asarray(a, np.float64))
+
+
+def np_digamma(a):
+    """digamma for positive arguments: the recurrence up to 20, then the asymptotic series (to rounding)."""
+    x = np.asarray(a, np.float64)
+    acc = np.zeros_like(x)
+    for k in range(20):
+        acc -= 1.0 / (x + k)
+    y = x + 20
+    series = 1 / (12 * y**2) - 1 / (120 * y**4) + 1 / (252 * y**6) - 1 / (240 * y**8) + 1 / (132 * y**10)
+    return acc + np.log(y) - 1 / (2 * y) - series
+
+
+def np_erfinv(a):
+    """The inverse of math.erf by Newton's method from 0 (|a| < 1)."""
+
+    def one(y):
+        if abs(y) >= 1:
+            return math.copysign(math.inf, y) if abs(y) == 1 else math.nan
+        x = 0.0
+        for _ in range(60):
+            x -= (math.erf(x) - y) / (2 / math.sqrt(math.pi) * math.exp(-x * x))
+        return x
+
+    return np.vectorize(one, otypes=[np.float64])(np.asarray(a, np.float64))
+
+
 ROWS = [
     # ---- unary: not derivable (no NumPy function of the name, integer results NumPy makes float, special
     # domains, bool inputs) or not in pyframe's unary table ----
@@ -81,6 +116,10 @@ ROWS = [
     Op("erf", pyframe.erf, np_erf, ALL, U, "float", grad="real"),
     Op("erfc", pyframe.erfc, np_erfc, ALL, U, "float", grad="real"),
     Op("logit", pyframe.logit, lambda a: np.log(a / (1 - a)), ALL, ("prob",), "float", grad="prob"),
+    Op("lgamma", pyframe.lgamma, lambda a: np_lgamma(a), ALL, ("pos",), "float", grad="pos"),
+    Op("digamma", pyframe.digamma, lambda a: np_digamma(a), ALL, ("pos",), "float", grad="pos"),
+    Op("erfinv", pyframe.erfinv, lambda a: np_erfinv(a), ALL, ("unit",), "float", grad="unit"),
+    Op("i0", pyframe.i0, lambda a: np.i0(a.astype(np.float64)), ALL, U, "float", grad="real"),
     Op("floor", pyframe.floor, np.floor, NUMERIC, ("quarter",)),
     Op("ceil", pyframe.ceil, np.ceil, NUMERIC, ("quarter",)),
     Op("round", pyframe.round, np.round, NUMERIC, ("quarter",)),  # half to even, as torch.round

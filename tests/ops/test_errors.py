@@ -223,8 +223,8 @@ def test_tensor_from_bad_data():
         pyframe.tensor([1.0, float("nan")], dtype=pyframe.int64)
     with pytest.raises(ValueError, match="cuda"):
         pyframe.tensor([1.0], device="cuda")
-    with pytest.raises(TypeError, match="pyframe.tensor"):
-        pyframe.Tensor([1, 2])
+    with pytest.raises(TypeError, match="sizes or one sequence"):
+        pyframe.Tensor([1, 2], [3])  # torch's legacy Tensor(data) / Tensor(*sizes), nothing else
 
 
 # ---- more than 8 dims --------------------------------------------------------------------------------------
