@@ -17,6 +17,7 @@ import numpy as np
 
 import pyframe as pf
 import pyframe.nn.functional as F
+from pyframe.ops._common import result_type
 from tests import ops_db
 from tests._helpers import ALL
 from tools.fuzz.inputs import FLOATS, Case, bad, broadcast_partner, case, dim, float_case, scalar, shape
@@ -95,9 +96,9 @@ def binary(rng) -> Call:
     y, yc = _operand(rng, x)
     other = y.t if isinstance(y, Case) else y
     dt = None
-    if isinstance(y, Case) and x.t.ndim and y.t.ndim:
-        try:
-            dt = pf.promote_types(x.t.dtype, y.t.dtype)
+    if isinstance(y, Case):
+        try:  # a 0-d tensor beside a dimensioned one takes its dtype when the category allows (torch's rule)
+            dt = pf.promote_types(x.t.dtype, y.t.dtype) if x.t.ndim and y.t.ndim else result_type(x.t, y.t)
         except Exception:  # noqa: BLE001 - no common dtype: the call itself must refuse
             dt = None
     floating = op.result == "float"  # NumPy computes these in float16 for bools, pyframe in float32
