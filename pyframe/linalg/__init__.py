@@ -6,6 +6,18 @@ over leading dims, float32 and float64, with torch's gradient formulas. Failures
 from __future__ import annotations
 
 from pyframe.linalg._common import LinAlgError
+from pyframe.linalg.compose import (
+    cholesky_ex,
+    cross,
+    diagonal,
+    inv_ex,
+    matrix_power,
+    solve_ex,
+    tensorinv,
+    tensorsolve,
+    vander,
+    vecdot,
+)
 from pyframe.linalg.decomp import EighResult, QRResult, SVDResult, eigh, eigvalsh, householder_product, qr, svd, svdvals
 from pyframe.linalg.decomp import geqrf as geqrf  # torch.geqrf, which pyframe re-exports at the top
 from pyframe.linalg.derived import LstsqResult, SlogdetResult, cond, det, lstsq, matrix_rank, multi_dot, pinv, slogdet
@@ -18,5 +30,6 @@ __all__ = [
     "LinAlgError", "solve", "solve_triangular", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "eigvalsh",
     "svd", "svdvals", "matrix_exp", "householder_product", "vector_norm", "matrix_norm", "norm", "matmul",
     "pinv", "matrix_rank", "lstsq", "cond", "multi_dot", "EighResult", "QRResult", "SVDResult", "SlogdetResult",
-    "LstsqResult",
+    "LstsqResult", "vecdot", "cross", "diagonal", "matrix_power", "vander", "tensorinv", "tensorsolve", "inv_ex",
+    "solve_ex", "cholesky_ex",
 ]  # fmt: skip

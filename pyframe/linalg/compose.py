@@ -1,0 +1,115 @@
+"""torch.linalg's functions that are compositions of the others and of pyframe's ops: ``vecdot``, ``cross``,
+``diagonal``, ``matrix_power``, ``vander``, ``tensorinv``, ``tensorsolve`` and the ``*_ex`` forms, which return
+an ``info`` of zeros (a failure raises :class:`LinAlgError` instead, as with ``check_errors=True``)."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from pyframe import _dtype, ops
+from pyframe.linalg.solve import cholesky, inv, solve
+from pyframe.tensor import Tensor
+
+__all__ = [
+    "vecdot", "cross", "diagonal", "matrix_power", "vander", "tensorinv", "tensorsolve", "inv_ex", "solve_ex",
+    "cholesky_ex",
+]  # fmt: skip
+
+
+class _ExResult(NamedTuple):
+    result: Tensor
+    info: Tensor
+
+
+def _info(a: Tensor) -> Tensor:
+    return ops.zeros(tuple(a.shape[:-2]), dtype=_dtype.int32)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """Same as torch.linalg.vecdot on real tensors: ``(x * y).sum(dim)``, broadcast."""
+    return ops.sum(x * y, dim)
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """Same as torch.linalg.cross: the cross product along ``dim`` (of size 3), broadcast between inputs of the
+    same number of dims."""
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions, got {input.ndim} and "
+                           f"{other.ndim}")  # fmt: skip
+    return ops.cross(input, other, dim=dim)
+
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Same as torch.linalg.diagonal: ``torch.diagonal`` with the last two dims by default."""
+    return ops.diagonal(A, offset, dim1, dim2)
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """Same as torch.linalg.matrix_power: ``A`` multiplied by itself ``n`` times (by squaring), the inverse's
+    power for negative ``n``, the identity for 0."""
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2] if A.ndim > 1 else ''} by {A.shape[-1]} matrices")  # fmt: skip
+    if not isinstance(n, int):
+        raise TypeError("linalg.matrix_power: n must be an int")
+    if n == 0:  # the identity, still a function of A (its gradient is zero), as torch's
+        eye = ops.eye(A.shape[-1], dtype=A.dtype).expand(A.shape)
+        return ops.where(ops.zeros(A.shape, dtype=_dtype.bool_), A, eye)
+    base, result = (inv(A) if n < 0 else A), None
+    k = abs(n)
+    while k:
+        if k & 1:
+            result = base if result is None else ops.matmul(result, base)
+        k >>= 1
+        if k:
+            base = ops.matmul(base, base)
+    return result
+
+
+def vander(x: Tensor, *, N: int | None = None) -> Tensor:
+    """Same as torch.linalg.vander: columns ``x**0, x**1, ..., x**(N-1)`` (increasing powers)."""
+    if x.ndim == 0:
+        x = x.reshape(1)
+    n = x.shape[-1] if N is None else N
+    if n < 1:
+        raise RuntimeError("N must be greater than 1.")
+    cols = [ops.ones_like(x)]
+    for _ in range(n - 1):
+        cols.append(cols[-1] * x)
+    return ops.stack(cols, -1)
+
+
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+    """Same as torch.linalg.tensorinv: the inverse of ``A`` read as a matrix of its first ``ind`` dims by the rest."""
+    if ind <= 0:
+        raise RuntimeError("Expected a strictly positive integer for 'ind', but got 0")
+    rows, cols = A.shape[:ind], A.shape[ind:]
+    m = math.prod(rows)
+    return inv(A.reshape(m, -1)).reshape(*cols, *rows)
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
+    """Same as torch.linalg.tensorsolve: ``X`` with ``tensordot(A, X, X.ndim) == B``."""
+    if dims is not None:
+        dims = [d % A.ndim for d in dims]
+        A = ops.movedim(A, dims, list(range(A.ndim - len(dims), A.ndim)))
+    rest = A.shape[B.ndim :]
+    m = math.prod(B.shape)
+    return solve(A.reshape(m, -1), B.reshape(m)).reshape(rest)
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False) -> _ExResult:
+    """Same as torch.linalg.inv_ex: ``(inv(A), info)``."""
+    return _ExResult(inv(A), _info(A))
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> _ExResult:
+    """Same as torch.linalg.solve_ex: ``(solve(A, B), info)``."""
+    return _ExResult(solve(A, B, left=left), _info(A))
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> _ExResult:
+    """Same as torch.linalg.cholesky_ex: ``(cholesky(A), info)``."""
+    L = cholesky(A)
+    return _ExResult(L.mT if upper else L, _info(A))
