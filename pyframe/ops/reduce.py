@@ -277,7 +277,10 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
 
 
 def var(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
-    """Same as torch.var: ``correction`` (default 1, Bessel) or the older ``unbiased`` flag."""
+    """Same as torch.var: ``correction`` (default 1, Bessel) or the older ``unbiased`` flag (also torch's
+    ``var(input, unbiased)`` overload, a bool in ``dim``'s place)."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
     if isinstance(unbiased, bool) is False and unbiased is not None:
         raise TypeError("var: unbiased must be a bool")
     if correction is None:
@@ -292,6 +295,8 @@ def var(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = F
 def std(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Same as torch.std; float16 and float32 are computed in float64 and rounded once: the variance alone
     may overflow where the deviation does not (torch: std of [3e38, 0, 0] is 1.7e38, not inf)."""
+    if isinstance(dim, bool):  # torch's std(input, unbiased) overload
+        dim, unbiased = None, dim
     if input.dtype is float16 or input.dtype is float32:
         return std(input.to(float64), dim, unbiased, keepdim, correction=correction).to(input.dtype)
     return _sqrt0(var(input, dim, unbiased, keepdim, correction=correction))

@@ -132,14 +132,18 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False):  # 
     return _median(input, dim, keepdim, True, "nanmedian")
 
 
-def var_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False):  # noqa: A002
-    """Same as torch.var_mean: ``(var, mean)``."""
-    return rd.var(input, dim, keepdim=keepdim, correction=correction), rd.mean(input, dim, keepdim)
+def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):  # noqa: A002
+    """Same as torch.var_mean: ``(var, mean)``; ``unbiased`` as in ``var`` (a bool in ``dim``'s place too)."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    return rd.var(input, dim, unbiased, keepdim, correction=correction), rd.mean(input, dim, keepdim)
 
 
-def std_mean(input: Tensor, dim=None, *, correction=1, keepdim: bool = False):  # noqa: A002
-    """Same as torch.std_mean: ``(std, mean)``."""
-    return rd.std(input, dim, keepdim=keepdim, correction=correction), rd.mean(input, dim, keepdim)
+def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):  # noqa: A002
+    """Same as torch.std_mean: ``(std, mean)``; ``unbiased`` as in ``std`` (a bool in ``dim``'s place too)."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    return rd.std(input, dim, unbiased, keepdim, correction=correction), rd.mean(input, dim, keepdim)
 
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False):  # noqa: A002

@@ -40,3 +40,15 @@ def test_count_nonzero_and_median_indices_match_torch():
         lambda L: L.median(L.tensor(a), 1).indices,
     ):
         np.testing.assert_array_equal(fn(pyframe).numpy(), fn(torch).numpy())
+
+
+def test_unbiased_in_dims_place_as_torch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(0).normal(size=(3, 4))
+    for fn in ("var", "std", "var_mean", "std_mean"):
+        for flag in (True, False):
+            ours = getattr(pyframe, fn)(pyframe.tensor(a), flag)
+            theirs = getattr(torch, fn)(torch.tensor(a), flag)
+            for o, t in zip(ours if isinstance(ours, tuple) else (ours,), theirs if isinstance(theirs, tuple)
+                            else (theirs,), strict=True):  # fmt: skip
+                np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-12)
