@@ -172,9 +172,11 @@ def _varargs(fn):
     """``x.flip(0, 1)`` as well as ``x.flip((0, 1))``: torch's methods take dims either way."""
 
     def method(self, *dims, **kwargs):
+        if not dims:  # dims by keyword, or none (the function says what is missing)
+            return fn(self, **kwargs)
         if len(dims) == 1 and not isinstance(dims[0], int):
-            dims = dims[0]
-        return fn(self, dims, **kwargs) if dims != () else fn(self, **kwargs)
+            dims = dims[0]  # one sequence, even an empty one: x.tile(()) is x.tile with no repeats
+        return fn(self, dims, **kwargs)
 
     method.__name__ = fn.__name__
     method.__doc__ = fn.__doc__
