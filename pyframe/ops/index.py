@@ -43,7 +43,11 @@ def refuse_negative(op: str, index: Tensor, dim: int, size: int) -> None:
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """Same as torch.index_select: indices in [0, size) (negative ones refused, as torch)."""
+    """Same as torch.index_select: indices in [0, size) (negative ones refused, as torch); a 0-d input is read
+    as one element (its result 0-d, as torch's)."""
+    if isinstance(input, Tensor) and input.ndim == 0 and isinstance(index, Tensor):
+        normalize_dim(dim, 1)
+        return index_select(input.reshape(1), 0, index.reshape(-1)).reshape(())
     if isinstance(index, Tensor) and isinstance(input, Tensor) and input.ndim:
         d = normalize_dim(dim, input.ndim)
         refuse_negative("index_select", index, d, input._shape[d])
@@ -538,7 +542,11 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:  # noqa
 
 
 def index_fill_(input: Tensor, dim: int, index: Tensor, value) -> Tensor:  # noqa: A002
-    """Same as torch.Tensor.index_fill_."""
+    """Same as torch.Tensor.index_fill_ (a 0-d tensor is one slice, filled when ``index`` is non-empty)."""
+    if input.ndim == 0:
+        index = _as_index(index).reshape(-1)
+        refuse_negative("index_fill_", index, 0, 1)
+        return input.fill_(value) if index.numel() else input
     d = normalize_dim(dim, input.ndim) if input.ndim else 0
     key = (slice(None),) * d + (_as_index(index).reshape(-1),)
     setitem(input, key, value)
@@ -551,7 +559,11 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 
 def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:  # noqa: A002
-    """Same as torch.Tensor.index_copy_."""
+    """Same as torch.Tensor.index_copy_ (a 0-d tensor is one slice, copied when ``index`` is non-empty)."""
+    if input.ndim == 0:
+        index = _as_index(index).reshape(-1)
+        refuse_negative("index_copy_", index, 0, 1)
+        return input.copy_(source.reshape(())) if index.numel() else input
     d = normalize_dim(dim, input.ndim) if input.ndim else 0
     index = _as_index(index).reshape(-1)
     refuse_negative("index_copy_", index, d, input._shape[d] if input.ndim else 1)

@@ -483,3 +483,11 @@ def test_integer_index_add_truncates_a_float_alpha_as_torch():
     assert x.tolist() == [2, 4]
     with pytest.raises(TypeError, match="alpha must not be a floating"):
         pyframe.add(pyframe.zeros(2, dtype=pyframe.int64), pyframe.tensor([1, 2]), alpha=2.5)
+
+
+def test_index_ops_on_a_zero_dim_tensor_as_torch():
+    x = pyframe.tensor(5.0)
+    assert x.index_select(0, pyframe.tensor([0])).shape == () and x.index_select(0, pyframe.tensor([0])).item() == 5.0
+    assert x.index_fill(0, pyframe.tensor([0]), 2.0).item() == 2.0
+    assert x.index_fill(0, pyframe.tensor([], dtype=pyframe.int64), 2.0).item() == 5.0
+    assert x.index_copy(0, pyframe.tensor([0]), pyframe.tensor(3.0)).item() == 3.0
