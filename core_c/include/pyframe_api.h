@@ -219,6 +219,10 @@ int pf_scan(int op, const pf_tensor *x, int dim, pf_tensor *out);
 /* batched matmul (gemm.c): a [..., M, K] @ b [..., K, N] -> out [..., M, N];
  * batch dims of a, b and out equal (broadcast with stride 0 beforehand) */
 int pf_matmul(const pf_tensor *a, const pf_tensor *b, pf_tensor *out);
+/* the same for one float32/float64 product given by pointers and element strides (no
+ * descriptors: the lean entry for small operands): c [M, N] contiguous = a [M, K] @ b [K, N] */
+int pf_mm(int dtype, int64_t M, int64_t N, int64_t K, const void *a, int64_t rsa, int64_t csa, const void *b,
+          int64_t rsb, int64_t csb, void *c);
 
 /* conv helpers (conv.c): x [N, C, H, W] <-> col [N, C*KH*KW, OH*OW] */
 int pf_im2col(const pf_tensor *x, pf_tensor *col, int kh, int kw, int sh, int sw,

@@ -12,7 +12,7 @@
  * Measured on 2 Zen 5 cores (AVX-512 peak 472 GFLOP/s): float32 400-470 GFLOP/s for
  * n = 256..2048, about 2x NumPy/OpenBLAS there; see core_c/tests/bench_gemm.c. */
 #include <stdio.h>
-#include "core.h"
+#include "gemm.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define PF_X86 1
@@ -451,6 +451,9 @@ static const gemm_desc descs[NUM_PATHS][2] = {
  * contiguous: packing B costs K*N copies, which only pays off when reused over many rows. */
 #define DIRECT_M 64
 #define DIRECT_WORK (64 * 64 * 64)
+/* small products (gemm_small.c) up to this many multiply-adds stay on one thread even when
+ * more are asked for */
+#define SMALL_PAR_WORK (128 * 128 * 128)
 
 typedef pf_gemm_prob gemm_prob;
 
@@ -638,11 +641,20 @@ static int takes_gemv(gemm_prob *p) {
     return p->M == 1 && (p->csb == 1 || p->rsb == 1);
 }
 
+/* Every dim at most PF_SMALL_DIM, on the avx512 kernels: gemm_small.c, on this thread, when
+ * one thread is asked for or the product is too small to be worth splitting. Runs it. */
+static int takes_small(const gemm_desc *d, const gemm_prob *p, int nt) {
+    if (d != &descs[PATH_AVX512][0] && d != &descs[PATH_AVX512][1]) return 0;
+    if (nt > 1 && (double)p->M * p->N * p->K > SMALL_PAR_WORK) return 0;
+    return pf_gemm_small(d == &descs[PATH_AVX512][1], p, d->pack);
+}
+
 /* C = A B (or C += A B with p.acc) for one matrix on nt threads; K > 0. ws, if given, holds
  * ws_bytes(d, p) for one thread. Returns PF_ERR_NOMEM without a message (it may run on a worker
  * thread, whose error text the caller would not see). */
 static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws) {
     if (takes_gemv(&p)) return gemv(d, &p, nt);
+    if (takes_small(d, &p, nt)) return PF_OK;
     gemm_plan pl = plan_blocked(d, p);
     p = pl.p;
     const int64_t M = p.M, N = p.N, K = p.K, es = (int64_t)d->esz, mr = d->mr, nr = d->nr;
@@ -793,5 +805,27 @@ int pf_matmul(const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
     }
     if (err) return pf_error(PF_ERR_NOMEM, "matmul: out of memory for packing buffers (M=%lld, N=%lld, K=%lld)",
                              (long long)M, (long long)N, (long long)K);
+    return PF_OK;
+}
+
+int pf_mm(int dtype, int64_t M, int64_t N, int64_t K, const void *a, int64_t rsa, int64_t csa, const void *b,
+          int64_t rsb, int64_t csb, void *c) {
+    if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
+        return pf_error(PF_ERR_TYPE, "mm: expected float32 or float64, got dtype code %d", dtype);
+    if (M < 0 || N < 0 || K < 0)
+        return pf_error(PF_ERR_VALUE, "mm: negative size M=%lld, N=%lld, K=%lld", (long long)M, (long long)N,
+                        (long long)K);
+    if (!M || !N) return PF_OK;
+    if (!c || (K && (!a || !b))) return pf_error(PF_ERR_VALUE, "mm: missing data");
+    size_t es = pf_dtype_size[dtype];
+    if (!K) {
+        memset(c, 0, (size_t)(M * N) * es);
+        return PF_OK;
+    }
+    gemm_prob p = {M, N, K, a, b, c, rsa, csa, rsb, csb, N, 1, 0};
+    int nt = (double)M * N * K >= PAR_WORK ? pf_threads() : 1;
+    if (gemm_blocked(float_desc(dtype), p, nt, NULL))
+        return pf_error(PF_ERR_NOMEM, "mm: out of memory for packing buffers (M=%lld, N=%lld, K=%lld)",
+                        (long long)M, (long long)N, (long long)K);
     return PF_OK;
 }

@@ -1,6 +1,7 @@
 /* pf_matmul against a naive double-accumulating reference, on every GEMM path this CPU
  * has: shapes around the tile and block edges, transposed and broadcast views, batches,
  * strided out, every supported dtype; then the error cases and path selection. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
@@ -200,6 +201,69 @@ static void expect_err(int rc, int code, const char *what, const char *needle1, 
           msg, needle1, needle2 ? needle2 : "");
 }
 
+/* Random shapes 1..130 around the small-product limit (128) through all three entries:
+ * pf_matmul, pf_mm (C contiguous) and pf_gemm_serial with acc (C += A B, C rows padded).
+ * A and B are stored transposed or not, with padded leading dims. */
+static void small_cases(const char *path) {
+    for (int it = 0; it < 160; it++) {
+        int dt = it % 5 == 4 ? PF_FLOAT64 : PF_FLOAT32;
+        int64_t M = 1 + (int64_t)((urand() + 1) * 65), N = 1 + (int64_t)((urand() + 1) * 65);
+        int64_t K = 1 + (int64_t)((urand() + 1) * 65);
+        if (it % 7 == 0) M = 128 + it % 3, N = 127 + it % 4; /* both sides of the limit */
+        int ta = it & 1, tb = (it >> 1) & 1, entry = it % 3, acc = entry == 2 && (it & 4);
+        int64_t lda = (ta ? M : K) + it % 3, ldb = (tb ? K : N) + (it >> 2) % 3, ldc = N + (entry ? it % 2 : 0);
+        if (entry == 1) ldc = N;
+        size_t es = pf_dtype_size[dt];
+        char *a = malloc((size_t)((ta ? K : M) * lda) * es), *b = malloc((size_t)((tb ? N : K) * ldb) * es);
+        char *c = malloc((size_t)(M * ldc) * es);
+        double *c0 = malloc((size_t)(M * N) * sizeof(double));
+        for (int64_t i = 0; i < (ta ? K : M) * lda; i++) pf_store_f64(a + i * es, dt, urand());
+        for (int64_t i = 0; i < (tb ? N : K) * ldb; i++) pf_store_f64(b + i * es, dt, urand());
+        for (int64_t i = 0; i < M * ldc; i++) pf_store_f64(c + i * es, dt, acc ? urand() : NAN);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) c0[i * N + j] = pf_load_f64(c + (i * ldc + j) * es, dt);
+        int64_t rsa = ta ? 1 : lda, csa = ta ? lda : 1, rsb = tb ? 1 : ldb, csb = tb ? ldb : 1;
+        int rc;
+        if (entry == 0) {
+            pf_tensor ta_ = {.data = a, .dtype = dt, .ndim = 2, .shape = {M, K}, .strides = {rsa, csa}};
+            pf_tensor tb_ = {.data = b, .dtype = dt, .ndim = 2, .shape = {K, N}, .strides = {rsb, csb}};
+            pf_tensor tc_ = {.data = c, .dtype = dt, .ndim = 2, .shape = {M, N}, .strides = {ldc, 1}};
+            rc = pf_matmul(&ta_, &tb_, &tc_);
+        } else if (entry == 1) {
+            rc = pf_mm(dt, M, N, K, a, rsa, csa, b, rsb, csb, c);
+        } else {
+            pf_gemm_prob p = {M, N, K, a, b, c, rsa, csa, rsb, csb, ldc, 1, acc};
+            rc = pf_gemm_serial(dt, &p, NULL);
+        }
+        CHECK(rc == PF_OK, "%s small entry %d: %s", path, entry, pf_last_error());
+        int64_t bad = 0;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double ref = acc ? c0[i * N + j] : 0, mag = fabs(ref);
+                for (int64_t k = 0; k < K; k++) {
+                    double x = pf_load_f64(a + (i * rsa + k * csa) * es, dt) * pf_load_f64(b + (k * rsb + j * csb) * es, dt);
+                    ref += x, mag += fabs(x);
+                }
+                double err = fabs(pf_load_f64(c + (i * ldc + j) * es, dt) - ref);
+                bad += !(err <= (dt == PF_FLOAT32 ? 1e-5 : 1e-12) * (mag + 1e-30));
+            }
+        /* the padding of C's rows is never written */
+        for (int64_t i = 0; i < M && !acc; i++)
+            for (int64_t j = N; j < ldc; j++) bad += !isnan(pf_load_f64(c + (i * ldc + j) * es, dt));
+        CHECK(bad == 0, "%s small %s entry=%d M=%lld N=%lld K=%lld ta=%d tb=%d acc=%d: %lld wrong", path,
+              pf_dtype_name[dt], entry, (long long)M, (long long)N, (long long)K, ta, tb, acc, (long long)bad);
+        free(a), free(b), free(c), free(c0);
+    }
+    /* pf_mm's own checks and empty sizes */
+    float z[4] = {1, 2, 3, 4};
+    CHECK_OK(pf_mm(PF_FLOAT32, 2, 2, 0, NULL, 0, 1, NULL, 2, 1, z));
+    CHECK(z[0] == 0 && z[3] == 0, "mm K = 0 writes zeros");
+    CHECK_OK(pf_mm(PF_FLOAT32, 0, 2, 3, NULL, 3, 1, NULL, 2, 1, NULL));
+    expect_err(pf_mm(PF_INT32, 2, 2, 2, z, 2, 1, z, 2, 1, z), PF_ERR_TYPE, "mm int", "float32 or float64", NULL);
+    expect_err(pf_mm(PF_FLOAT32, -1, 2, 2, z, 2, 1, z, 2, 1, z), PF_ERR_VALUE, "mm negative", "negative", NULL);
+    expect_err(pf_mm(PF_FLOAT32, 2, 2, 2, NULL, 2, 1, z, 2, 1, z), PF_ERR_VALUE, "mm NULL", "missing", NULL);
+}
+
 static void error_cases(void) {
     float buf[64] = {0};
     double dbuf[64] = {0};
@@ -258,6 +322,7 @@ int main(void) {
         if (!pf_cpu_supports(paths[p])) continue;
         CHECK_OK(pf_gemm_select(paths[p]));
         value_cases(paths[p]);
+        small_cases(paths[p]);
     }
     CHECK_OK(pf_gemm_select("auto"));
     int_cases();

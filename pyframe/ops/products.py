@@ -6,7 +6,7 @@ import math
 import string
 
 from pyframe import _grad_mode
-from pyframe._backend import ShapeError, alloc, alloc_small, check, desc, lib
+from pyframe._backend import ShapeError, alloc, alloc_small, check, lib
 from pyframe._dtype import bool_, float32, float64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
@@ -26,13 +26,14 @@ __all__ = [
 
 def _matmul_small(a: Tensor, b: Tensor) -> Tensor | None:
     """1-d or 2-d float operands of one dtype outside autograd: one allocation and one C
-    call, with the 1-d operands described as a row or a column in place. None when the
-    general path is needed (or must report an error)."""
+    call taking pointers and strides (no descriptors: building one costs about as much as a
+    16x16 product), a 1-d operand read as a row or a column in place. None when the general
+    path is needed (or must report an error)."""
     sa, sb = a._shape, b._shape
-    if len(sa) == 1 and len(sb) == 1:  # a dot product: no GEMM, no descriptors
+    dt = a.dtype
+    if len(sa) == 1 and len(sb) == 1:  # a dot product: no GEMM
         if sa != sb:
             return None
-        dt = a.dtype
         data = alloc_small("char[]", dt.itemsize)
         rc = lib.pf_dot(dt.code, a._ptr, a._strides[0], b._ptr, b._strides[0], sa[0], data)
         if rc:
@@ -40,24 +41,28 @@ def _matmul_small(a: Tensor, b: Tensor) -> Tensor | None:
         return fresh(data, dt.itemsize, (), (), 1, dt)
     if len(sa) == 2:
         m, k = sa
-        da = a._d()
+        rsa, csa = a._strides
     else:
         m, k = 1, sa[0]
-        da = desc(a._ptr, a.dtype.code, (1, k), (k * a._strides[0], a._strides[0]))
+        rsa, csa = k * a._strides[0], a._strides[0]
     if len(sb) == 2:
         k2, n = sb
-        db = b._d()
+        rsb, csb = b._strides
     else:
         k2, n = sb[0], 1
-        db = desc(b._ptr, b.dtype.code, (k2, 1), (b._strides[0], 1))
+        rsb, csb = b._strides[0], 1
     if k != k2:
         return None
-    shape = sa[:-1] + sb[1:]  # drops the dim a 1-d operand gained
-    dt = a.dtype
     nbytes = m * n * dt.itemsize
     data = alloc(nbytes)
-    check(lib.pf_matmul(da, db, desc(data, dt.code, (m, n), (n, 1))))
-    return fresh(data, nbytes, shape, (n, 1)[2 - len(shape) :], m * n, dt)
+    rc = lib.pf_mm(dt.code, m, n, k, a._ptr, rsa, csa, b._ptr, rsb, csb, data)
+    if rc:
+        check(rc)
+    if len(sa) == 2:
+        if len(sb) == 2:
+            return fresh(data, nbytes, (m, n), (n, 1), m * n, dt)
+        return fresh(data, nbytes, (m,), (1,), m, dt)
+    return fresh(data, nbytes, sb[1:], (1,), n, dt)
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's parameter names
@@ -66,12 +71,13 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's para
     a, b = input, other
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError(f"matmul: expected two Tensors, got {type(a).__name__} and {type(b).__name__}")
+    dt = a.dtype
     if (
-        a.dtype is b.dtype
-        and (a.dtype is float32 or a.dtype is float64)
+        (dt is float32 or dt is float64)
+        and dt is b.dtype
         and 0 < len(a._shape) <= 2
         and 0 < len(b._shape) <= 2
-        and not ((a.requires_grad or b.requires_grad) and _grad_mode.enabled)
+        and not ((a._requires_grad or b._requires_grad) and _grad_mode.enabled)
     ):
         out = _matmul_small(a, b)
         if out is not None:

@@ -201,6 +201,57 @@ def test_every_gemm_path(path, dtype, restore_gemm, rng):
     _check(pf(a) @ pf(b), a, b, dtype, f"{path} batched")
 
 
+SWEEP = [1, 2, 3, 5, 15, 16, 17, 31, 40, 50, 63, 64, 65, 100, 127, 128, 129, 130]
+
+
+def _layout(rng, shape, dtype, layout):
+    """An operand of ``shape`` as (numpy, pyframe) in a layout: row-major, transposed in memory,
+    every other column of a wider array, or a flipped view."""
+    if layout == "T":
+        base = _operand(rng, shape[::-1], dtype)
+        return base.T, pf(base).T
+    if layout == "strided":
+        base = _operand(rng, (shape[0], 2 * shape[1]), dtype)
+        return base[:, ::2], pf(base)[:, ::2]
+    base = _operand(rng, shape, dtype)
+    if layout == "flipped":
+        return base[::-1], pf(base).flip(0)
+    return base, pf(base)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_small_and_odd_shapes_sweep(path, dtype, restore_gemm):
+    """Shapes 1..130 on both sides of the small-product limit (128 per dim) with every operand
+    layout, as plain products, with autograd recording, 1-d operands, batches and addmm's beta."""
+    assert restore_gemm.pf_gemm_select(path.encode()) == 0
+    rng = np.random.default_rng(24)
+    layouts = ["C", "T", "strided", "flipped"]
+    for i in range(60):
+        m, k, n = (int(x) for x in rng.choice(SWEEP, 3))
+        la, lb = layouts[i % 4], layouts[(i // 4) % 4]
+        a, ta = _layout(rng, (m, k), dtype, la)
+        b, tb = _layout(rng, (k, n), dtype, lb)
+        what = f"{path} {m}x{k}x{n} {la} {lb}"
+        _check(ta @ tb, a, b, dtype, what)
+        if i % 3 == 0:  # the autograd path: descriptors and pf_matmul
+            _check((ta.detach().requires_grad_() @ tb).detach(), a, b, dtype, what + " grad")
+        if i % 4 == 1:
+            v = _operand(rng, (k,), dtype)
+            _check(ta @ pf(v), a, v, dtype, what + " matrix @ vector")
+            w = _operand(rng, (m,), dtype)
+            _check(pf(w) @ ta, w, a, dtype, what + " vector @ matrix")
+        if i % 6 == 2:
+            c = _operand(rng, (m, n), dtype)
+            got = pyframe.addmm(pf(c), ta, tb, beta=0.5, alpha=2.0)
+            want = 0.5 * c.astype(np.float64) + 2.0 * (a.astype(np.float64) @ b.astype(np.float64))
+            bound = (np.abs(a) @ np.abs(b) * 2 + np.abs(c)) * (2 * k + 8) * EPS[dtype] + 1e-30
+            assert (np.abs(npy(got) - want) <= bound).all(), what + " addmm"
+    a, b = _operand(rng, (5, 40, 50), dtype), _operand(rng, (5, 50, 17), dtype)
+    _check(pf(a) @ pf(b), a, b, dtype, f"{path} batch of small products")
+    _check(pf(a) @ pf(b[0]), a, np.broadcast_to(b[0], (5, 50, 17)), dtype, f"{path} broadcast batch")
+
+
 def test_gemm_paths_agree_closely(restore_gemm, rng):
     a, b = _operand(rng, (70, 90), "float64"), _operand(rng, (90, 50), "float64")
     results = {}
