@@ -6,7 +6,7 @@ import math
 import string
 
 from pyframe import _grad_mode
-from pyframe._backend import ShapeError, alloc, alloc_small, check, lib
+from pyframe._backend import SMALL_BYTES, ShapeError, alloc, alloc_small, check, lib
 from pyframe._dtype import bool_, float32, float64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
@@ -17,6 +17,8 @@ from pyframe.ops._common import broadcast_shapes, result_type
 from pyframe.ops.creation import arange
 from pyframe.ops.view import expand, squeeze, unsqueeze
 from pyframe.tensor import Tensor, empty_tensor, fresh, normalize_dim
+
+_mm, _dot = lib.pf_mm, lib.pf_dot  # bound once: these are the per-call costs of small products
 
 __all__ = [
     "matmul", "mm", "bmm", "dot", "outer", "ger", "mv", "addmm", "addmv", "baddbmm", "addbmm", "inner", "kron",
@@ -35,7 +37,7 @@ def _matmul_small(a: Tensor, b: Tensor) -> Tensor | None:
         if sa != sb:
             return None
         data = alloc_small("char[]", dt.itemsize)
-        rc = lib.pf_dot(dt.code, a._ptr, a._strides[0], b._ptr, b._strides[0], sa[0], data)
+        rc = _dot(dt.code, a._ptr, a._strides[0], b._ptr, b._strides[0], sa[0], data)
         if rc:
             check(rc)
         return fresh(data, dt.itemsize, (), (), 1, dt)
@@ -54,8 +56,8 @@ def _matmul_small(a: Tensor, b: Tensor) -> Tensor | None:
     if k != k2:
         return None
     nbytes = m * n * dt.itemsize
-    data = alloc(nbytes)
-    rc = lib.pf_mm(dt.code, m, n, k, a._ptr, rsa, csa, b._ptr, rsb, csb, data)
+    data = alloc_small("char[]", nbytes) if 0 < nbytes < SMALL_BYTES else alloc(nbytes)
+    rc = _mm(dt.code, m, n, k, a._ptr, rsa, csa, b._ptr, rsb, csb, data)
     if rc:
         check(rc)
     if len(sa) == 2:
