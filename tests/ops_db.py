@@ -80,14 +80,20 @@ def np_lgamma(a):
 
 
 def np_digamma(a):
-    """digamma for positive arguments: the recurrence up to 20, then the asymptotic series (to rounding)."""
+    """digamma as torch defines it: the recurrence up to 20, then the asymptotic series (to rounding); negative
+    arguments by reflection, NaN at the negative integers (the poles), -inf at +0 and +inf at -0."""
     x = np.asarray(a, np.float64)
-    acc = np.zeros_like(x)
+    neg = x < 0
+    z = np.where(neg, 1 - x, x)
+    acc = np.zeros_like(z)
     for k in range(20):
-        acc -= 1.0 / (x + k)
-    y = x + 20
+        acc -= 1.0 / (z + k)
+    y = z + 20
     series = 1 / (12 * y**2) - 1 / (120 * y**4) + 1 / (252 * y**6) - 1 / (240 * y**8) + 1 / (132 * y**10)
-    return acc + np.log(y) - 1 / (2 * y) - series
+    psi = acc + np.log(y) - 1 / (2 * y) - series
+    psi = np.where(neg, psi - np.pi / np.tan(np.pi * x), psi)
+    psi = np.where(neg & (x == np.floor(x)), np.nan, psi)
+    return np.where(x == 0, np.copysign(np.inf, -x), psi)
 
 
 def np_erfinv(a):
