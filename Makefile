@@ -63,9 +63,10 @@ $(VENV)/.extra-%: $(VENV)/.installed pyproject.toml
 
 # The main job: three shipped plugins (installed beside pyframe, in $(DEMO_SITE), so that the core test suite
 # in .venv never sees them) change how a small CNN trains on scikit-learn's digits, configured by examples/demo.toml.
-# Needs pyframe and the demo extra only (no test tools, no MPI).
+# Needs pyframe and the demo extra only (no test tools, no MPI). Run through `pyframe run --durations`, so the
+# plugins' header and the time each plugin's hooks took are printed at the end.
 demo: $(VENV)/.installed $(VENV)/.extra-demo $(DEMO_SITE)/.installed
-	PYFRAME_CONFIG=examples/demo.toml PYTHONPATH=$(DEMO_SITE) $(PY) examples/demo.py
+	PYFRAME_CONFIG=examples/demo.toml PYTHONPATH=$(DEMO_SITE) $(PY) -m pyframe run --durations examples/demo.py
 
 test: install ctest csan pytest plugin-tests fuzz-short
 
