@@ -95,31 +95,24 @@ class Trace:
         clock = time.perf_counter_ns
         error = self._error
 
-        if hook in ("parameter_registration", "buffer_registration", "module_registration"):
+        def timed(module: Any, *args: Any) -> Any:
+            t = clock()
+            try:
+                return call(module, *args)
+            except Exception as e:
+                error(plugin, hook, module, e)
+                raise
+            finally:
+                stat[0] += clock() - t
+                stat[1] += 1
 
-            def wrapped(module: Any, name: str, value: Any) -> Any:
-                t = clock()
-                try:
-                    return call(module, name, value)
-                except Exception as e:
-                    error(plugin, hook, module, e)
-                    raise
-                finally:
-                    stat[0] += clock() - t
-                    stat[1] += 1
+        if hook in ("parameter_registration", "buffer_registration", "module_registration"):
+            wrapped = timed
 
         elif hook == "forward_pre":
 
             def wrapped(module: Any, args: tuple, kwargs: dict) -> Any:  # type: ignore[misc]
-                t = clock()
-                try:
-                    out = call(module, args, kwargs)
-                except Exception as e:
-                    error(plugin, hook, module, e)
-                    raise
-                finally:
-                    stat[0] += clock() - t
-                    stat[1] += 1
+                out = timed(module, args, kwargs)
                 if out is not None:
                     self._forward(plugin, "inputs", module)
                 return out
@@ -127,15 +120,7 @@ class Trace:
         elif hook == "forward":
 
             def wrapped(module: Any, args: tuple, kwargs: dict, output: Any) -> Any:  # type: ignore[misc]
-                t = clock()
-                try:
-                    out = call(module, args, kwargs, output)
-                except Exception as e:
-                    error(plugin, hook, module, e)
-                    raise
-                finally:
-                    stat[0] += clock() - t
-                    stat[1] += 1
+                out = timed(module, args, kwargs, output)
                 if out is not None and out is not output:
                     self._forward(plugin, "outputs", module)
                 return out
@@ -143,15 +128,7 @@ class Trace:
         else:  # full_backward_pre (module, grad_output) or full_backward (module, grad_input, grad_output)
 
             def wrapped(module: Any, *grads: Any) -> Any:  # type: ignore[misc]
-                t = clock()
-                try:
-                    out = call(module, *grads)
-                except Exception as e:
-                    error(plugin, hook, module, e)
-                    raise
-                finally:
-                    stat[0] += clock() - t
-                    stat[1] += 1
+                out = timed(module, *grads)
                 if out is not None:
                     self._gradient(plugin, module, grads[0], out)
                 return out
