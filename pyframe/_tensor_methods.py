@@ -9,6 +9,7 @@ from pyframe.ops import (
     compare,
     creation,
     index,
+    inplace_view,
     join,
     pointwise,
     products,
@@ -125,6 +126,10 @@ def bind() -> None:
         "cpu": lambda self, memory_format=None: self, "cuda": _cuda, "get_device": lambda self: -1,
         "pin_memory": lambda self, device=None: self, "is_pinned": lambda self, device=None: False,
     }  # fmt: skip
+    # the in-place shape ops: the tensor takes over a view's metadata (pyframe/ops/inplace_view.py)
+    for name in ("unsqueeze_", "squeeze_", "transpose_", "t_", "swapdims_", "resize_", "resize_as_", "as_strided_"):
+        methods[name] = getattr(inplace_view, name)
+    methods["swapaxes_"] = inplace_view.swapdims_
     # torch's linear-algebra methods (pyframe.linalg)
     methods.update(
         det=linalg.det, inverse=linalg.inv, matrix_exp=linalg.matrix_exp, slogdet=linalg.slogdet, logdet=linalg.logdet

@@ -14,21 +14,39 @@ import weakref
 from collections.abc import Callable, Sequence
 
 from pyframe import _grad_mode
-from pyframe.tensor import Tensor
+from pyframe.tensor import Tensor, set_data
 from pyframe.utils.hooks import RemovableHandle
+
+__all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
 
 _object_new = object.__new__
 _getrefcount = sys.getrefcount
 
 
+class _Name(str):
+    """A node's name: a str (``node.name == "MulBackward0"``) that is also callable, as torch's ``name()``."""
+
+    __slots__ = ()
+
+    def __call__(self) -> str:
+        return str(self)
+
+
 class Node:
-    """A recorded op. ``fn(*grads)`` maps the gradients of its outputs to those of its inputs."""
+    """A recorded op. ``fn(*grads)`` maps the gradients of its outputs to those of its inputs.
+
+    Same as torch.autograd.graph.Node: each op's node is an instance of a class named for it
+    (``type(y.grad_fn).__name__ == "MulBackward0"``), with ``name()``, ``next_functions``, hooks and the
+    tensors it saved as ``_saved_<name>`` attributes under torch's names (``_saved_self``,
+    ``_saved_other``, ``_saved_result``, ...)."""
 
     # hooks are rare: class-level None until register_hook/register_prehook gives the node its
     # own (in its __dict__, created only then), so recording a node stores two fields fewer
-    __slots__ = ("name", "fn", "next", "saved", "versions", "__weakref__", "__dict__")
+    __slots__ = ("fn", "next", "saved", "versions", "__weakref__", "__dict__")
+    name = _Name("Node")
     pre_hooks = None
     hooks = None
+    packed = None  # what saved_tensors_hooks' pack made of ``saved``, when hooks were active at recording
 
     def __repr__(self) -> str:
         return f"<{self.name} object at {id(self):#x}>"
@@ -36,12 +54,37 @@ class Node:
     def __call__(self, *grads):
         return self.fn(*grads)
 
+    def __getattr__(self, attr: str):
+        # only reached when ordinary lookup fails: a saved tensor under torch's name
+        names = SAVED_NAMES.get(self.name, ())
+        if attr in names:
+            i = names.index(attr)
+            if self.saved is None:
+                raise RuntimeError(
+                    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+                    "have already been freed). Saved intermediate values of the graph are freed when you call "
+                    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward a second time "
+                    "or if you need to access saved tensors after calling backward."
+                )
+            if i >= len(self.saved):
+                return None
+            if self.packed is not None:
+                return self.packed[i][1](self.packed[i][0])
+            return self.saved[i]
+        raise AttributeError(f"'{self.name}' object has no attribute '{attr}'")
+
+    def __dir__(self):
+        return sorted({*super().__dir__(), *SAVED_NAMES.get(self.name, ())})
+
+    @property
+    def metadata(self) -> dict:
+        """Same as torch's Node.metadata: a dict for the user's own annotations, kept with the node."""
+        return self.__dict__.setdefault("_metadata", {})
+
     @property
     def next_functions(self) -> tuple:
         """Same as torch's grad_fn.next_functions: (node, output index) for each input of this node; ``(None, 0)``
-        for an
-        input that needs no gradient.
-        """
+        for an input that needs no gradient."""
         return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next)
 
     def register_hook(self, hook: Callable):
@@ -57,10 +100,38 @@ class Node:
         return RemovableHandle(self.pre_hooks, hook)
 
 
+# torch's attribute names of the tensors each kind of node saves, in the order of ``Node.saved``;
+# the op tables register theirs (``saved_names``)
+SAVED_NAMES: dict[str, tuple] = {}
+
+
+def saved_names(node_name: str, names: Sequence[str]) -> None:
+    """Declare that nodes named ``node_name`` save tensors known as ``names`` (``("_saved_self", ...)``)."""
+    SAVED_NAMES[node_name] = tuple(names)
+
+
+_NODE_CLASSES: dict[str, type] = {}
+
+
+def node_class(name: str) -> type:
+    """The Node subclass of an op's nodes (one per name, made at first use): what ``type(grad_fn)`` is."""
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        cls = _NODE_CLASSES[name] = type(name, (Node,), {"__slots__": (), "name": _Name(name), "__doc__": None,
+                                                          "__module__": __name__})  # fmt: skip
+    return cls
+
+
 class AccumulateGrad(Node):
     """The end of a leaf tensor's edge: adds the incoming gradient into ``leaf.grad``."""
 
     __slots__ = ("leaf",)
+    name = _Name("AccumulateGrad")
+
+    @property
+    def variable(self) -> Tensor | None:
+        """Same as torch's AccumulateGrad.variable: the leaf this node accumulates into."""
+        return self.leaf()
 
 
 def _accumulate(node: AccumulateGrad, grad: Tensor):
@@ -106,7 +177,6 @@ def _grad_accumulator(leaf: Tensor) -> AccumulateGrad:
     if e is not None:
         return e[0]
     acc = _object_new(AccumulateGrad)
-    acc.name = "AccumulateGrad"
     acc.leaf = weakref.ref(leaf)
     acc.fn = None
     acc.next = ()
@@ -137,8 +207,7 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
 
     ``saved`` are tensors ``fn`` reads: their versions are checked at backward time, so an
     in-place change after the forward raises instead of giving a wrong gradient."""
-    node = _object_new(Node)
-    node.name = name
+    node = _object_new(_NODE_CLASSES.get(name) or node_class(name))
     node.fn = fn
     # list comprehensions: a generator's frame costs more than these loops themselves; a leaf
     # that was recorded before has its edge at hand (edge() checks the rest)
@@ -151,6 +220,8 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
     if saved:
         node.saved = tuple(saved)
         node.versions = tuple([t._storage.version for t in saved])
+        if _saved_hooks:
+            _pack(node)
     else:
         node.saved = node.versions = ()
     if isinstance(outputs, Tensor):
@@ -172,8 +243,7 @@ def record_pair(name: str, fn: Callable, a, b, output: Tensor, save: bool) -> No
     """``record(name, fn, (a, b), output, (a, b) if save else ())`` for the binary ops, the commonest
     recording: the same node, built without the general loops. ``output`` is the op's new result
     (from ``fresh``/``empty_tensor``), whose output index and recorded version are already 0."""
-    node = _object_new(Node)
-    node.name = name
+    node = _object_new(_NODE_CLASSES.get(name) or node_class(name))
     node.fn = fn
     ea = eb = None
     if isinstance(a, Tensor) and a._requires_grad:
@@ -184,10 +254,116 @@ def record_pair(name: str, fn: Callable, a, b, output: Tensor, save: bool) -> No
     if save:
         node.saved = (a, b)
         node.versions = (a._storage.version, b._storage.version)
+        if _saved_hooks:
+            _pack(node)
     else:
         node.saved = node.versions = ()
     output.grad_fn = node
     output._requires_grad = True
+
+
+# ---- saved tensor hooks ---------------------------------------------------------------
+
+# the (pack, unpack) pairs of the saved_tensors_hooks contexts open now, innermost last
+_saved_hooks: list = []
+# why saved_tensors_hooks may not be used now (disable_saved_tensors_hooks), or None
+_hooks_disabled: str | None = None
+# a callable ``observer(node, run)`` the profiler installs to time each node's backward, or None
+observer = None
+
+
+def _pack(node: Node) -> None:
+    """Apply the innermost pack hook to each tensor ``node`` saves, keeping ``(packed, unpack)``."""
+    pack, unpack = _saved_hooks[-1]
+    node.packed = tuple([(pack(t), unpack) for t in node.saved])
+
+
+def _run_observed(node: Node, buf: list):
+    if observer is not None:
+        return observer(node, lambda: _run_unpacked(node, buf))
+    return _run_unpacked(node, buf)
+
+
+def _run_unpacked(node: Node, buf: list):
+    """``node.fn(*buf)`` reading what the unpack hooks return: each saved tensor object (the one the
+    backward closure holds) is rebound to its unpacked tensor's memory for the call, and back after."""
+    if node.packed is None:
+        return node.fn(*buf)
+    unpacked = [unpack(packed) for packed, unpack in node.packed]  # all before any rebinding: a tensor saved twice
+    swapped, seen = [], set()
+    try:
+        for t, u in zip(node.saved, unpacked, strict=True):
+            if u is t or id(t) in seen:
+                continue
+            if not isinstance(u, Tensor):
+                raise TypeError(f"the unpack hook of saved_tensors_hooks must return a Tensor, got {type(u).__name__}")
+            if u._shape != t._shape or u.dtype is not t.dtype:
+                raise RuntimeError(
+                    f"the unpack hook returned a tensor of shape {list(u._shape)} and dtype {u.dtype.name} for a saved "
+                    f"tensor of shape {list(t._shape)} and dtype {t.dtype.name} (saved by {node.name}); it must "
+                    "match"
+                )
+            seen.add(id(t))
+            swapped.append((t, t.data))
+            set_data(t, u)
+        return node.fn(*buf)
+    finally:
+        for t, old in reversed(swapped):
+            set_data(t, old)
+
+
+class saved_tensors_hooks:  # noqa: N801 - torch's name
+    """Same as torch.autograd.graph.saved_tensors_hooks: while the context is open, every tensor a recorded
+    node saves for backward goes through ``pack_hook(tensor) -> anything``, and ``unpack_hook(packed) -> tensor``
+    gives it back when backward (or a ``grad_fn._saved_*`` attribute) reads it. Contexts nest; the innermost
+    applies. pyframe's backward closures hold the saved tensors themselves, so packing does not free memory:
+    the unpacked tensor (same shape and dtype) is what backward computes with."""
+
+    def __init__(self, pack_hook: Callable, unpack_hook: Callable):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _hooks_disabled is not None:
+            raise RuntimeError(_hooks_disabled)
+        _saved_hooks.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _saved_hooks.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
+    """Same as torch.autograd.graph.save_on_cpu: saved tensors are packed into CPU memory (with ``pin_memory``,
+    a copy; pyframe's tensors are in CPU memory already, so without it the tensor itself) and moved back to
+    their device when backward reads them."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
+        def pack(t: Tensor):
+            return (t.device, t.detach().clone() if pin_memory else t)
+
+        def unpack(packed):
+            device, t = packed
+            return t.to(device)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
+    """Same as torch.autograd.graph.disable_saved_tensors_hooks: opening a saved_tensors_hooks context inside
+    raises RuntimeError with ``error_message``."""
+
+    def __init__(self, error_message: str):
+        self.error_message = error_message
+
+    def __enter__(self):
+        global _hooks_disabled
+        self._before, _hooks_disabled = _hooks_disabled, self.error_message
+        return self
+
+    def __exit__(self, *exc) -> None:
+        global _hooks_disabled
+        _hooks_disabled = self._before
 
 
 def needs_grad(*tensors) -> bool:
@@ -340,7 +516,7 @@ def run_backward(
                 if all(g is None for g in buf):  # nothing flows through this node
                     in_grads = (None,) * len(node.next)
                 else:
-                    in_grads = node.fn(*buf)
+                    in_grads = node.fn(*buf) if node.packed is None and observer is None else _run_observed(node, buf)
                     if not isinstance(in_grads, tuple):
                         in_grads = (in_grads,)
                 if node.hooks:
@@ -351,6 +527,8 @@ def run_backward(
                 if not retain_graph:  # free what backward needed: the closure holds the saved tensors too
                     node.saved = None
                     node.fn = None
+                    if node.packed is not None:
+                        node.packed = None
             for e, g in zip(node.next, in_grads, strict=False):
                 if e is None:
                     continue

@@ -4,6 +4,7 @@ from pyframe.ops import compare as _compare
 from pyframe.ops import creation as _creation
 from pyframe.ops import elementwise as _elementwise
 from pyframe.ops import index as _index
+from pyframe.ops import inplace_view as _inplace_view
 from pyframe.ops import join as _join
 from pyframe.ops import pointwise as _pointwise
 from pyframe.ops import products as _products
@@ -21,6 +22,7 @@ from pyframe.ops.elementwise import *  # noqa: F403
 from pyframe.ops.elementwise import binary_ops, copy_, fill_, inplace_ops, unary_ops, zero_
 from pyframe.ops.index import *  # noqa: F403
 from pyframe.ops.index import getitem, index_add_, scatter_add_, setitem
+from pyframe.ops.inplace_view import *  # noqa: F403
 from pyframe.ops.join import *  # noqa: F403
 from pyframe.ops.pointwise import *  # noqa: F403
 from pyframe.ops.products import *  # noqa: F403
@@ -38,6 +40,7 @@ __all__ = [
     *_creation.__all__,
     *_elementwise.__all__,
     *_index.__all__,
+    *_inplace_view.__all__,
     *_join.__all__,
     *_pointwise.__all__,
     *_products.__all__,

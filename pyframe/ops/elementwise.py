@@ -14,7 +14,7 @@ from pyframe import _dtype, _grad_mode
 from pyframe._backend import SMALL_BYTES, alloc_large, alloc_small, check, lib
 from pyframe._dtype import DEFAULT_FOR_CATEGORY as _DEFAULTS
 from pyframe._dtype import bool_, float32
-from pyframe.autograd.graph import record, record_pair
+from pyframe.autograd.graph import record, record_pair, saved_names
 from pyframe.ops._common import (
     as_tensor_of,
     broadcast_shapes,
@@ -115,11 +115,16 @@ class _Unary(NamedTuple):
     backward_name: str
 
 
+# torch's names of what a unary node keeps, by what its derivative reads
+_SAVED = {"x": ("_saved_self",), "y": ("_saved_result",), "xy": ("_saved_self", "_saved_result"), "": ()}
+
+
 def _make_unary(name, op, saves="", grad=None, *, floating=True, copies=(), result=None, param=None):
     """The op ``name(input, *, out=None)`` and its in-place form ``name_(input)`` of one row. An op with
     ``param`` takes its further arguments after ``input`` (``logit(input, eps=None)``); the C kernel gets
     p0 = ``param(...)`` and p1 = 1, or p0 = p1 = 0 (the contiguous entry's) when that is None."""
     u = _Unary(name, op, saves, grad, floating, copies, result, param, name.capitalize() + "Backward0")
+    saved_names(u.backward_name, _SAVED[saves])
 
     def fn(input, *, out=None):  # noqa: A002 - torch's parameter name
         # the fast path: a contiguous tensor of a dtype the kernel takes, into a new tensor
@@ -400,6 +405,9 @@ _binary_rows: dict = {}  # name -> its _Binary
 def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False):
     """One binary op's row: ``name(input, other, out=None)`` with broadcasting and promotion."""
     b = _binary_rows[name] = _Binary(name, op, kind, grad, saves, name.capitalize() + "Backward0")
+    if saves:  # torch's names of what the node keeps (pow also reads its output)
+        saved_names(b.backward_name, ("_saved_self", "_saved_exponent", "_saved_result") if name == "pow" else
+                    ("_saved_self", "_saved_other"))  # fmt: skip
     out_bool, floating = kind == "compare", kind == "float"
     # the lean recording of the fast path below (pow may promote and reads its output: _record_binary)
     lean = name != "pow" and grad is not None

@@ -113,7 +113,13 @@ def _reduce(
         # prod and full/amax-style max and min also read their result: changing it in place must raise at
         # backward (max/min along a dim read the indices instead, as torch)
         saved = () if deriv in (_d_sum, _d_mean) else (x,) if op == lib.PF_VAR or ix is not None else (x, values)
-        record(_REDUCE_NAMES[op], backward, (x,), values, saved)
+        name = _REDUCE_NAMES[op]
+        if dim is None and name[-1] == "1":  # torch's node of a full sum, mean or prod: ...Backward0
+            name = name[:-1] + "0"
+        node = record(name, backward, (x,), values, saved)
+        node.__dict__["_saved_self_sym_sizes"] = x._shape
+        if dim is not None:
+            node.__dict__.update(_saved_dim=tuple(dims), _saved_keepdim=keepdim)
     return values, index
 
 

@@ -33,9 +33,10 @@ __all__ = [
 ]  # fmt: skip
 
 
-def view_op(x: Tensor, shape: tuple, strides: tuple, offset: int, backward=None) -> Tensor:
+def view_op(x: Tensor, shape: tuple, strides: tuple, offset: int, backward=None, saved=None) -> Tensor:
     """Every view goes through here. ``backward(g)`` maps the view's gradient to ``x``'s
-    (default: a reshape, right for views that keep the element order)."""
+    (default: a reshape, right for views that keep the element order); ``saved`` is what the node shows as
+    torch's ``_saved_*`` attributes (``{"_saved_dim": 0}``)."""
     if type(shape) is not tuple:
         shape = tuple(shape)
     if len(shape) > MAX_DIMS:
@@ -44,7 +45,10 @@ def view_op(x: Tensor, shape: tuple, strides: tuple, offset: int, backward=None)
     out._base = x if x._base is None else x._base
     if x.requires_grad and _grad_mode.enabled:
         fn = backward or (lambda g: g.reshape(x._shape))
-        record(_VIEW_NAMES.get(getattr(backward, "__name__", ""), "ViewBackward0"), lambda g: (fn(g),), (x,), out)
+        node = record(_VIEW_NAMES.get(getattr(backward, "__name__", ""), "ViewBackward0"), lambda g: (fn(g),), (x,),
+                      out)  # fmt: skip
+        if saved:
+            node.__dict__.update(saved)
     return out
 
 
@@ -80,7 +84,8 @@ def reshape(self: Tensor, *shape) -> Tensor:
 
 
 _VIEW_NAMES = {"transpose_back": "TransposeBackward0", "permute_back": "PermuteBackward0",
-               "expand_back": "ExpandBackward0", "slice_back": "SliceBackward0"}  # fmt: skip
+               "expand_back": "ExpandBackward0", "slice_back": "SliceBackward0", "unsqueeze_back": "UnsqueezeBackward0",
+               "squeeze_back": "SqueezeBackward0", "t_back": "TBackward0"}  # fmt: skip
 
 
 def embed(g: Tensor, shape: tuple, key) -> Tensor:
@@ -105,7 +110,8 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     def transpose_back(g):
         return transpose(g, d0, d1)
 
-    return view_op(input, tuple(shape), tuple(strides), input._offset, transpose_back)
+    return view_op(input, tuple(shape), tuple(strides), input._offset, transpose_back,
+                   {"_saved_dim0": dim0, "_saved_dim1": dim1})  # fmt: skip
 
 
 swapaxes = swapdims = transpose
@@ -134,7 +140,13 @@ def t(input: Tensor) -> Tensor:
     """Same as torch.t: a 2-d tensor transposed (a view); tensors of 0 or 1 dims are returned as views unchanged."""
     if input.ndim > 2:
         raise ShapeError(f"t() expects a tensor with <= 2 dims, got {input.ndim}")
-    return transpose(input, 0, 1) if input.ndim == 2 else view_op(input, input._shape, input._strides, input._offset)
+    two = input.ndim == 2
+
+    def t_back(g):
+        return transpose(g, 0, 1) if two else g
+
+    return view_op(input, input._shape[::-1] if two else input._shape, input._strides[::-1] if two else input._strides,
+                   input._offset, t_back)  # fmt: skip
 
 
 def reverse_dims(x: Tensor) -> Tensor:
@@ -146,12 +158,15 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Same as torch.unsqueeze: a view with a dim of size 1 inserted at ``dim`` (``-1`` appends one)."""
     d = normalize_dim(dim, input.ndim + 1)
     inner = input._strides[d] * input._shape[d] if d < input.ndim else 1
+    shape = input._shape
+
+    def unsqueeze_back(g):
+        return g.reshape(shape)
+
     return view_op(
-        input,
-        input._shape[:d] + (1,) + input._shape[d:],
-        input._strides[:d] + (inner,) + input._strides[d:],
-        input._offset,
-    )
+        input, shape[:d] + (1,) + shape[d:], input._strides[:d] + (inner,) + input._strides[d:], input._offset,
+        unsqueeze_back, {"_saved_dim": d},
+    )  # fmt: skip
 
 
 def squeeze(input: Tensor, dim=None) -> Tensor:
@@ -162,7 +177,13 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
         dims = {normalize_dim(d, input.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
         dims = {d for d in dims if input.ndim and input._shape[d] == 1}
     keep = [i for i in range(input.ndim) if i not in dims]
-    return view_op(input, tuple(input._shape[i] for i in keep), tuple(input._strides[i] for i in keep), input._offset)
+    shape = input._shape
+
+    def squeeze_back(g):
+        return g.reshape(shape)
+
+    return view_op(input, tuple(shape[i] for i in keep), tuple(input._strides[i] for i in keep), input._offset,
+                   squeeze_back)  # fmt: skip
 
 
 def expand(input: Tensor, *sizes) -> Tensor:

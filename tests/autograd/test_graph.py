@@ -155,7 +155,7 @@ def test_requires_grad_grad_fn_and_is_leaf_propagate():
     assert c.is_leaf and not c.requires_grad
     y = x * c
     assert y.requires_grad and not y.is_leaf and y.grad_fn is not None
-    assert type(y.grad_fn).__name__ == "Node" and "MulBackward0" in repr(y.grad_fn)
+    assert type(y.grad_fn).__name__ == "MulBackward0" == y.grad_fn.name() and "MulBackward0" in repr(y.grad_fn)
     (nx, _), (nc, _) = y.grad_fn.next_functions
     assert "AccumulateGrad" in repr(nx) and nc is None
     z = c * 2 + 1
