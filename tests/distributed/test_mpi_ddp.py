@@ -1,5 +1,6 @@
 """DDP's options under ``mpiexec -n 2`` (``-n 4`` with ``PYFRAME_TEST_DIST=1``), against torch's DDP on gloo
-in the same processes when torch is installed: ``join()`` with uneven inputs (rank r has 3 + r batches),
+in the same processes when torch is installed: ``join()`` with uneven inputs (rank r has 3 + r batches), also
+with ``throw_on_early_termination=True`` (every rank raises once rank 0 has run out),
 ``find_unused_parameters`` (each rank leaves another layer unused), the fp16 compression hook,
 ``gradient_as_bucket_view``; ``broadcast_buffers=False`` leaves buffers alone at wrap; ``SyncBatchNorm``
 equals BatchNorm on the whole batch in one process."""
@@ -36,6 +37,13 @@ def _check(results: list[dict]) -> None:
             assert max(exact.values()) < 1e-6, res["vs_torch"]
             # torch sums the float16 buckets in float16 at every step of its ring, pyframe in float32
             assert res["vs_torch"]["fp16_hook"] < 1e-4
+        # join(throw_on_early_termination=True): rank 0 runs out first (3 batches); every rank raises in that
+        # iteration, rank 0 naming itself, as torch's Join
+        expect = ("Rank 0 exhausted all inputs." if rank == 0 else
+                  "Detected at least one rank that exhausted inputs. Throwing across all ranks.")  # fmt: skip
+        assert res["join_throw"] == {"steps": 3, "error": expect}
+        if res["join_throw_torch"] is not None:
+            assert res["join_throw"] == res["join_throw_torch"]
         assert res["running_mean_kept"] == [float(rank)] * 4  # broadcast_buffers=False: no copy at wrap
         assert res["syncbn_type"] == "SyncBatchNorm"
         assert res["syncbn_grad_diff"] < 1e-5 and res["syncbn_stats_diff"] < 1e-5

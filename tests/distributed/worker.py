@@ -158,20 +158,29 @@ def collectives(rank: int, world: int) -> dict:
     t = torch.full((3,), float(rank))
     work = dist.all_reduce(t, async_op=True)
     out["async"] = [work.wait(), t.tolist()]
-    # async_op=True returns at once while another rank is late; Work.wait(timeout) gives up, the work goes on
+    # async_op=True returns while another rank has not called it yet (the others wait for rank 0's message
+    # before they do); Work.wait(timeout) gives up, the work goes on
     t = torch.full((3,), float(rank))
-    if rank == 1:
-        time.sleep(1.0)
-    t0 = time.perf_counter()
-    work = dist.all_reduce(t, async_op=True)
-    out["async_return_s"] = time.perf_counter() - t0
     if rank == 0:
+        work = dist.all_reduce(t, async_op=True)
+        out["async_pending"] = not work.is_completed()
         try:
             work.wait(timeout=0.05)
             out["wait_timeout"] = "no error"
         except dist.DistTimeoutError as e:
             out["wait_timeout"] = str(e)
+        for r in range(1, world):
+            dist.send(torch.zeros(1), dst=r)
+    else:
+        dist.recv(torch.zeros(1), src=0)
+        work = dist.all_reduce(t, async_op=True)
     out["async_late"] = [work.wait(), t.tolist()]
+    # the same small tensor reduced again after an in-place transpose (no longer contiguous)
+    t = torch.tensor([[1.0, 2.0], [3.0, 4.0]]) * (rank + 1)
+    dist.all_reduce(t)
+    t.t_()
+    dist.all_reduce(t)
+    out["sum_after_t_"] = t.tolist()
     t = torch.full((2, 2), float(rank + 5))
     dist.broadcast(t, src=1)
     out["broadcast"] = t.tolist()

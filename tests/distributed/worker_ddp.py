@@ -1,7 +1,7 @@
 """One rank of ``test_mpi_ddp.py``: DDP's options against torch's DDP on gloo in the same processes (when
-torch is installed) or against one process on the full batch: ``join()`` with uneven inputs,
-``find_unused_parameters``, the fp16 compression hook, ``gradient_as_bucket_view``, ``broadcast_buffers=False``,
-``SyncBatchNorm``. Writes ``OUTDIR/rank<r>.json``."""
+torch is installed) or against one process on the full batch: ``join()`` with uneven inputs (also with
+``throw_on_early_termination=True``), ``find_unused_parameters``, the fp16 compression hook,
+``gradient_as_bucket_view``, ``broadcast_buffers=False``, ``SyncBatchNorm``. Writes ``OUTDIR/rank<r>.json``."""
 
 from __future__ import annotations
 
@@ -113,6 +113,28 @@ def run_cases(lib, d, ddp_cls, rank, world) -> dict:
     return out
 
 
+def join_throw(lib, ddp_cls, rank: int) -> dict:
+    """``join(throw_on_early_termination=True)`` with rank r holding 3 + r batches: how far each rank got and
+    what it raised."""
+    pyframe.manual_seed(0)
+    init = build(pyframe, "mlp")
+    model = build(lib, "mlp")
+    same_weights(init, model, lib)
+    ddp = ddp_cls(model)
+    opt = lib.optim.SGD(ddp.parameters(), lr=0.1)
+    steps, error = 0, None
+    try:
+        with ddp.join(throw_on_early_termination=True):
+            for x, y in batches(rank, 3 + rank):
+                opt.zero_grad()
+                lib.nn.functional.cross_entropy(ddp(lib.tensor(x)), lib.tensor(y, dtype=lib.int64)).backward()
+                opt.step()
+                steps += 1
+    except RuntimeError as e:
+        error = str(e)
+    return {"steps": steps, "error": error}
+
+
 def torch_run(rank, world):
     try:
         import torch
@@ -122,7 +144,7 @@ def torch_run(rank, world):
         return None
     td.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{os.environ['GLOO_PORT']}", rank=rank, world_size=world)
     try:
-        return run_cases(torch, td, TDDP, rank, world)
+        return run_cases(torch, td, TDDP, rank, world), join_throw(torch, TDDP, rank)
     finally:
         td.destroy_process_group()
 
@@ -159,12 +181,15 @@ def main() -> None:
     dist.init_process_group("mpi", timeout=60)
     rank, world = dist.get_rank(), dist.get_world_size()
     mine = run_cases(pyframe, dist, DDP, rank, world)
-    theirs = torch_run(rank, world)
+    throw = join_throw(pyframe, DDP, rank)
+    theirs, theirs_throw = torch_run(rank, world) or (None, None)
     every = [None] * world
-    dist.all_gather_object(every, mine)
+    dist.all_gather_object(every, mine)  # the group is still usable after the throw
     result = {
         "ranks_identical": {k: all(e[k] == mine[k] for e in every) for k in mine},
         "vs_torch": None if theirs is None else {k: float(np.abs(np.array(mine[k]) - theirs[k]).max()) for k in mine},
+        "join_throw": throw,
+        "join_throw_torch": theirs_throw,
         **buffers_and_syncbn(rank, world),
     }
     with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:

@@ -24,6 +24,8 @@ from typing import Any
 
 import pluggy
 
+from pyframe_mpi.engine import Op
+
 # The same marker as ``pyframe.hookimpl``, built here so this module never imports pyframe while being
 # imported (see plugins/grad-clipper for why).
 hookimpl = pluggy.HookimplMarker("pyframe")
@@ -144,8 +146,6 @@ class MPIBackend:
     # ---- collectives: a description for the check, and the blocking call once every rank agreed ----------
 
     def _submit(self, desc: str, what: str, run, async_op: bool) -> _Work:
-        from pyframe_mpi.engine import Op
-
         return _Work(self.engine.submit(Op(self, desc, what, run), async_op))
 
     def allreduce(self, buf, op: str, desc: str, async_op: bool = False) -> _Work:

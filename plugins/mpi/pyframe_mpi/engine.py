@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+_TICK = 0.25  # the watchdog's period: how late past its deadline a wait may end
 _NAP = 2e-4  # between polls of a wait whose thread cannot wait on the notices (another thread does)
 _NOTICE_TAG = 7
 _NOTICE_LEN = 2 + 2 * 64  # reason, number of pairs, then (communicator id, committed collectives) pairs
@@ -63,10 +64,20 @@ def configure_mpi() -> None:
     os.environ.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
 
 
+_SIGNATURES: dict[str, np.ndarray] = {}
+
+
 def signature(desc: str) -> np.ndarray:
-    data = desc.encode()
-    a, b = zlib.crc32(data), zlib.adler32(data)
-    return np.array([a, -a, b, -b], dtype=np.int64)
+    """Two hashes of ``desc`` and their negations: after a MAX all-reduce the pairs still cancel exactly when
+    every rank passed the same description. A fresh array (the all-reduce writes it); the hashes are cached."""
+    sig = _SIGNATURES.get(desc)
+    if sig is None:
+        if len(_SIGNATURES) > 4096:
+            _SIGNATURES.clear()
+        data = desc.encode()
+        a, b = zlib.crc32(data), zlib.adler32(data)
+        sig = _SIGNATURES[desc] = np.array([a, -a, b, -b], dtype=np.int64)
+    return sig.copy()
 
 
 class Op:
@@ -104,7 +115,6 @@ class Engine:
         self.notice_buf = np.zeros(_NOTICE_LEN, dtype=np.int64)
         self.notice_req = self.notices.Irecv(self.notice_buf, source=MPI.ANY_SOURCE, tag=_NOTICE_TAG)
         self.status = MPI.Status()
-        self.watch_cv = threading.Condition()
         self.watch_deadline: float | None = None
         self.watcher: threading.Thread | None = None
         self.wakes: list = []
@@ -286,25 +296,17 @@ class Engine:
     # ---- the watchdog: wakes a wait at its deadline (MPI waits have no timeout) -------------------------
 
     def _arm_watchdog(self, deadline: float | None) -> None:
-        with self.watch_cv:
-            self.watch_deadline = deadline
-            if deadline is not None:
-                if self.watcher is None:
-                    self.watcher = threading.Thread(target=self._watch, name="pyframe-mpi-watchdog", daemon=True)
-                    self.watcher.start()
-                self.watch_cv.notify()
+        self.watch_deadline = deadline  # read by the watchdog at its next tick
+        if self.watcher is None and deadline is not None:
+            self.watcher = threading.Thread(target=self._watch, name="pyframe-mpi-watchdog", daemon=True)
+            self.watcher.start()
 
     def _watch(self) -> None:
-        with self.watch_cv:
-            while True:
-                d = self.watch_deadline
-                if d is None:
-                    self.watch_cv.wait()
-                    continue
-                left = d - time.monotonic()
-                if left > 0 and not self.leaving:
-                    self.watch_cv.wait(min(left, 1.0))
-                    continue
+        """Every ``_TICK`` seconds: a wait past its deadline (or on a rank that is leaving) gets a wake-up."""
+        while True:
+            time.sleep(_TICK)
+            d = self.watch_deadline
+            if d is not None and (time.monotonic() > d or self.leaving):
                 self.watch_deadline = None  # one wake-up per deadline; the waiter re-arms if it goes on
                 self.wake()
 

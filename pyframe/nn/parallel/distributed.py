@@ -405,10 +405,16 @@ class DistributedDataParallel(Module):
         flag = tensor([active], dtype=dist_int())
         self._group.backend.allreduce(flag.numpy(), "sum", "DistributedDataParallel.join (ranks still training)").wait()
         count = int(flag.numpy()[0])
+        if self._join_throw:
+            if not active and count:
+                raise RuntimeError(f"Rank {self._group.backend.rank} exhausted all inputs.")
+            if active and count < self._world:
+                raise RuntimeError("Detected at least one rank that exhausted inputs. Throwing across all ranks.")
         self._divisor = self._world if self._divide_initial or count == 0 else count
         return count
 
     _divide_initial = True
+    _join_throw = False  # Join(throw_on_early_termination=True): the count above raises once a rank has joined
 
     @property
     def bucket_sizes(self) -> list[int]:

@@ -4,7 +4,9 @@ Inside the context each synchronised forward of a rank that still has data first
 ranks still train). A rank whose loop has ended leaves the ``with`` body and, until that count is 0, shadows
 every iteration of the others: it sends 0 to the count, takes part in the buffer broadcast, and all-reduces
 zeros for every gradient bucket (in index order, through the communication hook if one is registered), so
-the others' collectives always have every rank. Gradients are divided by the initial world size (or, with
+the others' collectives always have every rank (with ``throw_on_early_termination=True`` it does not: that
+count, which every rank takes part in, makes every rank raise ``RuntimeError`` in the iteration where the
+first rank ran out of inputs, and the group stays usable). Gradients are divided by the initial world size (or, with
 ``divide_by_initial_world_size=False``, by the ranks still training). At the end the ranks that joined last
 broadcast their parameters (and buffers) to the others, whose optimizers stopped stepping earlier."""
 
@@ -26,9 +28,7 @@ class Join:
             if not hasattr(j, "_notify_join"):  # DistributedDataParallel (imported the other way round)
                 raise TypeError(f"Join works with DistributedDataParallel modules (torch's Joinable); got "
                                 f"{type(j).__name__}: wrap the model in DistributedDataParallel first")  # fmt: skip
-        if throw_on_early_termination:
-            raise NotImplementedError("Join(throw_on_early_termination=True) is not supported: the joined ranks "
-                                      "shadow the others until every rank is done")  # fmt: skip
+        self._throw = bool(throw_on_early_termination)
         self._joinables = list(joinables)
         self._enable = bool(enable)
         self._divide_initial = bool(kwargs.get("divide_by_initial_world_size", True))
@@ -38,6 +38,7 @@ class Join:
             for ddp in self._joinables:
                 ddp._joining = True
                 ddp._divide_initial = self._divide_initial
+                ddp._join_throw = self._throw
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
@@ -49,7 +50,7 @@ class Join:
                     _shadow_until_all_joined(ddp)
         finally:
             for ddp in self._joinables:
-                ddp._joining = False
+                ddp._joining = ddp._join_throw = False
                 ddp._divisor = ddp._world
         return False
 
