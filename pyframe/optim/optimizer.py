@@ -1,5 +1,5 @@
 """The ``Optimizer`` base class: parameter groups, per-parameter state, ``zero_grad``,
-``state_dict`` / ``load_state_dict``. Same as torch.optim.Optimizer, without its hooks.
+``state_dict`` / ``load_state_dict``, and the step and state-dict hooks. Same as torch.optim.Optimizer.
 
 Subclasses implement ``_update(group)``, which steps one group's parameters under no_grad;
 ``step`` runs the closure (with grad enabled) and then every group.
@@ -7,7 +7,8 @@ Subclasses implement ``_update(group)``, which steps one group's parameters unde
 
 from __future__ import annotations
 
-from collections import defaultdict
+import functools
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from copy import deepcopy
 from typing import Any
@@ -17,8 +18,62 @@ from pyframe._backend import ShapeError
 from pyframe.ops.creation import zeros_like
 from pyframe.ops.optim import fused_step
 from pyframe.tensor import Tensor, empty_tensor
+from pyframe.utils.hooks import RemovableHandle
 
-__all__ = ["Optimizer"]
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+
+# hooks of every optimizer's step, as torch's: pre hooks run before each instance's own, post hooks after
+_global_step_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_step_post_hooks: OrderedDict[int, Callable] = OrderedDict()
+_INSTANCE_HOOKS = (
+    "_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+    "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks", "_optimizer_load_state_dict_post_hooks",
+)  # fmt: skip
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """Same as torch.optim.optimizer.register_optimizer_step_pre_hook: ``hook(optimizer, args, kwargs)`` runs
+    before every optimizer's ``step`` (``args`` starts with the optimizer) and may return ``(new_args,
+    new_kwargs)``."""
+    return RemovableHandle(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """Same as torch.optim.optimizer.register_optimizer_step_post_hook: ``hook(optimizer, args, kwargs)`` runs
+    after every optimizer's ``step``."""
+    return RemovableHandle(_global_step_post_hooks, hook)
+
+
+def _hooked_step(step: Callable) -> Callable:
+    """``step`` running the global and the instance's step hooks around it. A ``step`` reached from another
+    (a subclass's calling ``super().step()``) runs them once, in the outermost call."""
+
+    @functools.wraps(step)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        self = args[0]
+        pre, post = self.__dict__.get("_optimizer_step_pre_hooks"), self.__dict__.get("_optimizer_step_post_hooks")
+        if self._stepping or not (_global_step_pre_hooks or _global_step_post_hooks or pre or post):
+            return step(*args, **kwargs)
+        self._stepping = True
+        try:
+            for hook in [*_global_step_pre_hooks.values(), *(pre or {}).values()]:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(
+                            f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                        )
+                    args, kwargs = result
+            out = step(*args, **kwargs)
+            for hook in [*(post or {}).values(), *_global_step_post_hooks.values()]:
+                hook(self, args, kwargs)
+            return out
+        finally:
+            self._stepping = False
+
+    wrapper.hooked = True  # type: ignore[attr-defined]
+    return wrapper
+
 
 _STEPPED_DTYPES = (_dtype.float32, _dtype.float64)  # what the fused C kernels update
 
@@ -33,9 +88,17 @@ class Optimizer:
 
     # state entries shaped like their parameter; load_state_dict checks their shapes
     _param_shaped_state: tuple[str, ...] = ()
+    _stepping = False  # inside a hooked step (see _hooked_step)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "hooked", False):
+            cls.step = _hooked_step(step)  # type: ignore[method-assign]
 
     def __init__(self, params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
+        self._init_hooks()
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or dicts, "
@@ -56,6 +119,39 @@ class Optimizer:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self._init_hooks()
+
+    def _init_hooks(self) -> None:
+        for name in _INSTANCE_HOOKS:
+            self.__dict__.setdefault(name, OrderedDict())
+
+    # ---- hooks -------------------------------------------------------------------------------
+
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs before each ``step`` of this optimizer (after the global
+        ones) and may return ``(new_args, new_kwargs)``."""
+        return RemovableHandle(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs after each ``step`` of this optimizer (before the global
+        ones)."""
+        return RemovableHandle(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` runs before ``state_dict()`` builds its result."""
+        return _add(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` runs on ``state_dict()``'s result and may return a new one."""
+        return _add(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` runs before ``load_state_dict`` and may return the state dict to load."""
+        return _add(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` runs after ``load_state_dict`` has loaded."""
+        return _add(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     def __repr__(self) -> str:
         text = type(self).__name__ + " ("
@@ -211,6 +307,8 @@ class Optimizer:
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}``: torch's
         format, parameters replaced by their position across all groups; state tensors are copies."""
+        for hook in list(self._optimizer_state_dict_pre_hooks.values()):
+            hook(self)
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -223,11 +321,20 @@ class Optimizer:
         for key, value in self.state.items():
             k = index[id(key)] if isinstance(key, Tensor) and id(key) in index else key
             state[k] = {n: v.detach().clone() if isinstance(v, Tensor) else deepcopy(v) for n, v in value.items()}
-        return {"state": state, "param_groups": groups}
+        out = {"state": state, "param_groups": groups}
+        for hook in list(self._optimizer_state_dict_post_hooks.values()):
+            result = hook(self, out)
+            if result is not None:
+                out = result
+        return out
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Loads what ``state_dict()`` returned (from this optimizer class, with the same group
         sizes): state tensors are copied and cast to their parameter's dtype (``step`` is kept)."""
+        for hook in list(self._optimizer_load_state_dict_pre_hooks.values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         if not isinstance(state_dict, dict):
             raise TypeError(f"state_dict must be a dict, got {type(state_dict).__name__}")
         for key in ("state", "param_groups"):
@@ -272,6 +379,8 @@ class Optimizer:
                 s.setdefault(name, default)
             new_groups.append(s)
         self.__setstate__({"state": state, "param_groups": new_groups})
+        for hook in list(self._optimizer_load_state_dict_post_hooks.values()):
+            hook(self)
 
     def _load_value(self, param: Tensor, index, name: str, value):
         if not isinstance(value, Tensor):
@@ -287,6 +396,16 @@ class Optimizer:
         if param.dtype.is_floating_point and value.dtype is not param.dtype:
             return value.to(param.dtype)  # a new tensor already
         return value.clone()
+
+
+def _add(hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
+    handle = RemovableHandle(hooks, hook)
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+Optimizer.step = _hooked_step(Optimizer.step)  # type: ignore[method-assign]
 
 
 def check_number(name: str, value, low: float = 0.0, high: float | None = None, high_open: bool = False) -> None:

@@ -66,24 +66,18 @@ class Trace:
             self.active = False
 
     def _count_steps(self, on: bool) -> None:
-        """A step is one ``Optimizer.step()`` call: the base class's ``step`` counts while the trace is on."""
-        from pyframe.optim.optimizer import Optimizer
+        """A step is one ``step()`` call of any optimizer (LBFGS's and other overrides too), seen through the global
+        step post hook while the trace is on."""
+        from pyframe.optim.optimizer import register_optimizer_step_post_hook
 
         if on:
-            original = Optimizer.__dict__["step"]
-            trace = self
-
-            def step(self: Any, *args: Any, **kwargs: Any) -> Any:
-                trace.steps += 1
-                return original(self, *args, **kwargs)
-
-            step.__wrapped__ = original  # type: ignore[attr-defined]
-            step.__doc__ = original.__doc__
-            self._patched = original
-            Optimizer.step = step  # type: ignore[method-assign]
+            self._patched = register_optimizer_step_post_hook(self._on_step)
         elif self._patched is not None:
-            Optimizer.step = self._patched  # type: ignore[method-assign]
+            self._patched.remove()
             self._patched = None
+
+    def _on_step(self, optimizer: Any, args: tuple, kwargs: dict) -> None:
+        self.steps += 1
 
     # ---- recording (called by the wrappers and by pyframe._hooks) ------------------------------------------
 

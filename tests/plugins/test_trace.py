@@ -54,6 +54,8 @@ def build():
         pyframe.nn.Linear(3, 4, dtype=pyframe.float64), pyframe.nn.ReLU(), pyframe.nn.Linear(4, 2)
     )
     model[1].register_buffer("scratch", pyframe.zeros(1))
+    for p in model[0].parameters():  # every ReLU input positive, so a gradient reaches x whatever the seed
+        pyframe.nn.init.constant_(p, 0.1)
     return model
 
 
@@ -104,9 +106,29 @@ def test_trace_off_leaves_the_plugins_functions_alone():
         with pyframe.plugins.trace():
             assert _hooks.forward.entries[0][0].__wrapped__ is call  # wrapped while the trace is on
         assert [e[0] for r in _hooks.REGISTRIES for e in r.entries] == plain  # the same functions, nothing between
-    assert pyframe.optim.Optimizer.step.__name__ == "step" and not hasattr(pyframe.optim.Optimizer.step, "__wrapped__")
+    assert not pyframe.optim.optimizer._global_step_post_hooks  # the step counter is gone with the trace
     with pyframe.plugins.trace(), pytest.raises(RuntimeError, match="already on"):
         pyframe.plugins.trace().__enter__()
+
+
+def test_every_optimizer_step_counts_lbfgs_too():
+    lin = pyframe.nn.Linear(2, 1)
+    x, y = pyframe.randn(8, 2), pyframe.randn(8, 1)
+    lbfgs = pyframe.optim.LBFGS(lin.parameters(), max_iter=3)
+    sgd = pyframe.optim.SGD(lin.parameters(), lr=0.1)
+
+    def closure():
+        lbfgs.zero_grad()
+        loss = ((lin(x) - y) ** 2).mean()
+        loss.backward()
+        return loss
+
+    with pyframe.plugins.trace() as t:
+        for _ in range(2):
+            lbfgs.step(closure)  # one step each, however many closure calls it makes
+        closure()
+        sgd.step()
+    assert t.steps == 3
 
 
 def test_explain_names_the_plugin_of_each_parameter_and_buffer():
