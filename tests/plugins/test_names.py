@@ -62,13 +62,22 @@ def test_names_follow_the_tree_and_deep_copies():
     assert qualified_name(lin, "weight") == "encoder.layers.1.linear1.weight"
     assert qualified_name(enc.layers[1].self_attn) == "encoder.layers.1.self_attn"
     moved = copy.deepcopy(enc.layers[0])
-    assert qualified_name(moved.linear1) == ""  # a copy's submodules are linked when the copy is attached
+    assert qualified_name(moved.linear1) == "linear1"  # a copy's submodules are linked to the copy
     holder = pyframe.nn.ModuleList([moved])
     assert qualified_name(moved.linear1) == "0.linear1"
     assert qualified_name(enc.layers[0].linear1) == "encoder.layers.0.linear1"
     del holder
     model.encoder = pyframe.nn.Identity()  # replaced: the old subtree is no longer under model
     assert qualified_name(lin) == "layers.1.linear1"
+
+
+def test_names_of_an_unpickled_model():
+    import pickle
+
+    model = pickle.loads(pickle.dumps(make_gpt()))
+    attn = model.transformer.h[1].attn
+    assert qualified_name(attn.c_attn, "weight") == "transformer.h.1.attn.c_attn.weight"
+    assert [qualified_name(m) for _, m in model.named_modules()] == [n for n, _ in model.named_modules()]
 
 
 def test_patterns_select_exactly_the_intended_parameters_in_a_gpt():

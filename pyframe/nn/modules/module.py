@@ -781,6 +781,7 @@ class Module:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._init_hook_dicts(missing_only=True)  # states from before a hook kind existed
+        _hooks._link_below(self)  # unpickled submodules were never committed: link them for qualified names
 
 
 __all__ = [
