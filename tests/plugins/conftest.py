@@ -12,6 +12,7 @@ import importlib
 import re
 import sys
 import textwrap
+import tomllib
 import warnings
 from pathlib import Path
 
@@ -142,9 +143,10 @@ def shipped_env(tmp_path: Path, names=tuple(SHIPPED), **extra: str) -> dict:
     paths = [str(ROOT), str(site_dir)]
     for name in names:
         dist, module, folder = SHIPPED[name]
-        info = site_dir / f"{dist.replace('-', '_')}-0.1.0.dist-info"
+        version = tomllib.loads((ROOT / "plugins" / folder / "pyproject.toml").read_text())["project"]["version"]
+        info = site_dir / f"{dist.replace('-', '_')}-{version}.dist-info"
         info.mkdir(exist_ok=True)
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1.0\n")
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
         (info / "entry_points.txt").write_text(f"[pyframe]\n{name} = {module}\n")
         paths.append(str(ROOT / "plugins" / folder))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYFRAME_")}

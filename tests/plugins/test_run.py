@@ -87,7 +87,7 @@ def test_python_stays_silent_unless_pyframe_report(project):
     env = shipped_env(project, ("grad-clipper",), PYFRAME_REPORT="1")
     r = run(project, "train.py", env=env)
     assert r.returncode == 0
-    assert r.stderr.startswith("plugins: grad-clipper-0.1.0 (max_value=1.0")
+    assert r.stderr.startswith("plugins: grad-clipper-0.1.1 (max_value=1.0")
     assert "plugin summary:\n  grad-clipper: gradients seen 1, gradients clipped 1" in r.stderr
 
 
@@ -96,7 +96,7 @@ def test_p_no_and_o_change_the_run_with_command_line_provenance(project):
     assert base["grad"] == 1.0  # clipped to grad-clipper's default max_value
     off = run(project, "-m", "pyframe", "run", "-p", "no:grad-clipper", "train.py")
     assert "grad-clipper" not in out_json(off)["active"] and out_json(off)["grad"] > 1.0
-    assert off.stderr.startswith("plugins: float32-enforcer") and "grad-clipper-0.1.0" not in off.stderr
+    assert off.stderr.startswith("plugins: float32-enforcer") and "grad-clipper-0.1.1" not in off.stderr
     half = run(project, "-m", "pyframe", "run", "-o", "grad-clipper.max_value=0.5", "train.py")
     got = out_json(half)
     assert got["grad"] == 0.5

@@ -29,7 +29,7 @@ __all__ = [
     "pyframe_module_full_backward",
     "pyframe_summary",
 ]
-__version__ = "0.1.0"
+__version__ = "0.1.1"
 
 MODES = ("value", "norm")
 DEFAULTS = {"max_value": 1.0, "mode": "value", "max_norm": 1.0, "modules": []}
