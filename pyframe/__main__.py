@@ -182,6 +182,7 @@ def _plugin_record(i: Any) -> dict[str, Any]:
         "hooks": list(i.hooks) if i.error is None else [],
         "error": i.error,
         "settings": dict(i.settings),
+        "idle": i.idle,
     }
 
 
@@ -206,8 +207,11 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
         names = ", ".join(h.removeprefix("pyframe_") for h in i.hooks)
         return names or ("(not imported)" if i.source != "built-in" else "-")
 
+    def why(i: Any) -> str:
+        return f"{i.reason}; idle with its settings: its module hooks do not run" if i.idle else i.reason
+
     rows = [
-        [i.name, i.version or "-", i.distribution or "-", i.source, "yes" if i.enabled else "no", i.reason, hooks(i)]
+        [i.name, i.version or "-", i.distribution or "-", i.source, "yes" if i.enabled else "no", why(i), hooks(i)]
         for i in infos
     ]
     header = ["name", "version", "distribution", "source", "enabled", "why", "hooks"]

@@ -56,6 +56,7 @@ class PluginInfo:
     distribution: str | None
     error: str | None = None  # why it failed to import or set up, if it did
     settings: Mapping[str, Any] = field(default_factory=dict)  # its validated settings when enabled
+    idle: bool = False  # enabled, but its settings make it inactive (``declare(active=...)``): no module hook runs
 
 
 @dataclass
@@ -135,6 +136,7 @@ class PluginManager(pluggy.PluginManager):
         """Hands every module hook registry its plugin implementations in calling order: tryfirst, plain, trylast,
         each in plugin order (``order``, then by name). pluggy's wrappers cannot take part in a chain."""
         rank = {name: i for i, name in enumerate(self._order)}
+        idle = {name for name, rec in self._records.items() if self.idle(rec)}
 
         def key(impl: Any) -> tuple:
             bucket = 0 if impl.tryfirst else 2 if impl.trylast else 1
@@ -142,12 +144,13 @@ class PluginManager(pluggy.PluginManager):
 
         for registry in self.registries:
             impls = getattr(self.hook, registry.specname).get_hookimpls()
-            impls = sorted((i for i in impls if not (i.hookwrapper or i.wrapper)), key=key)
+            impls = sorted((i for i in impls if not (i.hookwrapper or i.wrapper or i.plugin_name in idle)), key=key)
             registry.set_plugins(
                 [(i.function, i.argnames, self.describe_plugin(i.plugin), i.plugin_name) for i in impls]
             )
         if self.registries:
-            impls = sorted(self.hook.pyframe_model_ready.get_hookimpls(), key=key)
+            ready = self.hook.pyframe_model_ready.get_hookimpls()
+            impls = sorted((i for i in ready if i.plugin_name not in idle), key=key)
             _tree.set_ready_hooks([(i.function, i.argnames, self.describe_plugin(i.plugin)) for i in impls])
 
     # ---- configuration --------------------------------------------------------------------------------
@@ -381,11 +384,14 @@ class PluginManager(pluggy.PluginManager):
         rec.settings, rec.setting_origins, rec.setting_overridden = values, origins, overridden
 
     def _configure(self, rec: _Record) -> None:
+        was_idle = self.idle(rec)
         self._compute_settings(rec)  # a config error propagates: always fatal
         try:
             self._call(rec, "pyframe_configure", settings=types.MappingProxyType(dict(rec.settings)))
         except Exception as e:
             self._fail(rec, "raised in pyframe_configure", e)
+        if self.idle(rec) != was_idle:  # declare(active=...) turned with the settings: its hooks join or leave
+            self._publish()
 
     def _unregister(self, rec: _Record, unconfigure: bool = True) -> None:
         if not rec.registered:
@@ -713,6 +719,7 @@ class PluginManager(pluggy.PluginManager):
             distribution=rec.distribution,
             error=rec.error,
             settings=types.MappingProxyType(dict(rec.settings)) if rec.enabled else types.MappingProxyType({}),
+            idle=rec.enabled and self.idle(rec),
         )
 
     def records(self) -> list[_Record]:
@@ -784,6 +791,17 @@ class PluginManager(pluggy.PluginManager):
                         }
         files = [str(layer.path) for layer in self._layers if layer.path is not None]
         return {"files": files, "values": values}
+
+    def idle(self, rec: _Record) -> bool:
+        """Whether the plugin is registered but declared itself inactive under its current settings
+        (``declare(active=...)``); its module hooks are then left out of the registries."""
+        declared = rec.declared
+        if not rec.registered or not isinstance(declared, Declaration):
+            return False
+        try:
+            return not declared.is_active(types.MappingProxyType(dict(rec.settings)))
+        except Exception:  # noqa: BLE001 - a broken flag function: the plugin stays active
+            return False
 
     def changes_numerics(self, rec: _Record) -> bool:
         """Whether the plugin declared that it changes numerics under its current settings (True when it did not

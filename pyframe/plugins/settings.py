@@ -13,11 +13,19 @@ __all__ = ["Setting", "PluginConfigError", "did_you_mean", "NamePatterns", "Decl
 
 class Declaration(dict):
     """What ``pyframe_declare_settings`` may return instead of a plain dict: the settings, plus whether the plugin
-    changes numerics (``changes_numerics``: a bool, or a function of the validated settings returning one). Build
-    it with ``pyframe.plugins.declare(changes_numerics=False, key=Setting(...), ...)``. A plain dict counts as
-    ``changes_numerics=True``: a checkpoint loaded under different settings of such a plugin warns."""
+    changes numerics (``changes_numerics``: a bool, or a function of the validated settings returning one) and
+    whether its hooks take part (``active``, the same). Build it with ``pyframe.plugins.declare(changes_numerics=
+    False, key=Setting(...), ...)``. A plain dict counts as ``changes_numerics=True``: a checkpoint loaded under
+    different settings of such a plugin warns; and as ``active=True``."""
 
     changes_numerics: Any = True
+    active: Any = True
+
+    def is_active(self, settings: Any) -> bool:
+        """Whether the plugin's module hooks and ``pyframe_model_ready`` run with these validated ``settings``
+        (``active``, called if it is a function)."""
+        flag = self.active
+        return bool(flag(settings)) if callable(flag) else bool(flag)
 
     def numerics(self, settings: Any) -> bool:
         """Whether the plugin changes numerics with these validated ``settings`` (``changes_numerics``, called if it is
@@ -27,13 +35,19 @@ class Declaration(dict):
         return bool(flag(settings)) if callable(flag) else bool(flag)
 
 
-def declare(*, changes_numerics: Any = True, **settings: Any) -> Declaration:
+def declare(*, changes_numerics: Any = True, active: Any = True, **settings: Any) -> Declaration:
     """``return pyframe.plugins.declare(changes_numerics=False, level=Setting(int, 1))`` in
-    ``pyframe_declare_settings``: the settings and the numerics flag (see ``Declaration``)."""
-    if not (isinstance(changes_numerics, bool) or callable(changes_numerics)):
-        raise TypeError(f"changes_numerics must be a bool or a function of the settings, got {changes_numerics!r}")
+    ``pyframe_declare_settings``: the settings and the numerics flag (see ``Declaration``).
+
+    ``active`` (a bool, or a function of the validated settings) says whether the plugin's module hooks and
+    ``pyframe_model_ready`` take part: a plugin that does nothing until configured (``active=lambda s:
+    bool(s["targets"])``) is then free when installed and not configured, since pyframe skips the hooked path of a
+    call no hook wants. Its other hooks (``pyframe_configure``, ``pyframe_summary``, ...) run as usual."""
+    for key, flag in (("changes_numerics", changes_numerics), ("active", active)):
+        if not (isinstance(flag, bool) or callable(flag)):
+            raise TypeError(f"{key} must be a bool or a function of the settings, got {flag!r}")
     d = Declaration(settings)
-    d.changes_numerics = changes_numerics
+    d.changes_numerics, d.active = changes_numerics, active
     return d
 
 

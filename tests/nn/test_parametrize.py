@@ -486,9 +486,40 @@ def test_rules_from_config_file(tmp_path, monkeypatch):
     assert not P.is_parametrized(nn.Sequential(nn.Linear(2, 2))[0])
 
 
+class _Attn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q_proj, self.k_proj = nn.Linear(4, 4), nn.Linear(4, 4)
+
+
+def test_name_rules_apply_as_names_become_known_and_on_first_forward():
+    rules = [
+        {"names": ["*.q_proj"], "tensor": "weight", "parametrization": "orthogonal"},
+        {"module": "Linear", "names": ["encoder.*.k_proj"], "tensor": "weight", "parametrization": "orthogonal"},
+    ]
+    with plugins.activated("parametrize", exclusive=False, rules=rules):
+        model = nn.Module()
+        model.encoder = nn.ModuleList([_Attn(), _Attn()])
+        model.decoder = _Attn()
+        # decided while the model is built: *.q_proj when q_proj is attached, encoder.*.k_proj with encoder
+        picked = sorted(n for n, m in model.named_modules() if P.is_parametrized(m))
+        assert picked == ["decoder.q_proj", *(f"encoder.{i}.{p}" for i in (0, 1) for p in ("k_proj", "q_proj"))]
+        w = arr(model.encoder[1].k_proj.weight)
+        assert np.allclose(w.T @ w, np.eye(4), atol=1e-5)
+        # a module put in place without being attached (no registration hook) is found on the first forward
+        model.encoder._modules["2"] = _Attn()
+        assert not P.is_parametrized(model.encoder[2].k_proj)
+        model.decoder.k_proj(pyframe.randn(1, 4))
+        assert P.is_parametrized(model.encoder[2].k_proj, "weight") and P.is_parametrized(model.encoder[2].q_proj)
+        assert not P.is_parametrized(model.decoder.k_proj)
+
+
 @pytest.mark.parametrize(
     ("rules", "match"),
     [
+        ([{"tensor": "weight", "parametrization": "orthogonal"}], "needs 'module'"),
+        ([{"names": ["a..b"], "tensor": "weight", "parametrization": "orthogonal"}], "not a qualified-name"),
+        ([{"names": "*.q", "tensor": "weight", "parametrization": "orthogonal"}], "'names' must be a list"),
         ([{"module": "Linear", "tensor": "weight", "parametrization": "orthogonl"}], "did you mean 'orthogonal'"),
         ([{"module": "Linear", "tensor": "weight"}], "missing key 'parametrization'"),
         ([{"module": "Linear", "tensor": "weight", "parametrization": "orthogonal", "bogus": 1}], "unknown key"),

@@ -5,10 +5,11 @@ Configured with ``[lora] targets = ["*.q_proj", "*.v_proj"], rank = 8, alpha = 1
 - gives every ``Linear`` whose qualified name matches ``targets`` a low-rank adapter when the layer is attached to
   its parent (the pattern's last component is known then; see pyframe's "Qualified names"): the weight becomes
   ``W + (alpha / rank) * B @ A`` through pyframe's parametrizations (``register_parametrization``, the machinery
-  of the built-in ``parametrize`` plugin; the adapter is also the ``pyframe.parametrizations`` entry point
-  ``lora``), with ``A`` (rank x in) initialised as PEFT does (``kaiming_uniform_(a=sqrt(5))``) and ``B``
-  (out x rank) zero, so the model starts unchanged; with ``dropout`` > 0 the adapter's input is dropped out in
-  training, as PEFT places it (``base(x) + scale * B(A(dropout(x)))``);
+  of the built-in ``parametrize`` plugin; ``apply`` is also the ``pyframe.parametrizations`` entry point
+  ``lora``, for ``[[parametrize.rules]]``), with ``A`` (rank x in) initialised as PEFT does
+  (``kaiming_uniform_(a=sqrt(5))``) and ``B`` (out x rank) zero, so the model starts unchanged; with
+  ``dropout`` > 0 the adapter's input is dropped out in training, as PEFT places it
+  (``base(x) + scale * B(A(dropout(x)))``);
 - freezes every other parameter (the targeted weights and biases included), as PEFT does, through the
   parameter-registration hook: the adapters are the only parameters that require grad when construction ends,
   so an optimizer built right after the model trains only them;
@@ -42,6 +43,7 @@ hookimpl = pluggy.HookimplMarker("pyframe")
 __all__ = [
     "LoRAParametrization",
     "adapters",
+    "apply",
     "state_dict",
     "load_state_dict",
     "merge",
@@ -111,7 +113,7 @@ def _class():
 
 
 def __getattr__(name: str) -> Any:
-    """``pyframe_lora.LoRAParametrization`` (also the ``pyframe.parametrizations`` entry point ``lora``)."""
+    """``pyframe_lora.LoRAParametrization``, the adapter module (defined on first use)."""
     if name == "LoRAParametrization":
         return _class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -126,6 +128,7 @@ def pyframe_declare_settings() -> dict:
 
     return declare(
         changes_numerics=lambda s: bool(s["targets"]),  # adapters and frozen parameters: a different model
+        active=lambda s: bool(s["targets"]),  # installed but not configured: no hook, no hooked call path
         targets=Setting(
             NamePatterns,
             list(DEFAULTS["targets"]),
@@ -249,6 +252,29 @@ def adapt(linear: Any, *, rank: int | None = None, alpha: float | None = None, d
         new={"lora_A": list(lora.lora_A.shape), "lora_B": list(lora.lora_B.shape), "scaling": lora.scaling},
     )  # fmt: skip
     return lora
+
+
+def apply(module: Any, tensor_name: str = "weight", **options: Any) -> Any:
+    """The ``pyframe.parametrizations`` entry point ``lora``, for the built-in ``parametrize`` plugin's rules
+    (``[[parametrize.rules]] names = ["*.q_proj"], tensor = "weight", parametrization = "lora", options = {rank =
+    4}``): an adapter on a ``Linear``'s weight, with ``rank``/``alpha``/``dropout`` from ``options`` or the
+    ``[lora]`` settings. Unlike ``[lora] targets`` it freezes nothing."""
+    if tensor_name != "weight" or not issubclass(_type_of(module), _linear_type()):
+        raise ValueError(
+            f"parametrization 'lora' adapts the weight of a Linear, got {type(module).__name__}.{tensor_name}"
+        )
+    unknown = sorted(set(options) - {"rank", "alpha", "dropout"})
+    if unknown:
+        raise TypeError(f"parametrization 'lora' options are rank, alpha and dropout, got {unknown}")
+    if is_adapted(module):
+        return _adapter(module)
+    return adapt(module, **options)
+
+
+def _type_of(module: Any) -> type:
+    from pyframe.nn.utils import parametrize
+
+    return parametrize.type_before_parametrizations(module)
 
 
 def _adapter(linear: Any) -> Any:

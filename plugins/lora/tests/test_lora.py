@@ -206,7 +206,13 @@ def test_dropout_is_on_the_adapters_input_only():
 
 
 def test_off_without_targets_and_late_targets_warn():
+    from pyframe import _hooks
+    from pyframe.plugins import tree
+
     with pyframe.plugins.testing.activated(lora, "lora"):  # installed, not configured: nothing changes
+        # and costs nothing: none of its hooks is in a registry, so a call takes no hooked path
+        assert pyframe.plugins.get("lora").idle and tree._handle is None
+        assert not any(src.name == "lora" for r in _hooks.REGISTRIES for (_, _, src) in r.entries)
         model = build_gpt()
     assert all(p.requires_grad for p in model.parameters()) and not lora.adapters(model)
     with pyframe.plugins.testing.activated(lora, "lora", targets=["transformer.h.0.attn.c_attn"]):
@@ -233,6 +239,20 @@ def test_parametrization_entry_point_object():
     cls = lora.LoRAParametrization
     p = cls(3, 2, rank=1, alpha=2.0)
     assert p.scaling == 2.0 and repr(p) == "LoRAParametrization(rank=1, alpha=2.0, dropout=0.0)"
+
+
+def test_adapters_through_parametrize_rules_freeze_nothing():
+    rule = {"names": ["*.c_attn"], "tensor": "weight", "parametrization": "lora", "options": {"rank": 2, "alpha": 4}}
+    with pyframe.plugins.activated("parametrize", exclusive=False, rules=[rule]):
+        model = build_gpt()
+    ad = lora.adapters(model)
+    assert sorted(ad) == [f"transformer.h.{i}.attn.c_attn" for i in range(len(model.transformer.h))]
+    assert all(a.rank == 2 and a.scaling == 2.0 for a in ad.values())
+    assert all(p.requires_grad for p in model.parameters())
+    with pytest.raises(ValueError, match="adapts the weight of a Linear"):
+        lora.apply(pyframe.nn.LayerNorm(4), "weight")
+    with pytest.raises(TypeError, match="options are rank, alpha and dropout"):
+        lora.apply(pyframe.nn.Linear(2, 2), "weight", r=4)
 
 
 class TestPackaging(pyframe.plugins.testing.PackagingTests):
