@@ -5,6 +5,8 @@ Targets (API.md "Plugins"): with no hook at all, a ``Linear(4, 4)`` call under n
 of the same call with the hook machinery removed (``Module.__call__`` replaced by a direct call
 of ``forward``); one global no-op forward hook adds no more than it adds in torch.
 
+An idle plugin (installed, not configured: ``declare(active=...)`` false) must match "no hooks".
+
 Plugins and their trace (``pyframe.plugins.trace()``): the same call with one plugin's no-op
 ``pyframe_module_forward`` (the hooked call every installed plugin puts on a model), with the trace
 off and on; the difference is the trace's cost per hook call. With the trace off the registries hold
@@ -73,8 +75,24 @@ class _NoOpPlugin:
         return None
 
 
+class _IdlePlugin(_NoOpPlugin):
+    """Installed but not configured (``declare(active=...)`` false, as lora with no targets): its hooks, the
+    forward hook and ``pyframe_model_ready`` included, must cost nothing."""
+
+    @pf.hookimpl
+    def pyframe_declare_settings(self):
+        return pf.plugins.declare(active=lambda s: bool(s["targets"]), targets=pf.plugins.Setting(list[str], []))
+
+    @pf.hookimpl
+    def pyframe_model_ready(self, model):
+        return None
+
+
 def _plugin_cases() -> dict:
     state = {}
+
+    def idle():
+        state["h"] = pf.plugins.register(_IdlePlugin(), name="bench-idle")
 
     def add(trace: bool):
         def enter():
@@ -91,6 +109,8 @@ def _plugin_cases() -> dict:
         state.pop("h").remove()
 
     cases = {"one plugin forward hook": (add(False), leave)}
+    if hasattr(pf.plugins, "declare"):
+        cases["one idle plugin (not configured)"] = (idle, leave)
     if hasattr(pf.plugins, "trace"):
         cases["one plugin forward hook, trace on"] = (add(True), leave)
     return cases
