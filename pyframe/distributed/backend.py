@@ -77,6 +77,11 @@ class Backend(Protocol):
     def alltoall(self, send: np.ndarray, recv: np.ndarray, desc: str, async_op: bool = False) -> Work:
         """Rank r's ``recv[q]`` gets rank q's ``send[r]`` (both of shape ``(world_size, ...)``)."""
 
+    def alltoallv(self, send: np.ndarray, send_counts: list[int], recv: np.ndarray, recv_counts: list[int],
+                  desc: str, async_op: bool = False) -> Work:  # fmt: skip
+        """Bytes: rank q's ``recv`` gets, after ``recv_counts[:q]``, the ``recv_counts[q]`` bytes rank q sent
+        here (its ``send_counts[r]`` bytes after ``send_counts[:r]``). The caller has checked the counts agree."""
+
     def barrier(self, desc: str = "barrier", async_op: bool = False) -> Work:
         """Completes once every rank has called it."""
 
@@ -149,6 +154,10 @@ class SingleBackend:
 
     def alltoall(self, send, recv, desc="", async_op=False) -> Work:
         recv[...] = send
+        return DONE
+
+    def alltoallv(self, send, send_counts, recv, recv_counts, desc="", async_op=False) -> Work:
+        recv[:] = send
         return DONE
 
     def barrier(self, desc="barrier", async_op=False) -> Work:

@@ -477,25 +477,59 @@ def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None, as
     return _finish(work, what, [], outs, async_op, _unstack(out, outs))
 
 
+def _splits(sizes, rows: int, n: int, what: str, argname: str) -> list[int]:
+    if sizes is None:
+        if rows % n:
+            raise ValueError(f"{what}: without {argname} the first dimension ({rows}) must be divisible by the "
+                             f"world size {n}")  # fmt: skip
+        return [rows // n] * n
+    sizes = list(sizes)
+    if len(sizes) != n or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in sizes):
+        raise ValueError(f"{what}: {argname} must be {n} non-negative ints (one per rank), got {sizes}")
+    if sum(sizes) != rows:
+        raise ValueError(f"{what}: {argname} {sizes} must add up to the first dimension, {rows}")
+    return sizes
+
+
 def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None, input_split_sizes=None,  # noqa: A002
                       group=None, async_op: bool = False):  # fmt: skip
-    """Same as torch.distributed.all_to_all_single with equal splits: the first dimension of ``input`` is cut
-    into ``world_size`` chunks; chunk r goes to rank r, and ``output`` holds what every rank sent here."""
+    """Same as torch.distributed.all_to_all_single: ``input`` is cut along its first dimension into
+    ``input_split_sizes`` rows (default: ``world_size`` equal chunks); chunk r goes to rank r, and ``output``
+    holds, in rank order, the ``output_split_sizes[r]`` rows rank r sent here. The split sizes are first compared
+    across ranks: what a rank sends must be what its peer expects, else ``ValueError`` on every rank. With
+    ``async_op=True`` the call returns once the ranks have exchanged their split sizes; the data moves after."""
+    from math import prod
+
     g = _require(group)
     what = "all_to_all_single"
     n = g.backend.world_size
     _check_tensor(input, what, "input")
     _check_tensor(output, what, "output")
-    if output_split_sizes is not None or input_split_sizes is not None:
-        sizes = [output_split_sizes, input_split_sizes]
-        if any(s is not None and len(set(s)) > 1 for s in sizes):
-            raise NotImplementedError(f"{what}: only equal splits are supported, got {sizes}")
-    if (input.dtype is not output.dtype or input._shape != output._shape or not input._shape
-            or input._shape[0] % n):  # fmt: skip
-        raise ValueError(f"{what}: input and output must have one shape and dtype with a first dimension divisible "
-                         f"by {n}, got {_describe(input)} and {_describe(output)}")  # fmt: skip
+    if (input.dtype is not output.dtype or not input._shape or not output._shape
+            or input._shape[1:] != output._shape[1:]):  # fmt: skip
+        raise ValueError(f"{what}: input and output must have one dtype and the same shape after the first "
+                         f"dimension, got {_describe(input)} and {_describe(output)}")  # fmt: skip
+    ins = _splits(input_split_sizes, input._shape[0], n, what, "input_split_sizes")
+    outs = _splits(output_split_sizes, output._shape[0], n, what, "output_split_sizes")
+    rows = f"{input.dtype.name} rows{list(input._shape[1:])}"
     send, recv = _Staged(input, out=False), _Staged(output)
-    work = g.backend.alltoall(send.arr.reshape(n, -1), recv.arr.reshape(n, -1), f"{what} {_describe(input)}", async_op)
+    # every rank's splits first (this exchange is also the call's agreement check), so a disagreement is an
+    # error on every rank, never a garbled exchange, and every rank picks the same transport call below
+    mine = np.array([ins, outs], dtype=np.int64)
+    every = np.empty((n, 2, n), dtype=np.int64)
+    g.backend.allgather(mine.view(np.uint8).reshape(-1), every.view(np.uint8).reshape(n, -1),
+                        f"{what} {rows}").wait()  # fmt: skip
+    table = every.tolist()
+    bad = [f"rank {g.ranks[r]} sends {table[r][0][q]} rows to rank {g.ranks[q]}, which expects {table[q][1][r]}"
+           for r in range(n) for q in range(n) if table[r][0][q] != table[q][1][r]]  # fmt: skip
+    if bad:
+        raise ValueError(f"{what}: the ranks' split sizes disagree: {'; '.join(bad)}")
+    if len({k for t in table for k in t[0]}) == 1:  # equal chunks everywhere: the plain all-to-all
+        work = g.backend.alltoall(send.arr.reshape(n, -1), recv.arr.reshape(n, -1), None, async_op)
+        return _finish(work, what, [recv], [output], async_op)
+    row_bytes = prod(input._shape[1:]) * input.dtype.itemsize
+    work = g.backend.alltoallv(send.arr.reshape(-1), [k * row_bytes for k in ins], recv.arr.reshape(-1),
+                               [k * row_bytes for k in outs], None, async_op)  # fmt: skip
     return _finish(work, what, [recv], [output], async_op)
 
 

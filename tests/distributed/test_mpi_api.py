@@ -49,6 +49,8 @@ def _check(results: list[dict]) -> None:
         assert got["broadcast"] == [[float(n), 0.5]] * 2
         assert got["scatter"] == [rank, rank * rank]
         assert got["all_to_all"] == [[10.0 * r + rank] for r in range(n)]
+        expect = [[100.0 * q + 10 * rank + j, -1.0] for q in range(n) for j in range((q + 2 * rank) % 3 + 1)]
+        assert got["all_to_all_single_uneven"] == expect
         assert got["new_group"][0] == ([float(1 + n)] if rank in (0, n - 1) else [rank + 1.0])
         assert got["all_gather_object"][n - 1] == {"rank": n - 1, "s": "x" * (n - 1)}
         if rank < 2:
@@ -59,6 +61,8 @@ def _check(results: list[dict]) -> None:
         assert "rank 0: all_reduce SUM float32[1]; rank 1: broadcast from 0 float32[1]" in res["kind"]
         assert res["not_member"] == (None if rank == 0 else f"rank {rank} is not a member of ProcessGroup(name="
                                      "'group2', ranks=[0]): only its members may use it")  # fmt: skip
+        assert res["splits"] == ("all_to_all_single: the ranks' split sizes disagree: rank 0 sends 1 rows to rank 1, "
+                                 "which expects 2")  # fmt: skip
         assert res["send_self"].startswith(f"Invalid destination rank: send on rank {rank} names itself")
         assert res["join_without_ddp"].startswith("Join works with DistributedDataParallel modules")
         if rank == 1:

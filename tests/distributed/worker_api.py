@@ -72,6 +72,15 @@ def cases(lib, d, rank: int, n: int) -> dict:
     o = T([0.0] * n)
     d.all_to_all_single(o, T([10.0 * rank + r for r in range(n)]))
     out["all_to_all_single"] = o.tolist()
+
+    def rows(a, b):  # how many rows rank a sends to rank b
+        return (a + 2 * b) % 3 + 1
+
+    ins, outs = [rows(rank, q) for q in range(n)], [rows(q, rank) for q in range(n)]
+    o = T([[0.0, 0.0]] * sum(outs))
+    d.all_to_all_single(o, T([[100.0 * rank + 10 * q + j, -1.0] for q in range(n) for j in range(ins[q])]),
+                        output_split_sizes=outs, input_split_sizes=ins)  # fmt: skip
+    out["all_to_all_single_uneven"] = o.tolist()
     if rank < 2:  # send/recv between ranks 0 and 1, both directions at once (isend before recv)
         peer = 1 - rank
         s = d.isend(T([rank + 0.5, 7.0]), dst=peer)
@@ -137,7 +146,9 @@ def bad_input(rank: int, n: int) -> dict:
         out["not_member"] = "no error" if rank != 0 else None
     except ValueError as e:
         out["not_member"] = str(e)
+    outs = [2] + [1] * (n - 1) if rank == 1 else [1] * n  # rank 1 expects 2 rows from rank 0, which sends 1
     for name, call in (
+        ("splits", lambda: dist.all_to_all_single(pyframe.zeros(sum(outs), 2), pyframe.zeros(n, 2), outs, [1] * n)),
         ("send_self", lambda: dist.send(T([1.0]), dst=rank)),
         ("join_without_ddp", lambda: pyframe.nn.parallel.Join([nn.Linear(2, 2)])),
     ):

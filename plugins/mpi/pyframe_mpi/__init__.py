@@ -183,6 +183,20 @@ class MPIBackend:
     def alltoall(self, send, recv, desc: str, async_op: bool = False) -> _Work:
         return self._submit(desc, "all_to_all", lambda: self.comm.Alltoall(send, recv), async_op)
 
+    def alltoallv(self, send, send_counts, recv, recv_counts, desc: str, async_op: bool = False) -> _Work:
+        MPI = self._mpi
+
+        def displs(counts):
+            out, at = [], 0
+            for c in counts:
+                out.append(at)
+                at += c
+            return out
+
+        spec_s = [send, (list(send_counts), displs(send_counts)), MPI.BYTE]
+        spec_r = [recv, (list(recv_counts), displs(recv_counts)), MPI.BYTE]
+        return self._submit(desc, "all_to_all_single", lambda: self.comm.Alltoallv(spec_s, spec_r), async_op)
+
     def barrier(self, desc: str = "barrier", async_op: bool = False) -> _Work:
         return self._submit(desc, "barrier", lambda: None, async_op)  # the check is the barrier
 
