@@ -5,11 +5,14 @@ PY := $(VENV)/bin/python
 CC ?= cc
 
 # `make test PYTHON=python3.13` in a clone whose .venv another Python made would silently test that one: refuse
+# (check-fresh builds its own venv in a temporary clone, so the local one does not matter to it)
+ifneq ($(filter-out check-fresh,$(or $(MAKECMDGOALS),default)),)
 ifeq ($(origin PYTHON),command line)
 ifneq ($(wildcard $(PY)),)
 _version = $(shell $(1) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 ifneq ($(call _version,$(PY)),$(call _version,$(PYTHON)))
 $(error $(VENV) was made by Python $(call _version,$(PY)), not $(PYTHON) ($(call _version,$(PYTHON))): remove it (make clean) or choose another VENV=)
+endif
 endif
 endif
 endif
