@@ -436,7 +436,7 @@ def _conj_physical_(self: Tensor) -> Tensor:
 _INPLACE = {
     "eq_": ops.eq, "ne_": ops.ne, "lt_": ops.lt, "le_": ops.le, "gt_": ops.gt, "ge_": ops.ge,
     "logical_and_": ops.logical_and, "logical_or_": ops.logical_or, "logical_xor_": ops.logical_xor,
-    "logical_not_": ops.logical_not, "atan2_": ops.atan2, "float_power_": ops.float_power, "sgn_": ops.sgn,
+    "logical_not_": ops.logical_not, "atan2_": ops.atan2, "sgn_": ops.sgn,
     "floor_divide_": ops.floor_divide, "true_divide_": ops.div, "cumsum_": ops.cumsum, "cumprod_": ops.cumprod,
     "addmv_": ops.addmv, "tril_": ops.tril, "triu_": ops.triu, "deg2rad_": deg2rad,
     "rad2deg_": rad2deg, "copysign_": copysign, "heaviside_": heaviside, "sinc_": sinc,

@@ -22,6 +22,7 @@ from pyframe.ops import (
     view,
 )  # fmt: skip
 from pyframe.ops import elementwise as ew
+from pyframe.ops import special as special_ops
 from pyframe.tensor import Tensor
 
 # torch binds these as methods too; tensordot, cdist and kron are functions only
@@ -71,6 +72,7 @@ def bind() -> None:
         "clamp_max_": _inplace(pointwise.clamp_max), "nan_to_num_": _inplace(pointwise.nan_to_num),
         "addmm_": _inplace(products.addmm), "baddbmm_": _inplace(products.baddbmm), "fmod_": _inplace(pointwise.fmod),
         "frac_": _inplace(pointwise.frac), "hypot_": _inplace(pointwise.hypot), "xlogy_": _inplace(pointwise.xlogy),
+        "float_power_": pointwise.float_power_,
         **{name: getattr(ops, name) for name in _LAYOUT_METHODS},
         **{name: getattr(stats, name) for name in _STATS_METHODS},
         "scatter_": index.scatter_, "index_fill_": index.index_fill_, "index_copy_": index.index_copy_,
@@ -131,6 +133,7 @@ def bind() -> None:
         methods[name] = getattr(inplace_view, name)
     methods["swapaxes_"] = inplace_view.swapdims_
     # torch's linear-algebra methods (pyframe.linalg)
+    methods.update(special_ops.methods)  # polygamma, mvlgamma, frexp, ldexp, nextafter
     methods.update(
         det=linalg.det, inverse=linalg.inv, matrix_exp=linalg.matrix_exp, slogdet=linalg.slogdet, logdet=linalg.logdet
     )

@@ -8,15 +8,56 @@ import math
 from pyframe import _dtype, ops
 from pyframe._aliases import sinc
 from pyframe.nn import functional as _F
-from pyframe.ops.special import bessel_j0, bessel_j1, bessel_y0, bessel_y1, digamma, erfinv, i0, i0e, i1, i1e, lgamma
+from pyframe.ops.special import (
+    airy_ai,
+    bessel_j0,
+    bessel_j1,
+    bessel_y0,
+    bessel_y1,
+    digamma,
+    erfcx,
+    erfinv,
+    i0,
+    i0e,
+    i1,
+    i1e,
+    lgamma,
+    modified_bessel_k0,
+    modified_bessel_k1,
+    mvlgamma,
+    ndtri,
+    polygamma,
+    polynomials,
+    scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1,
+    zeta,
+)
 from pyframe.tensor import Tensor
 
 __all__ = [
-    "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "psi", "entr", "erf", "erfc", "erfinv", "exp2",
-    "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp",
-    "modified_bessel_i0", "modified_bessel_i1", "ndtr", "round", "sinc", "softmax", "spherical_bessel_j0", "xlog1py",
-    "xlogy",
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "psi", "entr", "erf", "erfc", "erfcx",
+    "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax",
+    "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+    "multigammaln", "ndtr", "ndtri", "polygamma", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+    "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta", "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
+    "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
 ]  # fmt: skip
+
+chebyshev_polynomial_t = polynomials["chebyshev_polynomial_t"]
+chebyshev_polynomial_u = polynomials["chebyshev_polynomial_u"]
+chebyshev_polynomial_v = polynomials["chebyshev_polynomial_v"]
+chebyshev_polynomial_w = polynomials["chebyshev_polynomial_w"]
+shifted_chebyshev_polynomial_t = polynomials["shifted_chebyshev_polynomial_t"]
+shifted_chebyshev_polynomial_u = polynomials["shifted_chebyshev_polynomial_u"]
+shifted_chebyshev_polynomial_v = polynomials["shifted_chebyshev_polynomial_v"]
+shifted_chebyshev_polynomial_w = polynomials["shifted_chebyshev_polynomial_w"]
+hermite_polynomial_h = polynomials["hermite_polynomial_h"]
+hermite_polynomial_he = polynomials["hermite_polynomial_he"]
+laguerre_polynomial_l = polynomials["laguerre_polynomial_l"]
+legendre_polynomial_p = polynomials["legendre_polynomial_p"]
+multigammaln = mvlgamma
 
 psi = digamma
 gammaln = lgamma

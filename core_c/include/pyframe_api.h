@@ -90,6 +90,16 @@ enum {
     PF_BESSEL_J1,
     PF_BESSEL_Y0,
     PF_BESSEL_Y1,
+    PF_POLYGAMMA, /* p0 = n >= 0 */
+    PF_NDTRI,
+    PF_ERFCX,
+    PF_AIRY_AI,
+    PF_BESSEL_K0, /* modified Bessel functions of the second kind, and exp(x) K(x) */
+    PF_BESSEL_K1,
+    PF_BESSEL_K0E,
+    PF_BESSEL_K1E,
+    PF_FREXP_MANTISSA, /* frexp's two results: mantissa in [0.5, 1) (sign kept), exponent (a float value) */
+    PF_FREXP_EXPONENT,
     PF_NUM_UNARY
 };
 
@@ -119,6 +129,21 @@ enum {
     PF_RELU_BACKWARD,    /* b <= 0 ? 0 : a (a NaN output passes the gradient, as torch) */
     PF_TANH_BACKWARD,    /* a * (1 - b * b) */
     PF_SIGMOID_BACKWARD, /* a * (b * (1 - b)) */
+    PF_ZETA,             /* Hurwitz zeta(a, b) */
+    PF_NEXTAFTER,
+    /* orthogonal polynomials of a with degree b (truncated to an integer) */
+    PF_CHEBYSHEV_T,
+    PF_CHEBYSHEV_U,
+    PF_CHEBYSHEV_V,
+    PF_CHEBYSHEV_W,
+    PF_SHIFTED_CHEBYSHEV_T,
+    PF_SHIFTED_CHEBYSHEV_U,
+    PF_SHIFTED_CHEBYSHEV_V,
+    PF_SHIFTED_CHEBYSHEV_W,
+    PF_HERMITE_H,
+    PF_HERMITE_HE,
+    PF_LAGUERRE_L,
+    PF_LEGENDRE_P,
     PF_NUM_BINARY
 };
 

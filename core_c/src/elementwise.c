@@ -85,6 +85,12 @@ PF_FLOORDIV(pf_floordiv, double, fmod, floor)
 PF_LOGIT_FN(pf_logitf, float, logf)
 PF_LOGIT_FN(pf_logit, double, log)
 
+/* frexp's mantissa and exponent, one row each (0, inf and NaN: C's frexp, exponent 0) */
+static inline float pf_frexp_mf(float x) { int e; return frexpf(x, &e); }
+static inline double pf_frexp_m(double x) { int e; return frexp(x, &e); }
+static inline float pf_frexp_ef(float x) { int e; frexpf(x, &e); return (float)e; }
+static inline double pf_frexp_e(double x) { int e; frexp(x, &e); return (double)e; }
+
 /* Integer ops that can fail set *err instead of trapping. */
 static inline int64_t pf_ipow(int64_t a, int64_t b, int *err) {
     if (b < 0) {
@@ -239,10 +245,20 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
     X(PF_I0E, i0e, F, pf_i0ef(x), pf_i0e(x), _)                                                            \
     X(PF_I1, i1, F, pf_i1f(x), pf_i1(x), _)                                                                \
     X(PF_I1E, i1e, F, pf_i1ef(x), pf_i1e(x), _)                                                            \
-    X(PF_BESSEL_J0, bessel_j0, F, pf_j0f(x), pf_j0(x), _)                                                  \
-    X(PF_BESSEL_J1, bessel_j1, F, pf_j1f(x), pf_j1(x), _)                                                  \
-    X(PF_BESSEL_Y0, bessel_y0, F, pf_y0f(x), pf_y0(x), _)                                                  \
-    X(PF_BESSEL_Y1, bessel_y1, F, pf_y1f(x), pf_y1(x), _)
+    X(PF_BESSEL_J0, bessel_j0, F, pf_bessel_j0f(x), pf_bessel_j0(x), _) \
+    X(PF_BESSEL_J1, bessel_j1, F, pf_bessel_j1f(x), pf_bessel_j1(x), _) \
+    X(PF_BESSEL_Y0, bessel_y0, F, pf_bessel_y0f(x), pf_bessel_y0(x), _) \
+    X(PF_BESSEL_Y1, bessel_y1, F, pf_bessel_y1f(x), pf_bessel_y1(x), _) \
+    X(PF_POLYGAMMA, polygamma, F, pf_polygammaf(x, p0), pf_polygamma(x, p0), _) \
+    X(PF_NDTRI, ndtri, F, pf_ndtrif(x), pf_ndtri(x), _) \
+    X(PF_ERFCX, erfcx, F, pf_erfcxf(x), pf_erfcx(x), _) \
+    X(PF_AIRY_AI, airy_ai, F, pf_airy_aif(x), pf_airy_ai(x), _) \
+    X(PF_BESSEL_K0, modified_bessel_k0, F, pf_modified_bessel_k0f(x), pf_modified_bessel_k0(x), _) \
+    X(PF_BESSEL_K1, modified_bessel_k1, F, pf_modified_bessel_k1f(x), pf_modified_bessel_k1(x), _) \
+    X(PF_BESSEL_K0E, scaled_modified_bessel_k0, F, pf_scaled_modified_bessel_k0f(x), pf_scaled_modified_bessel_k0(x), _) \
+    X(PF_BESSEL_K1E, scaled_modified_bessel_k1, F, pf_scaled_modified_bessel_k1f(x), pf_scaled_modified_bessel_k1(x), _) \
+    X(PF_FREXP_MANTISSA, frexp_mantissa, F, pf_frexp_mf(x), pf_frexp_m(x), _) \
+    X(PF_FREXP_EXPONENT, frexp_exponent, F, pf_frexp_ef(x), pf_frexp_e(x), _)
 
 /* binary: a and b in scope */
 #define BINARY_OPS(X)                                                                                       \
@@ -267,7 +283,21 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
     X(PF_FLOOR_DIVIDE, floor_divide, FI, pf_floordivf(a, b), pf_floordiv(a, b), pf_ifloordiv(a, b, err), _) \
     X(PF_RELU_BACKWARD, relu_backward, F, b <= 0 ? 0 : a, b <= 0 ? 0 : a, _, _)                            \
     X(PF_TANH_BACKWARD, tanh_backward, F, a * (1 - b * b), a * (1 - b * b), _, _)                          \
-    X(PF_SIGMOID_BACKWARD, sigmoid_backward, F, a * (b * (1 - b)), a * (b * (1 - b)), _, _)
+    X(PF_SIGMOID_BACKWARD, sigmoid_backward, F, a * (b * (1 - b)), a * (b * (1 - b)), _, _) \
+    X(PF_ZETA, zeta, F, pf_zetaf(a, b), pf_zeta(a, b), _, _) \
+    X(PF_NEXTAFTER, nextafter, F, nextafterf(a, b), nextafter(a, b), _, _) \
+    X(PF_CHEBYSHEV_T, chebyshev_polynomial_t, F, pf_chebyshev_polynomial_tf(a, b), pf_chebyshev_polynomial_t(a, b), _, _) \
+    X(PF_CHEBYSHEV_U, chebyshev_polynomial_u, F, pf_chebyshev_polynomial_uf(a, b), pf_chebyshev_polynomial_u(a, b), _, _) \
+    X(PF_CHEBYSHEV_V, chebyshev_polynomial_v, F, pf_chebyshev_polynomial_vf(a, b), pf_chebyshev_polynomial_v(a, b), _, _) \
+    X(PF_CHEBYSHEV_W, chebyshev_polynomial_w, F, pf_chebyshev_polynomial_wf(a, b), pf_chebyshev_polynomial_w(a, b), _, _) \
+    X(PF_SHIFTED_CHEBYSHEV_T, shifted_chebyshev_polynomial_t, F, pf_shifted_chebyshev_polynomial_tf(a, b), pf_shifted_chebyshev_polynomial_t(a, b), _, _) \
+    X(PF_SHIFTED_CHEBYSHEV_U, shifted_chebyshev_polynomial_u, F, pf_shifted_chebyshev_polynomial_uf(a, b), pf_shifted_chebyshev_polynomial_u(a, b), _, _) \
+    X(PF_SHIFTED_CHEBYSHEV_V, shifted_chebyshev_polynomial_v, F, pf_shifted_chebyshev_polynomial_vf(a, b), pf_shifted_chebyshev_polynomial_v(a, b), _, _) \
+    X(PF_SHIFTED_CHEBYSHEV_W, shifted_chebyshev_polynomial_w, F, pf_shifted_chebyshev_polynomial_wf(a, b), pf_shifted_chebyshev_polynomial_w(a, b), _, _) \
+    X(PF_HERMITE_H, hermite_polynomial_h, F, pf_hermite_polynomial_hf(a, b), pf_hermite_polynomial_h(a, b), _, _) \
+    X(PF_HERMITE_HE, hermite_polynomial_he, F, pf_hermite_polynomial_hef(a, b), pf_hermite_polynomial_he(a, b), _, _) \
+    X(PF_LAGUERRE_L, laguerre_polynomial_l, F, pf_laguerre_polynomial_lf(a, b), pf_laguerre_polynomial_l(a, b), _, _) \
+    X(PF_LEGENDRE_P, legendre_polynomial_p, F, pf_legendre_polynomial_pf(a, b), pf_legendre_polynomial_p(a, b), _, _)
 
 /* kernels: one run per (op, dtype) the row's dtypes allow */
 #define UN_F(nm, fe, de, ie)                                                  \

@@ -1,11 +1,11 @@
-/* Special functions of one variable: digamma, trigamma (digamma's derivative), erfinv and the modified Bessel
- * function i0 (and i0e = exp(-|x|) i0(x)), each in float and double as PyTorch computes them.
+/* Special functions: digamma, trigamma (digamma's derivative), polygamma and the Hurwitz zeta function, erfinv,
+ * ndtri, and the modified Bessel functions i0, i1 (and i0e = exp(-|x|) i0(x), i1e), each in float and double as
+ * PyTorch computes them (the Bessel functions J, Y, K and Airy's are special_bessel.c's, erfcx special_erfcx.c's).
  *
  * Ported from PyTorch's ATen/native/Math.h (BSD-3-Clause, Copyright (c) Facebook, Inc. and its affiliates), whose
- * digamma, i0 and i0e are derived from the Cephes Math Library (3-Clause BSD License, Copyright (c) 2018, Steven
- * Moshier) and erfinv from Gary L. Pavlis's translation of the MATLAB erfinv m-file. The float versions compute in
- * float where PyTorch's do, so results agree to the last bit or close to it. */
-#define _DEFAULT_SOURCE /* j0, j1, y0, y1 */
+ * digamma, zeta, ndtri, i0 and i0e are derived from the Cephes Math Library (3-Clause BSD License, Copyright (c)
+ * 2018, Steven Moshier) and erfinv from Gary L. Pavlis's translation of the MATLAB erfinv m-file. The float versions
+ * compute in float where PyTorch's do, so results agree to the last bit or close to it. */
 #include <math.h>
 #include "special.h"
 
@@ -216,12 +216,110 @@ PF_I1(pf_i1f, float, expf, sqrtf, fabsf, chbevlf, I1AF, I1BF, 0)
 PF_I1(pf_i1e, double, exp, sqrt, fabs, chbevl, I1A, I1B, 1)
 PF_I1(pf_i1ef, float, expf, sqrtf, fabsf, chbevlf, I1AF, I1BF, 1)
 
-/* ---- Bessel functions of the first and second kind, orders 0 and 1 (the C library's, POSIX) ---------------- */
-double pf_j0(double x) { return j0(x); }
-float pf_j0f(float x) { return (float)j0(x); }
-double pf_j1(double x) { return j1(x); }
-float pf_j1f(float x) { return (float)j1(x); }
-double pf_y0(double x) { return y0(x); }
-float pf_y0f(float x) { return (float)y0(x); }
-double pf_y1(double x) { return y1(x); }
-float pf_y1f(float x) { return (float)y1(x); }
+/* ---- Hurwitz zeta (Cephes zeta), polygamma ------------------------------------------------------------- */
+/* Euler-Maclaurin: the sum of (q + k)^-x up to q + k > 9 (at least 9 terms), then the tail by Bernoulli terms.
+ * float computes in double (PyTorch's accumulate type), so pf_zetaf is pf_zeta rounded. */
+double pf_zeta(double x, double q) {
+    static const double A[] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+                               7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+                               -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18};
+    const double MACHEP = 1.11022302462515654042E-16;
+    if (x == 1) return INFINITY;
+    if (x < 1) return NAN;
+    if (q <= 0) {
+        if (q == floor(q)) return INFINITY;
+        if (x != floor(x)) return NAN; /* q^-x would be complex */
+    }
+    double s = pow(q, -x), a = q, b = 0;
+    int i = 0;
+    while (i < 9 || a <= 9.0) {
+        i += 1;
+        a += 1;
+        b = pow(a, -x);
+        s += b;
+        if (-MACHEP * s < b && b < MACHEP * s) return s;
+    }
+    double w = a, k = 0;
+    s += b * w / (x - 1);
+    s -= 0.5 * b;
+    a = 1;
+    for (i = 0; i < 12; i++) {
+        a *= x + k;
+        b /= w;
+        double t = a * b / A[i];
+        s = s + t;
+        if (fabs(t / s) < MACHEP) return s;
+        k += 1;
+        a *= x + k;
+        b /= w;
+        k += 1;
+    }
+    return s;
+}
+float pf_zetaf(float x, float q) { return (float)pf_zeta(x, q); }
+
+/* the n-th derivative of digamma (n >= 0 an integer): digamma, trigamma, then (-1)^(n+1) n! zeta(n + 1, x) */
+double pf_polygamma(double x, double n) {
+    if (n == 0) return pf_digamma(x);
+    if (n == 1) return pf_trigamma(x);
+    return (fmod(n, 2) != 0 ? 1.0 : -1.0) * exp(lgamma(n + 1)) * pf_zeta(n + 1, x);
+}
+float pf_polygammaf(float x, float n) {
+    if (n == 0) return pf_digammaf(x);
+    if (n == 1) return pf_trigammaf(x);
+    return (fmodf(n, 2) != 0 ? 1.0f : -1.0f) * expf(lgammaf(n + 1)) * (float)pf_zeta(n + 1, x);
+}
+
+/* ---- ndtri (Cephes): the inverse of the standard normal CDF --------------------------------------------- */
+/* a rational function of y - 1/2 in the middle; of 1 / sqrt(-2 log y) in the tails (two ranges) */
+#define NDTRI_P0 \
+    {-5.99633501014107895267E1, 9.80010754185999661536E1, -5.66762857469070293439E1, \
+     1.39312609387279679503E1, -1.23916583867381258016E0}
+#define NDTRI_Q0 \
+    {1.00000000000000000000E0, 1.95448858338141759834E0, 4.67627912898881538453E0, \
+     8.63602421390890590575E1, -2.25462687854119370527E2, 2.00260212380060660359E2, \
+     -8.20372256168333339912E1, 1.59056225126211695515E1, -1.18331621121330003142E0}
+#define NDTRI_P1 \
+    {4.05544892305962419923E0, 3.15251094599893866154E1, 5.71628192246421288162E1, \
+     4.40805073893200834700E1, 1.46849561928858024014E1, 2.18663306850790267539E0, \
+     -1.40256079171354495875E-1, -3.50424626827848203418E-2, -8.57456785154685413611E-4}
+#define NDTRI_Q1 \
+    {1.00000000000000000000E0, 1.57799883256466749731E1, 4.53907635128879210584E1, \
+     4.13172038254672030440E1, 1.50425385692907503408E1, 2.50464946208309415979E0, \
+     -1.42182922854787788574E-1, -3.80806407691578277194E-2, -9.33259480895457427372E-4}
+#define NDTRI_P2 \
+    {3.23774891776946035970E0, 6.91522889068984211695E0, 3.93881025292474443415E0, \
+     1.33303460815807542389E0, 2.01485389549179081538E-1, 1.23716634817820021358E-2, \
+     3.01581553508235416007E-4, 2.65806974686737550832E-6, 6.23974539184983293730E-9}
+#define NDTRI_Q2 \
+    {1.00000000000000000000E0, 6.02427039364742014255E0, 3.67983563856160859403E0, \
+     1.37702099489081330271E0, 2.16236993594496635890E-1, 1.34204006088543189037E-2, \
+     3.28014464682127739104E-4, 2.89247864745380683936E-6, 6.79019408009981274425E-9}
+
+#define PF_NDTRI(NAME, T, POLEVL, SQRT, LOG)                                                           \
+    T NAME(T y0) {                                                                                     \
+        static const T P0[] = NDTRI_P0, Q0[] = NDTRI_Q0, P1[] = NDTRI_P1, Q1[] = NDTRI_Q1;             \
+        static const T P2[] = NDTRI_P2, Q2[] = NDTRI_Q2;                                               \
+        const T s2pi = (T)2.50662827463100050242E0, exp_m2 = (T)0.13533528323661269189;                \
+        if (y0 == 0) return (T)-INFINITY;                                                              \
+        if (y0 == 1) return (T)INFINITY;                                                               \
+        if (y0 < 0 || y0 > 1) return (T)NAN;                                                           \
+        int negate = 1;                                                                                \
+        T y = y0;                                                                                      \
+        if (y > 1 - exp_m2) {                                                                          \
+            y = 1 - y;                                                                                 \
+            negate = 0;                                                                                \
+        }                                                                                              \
+        if (y > exp_m2) {                                                                              \
+            y = y - (T)0.5;                                                                            \
+            const T y2 = y * y;                                                                        \
+            return (y + y * (y2 * POLEVL(y2, P0, 4) / POLEVL(y2, Q0, 8))) * s2pi;                      \
+        }                                                                                              \
+        T x = SQRT((T)-2.0 * LOG(y));                                                                  \
+        const T x0 = x - LOG(x) / x, z = 1 / x;                                                        \
+        const T x1 = x < 8 ? z * POLEVL(z, P1, 8) / POLEVL(z, Q1, 8) : z * POLEVL(z, P2, 8) / POLEVL(z, Q2, 8); \
+        x = x0 - x1;                                                                                   \
+        return negate ? -x : x;                                                                        \
+    }
+PF_NDTRI(pf_ndtri, double, polevl, sqrt, log)
+PF_NDTRI(pf_ndtrif, float, polevlf, sqrtf, logf)

@@ -1,28 +1,49 @@
-/* Special functions of one variable, scalar (special.c): the elementwise table's rows call them. */
+/* Special functions, scalar (special.c, special_bessel.c, special_poly.c, special_erfcx.c): the elementwise
+ * table's rows call them. Each comes in double (pf_X) and float (pf_Xf). */
 #ifndef PF_SPECIAL_H
 #define PF_SPECIAL_H
 
-double pf_digamma(double x);
-float pf_digammaf(float x);
-double pf_trigamma(double x);
-float pf_trigammaf(float x);
-double pf_erfinv(double y);
-float pf_erfinvf(float y);
-double pf_i0(double x);
-float pf_i0f(float x);
-double pf_i0e(double x);
-float pf_i0ef(float x);
-double pf_i1(double x);
-float pf_i1f(float x);
-double pf_i1e(double x);
-float pf_i1ef(float x);
-double pf_j0(double x);
-float pf_j0f(float x);
-double pf_j1(double x);
-float pf_j1f(float x);
-double pf_y0(double x);
-float pf_y0f(float x);
-double pf_y1(double x);
-float pf_y1f(float x);
+#define PF_SPECIAL_1(name) \
+    double pf_##name(double x); \
+    float pf_##name##f(float x);
+#define PF_SPECIAL_2(name) \
+    double pf_##name(double x, double y); \
+    float pf_##name##f(float x, float y);
 
+PF_SPECIAL_1(digamma)
+PF_SPECIAL_1(trigamma)
+PF_SPECIAL_1(erfinv)
+PF_SPECIAL_1(ndtri)
+PF_SPECIAL_1(erfcx)
+PF_SPECIAL_1(i0)
+PF_SPECIAL_1(i0e)
+PF_SPECIAL_1(i1)
+PF_SPECIAL_1(i1e)
+PF_SPECIAL_1(bessel_j0)
+PF_SPECIAL_1(bessel_j1)
+PF_SPECIAL_1(bessel_y0)
+PF_SPECIAL_1(bessel_y1)
+PF_SPECIAL_1(modified_bessel_k0)
+PF_SPECIAL_1(modified_bessel_k1)
+PF_SPECIAL_1(scaled_modified_bessel_k0)
+PF_SPECIAL_1(scaled_modified_bessel_k1)
+PF_SPECIAL_1(airy_ai)
+PF_SPECIAL_2(zeta) /* (x, q) */
+PF_SPECIAL_2(polygamma) /* (x, n) */
+/* (x, n): the degree n truncated to an integer, as torch takes it */
+PF_SPECIAL_2(chebyshev_polynomial_t)
+PF_SPECIAL_2(chebyshev_polynomial_u)
+PF_SPECIAL_2(chebyshev_polynomial_v)
+PF_SPECIAL_2(chebyshev_polynomial_w)
+PF_SPECIAL_2(shifted_chebyshev_polynomial_t)
+PF_SPECIAL_2(shifted_chebyshev_polynomial_u)
+PF_SPECIAL_2(shifted_chebyshev_polynomial_v)
+PF_SPECIAL_2(shifted_chebyshev_polynomial_w)
+PF_SPECIAL_2(hermite_polynomial_h)
+PF_SPECIAL_2(hermite_polynomial_he)
+PF_SPECIAL_2(laguerre_polynomial_l)
+PF_SPECIAL_2(legendre_polynomial_p)
+
+#undef PF_SPECIAL_1
+#undef PF_SPECIAL_2
 #endif

@@ -75,7 +75,10 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """Same as torch.logaddexp: ``log(exp(input) + exp(other))`` without overflow; torch's derivative
-    g / (1 + exp(other - input)) (NaN where both are the same infinity)."""
+    g / (1 + exp(other - input)) (NaN where both are the same infinity). Both arguments are tensors."""
+    for arg, what in ((input, "input"), (other, "other")):
+        if not isinstance(arg, Tensor):
+            raise TypeError(f"logaddexp(): argument '{what}' must be Tensor, not {type(arg).__name__}")
     return ew.with_derivative("LogaddexpBackward0", _logaddexp, _logaddexp_grad, input, other)
 
 
@@ -168,12 +171,28 @@ def positive(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def float_power(input, exponent) -> Tensor:  # noqa: A002
-    """Same as torch.float_power: the power computed in float64."""
+    """Same as torch.float_power: the power computed in float64 (at least one argument a tensor)."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError(
+            f"float_power(): expected a Tensor base or exponent, got {type(input).__name__} and "
+            f"{type(exponent).__name__}"
+        )
     base = input.to(_dtype.float64) if isinstance(input, Tensor) else input
     exp = exponent.to(_dtype.float64) if isinstance(exponent, Tensor) else exponent
     if not isinstance(base, Tensor):
         base = ew.as_tensor_of(base, _dtype.float64)
     return ew.pow(base, exp)
+
+
+def float_power_(input: Tensor, exponent) -> Tensor:  # noqa: A002
+    """Same as torch.Tensor.float_power_: ``float_power(self, exponent)`` written into this tensor, which must
+    be float64 (the result's dtype)."""
+    if input.dtype is not _dtype.float64:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {input.dtype.name} but the operation's result requires "
+            "dtype float64"
+        )
+    return ew.write_back(input, float_power, exponent)
 
 
 negative = ew.neg

@@ -1,6 +1,8 @@
-"""lgamma, digamma, erfinv, i0 and torch.special's i0e, i1, i1e, ndtr, log_ndtr, entr, xlog1py (pyframe/ops/special.py,
-core_c/src/special.c): values against torch over both branches of each approximation, float32 and float64, and
-float64 gradients (and digamma's poles, erfinv's ends)."""
+"""lgamma, digamma, polygamma, mvlgamma, erfinv, i0 and torch.special's i0e, i1, i1e, ndtr, ndtri, log_ndtr, erfcx,
+entr, xlog1py, zeta, the Bessel, Airy and modified Bessel K functions and the orthogonal polynomials
+(pyframe/ops/special.py, core_c/src/special*.c), and frexp, ldexp, nextafter: values against torch over the branches
+of each approximation, float32 and float64, and float64 gradients where torch has them (and digamma's poles,
+erfinv's ends, the argument checks)."""
 
 from __future__ import annotations
 
@@ -17,8 +19,18 @@ X = np.concatenate([np.linspace(-12, 12, 97), [0.0, 1e-3, 7.99, 8.0, 8.01, 30.0]
 CASES = [
     ("lgamma", X), ("digamma", X), ("erfinv", np.linspace(-0.999, 0.999, 41)), ("i0", X),
     ("special.i0e", X), ("special.i1", X), ("special.i1e", X), ("special.ndtr", X), ("special.log_ndtr", X),
-    ("special.entr", np.abs(X)), ("special.spherical_bessel_j0", X),
+    ("special.entr", np.abs(X)), ("special.spherical_bessel_j0", X), ("special.ndtri", np.linspace(0, 1, 61)),
+    ("special.erfcx", np.concatenate([X, [-30.0, -26.0, -6.0, 49.0, 51.0, 1e8]])), ("special.airy_ai", X),
+    ("special.bessel_j0", X), ("special.bessel_j1", X), ("special.bessel_y0", X), ("special.bessel_y1", X),
+    ("special.modified_bessel_k0", X), ("special.modified_bessel_k1", X), ("special.scaled_modified_bessel_k0", X),
+    ("special.scaled_modified_bessel_k1", X),
 ]  # fmt: skip
+# torch differentiates none of these (nor its compositions log_ndtr, entr, spherical_bessel_j0)
+NO_GRAD = {
+    "special.log_ndtr", "special.entr", "special.spherical_bessel_j0", "special.airy_ai", "special.bessel_j0",
+    "special.bessel_j1", "special.bessel_y0", "special.bessel_y1", "special.modified_bessel_k0",
+    "special.modified_bessel_k1", "special.scaled_modified_bessel_k0", "special.scaled_modified_bessel_k1",
+}  # fmt: skip
 
 
 def _get(lib, name):
@@ -34,9 +46,11 @@ def test_values_and_gradients_match_torch(name, x):
         ours = _get(pf, name)(pf.tensor(xs)).numpy()
         theirs = _get(torch, name)(torch.tensor(xs)).numpy()
         np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{name} {pdt}")
-    if name in ("special.log_ndtr", "special.entr", "special.spherical_bessel_j0"):
-        return  # compositions: their gradients are their ops'
+    if name in NO_GRAD:
+        return
     keep = np.abs(x - np.round(x)) > 1e-3 if name in ("lgamma", "digamma") else np.ones(len(x), bool)
+    if name == "special.ndtri":
+        keep = (x > 0) & (x < 1)
     p = pf.tensor(x[keep], requires_grad=True)
     t = torch.tensor(x[keep], requires_grad=True)
     (gp,) = pf.autograd.grad(_get(pf, name)(p).sum(), p)
@@ -52,3 +66,95 @@ def test_poles_and_ends():
     assert pf.lgamma(pf.tensor([1.0, 2.0])).tolist() == [0.0, 0.0]
     t = pf.tensor([0.5, 1.5])
     assert t.lgamma_() is t
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
+def test_polygamma_matches_torch_with_gradients(n):
+    x = np.concatenate([np.linspace(-5.5, 9.5, 31), [0.25, 20.0, 1e3]])
+    for pdt in (np.float64, np.float32):
+        ours, theirs = pf.polygamma(n, pf.tensor(x.astype(pdt))), torch.polygamma(n, torch.tensor(x.astype(pdt)))
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5 if pdt is np.float32 else 1e-12)
+    np.testing.assert_array_equal(pf.tensor(x).polygamma(n).numpy(), pf.special.polygamma(n, pf.tensor(x)).numpy())
+    p, t = pf.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (gp,) = pf.autograd.grad(pf.polygamma(n, p).sum(), p)
+    (gt,) = torch.autograd.grad(torch.polygamma(n, t).sum(), t)
+    np.testing.assert_allclose(gp.numpy(), gt.numpy(), rtol=1e-10)
+    y = pf.tensor(x)
+    assert y.polygamma_(n) is y
+    np.testing.assert_allclose(y.numpy(), torch.polygamma(n, torch.tensor(x)).numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="negative n"):
+        pf.polygamma(-1, pf.tensor(x))
+
+
+@pytest.mark.parametrize("p", [1, 3, 5])
+def test_mvlgamma_matches_torch_and_checks_its_domain(p):
+    x = np.linspace(p / 2 + 0.01, 9.0, 17)
+    pt, tt = pf.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ours, theirs = pf.mvlgamma(pt, p), torch.mvlgamma(tt, p)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+    (gp,) = pf.autograd.grad(ours.sum(), pt)
+    (gt,) = torch.autograd.grad(theirs.sum(), tt)
+    np.testing.assert_allclose(gp.numpy(), gt.numpy(), rtol=1e-10)
+    assert pf.special.multigammaln(pf.tensor(x), p).tolist() == ours.tolist()
+    with pytest.raises(RuntimeError, match=r"greater than \(p-1\)/2"):
+        pf.mvlgamma(pf.tensor([(p - 1) / 2]), p)
+    with pytest.raises(RuntimeError, match="p has to be greater than or equal to 1"):
+        pf.mvlgamma(pf.tensor(x), 0)
+
+
+POLYNOMIALS = [
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_orthogonal_polynomials_match_torch(name):
+    # every branch: |x| = 1, inside and outside [-1, 1], low and high degree (the trigonometric forms), n < 0,
+    # non-integer n (truncated), NaN and infinite n, and the degrees past Hermite's limits
+    x = np.array([-4.0, -1.0, -0.7, -0.2, 0.0, 0.3, 0.5, 0.9, 1.0, 1.5, 3.7644825])
+    n = np.array([-2.0, 0.0, 1.0, 2.0, 3.5, 5.0, 7.0, 7.958866, 9.0, 12.0, 30.0, 200.0, 600.0, np.nan, np.inf])
+    for pdt in (np.float64, np.float32):
+        xs, ns = x.astype(pdt)[:, None], n.astype(pdt)[None, :]
+        ours = getattr(pf.special, name)(pf.tensor(xs), pf.tensor(ns)).numpy()
+        theirs = getattr(torch.special, name)(torch.tensor(xs), torch.tensor(ns)).numpy()
+        rtol = 2e-6 if pdt is np.float32 else 1e-12
+        np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=1e-30, equal_nan=True, err_msg=f"{name} {pdt}")
+    fn = getattr(pf.special, name)
+    np.testing.assert_array_equal(fn(pf.tensor(x), n=3).numpy(), fn(pf.tensor(x), 3).numpy())
+
+
+def test_zeta_matches_torch():
+    x = np.array([1.0, 0.5, 1.5, 2.0, 3.0, 4.5, 10.0, 30.0])[:, None]
+    q = np.array([-2.0, -1.5, 0.0, 0.1, 1.0, 2.5, 9.0, 50.0])[None, :]
+    for pdt in (np.float64, np.float32):
+        ours = pf.special.zeta(pf.tensor(x.astype(pdt)), pf.tensor(q.astype(pdt))).numpy()
+        theirs = torch.special.zeta(torch.tensor(x.astype(pdt)), torch.tensor(q.astype(pdt))).numpy()
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12 if pdt is np.float64 else 1e-6, equal_nan=True)
+    assert pf.special.zeta(2.0, pf.tensor([1.0], dtype=pf.float64)).item() == pytest.approx(math.pi**2 / 6, rel=1e-15)
+
+
+def test_frexp_ldexp_nextafter_match_torch():
+    x = np.array([0.0, -0.0, 1.0, -3.5, 0.75, 1e-310, 1e38, np.inf, -np.inf, np.nan])
+    for pdt in (np.float64, np.float32):
+        m, e = pf.frexp(pf.tensor(x.astype(pdt)))
+        tm, te = torch.frexp(torch.tensor(x.astype(pdt)))
+        np.testing.assert_array_equal(m.numpy(), tm.numpy())
+        np.testing.assert_array_equal(e.numpy(), te.numpy())
+        assert e.dtype == pf.int32
+        to = np.array([1.0, -1.0, 0.0, 5.0, 0.0, 0.0, np.inf, 0.0, 0.0, 1.0], dtype=pdt)
+        ours = pf.nextafter(pf.tensor(x.astype(pdt)), pf.tensor(to)).numpy()
+        np.testing.assert_array_equal(ours, torch.nextafter(torch.tensor(x.astype(pdt)), torch.tensor(to)).numpy())
+    np.testing.assert_array_equal(pf.ldexp(pf.tensor([1.5, -2.0]), pf.tensor([3, -1])).numpy(), [12.0, -1.0])
+    a = pf.tensor([0.3, 5.0], dtype=pf.float64, requires_grad=True)
+    m, _ = a.frexp()
+    (g,) = pf.autograd.grad(m.sum(), a)
+    assert g.tolist() == [2.0, 0.125]  # 1 / 2**exponent
+    with pytest.raises(TypeError, match="floating-point"):
+        pf.frexp(pf.tensor([1, 2]))
+    with pytest.raises(TypeError, match="float32 and float64"):
+        pf.nextafter(pf.tensor([1, 2]), pf.tensor([1, 2]))
+    with pytest.raises(TypeError, match="must be Tensor"):
+        pf.ldexp(2, pf.tensor([1]))

@@ -51,3 +51,5 @@ __all__ = [
     *_sparse.__all__,
     *_upsampling.__all__,
 ]
+
+_threshold = _activation._threshold  # torch's own name of F.threshold (its __name__), where op_db looks it up

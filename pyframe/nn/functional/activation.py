@@ -267,8 +267,11 @@ def tanhshrink(input: Tensor) -> Tensor:
     return ew.sub(input, ew.tanh(input))
 
 
-def _check_lambd(fn: str, lambd: float) -> None:
-    if not isinstance(lambd, (int, float)) or isinstance(lambd, bool) or lambd < 0:
+def _check_lambd(fn: str, lambd: float, negative: bool = False) -> None:
+    """A number; softshrink's also >= 0 (torch takes a negative one for hardshrink, where it keeps every x)."""
+    if not isinstance(lambd, (int, float)) or isinstance(lambd, bool):
+        raise TypeError(f"{fn}(): lambda must be a number, got {type(lambd).__name__}")
+    if lambd < 0 and not negative:
         raise ValueError(f"{fn}(): lambda must be greater or equal to 0, but found to be {lambd!r}")
 
 
@@ -283,7 +286,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """Same as torch.nn.functional.hardshrink: x where |x| > lambd, else 0 (NaN stays NaN)."""
     _float_arg(input, "hardshrink")
-    _check_lambd("hardshrink", lambd)
+    _check_lambd("hardshrink", lambd, negative=True)
     return ew.where(ew.le(ew.abs(input), lambd), 0.0, input)
 
 
@@ -291,6 +294,9 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     """Same as torch.nn.functional.threshold: ``value`` where x <= threshold, else x (NaN stays NaN)."""
     _tensor_arg(input, "threshold")
     return _activate(input, inplace, lambda x: ew.where(ew.le(x, threshold), value, x))
+
+
+_threshold = threshold  # torch.nn.functional.threshold's own name (its __name__)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
