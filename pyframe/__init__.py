@@ -109,10 +109,10 @@ __all__ = [
 
 def __getattr__(name: str):
     # torch.distributed is an attribute after `import torch`: imported on first use (it has a cost and is rarely used)
-    if name == "distributed":
+    if name in ("distributed", "multiprocessing", "sparse"):
         import importlib
 
-        return importlib.import_module("pyframe.distributed")
+        return importlib.import_module("pyframe." + name)
     raise AttributeError(f"module 'pyframe' has no attribute {name!r}")
 
 

@@ -6,9 +6,16 @@ so ``x.exp()`` and ``pyframe.exp(x)`` are the same function.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import mmap
 import operator
+import os
+import secrets
+import sys
+import tempfile
 import warnings
+import weakref
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -510,6 +517,31 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         return (_rebuild, (self.detach().numpy().copy(), self.requires_grad))
 
+    # ---- shared memory (torch.multiprocessing) ------------------------------------------
+
+    def is_shared(self) -> bool:
+        """Same as torch.Tensor.is_shared: whether this tensor's storage is in shared memory."""
+        return isinstance(self._storage.owner, SharedBlock)
+
+    def share_memory_(self) -> Tensor:
+        """Same as torch.Tensor.share_memory_: move the storage into shared memory (an mmap'd file in
+        ``/dev/shm``), so processes this tensor is sent to (``pyframe.multiprocessing``) or forked into write
+        the same memory. A no-op when already shared. pyframe moves a storage only when this tensor alone
+        uses it: other views hold the old memory's address (share the base tensor instead)."""
+        if self.is_shared():
+            return self
+        st = self._storage
+        if st.owner is not None or sys.getrefcount(st) > 3:  # the slot, ``st`` and getrefcount's argument
+            raise RuntimeError(
+                f"share_memory_: the storage of this tensor ({st.nbytes} bytes) is also used by other tensors "
+                "(views) or a NumPy array, whose memory cannot follow it; call share_memory_() on the base tensor "
+                "before taking views, or share a clone()"
+            )
+        self._storage = shared_copy(st, self.dtype)
+        self._ptr = self._storage.data + self._offset * self.dtype.itemsize
+        self._desc = None
+        return self
+
     def __deepcopy__(self, memo):
         out = self.detach().clone()
         out.requires_grad = self.requires_grad
@@ -543,6 +575,70 @@ def _int_args(shape, what: str = "shape entries") -> tuple:
         out.append(int(n))
     check_ndim(out)
     return tuple(out)
+
+
+class SharedBlock:
+    """The memory of a shared storage: a file in ``/dev/shm`` mapped read-write (``MAP_SHARED``), so every
+    process that maps it (forked, or opening it by ``path``) reads and writes the same pages. The process that
+    created the file removes its name when its block is collected; mappings stay valid until unmapped."""
+
+    __slots__ = ("path", "map", "nbytes", "__weakref__")
+
+    def __init__(self, path: str, nbytes: int, create: bool):
+        flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
+        fd = os.open(path, flags, 0o600)
+        try:
+            if create:
+                os.ftruncate(fd, max(nbytes, 1))
+            self.map = mmap.mmap(fd, max(nbytes, 1))
+        finally:
+            os.close(fd)
+        self.path, self.nbytes = path, nbytes
+        if create:
+            weakref.finalize(self, _unlink, path, os.getpid())
+
+
+def _unlink(path: str, creator: int) -> None:
+    if os.getpid() == creator:  # a forked child's copy of the block must not remove the parent's file
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+_SHM_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+_ATTACHED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def shared_copy(st: Storage, dt: dtype) -> Storage:
+    """A new Storage in shared memory holding ``st``'s bytes (copied by the core, as ``dt`` elements)."""
+    path = os.path.join(_SHM_DIR, f"pyframe_{os.getpid()}_{secrets.token_hex(8)}")
+    block = SharedBlock(path, st.nbytes, create=True)
+    new = Storage(ffi.from_buffer("char[]", block.map), st.nbytes, owner=block)
+    if st.nbytes:
+        count = (st.nbytes // dt.itemsize,)
+        check(lib.pf_copy(desc(st.data, dt.code, count, (1,)), desc(new.data, dt.code, count, (1,))))
+    new.version = st.version
+    return new
+
+
+def shared_handle(t: Tensor) -> tuple:
+    """What another process needs to map ``t``'s shared storage and view it as ``t`` (``rebuild_shared``)."""
+    return (t._storage.owner.path, t._storage.nbytes, t._shape, t._strides, t._offset, t.dtype.code)
+
+
+def rebuild_shared(path: str, nbytes: int, shape: tuple, strides: tuple, offset: int, code: int) -> Tensor:
+    """A tensor over the shared storage at ``path`` (mapped once per process)."""
+    block = _ATTACHED.get(path)
+    if block is None:
+        try:
+            block = SharedBlock(path, nbytes, create=False)
+        except FileNotFoundError:
+            raise RuntimeError(
+                f"the shared memory of a tensor sent from another process ({path}) no longer exists: the sending "
+                "process freed the tensor before this one received it; keep it alive until it is received"
+            ) from None
+        _ATTACHED[path] = block
+    st = Storage(ffi.from_buffer("char[]", block.map), nbytes, owner=block)
+    return _new(st, tuple(shape), tuple(strides), offset, _dtype.BY_CODE[code])
 
 
 def _rebuild(arr: np.ndarray, requires_grad: bool) -> Tensor:

@@ -486,6 +486,11 @@ class Module:
                     self._buffers[key] = fn(buf)
         return self
 
+    def share_memory(self) -> Module:
+        """Same as torch.nn.Module.share_memory: every parameter, gradient and buffer moved into shared memory
+        (``Tensor.share_memory_``), so processes of ``pyframe.multiprocessing`` train the same weights."""
+        return self._apply(lambda t: t.share_memory_())
+
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """Same as torch.nn.Module.to for dtypes (floating parameters and buffers are converted in
         place) and the "cpu" device."""
