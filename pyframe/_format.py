@@ -88,14 +88,14 @@ def format_tensor(t) -> str:
     arr = t.detach().numpy()
     prefix = "tensor("
     suffix = []
-    if arr.size == 0:  # as torch: an empty tensor shows every dtype but float32, and its size unless 1-d
+    if arr.size == 0:  # as torch: an empty tensor shows every dtype but the default one, and its size unless 1-d
         body = "[]"
         if arr.ndim != 1:
             suffix.append(f"size={tuple(arr.shape)}")
-        if t.dtype is not _dtype.float32:
+        if t.dtype is not _dtype.get_default_dtype():
             suffix.append(f"dtype=pyframe.{t.dtype.name}")
     else:
-        if t.dtype not in (_dtype.float32, _dtype.int64, _dtype.bool_):
+        if t.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_):
             suffix.append(f"dtype=pyframe.{t.dtype.name}")
         summarize = arr.size > THRESHOLD
         shown = _summarized(arr) if summarize else arr.reshape(-1)

@@ -95,6 +95,8 @@ def bind() -> None:
         "index_select": index.index_select, "index_add_": index.index_add_, "gather": index.gather,
         "scatter_add": index.scatter_add, "scatter_add_": index.scatter_add_, "nonzero": index.nonzero,
         "uniform_": random.uniform_, "normal_": random.normal_,
+        "exponential_": random.exponential_, "cauchy_": random.cauchy_, "log_normal_": random.log_normal_,
+        "geometric_": random.geometric_,
         "__getitem__": index.getitem, "__setitem__": index.setitem,
         # commutative: 2 * b is mul(b, 2), as torch's __rmul__, so grad_fn.next_functions lists b first
         "__add__": ew.plain_add, "__radd__": ew.plain_add, "__iadd__": ew.inplace_ops["add_"],

@@ -169,6 +169,9 @@ enum {
 #define PF_RAND_NORMAL 1  /* mean p0, std p1 */
 #define PF_RAND_INT 2     /* integers in [p0, p1) */
 #define PF_RAND_BERNOULLI 3 /* 1 with probability p0 */
+#define PF_RAND_GAMMA 4     /* pf_random_param: Gamma(a, 1) */
+#define PF_RAND_POISSON 5   /* pf_random_param: Poisson(a) */
+#define PF_RAND_BINOMIAL 6  /* pf_random_param: Binomial(count a, prob b) */
 
 typedef struct {
     void *data;
@@ -320,6 +323,12 @@ int pf_weighted_sample(const pf_tensor *weights, pf_tensor *out, int replacement
 /* multinomial sampling: probs [rows, n] float64 (non-negative, finite, positive row sums),
  * u [rows, k] float64 uniforms in [0, 1), out [rows, k] int64 category indices */
 int pf_multinomial(const pf_tensor *probs, const pf_tensor *u, int replacement, pf_tensor *out);
+/* gamma, Poisson and binomial draws (PF_RAND_GAMMA/POISSON/BINOMIAL), one per element of out from
+ * contiguous float64 parameters a (and b for binomial) of out's size; element e uses counter offset + e */
+int pf_random_param(int kind, const pf_tensor *a, const pf_tensor *b, pf_tensor *out, uint64_t seed,
+                    uint64_t offset);
+/* d x / d alpha of a Gamma(alpha, 1) draw x (the reparameterised gradient), contiguous float64 */
+int pf_standard_gamma_grad(const pf_tensor *alpha, const pf_tensor *x, pf_tensor *out);
 
 /* dense linear algebra (linalg.c): the last two dims are the matrix, the leading dims a batch
  * that every operand shares (broadcast with stride 0 beforehand); float32 or float64, one

@@ -484,3 +484,252 @@ int pf_multinomial(const pf_tensor *probs, const pf_tensor *u, int replacement, 
         return pf_error(PF_ERR_NOMEM, "multinomial: cannot allocate scratch for %lld categories", (long long)n);
     return PF_OK;
 }
+
+/* ---- parameterised draws: gamma, Poisson, binomial ---------------------------------- */
+
+/* Element e of a parameterised draw owns the counter offset + e, as the fills do, and takes as many
+ * uniforms as its rejection loop needs from its own stream: Philox blocks with that counter in
+ * words 0-1 and the draw index j = 1, 2, ... in word 2 (the fills use j = 0), two 53-bit uniforms
+ * per block. So an element's value depends on (seed, offset + e) alone, whatever the thread count. */
+typedef struct {
+    uint64_t ctr, seed;
+    uint32_t j, used;
+    uint32_t w[4];
+} stream;
+
+static void stream_block(stream *s) {
+    uint32_t c0 = (uint32_t)s->ctr, c1 = (uint32_t)(s->ctr >> 32), c2 = ++s->j, c3 = 0;
+    uint32_t k0 = (uint32_t)s->seed, k1 = (uint32_t)(s->seed >> 32);
+    for (int r = 0; r < 10; r++) {
+        uint64_t m0 = (uint64_t)0xD2511F53u * c0, m1 = (uint64_t)0xCD9E8D57u * c2;
+        uint32_t n0 = (uint32_t)(m1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(m0 >> 32) ^ c3 ^ k1;
+        c1 = (uint32_t)m1;
+        c3 = (uint32_t)m0;
+        c0 = n0;
+        c2 = n2;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    s->w[0] = c0, s->w[1] = c1, s->w[2] = c2, s->w[3] = c3;
+    s->used = 0;
+}
+
+/* a uniform in [0, 1) */
+static double st_uniform(stream *s) {
+    if (s->used >= 2) stream_block(s);
+    double u = u53(s->w[2 * s->used], s->w[2 * s->used + 1]);
+    s->used++;
+    return u;
+}
+
+/* a standard normal (Box-Muller, the cosine half; 1 - u keeps the log finite) */
+static double st_normal(stream *s) {
+    double u1 = 1.0 - st_uniform(s), u2 = st_uniform(s);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* Gamma(alpha, 1): Marsaglia and Tsang (2000), alpha < 1 boosted by U^(1/alpha), as torch and NumPy */
+static double draw_gamma(stream *s, double alpha) {
+    double scale = 1.0;
+    if (alpha < 1.0) {
+        if (alpha == 0.0) return 0.0;
+        scale = pow(1.0 - st_uniform(s), 1.0 / alpha);
+        alpha += 1.0;
+    }
+    const double d = alpha - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+    for (;;) {
+        double x, y;
+        do {
+            x = st_normal(s);
+            y = 1.0 + c * x;
+        } while (y <= 0);
+        double v = y * y * y, u = 1.0 - st_uniform(s), xx = x * x;
+        if (u < 1.0 - 0.0331 * xx * xx) return scale * d * v;
+        if (log(u) < 0.5 * xx + d * (1.0 - v + log(v))) return scale * d * v;
+    }
+}
+
+/* Poisson(lam): multiplication of uniforms below 10, Hormann's PTRS above (as NumPy and torch) */
+static double draw_poisson(stream *s, double lam) {
+    if (lam <= 0) return 0.0;
+    if (lam < 10) {
+        double enlam = exp(-lam), prod = 1.0, x = 0;
+        for (;;) {
+            prod *= st_uniform(s);
+            if (prod > enlam) x += 1;
+            else return x;
+        }
+    }
+    const double slam = sqrt(lam), loglam = log(lam), b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+    const double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+    for (;;) {
+        double u = st_uniform(s) - 0.5, v = st_uniform(s), us = 0.5 - fabs(u);
+        double k = floor((2 * a / us + b) * u + lam + 0.43);
+        if (us >= 0.07 && v <= vr) return k;
+        if (k < 0 || (us < 0.013 && v > us)) continue;
+        if (log(v) + log(invalpha) - log(a / (us * us) + b) <= -lam + k * loglam - lgamma(k + 1)) return k;
+    }
+}
+
+/* Stirling's series tail log(k!) - [(k + 1/2) log(k + 1) - (k + 1) + log(2 pi)/2], for BTRS */
+static double stirling_tail(double k) {
+    static const double tail[] = {0.0810614667953272,  0.0413406959554092,  0.0276779256849983, 0.02079067210376509,
+                                  0.0166446911898211,  0.0138761288230707,  0.0118967099458917, 0.0104112652619720,
+                                  0.00925546218271273, 0.00833056343336287};
+    if (k < 10) return tail[(int)k];
+    double kp1sq = (k + 1) * (k + 1);
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1);
+}
+
+/* Binomial(n, p) for p <= 1/2: geometric waiting times when n p < 10, Hormann's BTRS otherwise */
+static double draw_binomial_low(stream *s, double n, double p) {
+    if (n * p < 10.0) {
+        double logq = log1p(-p), sum = 0, k = 0;
+        for (;;) {
+            sum += ceil(log(1.0 - st_uniform(s)) / logq);
+            if (sum > n) return k;
+            k += 1;
+        }
+    }
+    const double sd = sqrt(n * p * (1 - p)), b = 1.15 + 2.53 * sd, a = -0.0873 + 0.0248 * b + 0.01 * p;
+    const double c = n * p + 0.5, vr = 0.92 - 4.2 / b, r = p / (1 - p), alpha = (2.83 + 5.1 / b) * sd;
+    const double m = floor((n + 1) * p);
+    for (;;) {
+        double u = st_uniform(s) - 0.5, v = st_uniform(s), us = 0.5 - fabs(u);
+        double k = floor((2 * a / us + b) * u + c);
+        if (k < 0 || k > n) continue;
+        if (us >= 0.07 && v <= vr) return k;
+        v = log(v * alpha / (a / (us * us) + b));
+        double bound = (m + 0.5) * log((m + 1) / (r * (n - m + 1))) + (n + 1) * log((n - m + 1) / (n - k + 1)) +
+                       (k + 0.5) * log(r * (n - k + 1) / (k + 1)) + stirling_tail(m) + stirling_tail(n - m) -
+                       stirling_tail(k) - stirling_tail(n - k);
+        if (v <= bound) return k;
+    }
+}
+
+static double draw_binomial(stream *s, double n, double p) {
+    if (n <= 0 || p <= 0) return 0.0;
+    if (p >= 1) return n;
+    return p <= 0.5 ? draw_binomial_low(s, n, p) : n - draw_binomial_low(s, n, 1.0 - p);
+}
+
+typedef struct {
+    int kind;
+    const double *a, *b;
+    double *out;
+    uint64_t seed, offset;
+} param_job;
+
+static void param_part(void *arg, int64_t e0, int64_t e1) {
+    const param_job *j = arg;
+    for (int64_t e = e0; e < e1; e++) {
+        stream s = {.ctr = j->offset + (uint64_t)e, .seed = j->seed, .j = 0, .used = 2};
+        double v;
+        if (j->kind == PF_RAND_GAMMA) v = draw_gamma(&s, j->a[e]);
+        else if (j->kind == PF_RAND_POISSON) v = draw_poisson(&s, j->a[e]);
+        else v = draw_binomial(&s, j->a[e], j->b[e]);
+        j->out[e] = v;
+    }
+}
+
+int pf_random_param(int kind, const pf_tensor *a, const pf_tensor *b, pf_tensor *out, uint64_t seed,
+                    uint64_t offset) {
+    int rc;
+    if ((rc = pf_check(a, "random: a")) || (rc = pf_check(out, "random: out"))) return rc;
+    if (kind != PF_RAND_GAMMA && kind != PF_RAND_POISSON && kind != PF_RAND_BINOMIAL)
+        return pf_error(PF_ERR_VALUE, "random_param: unknown kind %d (gamma, poisson or binomial)", kind);
+    if (kind == PF_RAND_BINOMIAL && (rc = pf_check(b, "random: b"))) return rc;
+    const pf_tensor *ts[3] = {a, kind == PF_RAND_BINOMIAL ? b : a, out};
+    int64_t n = pf_numel(out);
+    for (int i = 0; i < 3; i++) {
+        if (ts[i]->dtype != PF_FLOAT64 || !pf_is_contiguous(ts[i]) || pf_numel(ts[i]) != n)
+            return pf_error(PF_ERR_VALUE, "random_param: parameters and out must be contiguous float64 of %lld "
+                                          "elements", (long long)n);
+    }
+    const double *A = a->data, *B = kind == PF_RAND_BINOMIAL ? b->data : NULL;
+    for (int64_t e = 0; e < n; e++) { /* checked before any draw, so a bad parameter leaves out untouched */
+        if (kind == PF_RAND_BINOMIAL) {
+            if (!(A[e] >= 0) || !isfinite(A[e]) || A[e] != floor(A[e]) || !(B[e] >= 0 && B[e] <= 1))
+                return pf_error(PF_ERR_VALUE, "binomial: count %g and prob %g at %lld; counts must be non-negative "
+                                              "integers and probabilities in [0, 1]", A[e], B[e], (long long)e);
+        } else if (!(A[e] >= 0) || !isfinite(A[e])) {
+            return pf_error(PF_ERR_VALUE, "%s: parameter %g at %lld; it must be finite and non-negative",
+                            kind == PF_RAND_GAMMA ? "gamma" : "poisson", A[e], (long long)e);
+        }
+    }
+    param_job j = {kind, A, B, out->data, seed, offset};
+    pf_parallel_range(pf_threads_for(n * 64), n, param_part, &j);
+    return PF_OK;
+}
+
+/* ---- the reparameterised gamma gradient ---------------------------------------------- */
+
+double pf_digamma(double x); /* special.c */
+
+/* d x / d alpha for x ~ Gamma(alpha, 1) held at its CDF value: -(dCDF/dalpha) / pdf, torch's three
+ * regimes (a Taylor series for small x, Rice's saddle point for large alpha, a rational fit between) */
+static double gamma_grad_one(double alpha, double x) {
+    if (x < 0.8) {
+        double numer = 1, denom = alpha, series1 = numer / denom, series2 = numer / (denom * denom);
+        for (int i = 1; i <= 5; ++i) {
+            numer *= -x / i;
+            denom += 1;
+            series1 += numer / denom;
+            series2 += numer / (denom * denom);
+        }
+        double pow_x_alpha = pow(x, alpha), pdf = pow(x, alpha - 1) * exp(-x), cdf = pow_x_alpha * series1;
+        double cdf_alpha = (log(x) - pf_digamma(alpha)) * cdf - pow_x_alpha * series2;
+        double result = -cdf_alpha / pdf;
+        return isnan(result) ? 0.0 : result;
+    }
+    if (alpha > 8.0) {
+        if (0.9 * alpha <= x && x <= 1.1 * alpha) {
+            double numer_1 = 1 + 24 * alpha * (1 + 12 * alpha);
+            double numer_2 = 1440 * (alpha * alpha) + 6 * x * (53 - 120 * x) - 65 * x * x / alpha +
+                             alpha * (107 + 3600 * x);
+            double denom = 1244160 * (alpha * alpha) * (alpha * alpha);
+            return numer_1 * numer_2 / denom;
+        }
+        double denom = sqrt(8 * alpha), term2 = denom / (alpha - x);
+        double term3 = pow(x - alpha - alpha * log(x / alpha), -1.5);
+        double term23 = x < alpha ? term2 - term3 : term2 + term3;
+        double term1 = log(x / alpha) * term23 - sqrt(2 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x));
+        double stirling = 1 + 1 / (12 * alpha) * (1 + 1 / (24 * alpha));
+        return -stirling * x * term1 / denom;
+    }
+    static const double coef_uv[3][8] = {
+        {0.16009398, -0.094634809, 0.025146376, -0.0030648343, 1, 0.32668115, 0.10406089, 0.0014179084},
+        {0.53487893, 0.1298071, 0.065735949, -0.0015649758, 0.16639465, 0.020070113, -0.0035938915,
+         -0.00058392623},
+        {0.040121004, -0.0065914022, -0.0026286047, -0.0013441777, 0.017050642, -0.0021309326, 0.00085092367,
+         -1.5247877e-07},
+    };
+    double u = log(x / alpha), v = log(alpha), cv[8];
+    for (int i = 0; i < 8; ++i) cv[i] = coef_uv[0][i] + u * (coef_uv[1][i] + u * coef_uv[2][i]);
+    double p = cv[0] + v * (cv[1] + v * (cv[2] + v * cv[3])), q = cv[4] + v * (cv[5] + v * (cv[6] + v * cv[7]));
+    return exp(p / q);
+}
+
+typedef struct {
+    const double *alpha, *x;
+    double *out;
+} ggrad_job;
+
+static void ggrad_part(void *arg, int64_t e0, int64_t e1) {
+    const ggrad_job *j = arg;
+    for (int64_t e = e0; e < e1; e++) j->out[e] = gamma_grad_one(j->alpha[e], j->x[e]);
+}
+
+int pf_standard_gamma_grad(const pf_tensor *alpha, const pf_tensor *x, pf_tensor *out) {
+    int rc;
+    if ((rc = pf_check(alpha, "alpha")) || (rc = pf_check(x, "x")) || (rc = pf_check(out, "out"))) return rc;
+    int64_t n = pf_numel(out);
+    const pf_tensor *ts[3] = {alpha, x, out};
+    for (int i = 0; i < 3; i++)
+        if (ts[i]->dtype != PF_FLOAT64 || !pf_is_contiguous(ts[i]) || pf_numel(ts[i]) != n)
+            return pf_error(PF_ERR_VALUE, "standard_gamma_grad: alpha, x and out must be contiguous float64 of "
+                                          "%lld elements", (long long)n);
+    ggrad_job j = {alpha->data, x->data, out->data};
+    pf_parallel_range(pf_threads_for(n * 16), n, ggrad_part, &j);
+    return PF_OK;
+}

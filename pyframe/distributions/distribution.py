@@ -1,212 +1,351 @@
-"""The ``Distribution`` base: batch and event shapes, argument validation, sample shapes.
-Same as torch.distributions.Distribution."""
+"""``Distribution``: same as torch.distributions.distribution."""
 
-from __future__ import annotations
+import warnings
 
-import math
-from typing import Any
+from typing_extensions import deprecated
 
-from pyframe import _dtype, _grad_mode
-from pyframe.ops._common import broadcast_shapes
-from pyframe.ops.creation import tensor
+from pyframe import ops as T
+from pyframe._grad_mode import no_grad
+from pyframe.distributions import constraints
+from pyframe.distributions.utils import lazy_property
 from pyframe.tensor import Size, Tensor
 
 __all__ = ["Distribution"]
 
 
-def as_float(value, name: str, like: Tensor | None = None) -> Tensor:
-    """A distribution parameter as a floating tensor: a number takes the dtype of ``like`` (a floating tensor
-    among the parameters) or the default dtype, an integer tensor the default dtype (torch's broadcast_all)."""
-    if isinstance(value, Tensor):
-        if not value.dtype.is_floating_point:
-            return value.to(_dtype.get_default_dtype())
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a Tensor or a number, got {type(value).__name__}")
-    floating = like is not None and like.dtype.is_floating_point
-    return tensor(float(value), dtype=like.dtype if floating else _dtype.scalar_dtype(float(value)))
-
-
-def broadcast_all(*values: Tensor) -> list[Tensor]:
-    """The tensors expanded to their common broadcast shape (views, so gradients flow)."""
-    shape = broadcast_shapes(*(v._shape for v in values))
-    return [v if v._shape == shape else v.expand(*shape) for v in values]
-
-
-def all_true(mask: Tensor) -> bool:
-    return bool(mask.all().item()) if mask._numel else True
-
-
 class Distribution:
-    """Same as torch.distributions.Distribution: ``batch_shape`` (independent draws) and
-    ``event_shape`` (one draw's shape); ``validate_args`` (default on, as torch under
-    ``__debug__``) checks parameters at construction and values given to ``log_prob``.
-    Subclasses set ``has_rsample`` when ``rsample`` is reparameterised."""
+    r"""
+    Distribution is the abstract base class for probability distributions.
+
+    Args:
+        batch_shape (Size): The shape over which parameters are batched.
+        event_shape (Size): The shape of a single sample (without batching).
+        validate_args (bool, optional): Whether to validate arguments. Default: None.
+    """
 
     has_rsample = False
     has_enumerate_support = False
-    _validate_default = True
+    _validate_args = __debug__
 
     @staticmethod
     def set_default_validate_args(value: bool) -> None:
-        """Same as torch.distributions.Distribution.set_default_validate_args: turns argument validation on or off for
-        distributions created afterwards without ``validate_args=`` (a bool; ValueError otherwise).
         """
-        if value not in (True, False):
-            raise ValueError(f"validate_args must be True or False, got {value!r}")
-        Distribution._validate_default = value
+        Sets whether validation is enabled or disabled.
 
-    def __init__(self, batch_shape=(), event_shape=(), validate_args: bool | None = None) -> None:
-        self._batch_shape = Size(batch_shape)
-        self._event_shape = Size(event_shape)
+        The default behavior mimics Python's ``assert`` statement: validation
+        is on by default, but is disabled if Python is run in optimized mode
+        (via ``python -O``). Validation may be expensive, so you may want to
+        disable it once a model is working.
+
+        Args:
+            value (bool): Whether to enable validation.
+        """
+        if value not in [True, False]:
+            raise ValueError
+        Distribution._validate_args = value
+
+    def __init__(
+        self,
+        batch_shape: tuple = (),
+        event_shape: tuple = (),
+        validate_args: bool | None = None,
+    ) -> None:
+        self._batch_shape = batch_shape
+        self._event_shape = event_shape
         if validate_args is not None:
-            self._validate_args = bool(validate_args)
-        else:
-            self._validate_args = Distribution._validate_default
+            self._validate_args = validate_args
         if self._validate_args:
-            self._check_parameters()
+            try:
+                arg_constraints = self.arg_constraints
+            except NotImplementedError:
+                arg_constraints = {}
+                warnings.warn(
+                    f"{self.__class__} does not define `arg_constraints`. "
+                    + "Please set `arg_constraints = {}` or initialize the distribution "
+                    + "with `validate_args=False` to turn off validation.",
+                    stacklevel=2,
+                )
+            for param, constraint in arg_constraints.items():
+                if constraints.is_dependent(constraint):
+                    continue  # skip constraints that cannot be checked
+                if param not in self.__dict__ and isinstance(getattr(type(self), param), lazy_property):
+                    continue  # skip checking lazily-constructed args
+                value = getattr(self, param)
+                valid = constraint.check(value)
+                if not bool(valid.all()):
+                    raise ValueError(
+                        f"Expected parameter {param} "
+                        f"({type(value).__name__} of shape {tuple(value.shape)}) "
+                        f"of distribution {repr(self)} "
+                        f"to satisfy the constraint {repr(constraint)}, "
+                        f"but found invalid values:\n{value}"
+                    )
+        super().__init__()
 
-    def _check_parameters(self) -> None:
-        """Raises ValueError for parameters outside their constraint (subclasses)."""
+    def expand(self, batch_shape: tuple, _instance=None):
+        """
+        Returns a new distribution instance (or populates an existing instance
+        provided by a derived class) with batch dimensions expanded to
+        `batch_shape`. This method calls :class:`~Tensor.expand` on
+        the distribution's parameters. As such, this does not allocate new
+        memory for the expanded distribution instance. Additionally,
+        this does not repeat any args checking or parameter broadcasting in
+        `__init__.py`, when an instance is first created.
 
-    def _invalid(self, name: str, value: Tensor, constraint: str) -> ValueError:
-        return ValueError(
-            f"Expected parameter {name} (Tensor of shape {tuple(value._shape)}) of distribution {self!r} "
-            f"to satisfy the constraint {constraint}, but found invalid values:\n{value}"
-        )
+        Args:
+            batch_shape (Size): the desired expanded size.
+            _instance: new instance provided by subclasses that
+                need to override `.expand`.
+
+        Returns:
+            New distribution instance with batch dimensions expanded to
+            `batch_shape`.
+        """
+        raise NotImplementedError
 
     @property
     def batch_shape(self) -> Size:
-        """Same as torch.distributions.Distribution.batch_shape: the shape of the independent distributions this object
-        holds (broadcast from its parameters).
+        """
+        Returns the shape over which parameters are batched.
         """
         return self._batch_shape
 
     @property
     def event_shape(self) -> Size:
-        """Same as torch.distributions.Distribution.event_shape: the shape of one draw (``()`` for a scalar
-        distribution,
-        ``(k,)`` for a k-dimensional multivariate normal).
+        """
+        Returns the shape of a single sample (without batching).
         """
         return self._event_shape
 
     @property
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
+        """
+        Returns a dictionary from argument names to
+        :class:`~pyframe.distributions.constraints.Constraint` objects that
+        should be satisfied by each argument of this distribution. Args that
+        are not tensors need not appear in this dict.
+        """
+        raise NotImplementedError
+
+    @property
+    def support(self) -> constraints.Constraint | None:
+        """
+        Returns a :class:`~pyframe.distributions.constraints.Constraint` object
+        representing this distribution's support.
+        """
+        raise NotImplementedError
+
+    @property
     def mean(self) -> Tensor:
-        """Same as torch.distributions.Distribution.mean: the mean, of shape ``batch_shape + event_shape``."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement mean")
+        """
+        Returns the mean of the distribution.
+        """
+        raise NotImplementedError
 
     @property
     def mode(self) -> Tensor:
-        """Same as torch.distributions.Distribution.mode: the most likely value, of shape ``batch_shape +
-        event_shape``.
         """
-        raise NotImplementedError(f"{type(self).__name__} does not implement mode")
+        Returns the mode of the distribution.
+        """
+        raise NotImplementedError(f"{self.__class__} does not implement mode")
 
     @property
     def variance(self) -> Tensor:
-        """Same as torch.distributions.Distribution.variance: the variance, of shape ``batch_shape + event_shape``."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement variance")
+        """
+        Returns the variance of the distribution.
+        """
+        raise NotImplementedError
 
     @property
     def stddev(self) -> Tensor:
-        """Same as torch.distributions.Distribution.stddev: the standard deviation, ``variance.sqrt()``."""
+        """
+        Returns the standard deviation of the distribution.
+        """
         return self.variance.sqrt()
 
-    def _extended_shape(self, sample_shape=()) -> tuple:
-        if isinstance(sample_shape, int):
-            sample_shape = (sample_shape,)
-        if not isinstance(sample_shape, (tuple, list, Size)) or any(
-            isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in sample_shape
-        ):
-            raise TypeError(f"sample_shape must be a tuple of non-negative ints, got {sample_shape!r}")
-        return tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape)
-
     def sample(self, sample_shape=()) -> Tensor:
-        """A draw of shape ``sample_shape + batch_shape + event_shape``, outside autograd."""
-        with _grad_mode.no_grad():
+        """
+        Generates a sample_shape shaped sample or sample_shape shaped batch of
+        samples if the distribution parameters are batched.
+        """
+        with no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()) -> Tensor:
-        """Same as torch.distributions.Distribution.rsample: a reparameterised draw of shape
-        ``sample_shape + batch_shape + event_shape`` through which gradients flow to the parameters.
-
-        Only distributions with ``has_rsample`` implement it (NotImplementedError otherwise). The numbers come from
-        pyframe's generator (``manual_seed``): same distribution as torch, other draws.
         """
-        raise NotImplementedError(f"{type(self).__name__} has no reparameterised sampler (rsample)")
+        Generates a sample_shape shaped reparameterized sample or sample_shape
+        shaped batch of reparameterized samples if the distribution parameters
+        are batched.
+        """
+        raise NotImplementedError
 
+    @deprecated(
+        "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
+        category=FutureWarning,
+    )
     def sample_n(self, n: int) -> Tensor:
-        """Same as torch.distributions.Distribution.sample_n: ``sample((n,))``."""
-        return self.sample((n,))
+        """
+        Generates n samples or n batches of samples if the distribution
+        parameters are batched.
+        """
+        return self.sample(Size((n,)))
 
     def log_prob(self, value: Tensor) -> Tensor:
-        """Same as torch.distributions.Distribution.log_prob: the log of the density (or mass) at ``value``.
+        """
+        Returns the log of the probability density/mass function evaluated at
+        `value`.
 
         Args:
-            value: a tensor (or a number) broadcastable with ``batch_shape + event_shape``; with validation on, a
-                value outside the support raises ValueError, as torch.
-
-        Returns:
-            One log-density per event, of the broadcast shape without the event dims.
+            value (Tensor):
         """
-        raise NotImplementedError(f"{type(self).__name__} does not implement log_prob")
+        raise NotImplementedError
 
     def cdf(self, value: Tensor) -> Tensor:
-        """Same as torch.distributions.Distribution.cdf: the cumulative distribution function at ``value``."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement cdf")
+        """
+        Returns the cumulative density/mass function evaluated at
+        `value`.
+
+        Args:
+            value (Tensor):
+        """
+        raise NotImplementedError
+
+    def icdf(self, value: Tensor) -> Tensor:
+        """
+        Returns the inverse cumulative density/mass function evaluated at
+        `value`.
+
+        Args:
+            value (Tensor):
+        """
+        raise NotImplementedError
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """
+        Returns tensor containing all values supported by a discrete
+        distribution. The result will enumerate over dimension 0, so the shape
+        of the result will be `(cardinality,) + batch_shape + event_shape`
+        (where `event_shape = ()` for univariate distributions).
+
+        Note that this enumerates over all batched tensors in lock-step
+        `[[0, 0], [1, 1], ...]`. With `expand=False`, enumeration happens
+        along dim 0, but with the remaining batch dimensions being
+        singleton dimensions, `[[0], [1], ..`.
+
+        To iterate over the full Cartesian product use
+        `itertools.product(m.enumerate_support())`.
+
+        Args:
+            expand (bool): whether to expand the support over the
+                batch dims to match the distribution's `batch_shape`.
+
+        Returns:
+            Tensor iterating over dimension 0.
+        """
+        raise NotImplementedError
 
     def entropy(self) -> Tensor:
-        """Same as torch.distributions.Distribution.entropy: the entropy in nats, of shape ``batch_shape``."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement entropy")
+        """
+        Returns entropy of distribution, batched over batch_shape.
+
+        Returns:
+            Tensor of shape batch_shape.
+        """
+        raise NotImplementedError
 
     def perplexity(self) -> Tensor:
-        """Same as torch.distributions.Distribution.perplexity: ``entropy().exp()``."""
-        return self.entropy().exp()
+        """
+        Returns perplexity of distribution, batched over batch_shape.
 
-    def _value(self, value: Any) -> Tensor:
-        """``value`` as a tensor for log_prob, checked against the event shape and support."""
+        Returns:
+            Tensor of shape batch_shape.
+        """
+        return T.exp(self.entropy())
+
+    def _extended_shape(self, sample_shape=()) -> Size:
+        """
+        Returns the size of the sample returned by the distribution, given
+        a `sample_shape`. Note, that the batch and event shapes of a distribution
+        instance are fixed at the time of construction. If this is empty, the
+        returned shape is upcast to (1,).
+
+        Args:
+            sample_shape (Size): the size of the sample to be drawn.
+        """
+        if isinstance(sample_shape, int) and not isinstance(sample_shape, bool):
+            sample_shape = (sample_shape,)
+        if not isinstance(sample_shape, (tuple, list)) or any(
+            isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in sample_shape
+        ):
+            raise TypeError(f"sample_shape must be a tuple of non-negative ints, got {sample_shape!r}")
+        return Size(tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape))
+
+    def _validate_sample(self, value: Tensor) -> None:
+        """
+        Argument validation for distribution methods such as `log_prob`,
+        `cdf` and `icdf`. The rightmost dimensions of a value to be
+        scored via these methods must agree with the distribution's batch
+        and event shapes.
+
+        Args:
+            value (Tensor): the tensor whose log probability is to be
+                computed by the `log_prob` method.
+        Raises
+            ValueError: when the rightmost dimensions of `value` do not match the
+                distribution's batch and event shapes.
+        """
         if not isinstance(value, Tensor):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"log_prob expects a Tensor or a number, got {type(value).__name__}")
-            value = tensor(float(value), dtype=self._param_dtype())
-        if self._validate_args:
-            n = len(self._event_shape)
-            if n and tuple(value._shape[-n:]) != tuple(self._event_shape):
+            raise ValueError("The value argument to log_prob must be a Tensor")
+
+        event_dim_start = len(value.size()) - len(self._event_shape)
+        if value.size()[event_dim_start:] != self._event_shape:
+            raise ValueError(
+                f"The right-most size of value must match event_shape: {value.size()} vs {self._event_shape}."
+            )
+
+        actual_shape = value.size()
+        expected_shape = self._batch_shape + self._event_shape
+        for i, j in zip(reversed(actual_shape), reversed(expected_shape), strict=False):
+            if i != 1 and j != 1 and i != j:
                 raise ValueError(
-                    f"The right-most size of value must match event_shape: {tuple(value._shape)} vs "
-                    f"{tuple(self._event_shape)}"
+                    f"Value is not broadcastable with batch_shape+event_shape: {actual_shape} vs {expected_shape}."
                 )
-            try:
-                broadcast_shapes(value._shape, tuple(self._batch_shape) + tuple(self._event_shape))
-            except (ValueError, RuntimeError):
-                raise ValueError(
-                    f"Value of shape {tuple(value._shape)} is not broadcastable with batch_shape+event_shape: "
-                    f"{tuple(self._batch_shape) + tuple(self._event_shape)}"
-                ) from None
-            if not self._in_support(value):
-                raise ValueError(
-                    f"Expected value argument (Tensor of shape {tuple(value._shape)}) to be within the support "
-                    f"({self._support_name}) of the distribution {self!r}, but found invalid values:\n{value}"
-                )
-        return value
+        try:
+            support = self.support
+        except NotImplementedError:
+            warnings.warn(
+                f"{self.__class__} does not define `support` to enable "
+                + "sample validation. Please initialize the distribution with "
+                + "`validate_args=False` to turn off validation.",
+                stacklevel=2,
+            )
+            return
+        if support is None:
+            raise AssertionError("support is unexpectedly None")
+        valid = support.check(value)
+        if not bool(valid.all()):
+            raise ValueError(
+                "Expected value argument "
+                f"({type(value).__name__} of shape {tuple(value.shape)}) "
+                f"to be within the support ({repr(support)}) "
+                f"of the distribution {repr(self)}, "
+                f"but found invalid values:\n{value}"
+            )
 
-    _support_name = "real"
-
-    def _in_support(self, value: Tensor) -> bool:  # torch's constraints.real: anything but NaN (+-inf included)
-        return all_true(value == value) if value.dtype.is_floating_point else True
-
-    def _param_dtype(self):
-        return _dtype.get_default_dtype()
+    def _get_checked_instance(self, cls, _instance=None):
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom __init__ method "
+                "must also define a custom .expand() method."
+            )
+        return self.__new__(type(self)) if _instance is None else _instance
 
     def __repr__(self) -> str:
-        params = ", ".join(
-            f"{k}: {v if v._numel == 1 else Size(v._shape)}"
-            for k in self._param_names
-            if isinstance(v := self.__dict__.get(k), Tensor)
+        param_names = [k for k in self.arg_constraints if k in self.__dict__]
+        args_string = ", ".join(
+            [
+                f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
+                for p in param_names
+            ]
         )
-        return f"{type(self).__name__}({params})"
-
-    _param_names: tuple[str, ...] = ()
-
-
-LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
+        return self.__class__.__name__ + "(" + args_string + ")"

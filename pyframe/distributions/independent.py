@@ -1,44 +1,95 @@
-"""``Independent``: reinterprets batch dims of a distribution as event dims (a diagonal Normal
-over an action vector, say), summing log densities and entropies over them."""
+"""``Independent``: same as torch.distributions.independent."""
 
-from __future__ import annotations
+from typing import Generic, TypeVar
 
+from pyframe.distributions import constraints
 from pyframe.distributions.distribution import Distribution
-from pyframe.tensor import Tensor
+from pyframe.distributions.utils import _sum_rightmost
+from pyframe.tensor import Size, Tensor
 
 __all__ = ["Independent"]
 
 
-def _sum_rightmost(t: Tensor, n: int) -> Tensor:
-    return t.sum(tuple(range(-n, 0))) if n else t
+D = TypeVar("D", bound=Distribution)
 
 
-class Independent(Distribution):
-    """Same as torch.distributions.Independent(base_distribution, reinterpreted_batch_ndims)."""
+class Independent(Distribution, Generic[D]):
+    r"""
+    Reinterprets some of the batch dims of a distribution as event dims.
 
-    def __init__(self, base_distribution: Distribution, reinterpreted_batch_ndims: int, validate_args=None) -> None:
-        if not isinstance(base_distribution, Distribution):
-            raise TypeError(f"base_distribution must be a Distribution, got {type(base_distribution).__name__}")
-        n = reinterpreted_batch_ndims
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= len(base_distribution.batch_shape):
+    This is mainly useful for changing the shape of the result of
+    :meth:`log_prob`. For example to create a diagonal Normal distribution with
+    the same shape as a Multivariate Normal distribution (so they are
+    interchangeable), you can::
+
+        >>> from pyframe.distributions.multivariate_normal import MultivariateNormal
+        >>> from pyframe.distributions.normal import Normal
+        >>> loc = pyframe.zeros(3)
+        >>> scale = pyframe.ones(3)
+        >>> mvn = MultivariateNormal(loc, scale_tril=pyframe.diag(scale))
+        >>> [mvn.batch_shape, mvn.event_shape]
+        [Size([]), Size([3])]
+        >>> normal = Normal(loc, scale)
+        >>> [normal.batch_shape, normal.event_shape]
+        [Size([3]), Size([])]
+        >>> diagn = Independent(normal, 1)
+        >>> [diagn.batch_shape, diagn.event_shape]
+        [Size([]), Size([3])]
+
+    Args:
+        base_distribution (pyframe.distributions.distribution.Distribution): a
+            base distribution
+        reinterpreted_batch_ndims (int): the number of batch dims to
+            reinterpret as event dims
+    """
+
+    arg_constraints: dict[str, constraints.Constraint] = {}
+    base_dist: D
+
+    def __init__(
+        self,
+        base_distribution: D,
+        reinterpreted_batch_ndims: int,
+        validate_args: bool | None = None,
+    ) -> None:
+        if reinterpreted_batch_ndims > len(base_distribution.batch_shape):
             raise ValueError(
-                f"Expected 0 <= reinterpreted_batch_ndims <= len(base_distribution.batch_shape), "
-                f"{n!r} vs {len(base_distribution.batch_shape)}"
+                "Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), "
+                f"actual {reinterpreted_batch_ndims} vs {len(base_distribution.batch_shape)}"
             )
+        shape: Size = base_distribution.batch_shape + base_distribution.event_shape
+        event_dim: int = reinterpreted_batch_ndims + len(base_distribution.event_shape)
+        batch_shape = shape[: len(shape) - event_dim]
+        event_shape = shape[len(shape) - event_dim :]
         self.base_dist = base_distribution
-        self.reinterpreted_batch_ndims = n
-        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
-        event_dim = n + len(base_distribution.event_shape)
-        super().__init__(shape[: len(shape) - event_dim], shape[len(shape) - event_dim :], validate_args=False)
-        self._validate_args = base_distribution._validate_args if validate_args is None else bool(validate_args)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Independent, _instance)
+        batch_shape = Size(batch_shape)
+        new.base_dist = self.base_dist.expand(batch_shape + self.event_shape[: self.reinterpreted_batch_ndims])
+        new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
+        super(Independent, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     @property
-    def has_rsample(self) -> bool:  # type: ignore[override]
+    def has_rsample(self) -> bool:
         return self.base_dist.has_rsample
 
     @property
-    def has_enumerate_support(self) -> bool:  # type: ignore[override]
-        return False if self.reinterpreted_batch_ndims else self.base_dist.has_enumerate_support
+    def has_enumerate_support(self) -> bool:
+        if self.reinterpreted_batch_ndims > 0:
+            return False
+        return self.base_dist.has_enumerate_support
+
+    @constraints.dependent_property
+    def support(self):
+        result = self.base_dist.support
+        if self.reinterpreted_batch_ndims:
+            result = constraints.independent(result, self.reinterpreted_batch_ndims)
+        return result
 
     @property
     def mean(self) -> Tensor:
@@ -58,11 +109,18 @@ class Independent(Distribution):
     def rsample(self, sample_shape=()) -> Tensor:
         return self.base_dist.rsample(sample_shape)
 
-    def log_prob(self, value) -> Tensor:
-        return _sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
+    def log_prob(self, value):
+        log_prob = self.base_dist.log_prob(value)
+        return _sum_rightmost(log_prob, self.reinterpreted_batch_ndims)
 
-    def entropy(self) -> Tensor:
-        return _sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
+    def entropy(self):
+        entropy = self.base_dist.entropy()
+        return _sum_rightmost(entropy, self.reinterpreted_batch_ndims)
 
-    def __repr__(self) -> str:
-        return f"Independent({self.base_dist!r}, {self.reinterpreted_batch_ndims})"
+    def enumerate_support(self, expand=True):
+        if self.reinterpreted_batch_ndims > 0:
+            raise NotImplementedError("Enumeration over cartesian product is not implemented")
+        return self.base_dist.enumerate_support(expand=expand)
+
+    def __repr__(self):
+        return self.__class__.__name__ + f"({self.base_dist}, {self.reinterpreted_batch_ndims})"

@@ -8,7 +8,7 @@ import math
 import threading
 
 from pyframe import _dtype, _grad_mode
-from pyframe._backend import ShapeError, check, lib
+from pyframe._backend import ShapeError, check, ffi, lib
 from pyframe._device import CPU, check_device
 from pyframe._dtype import as_dtype, float64, int64
 from pyframe.autograd.graph import record
@@ -20,7 +20,7 @@ from pyframe.tensor import Tensor, as_shape, empty_tensor
 __all__ = [
     "multinomial", "bernoulli", "randperm", "normal", "rand", "randn", "randint", "rand_like", "randn_like",
     "randint_like", "Generator", "manual_seed", "initial_seed", "seed", "get_rng_state", "set_rng_state", "uniform_",
-    "normal_",
+    "normal_", "poisson", "binomial", "exponential_", "cauchy_", "log_normal_", "geometric_",
 ]  # fmt: skip
 
 
@@ -150,6 +150,73 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     z = normal_(empty_tensor(shape, dt), generator=generator)
     out = ew.add(ew.mul(z, s), mean.detach() if tm else mean)
     _zero_grads("NormalBackward3", (mean if tm else None, std if ts else None), out)
+    return out
+
+
+def _param_draw(kind: int, a: Tensor, b: Tensor | None, generator) -> Tensor:
+    """One draw per element of ``a`` (and ``b``) from the C kernel's parameterised samplers, in ``a``'s dtype."""
+    a64 = a.detach().to(float64).contiguous()
+    b64 = b.detach().to(float64).expand(*a._shape).contiguous() if b is not None else None
+    out = empty_tensor(a._shape, float64)
+    seed, offset = _generator(generator).take(a._numel)
+    check(lib.pf_random_param(kind, a64._d(), b64._d() if b is not None else ffi.NULL, out._d(), seed, offset))
+    return out.to(a.dtype)
+
+
+def _standard_gamma(input: Tensor, *, generator=None) -> Tensor:  # noqa: A002
+    """Same as torch._standard_gamma: a Gamma(``input``, 1) draw per element (Marsaglia and Tsang), smallest
+    positive value of the dtype at least, as torch; reparameterised: the gradient to ``input`` is
+    ``_standard_gamma_grad(input, draw)``, torch's."""
+    if not isinstance(input, Tensor) or not input.dtype.is_floating_point:
+        raise TypeError("_standard_gamma(): input must be a floating-point Tensor")
+    tiny = 2.2250738585072014e-308 if input.dtype is float64 else 1.1754943508222875e-38
+    out = ew.clamp(_param_draw(lib.PF_RAND_GAMMA, input, None, generator), min=tiny)
+    if _grad_mode.enabled and input.requires_grad:
+        record("StandardGammaBackward0", lambda g: (ew.mul(g, _standard_gamma_grad(input.detach(), out)),),
+               (input,), out)  # fmt: skip
+    return out
+
+
+def _standard_gamma_grad(input: Tensor, output: Tensor) -> Tensor:  # noqa: A002
+    """Same as torch._standard_gamma_grad: d x / d alpha of a Gamma(alpha, 1) draw x held at its CDF value
+    (the implicit reparameterisation gradient), elementwise over the broadcast shape, in ``input``'s dtype."""
+    shape = broadcast_shapes(input._shape, output._shape)
+    a64 = input.detach().to(float64).expand(*shape).contiguous()
+    x64 = output.detach().to(float64).expand(*shape).contiguous()
+    out = empty_tensor(shape, float64)
+    check(lib.pf_standard_gamma_grad(a64._d(), x64._d(), out._d()))
+    return out.to(input.dtype)
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:  # noqa: A002
+    """Same as torch.poisson: a Poisson(``input``) count per element, in ``input``'s dtype (rates finite and
+    non-negative, else ValueError). Gradients to ``input`` are zero, as torch's.
+
+    Differs: the draws come from pyframe's generator, so the numbers differ from torch's."""
+    if not isinstance(input, Tensor) or not input.dtype.is_floating_point:
+        raise TypeError("poisson(): input must be a floating-point Tensor of rates")
+    out = _param_draw(lib.PF_RAND_POISSON, input, None, generator)
+    _zero_grads("PoissonBackward0", (input,), out)
+    return out
+
+
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """Same as torch.binomial: a Binomial(``count``, ``prob``) draw per element, in ``count``'s dtype (counts
+    non-negative integers, probabilities in [0, 1], else ValueError); ``prob`` broadcasts to ``count``'s shape.
+
+    Differs: the draws come from pyframe's generator, so the numbers differ from torch's."""
+    if not isinstance(count, Tensor) or not isinstance(prob, Tensor):
+        raise TypeError("binomial(): count and prob must be Tensors")
+    if not count.dtype.is_floating_point or not prob.dtype.is_floating_point:
+        raise TypeError("binomial(): count and prob must be floating point")
+    try:
+        broadcast_shapes(count._shape, prob._shape)
+        prob.expand(*count._shape)
+    except (ValueError, RuntimeError, ShapeError):
+        raise ShapeError(f"binomial(): prob of shape {list(prob._shape)} does not broadcast to count's "
+                         f"{list(count._shape)}") from None  # fmt: skip
+    out = _param_draw(lib.PF_RAND_BINOMIAL, count, prob, generator)
+    _zero_grads("BinomialBackward0", (count, prob), out)
     return out
 
 
@@ -287,6 +354,49 @@ def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -
     if not std >= 0:
         raise ValueError(f"normal_ expects std >= 0, got std={std}")
     return _draw(lib.PF_RAND_NORMAL, t, mean, std, generator)
+
+
+def _fill_from(t: Tensor, values: Tensor) -> Tensor:
+    t._write_check()
+    ew.copy_(t, values)
+    return t
+
+
+def exponential_(t: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    """Same as torch.Tensor.exponential_: fills ``t`` with Exponential(``lambd``) samples, ``-log(1 - u) / lambd``
+    of uniforms ``u`` in [0, 1) (``lambd > 0``, else ValueError)."""
+    if not (isinstance(lambd, (int, float)) and lambd > 0):
+        raise ValueError(f"exponential_ expects lambd > 0, got lambd={lambd}")
+    u = _uniform(t._shape, float64, generator)
+    return _fill_from(t, ew.div(ew.neg(ew.log1p(ew.neg(u))), float(lambd)))
+
+
+def cauchy_(t: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+    """Same as torch.Tensor.cauchy_: fills ``t`` with Cauchy(``median``, ``sigma``) samples,
+    ``median + sigma * tan(pi * (u - 1/2))`` (``sigma > 0``, else ValueError)."""
+    if not (isinstance(sigma, (int, float)) and sigma > 0):
+        raise ValueError(f"cauchy_ expects sigma > 0, got sigma={sigma}")
+    u = _uniform(t._shape, float64, generator)
+    return _fill_from(t, ew.add(ew.mul(ew.tan(ew.mul(ew.sub(u, 0.5), math.pi)), float(sigma)), float(median)))
+
+
+def log_normal_(t: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+    """Same as torch.Tensor.log_normal_: fills ``t`` with ``exp`` of Normal(``mean``, ``std``) samples
+    (``std > 0``, else ValueError)."""
+    if not (isinstance(std, (int, float)) and std > 0):
+        raise ValueError(f"log_normal_ expects std > 0, got std={std}")
+    z = _draw(lib.PF_RAND_NORMAL, empty_tensor(t._shape, float64), float(mean), float(std), generator)
+    return _fill_from(t, ew.exp(z))
+
+
+def geometric_(t: Tensor, p: float, *, generator=None) -> Tensor:
+    """Same as torch.Tensor.geometric_: fills ``t`` with the number of Bernoulli(``p``) trials up to and including
+    the first success (values 1, 2, ...), ``ceil(log(1 - u) / log(1 - p))`` (``0 < p < 1``, else ValueError)."""
+    if not (isinstance(p, (int, float)) and 0 < p < 1):
+        raise ValueError(f"geometric_ expects p in (0, 1), got p={p}")
+    u = _uniform(t._shape, float64, generator)
+    k = ew.clamp(ew.ceil(ew.div(ew.log1p(ew.neg(u)), math.log1p(-p))), min=1.0)
+    return _fill_from(t, k)
 
 
 def _generator(generator) -> _Generator:

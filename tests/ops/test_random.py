@@ -220,3 +220,81 @@ def test_random_fill_of_a_strided_view_leaves_the_rest(restore_seed):
     assert ((a[:, ::2] >= 1) & (a[:, ::2] < 2)).all()
     assert (np.abs(a[::2, 1::2] - 5) < 1).all()
     assert (a[1::2, 1::2] == 0).all()
+
+
+def _moments(x, mean, var, n):
+    """mean within 5 standard errors; variance within 10% (n = 100,000 draws per column)."""
+    assert np.all(np.abs(x.mean(0) - mean) <= 5 * np.sqrt(np.asarray(var) / n)), (x.mean(0), mean)
+    np.testing.assert_allclose(x.var(0), var, rtol=0.1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_poisson_binomial_gamma_moments(restore_seed, dtype):
+    from pyframe.ops.random import _standard_gamma
+
+    pyframe.manual_seed(5)
+    dt, n = getattr(pyframe, dtype), 100_000
+    rates = [0.0, 0.7, 4.0, 15.0, 250.0]  # multiplication below 10, PTRS above, 0 exactly
+    x = npy(pyframe.poisson(pyframe.tensor(rates, dtype=dt).expand(n, 5).contiguous()))
+    assert x.dtype == np.dtype(dtype) and (x == np.round(x)).all() and (x[:, 0] == 0).all()
+    _moments(x[:, 1:], rates[1:], rates[1:], n)
+    count, prob = [4.0, 30.0, 200.0, 50.0], [0.2, 0.5, 0.9, 0.0]  # inversion, BTRS, BTRS of 1 - p, p = 0
+    x = npy(pyframe.binomial(pyframe.tensor(count, dtype=dt).expand(n, 4).contiguous(), pyframe.tensor(prob, dtype=dt)))
+    assert (x >= 0).all() and (x <= np.array(count)).all() and (x[:, 3] == 0).all()
+    c, p = np.array(count[:3]), np.array(prob[:3])
+    _moments(x[:, :3], c * p, c * p * (1 - p), n)
+    alpha = [0.2, 1.0, 3.5, 40.0]  # the boosted branch below 1
+    x = npy(_standard_gamma(pyframe.tensor(alpha, dtype=dt).expand(n, 4).contiguous()))
+    assert (x > 0).all()
+    _moments(x, alpha, alpha, n)
+
+
+def test_parameterised_draws_reject_bad_parameters_and_repeat_by_seed(restore_seed):
+    with pytest.raises(ValueError, match="non-negative"):
+        pyframe.poisson(pyframe.tensor([1.0, -1.0]))
+    with pytest.raises(ValueError, match="probabilities in"):
+        pyframe.binomial(pyframe.tensor([3.0]), pyframe.tensor([1.5]))
+    with pytest.raises(ValueError, match="integers"):
+        pyframe.binomial(pyframe.tensor([2.5]), pyframe.tensor([0.5]))
+    with pytest.raises(TypeError, match="floating"):
+        pyframe.poisson(pyframe.tensor([1, 2]))
+    pyframe.manual_seed(9)
+    a = npy(pyframe.poisson(pyframe.full((1000,), 30.0)))
+    pyframe.manual_seed(9)
+    assert (npy(pyframe.poisson(pyframe.full((1000,), 30.0))) == a).all()
+
+
+def test_standard_gamma_gradient_matches_torch():
+    torch = pytest.importorskip("torch")
+    from pyframe.ops.random import _standard_gamma, _standard_gamma_grad
+
+    alpha = np.array([0.3, 0.3, 1.5, 1.5, 6.0, 20.0, 20.0, 50.0])
+    x = np.array([0.05, 2.0, 0.5, 3.0, 4.0, 19.0, 30.0, 60.0])  # all three of torch's regimes
+    expected = torch._standard_gamma_grad(torch.tensor(alpha), torch.tensor(x)).numpy()
+    np.testing.assert_allclose(
+        npy(_standard_gamma_grad(pyframe.tensor(alpha), pyframe.tensor(x))), expected, rtol=1e-12
+    )
+    a = pyframe.tensor([2.0, 5.0], dtype=pyframe.float64, requires_grad=True)
+    g = _standard_gamma(a)
+    g.sum().backward()
+    np.testing.assert_allclose(npy(a.grad), npy(_standard_gamma_grad(a.detach(), g.detach())))
+
+
+@pytest.mark.parametrize(
+    "method, args, mean, var",
+    [
+        ("exponential_", (2.0,), 0.5, 0.25),
+        ("geometric_", (0.25,), 4.0, 12.0),
+        ("log_normal_", (0.0, 0.5), 1.1331, 0.3647),
+    ],
+)
+def test_inplace_samplers(restore_seed, method, args, mean, var):
+    pyframe.manual_seed(2)
+    n = 100_000
+    x = npy(getattr(pyframe.empty(n, dtype=pyframe.float64), method)(*args))
+    assert abs(x.mean() - mean) <= 5 * np.sqrt(var / n) + 1e-3
+    np.testing.assert_allclose(x.var(), var, rtol=0.1)
+    c = npy(pyframe.empty(n, dtype=pyframe.float64).cauchy_(1.0, 2.0))
+    assert abs(np.median(c) - 1.0) < 0.05  # the median is the location (no mean to compare)
+    with pytest.raises(ValueError, match="lambd > 0"):
+        pyframe.empty(3).exponential_(-1.0)
