@@ -197,8 +197,11 @@ def main() -> None:
     mpiexec = Path(sys.executable).with_name("mpiexec")
     mpiexec = str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec")
     site = ROOT / "build" / "plugin-site"
+    # mpi_yield_when_idle: what the plugin sets before MPI starts (the worker imports mpi4py first, so it is given
+    # here); the mpi4py column runs in the same processes, so with the same setting
     env = dict(os.environ, OMP_NUM_THREADS="1", PYFRAME_PLUGINS="mpi", OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")  # fmt: skip
+    env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), str(site), env.get("PYTHONPATH")]))
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:

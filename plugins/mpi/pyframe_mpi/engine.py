@@ -3,17 +3,19 @@ they were issued, and a notice channel through which a rank that leaves tells th
 
 Every collective is two steps, both run by the executor, in issue order:
 
-1. **the check**: a 32-byte non-blocking ``MPI_Iallreduce`` (MAX of two hashes and their negations) on a
-   control communicator says whether every rank is in the same collective with the same arguments. It is
-   polled against the group's deadline and against the notices of ranks that left, so a rank that skipped
-   the call, left, or hangs ends the wait with an error naming it. On a mismatch every rank gathers every
-   rank's description and raises; the data step is skipped on every rank, so the group stays usable.
+1. **the check**: a fixed-size non-blocking ``MPI_Iallreduce`` (SUM, ``CHECK_BYTES``) on a control
+   communicator whose lanes say whether every rank is in the same collective with the same arguments (see
+   ``CHECK_BYTES`` below). It is waited for against the group's deadline and the notices of ranks that left, so
+   a rank that skipped the call, left, or hangs ends the wait with an error naming it. On a mismatch every rank
+   gathers every rank's description and raises; the data step is skipped on every rank, so the group stays
+   usable. A small SUM all-reduce travels inside the check's message: check and data in one round trip.
 2. **the data**: once every rank has passed the check they are all committed to the same call, so it is a
    blocking, fused MPI call (``MPI_Allreduce``, ...), where Open MPI uses its best algorithms.
 
 A synchronous call made while nothing is queued runs on the calling thread (no hand-off latency); anything
 else (``async_op=True``, DDP's buckets) goes to the communication thread, so it progresses while Python
-computes. MPI is initialised with ``MPI_THREAD_MULTIPLE``.
+computes. Waits release the GIL and, with ``mpi_yield_when_idle``, yield the core while idle (see
+``configure_mpi``). MPI is initialised with ``MPI_THREAD_MULTIPLE``.
 """
 
 from __future__ import annotations
@@ -64,29 +66,81 @@ def configure_mpi() -> None:
     os.environ.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
 
 
-_SIGNATURES: dict[str, np.ndarray] = {}
+# The check message: every rank all-reduces (SUM) exactly CHECK_BYTES on the control communicator, whatever it
+# checks, so ranks in different calls still pair byte for byte (never a truncation or a hang, only lanes that
+# disagree). It opens with LANES values in the message's dtype: PAIRS pairs (h, h*h) of 7-bit pieces of the call's
+# description hash, then a 1 from every rank. The ranks agree exactly when n * sum(h*h) == sum(h)**2 for every
+# pair (equality in Cauchy-Schwarz: every h equal) and the last lane sums to n; all sums stay exact integers in
+# float32 up to MAX_FUSED_RANKS ranks. A small SUM all-reduce rides in the same message after the lanes (one round
+# trip for check and data); other calls send zeros there and move their data after the check.
+CHECK_BYTES = 2048
+PAIRS = 9
+LANES = 2 * PAIRS + 1
+MAX_FUSED_RANKS = 1024
+FUSED_DTYPES = ("float32", "float64", "int32", "int64")
+_LANE_CACHE: dict[str, list[int]] = {}
 
 
-def signature(desc: str) -> np.ndarray:
-    """Two hashes of ``desc`` and their negations: after a MAX all-reduce the pairs still cancel exactly when
-    every rank passed the same description. A fresh array (the all-reduce writes it); the hashes are cached."""
-    sig = _SIGNATURES.get(desc)
-    if sig is None:
-        if len(_SIGNATURES) > 4096:
-            _SIGNATURES.clear()
+def lanes(desc: str) -> list[int]:
+    """The check lanes of ``desc`` (cached)."""
+    out = _LANE_CACHE.get(desc)
+    if out is None:
+        if len(_LANE_CACHE) > 4096:
+            _LANE_CACHE.clear()
         data = desc.encode()
-        a, b = zlib.crc32(data), zlib.adler32(data)
-        sig = _SIGNATURES[desc] = np.array([a, -a, b, -b], dtype=np.int64)
-    return sig.copy()
+        h = zlib.crc32(data) << 32 | zlib.adler32(data)
+        out = []
+        for i in range(PAIRS):
+            v = (h >> (7 * i)) & 127
+            out += [v, v * v]
+        out.append(1)
+        _LANE_CACHE[desc] = out
+    return out
+
+
+_MESSAGES: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def check_message(desc: str, dtype, payload: np.ndarray | None = None) -> np.ndarray:
+    """``CHECK_BYTES`` of ``dtype``: the lanes of ``desc``, then ``payload`` (if any), then zeros. The array is
+    reused by the next call with the same description (operations run one at a time)."""
+    key = (desc, np.dtype(dtype).char)
+    got = _MESSAGES.get(key)
+    if got is None:
+        if len(_MESSAGES) > 1024:
+            _MESSAGES.clear()
+        msg = np.zeros(CHECK_BYTES // np.dtype(dtype).itemsize, dtype=dtype)
+        msg[:LANES] = lanes(desc)
+        got = _MESSAGES[key] = (msg, msg[:LANES].copy())
+    msg, first = got
+    msg[:LANES] = first  # the last all-reduce left sums here (what lies after the payload is never read)
+    if payload is not None:
+        msg[LANES : LANES + payload.size] = payload.reshape(-1)
+    return msg
+
+
+def agreed(msg: np.ndarray, n: int) -> bool:
+    """Whether the summed lanes say every one of the ``n`` ranks sent the same description."""
+    v = msg[:LANES].tolist()
+    if v[-1] != n:
+        return False
+    return all(n * v[2 * i + 1] == v[2 * i] * v[2 * i] for i in range(PAIRS))
+
+
+def fusable(buf: np.ndarray, ranks: int) -> bool:
+    """Whether a SUM all-reduce of ``buf`` can ride in the check message."""
+    return (buf.dtype.name in FUSED_DTYPES and buf.nbytes <= CHECK_BYTES - LANES * buf.dtype.itemsize
+            and ranks <= MAX_FUSED_RANKS)  # fmt: skip
 
 
 class Op:
-    """One operation: what it is (for the check and for messages) and the blocking MPI call(s) to run."""
+    """One operation: what it is (for the check and for messages) and the blocking MPI call(s) to run; or, for a
+    small SUM all-reduce, ``fused``, the buffer that rides in the check message (``run`` is then None)."""
 
-    __slots__ = ("comm", "seq", "desc", "what", "run", "event", "error")
+    __slots__ = ("comm", "seq", "desc", "what", "run", "fused", "event", "error")
 
-    def __init__(self, comm: Any, desc: str, what: str, run) -> None:
-        self.comm, self.desc, self.what, self.run = comm, desc, what, run
+    def __init__(self, comm: Any, desc: str, what: str, run, fused: np.ndarray | None = None) -> None:
+        self.comm, self.desc, self.what, self.run, self.fused = comm, desc, what, run, fused
         self.seq = 0
         self.event: threading.Event | None = None  # made when the operation is queued (inline ones need none)
         self.error: BaseException | None = None
@@ -225,18 +279,21 @@ class Engine:
                 self._check(op)
             else:
                 c.committed += 1
-            op.run()
+            if op.run is not None:
+                op.run()
         except BaseException as e:  # noqa: BLE001 - delivered to whoever waits on the operation
             op.error = e
 
     def _check(self, op: Op) -> None:
         DistBackendError, _ = _errors()
         c = op.comm
-        sig = signature(op.desc)
-        req = c.ctl.Iallreduce(self.MPI.IN_PLACE, sig, op=self.MPI.MAX)
-        self.wait_request(req, op)
+        buf = op.fused
+        msg = check_message(op.desc, np.int64 if buf is None else buf.dtype, buf)
+        self.wait_request(c.ctl.Iallreduce(self.MPI.IN_PLACE, msg, op=self.MPI.SUM), op)
         c.committed += 1  # every rank is in this collective (the same one or not): it counts as done
-        if sig[0] == -sig[1] and sig[2] == -sig[3]:
+        if agreed(msg, c.size):
+            if buf is not None:
+                buf.reshape(-1)[:] = msg[LANES : LANES + buf.size]
             return
         mine = np.frombuffer(op.desc.encode("ascii", "replace")[:_DESC_BYTES].ljust(_DESC_BYTES), dtype=np.uint8)
         every = np.empty((c.size, _DESC_BYTES), dtype=np.uint8)
