@@ -13,8 +13,8 @@ from pyframe.autograd.graph import AccumulateGrad, Node, _grad_accumulator, run_
 from pyframe.tensor import Tensor
 
 __all__ = [
-    "Function", "FunctionCtx", "Node", "backward", "grad", "gradcheck", "no_grad", "enable_grad",
-    "set_grad_enabled", "is_grad_enabled", "Variable",
+    "Function", "FunctionCtx", "Node", "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "no_grad",
+    "enable_grad", "set_grad_enabled", "is_grad_enabled", "Variable",
 ]  # fmt: skip
 
 
@@ -199,9 +199,26 @@ def gradcheck(
     atol: float = 1e-5,
     rtol: float = 1e-3,
     raise_exception: bool = True,
+    *,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    fast_mode: bool = False,
+    masked: bool | None = None,
 ) -> bool:
     """Same as torch.autograd.gradcheck: compares the analytic Jacobian (one backward per
-    output element) with central finite differences. Inputs should be float64."""
+    output element) with central finite differences. Inputs should be float64.
+
+    pyframe always runs the full (slow-mode) comparison: ``fast_mode`` and the ``check_*`` options that add
+    other checks (batched, forward-mode) are accepted and leave it as it is; ``check_backward_ad=False`` skips it.
+    The finite differences write single elements of the inputs through a NumPy view of their memory (a testing
+    utility's access, not an op's compute path)."""
+    if not check_backward_ad:
+        return True
     inputs = tuple(_as_list(inputs))
     diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     for i in diff:
@@ -210,8 +227,7 @@ def gradcheck(
                           stacklevel=2)  # fmt: skip
 
     def outputs_of():
-        out = fn(*inputs)
-        return [o for o in _as_list(out) if isinstance(o, Tensor) and o.dtype.is_floating_point]
+        return _differentiable(fn(*inputs))
 
     outs = outputs_of()
     for k, out in enumerate(outs):
@@ -250,6 +266,58 @@ def gradcheck(
                             raise GradcheckError(msg)
                         return False
     return True
+
+
+def _differentiable(out) -> list:
+    return [o for o in _as_list(out) if isinstance(o, Tensor) and o.dtype.is_floating_point]
+
+
+def gradgradcheck(
+    func: Callable,
+    inputs: Sequence[Tensor] | Tensor,
+    grad_outputs: Sequence[Tensor] | Tensor | None = None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
+) -> bool:
+    """Same as torch.autograd.gradgradcheck: ``gradcheck`` of the first derivatives, i.e. of the function
+    ``(inputs, grad_outputs) -> autograd.grad(func(inputs), inputs, grad_outputs, create_graph=True)``. Without
+    ``grad_outputs``, random ones (uniform in [-1, 1), requiring grad) of the outputs' shapes and dtypes."""
+    del gen_non_contig_grad_outputs, check_fwd_over_rev
+    if not check_rev_over_rev:
+        return True
+    inputs = tuple(_as_list(inputs))
+    if grad_outputs is None:
+        outs = _differentiable(func(*inputs))
+        grad_outputs = tuple(o.detach().new_empty(o.shape).uniform_(-1, 1).requires_grad_() for o in outs)
+    grad_outputs = tuple(_as_list(grad_outputs))
+    n_out = len(grad_outputs)
+    diff_inputs = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+    def first_derivatives(*args):
+        ins, gouts = args[:-n_out] if n_out else args, args[-n_out:] if n_out else ()
+        with enable_grad():  # also while gradcheck takes its finite differences under no_grad
+            outputs = _differentiable(func(*ins))
+            wrt = [ins[i] for i in diff_inputs]
+            grads = grad(outputs, wrt, list(gouts), create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(
+        first_derivatives, inputs + grad_outputs, eps, atol, rtol, raise_exception, nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad, fast_mode=fast_mode, masked=masked,
+    )  # fmt: skip
 
 
 class GradcheckError(RuntimeError):

@@ -378,3 +378,43 @@ def test_gradcheck_restores_inputs():
     x = pyframe.tensor([0.5, -1.25, 2.0], dtype=F64, requires_grad=True)
     gradcheck(pyframe.exp, [x])
     assert x.tolist() == [0.5, -1.25, 2.0]
+
+
+class _WrongSecondDerivative(pyframe.autograd.Function):
+    """x**3 whose first derivative is right and whose backward is built from ops that give a wrong second one:
+    it returns 3 * x.detach() ** 2 * g, so the gradient of the gradient w.r.t. x is 0 instead of 6 x g."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3 * x.detach() ** 2 * g
+
+
+@pytest.mark.parametrize("fn", [pyframe.sin, pyframe.tanh, lambda x: (x**3).sum(), lambda x: x.exp() * x])
+def test_gradgradcheck_passes_second_derivatives(fn):
+    x = pyframe.tensor([0.5, -1.25, 2.0], dtype=F64, requires_grad=True)
+    assert pyframe.autograd.gradgradcheck(fn, [x])
+    g = pyframe.tensor(np.full(fn(x).shape, 0.5), dtype=F64, requires_grad=True)
+    assert pyframe.autograd.gradgradcheck(fn, (x,), (g,))
+
+
+def test_gradgradcheck_catches_a_wrong_second_derivative_as_torch_does():
+    x = pyframe.tensor([0.5, -1.25, 2.0], dtype=F64, requires_grad=True)
+    assert gradcheck(_WrongSecondDerivative.apply, [x])  # first derivatives are right
+    with pytest.raises(GradcheckError, match="Jacobian mismatch"):
+        pyframe.autograd.gradgradcheck(_WrongSecondDerivative.apply, [x])
+    assert pyframe.autograd.gradgradcheck(_WrongSecondDerivative.apply, [x], raise_exception=False) is False
+    torch = pytest.importorskip("torch")
+
+    class TorchWrong(torch.autograd.Function):
+        forward = staticmethod(lambda ctx, x: (ctx.save_for_backward(x), x**3)[1])
+        backward = staticmethod(lambda ctx, g: 3 * ctx.saved_tensors[0].detach() ** 2 * g)
+
+    tx = torch.tensor([0.5, -1.25, 2.0], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(TorchWrong.apply, (tx,))
+    assert torch.autograd.gradgradcheck(TorchWrong.apply, (tx,), raise_exception=False) is False
