@@ -82,6 +82,21 @@ def test_channel_dropout():
     assert np.all((z == 0).all(-1) | (z == 2).all(-1))
 
 
+@pytest.mark.parametrize(
+    ("fn", "shape", "lead"),
+    [("dropout2d", (6, 40), 2), ("dropout2d", (2, 3, 2, 2, 2), 2), ("dropout3d", (6, 4, 5), 1), ("dropout3d", (8,), 1)],
+)
+def test_channel_dropout_of_other_ranks_warns_and_drops_as_torch(fn, shape, lead):
+    # torch: a rank other than its (unbatched, batched) pair is deprecated; dropout2d drops per (dim 0, dim 1)
+    # index (a 2-d input element by element), dropout3d takes the input as unbatched (per index of dim 0)
+    pf.manual_seed(0)
+    with pytest.warns(UserWarning, match=f"{len(shape)}-D input to {fn}, which is deprecated"):
+        y = getattr(F, fn)(pf.ones(*shape), 0.5).numpy()
+    groups = y.reshape(int(np.prod(shape[:lead])), -1)
+    assert np.all((groups == 0).all(-1) | (groups == 2).all(-1))
+    assert 0 < (groups[:, 0] == 0).sum() < len(groups)
+
+
 def test_alpha_dropout_keeps_moments():
     pf.manual_seed(0)
     x = pf.randn(200_000, dtype=pf.float64)
@@ -93,8 +108,8 @@ def test_alpha_dropout_keeps_moments():
 def test_channel_and_alpha_dropout_bad_input():
     with pytest.raises(ValueError, match="between 0 and 1"):
         F.dropout2d(pf.randn(1, 2, 3, 3), 2.0)
-    with pytest.raises(ValueError, match="4-d"):
-        F.dropout2d(pf.randn(1, 2, 3, 3, 3))
+    with pytest.warns(UserWarning, match="1-D input to dropout2d"), pytest.raises(RuntimeError, match="at least 2"):
+        F.dropout2d(pf.randn(3))
     with pytest.raises(ValueError, match="between 0 and 1"):
         F.alpha_dropout(pf.randn(3), 1.5, True)
 

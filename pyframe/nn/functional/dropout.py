@@ -65,9 +65,31 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return _feature_dropout("dropout1d", input, p, training, inplace, 1)
 
 
+def _deprecated_rank(fn: str, input: Tensor, spatial: int) -> None:
+    warnings.warn(
+        f"{fn}: Received a {input.ndim}-D input to {fn}, which is deprecated and will result in an error in a "
+        "future release. To retain the behavior and silence this warning, please use dropout instead. Note that "
+        f"{fn} exists to provide channel-wise dropout on inputs with {spatial} spatial dimensions, a channel "
+        f"dimension, and an optional batch dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).",
+        stacklevel=3,
+    )
+
+
+def _leading_mask(fn: str, input: Tensor, p: float, training: bool, inplace: bool, lead: int) -> Tensor:
+    """torch's feature dropout of an input of another rank: one draw per index of the first ``lead`` dims."""
+    _float_arg(input, fn)
+    _check_p(fn, p)
+    if input.ndim < lead:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not training or p == 0.0:
+        return input
+    return _apply_mask(input, input._shape[:lead] + (1,) * (input.ndim - lead), p, inplace)
+
+
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.dropout2d: zeroes whole channels of (N, C, H, W). A 3-d input
-    is taken as (N, C, L) with torch's warning (torch's current behaviour)."""
+    is taken as (N, C, L) with torch's warning (torch's current behaviour); any other rank warns as torch does
+    and drops per (dim 0, dim 1) index (a 2-d input element by element)."""
     if isinstance(input, Tensor) and input.ndim == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
@@ -77,11 +99,20 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             stacklevel=2,
         )
         return _feature_dropout("dropout2d", input, p, training, inplace, 1)
+    if isinstance(input, Tensor) and input.ndim != 4:
+        _deprecated_rank("dropout2d", input, 2)
+        return _leading_mask("dropout2d", input, p, training, inplace, 2)
     return _feature_dropout("dropout2d", input, p, training, inplace, 2)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Same as torch.nn.functional.dropout3d: zeroes whole channels of (N, C, D, H, W) or (C, D, H, W)."""
+    """Same as torch.nn.functional.dropout3d: zeroes whole channels of (N, C, D, H, W) or (C, D, H, W); any other
+    rank warns as torch does and drops per index of dim 0 (the unbatched channel dim)."""
+    if isinstance(input, Tensor) and input.ndim not in (4, 5):
+        _deprecated_rank("dropout3d", input, 3)
+        if input.ndim == 0:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        return _leading_mask("dropout3d", input, p, training, inplace, 1)
     return _feature_dropout("dropout3d", input, p, training, inplace, 3)
 
 
