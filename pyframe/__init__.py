@@ -73,6 +73,7 @@ from pyframe import _aliases  # isort: skip - torch's top-level aliases and comp
 from pyframe._aliases import *  # noqa: F403  # isort: skip
 from pyframe import signal  # isort: skip
 from pyframe import special  # isort: skip
+from pyframe import masked  # isort: skip
 import pyframe.autograd.functional  # noqa: F401  # isort: skip - torch.autograd.functional is an attribute
 from pyframe import func  # isort: skip
 from pyframe import profiler  # isort: skip - also makes torch.autograd.profiler an attribute
@@ -103,7 +104,7 @@ __all__ = [
     "empty_cache", "memory_cached", "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d", "layout", "strided",
     *ops.__all__,
-    *_aliases.__all__, "signal", "special", "func", "profiler",
+    *_aliases.__all__, "signal", "special", "masked", "func", "profiler",
 ]  # fmt: skip
 
 
