@@ -402,6 +402,19 @@ int pf_attention(const pf_tensor *q, const pf_tensor *k, const pf_tensor *v, pf_
 int pf_attention_backward(const pf_tensor *g, const pf_tensor *q, const pf_tensor *k, const pf_tensor *v,
                           const pf_tensor *p, pf_tensor *gq, pf_tensor *gk, pf_tensor *gv, double scale, int causal);
 
+/* an LSTM layer over a sequence (rnn.c), gates (i, f, g, o), all buffers contiguous, float32 or
+ * float64: xw [L, N, 4H] the input half of the gates (x W_ih^T + b_ih), w_hh [4H, H], b_hh [4H] or
+ * NULL, h0 and c0 [N, H]. Writes out [L, N, H] (every h), cs [L, N, H] (every c) and, when not NULL,
+ * acts [L, N, 4H] (the activated gates, for backward); hw [N, 4H] is scratch. */
+int pf_lstm_forward(int dtype, int64_t L, int64_t N, int64_t H, const void *xw, const void *w_hh, const void *b_hh,
+                    const void *h0, const void *c0, void *out, void *cs, void *acts, void *hw);
+/* backward from forward's cs and acts: dout [L, N, H], dhn and dcn [N, H] the gradients of out, h_n
+ * and c_n (each may be NULL: zero); writes dgates [L, N, 4H] (the gradient of xw, and of
+ * h_{t-1} W_hh^T + b_hh), dh0 and dc0 [N, H] */
+int pf_lstm_backward(int dtype, int64_t L, int64_t N, int64_t H, const void *w_hh, const void *c0, const void *cs,
+                     const void *acts, const void *dout, const void *dhn, const void *dcn, void *dgates, void *dh0,
+                     void *dc0);
+
 /* GELU (activation.c) over n contiguous float32/float64 elements; approximate 0 = erf, 1 = tanh.
  * Forward also writes the gate cdf (0.5 (1 + erf(x / sqrt 2)), or the tanh form) when cdf is not
  * NULL; backward reads it when given (else recomputes it; the tanh form always recomputes tanh):

@@ -157,6 +157,27 @@ static inline float pf_expf(float x) {
     return x != x ? x : y;
 }
 
+/* sigmoid and tanh that gcc can vectorize (elementwise.c's tables, rnn.c's LSTM cell) */
+static inline float pf_sigmoidf(float x) { return 1.0f / (1.0f + pf_expf(-x)); }
+/* tanh that gcc can vectorize (libm's tanhf is a call, and it made tanh 25x slower than
+ * sigmoid, which dominated LSTM steps). Cephes' split: below 0.625 an odd polynomial, since
+ * 1 - 2/(e^2x + 1) cancels there; above it the fast exp. |x| is clamped at 10 (tanh rounds
+ * to 1.0f from 9.01 on), so exp cannot overflow; copysign keeps -0 and the sign of +-inf. */
+static inline float pf_tanhf(float x) {
+    float ax = fabsf(x), z = ax * ax;
+    float p = -5.70498872745E-3f;
+    p = p * z + 2.06390887954E-2f;
+    p = p * z - 5.37397155531E-2f;
+    p = p * z + 1.33314422036E-1f;
+    p = p * z - 3.33332819422E-1f;
+    float small = p * z * ax + ax;
+    float e = pf_expf(2.0f * (ax < 10.0f ? ax : 10.0f));
+    float big = 1.0f - 2.0f / (e + 1.0f);
+    float y = copysignf(ax < 0.625f ? small : big, x);
+    return x != x ? x : y;
+}
+static inline double pf_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
 /* A kernel compiled once per ISA, picked at load by the CPU (gcc's target_clones): loops
  * gcc vectorizes get AVX-512 or AVX2 without -march=native. AVX-512's masked lanes also let
  * it vectorize selects that trapping-math rules keep scalar on plain SSE (pf_expf). */

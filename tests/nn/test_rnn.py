@@ -242,3 +242,58 @@ def test_lstm_double_backward_matches_torch():
     close(px.grad, tx.grad)
     for a, b in zip(p.parameters(), t.parameters(), strict=True):
         close(a.grad, b.grad)
+
+
+def test_lstm_layer_runs_as_one_node_matching_the_step_loop():
+    # the C time loop (one node per layer and direction) against the op-by-op step loop, float32 and
+    # float64, with gradients reaching only some of out, h_n and c_n and only some inputs
+    from pyframe.nn.functional import rnn as F_rnn
+
+    for dt, tol in ((pf.float64, 1e-10), (pf.float32, 2e-5)):
+        pf.manual_seed(0)
+        L, N, H = 6, 3, 5
+        xw = (pf.randn(L, N, 4 * H, dtype=dt) * 2).requires_grad_()
+        h0, c0 = pf.randn(N, H, dtype=dt).requires_grad_(), pf.randn(N, H, dtype=dt)
+        w = (pf.randn(4 * H, H, dtype=dt) * 0.5).requires_grad_()
+        b = pf.randn(4 * H, dtype=dt).requires_grad_()
+        out, (hn, cn) = F_rnn._lstm_layer(xw, h0, c0, w, b)
+        assert out.grad_fn.name == "LstmBackward0" and hn.grad_fn is out.grad_fn
+        ref, (rhn, rcn) = F_rnn._steps("LSTM", xw, (h0, c0), w, b, False)
+        for a, r in ((out, ref), (hn, rhn), (cn, rcn)):
+            np.testing.assert_allclose(a.detach().numpy(), r.detach().numpy(), rtol=tol, atol=tol)
+        wo = pf.randn(L, N, H, dtype=dt)
+        for loss, rloss in (((out * wo).sum() + cn.sum(), (ref * wo).sum() + rcn.sum()), (hn.sum(), rhn.sum())):
+            got = pf.autograd.grad(loss, (xw, h0, w, b), retain_graph=True)
+            want = pf.autograd.grad(rloss, (xw, h0, w, b), retain_graph=True)
+            for g, r in zip(got, want, strict=True):
+                np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=tol * 10, atol=tol * 10)
+        with pf.no_grad():  # inference keeps nothing for backward and gives the same values
+            o2, (h2, c2) = F_rnn._lstm_layer(xw, h0, c0, w, b)
+        assert o2.grad_fn is None
+        np.testing.assert_array_equal(o2.numpy(), out.detach().numpy())
+
+
+def test_lstm_float32_matches_torch_at_language_model_size():
+    t = torch.nn.LSTM(40, 48, 2)
+    p = nn.LSTM(40, 48, 2)
+    p.load_state_dict({k: pf.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    x = np.random.default_rng(1).normal(size=(12, 7, 40)).astype("float32")
+    px, tx = pf.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (po, (ph, pc)), (to, (th, tc)) = p(px), t(tx)
+    for a, b in ((po, to), (ph, th), (pc, tc)):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-4, atol=1e-5)
+    (po.sum() + pc.sum()).backward()
+    (to.sum() + tc.sum()).backward()
+    np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=1e-3, atol=1e-5)
+    for a, b in zip(p.parameters(), t.parameters(), strict=True):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-3, atol=1e-4)
+
+
+def test_lstm_hidden_state_changed_in_place_after_forward_raises():
+    m = nn.LSTM(3, 4)
+    h0, c0 = pf.zeros(1, 2, 4, requires_grad=True), pf.zeros(1, 2, 4)
+    out, _ = m(pf.randn(5, 2, 3), (h0, c0))
+    with pf.no_grad():
+        c0.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()

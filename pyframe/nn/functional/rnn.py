@@ -2,17 +2,26 @@
 optionally bidirectional loop over a sequence that nn.RNN/LSTM/GRU run.
 
 The input half of every gate (``x W_ih^T + b_ih``) is one GEMM over the whole sequence;
-each step then costs one GEMM for ``h W_hh^T`` and a few elementwise C-core ops."""
+each step then costs one GEMM for ``h W_hh^T`` and a few elementwise C-core ops. An LSTM layer over
+a plain (unpacked) float32/float64 sequence runs its whole time loop in C instead (pf_lstm_forward /
+pf_lstm_backward): one autograd node per layer and direction, and the hidden weight's gradient one
+GEMM over all steps."""
 
 from __future__ import annotations
 
-from pyframe import _grad_mode
+from pyframe import _dtype, _grad_mode
+from pyframe._backend import check, ffi, lib
 from pyframe.autograd.graph import needs_grad, record
+from pyframe.nn.functional._utils import _regrad
 from pyframe.nn.functional.dropout import dropout
 from pyframe.nn.functional.linear import linear
 from pyframe.ops import elementwise as ew
+from pyframe.ops import reduce as rd
 from pyframe.ops.join import cat, stack
-from pyframe.tensor import Tensor
+from pyframe.ops.products import matmul
+from pyframe.tensor import Tensor, empty_tensor
+
+_NATIVE = (_dtype.float32, _dtype.float64)  # dtypes pf_lstm_forward takes
 
 
 def _rnn_tanh_step(xw: Tensor, h: Tensor, w_hh: Tensor, b_hh) -> Tensor:
@@ -119,9 +128,23 @@ def _row_blocks(x: Tensor, sizes: list) -> list:
 def _direction(mode: str, x: Tensor, state, weights: tuple, reverse: bool) -> tuple:
     """One layer in one direction over ``x`` [L, N, in]: (outputs [L, N, H], final state)."""
     w_ih, w_hh, b_ih, b_hh = weights
-    step = STEPS[mode]
-    steps, n = x._shape[:2]
     xw = linear(x, w_ih, b_ih)  # [L, N, G*H], one GEMM for the whole sequence
+    dt = xw.dtype
+    if (
+        mode == "LSTM" and dt in _NATIVE and state[0].dtype is dt and state[1].dtype is dt and w_hh.dtype is dt
+        and (b_hh is None or b_hh.dtype is dt)
+    ):  # fmt: skip
+        if not reverse:
+            return _lstm_layer(xw, state[0], state[1], w_hh, b_hh)
+        out, state = _lstm_layer(xw.flip(0), state[0], state[1], w_hh, b_hh)
+        return out.flip(0), state
+    return _steps(mode, xw, state, w_hh, b_hh, reverse)
+
+
+def _steps(mode: str, xw: Tensor, state, w_hh: Tensor, b_hh, reverse: bool) -> tuple:
+    """The time loop op by op from the input half of the gates ``xw`` [L, N, G*H]."""
+    step = STEPS[mode]
+    steps, n = xw._shape[:2]
     xws = _row_blocks(xw.reshape(steps * n, xw._shape[-1]), [n] * steps)
     outs = []
     for t in reversed(range(steps)) if reverse else range(steps):
@@ -130,6 +153,59 @@ def _direction(mode: str, x: Tensor, state, weights: tuple, reverse: bool) -> tu
     if reverse:
         outs.reverse()
     return stack(outs), state
+
+
+def _lstm_layer(xw: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, b_hh) -> tuple:
+    """An LSTM layer's time loop in C from ``xw`` [L, N, 4H]: (out [L, N, H], (h_n, c_n)), one node.
+    The activated gates and every c are kept for backward (not when nothing needs a gradient);
+    double backward differentiates the op-by-op loop instead."""
+    L, N, G = xw._shape
+    H = G // 4
+    dt = xw.dtype
+    with _grad_mode.no_grad():  # raw buffers for C: the node below records the real inputs
+        xc, w, h0c, c0c = xw.contiguous(), w_hh.contiguous(), h0.contiguous(), c0.contiguous()
+        b = b_hh.contiguous() if b_hh is not None else None
+    out, cs = empty_tensor((L, N, H), dt), empty_tensor((L, N, H), dt)
+    grad = needs_grad(xw, h0, c0, w_hh, b_hh)
+    acts = empty_tensor((L, N, G), dt) if grad else None
+    hw = empty_tensor((N, G), dt)
+    null = ffi.NULL
+    check(lib.pf_lstm_forward(dt.code, L, N, H, xc._ptr, w._ptr, b._ptr if b is not None else null, h0c._ptr,
+                              c0c._ptr, out._ptr, cs._ptr, acts._ptr if grad else null, hw._ptr))  # fmt: skip
+    with _grad_mode.no_grad():
+        h_n, c_n = out[L - 1].clone(), cs[L - 1].clone()
+    if grad:
+
+        def backward(*grads):
+            d_out, dh_n, dc_n = list(grads) + [None] * (3 - len(grads))
+            if _grad_mode.enabled:  # create_graph: differentiate the op-by-op loop
+                from pyframe.ops._common import zeros_of
+
+                given = [g if g is not None else zeros_of(t._shape, t.dtype)
+                         for g, t in zip((d_out, dh_n, dc_n), (out, h_n, c_n), strict=True)]  # fmt: skip
+
+                def composite(a, h, c, wh, bh):
+                    o, (hn, cn) = _steps("LSTM", a, (h, c), wh, bh, False)
+                    return o, hn, cn
+
+                return _regrad(composite, (xw, h0, c0, w_hh, b_hh), tuple(given))
+            dg, dh0, dc0 = empty_tensor((L, N, G), dt), empty_tensor((N, H), dt), empty_tensor((N, H), dt)
+            d = [g.contiguous() if g is not None else None for g in (d_out, dh_n, dc_n)]
+            p = [g._ptr if g is not None else null for g in d]
+            check(lib.pf_lstm_backward(dt.code, L, N, H, w._ptr, c0c._ptr, cs._ptr, acts._ptr, p[0], p[1], p[2],
+                                       dg._ptr, dh0._ptr, dc0._ptr))  # fmt: skip
+            flat = dg.reshape(L * N, G)
+            d_w = d_b = None
+            if w_hh.requires_grad:  # dW_hh = sum_t dG_t^T h_{t-1}: one GEMM over every step
+                prev = cat([h0c.reshape(1, N, H), out[: L - 1]]).reshape(L * N, H)
+                d_w = matmul(flat.mT, prev)
+            if b_hh is not None and b_hh.requires_grad:
+                d_b = rd.sum(flat, 0)
+            return (dg if xw.requires_grad else None, dh0 if h0.requires_grad else None,
+                    dc0 if c0.requires_grad else None, d_w, d_b)  # fmt: skip
+
+        record("LstmBackward0", backward, (xw, h0, c0, w_hh, b_hh), (out, h_n, c_n), (w_hh, h0, c0, out))
+    return out, (h_n, c_n)
 
 
 def _layers(mode: str, x: Tensor, hx, weights: list, num_layers: int, bidirectional: bool, dropout_p: float,
