@@ -82,8 +82,6 @@ def main(argv: list[str] | None = None) -> int:
         "TORCHELASTIC_RUN_ID": args.rdzv_id or uuid.uuid4().hex[:12], "TORCHELASTIC_RESTART_COUNT": "0",
         "TORCHELASTIC_MAX_RESTARTS": "0", "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1"),
         "OMPI_MCA_rmaps_base_oversubscribe": "1", "PRTE_MCA_rmaps_default_mapping_policy": ":oversubscribe",
-        # a rank's waiting communication thread yields its core (also when the script imports mpi4py first)
-        "OMPI_MCA_mpi_yield_when_idle": env.get("OMPI_MCA_mpi_yield_when_idle", "1"),
     })  # fmt: skip
     cmd = [_mpiexec(args.mpiexec), "-n", str(n), "--oversubscribe"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:

@@ -108,9 +108,8 @@ class MPIBackend:
 
     def __init__(self, timeout: float, _parent: MPIBackend | None = None, _comm: Any = None) -> None:
         global _engine
-        from pyframe_mpi.engine import Engine, configure_mpi
+        from pyframe_mpi.engine import Engine
 
-        configure_mpi()
         try:
             from mpi4py import MPI
         except ImportError as e:  # pragma: no cover - the distribution depends on mpi4py

@@ -14,13 +14,14 @@ Every collective is two steps, both run by the executor, in issue order:
 
 A synchronous call made while nothing is queued runs on the calling thread (no hand-off latency); anything
 else (``async_op=True``, DDP's buckets) goes to the communication thread, so it progresses while Python
-computes. Waits release the GIL and, with ``mpi_yield_when_idle``, yield the core while idle (see
-``configure_mpi``). MPI is initialised with ``MPI_THREAD_MULTIPLE``.
+computes. Waits release the GIL and yield the core while idle (see ``yield_when_idle``). MPI is initialised
+with ``MPI_THREAD_MULTIPLE``.
 """
 
 from __future__ import annotations
 
 import collections
+import ctypes
 import os
 import sys
 import threading
@@ -56,14 +57,28 @@ def _errors():
     return _ERRORS
 
 
-def configure_mpi() -> None:
-    """Open MPI settings the engine relies on, given before MPI starts (a value already in the environment wins).
+def yield_when_idle() -> None:
+    """Turn on Open MPI's ``mpi_yield_when_idle``: a thread waiting inside an MPI call yields its core at every
+    idle poll instead of spinning.
 
-    ``mpi_yield_when_idle``: a thread waiting inside an MPI call yields its core at every idle poll instead of
-    spinning. A rank runs two threads (Python and the communication thread), so without it a waiting
-    communication thread takes a core from the computation it should hide behind. On an otherwise idle core the
-    yield returns at once, so latency does not suffer."""
-    os.environ.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
+    A rank runs two threads (Python and the communication thread); a spinning communication thread would take a
+    core from the computation it should hide behind. On a core with nothing else to run the yield returns at once,
+    and on a busy machine a waiting rank that yields lets the rank it waits for run sooner (measured: small
+    collectives faster with it, not slower). Set through the run-time switch of the already loaded
+    ``libopen-pal``, so it holds also when the script imported mpi4py (and started MPI) first; given as the MCA
+    variable as well. ``OMPI_MCA_mpi_yield_when_idle=0`` keeps Open MPI's spinning."""
+    if os.environ.get("OMPI_MCA_mpi_yield_when_idle", "1") == "0":  # noqa: SIM112 - Open MPI's own name
+        return
+    os.environ["OMPI_MCA_mpi_yield_when_idle"] = "1"  # noqa: SIM112 - read by MPI_Init if it has not run yet
+    try:
+        with open("/proc/self/maps") as f:
+            paths = sorted({line.split()[-1] for line in f if "libopen-pal" in line})
+        for path in paths:
+            fn = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY).opal_progress_set_yield_when_idle
+            fn.argtypes, fn.restype = [ctypes.c_bool], None
+            fn(True)
+    except (OSError, AttributeError):
+        pass  # another MPI, or no such symbol: the MCA variable is all there is
 
 
 # The check message: every rank all-reduces (SUM) exactly CHECK_BYTES on the control communicator, whatever it
@@ -175,6 +190,7 @@ class Engine:
         # the agreement check before every collective; PYFRAME_DISTRIBUTED_CHECK=0 turns it off (one round trip
         # less per collective; a mismatch then hangs or reduces garbage, as raw MPI does)
         self.check = os.environ.get("PYFRAME_DISTRIBUTED_CHECK", "1") != "0"
+        yield_when_idle()
 
     # ---- notices ------------------------------------------------------------------------------------
 
@@ -309,8 +325,8 @@ class Engine:
         """Wait for ``req`` until it completes, the group's timeout passes, or a rank it needs has left.
 
         The wait is one ``MPI_Waitany`` over ``req`` and the notice receive, made with the GIL released: the
-        waiting thread costs no Python time, and with Open MPI's ``mpi_yield_when_idle`` (on by default, see
-        ``configure_mpi``) its polling gives the core to whatever else is runnable. A notice (a rank left, or
+        waiting thread costs no Python time, and its polling gives the core to whatever else is runnable
+        (``yield_when_idle``). A notice (a rank left, or
         the watchdog's wake-up at the deadline) ends the wait, is handled, and the wait resumes."""
         DistBackendError, DistTimeoutError = _errors()
         if req.Test():
