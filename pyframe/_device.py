@@ -4,11 +4,11 @@ accelerator is one clear error wherever it is asked (factories, ``to``, ``Module
 from __future__ import annotations
 
 __all__ = [
-    "device", "DeviceError", "as_device", "check_device", "set_default_device", "get_default_device", "memory_format",
-    "contiguous_format", "preserve_format", "channels_last", "channels_last_3d", "layout", "strided",
+    "device", "DeviceError", "as_device", "check_device", "wants_meta", "set_default_device", "get_default_device",
+    "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d", "layout", "strided",
 ]  # fmt: skip
 
-_ACCELERATORS = ("cuda", "mps", "xpu", "xla", "hip", "meta", "mtia", "ipu", "vulkan", "hpu", "privateuseone")
+_ACCELERATORS = ("cuda", "mps", "xpu", "xla", "hip", "mtia", "ipu", "vulkan", "hpu", "privateuseone")
 
 
 class DeviceError(RuntimeError, ValueError):
@@ -24,7 +24,9 @@ def _refuse(spec) -> DeviceError:
 
 
 class device:  # noqa: N801 - torch's name
-    """Same as torch.device, for the CPU: ``device("cpu")``, ``device("cpu:0")``, ``device("cpu", 0)``.
+    """Same as torch.device, for the CPU: ``device("cpu")``, ``device("cpu:0")``, ``device("cpu", 0)``, and
+    ``device("meta")`` (tensors with a shape and no memory). A device is also a context manager making itself
+    the default device of the factories inside (``with pyframe.device("meta"): model = Net()``).
 
     Differs: a device also compares equal to its string (``device("cpu") == "cpu"``), and any
     accelerator type ("cuda", "mps", ...) raises ``DeviceError`` at construction."""
@@ -44,10 +46,10 @@ class device:  # noqa: N801 - torch's name
         name, sep, ordinal = type.strip().partition(":")
         if name in _ACCELERATORS:
             raise _refuse(type)
-        if name != "cpu":
+        if name not in ("cpu", "meta"):
             raise ValueError(
                 f"Expected one of cpu, cuda, mps, ... device type at start of device string: {type!r} "
-                "(pyframe supports only 'cpu')"
+                "(pyframe supports 'cpu' and 'meta')"
             )
         if sep:
             if index is not None:
@@ -57,7 +59,15 @@ class device:  # noqa: N801 - torch's name
             index = int(ordinal)
         if index is not None and (not isinstance(index, int) or isinstance(index, bool) or index < 0):
             raise ValueError(f"device index must be a non-negative int, got {index!r}")
-        self.type, self.index = "cpu", index
+        self.type, self.index = name, index
+
+    def __enter__(self) -> device:
+        _previous.append(_default)
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        set_default_device(_previous.pop())
 
     def __eq__(self, other) -> bool:
         if isinstance(other, str):
@@ -85,7 +95,19 @@ class device:  # noqa: N801 - torch's name
 
 
 CPU = device("cpu")
+META = device("meta")
 _default = CPU
+_previous: list = []  # the defaults that ``with device(...)`` blocks replaced, innermost last
+
+
+def wants_meta(spec) -> bool:
+    """Whether a factory given ``device=spec`` makes a meta tensor (``spec`` says meta, or it is None and the
+    default device is meta); any other device is checked as ``check_device`` does."""
+    if spec is None:
+        return _default.type == "meta"
+    if spec is CPU or spec == "cpu":
+        return False
+    return as_device(spec).type == "meta"
 
 
 def as_device(spec) -> device:
@@ -101,17 +123,21 @@ def check_device(spec) -> None:
     """Raises unless ``spec`` is None or names the CPU: factories call this for ``device=``."""
     if spec is None or spec is CPU or spec == "cpu":
         return
-    as_device(spec)
+    if as_device(spec).type == "meta":
+        raise NotImplementedError(
+            "this function cannot make meta tensors: pyframe makes them with empty, zeros, ones, full, rand, randn, "
+            "their _like and new_ forms, and Tensor.to('meta')"
+        )
 
 
 def set_default_device(device) -> None:
-    """Same as torch.set_default_device; only the CPU (or None, the same) is accepted."""
+    """Same as torch.set_default_device: the CPU (None is the same) or meta."""
     global _default
     _default = CPU if device is None else as_device(device)
 
 
 def get_default_device() -> device:
-    """Same as torch.get_default_device: always the CPU."""
+    """Same as torch.get_default_device: the CPU, or meta inside ``with device("meta")``."""
     return _default
 
 

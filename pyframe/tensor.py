@@ -53,6 +53,17 @@ class Storage:
         self.version = 0
 
 
+class MetaStorage(Storage):
+    """The storage of a meta tensor: a size and no memory (``data`` is NULL)."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def view_class(cls: type) -> type:
+        """A view of a meta tensor is a meta tensor (of the class asked for)."""
+        return meta_class(cls)
+
+
 class _Export:
     """An exported view's NumPy base: it holds the Storage (and so whatever owns the memory:
     the C block or the wrapped array) for as long as any array made from it exists."""
@@ -96,6 +107,8 @@ def normalize_dim(dim: int, ndim: int) -> int:
 
 def _new(storage: Storage, shape: tuple, strides: tuple, offset: int, dt: dtype, cls: type | None = None) -> Tensor:
     """A tensor (or ``cls``, a Tensor subclass) over ``storage``: a leaf outside autograd."""
+    if storage.__class__ is not Storage:  # no memory (meta, sparse): the storage says what a view of it is
+        cls = storage.view_class(cls or Tensor)
     t = object.__new__(cls or Tensor)
     t._storage = storage
     t._shape = shape
@@ -145,8 +158,13 @@ _MEMORY_SLOTS = ("_storage", "_shape", "_strides", "_offset", "dtype", "_ptr", "
 
 def set_data(t: Tensor, new: Tensor) -> None:
     """Rebinds ``t`` to ``new``'s memory, shape and dtype, keeping the ``t`` object (and so its
-    identity in optimizers and hooks): what ``t.data = new`` does."""
+    identity in optimizers and hooks): what ``t.data = new`` does. A meta tensor given memory
+    (``Module.to_empty``) becomes an ordinary one of its class, and the other way round."""
+    if t.is_meta is not new.is_meta:
+        t.__class__ = meta_class(type(t)) if new.is_meta else type(t).__mro__[1]
     for name in _MEMORY_SLOTS:
+        if name == "_ptr" and new.is_meta:
+            continue
         object.__setattr__(t, name, getattr(new, name))
 
 
@@ -221,6 +239,9 @@ class Tensor:
         "dtype": "Same as torch.Tensor.dtype: the element type (a ``pyframe.dtype``, e.g. ``pyframe.float32``).",
         "grad_fn": "Same as torch.Tensor.grad_fn: the autograd node that made this tensor (None for a leaf).",
     }  # fmt: skip
+
+    is_meta = False  # Same as torch.Tensor.is_meta: True for a tensor with a shape and no memory (device "meta")
+    is_sparse = False  # Same as torch.Tensor.is_sparse: True for a sparse COO tensor (pyframe.ops.sparse)
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("create tensors with pyframe.tensor(), pyframe.zeros() and the other factories")
@@ -555,6 +576,63 @@ class Tensor:
         if self._numel == 1 and spec:
             return format(self.item(), spec)
         return repr(self)
+
+
+def _no_data(self, *args):
+    raise NotImplementedError(
+        f"a meta tensor (shape {list(self._shape)}, {self.dtype.name}) has no memory: pyframe computes nothing on "
+        "meta tensors; give a module memory with to_empty(device='cpu') or load_state_dict(..., assign=True)"
+    )
+
+
+class MetaTensor(Tensor):
+    """A tensor on the ``meta`` device: shape, strides and dtype without memory. Views and in-place
+    initialisers (``uniform_``, ``fill_``, ``copy_`` into it, ``nn.init``) work and change nothing; any op that
+    would read or write elements raises NotImplementedError (torch computes meta shapes; pyframe does not)."""
+
+    __slots__ = ()
+    is_meta = True
+    _ptr = property(_no_data, lambda self, value: None)
+    _d = _no_data
+    numpy = _no_data
+    item = _no_data
+    tolist = _no_data
+
+    @property
+    def device(self) -> _device.device:
+        """``device("meta")``."""
+        return _device.META
+
+    def data_ptr(self) -> int:
+        """0: a meta tensor has no memory."""
+        return 0
+
+    def __repr__(self) -> str:
+        extra = ", requires_grad=True" if self.requires_grad else ""
+        dt = "" if self.dtype is _dtype.get_default_dtype() else f", dtype=pyframe.{self.dtype.name}"
+        return f"tensor(..., device='meta', size={tuple(self._shape)}{dt}{extra})"
+
+
+_META_CLASSES: dict = {}
+_NULL = ffi.cast("char *", 0)
+
+
+def meta_class(cls: type) -> type:
+    """The meta variant of a Tensor class (``MetaTensor`` for Tensor; for a subclass such as Parameter, one
+    deriving from both, so ``isinstance(p, Parameter)`` holds)."""
+    if cls is Tensor or cls is MetaTensor or issubclass(cls, MetaTensor):
+        return MetaTensor if cls is Tensor else cls
+    meta = _META_CLASSES.get(cls)
+    if meta is None:
+        meta = _META_CLASSES[cls] = type(cls.__name__, (cls, MetaTensor), {"__slots__": (), "__doc__": cls.__doc__,
+                                                                          "__module__": cls.__module__})  # fmt: skip
+    return meta
+
+
+def meta_tensor(shape: tuple, dt: dtype) -> Tensor:
+    """A new contiguous meta tensor."""
+    strides, n = layout(shape)
+    return _new(MetaStorage(_NULL, n * dt.itemsize), shape, strides, 0, dt)
 
 
 # item() reads the element through cffi: a NumPy round trip costs five times as much

@@ -9,10 +9,10 @@ import numpy as np
 
 from pyframe import _dtype
 from pyframe._backend import check, lib
-from pyframe._device import check_device
+from pyframe._device import check_device, wants_meta
 from pyframe._dtype import as_dtype, dtype
 from pyframe.ops import elementwise as ew
-from pyframe.tensor import Tensor, as_shape, empty_tensor, from_numpy, share_numpy
+from pyframe.tensor import Tensor, as_shape, empty_tensor, from_numpy, meta_tensor, share_numpy
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace", "eye", "empty_like",
@@ -136,7 +136,9 @@ def as_tensor(data, dtype=None) -> Tensor:
 
 
 def _make(size, dtype, requires_grad, fill=None, device=None) -> Tensor:
-    check_device(device)
+    if wants_meta(device):  # a shape without memory: nothing to fill
+        dt = as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
+        return _finish(meta_tensor(as_shape(size), dt), requires_grad)
     t = empty_tensor(as_shape(size), as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype())
     if fill is not None:
         ew.fill_(t, fill)
@@ -195,6 +197,12 @@ def full(size, fill_value, dtype=None, requires_grad: bool = False, device=None)
     return _make((size,) if isinstance(size, int) else tuple(size), dtype, requires_grad, fill_value, device)
 
 
+def _on(x: Tensor, device):
+    """The device of a ``_like``/``new_`` factory: the one given, else ``x``'s (never the default device: a meta
+    tensor makes meta ones, a CPU tensor CPU ones, inside ``with device("meta")`` too)."""
+    return device if device is not None else x.device
+
+
 def _like(x: Tensor, dtype) -> dtype:
     return as_dtype(dtype) if dtype is not None else x.dtype
 
@@ -214,7 +222,7 @@ def empty_like(input: Tensor, dtype=None, requires_grad: bool = False, device=No
         A new contiguous tensor with arbitrary contents.
     """
     _like_kwargs(kwargs)
-    return _make(input._shape, _like(input, dtype), requires_grad, None, device)
+    return _make(input._shape, _like(input, dtype), requires_grad, None, _on(input, device))
 
 
 def zeros_like(input: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
@@ -231,7 +239,7 @@ def zeros_like(input: Tensor, dtype=None, requires_grad: bool = False, device=No
         A new contiguous tensor.
     """
     _like_kwargs(kwargs)
-    return _make(input._shape, _like(input, dtype), requires_grad, 0, device)
+    return _make(input._shape, _like(input, dtype), requires_grad, 0, _on(input, device))
 
 
 def ones_like(input: Tensor, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
@@ -248,7 +256,7 @@ def ones_like(input: Tensor, dtype=None, requires_grad: bool = False, device=Non
         A new contiguous tensor.
     """
     _like_kwargs(kwargs)
-    return _make(input._shape, _like(input, dtype), requires_grad, 1, device)
+    return _make(input._shape, _like(input, dtype), requires_grad, 1, _on(input, device))
 
 
 def full_like(input: Tensor, fill_value, dtype=None, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
@@ -266,7 +274,7 @@ def full_like(input: Tensor, fill_value, dtype=None, requires_grad: bool = False
         A new contiguous tensor.
     """
     _like_kwargs(kwargs)
-    return _make(input._shape, _like(input, dtype), requires_grad, fill_value, device)
+    return _make(input._shape, _like(input, dtype), requires_grad, fill_value, _on(input, device))
 
 
 def _like_kwargs(kwargs: dict) -> None:
@@ -356,19 +364,19 @@ def _new_size(size) -> tuple:
 def new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """Same as torch.Tensor.new_empty: uninitialised, in this tensor's dtype unless ``dtype`` is given."""
     _like_kwargs(kwargs)
-    return _make(_new_size(size), dtype or self.dtype, requires_grad, None, device)
+    return _make(_new_size(size), dtype or self.dtype, requires_grad, None, _on(self, device))
 
 
 def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """Same as torch.Tensor.new_zeros."""
     _like_kwargs(kwargs)
-    return _make(_new_size(size), dtype or self.dtype, requires_grad, 0, device)
+    return _make(_new_size(size), dtype or self.dtype, requires_grad, 0, _on(self, device))
 
 
 def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """Same as torch.Tensor.new_ones."""
     _like_kwargs(kwargs)
-    return _make(_new_size(size), dtype or self.dtype, requires_grad, 1, device)
+    return _make(_new_size(size), dtype or self.dtype, requires_grad, 1, _on(self, device))
 
 
 def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):

@@ -737,6 +737,8 @@ def copy_(dst: Tensor, src) -> Tensor:
         src = scalar_tensor(src, dst.dtype, "value", True)
     shape = broadcast_shapes(dst._shape, src._shape)
     check_inplace_shape(dst, shape, "copy_")
+    if dst.is_meta:  # into a meta tensor: nothing to write (torch's no-op)
+        return dst
     grad = _grad_mode.enabled and (src.requires_grad or dst.requires_grad)
     if grad:
         _view_base_check(dst, "copy_")
@@ -763,6 +765,8 @@ def _overwritten(dst: Tensor, name: str) -> None:
 def fill_(dst: Tensor, value) -> Tensor:
     """Same as torch.Tensor.fill_: every element of ``dst`` set to ``value`` (a number or a one-element tensor)."""
     dst._write_check(same_value=True)
+    if dst.is_meta:  # a meta tensor has no elements to set
+        return dst
     if isinstance(value, Tensor):
         if value._numel != 1:
             raise ValueError(f"fill_ only supports a 0-d value tensor, got shape {list(value._shape)}")

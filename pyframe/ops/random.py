@@ -316,6 +316,8 @@ def set_rng_state(state: Tensor) -> None:
 
 def _draw(kind: int, t: Tensor, p0: float, p1: float, generator=None) -> Tensor:
     t._write_check()
+    if t.is_meta:  # no memory to fill (nn.init on a module built on the meta device)
+        return t
     s, off = _generator(generator).take(t._numel)
     check(lib.pf_random(kind, t._d(), s, off, float(p0), float(p1)))
     t._bump()

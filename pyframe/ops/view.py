@@ -22,6 +22,7 @@ from pyframe.tensor import (
     _new,
     check_ndim,
     empty_tensor,
+    meta_tensor,
     normalize_dim,
 )
 
@@ -313,11 +314,20 @@ def to(x: Tensor, *args, dtype=None, copy: bool = False, **kwargs) -> Tensor:
         if target is not None:  # torch: one dtype (or tensor) only
             raise TypeError(f"to() received two target dtypes: {target!r} and {a!r}; give one")
         target = a.dtype if isinstance(a, Tensor) else a
-    _device.check_device(device)
     kwargs.pop("non_blocking", None)
     kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    if device is not None and _device.wants_meta(device) and not x.is_meta:  # a shape without memory
+        out = meta_tensor(x._shape, as_dtype(target) if target is not None else x.dtype)
+        out.requires_grad = x.requires_grad and out.dtype.is_floating_point
+        return out
+    if x.is_meta and device is not None and not _device.wants_meta(device):
+        raise NotImplementedError(
+            "Cannot copy out of meta tensor; no data! Give a module memory with to_empty(device='cpu')"
+        )
+    if not x.is_meta:
+        _device.check_device(device)
     if target is None:
         return clone(x) if copy else x
     dt = as_dtype(target)

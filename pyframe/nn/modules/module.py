@@ -39,6 +39,7 @@ from pyframe._hooks import (
 )
 from pyframe.nn.modules._hooked_call import call_with_hooks
 from pyframe.nn.parameter import Parameter
+from pyframe.ops.creation import empty_like
 from pyframe.tensor import Tensor
 from pyframe.tensor import set_data as _set_data
 from pyframe.utils.hooks import RemovableHandle
@@ -485,6 +486,11 @@ class Module:
                 if buf is not None:
                     self._buffers[key] = fn(buf)
         return self
+
+    def to_empty(self, *, device: Any = "cpu", recurse: bool = True) -> Module:
+        """Same as torch.nn.Module.to_empty: every parameter and buffer given new, uninitialised memory on
+        ``device`` (how a module built on the meta device gets memory); parameters keep their identity."""
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def share_memory(self) -> Module:
         """Same as torch.nn.Module.share_memory: every parameter, gradient and buffer moved into shared memory
