@@ -18,6 +18,7 @@ from pyframe.ops import (
     reduce,
     scan,
     sorting,
+    sparse,
     stats,
     view,
 )  # fmt: skip
@@ -134,6 +135,7 @@ def bind() -> None:
     for name in ("unsqueeze_", "squeeze_", "transpose_", "t_", "swapdims_", "resize_", "resize_as_", "as_strided_"):
         methods[name] = getattr(inplace_view, name)
     methods["swapaxes_"] = inplace_view.swapdims_
+    methods.update(to_sparse=sparse.to_sparse, to_dense=_to_dense)
     # torch's linear-algebra methods (pyframe.linalg)
     methods.update(special_ops.methods)  # polygamma, mvlgamma, frexp, ldexp, nextafter
     methods.update(
@@ -152,6 +154,7 @@ def bind() -> None:
     )
     Tensor.is_cuda = property(lambda self: False, doc="Always False: pyframe runs on the CPU.")
     Tensor.is_cpu = property(lambda self: True, doc="Always True: pyframe runs on the CPU.")
+    Tensor.layout = _device.strided
     Tensor.T = property(view.reverse_dims)
     Tensor.mT = property(
         lambda self: view.transpose(self, -2, -1), doc="Same as torch.Tensor.mT: the last two dims swapped (a view)."
@@ -176,6 +179,11 @@ _LAMBDA_DOCS = {
     "pin_memory": "The tensor itself: pinned memory is a CUDA notion.",
     "is_pinned": "Always False: pinned memory is a CUDA notion.",
 }
+
+
+def _to_dense(self, dtype=None, *, masked_grad=None):
+    """Same as torch.Tensor.to_dense: a dense tensor is returned as is (converted to ``dtype`` if given)."""
+    return self if dtype is None else self.to(dtype)
 
 
 def _varargs(fn):

@@ -433,3 +433,15 @@ int pf_cross_entropy(int dtype, const void *x, const int64_t *target, const void
  * gscale[i] (x's dtype), or g0 when gscale is NULL */
 int pf_cross_entropy_backward(int dtype, const void *x, const int64_t *target, const void *weight, const void *lse,
                               const void *gscale, double g0, int64_t n, int64_t c, int64_t ignore_index, void *gx);
+
+/* sparse COO (sparse.c). Coalesce: keys[nnz] are the entries' linear indices, each in [0, limit); writes
+ * unique[] (the distinct keys, ascending; room for nnz), *n_unique, and slot[k], the position in unique of
+ * entry k's key. Product: out [M, N] = S @ dense [K, N] with S the M x K matrix of entries (rows[k],
+ * cols[k], vals[k]) (duplicates add up), all contiguous, float32 or float64; the gradient to the values:
+ * gvals[k] = <g[rows[k], :], dense[cols[k], :]> with g [M, N]. */
+int pf_coo_coalesce(int64_t nnz, const int64_t *keys, int64_t limit, int64_t *slot, int64_t *unique,
+                    int64_t *n_unique);
+int pf_spmm_coo(int dtype, int64_t nnz, const int64_t *rows, const int64_t *cols, const void *vals, int64_t M,
+                int64_t K, int64_t N, const void *dense, void *out);
+int pf_spmm_coo_values_grad(int dtype, int64_t nnz, const int64_t *rows, const int64_t *cols, int64_t M, int64_t K,
+                            int64_t N, const void *g, const void *dense, void *gvals);

@@ -13,6 +13,7 @@ from pyframe.ops import rearrange as _rearrange
 from pyframe.ops import reduce as _reduce
 from pyframe.ops import scan as _scan
 from pyframe.ops import sorting as _sorting
+from pyframe.ops import sparse as _sparse
 from pyframe.ops import special as _special
 from pyframe.ops import stats as _stats
 from pyframe.ops import view as _view
@@ -31,6 +32,7 @@ from pyframe.ops.rearrange import *  # noqa: F403
 from pyframe.ops.reduce import *  # noqa: F403
 from pyframe.ops.scan import *  # noqa: F403
 from pyframe.ops.sorting import *  # noqa: F403
+from pyframe.ops.sparse import *  # noqa: F403
 from pyframe.ops.special import *  # noqa: F403
 from pyframe.ops.stats import *  # noqa: F403
 from pyframe.ops.view import *  # noqa: F403
@@ -49,6 +51,7 @@ __all__ = [
     *_reduce.__all__,
     *_scan.__all__,
     *_sorting.__all__,
+    *_sparse.__all__,
     *_special.__all__,
     *_stats.__all__,
     *_view.__all__,

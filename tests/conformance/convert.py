@@ -301,6 +301,8 @@ def pf_arrays(obj) -> list:
     out = []
     for v in flat(obj):
         if isinstance(v, pyframe.Tensor):
+            if v.is_sparse:  # as torch's sparse results above: compared as dense
+                v = v.to_dense()
             arr = v.detach().numpy()
             out.append(torch.from_numpy(np.array(arr)))
         else:

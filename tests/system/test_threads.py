@@ -163,6 +163,7 @@ rows = pyframe.arange(0, 1000).remainder(7)
 x16, k16 = t(3, 16, 20, 20), t(24, 16, 3, 3)
 probs = big.abs() + 0.01
 sa, sb = t(64, 24, 24) + 10 * pyframe.eye(24), t(64, 24, 3)
+spm, dn = (big * (big.abs() > 1.5)).to_sparse(), t(700, 64)
 # One case, at least, per C file with a parallel region: each must give the same bits
 # whatever team OpenMP grants (the random streams included: they are counter-based).
 cases.update({
@@ -192,6 +193,9 @@ cases.update({
     "randn": lambda: (pyframe.manual_seed(3), pyframe.randn(500_000))[1],
     "multinomial": lambda: (pyframe.manual_seed(3), pyframe.multinomial(probs, 3))[1],
     "solve": lambda: pyframe.linalg.solve(sa, sb),
+    "sparse_mm_bwd": lambda: backward(lambda vv, d: pyframe.sparse.mm(pyframe.sparse_coo_tensor(spm.indices(), vv,
+                                                                                             spm.shape), d),
+                                      spm.values(), dn),  # fmt: skip
     "sgd": lambda: opt_step("SGD"),
     "adam": lambda: opt_step("Adam"),
     "adagrad": lambda: opt_step("Adagrad"),

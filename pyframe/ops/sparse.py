@@ -1,0 +1,351 @@
+"""Sparse COO tensors: ``sparse_coo_tensor``, ``to_sparse``, ``to_dense``, ``coalesce``, and the sparse-dense
+product (``torch.sparse.mm``, ``spmm``, ``sparse @ dense``) with gradients to the dense operand and the values.
+
+A sparse tensor is the ``indices`` (int64, ``[ndim, nnz]``) and ``values`` (``[nnz]``) of its nonzero entries,
+with duplicates allowed until ``coalesce`` sums them. pyframe keeps no dense memory for it: it is a Tensor whose
+element access raises, so an op that has no sparse form says so instead of reading garbage. Its ``values`` carry
+autograd: a sparse tensor built from values that require grad passes gradients back to them through
+``to_dense``, ``coalesce`` and the product. The keys, coalescing and the product compute in
+``core_c/src/sparse.c``; the rest is existing ops (``nonzero``, indexing, ``index_add_``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from pyframe import _dtype, _grad_mode
+from pyframe._backend import ShapeError, check, ffi, lib
+from pyframe._device import check_device
+from pyframe._dtype import as_dtype
+from pyframe.autograd.graph import record
+from pyframe.ops._common import zeros_of
+from pyframe.ops.creation import tensor as _as_tensor
+from pyframe.ops.index import index_add_
+from pyframe.tensor import Storage, Tensor, contiguous_strides, empty_tensor
+
+__all__ = ["sparse_coo_tensor", "spmm", "sparse_coo"]
+
+_NULL = ffi.cast("char *", 0)
+
+
+class _Layout:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pyframe.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+sparse_coo = _Layout("sparse_coo")
+
+
+class _SparseStorage(Storage):
+    """A sparse tensor's (absent) dense memory: a view of it cannot be made."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def view_class(cls: type) -> type:
+        raise NotImplementedError(
+            "views of a sparse COO tensor are not supported in pyframe (it has no dense memory); use to_dense() first"
+        )
+
+
+def _dense_only(self, *args):
+    raise NotImplementedError(
+        f"this operation has no sparse form in pyframe: a sparse COO tensor of size {list(self._shape)} has no "
+        "dense memory; use to_dense() first (sparse tensors support to_dense, coalesce, indices, values, "
+        "torch.sparse.mm / spmm / @ with a dense matrix)"
+    )
+
+
+class SparseCooTensor(Tensor):
+    """A sparse COO tensor: ``indices()`` ``[ndim, nnz]`` and ``values()`` ``[nnz]``. Same as a torch tensor of
+    layout ``torch.sparse_coo`` for what graph code uses (see ``pyframe.sparse``); other ops raise
+    NotImplementedError naming what is supported."""
+
+    __slots__ = ("_idx", "_vals", "_coalesced")
+    is_sparse = True
+    layout = sparse_coo
+    _ptr = property(_dense_only, lambda self, value: None)
+    _d = _dense_only
+    numpy = _dense_only
+    item = _dense_only
+    tolist = _dense_only
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether the values require grad (gradients reach them through this tensor's ops)."""
+        return self._vals.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self._vals.requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> SparseCooTensor:
+        """Make the values require grad (they must be a leaf)."""
+        self._vals.requires_grad_(requires_grad)
+        return self
+
+    @property
+    def grad(self) -> SparseCooTensor | None:
+        """The gradient of the values, as a sparse tensor with this one's indices (None before backward)."""
+        g = self._vals.grad
+        return None if g is None else _make(self._idx, g, self._shape, self._coalesced)
+
+    def _nnz(self) -> int:
+        """The number of stored entries (duplicates counted)."""
+        return self._vals._shape[0]
+
+    def sparse_dim(self) -> int:
+        """The number of sparse dims (all of them: pyframe has no hybrid sparse tensors)."""
+        return len(self._shape)
+
+    def dense_dim(self) -> int:
+        """0: the values are one number per entry."""
+        return 0
+
+    def is_coalesced(self) -> bool:
+        """Whether the entries are sorted and free of duplicates."""
+        return self._coalesced
+
+    def _indices(self) -> Tensor:
+        """The stored indices, coalesced or not."""
+        return self._idx
+
+    def _values(self) -> Tensor:
+        """The stored values, coalesced or not."""
+        return self._vals
+
+    def indices(self) -> Tensor:
+        """Same as torch.Tensor.indices: the ``[ndim, nnz]`` indices of a coalesced tensor."""
+        if not self._coalesced:
+            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
+        return self._idx
+
+    def values(self) -> Tensor:
+        """Same as torch.Tensor.values: the ``[nnz]`` values of a coalesced tensor."""
+        if not self._coalesced:
+            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+        return self._vals
+
+    def coalesce(self) -> SparseCooTensor:
+        """Same as torch.Tensor.coalesce: entries sorted by index, duplicates summed."""
+        return coalesce(self)
+
+    def to_dense(self, dtype=None, *, masked_grad: bool | None = None) -> Tensor:
+        """Same as torch.Tensor.to_dense: the dense tensor (duplicates summed); differentiable to the values."""
+        return to_dense(self, dtype)
+
+    def to_sparse(self, sparse_dim: int | None = None, **kwargs) -> SparseCooTensor:
+        """The tensor itself (already sparse COO)."""
+        return self
+
+    def mm(self, mat2: Tensor) -> Tensor:
+        """``pyframe.sparse.mm(self, mat2)``."""
+        return mm(self, mat2)
+
+    matmul = __matmul__ = mm
+
+    def t(self) -> SparseCooTensor:
+        """The 2-d sparse matrix transposed (indices swapped)."""
+        if len(self._shape) != 2:
+            raise ShapeError(f"t() expects a 2-d sparse tensor, got {len(self._shape)} dims")
+        return _make(self._idx.flip(0), self._vals, self._shape[::-1], False)
+
+    def detach(self) -> SparseCooTensor:
+        """The same entries, cut from autograd."""
+        return _make(self._idx, self._vals.detach(), self._shape, self._coalesced)
+
+    def to(self, *args, **kwargs) -> SparseCooTensor:
+        """The same entries with the values converted (``to(dtype)``); the device must be the CPU."""
+        return _make(self._idx, self._vals.to(*args, **kwargs), self._shape, self._coalesced)
+
+    def __repr__(self) -> str:
+        extra = ", requires_grad=True" if self.requires_grad else ""
+        return (f"tensor(indices={self._idx!r},\n       values={self._vals.detach()!r},\n       "
+                f"size={tuple(self._shape)}, nnz={self._nnz()}, layout=pyframe.sparse_coo{extra})")  # fmt: skip
+
+
+def _make(indices: Tensor, values: Tensor, shape: tuple, coalesced: bool) -> SparseCooTensor:
+    t = object.__new__(SparseCooTensor)
+    t._storage = _SparseStorage(_NULL, 0)
+    t._shape = tuple(shape)
+    t._strides = contiguous_strides(shape)
+    t._offset = 0
+    t.dtype = values.dtype
+    t._numel = math.prod(shape)
+    t._contig = False  # never the dense fast paths
+    t._desc = t._grad = t.grad_fn = t._base = t._grad_edge = None
+    t._requires_grad = t._retains_grad = False
+    t._output_nr = t._grad_version = 0
+    t._idx, t._vals, t._coalesced = indices, values, coalesced
+    return t
+
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, requires_grad: bool = False,
+                      check_invariants: bool | None = None,
+                      is_coalesced: bool | None = None) -> SparseCooTensor:  # fmt: skip
+    """Same as torch.sparse_coo_tensor: a sparse tensor with ``values[k]`` at ``indices[:, k]``
+    (``indices`` int64 ``[ndim, nnz]``, ``values`` ``[nnz]``); ``size`` defaults to each dim's largest index
+    plus one. Duplicate indices are kept until ``coalesce`` (or a product, or ``to_dense``) sums them. Values
+    with dims of their own (torch's hybrid tensors) are not supported."""
+    check_device(device)
+    idx = indices if isinstance(indices, Tensor) else _as_tensor(indices, dtype=_dtype.int64)
+    if idx.dtype is not _dtype.int64:
+        raise TypeError(f"sparse_coo_tensor: indices must be an int64 tensor, got {idx.dtype.name}")
+    vals = values if isinstance(values, Tensor) else _as_tensor(values, dtype=dtype)
+    if dtype is not None and vals.dtype is not as_dtype(dtype):
+        vals = vals.to(as_dtype(dtype))
+    if idx.ndim != 2:
+        raise ShapeError(f"sparse_coo_tensor: indices must be 2-d [ndim, nnz], got shape {list(idx._shape)}")
+    if vals.ndim != 1:
+        raise NotImplementedError(
+            f"sparse_coo_tensor: values must be 1-d [nnz] (got shape {list(vals._shape)}); pyframe has no hybrid "
+            "sparse tensors"
+        )
+    nnz = idx._shape[1]
+    if vals._shape[0] != nnz:
+        raise ShapeError(f"sparse_coo_tensor: indices have {nnz} entries but values have {vals._shape[0]}")
+    idx = idx.detach().contiguous()
+    if nnz:
+        lo = idx.amin(1).tolist()
+        if min(lo) < 0:
+            raise RuntimeError(f"sparse_coo_tensor: found negative index {min(lo)} in indices")
+        hi = [h + 1 for h in idx.amax(1).tolist()]
+    else:
+        hi = [0] * idx._shape[0]
+    if size is None:
+        shape = tuple(hi)
+    else:
+        shape = tuple(int(n) for n in (size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size))
+        if len(shape) != idx._shape[0]:
+            raise ShapeError(f"sparse_coo_tensor: size {list(shape)} has {len(shape)} dims, indices have "
+                             f"{idx._shape[0]} rows")  # fmt: skip
+        for d, (n, h) in enumerate(zip(shape, hi, strict=True)):
+            if h > n:
+                raise RuntimeError(
+                    f"size is inconsistent with indices: for dim {d}, size is {n} but found index {h - 1}"
+                )
+    if requires_grad:
+        vals.requires_grad_()
+    return _make(idx, vals, shape, nnz <= 1 or bool(is_coalesced))  # is_coalesced=True: the caller's promise
+
+
+def _keys(s: SparseCooTensor) -> Tensor:
+    """Each entry's linear (row-major) index, int64 [nnz]."""
+    strides = contiguous_strides(s._shape)
+    keys = zeros_of((s._idx._shape[1],), _dtype.int64)
+    for d, st in enumerate(strides):
+        keys = keys + s._idx[d] * st
+    return keys
+
+
+def coalesce(s: SparseCooTensor) -> SparseCooTensor:
+    """``s`` with its entries sorted by index and duplicates summed (a new tensor; ``s`` itself if already)."""
+    if s._coalesced:
+        return s
+    nnz = s._vals._shape[0]
+    keys = _keys(s).contiguous()
+    slot = empty_tensor((nnz,), _dtype.int64)
+    unique = empty_tensor((nnz,), _dtype.int64)
+    count = ffi.new("int64_t *")
+    check(lib.pf_coo_coalesce(nnz, _i64(keys), max(s._numel, 1), _i64(slot), _i64(unique), count))
+    n = count[0]
+    unique = unique[:n]
+    rows = []
+    for n_d, st in zip(s._shape, contiguous_strides(s._shape), strict=True):
+        rows.append((unique // st) % max(n_d, 1))
+    indices = _stack_rows(rows, n)
+    values = index_add_(zeros_of((n,), s._vals.dtype), 0, slot, s._vals)
+    return _make(indices, values, s._shape, True)
+
+
+def _stack_rows(rows: list, n: int) -> Tensor:
+    out = empty_tensor((len(rows), n), _dtype.int64)
+    for d, r in enumerate(rows):
+        out[d] = r
+    return out
+
+
+def _i64(t: Tensor):
+    return ffi.cast("int64_t *", t._ptr)
+
+
+def to_dense(s: SparseCooTensor, dtype=None) -> Tensor:
+    """The dense tensor of ``s``: its values added at their indices (duplicates summed)."""
+    values = s._vals if dtype is None else s._vals.to(as_dtype(dtype))
+    flat = index_add_(zeros_of((s._numel,), values.dtype), 0, _keys(s), values)
+    return flat.reshape(s._shape)
+
+
+def to_sparse(x: Tensor, sparse_dim: int | None = None, *, layout=None, blocksize=None,
+              dense_dim: int | None = None) -> SparseCooTensor:  # fmt: skip
+    """Same as torch.Tensor.to_sparse: the nonzero elements of ``x`` as a coalesced sparse COO tensor (its values
+    take ``x``'s gradient)."""
+    if isinstance(x, SparseCooTensor):
+        return x
+    if layout not in (None, sparse_coo) or blocksize is not None:
+        raise NotImplementedError(f"to_sparse: only the sparse COO layout is supported, got {layout}")
+    if sparse_dim is not None and sparse_dim != x.ndim:
+        raise NotImplementedError(
+            f"to_sparse: sparse_dim must be the tensor's ndim ({x.ndim}): pyframe has no hybrid sparse tensors"
+        )
+    if x.ndim == 0:
+        raise RuntimeError("to_sparse: a 0-d tensor has no sparse form")
+    indices = x.detach().nonzero().t().contiguous()
+    values = x[tuple(indices[d] for d in range(x.ndim))]
+    return _make(indices, values, x._shape, True)
+
+
+def mm(sparse: Tensor, dense: Tensor) -> Tensor:
+    """Same as torch.sparse.mm (and ``torch.spmm``, ``sparse @ dense``): a 2-d sparse COO matrix times a 2-d
+    dense one, computed over the stored entries (duplicates add up), with gradients to ``dense`` and to the
+    sparse tensor's values. The gradients themselves are not differentiable again."""
+    if not isinstance(sparse, SparseCooTensor):
+        raise TypeError(f"sparse.mm: the first operand must be a sparse COO tensor, got {type(sparse).__name__}")
+    if isinstance(dense, SparseCooTensor):
+        dense = dense.to_dense()
+    if not isinstance(dense, Tensor):
+        raise TypeError(f"sparse.mm: the second operand must be a Tensor, got {type(dense).__name__}")
+    if len(sparse._shape) != 2 or dense.ndim != 2:
+        raise ShapeError(f"sparse.mm: expected 2-d operands, got sizes {list(sparse._shape)} and {list(dense._shape)}")
+    M, K = sparse._shape
+    if dense._shape[0] != K:
+        raise ShapeError(f"sparse.mm: mat1 and mat2 shapes cannot be multiplied ({M}x{K} and "
+                         f"{dense._shape[0]}x{dense._shape[1]})")  # fmt: skip
+    if dense.dtype is not sparse.dtype:
+        raise TypeError(f"sparse.mm: expected the same dtype, got {sparse.dtype.name} and {dense.dtype.name}")
+    N = dense._shape[1]
+    rows, cols = sparse._idx[0].contiguous(), sparse._idx[1].contiguous()
+    vals, d = sparse._vals.detach().contiguous(), dense.detach().contiguous()
+    out = empty_tensor((M, N), dense.dtype)
+    nnz = vals._shape[0]
+    dt = dense.dtype.code
+    check(lib.pf_spmm_coo(dt, nnz, _i64(rows), _i64(cols), vals._ptr, M, K, N, d._ptr, out._ptr))
+    if _grad_mode.enabled and (sparse._vals.requires_grad or dense.requires_grad):
+        need_v, need_d = sparse._vals.requires_grad, dense.requires_grad
+
+        def backward(g):
+            g = g.detach().contiguous()
+            gv = gd = None
+            if need_v:
+                gv = empty_tensor((nnz,), g.dtype)
+                check(lib.pf_spmm_coo_values_grad(dt, nnz, _i64(rows), _i64(cols), M, K, N, g._ptr, d._ptr, gv._ptr))
+            if need_d:  # S^T g: the entries with rows and columns exchanged
+                gd = empty_tensor((K, N), g.dtype)
+                check(lib.pf_spmm_coo(dt, nnz, _i64(cols), _i64(rows), vals._ptr, K, M, N, g._ptr, gd._ptr))
+            return gv, gd
+
+        record("SparseAddmmBackward0", backward, (sparse._vals, dense), out, (vals, d))
+    return out
+
+
+def spmm(input: SparseCooTensor, mat2: Tensor) -> Tensor:
+    """Same as torch.spmm: ``pyframe.sparse.mm``."""
+    return mm(input, mat2)

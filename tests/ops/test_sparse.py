@@ -1,0 +1,104 @@
+"""Sparse COO tensors: construction, to_sparse/to_dense, coalesce, indices/values, and the sparse-dense product
+with gradients to the dense operand and the values, against dense math and torch."""
+
+import numpy as np
+import pytest
+
+import pyframe
+
+F64 = pyframe.float64
+
+
+def _adj():
+    # a 3x4 matrix with a duplicate entry at (0, 1): 1 + 2
+    idx = pyframe.tensor([[0, 2, 0, 1], [1, 3, 1, 0]])
+    vals = pyframe.tensor([1.0, 5.0, 2.0, -1.0], dtype=F64)
+    return pyframe.sparse_coo_tensor(idx, vals, (3, 4))
+
+
+DENSE = np.array([[0, 3, 0, 0], [-1, 0, 0, 0], [0, 0, 0, 5]], dtype=np.float64)
+
+
+def test_construction_and_dense():
+    s = _adj()
+    assert s.is_sparse and s.shape == (3, 4) and s._nnz() == 4 and not s.is_coalesced()
+    assert s.layout == pyframe.sparse_coo and pyframe.ones(1).layout == pyframe.strided
+    assert np.array_equal(s.to_dense().numpy(), DENSE)
+    with pytest.raises(RuntimeError, match="coalesce"):
+        s.indices()
+    c = s.coalesce()
+    assert c.is_coalesced() and c._nnz() == 3
+    assert c.indices().tolist() == [[0, 1, 2], [1, 0, 3]] and c.values().tolist() == [3.0, -1.0, 5.0]
+    inferred = pyframe.sparse_coo_tensor([[0, 4]], [1.0, 2.0])
+    assert inferred.shape == (5,)
+
+
+def test_to_sparse_round_trip():
+    x = pyframe.tensor(DENSE)
+    s = x.to_sparse()
+    assert s.is_coalesced() and s.indices().tolist() == [[0, 1, 2], [1, 0, 3]]
+    assert np.array_equal(s.to_dense().numpy(), DENSE) and x.to_dense() is x
+    t3 = pyframe.zeros(2, 2, 2)
+    t3[1, 0, 1] = 4.0
+    assert np.array_equal(t3.to_sparse().to_dense().numpy(), t3.numpy())
+
+
+def test_errors_are_clear():
+    with pytest.raises(RuntimeError, match="inconsistent"):
+        pyframe.sparse_coo_tensor([[0, 3]], [1.0, 2.0], (3,))
+    with pytest.raises(RuntimeError, match="negative"):
+        pyframe.sparse_coo_tensor([[0, -1]], [1.0, 2.0], (3,))
+    with pytest.raises(NotImplementedError, match="hybrid"):
+        pyframe.sparse_coo_tensor([[0, 1]], pyframe.ones(2, 2))
+    s = _adj()
+    with pytest.raises(NotImplementedError, match="to_dense"):
+        _ = s + 1
+    with pytest.raises(NotImplementedError, match="to_dense"):
+        s.reshape(12)
+    with pytest.raises(ValueError, match="cannot be multiplied"):
+        pyframe.sparse.mm(s, pyframe.ones(3, 2, dtype=F64))
+
+
+def test_mm_and_gradients():
+    s = _adj()
+    rng = np.random.default_rng(0)
+    d = pyframe.tensor(rng.standard_normal((4, 5)), requires_grad=True)
+    s.requires_grad_()
+    out = pyframe.sparse.mm(s, d)
+    assert np.allclose(out.detach().numpy(), DENSE @ d.detach().numpy())
+    assert np.allclose((s @ d).detach().numpy(), out.detach().numpy())
+    assert np.allclose(pyframe.spmm(s, d).detach().numpy(), out.detach().numpy())
+    g = rng.standard_normal((3, 5))
+    out.backward(pyframe.tensor(g))
+    assert np.allclose(d.grad.numpy(), DENSE.T @ g)
+    # each stored entry (i, j) gets <g[i], d[j]>, duplicates each their own
+    rows, cols = [0, 2, 0, 1], [1, 3, 1, 0]
+    want = [g[i] @ d.detach().numpy()[j] for i, j in zip(rows, cols, strict=True)]
+    assert np.allclose(s.grad._values().numpy(), want)
+
+
+def test_gradients_through_coalesce_and_to_dense():
+    vals = pyframe.tensor([1.0, 5.0, 2.0, -1.0], dtype=F64, requires_grad=True)
+    s = pyframe.sparse_coo_tensor([[0, 2, 0, 1], [1, 3, 1, 0]], vals, (3, 4))
+    w = pyframe.tensor(np.arange(12.0).reshape(3, 4))
+    (s.coalesce().to_dense() * w).sum().backward()
+    assert vals.grad.tolist() == [1.0, 11.0, 1.0, 4.0]
+
+
+def test_against_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    idx = np.stack([rng.integers(0, 6, 20), rng.integers(0, 7, 20)])
+    vals, dense, g = rng.standard_normal(20), rng.standard_normal((7, 3)), rng.standard_normal((6, 3))
+    res = {}
+    for lib in (torch, pyframe):
+        v = lib.tensor(vals, requires_grad=True)
+        d = lib.tensor(dense, requires_grad=True)
+        s = lib.sparse_coo_tensor(lib.tensor(idx), v, (6, 7))
+        out = lib.sparse.mm(s, d)
+        out.backward(lib.tensor(g))
+        c = s.coalesce()
+        res[lib.__name__] = (out.detach().numpy(), d.grad.numpy(), v.grad.numpy(), c.indices().numpy(),
+                             c.values().detach().numpy())  # fmt: skip
+    for a, b in zip(res["torch"], res["pyframe"], strict=True):
+        assert np.allclose(a, b)
