@@ -59,6 +59,14 @@ def test_hogwild_fork():
     assert model.bias.item() == pytest.approx(b0 - 1.0, abs=1e-5)
 
 
+def test_hogwild_spawn_pickles_the_model_as_shared_memory():
+    model = pyframe.nn.Linear(4, 1)
+    model.share_memory()
+    b0 = model.bias.item()
+    mp.spawn(_train, args=(model, 3), nprocs=2)  # the model crosses as the names of its shared storages
+    assert model.bias.item() == pytest.approx(b0 - 0.6, abs=1e-5)
+
+
 def test_queue_carries_shared_tensors_and_spawn_propagates_errors():
     ctx = mp.get_context("spawn")
     q, done = ctx.Queue(), ctx.Queue()
