@@ -103,12 +103,12 @@ class SparseCooTensor(Tensor):
         return self._vals._shape[0]
 
     def sparse_dim(self) -> int:
-        """The number of sparse dims (all of them: pyframe has no hybrid sparse tensors)."""
-        return len(self._shape)
+        """The number of sparse dims (the rows of ``indices``)."""
+        return self._idx._shape[0]
 
     def dense_dim(self) -> int:
-        """0: the values are one number per entry."""
-        return 0
+        """The number of dense dims: each value is a tensor of that many dims (0: one number per entry)."""
+        return self._vals.ndim - 1
 
     def is_coalesced(self) -> bool:
         """Whether the entries are sorted and free of duplicates."""
@@ -154,8 +154,9 @@ class SparseCooTensor(Tensor):
 
     def t(self) -> SparseCooTensor:
         """The 2-d sparse matrix transposed (indices swapped)."""
-        if len(self._shape) != 2:
-            raise ShapeError(f"t() expects a 2-d sparse tensor, got {len(self._shape)} dims")
+        if len(self._shape) != 2 or self.dense_dim():
+            raise ShapeError(f"t() expects a 2-d sparse matrix, got size {list(self._shape)} with "
+                             f"{self.dense_dim()} dense dims")  # fmt: skip
         return _make(self._idx.flip(0), self._vals, self._shape[::-1], False)
 
     def detach(self) -> SparseCooTensor:
@@ -192,9 +193,9 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
                       check_invariants: bool | None = None,
                       is_coalesced: bool | None = None) -> SparseCooTensor:  # fmt: skip
     """Same as torch.sparse_coo_tensor: a sparse tensor with ``values[k]`` at ``indices[:, k]``
-    (``indices`` int64 ``[ndim, nnz]``, ``values`` ``[nnz]``); ``size`` defaults to each dim's largest index
-    plus one. Duplicate indices are kept until ``coalesce`` (or a product, or ``to_dense``) sums them. Values
-    with dims of their own (torch's hybrid tensors) are not supported."""
+    (``indices`` int64 ``[sparse_dim, nnz]``, ``values`` ``[nnz, *dense_shape]``: values with dims of their own
+    make a hybrid tensor, as torch's); ``size`` defaults to each sparse dim's largest index plus one, then the
+    values' dims. Duplicate indices are kept until ``coalesce`` (or a product, or ``to_dense``) sums them."""
     check_device(device)
     idx = indices if isinstance(indices, Tensor) else _as_tensor(indices, dtype=_dtype.int64)
     if idx.dtype is not _dtype.int64:
@@ -204,11 +205,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
         vals = vals.to(as_dtype(dtype))
     if idx.ndim != 2:
         raise ShapeError(f"sparse_coo_tensor: indices must be 2-d [ndim, nnz], got shape {list(idx._shape)}")
-    if vals.ndim != 1:
-        raise NotImplementedError(
-            f"sparse_coo_tensor: values must be 1-d [nnz] (got shape {list(vals._shape)}); pyframe has no hybrid "
-            "sparse tensors"
-        )
+    if vals.ndim < 1:
+        raise ShapeError("sparse_coo_tensor: values must have at least 1 dim [nnz, ...], got a 0-d tensor")
     nnz = idx._shape[1]
     if vals._shape[0] != nnz:
         raise ShapeError(f"sparse_coo_tensor: indices have {nnz} entries but values have {vals._shape[0]}")
@@ -220,14 +218,15 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
         hi = [h + 1 for h in idx.amax(1).tolist()]
     else:
         hi = [0] * idx._shape[0]
+    dense_shape = vals._shape[1:]
     if size is None:
-        shape = tuple(hi)
+        shape = tuple(hi) + dense_shape
     else:
         shape = tuple(int(n) for n in (size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size))
-        if len(shape) != idx._shape[0]:
-            raise ShapeError(f"sparse_coo_tensor: size {list(shape)} has {len(shape)} dims, indices have "
-                             f"{idx._shape[0]} rows")  # fmt: skip
-        for d, (n, h) in enumerate(zip(shape, hi, strict=True)):
+        if len(shape) != idx._shape[0] + len(dense_shape) or shape[idx._shape[0] :] != dense_shape:
+            raise ShapeError(f"sparse_coo_tensor: size {list(shape)} does not match {idx._shape[0]} sparse dims "
+                             f"(the rows of indices) followed by the values' dims {list(dense_shape)}")  # fmt: skip
+        for d, (n, h) in enumerate(zip(shape, hi, strict=False)):
             if h > n:
                 raise RuntimeError(
                     f"size is inconsistent with indices: for dim {d}, size is {n} but found index {h - 1}"
@@ -237,9 +236,13 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
     return _make(idx, vals, shape, nnz <= 1 or bool(is_coalesced))  # is_coalesced=True: the caller's promise
 
 
+def _sparse_shape(s: SparseCooTensor) -> tuple:
+    return s._shape[: s._idx._shape[0]]
+
+
 def _keys(s: SparseCooTensor) -> Tensor:
-    """Each entry's linear (row-major) index, int64 [nnz]."""
-    strides = contiguous_strides(s._shape)
+    """Each entry's linear (row-major) index over the sparse dims, int64 [nnz]."""
+    strides = contiguous_strides(_sparse_shape(s))
     keys = zeros_of((s._idx._shape[1],), _dtype.int64)
     for d, st in enumerate(strides):
         keys = keys + s._idx[d] * st
@@ -255,14 +258,15 @@ def coalesce(s: SparseCooTensor) -> SparseCooTensor:
     slot = empty_tensor((nnz,), _dtype.int64)
     unique = empty_tensor((nnz,), _dtype.int64)
     count = ffi.new("int64_t *")
-    check(lib.pf_coo_coalesce(nnz, _i64(keys), max(s._numel, 1), _i64(slot), _i64(unique), count))
+    sparse_shape = _sparse_shape(s)
+    check(lib.pf_coo_coalesce(nnz, _i64(keys), max(math.prod(sparse_shape), 1), _i64(slot), _i64(unique), count))
     n = count[0]
     unique = unique[:n]
     rows = []
-    for n_d, st in zip(s._shape, contiguous_strides(s._shape), strict=True):
+    for n_d, st in zip(sparse_shape, contiguous_strides(sparse_shape), strict=True):
         rows.append((unique // st) % max(n_d, 1))
     indices = _stack_rows(rows, n)
-    values = index_add_(zeros_of((n,), s._vals.dtype), 0, slot, s._vals)
+    values = index_add_(zeros_of((n, *s._vals._shape[1:]), s._vals.dtype), 0, slot, s._vals)
     return _make(indices, values, s._shape, True)
 
 
@@ -280,7 +284,8 @@ def _i64(t: Tensor):
 def to_dense(s: SparseCooTensor, dtype=None) -> Tensor:
     """The dense tensor of ``s``: its values added at their indices (duplicates summed)."""
     values = s._vals if dtype is None else s._vals.to(as_dtype(dtype))
-    flat = index_add_(zeros_of((s._numel,), values.dtype), 0, _keys(s), values)
+    rows = math.prod(_sparse_shape(s))
+    flat = index_add_(zeros_of((rows, *values._shape[1:]), values.dtype), 0, _keys(s), values)
     return flat.reshape(s._shape)
 
 
@@ -292,15 +297,19 @@ def to_sparse(x: Tensor, sparse_dim: int | None = None, *, layout=None, blocksiz
         return x
     if layout not in (None, sparse_coo) or blocksize is not None:
         raise NotImplementedError(f"to_sparse: only the sparse COO layout is supported, got {layout}")
-    if sparse_dim is not None and sparse_dim != x.ndim:
-        raise NotImplementedError(
-            f"to_sparse: sparse_dim must be the tensor's ndim ({x.ndim}): pyframe has no hybrid sparse tensors"
-        )
-    if x.ndim == 0:
-        raise RuntimeError("to_sparse: a 0-d tensor has no sparse form")
-    indices = x.detach().nonzero().t().contiguous()
-    values = x[tuple(indices[d] for d in range(x.ndim))]
-    return _make(indices, values, x._shape, True)
+    k = x.ndim if sparse_dim is None else int(sparse_dim)
+    if x.ndim == 0 or not 1 <= k <= x.ndim:
+        raise RuntimeError(f"to_sparse: sparse_dim must be in [1, {x.ndim}] for a tensor of {x.ndim} dims, got {k}")
+    sparse_shape = x._shape[:k]
+    rows = x.reshape(math.prod(sparse_shape), *x._shape[k:])  # one row per sparse position
+    mask = rows.detach() != 0
+    if k < x.ndim:  # a position is stored when any of its dense elements is nonzero
+        mask = mask.reshape(mask._shape[0], -1).any(1)
+    pos = mask.nonzero().reshape(-1)
+    indices = empty_tensor((k, pos._shape[0]), _dtype.int64)
+    for d, (n_d, st) in enumerate(zip(sparse_shape, contiguous_strides(sparse_shape), strict=True)):
+        indices[d] = (pos // st) % max(n_d, 1)
+    return _make(indices, rows[pos], x._shape, True)
 
 
 def mm(sparse: Tensor, dense: Tensor) -> Tensor:
@@ -313,6 +322,8 @@ def mm(sparse: Tensor, dense: Tensor) -> Tensor:
         dense = dense.to_dense()
     if not isinstance(dense, Tensor):
         raise TypeError(f"sparse.mm: the second operand must be a Tensor, got {type(dense).__name__}")
+    if sparse.dense_dim():
+        raise NotImplementedError("sparse.mm: hybrid sparse tensors (values with dims of their own) are not supported")
     if len(sparse._shape) != 2 or dense.ndim != 2:
         raise ShapeError(f"sparse.mm: expected 2-d operands, got sizes {list(sparse._shape)} and {list(dense._shape)}")
     M, K = sparse._shape

@@ -43,13 +43,27 @@ def test_to_sparse_round_trip():
     assert np.array_equal(t3.to_sparse().to_dense().numpy(), t3.numpy())
 
 
+def test_hybrid_tensors():
+    x = pyframe.tensor([[[1.0, 0], [0, 0]], [[0, 0], [2, 3]]])
+    s = x.to_sparse(1)
+    assert s.sparse_dim() == 1 and s.dense_dim() == 2 and s.indices().tolist() == [[0, 1]]
+    assert s.values().shape == (2, 2, 2) and np.array_equal(s.to_dense().numpy(), x.numpy())
+    s2 = x.to_sparse(2)
+    assert s2.indices().tolist() == [[0, 1], [0, 1]] and s2.values().tolist() == [[1, 0], [2, 3]]
+    dup = pyframe.sparse_coo_tensor([[1, 0, 1]], pyframe.ones(3, 2))
+    assert dup.shape == (2, 2) and dup.coalesce().values().tolist() == [[1, 1], [2, 2]]
+    assert np.array_equal(dup.to_dense().numpy(), [[1, 1], [2, 2]])
+
+
 def test_errors_are_clear():
     with pytest.raises(RuntimeError, match="inconsistent"):
         pyframe.sparse_coo_tensor([[0, 3]], [1.0, 2.0], (3,))
     with pytest.raises(RuntimeError, match="negative"):
         pyframe.sparse_coo_tensor([[0, -1]], [1.0, 2.0], (3,))
     with pytest.raises(NotImplementedError, match="hybrid"):
-        pyframe.sparse_coo_tensor([[0, 1]], pyframe.ones(2, 2))
+        pyframe.sparse.mm(pyframe.sparse_coo_tensor([[0, 1], [1, 0]], pyframe.ones(2, 2)), pyframe.ones(2, 2))
+    with pytest.raises(RuntimeError, match="sparse_dim"):
+        pyframe.ones(2, 2).to_sparse(3)
     s = _adj()
     with pytest.raises(NotImplementedError, match="to_dense"):
         _ = s + 1
