@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pyframe import _device, autograd, linalg, ops
 from pyframe import _dtype as _dt
+from pyframe.linalg.lu import torch_lu, torch_lu_solve
+from pyframe.linalg.solve import cholesky_inverse, cholesky_solve, triangular_solve
 from pyframe.ops import (
     compare,
     creation,
@@ -141,6 +143,11 @@ def bind() -> None:
     methods.update(
         det=linalg.det, inverse=linalg.inv, matrix_exp=linalg.matrix_exp, slogdet=linalg.slogdet, logdet=linalg.logdet
     )
+    methods.update(
+        lu=torch_lu, lu_solve=torch_lu_solve, cholesky_solve=cholesky_solve, cholesky_inverse=cholesky_inverse,
+        triangular_solve=lambda self, A, upper=True, transpose=False, unitriangular=False: triangular_solve(
+            self, A, upper, transpose, unitriangular),
+    )  # fmt: skip
     for name, fn in methods.items():
         if name in _LAMBDA_DOCS:
             fn.__doc__ = _LAMBDA_DOCS[name]
@@ -159,10 +166,14 @@ def bind() -> None:
     Tensor.mT = property(
         lambda self: view.transpose(self, -2, -1), doc="Same as torch.Tensor.mT: the last two dims swapped (a view)."
     )
+    Tensor.mH = property(
+        lambda self: view.transpose(self, -2, -1), doc="Same as torch.Tensor.mH: ``mT`` (real tensors only)."
+    )
 
 
 # the docstrings of the one-line methods bound above as lambdas
 _LAMBDA_DOCS = {
+    "triangular_solve": "Same as torch.Tensor.triangular_solve: ``pyframe.triangular_solve(self, A, ...)``.",
     "nelement": "Same as torch.Tensor.nelement: the number of elements (``numel``).",
     "ndimension": "Same as torch.Tensor.ndimension: the number of dims (``ndim``).",
     "ravel": "Same as torch.Tensor.ravel: ``self.reshape(-1)`` (a view when the strides allow it).",

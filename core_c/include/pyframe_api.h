@@ -357,6 +357,11 @@ int pf_linalg_eigh(const pf_tensor *a, pf_tensor *w, pf_tensor *v, int upper);
 int pf_linalg_svd(const pf_tensor *a, pf_tensor *u, pf_tensor *s, pf_tensor *vh, int full);
 /* out = exp(a) by Pade 13 with scaling and squaring (Higham 2005) */
 int pf_linalg_matrix_exp(const pf_tensor *a, pf_tensor *out);
+/* LAPACK's getrf: a [..., m, n] = P L U with partial pivoting; lu [..., m, n] holds U on and above the
+ * diagonal and L (unit diagonal implied) below it, piv [..., min(m, n)] the 1-based row swapped with each row
+ * in turn and info [...] the 1-based index of the first exactly zero pivot (0: none); piv and info are of a's
+ * floating dtype. A singular matrix is not an error. */
+int pf_linalg_lu_factor(const pf_tensor *a, pf_tensor *lu, pf_tensor *piv, pf_tensor *info);
 
 /* optimizers (optim.c): one fused in-place step of torch.optim's update (foreach=False) over a
  * contiguous parameter of n elements, float32 or float64, with state buffers s0..s2 of its dtype

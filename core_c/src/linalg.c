@@ -603,6 +603,65 @@ int pf_linalg_geqrf(const pf_tensor *a, pf_tensor *h, pf_tensor *tau) {
     return pf_la_run(geqrf_one, &c, pf_la_batch_count(a), m * n * (m < n ? n : m), nbd > 0);
 }
 
+/* ---- LU of an m x n matrix (LAPACK's getf2): the pivot is the first largest |a| in its column -------------- */
+
+typedef struct {
+    const pf_tensor *a;
+    pf_tensor *lu, *piv, *info;
+} lu_ctx;
+
+static int lu_one(const void *vctx, int64_t bi, int64_t *detail) {
+    (void)detail;
+    const lu_ctx *c = vctx;
+    int nd = c->a->ndim;
+    int64_t m = c->a->shape[nd - 2], n = c->a->shape[nd - 1], k = m < n ? m : n, info = 0;
+    double *a = malloc(sizeof(double) * (size_t)(m * n + k + 1)), *piv = a ? a + m * n : NULL;
+    if (!a) return LA_NOMEM;
+    pf_la_load(c->a, bi, a);
+    for (int64_t j = 0; j < k; j++) {
+        int64_t p = j;
+        double best = fabs(a[j * n + j]);
+        for (int64_t i = j + 1; i < m; i++)
+            if (fabs(a[i * n + j]) > best) best = fabs(a[i * n + j]), p = i;
+        piv[j] = (double)(p + 1);
+        if (p != j)
+            for (int64_t col = 0; col < n; col++) {
+                double t = a[j * n + col];
+                a[j * n + col] = a[p * n + col];
+                a[p * n + col] = t;
+            }
+        double pivot = a[j * n + j];
+        if (pivot != 0.0) {
+            for (int64_t i = j + 1; i < m; i++) a[i * n + j] /= pivot;
+        } else if (info == 0) {
+            info = j + 1; /* the column below is all zero then: the update below changes nothing */
+        }
+        for (int64_t i = j + 1; i < m; i++) {
+            double l = a[i * n + j];
+            if (l != 0.0)
+                for (int64_t col = j + 1; col < n; col++) a[i * n + col] -= l * a[j * n + col];
+        }
+    }
+    pf_la_store(c->lu, bi, a);
+    pf_la_store_vec(c->piv, bi, piv);
+    store_scalar(c->info, bi, (double)info);
+    free(a);
+    return LA_OK;
+}
+
+int pf_linalg_lu_factor(const pf_tensor *a, pf_tensor *lu, pf_tensor *piv, pf_tensor *info) {
+    const char *fn = "linalg.lu_factor";
+    int rc = pf_la_expect_input(a, fn, 0);
+    if (rc) return rc;
+    int nbd = a->ndim - 2;
+    int64_t m = a->shape[nbd], n = a->shape[nbd + 1], k = m < n ? m : n;
+    if ((rc = pf_la_expect(lu, fn, "LU", a->dtype, nbd, a->shape, 2, m, n))) return rc;
+    if ((rc = pf_la_expect(piv, fn, "pivots", a->dtype, nbd, a->shape, 1, k, -1))) return rc;
+    if ((rc = pf_la_expect(info, fn, "info", a->dtype, nbd, a->shape, 0, -1, -1))) return rc;
+    lu_ctx c = {a, lu, piv, info};
+    return pf_la_run(lu_one, &c, pf_la_batch_count(a), m * n * k, nbd > 0);
+}
+
 /* ---- matrix exponential: Pade 13 with scaling and squaring (Higham 2005) ------------------- */
 
 static int expm_one(const void *vctx, int64_t bi, int64_t *detail) {

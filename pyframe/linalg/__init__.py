@@ -22,6 +22,8 @@ from pyframe.linalg.decomp import EighResult, QRResult, SVDResult, eigh, eigvals
 from pyframe.linalg.decomp import geqrf as geqrf  # torch.geqrf, which pyframe re-exports at the top
 from pyframe.linalg.derived import LstsqResult, SlogdetResult, cond, det, lstsq, matrix_rank, multi_dot, pinv, slogdet
 from pyframe.linalg.derived import logdet as logdet  # torch.logdet, which pyframe re-exports at the top
+from pyframe.linalg.lu import LUFactorExResult, LUFactorResult, LUResult, lu, lu_factor, lu_factor_ex, lu_solve
+from pyframe.linalg.lu import lu_unpack as lu_unpack  # torch.lu_unpack, which pyframe re-exports at the top
 from pyframe.linalg.norms import matrix_norm, norm, vector_norm
 from pyframe.linalg.solve import cholesky, inv, matrix_exp, solve, solve_triangular
 from pyframe.ops.products import matmul
@@ -31,5 +33,6 @@ __all__ = [
     "svd", "svdvals", "matrix_exp", "householder_product", "vector_norm", "matrix_norm", "norm", "matmul",
     "pinv", "matrix_rank", "lstsq", "cond", "multi_dot", "EighResult", "QRResult", "SVDResult", "SlogdetResult",
     "LstsqResult", "vecdot", "cross", "diagonal", "matrix_power", "vander", "tensorinv", "tensorsolve", "inv_ex",
-    "solve_ex", "cholesky_ex",
+    "solve_ex", "cholesky_ex", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "LUResult", "LUFactorResult",
+    "LUFactorExResult",
 ]  # fmt: skip

@@ -194,6 +194,6 @@ def slogdet(A: Tensor) -> SlogdetResult:
                 return None
             return ew.mul(glogabs.unsqueeze(-1).unsqueeze(-1), inv(A).mT)
 
-        # the sign is piecewise constant: only logabsdet (output 1) carries a gradient
-        record("LinalgSlogdetBackward0", backward, (A,), (None, logabs), (A,))
+        # the sign is piecewise constant: it requires grad (as torch's) but only logabsdet carries one
+        record("LinalgSlogdetBackward0", backward, (A,), (sign, logabs), (A,))
     return SlogdetResult(sign, logabs)

@@ -1,9 +1,12 @@
-"""Linear systems: solve, solve_triangular, inv, cholesky, matrix_exp.
+"""Linear systems: solve, solve_triangular, inv, cholesky, matrix_exp, and torch's top-level cholesky_solve,
+cholesky_inverse and triangular_solve.
 
 Each forward is one batched C call (LU with partial pivoting, triangular substitution, Cholesky, Pade);
 each backward sits under it as pyframe ops (torch's formulas), so create_graph differentiates again."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from pyframe._backend import ShapeError, lib
 from pyframe.autograd.graph import needs_grad, record
@@ -153,3 +156,76 @@ def matrix_exp(A: Tensor) -> Tensor:
 
         record("LinalgMatrixExpBackward0", backward, (A,), E, (A,))
     return E
+
+
+# ---- torch's top-level solvers: cholesky_solve, cholesky_inverse, triangular_solve --------------------------------
+
+
+def _factor_of(L: Tensor, upper: bool) -> Tensor:
+    """The lower Cholesky factor from ``L`` (upper: ``L`` is U with A = U^T U)."""
+    return L.mT if upper else L
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """Same as torch.cholesky_solve: X with A X = B for A = L L^T (``upper``: A = U^T U), two triangular
+    solves reading L's lower (U's upper) triangle; batch dims broadcast. Its gradients are torch's, which
+    treat L as a full matrix (A = L L^T with every entry of L)."""
+    fn = "cholesky_solve"
+    check_matrix(L, fn)
+    check_same_dtype(L, B, fn)
+    if B.ndim < 2 or B.shape[-2] != L.shape[-1]:
+        raise ShapeError(f"{fn}: incompatible shapes of A and B for the equation AX = B ({list(L.shape)} and "
+                         f"{list(B.shape)})")  # fmt: skip
+    Ld = _factor_of(L.detach(), upper)
+    X = solve_triangular(Ld.mT, solve_triangular(Ld, B.detach(), upper=False), upper=True)
+    L3, B3 = _broadcast_batch(L, B)
+    if needs_grad(L3, B3):
+
+        def backward(g):
+            gB = cholesky_solve(g, L3, upper)
+            gL = None
+            if L3.requires_grad:
+                common = matmul(gB, X.mT)
+                common = ew.add(common, common.mT)
+                gL = ew.neg(matmul(L3, common) if upper else matmul(common, L3))
+            return gL, (gB if B3.requires_grad else None)
+
+        record("CholeskySolveBackward0", backward, (L3, B3), X, (L3, X))
+    return X
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+    """Same as torch.cholesky_inverse: A^-1 for A = L L^T (``upper``: A = U^T U), with torch's gradient."""
+    fn = "cholesky_inverse"
+    check_matrix(L, fn)
+    Ld = _factor_of(L.detach(), upper)
+    eye_ = expand(identity_like(L), *L.shape)
+    Inv = solve_triangular(Ld.mT, solve_triangular(Ld, eye_, upper=False), upper=True)
+    if needs_grad(L):
+
+        def backward(g):
+            common = matmul(Inv, matmul(ew.add(g, g.mT), Inv))
+            return ew.neg(matmul(L, common) if upper else matmul(common, L))
+
+        record("CholeskyInverseBackward0", backward, (L,), Inv, (L, Inv))
+    return Inv
+
+
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False):
+    """Same as torch.triangular_solve: ``(solution, cloned_coefficient)`` with A X = b (``transpose``: A^T X = b)
+    for triangular A (its upper triangle when ``upper``), batch dims broadcast."""
+    fn = "triangular_solve"
+    check_matrix(A, fn)
+    check_same_dtype(A, b, fn)
+    if b.ndim < 2:
+        raise ShapeError(f"{fn}: b must have at least 2 dimensions, got shape {list(b.shape)}")
+    X = solve_triangular(A.mT if transpose else A, b, upper=upper != transpose, unitriangular=unitriangular)
+    batch = broadcast_shapes(A.shape[:-2], b.shape[:-2])
+    return TriangularSolveResult(X, expand(A, *batch, *A.shape[-2:]).clone())
+
+
+class TriangularSolveResult(NamedTuple):
+    """torch.return_types.triangular_solve."""
+
+    solution: Tensor
+    cloned_coefficient: Tensor
