@@ -4,7 +4,9 @@
 
 Samples come from pyframe's generator (``manual_seed``): the same distributions as torch's, other numbers.
 Gamma, Poisson and binomial draws (and with them Beta, Dirichlet, Chi2, StudentT, Binomial, Poisson) run in the
-C core; ``rsample`` is reparameterised wherever torch's is (Gamma's through torch's implicit gradient)."""
+C core; ``rsample`` is reparameterised wherever torch's is (Gamma's through torch's implicit gradient).
+
+Adapted from PyTorch's ``torch/distributions`` (BSD-3-Clause; its notice is in THIRD_PARTY_NOTICES.md)."""
 
 from pyframe.distributions import constraints as constraints
 from pyframe.distributions import kl_cross as _kl_cross  # noqa: F401 - registers the cross-family pairs
