@@ -44,3 +44,34 @@ def test_singleton_world():
     dist.destroy_process_group()
     dist.init_process_group()  # backend=None outside a launcher: the built-in "single"
     assert dist.get_backend() == "single"
+
+
+def _summed(messages):
+    """What the check's SUM all-reduce leaves on a rank whose message has the first one's dtype: the others' bytes
+    read in that dtype (as MPI reduces them when ranks disagree on the dtype)."""
+    import numpy as np
+
+    out = messages[0].copy()
+    for m in messages[1:]:
+        out = out + np.frombuffer(m.tobytes(), dtype=out.dtype)
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 4, 512])
+def test_check_lanes_agree_only_on_the_same_description(n):
+    import numpy as np
+    from pyframe_mpi.engine import CHECK_BYTES, LANES, agreed, check_message
+
+    same = [check_message("all_reduce SUM float32[3]", np.float32).copy() for _ in range(n)]
+    assert same[0].nbytes == CHECK_BYTES and agreed(_summed(same), n)
+    assert not agreed(_summed(same), n + 1)  # a rank missing from the count
+    other = [*same[:-1], check_message("all_reduce SUM float32[4]", np.float32).copy()]
+    assert not agreed(_summed(other), n)
+    # ranks in different calls send the same number of bytes in other dtypes: no rank's view agrees
+    mixed = [*same[:-1], check_message("broadcast from 0 float32[3]", np.int64).copy()]
+    assert not agreed(_summed(mixed), n) and not agreed(_summed(mixed[::-1]), n)
+    # a small SUM rides after the lanes
+    payload = np.arange(3, dtype=np.float32)
+    msgs = [check_message("all_reduce SUM float32[3]", np.float32, payload).copy() for _ in range(n)]
+    total = _summed(msgs)
+    assert agreed(total, n) and total[LANES : LANES + 3].tolist() == (n * payload).tolist()
