@@ -1,0 +1,1 @@
+"""The modules behind ``pyframe.utils.benchmark``: ``common``, ``timer``, ``compare`` (torch's layout)."""
