@@ -285,8 +285,49 @@ static void test_multinomial(void) {
     free(out);
 }
 
+/* gamma, Poisson and binomial draws: moments, thread-count independence, bad parameters refused untouched;
+ * the gamma gradient at points of its three regimes against values torch's _standard_gamma_grad gives */
+static void test_param_draws(void) {
+    enum { M = 200000 };
+    static double a[M], b[M], x[M], y[M];
+    pf_tensor ta = vec(a, PF_FLOAT64, M), tb = vec(b, PF_FLOAT64, M), tx = vec(x, PF_FLOAT64, M),
+              ty = vec(y, PF_FLOAT64, M);
+    const int kinds[3] = {PF_RAND_GAMMA, PF_RAND_POISSON, PF_RAND_BINOMIAL};
+    const double pa[3][2] = {{0.4, 6.0}, {3.0, 40.0}, {8.0, 300.0}}, pb = 0.3;
+    for (int k = 0; k < 3; k++)
+        for (int r = 0; r < 2; r++) {
+            double p = pa[k][r], mean = 0, var = 0;
+            for (int i = 0; i < M; i++) a[i] = p, b[i] = pb;
+            pf_set_num_threads(1);
+            CHECK_OK(pf_random_param(kinds[k], &ta, &tb, &tx, 9, 3));
+            pf_set_num_threads(2);
+            CHECK_OK(pf_random_param(kinds[k], &ta, &tb, &ty, 9, 3));
+            pf_set_num_threads(0);
+            CHECK(memcmp(x, y, sizeof x) == 0, "kind %d differs between 1 and 2 threads", kinds[k]);
+            for (int i = 0; i < M; i++) mean += x[i];
+            mean /= M;
+            for (int i = 0; i < M; i++) var += (x[i] - mean) * (x[i] - mean);
+            var /= M - 1;
+            double em = kinds[k] == PF_RAND_BINOMIAL ? p * pb : p, ev = kinds[k] == PF_RAND_BINOMIAL ? p * pb * (1 - pb) : p;
+            CHECK(fabs(mean - em) < 5 * sqrt(ev / M) && fabs(var / ev - 1) < 0.05, "kind %d p %g: mean %g var %g",
+                  kinds[k], p, mean, var);
+        }
+    a[5] = -1;
+    x[0] = 12345;
+    CHECK(pf_random_param(PF_RAND_GAMMA, &ta, NULL, &tx, 1, 0) == PF_ERR_VALUE && x[0] == 12345, "negative alpha");
+    a[5] = 2.5;
+    CHECK(pf_random_param(PF_RAND_BINOMIAL, &ta, &tb, &tx, 1, 0) == PF_ERR_VALUE, "non-integer count");
+    CHECK(pf_random_param(99, &ta, NULL, &tx, 1, 0) == PF_ERR_VALUE, "unknown kind");
+    double al[4] = {0.3, 1.5, 20.0, 20.0}, xs[4] = {0.1, 3.0, 21.0, 30.0}, g[4];
+    const double want[4] = {0.78940440, 1.54749797, 1.03315275, 1.22659786}; /* torch._standard_gamma_grad */
+    pf_tensor tal = vec(al, PF_FLOAT64, 4), txs = vec(xs, PF_FLOAT64, 4), tg = vec(g, PF_FLOAT64, 4);
+    CHECK_OK(pf_standard_gamma_grad(&tal, &txs, &tg));
+    for (int i = 0; i < 4; i++) CHECK(fabs(g[i] - want[i]) < 1e-7, "gamma grad %d: %g vs %g", i, g[i], want[i]);
+}
+
 int main(void) {
     test_determinism();
+    test_param_draws();
     test_distributions();
     test_upper_bound_excluded();
     test_randint();
