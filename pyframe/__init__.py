@@ -68,9 +68,10 @@ from pyframe import plugins  # isort: skip
 import pyframe.utils.data  # noqa: F401  # isort: skip - torch.utils.data is an attribute after import torch
 from pyframe import linalg  # isort: skip
 from pyframe import distributions  # isort: skip
-from pyframe.linalg import det, geqrf, logdet, lu_unpack, matrix_exp, slogdet  # isort: skip
+from pyframe.linalg import det, geqrf, logdet, lu_unpack, matrix_exp, ormqr, slogdet  # isort: skip
 from pyframe.linalg.lu import torch_lu as lu, torch_lu_solve as lu_solve  # isort: skip
 from pyframe.linalg.solve import cholesky_inverse, cholesky_solve, triangular_solve  # isort: skip
+from pyframe.linalg.lowrank import pca_lowrank, svd_lowrank  # isort: skip
 from pyframe import _aliases  # isort: skip - torch's top-level aliases and compositions, and their methods
 from pyframe._aliases import *  # noqa: F403  # isort: skip
 from pyframe import signal  # isort: skip
@@ -103,7 +104,8 @@ __all__ = [
     "inference_mode", "is_inference_mode_enabled", "compile", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "is_complex", "set_printoptions", "distributions", "linalg", "det",
     "inverse", "matrix_exp", "slogdet", "geqrf", "logdet", "lu", "lu_solve", "lu_unpack",
-    "cholesky_inverse", "cholesky_solve", "triangular_solve",
+    "cholesky_inverse", "cholesky_solve", "triangular_solve", "ormqr", "svd_lowrank",
+    "pca_lowrank",
     "empty_cache", "memory_cached", "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d", "layout", "strided",
     *ops.__all__,

@@ -144,7 +144,8 @@ def bind() -> None:
         det=linalg.det, inverse=linalg.inv, matrix_exp=linalg.matrix_exp, slogdet=linalg.slogdet, logdet=linalg.logdet
     )
     methods.update(
-        lu=torch_lu, lu_solve=torch_lu_solve, cholesky_solve=cholesky_solve, cholesky_inverse=cholesky_inverse,
+        geqrf=linalg.geqrf, ormqr=linalg.ormqr, lu=torch_lu, lu_solve=torch_lu_solve, cholesky_solve=cholesky_solve,
+        cholesky_inverse=cholesky_inverse,
         triangular_solve=lambda self, A, upper=True, transpose=False, unitriangular=False: triangular_solve(
             self, A, upper, transpose, unitriangular),
     )  # fmt: skip

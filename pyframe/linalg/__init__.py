@@ -20,6 +20,7 @@ from pyframe.linalg.compose import (
 )
 from pyframe.linalg.decomp import EighResult, QRResult, SVDResult, eigh, eigvalsh, householder_product, qr, svd, svdvals
 from pyframe.linalg.decomp import geqrf as geqrf  # torch.geqrf, which pyframe re-exports at the top
+from pyframe.linalg.decomp import ormqr as ormqr  # torch.ormqr, at pyframe's top level
 from pyframe.linalg.derived import LstsqResult, SlogdetResult, cond, det, lstsq, matrix_rank, multi_dot, pinv, slogdet
 from pyframe.linalg.derived import logdet as logdet  # torch.logdet, which pyframe re-exports at the top
 from pyframe.linalg.lu import LUFactorExResult, LUFactorResult, LUResult, lu, lu_factor, lu_factor_ex, lu_solve

@@ -13,13 +13,13 @@ from pyframe.autograd.graph import needs_grad, record
 from pyframe.linalg._common import call, check_matrix, diag_embed, identity_like
 from pyframe.linalg.solve import solve_triangular
 from pyframe.ops import elementwise as ew
-from pyframe.ops.creation import eye, ones
+from pyframe.ops.creation import eye, ones, zeros
 from pyframe.ops.index import tril, triu
 from pyframe.ops.join import cat
 from pyframe.ops.products import matmul
 from pyframe.tensor import Tensor, empty_tensor
 
-__all__ = ["qr", "geqrf", "householder_product", "eigh", "eigvalsh", "svd", "svdvals"]
+__all__ = ["qr", "geqrf", "ormqr", "householder_product", "eigh", "eigvalsh", "svd", "svdvals"]
 
 
 class QRResult(NamedTuple):
@@ -159,6 +159,31 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
         Q = ew.add(ew.mul(A, 0.0), eye(n, k, dtype=A.dtype))
         return Q
     return Q.narrow(-1, 0, k)
+
+
+def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpose: bool = False) -> Tensor:  # noqa: A002
+    """Same as torch.ormqr: ``other`` multiplied by the full orthogonal Q = H_1 ... H_k of ``geqrf``'s
+    reflectors (``input``, ``tau``): Q other, Q^T other (``transpose``), or from the right (``left=False``).
+    Q is built by :func:`householder_product`, so gradients reach all three arguments by composition."""
+    fn = "ormqr"
+    check_matrix(input, fn, square=False)
+    check_matrix(other, fn, square=False, name="other")
+    if not isinstance(tau, Tensor) or tau.dtype is not input.dtype or other.dtype is not input.dtype:
+        raise TypeError(f"{fn}: input, tau and other must be tensors of one dtype")
+    mn = other.shape[-2] if left else other.shape[-1]
+    k = tau.shape[-1]
+    if input.shape[-2] != mn:
+        raise ShapeError(f"{fn}: input must have {mn} rows to multiply other of shape {list(other.shape)} from the "
+                         f"{'left' if left else 'right'}, got shape {list(input.shape)}")  # fmt: skip
+    if k > min(mn, input.shape[-1]):
+        raise ShapeError(f"{fn}: tau must have at most {min(mn, input.shape[-1])} elements, got {k}")
+    V = input.narrow(-1, 0, k)
+    if k < mn:  # Q is mn x mn: the reflectors beyond the k-th are the identity
+        V = cat([V, zeros(*V.shape[:-1], mn - k, dtype=input.dtype)], -1)
+    Q = householder_product(V, tau)
+    if transpose:
+        Q = Q.mT
+    return matmul(Q, other) if left else matmul(other, Q)
 
 
 # ---- symmetric eigendecomposition ----------------------------------------------------------------------------

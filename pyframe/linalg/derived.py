@@ -65,15 +65,17 @@ class LstsqResult(NamedTuple):
 
 
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> LstsqResult:
-    """Same as torch.linalg.lstsq with its CPU default driver "gelsy": the minimum-norm least-squares
-    solution (here through the pseudo-inverse, values below ``rcond`` times the largest dropped), the
-    rank, and the residuals' squared norms when m > n and every matrix has full rank (else empty);
-    ``singular_values`` is empty, as gelsy's. B may be a vector (..., m)."""
+    """Same as torch.linalg.lstsq (CPU drivers; "gelsy" by default): the minimum-norm least-squares solution
+    (here through the pseudo-inverse, singular values below ``rcond`` times the largest dropped); ``rank``
+    for every driver but "gels"; the residuals' squared norms for "gels", "gelsd" and "gelss" when m > n and
+    every matrix has full rank (else empty); ``singular_values`` for "gelsd" and "gelss" (else empty).
+    B may be a vector (..., m)."""
     fn = "linalg.lstsq"
     check_matrix(A, fn, square=False)
     check_same_dtype(A, B, fn)
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
         raise ValueError(f"{fn}: driver must be one of gels, gelsy, gelsd, gelss, got {driver!r}")
+    driver = driver or "gelsy"
     vector = B.ndim == A.ndim - 1
     B2 = B.unsqueeze(-1) if vector else B
     m, n = A.shape[-2], A.shape[-1]
@@ -82,15 +84,17 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     rtol = _EPS[A.dtype] * max(m, n) if rcond is None else rcond
     X = matmul(pinv(A, rtol=rtol), B2)
     rank = matrix_rank(A, rtol=rtol)
-    if m > n and bool(rd.all(ew.eq(rank, n))):
+    # empty results that torch still connects to the graph (residuals require grad when X does)
+    residuals = X.reshape(-1)[:0]
+    if driver != "gelsy" and m > n and bool(rd.all(ew.eq(rank, n))):
         R = ew.sub(matmul(A, X), B2)
         residuals = rd.sum(ew.mul(R, R), -2)
-    else:
-        residuals = empty_tensor((0,), A.dtype)
-    if vector:
-        X = X.squeeze(-1)
-        residuals = residuals.squeeze(-1) if residuals.numel() else residuals
-    return LstsqResult(X, residuals, rank, empty_tensor((0,), A.dtype))
+        if vector:
+            residuals = residuals.squeeze(-1)
+    S = svdvals(A.detach()) if driver in ("gelsd", "gelss") else empty_tensor((0,), A.dtype)
+    if driver == "gels":
+        rank = empty_tensor((0,), _dtype.int64)
+    return LstsqResult(X.squeeze(-1) if vector else X, residuals, rank, S)
 
 
 def cond(A: Tensor, p=None) -> Tensor:

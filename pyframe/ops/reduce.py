@@ -388,7 +388,11 @@ def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
 
 
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
-    """Same as torch.norm for vector norms: p = 2/"fro", 1, inf, -inf, 0 or any positive number."""
+    """Same as torch.norm: the vector norm for p = 2/"fro", 1, inf, -inf, 0 or any other number (a negative
+    one too: ``sum(|x|**p) ** (1/p)``), and the nuclear norm for p = "nuc" (the sum of the singular values
+    over the two dims ``dim``, the last two by default)."""
+    if p == "nuc":
+        return _nuclear_norm(input, dim, keepdim)
     if not input.dtype.is_floating_point:
         raise TypeError(f"norm(): input dtype should be floating point, got {input.dtype.name}")
     if input.dtype is float16:  # squares and sums in float32, rounded once: the squares alone may overflow
@@ -410,9 +414,27 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
         )
     if p == 0:
         return sum(cast(ew.ne(input, 0), input.dtype), dim, keepdim)
-    if isinstance(p, (int, float)) and p > 0:
+    if isinstance(p, (int, float)) and not isinstance(p, bool):
         return _no_overflow(ew.pow(sum(ew.pow(a, float(p)), dim, keepdim), 1.0 / p), input, p, dim, keepdim)
-    raise ValueError(f"norm: unsupported p={p!r}; use 'fro', a positive number, inf or -inf")
+    raise ValueError(f"norm: unsupported p={p!r}; use 'fro', 'nuc', a number, inf or -inf")
+
+
+def _nuclear_norm(input: Tensor, dim, keepdim: bool) -> Tensor:
+    """The sum of the singular values of the matrices over ``dim`` (two dims); the SVD is pyframe.linalg's,
+    reached through the Tensor method (linalg sits above ops)."""
+    dims = (-2, -1) if dim is None else tuple(dim) if not isinstance(dim, int) else (dim,)
+    if dim is None and input.ndim != 2 or len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {list(dims) if dim is not None else dim}")
+    if not input.dtype.is_floating_point:
+        raise TypeError(f"norm(): input dtype should be floating point, got {input.dtype.name}")
+    d0, d1 = (d % input.ndim for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dims[0]}, {dims[1]})")
+    out = sum(input.movedim((d0, d1), (-2, -1)).svd()[1], -1)
+    if keepdim:
+        for d in sorted((d0, d1)):
+            out = out.unsqueeze(d)
+    return out
 
 
 def _no_overflow(out: Tensor, input: Tensor, p, dim, keepdim: bool) -> Tensor:

@@ -296,11 +296,13 @@ def test_pinv_and_matrix_rank(rng):
 
 def test_lstsq(rng):
     A, B = rng.standard_normal((6, 3)), rng.standard_normal((6, 2))
-    sol, res, rank, sv = LA.lstsq(t(A), t(B))
-    nsol, nres, nrank, _ = np.linalg.lstsq(A, B, rcond=None)
+    sol, res, rank, sv = LA.lstsq(t(A), t(B), driver="gelsd")  # residuals: not from gelsy, torch's default
+    nsol, nres, nrank, nsv = np.linalg.lstsq(A, B, rcond=None)
     np.testing.assert_allclose(sol.numpy(), nsol, atol=1e-12)
     np.testing.assert_allclose(res.numpy(), nres, atol=1e-12)
-    assert rank.item() == nrank == 3 and sv.numel() == 0
+    np.testing.assert_allclose(sv.numpy(), nsv, atol=1e-12)
+    assert rank.item() == nrank == 3
+    assert LA.lstsq(t(A), t(B)).residuals.numel() == 0 and LA.lstsq(t(A), t(B)).singular_values.numel() == 0
     wide = rng.standard_normal((2, 4))  # underdetermined: the minimum-norm solution, no residuals
     sol, res, _, _ = LA.lstsq(t(wide), t(B[:2]))
     np.testing.assert_allclose(sol.numpy(), np.linalg.lstsq(wide, B[:2], rcond=None)[0], atol=1e-12)
@@ -323,3 +325,39 @@ def test_cond_multi_dot_logdet(rng):
     with pytest.raises(LA.LinAlgError, match=r"\(Batch element 1\).*negative"):
         pyframe.logdet(t(neg))
     assert pyframe.logdet(t(np.zeros((2, 2)))).item() == -math.inf
+
+
+def test_lstsq_drivers_return_what_torchs_do(rng):
+    torch = pytest.importorskip("torch")
+    for shape in ((4, 3), (2, 3), (3, 3)):
+        a, b = rng.standard_normal(shape), rng.standard_normal((shape[0], 2))
+        for driver in ("gels", "gelsy", "gelsd", "gelss"):
+            ours = LA.lstsq(t(a), t(b), driver=driver)
+            theirs = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver=driver)
+            for o, th in zip(ours, theirs, strict=True):
+                assert tuple(o.shape) == tuple(th.shape), (shape, driver)
+                np.testing.assert_allclose(o.numpy(), th.numpy(), rtol=1e-9, atol=1e-10)
+
+
+def test_ormqr_norm_nuc_and_lowrank(rng):
+    torch = pytest.importorskip("torch")
+    for shape, other, left in (((5, 3), (5, 2), True), ((5, 3), (2, 5), False), ((3, 5), (3, 4), True)):
+        a, c = rng.standard_normal(shape), rng.standard_normal(other)
+        h, tau = pyframe.geqrf(t(a))
+        th, ttau = torch.geqrf(torch.tensor(a))
+        for transpose in (False, True):
+            ours = pyframe.ormqr(h, tau, t(c), left, transpose).numpy()
+            np.testing.assert_allclose(
+                ours, torch.ormqr(th, ttau, torch.tensor(c), left, transpose).numpy(), atol=1e-12
+            )
+    x = rng.standard_normal((2, 4, 3))
+    assert pyframe.norm(t(x), "nuc", dim=(1, 2)).numpy() == pytest.approx(np.linalg.norm(x, "nuc", axis=(1, 2)))
+    assert t(x[0]).norm(p="nuc").item() == pytest.approx(np.linalg.norm(x[0], "nuc"))
+    np.testing.assert_allclose(pyframe.norm(t(x), -2, dim=2).numpy(), np.sum(np.abs(x) ** -2, 2) ** -0.5)
+    with pytest.raises(RuntimeError, match="2-tuple"):
+        pyframe.norm(t(x), "nuc")
+    low = rng.standard_normal((30, 4)) @ rng.standard_normal((4, 20))  # rank 4
+    U, S, V = pyframe.svd_lowrank(t(low), q=6)
+    np.testing.assert_allclose((U * S.unsqueeze(-2) @ V.mT).numpy(), low, atol=1e-9)
+    U, S, V = pyframe.pca_lowrank(t(low), q=5)
+    np.testing.assert_allclose(S.numpy()[:4], np.linalg.svd(low - low.mean(0), compute_uv=False)[:4], rtol=1e-9)
