@@ -6,12 +6,10 @@ so ``x.exp()`` and ``pyframe.exp(x)`` are the same function.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import mmap
 import operator
 import os
-import secrets
 import sys
 import tempfile
 import warnings
@@ -545,9 +543,9 @@ class Tensor:
         return isinstance(self._storage.owner, SharedBlock)
 
     def share_memory_(self) -> Tensor:
-        """Same as torch.Tensor.share_memory_: move the storage into shared memory (an mmap'd file in
-        ``/dev/shm``), so processes this tensor is sent to (``pyframe.multiprocessing``) or forked into write
-        the same memory. A no-op when already shared. pyframe moves a storage only when this tensor alone
+        """Same as torch.Tensor.share_memory_: move the storage into shared memory (an mmap'd shared-memory
+        file), so processes this tensor is sent to (``pyframe.multiprocessing``) or forked into write the same
+        memory. A no-op when already shared. pyframe moves a storage only when this tensor alone
         uses it: other views hold the old memory's address (share the base tensor instead)."""
         if self.is_shared():
             return self
@@ -656,40 +654,38 @@ def _int_args(shape, what: str = "shape entries") -> tuple:
 
 
 class SharedBlock:
-    """The memory of a shared storage: a file in ``/dev/shm`` mapped read-write (``MAP_SHARED``), so every
-    process that maps it (forked, or opening it by ``path``) reads and writes the same pages. The process that
-    created the file removes its name when its block is collected; mappings stay valid until unmapped."""
+    """The memory of a shared storage: an anonymous shared-memory file (``memfd_create``; elsewhere a file in
+    ``/dev/shm`` unlinked at once) mapped read-write (``MAP_SHARED``), so every process holding its file
+    descriptor (forked, or handed a duplicate through multiprocessing, torch's ``file_descriptor`` strategy)
+    reads and writes the same pages. The descriptor closes when the block is collected; the memory goes when
+    the last process lets go of it, and nothing is left behind in the file system."""
 
-    __slots__ = ("path", "map", "nbytes", "__weakref__")
+    __slots__ = ("fd", "map", "nbytes", "__weakref__")
 
-    def __init__(self, path: str, nbytes: int, create: bool):
-        flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
-        fd = os.open(path, flags, 0o600)
-        try:
-            if create:
+    def __init__(self, nbytes: int, fd: int | None = None):
+        if fd is None:
+            fd = _anonymous_file()
+            try:
                 os.ftruncate(fd, max(nbytes, 1))
-            self.map = mmap.mmap(fd, max(nbytes, 1))
-        finally:
-            os.close(fd)
-        self.path, self.nbytes = path, nbytes
-        if create:
-            weakref.finalize(self, _unlink, path, os.getpid())
+            except OSError:
+                os.close(fd)
+                raise
+        self.fd, self.nbytes = fd, nbytes
+        self.map = mmap.mmap(fd, max(nbytes, 1))
+        weakref.finalize(self, os.close, fd)
 
 
-def _unlink(path: str, creator: int) -> None:
-    if os.getpid() == creator:  # a forked child's copy of the block must not remove the parent's file
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-
-
-_SHM_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-_ATTACHED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+def _anonymous_file() -> int:
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("pyframe", os.MFD_CLOEXEC)
+    fd, path = tempfile.mkstemp(prefix="pyframe_", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    os.unlink(path)
+    return fd
 
 
 def shared_copy(st: Storage, dt: dtype) -> Storage:
     """A new Storage in shared memory holding ``st``'s bytes (copied by the core, as ``dt`` elements)."""
-    path = os.path.join(_SHM_DIR, f"pyframe_{os.getpid()}_{secrets.token_hex(8)}")
-    block = SharedBlock(path, st.nbytes, create=True)
+    block = SharedBlock(st.nbytes)
     new = Storage(ffi.from_buffer("char[]", block.map), st.nbytes, owner=block)
     if st.nbytes:
         count = (st.nbytes // dt.itemsize,)
@@ -699,22 +695,14 @@ def shared_copy(st: Storage, dt: dtype) -> Storage:
 
 
 def shared_handle(t: Tensor) -> tuple:
-    """What another process needs to map ``t``'s shared storage and view it as ``t`` (``rebuild_shared``)."""
-    return (t._storage.owner.path, t._storage.nbytes, t._shape, t._strides, t._offset, t.dtype.code)
+    """``t``'s shared storage as (file descriptor, bytes) and its view (shape, strides, offset, dtype code): what
+    ``rebuild_shared`` needs once the descriptor has been duplicated into another process."""
+    return (t._storage.owner.fd, t._storage.nbytes, t._shape, t._strides, t._offset, t.dtype.code)
 
 
-def rebuild_shared(path: str, nbytes: int, shape: tuple, strides: tuple, offset: int, code: int) -> Tensor:
-    """A tensor over the shared storage at ``path`` (mapped once per process)."""
-    block = _ATTACHED.get(path)
-    if block is None:
-        try:
-            block = SharedBlock(path, nbytes, create=False)
-        except FileNotFoundError:
-            raise RuntimeError(
-                f"the shared memory of a tensor sent from another process ({path}) no longer exists: the sending "
-                "process freed the tensor before this one received it; keep it alive until it is received"
-            ) from None
-        _ATTACHED[path] = block
+def rebuild_shared(fd: int, nbytes: int, shape: tuple, strides: tuple, offset: int, code: int) -> Tensor:
+    """A tensor over the shared memory behind ``fd`` (a descriptor this process now owns)."""
+    block = SharedBlock(nbytes, fd)
     st = Storage(ffi.from_buffer("char[]", block.map), nbytes, owner=block)
     return _new(st, tuple(shape), tuple(strides), offset, _dtype.BY_CODE[code])
 

@@ -2,7 +2,8 @@
 process arguments as shared memory, not copies, plus ``spawn``.
 
 Sending a tensor (``queue.put(t)``, ``Process(args=(model,))`` under the spawn start method) moves its storage into
-shared memory first (``Tensor.share_memory_``) and sends only its name; the receiver maps the same pages, so
+shared memory first (``Tensor.share_memory_``) and sends a duplicate of its file descriptor; the receiver maps the
+same pages, so
 writes on either side are seen by both. ``Module.share_memory()`` shares every parameter and buffer, as Hogwild
 training needs. Under the fork start method children inherit the mappings.
 """
@@ -25,13 +26,13 @@ __all__ = [
 
 init_reductions()
 
-_STRATEGIES = {"file_system"}
-_strategy = "file_system"
+_STRATEGIES = {"file_descriptor", "file_system"}
+_strategy = "file_descriptor"
 
 
 def get_all_sharing_strategies() -> set:
-    """Same as torch.multiprocessing.get_all_sharing_strategies: pyframe shares through named files in
-    ``/dev/shm`` (torch's ``file_system``)."""
+    """Same as torch.multiprocessing.get_all_sharing_strategies: both names are accepted; pyframe shares through
+    file descriptors (torch's ``file_descriptor``) under either."""
     return set(_STRATEGIES)
 
 
@@ -41,8 +42,8 @@ def get_sharing_strategy() -> str:
 
 
 def set_sharing_strategy(new_strategy: str) -> None:
-    """Same as torch.multiprocessing.set_sharing_strategy; ``file_descriptor`` is accepted and shares through
-    files too (the receiver opens the file by name)."""
+    """Same as torch.multiprocessing.set_sharing_strategy; ``file_system`` is accepted and shares through file
+    descriptors too."""
     global _strategy
     if new_strategy not in ("file_system", "file_descriptor"):
         raise ValueError(f"sharing strategy must be 'file_system' or 'file_descriptor', got {new_strategy!r}")

@@ -33,8 +33,8 @@ def test_share_memory_is_real_shared_memory():
     ptr_before = t.data_ptr()
     assert not t.is_shared() and t.share_memory_() is t and t.is_shared()
     assert t.tolist() == [0, 1, 2, 3, 4, 5] and t.data_ptr() != ptr_before
-    path = t._storage.owner.path
-    assert os.path.exists(path) and os.path.getsize(path) == 6 * 4
+    fd = t._storage.owner.fd  # a shared-memory file the tensor's pages are mapped from
+    assert os.fstat(fd).st_size == 6 * 4
     assert t.share_memory_() is t  # already shared: nothing moves
     v = pyframe.zeros(4)
     _ = v[1:]
@@ -65,6 +65,23 @@ def test_hogwild_spawn_pickles_the_model_as_shared_memory():
     b0 = model.bias.item()
     mp.spawn(_train, args=(model, 3), nprocs=2)  # the model crosses as the names of its shared storages
     assert model.bias.item() == pytest.approx(b0 - 0.6, abs=1e-5)
+
+
+def _put_batches(q, n, done):
+    for i in range(n):
+        q.put(pyframe.full((4,), float(i)))  # each freed here right after sending: the memory must outlive it
+    done.wait(120)  # the process itself stays until the receiver has taken them (as with torch's descriptors)
+
+
+def test_tensors_outlive_their_sender():
+    ctx = mp.get_context("fork")
+    q, done = ctx.Queue(), ctx.Event()
+    p = ctx.Process(target=_put_batches, args=(q, 5, done))
+    p.start()
+    got = [q.get(timeout=120) for _ in range(5)]
+    done.set()
+    p.join()
+    assert [t.tolist() for t in got] == [[float(i)] * 4 for i in range(5)] and all(t.is_shared() for t in got)
 
 
 def test_queue_carries_shared_tensors_and_spawn_propagates_errors():
