@@ -18,6 +18,7 @@ import math
 from pyframe import _dtype, ops
 from pyframe import linalg as _linalg
 from pyframe.nn import functional as F
+from pyframe.ops._common import check_operands
 from pyframe.tensor import Tensor
 
 __all__ = [
@@ -91,6 +92,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
 
 def rsub(input: Tensor, other, alpha=1) -> Tensor:
     """Same as torch.rsub: ``other - alpha * input``."""
+    check_operands("rsub", input, other, "other")
     return ops.sub(other, input, alpha=alpha) if isinstance(other, Tensor) else ops.sub(input * -alpha, -other)
 
 

@@ -19,6 +19,7 @@ from pyframe.ops import (
     rearrange,
     reduce,
     scan,
+    scattering,
     sorting,
     sparse,
     stats,
@@ -26,6 +27,7 @@ from pyframe.ops import (
 )  # fmt: skip
 from pyframe.ops import elementwise as ew
 from pyframe.ops import special as special_ops
+from pyframe.ops.histogram import bincount, histc, histogram
 from pyframe.tensor import Tensor
 
 # torch binds these as methods too; tensordot, cdist and kron are functions only
@@ -75,7 +77,7 @@ def bind() -> None:
         "clamp_max_": _inplace(pointwise.clamp_max), "nan_to_num_": _inplace(pointwise.nan_to_num),
         "addmm_": _inplace(products.addmm), "baddbmm_": _inplace(products.baddbmm), "fmod_": _inplace(pointwise.fmod),
         "frac_": _inplace(pointwise.frac), "hypot_": _inplace(pointwise.hypot), "xlogy_": _inplace(pointwise.xlogy),
-        "float_power_": pointwise.float_power_,
+        "div_": pointwise.div_, "divide_": pointwise.div_, "float_power_": pointwise.float_power_,
         **{name: getattr(ops, name) for name in _LAYOUT_METHODS},
         **{name: getattr(stats, name) for name in _STATS_METHODS},
         "scatter_": index.scatter_, "index_fill_": index.index_fill_, "index_copy_": index.index_copy_,
@@ -121,8 +123,18 @@ def bind() -> None:
         "type_as": lambda self, other: self.to(other.dtype), "type": _type,
         "requires_grad_": _requires_grad_,
         **ew.inplace_unary_ops,
+        "round_": pointwise.round_,
+        **{name: getattr(scattering, name) for name in scattering.__all__ if name != "as_strided_copy"},
+        "scatter_reduce_": scattering.scatter_reduce_, "index_reduce_": scattering.index_reduce_,
+        "put_": scattering.put_, "masked_scatter_": scattering.masked_scatter_,
         "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort, "topk": sorting.topk,
         "kthvalue": sorting.kthvalue, "unique": sorting.unique, "cumsum": scan.cumsum, "cumprod": scan.cumprod,
+        "logcumsumexp": scan.logcumsumexp, "cummax": scan.cummax, "cummin": scan.cummin, "mode": sorting.mode,
+        "unique_consecutive": sorting.unique_consecutive,
+        "bincount": bincount, "histc": histc, "histogram": histogram,
+        "renorm": reduce.renorm, "renorm_": reduce.renorm_, "sum_to_size": reduce.sum_to_size,
+        "quantile": stats.quantile, "nanquantile": stats.nanquantile, "cov": stats.cov, "corrcoef": stats.corrcoef,
+        "argwhere": index.argwhere, "nonzero_static": index.nonzero_static,
         "flip": _varargs(rearrange.flip), "fliplr": rearrange.fliplr, "flipud": rearrange.flipud,
         "roll": rearrange.roll, "repeat": rearrange.repeat, "repeat_interleave": rearrange.repeat_interleave,
         "tile": _varargs(rearrange.tile), "unflatten": rearrange.unflatten,

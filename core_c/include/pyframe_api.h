@@ -163,6 +163,7 @@ enum {
 /* scans (scan.c) */
 #define PF_SCAN_SUM 0
 #define PF_SCAN_PROD 1
+#define PF_SCAN_LOGSUMEXP 2 /* floating out only */
 
 /* random kinds */
 #define PF_RAND_UNIFORM 0 /* [p0, p1) */
@@ -239,10 +240,26 @@ int pf_dot(int dtype, const void *a, int64_t sa, const void *b, int64_t sb, int6
  * stable; topk returns the k largest (or smallest), in order, ties to the lower index. */
 int pf_sort(const pf_tensor *x, int dim, int descending, pf_tensor *values, pf_tensor *indices);
 int pf_topk(const pf_tensor *x, int dim, int64_t k, int largest, pf_tensor *values, pf_tensor *indices);
+/* torch.mode of each row of a contiguous x [rows, n]: values [rows] (x's dtype), indices [rows] int64 (the
+ * last occurrence); among equally frequent values the smallest */
+int pf_mode(const pf_tensor *x, pf_tensor *values, pf_tensor *indices);
+/* out[b, j] = the count of seq[b, :] elements < values[b, j] (<= when right); seq [B, N] or [1, N] ascending,
+ * values and out [B, M], all contiguous, seq and values of one dtype, out int64 or int32 */
+int pf_searchsorted(const pf_tensor *seq, const pf_tensor *values, int right, pf_tensor *out);
+
+/* counting into bins (histogram.c); out and hist are accumulated into (zero them first); weights may be NULL
+ * (a count of 1 each) or hold one value per input element (per row of histogramdd's x) */
+int pf_bincount(const pf_tensor *x, const pf_tensor *weights, pf_tensor *out);
+int pf_histc(const pf_tensor *x, const pf_tensor *weights, double lo, double hi, pf_tensor *out);
+int pf_histogramdd(const pf_tensor *x, const pf_tensor *weights, const pf_tensor *edges, const int64_t *nedges,
+                   pf_tensor *hist);
 
 /* scans (scan.c): cumsum / cumprod along `dim`; x and out contiguous of one shape, out's dtype may
  * differ (accumulation in double for floating out, int64 for integer out) */
 int pf_scan(int op, const pf_tensor *x, int dim, pf_tensor *out);
+/* cummax (largest) / cummin along `dim`: values (x's dtype) and indices (int64), all contiguous of x's shape;
+ * ties and NaN take over the running extreme, so each index is the latest of equal values (torch's) */
+int pf_scan_extreme(const pf_tensor *x, int dim, int largest, pf_tensor *values, pf_tensor *indices);
 
 /* batched matmul (gemm.c): a [..., M, K] @ b [..., K, N] -> out [..., M, N];
  * batch dims of a, b and out equal (broadcast with stride 0 beforehand) */
@@ -300,6 +317,10 @@ int pf_index_copy(pf_tensor *out, int dim, const pf_tensor *idx, const pf_tensor
 /* torch.gather / scatter_add semantics; index int64 with x's ndim */
 int pf_gather(const pf_tensor *x, int dim, const pf_tensor *index, pf_tensor *out);
 int pf_scatter_add(pf_tensor *out, int dim, const pf_tensor *index, const pf_tensor *src);
+/* torch.scatter_reduce_: op PF_SUM, PF_PROD, PF_MEAN, PF_MAX (amax) or PF_MIN (amin); without include_self
+ * an element written to reduces src's values alone */
+int pf_scatter_reduce(pf_tensor *out, int dim, const pf_tensor *index, const pf_tensor *src, int op,
+                      int include_self);
 /* torch.cat of n contiguous inputs of one dtype: input i seen as [outer, widths[i]] (its size
  * along the dim times the size of the dims after it), out as [outer, sum of widths] */
 int pf_cat_rows(int dtype, int n, const void *const *xs, const int64_t *widths, int64_t outer, void *out);

@@ -717,6 +717,14 @@ int pf_linspace(pf_tensor *dst, double start, double end) {
     int64_t n = dst->shape[0];
     double step = n > 1 ? (end - start) / (double)(n - 1) : 0.0;
     size_t es = pf_dtype_size[dst->dtype];
+    if (dst->dtype == PF_FLOAT32) { /* torch computes in the output's precision: the same bits as its linspace */
+        float s = (float)start, e = (float)end, st = n > 1 ? (e - s) / (float)(n - 1) : 0.0f;
+        for (int64_t i = 0; i < n; i++) {
+            float v = n == 1 ? s : i < n / 2 ? s + st * (float)i : e - st * (float)(n - 1 - i);
+            *(float *)((char *)dst->data + i * dst->strides[0] * (int64_t)es) = v;
+        }
+        return PF_OK;
+    }
     for (int64_t i = 0; i < n; i++) {
         /* symmetric, as torch: the second half counts back from `end`, so it lands exactly */
         double v = n == 1 ? start : i < n / 2 ? start + step * (double)i : end - step * (double)(n - 1 - i);

@@ -1,5 +1,5 @@
-/* Indexing along one dim: index_select / index_add / index_copy, gather / scatter_add,
- * nonzero.
+/* Indexing along one dim: index_select / index_add / index_copy, gather / scatter_add /
+ * scatter_reduce, nonzero.
  *
  * The kernels see a tensor as (position along dim) x (the "rest": every other dim) and
  * walk the rest with the strided walker. Kernels that write through an index (index_add,
@@ -486,6 +486,120 @@ int pf_scatter_add(pf_tensor *out, int dim, const pf_tensor *index, const pf_ten
                 .ssd = dstride(src, d) * (int64_t)es};
     /* rest positions (coordinates off dim d) own disjoint lines of out: split those */
     pf_parallel_range(pf_threads_for(L * R), R, scatter_part, &j);
+    return PF_OK;
+}
+
+/* ---- scatter_reduce ---- */
+
+/* out[index] op= src along dim for op sum, prod, mean, amax, amin (PF_SUM, PF_PROD, PF_MEAN, PF_MAX, PF_MIN).
+ * Without include_self every element written to starts from the op's identity, so it reduces src alone;
+ * mean divides by the number of values reduced (flooring for integers, as torch). Floating elements
+ * accumulate in double, integer ones in int64 (wrapping); a NaN wins amax and amin. */
+typedef struct {
+    gs_job g;
+    int op, include_self;
+    int64_t R, D; /* index's rest count, out's size along the dim */
+    int64_t *count; /* mean: [D, R] values reduced per element written */
+} sr_job;
+
+static void sr_update(char *o, const char *s, int dt, int op) {
+    if (pf_is_float(dt)) {
+        double a = pf_load_f64(o, dt), b = pf_load_f64(s, dt), r;
+        switch (op) {
+        case PF_PROD: r = a * b; break;
+        case PF_MAX: r = a != a ? a : (b != b || b > a) ? b : a; break;
+        case PF_MIN: r = a != a ? a : (b != b || b < a) ? b : a; break;
+        default: r = a + b; break;
+        }
+        pf_store_f64(o, dt, r);
+        return;
+    }
+    int64_t a = pf_load_i64(o, dt), b = pf_load_i64(s, dt), r;
+    switch (op) {
+    case PF_PROD: r = (int64_t)((uint64_t)a * (uint64_t)b); break;
+    case PF_MAX: r = b > a ? b : a; break;
+    case PF_MIN: r = b < a ? b : a; break;
+    default: r = (int64_t)((uint64_t)a + (uint64_t)b); break;
+    }
+    pf_store_i64(o, dt, r);
+}
+
+static void sr_identity(char *o, int dt, int op) {
+    if (pf_is_float(dt))
+        pf_store_f64(o, dt, op == PF_PROD ? 1.0 : op == PF_MAX ? -INFINITY : op == PF_MIN ? INFINITY : 0.0);
+    else
+        pf_store_i64(o, dt, op == PF_PROD ? 1 : op == PF_MAX ? (dt == PF_INT32 ? INT32_MIN : INT64_MIN)
+                            : op == PF_MIN ? (dt == PF_INT32 ? INT32_MAX : INT64_MAX) : 0);
+}
+
+/* pass 0: identities (without include_self); pass 1: the reduction; pass 2: mean's division */
+static void sr_part(void *arg, int64_t rb, int64_t re) {
+    const sr_job *sj = arg;
+    const gs_job *g = &sj->g;
+    int idt = g->index->dtype, dt = g->out->dtype;
+    pf_walk w;
+    pf_walk_init(&w, g->index->ndim, g->shape, 3, g->st, g->sizes);
+    for (int pass = sj->include_self; pass < 3; pass++) {
+        if (pass == 2 && sj->op != PF_MEAN) break;
+        for (int64_t j = 0; j < (pass == 2 ? sj->D : g->L); j++) {
+            pf_walk_seek(&w, rb);
+            for (int64_t r = rb; r < re;) {
+                int64_t n = pf_walk_run(&w, re - r);
+                char *op = (char *)g->out->data + w.off[0];
+                const char *ip = (const char *)g->index->data + w.off[1] + (pass == 2 ? 0 : j * g->isd);
+                const char *sp = (const char *)g->data->data + w.off[2] + (pass == 2 ? 0 : j * g->ssd);
+                for (int64_t k = 0; k < n; k++) {
+                    if (pass == 2) {
+                        int64_t c = sj->count[j * sj->R + r + k] + sj->include_self;
+                        char *o = op + k * w.inner[0] + j * g->sd;
+                        if (sj->count[j * sj->R + r + k] == 0) continue;
+                        if (pf_is_float(dt)) pf_store_f64(o, dt, pf_load_f64(o, dt) / (double)c);
+                        else {
+                            int64_t v = pf_load_i64(o, dt), q = v / c;
+                            pf_store_i64(o, dt, q - (v % c != 0 && (v < 0) != (c < 0)));
+                        }
+                        continue;
+                    }
+                    int64_t pos = load_index(ip + k * w.inner[1], idt);
+                    char *o = op + k * w.inner[0] + pos * g->sd;
+                    if (pass == 0) sr_identity(o, dt, sj->op);
+                    else {
+                        sr_update(o, sp + k * w.inner[2], dt, sj->op);
+                        if (sj->count) sj->count[pos * sj->R + r + k]++;
+                    }
+                }
+                r += n;
+                pf_walk_advance(&w, n);
+            }
+        }
+    }
+}
+
+int pf_scatter_reduce(pf_tensor *out, int dim, const pf_tensor *index, const pf_tensor *src, int op,
+                      int include_self) {
+    const char *fn = "scatter_reduce";
+    int d, rc;
+    if (op != PF_SUM && op != PF_PROD && op != PF_MEAN && op != PF_MAX && op != PF_MIN)
+        return pf_error(PF_ERR_VALUE, "%s: unknown reduction code %d", fn, op);
+    if ((rc = check_gs(fn, out, "out", index, src, "src", dim, &d)) || (rc = check_addable(fn, out->dtype)))
+        return rc;
+    if ((rc = check_index_range(fn, index, d, dsize(out, d)))) return rc;
+    int64_t shape[PF_MAX_DIMS];
+    rest_shape(index, d, shape);
+    const int64_t *st[3] = {out->strides, index->strides, src->strides};
+    size_t es = pf_dtype_size[out->dtype], sizes[3] = {es, pf_dtype_size[index->dtype], es};
+    int64_t R = 1, L = dsize(index, d), D = dsize(out, d);
+    for (int i = 0; i < index->ndim; i++) R *= shape[i];
+    if (R * L == 0) return PF_OK;
+    sr_job j = {.g = {.index = index, .out = out, .data = src, .shape = shape, .st = st, .sizes = sizes,
+                      .sd = dstride(out, d) * (int64_t)es, .es = es, .L = L,
+                      .isd = dstride(index, d) * (int64_t)sizes[1], .ssd = dstride(src, d) * (int64_t)es},
+                .op = op, .include_self = include_self != 0, .R = R, .D = D};
+    if (op == PF_MEAN && !(j.count = calloc((size_t)(D * R), sizeof *j.count)))
+        return pf_error(PF_ERR_NOMEM, "%s: cannot allocate %lld counts", fn, (long long)(D * R));
+    /* rest positions own disjoint lines of out: split those, each walked in ascending j */
+    pf_parallel_range(pf_threads_for(L * R), R, sr_part, &j);
+    free(j.count);
     return PF_OK;
 }
 

@@ -239,3 +239,147 @@ int pf_sort(const pf_tensor *x, int dim, int descending, pf_tensor *values, pf_t
     int64_t n = x && x->ndim && dim >= 0 && dim < x->ndim ? x->shape[dim] : 1;
     return pf_topk(x, dim, n, descending, values, indices);
 }
+
+/* ---- mode ---- */
+
+typedef struct {
+    const pf_tensor *x;
+    pf_tensor *values, *indices;
+    int64_t n;
+    int failed;
+} mode_job;
+
+/* the most frequent value of each row; among equally frequent ones the smallest, and of its occurrences the
+ * last index (torch's). NaNs count as one value, larger than every number. */
+static void mode_rows(void *arg, int64_t r0, int64_t r1) {
+    mode_job *j = arg;
+    int64_t n = j->n;
+    int dt = j->x->dtype;
+    size_t es = pf_dtype_size[dt];
+    void *buf = malloc((size_t)n * sizeof(pair_d)), *tmp = malloc((size_t)n * sizeof(pair_d));
+    if (!buf || !tmp) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        r1 = r0;
+    }
+    for (int64_t r = r0; r < r1; r++) {
+        const char *src = (const char *)j->x->data + (size_t)(r * n) * es;
+        int64_t best = 0, best_count = 0, s = 0;
+        if (dt == PF_INT64 || dt == PF_INT32 || dt == PF_BOOL) {
+            pair_i *p = buf;
+            for (int64_t k = 0; k < n; k++) p[k] = (pair_i){pf_load_i64(src + (size_t)k * es, dt), k};
+            msort_asc_i(p, tmp, n);
+            for (int64_t e = 1; e <= n; e++) {
+                if (e < n && p[e].k == p[s].k) continue;
+                int64_t last = p[s].i;
+                for (int64_t q = s + 1; q < e; q++) last = p[q].i > last ? p[q].i : last;
+                if (e - s > best_count) best_count = e - s, best = last;
+                s = e;
+            }
+        } else {
+            pair_d *p = buf;
+            for (int64_t k = 0; k < n; k++) p[k] = (pair_d){pf_load_f64(src + (size_t)k * es, dt), k};
+            msort_asc_d(p, tmp, n);
+            for (int64_t e = 1; e <= n; e++) {
+                if (e < n && (p[e].k == p[s].k || (p[e].k != p[e].k && p[s].k != p[s].k))) continue;
+                int64_t last = p[s].i;
+                for (int64_t q = s + 1; q < e; q++) last = p[q].i > last ? p[q].i : last;
+                if (e - s > best_count) best_count = e - s, best = last;
+                s = e;
+            }
+        }
+        memcpy((char *)j->values->data + (size_t)r * es, src + (size_t)best * es, es);
+        ((int64_t *)j->indices->data)[r] = best;
+    }
+    free(buf);
+    free(tmp);
+}
+
+int pf_mode(const pf_tensor *x, pf_tensor *values, pf_tensor *indices) {
+    int rc;
+    if ((rc = pf_check(x, "x")) || (rc = pf_check(values, "values")) || (rc = pf_check(indices, "indices")))
+        return rc;
+    if (x->ndim != 2 || values->ndim != 1 || indices->ndim != 1 || values->shape[0] != x->shape[0] ||
+        indices->shape[0] != x->shape[0]) {
+        char a[128], b[128];
+        return pf_error(PF_ERR_VALUE, "mode: expected x [rows, n] with values and indices [rows], got x %s and "
+                        "values %s", pf_shape_str(x, a), pf_shape_str(values, b));
+    }
+    if (values->dtype != x->dtype || indices->dtype != PF_INT64)
+        return pf_error(PF_ERR_TYPE, "mode: values must be %s and indices int64, got %s and %s",
+                        pf_dtype_name[x->dtype], pf_dtype_name[values->dtype], pf_dtype_name[indices->dtype]);
+    if (!pf_is_contiguous(x) || !pf_is_contiguous(values) || !pf_is_contiguous(indices))
+        return pf_error(PF_ERR_VALUE, "mode: x, values and indices must be contiguous");
+    int64_t rows = x->shape[0], n = x->shape[1];
+    if (n == 0 && rows) return pf_error(PF_ERR_INDEX, "mode: cannot compute the mode of an empty row");
+    if (rows == 0) return PF_OK;
+    mode_job job = {x, values, indices, n, 0};
+    pf_parallel_range(pf_threads_for(rows * n), rows, mode_rows, &job);
+    if (job.failed) return pf_error(PF_ERR_NOMEM, "mode: cannot allocate %lld bytes of scratch", (long long)(32 * n));
+    return PF_OK;
+}
+
+/* ---- searchsorted ---- */
+
+typedef struct {
+    const pf_tensor *seq, *values;
+    pf_tensor *out;
+    int64_t n, m, shared;
+    int right;
+} search_job;
+
+
+static void search_part(void *arg, int64_t b, int64_t e) {
+    const search_job *j = arg;
+    int dt = j->seq->dtype, floating = pf_is_float(dt);
+    size_t es = pf_dtype_size[dt];
+    int64_t n = j->n;
+    for (int64_t p = b; p < e; p++) {
+        const char *row = (const char *)j->seq->data + (size_t)((j->shared ? 0 : p / j->m) * n) * es;
+        const char *vp = (const char *)j->values->data + (size_t)p * es;
+        int64_t lo = 0, hi = n; /* the count of row elements before v (< v, or <= v when right) */
+        if (floating) {
+            double v = pf_load_f64(vp, dt);
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                double s = pf_load_f64(row + (size_t)mid * es, dt);
+                int before = j->right ? !(s > v) : !(s >= v); /* torch's IEEE tests: a NaN value goes last */
+                if (before) lo = mid + 1;
+                else hi = mid;
+            }
+        } else {
+            int64_t v = pf_load_i64(vp, dt);
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2, s = pf_load_i64(row + (size_t)mid * es, dt);
+                if (j->right ? s <= v : s < v) lo = mid + 1;
+                else hi = mid;
+            }
+        }
+        if (j->out->dtype == PF_INT64) ((int64_t *)j->out->data)[p] = lo;
+        else ((int32_t *)j->out->data)[p] = (int32_t)lo;
+    }
+}
+
+int pf_searchsorted(const pf_tensor *seq, const pf_tensor *values, int right, pf_tensor *out) {
+    int rc;
+    if ((rc = pf_check(seq, "sorted_sequence")) || (rc = pf_check(values, "values")) || (rc = pf_check(out, "out")))
+        return rc;
+    char a[128], b[128];
+    if (seq->ndim != 2 || values->ndim != 2 || out->ndim != 2 || out->shape[0] != values->shape[0] ||
+        out->shape[1] != values->shape[1] || (seq->shape[0] != 1 && seq->shape[0] != values->shape[0]))
+        return pf_error(PF_ERR_VALUE, "searchsorted: expected sorted_sequence [B, N] (or [1, N]) and values and out "
+                        "[B, M], got %s and %s", pf_shape_str(seq, a), pf_shape_str(values, b));
+    if (seq->dtype != values->dtype)
+        return pf_error(PF_ERR_TYPE, "searchsorted: sorted_sequence is %s but values is %s", pf_dtype_name[seq->dtype],
+                        pf_dtype_name[values->dtype]);
+    if (out->dtype != PF_INT64 && out->dtype != PF_INT32)
+        return pf_error(PF_ERR_TYPE, "searchsorted: out must be int64 or int32, got %s", pf_dtype_name[out->dtype]);
+    if (!pf_is_contiguous(seq) || !pf_is_contiguous(values) || !pf_is_contiguous(out))
+        return pf_error(PF_ERR_VALUE, "searchsorted: every operand must be contiguous");
+    int64_t total = values->shape[0] * values->shape[1], n = seq->shape[1];
+    if (total == 0) return PF_OK;
+    search_job job = {seq, values, out, n, values->shape[1], seq->shape[0] == 1 && values->shape[0] != 1, right != 0};
+    int64_t log2n = 1;
+    while ((1LL << log2n) < n) log2n++;
+    pf_parallel_range(pf_threads_for(total * log2n), total, search_part, &job);
+    return PF_OK;
+}

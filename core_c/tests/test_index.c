@@ -362,7 +362,43 @@ static void test_cat_rows(void) {
     CHECK(pf_index_select_rows(PF_FLOAT32, a, -1, 5, idx, 3, sel) == PF_ERR_VALUE, "negative rows");
 }
 
+/* scatter_reduce on a 1-d float64 tensor against a naive loop, each op with and without the self values */
+static void test_scatter_reduce(void) {
+    int ops[5] = {PF_SUM, PF_PROD, PF_MEAN, PF_MAX, PF_MIN};
+    int64_t n[1] = {4}, m[1] = {6}, idx[6] = {0, 2, 2, 0, 3, 2};
+    double src[6] = {1, -2, 3, 0.5, 4, 2}, base[4] = {2, 1, -1, 3};
+    for (int o = 0; o < 5; o++)
+        for (int self = 0; self < 2; self++) {
+            double out[4], want[4];
+            int cnt[4] = {0};
+            memcpy(out, base, sizeof out);
+            memcpy(want, base, sizeof want);
+            for (int j = 0; j < 6; j++) {
+                int p = (int)idx[j];
+                double s = src[j];
+                if (!self && !cnt[p]) want[p] = s;
+                else if (ops[o] == PF_PROD) want[p] *= s;
+                else if (ops[o] == PF_MAX) want[p] = s > want[p] ? s : want[p];
+                else if (ops[o] == PF_MIN) want[p] = s < want[p] ? s : want[p];
+                else want[p] += s;
+                cnt[p]++;
+            }
+            if (ops[o] == PF_MEAN)
+                for (int p = 0; p < 4; p++) want[p] /= cnt[p] ? cnt[p] + self : 1;
+            pf_tensor to = pf_make(out, PF_FLOAT64, 1, n), ti = pf_make(idx, PF_INT64, 1, m);
+            pf_tensor ts = pf_make(src, PF_FLOAT64, 1, m);
+            CHECK_OK(pf_scatter_reduce(&to, 0, &ti, &ts, ops[o], self));
+            int bad = 0;
+            for (int p = 0; p < 4; p++) bad += fabs(out[p] - want[p]) > 1e-12;
+            CHECK(bad == 0, "scatter_reduce op %d include_self %d: %d mismatches", ops[o], self, bad);
+        }
+    double out[4];
+    pf_tensor to = pf_make(out, PF_FLOAT64, 1, n), ti = pf_make(idx, PF_INT64, 1, m), ts = pf_make(src, PF_FLOAT64, 1, m);
+    CHECK(pf_scatter_reduce(&to, 0, &ti, &ts, PF_VAR, 1) == PF_ERR_VALUE, "an unknown reduction must fail");
+}
+
 int main(void) {
+    test_scatter_reduce();
     test_index_select_add();
     test_index_parallel();
     test_gather_scatter();

@@ -63,7 +63,35 @@ static void test_topk(void) {
     CHECK(pf_topk(&tx, 0, K, 1, &tv, &wrong) == PF_ERR_TYPE, "int32 indices must fail");
 }
 
+/* mode: the most frequent value, smallest of ties, last occurrence; searchsorted against a linear count */
+static void test_mode_search(void) {
+    int64_t shape[2] = {2, 7}, rshape[1] = {2};
+    int64_t x[14] = {3, 1, 3, 1, 2, 2, 0, 5, 5, 4, 4, 4, 5, 9}, v[2], ix[2];
+    pf_tensor tx = pf_make(x, PF_INT64, 2, shape), tv = pf_make(v, PF_INT64, 1, rshape);
+    pf_tensor ti = pf_make(ix, PF_INT64, 1, rshape);
+    CHECK_OK(pf_mode(&tx, &tv, &ti));
+    CHECK(v[0] == 1 && ix[0] == 3 && v[1] == 4 && ix[1] == 4, "mode: got %lld@%lld and %lld@%lld", (long long)v[0],
+          (long long)ix[0], (long long)v[1], (long long)ix[1]);
+    double seq[6] = {1, 3, 3, 5, 8, 8}, vals[5] = {0, 3, 4, 8, 9};
+    int64_t sshape[2] = {1, 6}, vshape[2] = {1, 5}, out[5];
+    pf_tensor ts = pf_make(seq, PF_FLOAT64, 2, sshape), tq = pf_make(vals, PF_FLOAT64, 2, vshape);
+    pf_tensor to = pf_make(out, PF_INT64, 2, vshape);
+    for (int right = 0; right < 2; right++) {
+        CHECK_OK(pf_searchsorted(&ts, &tq, right, &to));
+        int bad = 0;
+        for (int j = 0; j < 5; j++) {
+            int64_t c = 0;
+            for (int k = 0; k < 6; k++) c += right ? seq[k] <= vals[j] : seq[k] < vals[j];
+            bad += out[j] != c;
+        }
+        CHECK(bad == 0, "searchsorted(right=%d): %d mismatches", right, bad);
+    }
+    pf_tensor tbad = pf_make(x, PF_INT64, 2, sshape);
+    CHECK(pf_searchsorted(&tbad, &tq, 0, &to) == PF_ERR_TYPE, "mixed dtypes must fail");
+}
+
 int main(void) {
+    test_mode_search();
     int dts[5] = {PF_FLOAT32, PF_FLOAT64, PF_FLOAT16, PF_INT64, PF_INT32};
     for (int d = 0; d < 5; d++)
         for (int desc = 0; desc < 2; desc++) {

@@ -3,6 +3,7 @@
 from pyframe.ops import compare as _compare
 from pyframe.ops import creation as _creation
 from pyframe.ops import elementwise as _elementwise
+from pyframe.ops import histogram as _histogram
 from pyframe.ops import index as _index
 from pyframe.ops import inplace_view as _inplace_view
 from pyframe.ops import join as _join
@@ -12,6 +13,7 @@ from pyframe.ops import random as _random
 from pyframe.ops import rearrange as _rearrange
 from pyframe.ops import reduce as _reduce
 from pyframe.ops import scan as _scan
+from pyframe.ops import scattering as _scattering
 from pyframe.ops import sorting as _sorting
 from pyframe.ops import sparse as _sparse
 from pyframe.ops import special as _special
@@ -21,6 +23,7 @@ from pyframe.ops.compare import *  # noqa: F403
 from pyframe.ops.creation import *  # noqa: F403
 from pyframe.ops.elementwise import *  # noqa: F403
 from pyframe.ops.elementwise import binary_ops, copy_, fill_, inplace_ops, unary_ops, zero_
+from pyframe.ops.histogram import *  # noqa: F403
 from pyframe.ops.index import *  # noqa: F403
 from pyframe.ops.index import getitem, index_add_, scatter_add_, setitem
 from pyframe.ops.inplace_view import *  # noqa: F403
@@ -31,6 +34,7 @@ from pyframe.ops.random import *  # noqa: F403
 from pyframe.ops.rearrange import *  # noqa: F403
 from pyframe.ops.reduce import *  # noqa: F403
 from pyframe.ops.scan import *  # noqa: F403
+from pyframe.ops.scattering import *  # noqa: F403
 from pyframe.ops.sorting import *  # noqa: F403
 from pyframe.ops.sparse import *  # noqa: F403
 from pyframe.ops.special import *  # noqa: F403
@@ -41,6 +45,7 @@ __all__ = [
     *_compare.__all__,
     *_creation.__all__,
     *_elementwise.__all__,
+    *_histogram.__all__,
     *_index.__all__,
     *_inplace_view.__all__,
     *_join.__all__,
@@ -50,6 +55,7 @@ __all__ = [
     *_rearrange.__all__,
     *_reduce.__all__,
     *_scan.__all__,
+    *_scattering.__all__,
     *_sorting.__all__,
     *_sparse.__all__,
     *_special.__all__,

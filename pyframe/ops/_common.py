@@ -132,3 +132,17 @@ def _tensor_arg(x, op: str) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, got {type(x).__name__}")
     return x
+
+
+def check_operands(name: str, input, other, numbers: str = "either") -> None:  # noqa: A002
+    """torch's signature rule for a binary function, one check for every such op: ``numbers`` says which operands
+    may be Python numbers instead of tensors: "either" (one of them: ``add(2, x)``), "other" (``input`` must be a
+    tensor: ``eq(x, 2)`` but not ``eq(2, x)``) or "none" (both tensors: ``maximum``, ``atan2``)."""
+    a, b = isinstance(input, Tensor), isinstance(other, Tensor)
+    if a and (b or numbers != "none"):
+        return
+    if b and numbers == "either":
+        return
+    allowed = {"either": "at least one of them a Tensor", "other": "input a Tensor (other may be a number)",
+               "none": "both Tensors"}[numbers]  # fmt: skip
+    raise TypeError(f"{name}(): expected {allowed}, got input={type(input).__name__}, other={type(other).__name__}")

@@ -21,6 +21,7 @@ from pyframe.ops._common import (
     cast,
     check_inplace_dtype,
     check_inplace_shape,
+    check_operands,
     overlaps,
     result_type,
     scalar_tensor,
@@ -331,7 +332,11 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch'
     """Same as torch.clamp; ``min``/``max`` may be numbers or tensors."""
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
+    check_operands("clamp", input, min if min is not None else max, "other")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
+        # a number beside a tensor bound is a 0-d tensor of its own (maximum and minimum take tensors only)
+        min, max = (v if v is None or isinstance(v, Tensor) else as_tensor_of(v, result_type(input, v))
+                    for v in (min, max))  # fmt: skip
         return with_derivative("ClampBackward0", _clamp_tensors, _clamp_tensors_grad, input, min, max)
     dt = result_type(input, *(v for v in (min, max) if v is not None))
     input = as_tensor_of(input, dt)
@@ -396,15 +401,18 @@ class _Binary(NamedTuple):
     grad: object  # grad(g, a, b, y) -> (grad a, grad b) before broadcasting is summed away; None: none
     saves: bool  # the derivative reads a and b
     backward_name: str
+    numbers: str  # which operands may be Python numbers: "either", "other" or "none" (check_operands)
 
 
 binary_ops: dict = {}  # name -> op, filled by the rows below
 _binary_rows: dict = {}  # name -> its _Binary
 
 
-def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False):
-    """One binary op's row: ``name(input, other, out=None)`` with broadcasting and promotion."""
-    b = _binary_rows[name] = _Binary(name, op, kind, grad, saves, name.capitalize() + "Backward0")
+def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False, numbers: str = "either"):
+    """One binary op's row: ``name(input, other, out=None)`` with broadcasting and promotion; ``numbers`` as in
+    ``check_operands``."""
+    b = _binary_rows[name] = _Binary(name, op, kind, grad, saves, name.capitalize() + "Backward0", numbers)
+    strict_input, strict_other = numbers != "either", numbers == "none"
     if saves:  # torch's names of what the node keeps (pow also reads its output)
         saved_names(b.backward_name, ("_saved_self", "_saved_exponent", "_saved_result") if name == "pow" else
                     ("_saved_self", "_saved_other"))  # fmt: skip
@@ -439,8 +447,12 @@ def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False):
             return y
         if type(input) is Tensor:
             x, s, first = input, other, 0
+            if strict_other and not isinstance(other, Tensor):
+                check_operands(name, input, other, numbers)
         else:
             x, s, first = other, input, 1
+            if strict_input or not isinstance(other, Tensor):
+                check_operands(name, input, other, numbers)
         if not (
             type(x) is Tensor and x._contig and (x.dtype is float32 or x.dtype is _float64)
             and (type(s) is float or (type(s) is int and -_EXACT <= s <= _EXACT))
@@ -466,8 +478,7 @@ def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False):
 def _apply_binary(row: _Binary, a, b, out=None) -> Tensor:
     """``row``'s op on ``a`` and ``b`` into a new tensor (``out`` None), into ``out``, or in place (``out is a``)."""
     name, kind = row.name, row.kind
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        raise TypeError(f"{name}(): expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}")
+    check_operands(name, a, b, row.numbers)
     inplace = out is a
     label = name + "_" if inplace else name
     dt = result_type(a, b)
@@ -577,10 +588,10 @@ mul = _binary("mul", lib.PF_MUL, "arith", lambda g, a, b, y: (mul(g, b), mul(g, 
 div = _binary("div", lib.PF_DIV, "float", lambda g, a, b, y: (div(g, b), neg(div(mul(g, a), mul(b, b)))), saves=True)
 pow = _binary("pow", lib.PF_POW, "arith", _pow_grad, saves=True)
 maximum = _binary("maximum", lib.PF_MAXIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, lt(a, b), gt(a, b)),
-                  saves=True)
+                  saves=True, numbers="none")
 minimum = _binary("minimum", lib.PF_MINIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, gt(a, b), lt(a, b)),
-                  saves=True)
-atan2 = _binary("atan2", lib.PF_ATAN2, "float", _atan2_grad, saves=True)
+                  saves=True, numbers="none")
+atan2 = _binary("atan2", lib.PF_ATAN2, "float", _atan2_grad, saves=True, numbers="none")
 remainder = _binary("remainder", lib.PF_REMAINDER, "arith",
                     lambda g, a, b, y: (g, neg(mul(g, floor_divide(a, b)))), saves=True)
 _pow_row = pow
@@ -597,15 +608,15 @@ def pow(input, exponent, out=None) -> Tensor:  # noqa: A001, A002 - torch's name
 
 binary_ops["pow"] = pow
 floor_divide = _binary("floor_divide", lib.PF_FLOOR_DIVIDE, "arith", lambda g, a, b, y: (mul(g, 0.0), mul(g, 0.0)))
-eq = _binary("eq", lib.PF_EQ, "compare")
-ne = _binary("ne", lib.PF_NE, "compare")
-lt = _binary("lt", lib.PF_LT, "compare")
-le = _binary("le", lib.PF_LE, "compare")
-gt = _binary("gt", lib.PF_GT, "compare")
-ge = _binary("ge", lib.PF_GE, "compare")
-logical_and = _binary("logical_and", lib.PF_LOGICAL_AND, "compare")
-logical_or = _binary("logical_or", lib.PF_LOGICAL_OR, "compare")
-logical_xor = _binary("logical_xor", lib.PF_LOGICAL_XOR, "compare")
+eq = _binary("eq", lib.PF_EQ, "compare", numbers="other")
+ne = _binary("ne", lib.PF_NE, "compare", numbers="other")
+lt = _binary("lt", lib.PF_LT, "compare", numbers="other")
+le = _binary("le", lib.PF_LE, "compare", numbers="other")
+gt = _binary("gt", lib.PF_GT, "compare", numbers="other")
+ge = _binary("ge", lib.PF_GE, "compare", numbers="other")
+logical_and = _binary("logical_and", lib.PF_LOGICAL_AND, "compare", numbers="none")
+logical_or = _binary("logical_or", lib.PF_LOGICAL_OR, "compare", numbers="none")
+logical_xor = _binary("logical_xor", lib.PF_LOGICAL_XOR, "compare", numbers="none")
 # fmt: on
 
 
@@ -694,10 +705,10 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:  # noqa: A002 - 
 
 
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
-    """Same as torch.masked_fill: ``value`` where ``mask`` is true."""
+    """Same as torch.masked_fill: ``value`` where ``mask`` is true (``input`` and ``mask`` broadcast)."""
     if isinstance(value, Tensor):
-        if value._numel != 1:
-            raise ValueError(f"masked_fill only supports a 0-d value tensor, got shape {list(value._shape)}")
+        if value.ndim:
+            raise ValueError(f"masked_fill only supports a 0-dimensional value tensor, got shape {list(value._shape)}")
         if not (value.requires_grad and _grad_mode.enabled):
             value = value.item()
     if not isinstance(mask, Tensor) or mask.dtype is not bool_:
@@ -706,17 +717,17 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
         value = value.reshape(()) if value.dtype is input.dtype else value.reshape(()).to(input.dtype)
     if not isinstance(value, Tensor):
         value = scalar_tensor(value, input.dtype, "masked_fill value", True)
-    out = where(mask, value, input)
-    if out._shape != input._shape:
-        check_inplace_shape(input, out._shape, "masked_fill")
-    return out
+    return where(mask, value, input)  # input and mask broadcast together, as torch's out-of-place form
 
 
 def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
     """Same as torch.Tensor.masked_fill_: ``value`` written where ``mask`` (broadcast to ``x``) is True; returns
     ``x``.
     """
-    return copy_(x, masked_fill(x, mask, value))
+    out = masked_fill(x, mask, value)
+    if out._shape != x._shape:
+        check_inplace_shape(x, out._shape, "masked_fill_")
+    return copy_(x, out)
 
 
 # ---- writes into existing tensors ---------------------------------------------------------

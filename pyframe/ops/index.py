@@ -27,7 +27,7 @@ from pyframe.tensor import Tensor, empty_tensor, from_numpy, normalize_dim
 
 __all__ = [
     "gather", "index_select", "nonzero", "scatter_add", "take_along_dim", "masked_select", "scatter", "index_fill",
-    "index_copy", "tril_indices", "triu_indices", "triu", "tril",
+    "index_copy", "tril_indices", "triu_indices", "triu", "tril", "argwhere", "nonzero_static", "unravel_index",
 ]  # fmt: skip
 
 
@@ -40,6 +40,16 @@ def refuse_negative(op: str, index: Tensor, dim: int, size: int) -> None:
         if lo < 0:
             raise IndexError(f"{op}(): index {lo} is out of bounds for dimension {dim} with size {size} (negative "
                              "indices are refused, as torch; x[index] and index_fill wrap them)")  # fmt: skip
+
+
+def same_dtype(op: str, x: Tensor, src: Tensor) -> None:
+    """The rule of the ops that write a tensor's values into another (scatter, index_add, index_put...): one
+    dtype, as torch (no silent conversion)."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"{op}(): src must be a Tensor, got {type(src).__name__}")
+    if src.dtype is not x.dtype:
+        raise RuntimeError(f"{op}(): expected self.dtype to be equal to src.dtype, got {x.dtype.name} and "
+                           f"{src.dtype.name}")  # fmt: skip
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -112,7 +122,10 @@ def _index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha=1) -> T
     src = unaliased(x, src)
     check(lib.pf_index_add(x._d(), d, idx._d(), src._d()))
     x._bump()
-    _record_accumulate("index_add_", x, src, lambda g: _index_select(g, d, idx))
+    if x.ndim:
+        _record_accumulate("index_add_", x, src, lambda g: _index_select(g, d, idx))
+    else:  # a 0-d tensor is one slice
+        _record_accumulate("index_add_", x, src, lambda g: _index_select(g.reshape(1), 0, idx).reshape(src._shape))
     return x
 
 
@@ -133,8 +146,7 @@ def scatter_add_(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """Same as torch.Tensor.scatter_add_."""
     x._write_check()
     d = normalize_dim(dim, x.ndim)
-    if src.dtype is not x.dtype:
-        src = src.to(x.dtype)
+    same_dtype("scatter_add_", x, src)
     index = unaliased(x, _as_index(index))
     src = unaliased(x, src)
     check(lib.pf_scatter_add(x._d(), d, index._d(), src._d()))
@@ -406,6 +418,23 @@ def setitem(x: Tensor, key, value) -> None:
     record("IndexPutBackward0", backward, (x, value), x)
 
 
+def setitem_accumulate(x: Tensor, key, value) -> None:
+    """``x[key] += value`` with repeated positions adding up (``index_put_(..., accumulate=True)``); with
+    autograd, x's gradient passes through and ``value`` gets the gradient of ``x[key]``."""
+    x._write_check(same_value=True)
+    value = _setitem_value(value)
+    value_grad = isinstance(value, Tensor) and value.requires_grad
+    if not (_grad_mode.enabled and (x.requires_grad or value_grad)):
+        _setitem(x, key, value, accumulate=True)
+        return
+    ew._view_base_check(x, "index_put_")
+    with _grad_mode.no_grad():
+        _setitem(x, key, value, accumulate=True)
+    x_grad = x.requires_grad
+    record("IndexPutBackward0", lambda g: (g if x_grad else None, ew._grad_to(getitem(g, key), value)
+                                           if value_grad else None), (x, value), x)  # fmt: skip
+
+
 def _setitem_value(value):
     """The one place an assigned value is shaped (torch's): leading size-1 dims of a tensor are dropped
     (``out[i] = net(x[i:i+1])``), broadcasting to the indexed part does the rest; the value's gradient comes
@@ -418,11 +447,14 @@ def _setitem_value(value):
     return value
 
 
-def _setitem(x: Tensor, key, value) -> None:
+def _setitem(x: Tensor, key, value, accumulate: bool = False) -> None:
     value = _setitem_value(value)
     view, advanced = _basic(x, _expand_index(x, key))
     if not advanced:
-        ew.copy_(view, value)
+        if accumulate:
+            ew.copy_(view, ew.add(view, value))
+        else:
+            ew.copy_(view, value)
         return
     view._write_check()
     moved, flat, lin, bshape, dims, rest = _linear_index(view, advanced)
@@ -442,7 +474,7 @@ def _setitem(x: Tensor, key, value) -> None:
         src = cast(src, x.dtype)
     idx = unaliased(x, contiguous(lin).reshape(-1))
     src = unaliased(x, src)
-    check(lib.pf_index_copy(flat._d(), 0, idx._d(), src._d()))
+    check((lib.pf_index_add if accumulate else lib.pf_index_copy)(flat._d(), 0, idx._d(), src._d()))
     if flat._storage is not x._storage:  # reshape had to copy: write the result back
         ew.copy_(moved, flat.reshape(moved._shape))
     x._bump()
@@ -517,6 +549,8 @@ def scatter_(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, re
         raise TypeError("scatter_(): expected src (a tensor) or value (a number)")
     if src is None:
         src = value
+    if isinstance(src, Tensor):
+        same_dtype("scatter_", input, src)
     d = normalize_dim(dim, input.ndim)
     index = _as_index(index)
     if index.numel() == 0:
@@ -537,20 +571,30 @@ def scatter_(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, re
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:  # noqa: A002
-    """Same as torch.index_fill: a copy with the slices at ``index`` along ``dim`` set to ``value``."""
-    return index_fill_(input.clone(), dim, index, value)
+    """Same as torch.index_fill: a copy with the slices at ``index`` along ``dim`` set to ``value`` (indices in
+    [-size, 0) wrap once). A ``value`` tensor gets the gradient of every filled element once, however often
+    ``index`` repeats a slice."""
+    if isinstance(value, Tensor) and value.ndim:
+        raise ValueError(f"index_fill(): only supports a 0-dimensional value tensor, but got tensor with "
+                         f"{value.ndim} dimension(s)")  # fmt: skip
+    index = _as_index(index)
+    if index.ndim > 1:
+        raise IndexError(f"index_fill(): index has to be a vector (0-d or 1-d), got shape {list(index._shape)}")
+    d = normalize_dim(dim, input.ndim) if input.ndim else normalize_dim(dim, 1)
+    n = input._shape[d] if input.ndim else 1
+    mask = zeros_of((n,), bool_)
+    setitem(mask, index.reshape(-1), True)  # bounds and wrapping: x[index]'s rule
+    mask = mask.reshape((n,) + (1,) * (input.ndim - d - 1)) if input.ndim else mask.reshape(())
+    if isinstance(value, Tensor):
+        value = value if value.dtype is input.dtype else value.to(input.dtype)
+    else:
+        value = scalar_tensor(value, input.dtype, "index_fill value", True)
+    return ew.where(mask, value, input)
 
 
 def index_fill_(input: Tensor, dim: int, index: Tensor, value) -> Tensor:  # noqa: A002
     """Same as torch.Tensor.index_fill_ (a 0-d tensor is one slice, filled when ``index`` is non-empty)."""
-    if input.ndim == 0:
-        index = _as_index(index).reshape(-1)
-        refuse_negative("index_fill_", index, 0, 1)
-        return input.fill_(value) if index.numel() else input
-    d = normalize_dim(dim, input.ndim) if input.ndim else 0
-    key = (slice(None),) * d + (_as_index(index).reshape(-1),)
-    setitem(input, key, value)
-    return input
+    return ew.write_back(input, index_fill, dim, index, value)
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:  # noqa: A002
@@ -619,3 +663,45 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """Same as torch.tril."""
     return _tri(input, diagonal, False)
+
+
+def argwhere(input: Tensor) -> Tensor:  # noqa: A002
+    """Same as torch.argwhere: ``nonzero(input)``, the [count, ndim] coordinates of the nonzero elements."""
+    return nonzero(input)
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002
+    """Same as torch.nonzero_static: ``nonzero``'s coordinates in a result of exactly ``size`` rows, cut short or
+    padded with ``fill_value``."""
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise RuntimeError(f"nonzero_static(): size must be a non-negative int, got {size!r}")
+    found = nonzero(input)
+    if found._shape[0] >= size:
+        return found[:size].contiguous()
+    pad = ew.add(zeros_of((size - found._shape[0], input.ndim), int64), fill_value)
+    return jn.cat([found, pad], 0)
+
+
+def unravel_index(indices, shape) -> tuple:
+    """Same as torch.unravel_index: the coordinates in a tensor of ``shape`` of flat ``indices`` (an int or an
+    integer tensor; negative ones count from the end), one int64 tensor per dim."""
+    if isinstance(indices, bool) or (isinstance(indices, Tensor) and indices.dtype is bool_):
+        raise TypeError("unravel_index(): expected 'indices' to be an integer tensor, got bool")
+    if isinstance(indices, Tensor) and indices.dtype.is_floating_point:
+        raise TypeError(f"unravel_index(): expected 'indices' to be an integer tensor, got {indices.dtype.name}")
+    idx = indices.to(int64) if isinstance(indices, Tensor) else ew.as_tensor_of(int(indices), int64)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(not isinstance(s, int) or isinstance(s, bool) for s in shape):
+        raise TypeError(f"unravel_index(): expected 'shape' to be ints, got {shape!r}")
+    if any(s < 0 for s in shape):
+        raise ValueError(f"unravel_index(): 'shape' cannot have negative values, but got {shape!r}")
+    total = math.prod(shape)
+    if idx._numel and (int(idx.min()) < -total or int(idx.max()) >= total):
+        raise ValueError(f"unravel_index(): 'indices' must be in range [{-total}, {total - 1}] for shape "
+                         f"{list(shape)}")  # fmt: skip
+    idx = ew.where(ew.lt(idx, 0), ew.add(idx, total), idx)
+    out, stride = [], total
+    for s in shape:
+        stride //= s if s else 1
+        out.append(ew.remainder(ew.floor_divide(idx, stride), s) if s else idx)
+    return tuple(out)

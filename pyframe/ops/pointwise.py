@@ -1,7 +1,8 @@
 """Pointwise ops that are compositions of the C elementwise ops: ``addcmul``, ``addcdiv``,
 ``lerp``, one-sided clamps, ``nan_to_num``, ``logaddexp``, ``hypot``, ``fmod``, ``frac``,
-``xlogy``, and torch's aliases. Each is a line of existing ops; where the composition's derivative would differ
-from torch's at a switching point or a NaN, the op states torch's (``ew.with_derivative``).
+``xlogy``, ``div`` with a rounding mode, ``round`` to decimals, and torch's aliases. Each is a line of existing
+ops; where the composition's derivative would differ from torch's at a switching point or a NaN, the op states
+torch's (``ew.with_derivative``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pyframe.tensor import Tensor
 __all__ = [
     "addcmul", "addcdiv", "lerp", "clamp_min", "clamp_max", "nan_to_num", "logaddexp", "hypot", "fmod", "frac",
     "xlogy", "sgn", "positive", "negative", "absolute", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh",
-    "arctan2", "fix", "float_power",
+    "arctan2", "fix", "float_power", "div", "divide", "true_divide", "round", "round_",
 ]  # fmt: skip
 
 
@@ -51,11 +52,13 @@ def lerp(input: Tensor, end: Tensor, weight) -> Tensor:  # noqa: A002
 
 def clamp_min(input: Tensor, min) -> Tensor:  # noqa: A001, A002
     """Same as torch.clamp_min."""
+    ew.check_operands("clamp_min", input, min, "other")
     return ew.clamp(input, min=min)
 
 
 def clamp_max(input: Tensor, max) -> Tensor:  # noqa: A001, A002
     """Same as torch.clamp_max."""
+    ew.check_operands("clamp_max", input, max, "other")
     return ew.clamp(input, max=max)
 
 
@@ -76,9 +79,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """Same as torch.logaddexp: ``log(exp(input) + exp(other))`` without overflow; torch's derivative
     g / (1 + exp(other - input)) (NaN where both are the same infinity). Both arguments are tensors."""
-    for arg, what in ((input, "input"), (other, "other")):
-        if not isinstance(arg, Tensor):
-            raise TypeError(f"logaddexp(): argument '{what}' must be Tensor, not {type(arg).__name__}")
+    ew.check_operands("logaddexp", input, other, "none")
     return ew.with_derivative("LogaddexpBackward0", _logaddexp, _logaddexp_grad, input, other)
 
 
@@ -172,11 +173,7 @@ def positive(input: Tensor) -> Tensor:  # noqa: A002
 
 def float_power(input, exponent) -> Tensor:  # noqa: A002
     """Same as torch.float_power: the power computed in float64 (at least one argument a tensor)."""
-    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        raise TypeError(
-            f"float_power(): expected a Tensor base or exponent, got {type(input).__name__} and "
-            f"{type(exponent).__name__}"
-        )
+    ew.check_operands("float_power", input, exponent)
     base = input.to(_dtype.float64) if isinstance(input, Tensor) else input
     exp = exponent.to(_dtype.float64) if isinstance(exponent, Tensor) else exponent
     if not isinstance(base, Tensor):
@@ -201,3 +198,63 @@ arcsin, arccos, arctan = ew.asin, ew.acos, ew.atan
 arcsinh, arccosh, arctanh = ew.asinh, ew.acosh, ew.atanh
 arctan2 = ew.atan2
 fix = ew.trunc
+
+
+def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """Same as torch.div: true division, or with ``rounding_mode`` "trunc" (toward zero) or "floor" (toward
+    -inf) a rounded quotient of the operands' promoted dtype (integers stay integers; an integer division by
+    zero raises). The rounded forms have a zero gradient, as torch's."""
+    if rounding_mode is None:
+        return ew.div(input, other, out)
+    if rounding_mode not in ("trunc", "floor"):
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                         f"{rounding_mode!r}")  # fmt: skip
+    ew.check_operands("div", input, other)
+    if rounding_mode == "floor":
+        q = ew.floor_divide(input, other)
+    else:
+        dt = ew.result_type(input, other)
+        a, b = ew.as_tensor_of(input, dt), ew.as_tensor_of(other, dt)
+        if dt.is_floating_point:
+            q = ew.trunc(ew.div(a, b))
+        else:  # the floor quotient, one up where the remainder is nonzero and the signs differ
+            q = ew.floor_divide(a, b)
+            up = ew.logical_and(ew.ne(ew.plain_sub(a, ew.mul(q, b)), 0), ew.ne(ew.lt(a, 0), ew.lt(b, 0)))
+            q = ew.plain_add(q, up.to(dt))
+    return q if out is None else ew.copy_(out, q)
+
+
+divide = true_divide = div
+
+
+def div_(self: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
+    """Same as torch.Tensor.div_ (``rounding_mode`` as in ``div``)."""
+    if rounding_mode is None:
+        return ew.inplace_ops["div_"](self, other)
+    return ew.write_back(self, div, other, rounding_mode=rounding_mode)
+
+
+def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:  # noqa: A001, A002
+    """Same as torch.round: to the nearest integer, ties to even; with ``decimals``, to that many decimal
+    places (negative: to tens, hundreds, ...), as torch computes it: ``round(x * 10**d) / 10**d`` (for
+    negative d, ``round(x / 10**-d) * 10**-d``) in the input's dtype. Integers take decimals=0 only."""
+    if not decimals:
+        return ew.round(input) if out is None else ew.round(input, out=out)
+    x = _tensor(input, "round")
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f"round(): decimals={decimals} is not implemented for {x.dtype.name} tensors "
+                                  "(as torch); convert to a floating dtype first")  # fmt: skip
+    scale = 10.0 ** abs(int(decimals))
+    y = ew.div(ew.round(ew.mul(x, scale)), scale) if decimals > 0 else ew.mul(ew.round(ew.div(x, scale)), scale)
+    return y if out is None else ew.copy_(out, y)
+
+
+def round_(self: Tensor, *, decimals: int = 0) -> Tensor:
+    """Same as torch.Tensor.round_ (``decimals`` as in ``round``)."""
+    if not decimals:
+        return ew.round_(self)
+    return ew.write_back(self, round, decimals=decimals)
+
+
+# the rows' public names are these wrappers (as pow's is its own): Tensor methods and pyframe.div/round bind them
+ew.binary_ops["div"], ew.unary_ops["round"], ew.inplace_unary_ops["round_"] = div, round, round_

@@ -1,9 +1,10 @@
-"""Rearranging copies: flip, roll, repeat, repeat_interleave, tile, and flatten/unflatten as
-functions. Each is composed from C-backed gathers (index_select), expand and copies, whose
-gradients compose too, so nothing here carries derivative code of its own."""
+"""Rearranging copies: flip, roll, repeat, repeat_interleave, tile, flatten/unflatten as functions, combinations,
+and differences along a dim (diff, gradient). Each is composed from C-backed gathers (index_select), expand and
+copies, whose gradients compose too, so nothing here carries derivative code of its own."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 from pyframe import _dtype
@@ -12,14 +13,15 @@ from pyframe._dtype import int64
 from pyframe.ops import elementwise as ew
 from pyframe.ops import join as jn
 from pyframe.ops import view as sh
-from pyframe.ops.creation import arange, zeros
+from pyframe.ops.creation import arange, tensor, zeros
 from pyframe.ops.index import index_add_, index_select
 from pyframe.ops.join import cat
 from pyframe.ops.scan import cumsum
-from pyframe.tensor import Tensor, _int_args, normalize_dim
+from pyframe.tensor import Tensor, _int_args, empty_tensor, normalize_dim
 
 __all__ = [
     "flip", "fliplr", "flipud", "roll", "repeat_interleave", "tile", "flatten", "unflatten", "rot90", "diff",
+    "combinations", "gradient",
 ]  # fmt: skip
 
 
@@ -72,6 +74,8 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:  # noqa: A002
             raise ValueError(f"roll(): without dims, shifts must be one int, got {list(shifts)}")
         return roll(x.reshape(-1), shifts, 0).reshape(x._shape)
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if not x._shape and dims:
+        raise IndexError(f"roll(): dimension specified as {dims[0]} but the tensor has no dimensions")
     if len(shifts) != len(dims):
         raise ValueError(f"roll(): shifts {list(shifts)} and dims {list(dims)} must have the same length")
     out = x
@@ -212,6 +216,10 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:  # noqa: A002
 
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:  # noqa: A002
     """Same as torch.diff: the n-th forward difference along ``dim``."""
+    if not isinstance(n, int) or n < 0:
+        raise RuntimeError(f"diff(): order must be a non-negative int but got {n!r}")
+    if not input.ndim:
+        raise RuntimeError("diff(): expects input to be at least one-dimensional")
     d = normalize_dim(dim, input.ndim)
     x = input
     if prepend is not None or append is not None:
@@ -223,3 +231,91 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) ->
         hi, lo = sh.narrow(x, d, 1, m - 1), sh.narrow(x, d, 0, m - 1)
         x = ew.ne(hi, lo) if x.dtype is _dtype.bool_ else ew.plain_sub(hi, lo)
     return x
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:  # noqa: A002
+    """Same as torch.combinations: the length-``r`` combinations of a 1-d tensor's elements (with repeats when
+    ``with_replacement``), in itertools' order, as rows of an [N, r] tensor."""
+    if not isinstance(input, Tensor) or input.ndim != 1:
+        got = input.ndim if isinstance(input, Tensor) else type(input).__name__
+        raise RuntimeError(f"combinations(): expect a 1D vector, but got a {got}-d input")
+    if not isinstance(r, int) or r < 0:
+        raise RuntimeError(f"combinations(): expect a non-negative number, but got {r!r}")
+    if r == 0:
+        return empty_tensor((0,), input.dtype)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = list(pick(range(input._shape[0]), r))  # positions only: the values are read by one indexing call
+    if not rows:
+        return empty_tensor((0, r), input.dtype)
+    return input[tensor(rows, dtype=int64)]
+
+
+def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:  # noqa: A002
+    """Same as torch.gradient: the derivative estimated along each of ``dim`` (all by default) by central
+    differences inside and one-sided ones (first or second order, ``edge_order``) at the ends; ``spacing`` a
+    number, one per dim, or coordinate tensors (one 1-d tensor per dim)."""
+    x = input
+    dims = list(range(x.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [normalize_dim(d, x.ndim) for d in dims]
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if spacing is None:
+        spacing = 1
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+                               f"{len(dims)} (one per dim), but got a list of length {len(spacing)}")  # fmt: skip
+        spacings = list(spacing)
+    else:
+        spacings = [spacing] * len(dims)
+    if not x.dtype.is_floating_point:
+        x = x.to(_dtype.get_default_dtype())
+    out = []
+    for d, h in zip(dims, spacings, strict=True):
+        n = x._shape[d]
+        if n < edge_order + 1:
+            raise RuntimeError(f"torch.gradient expected each dimension size to be at least edge_order+1, got size "
+                               f"{n} at dim {d}")  # fmt: skip
+        out.append(_gradient_along(x, d, h, edge_order))
+    return tuple(out)
+
+
+def _gradient_along(f: Tensor, d: int, h, edge_order: int) -> Tensor:
+    """NumPy's and torch's formulas: second-order accurate central differences inside (for uneven coordinates
+    too), first- or second-order one-sided ones at the two ends."""
+    n = f._shape[d]
+
+    def part(t, start, length):
+        return sh.narrow(t, d, start, length)
+
+    if isinstance(h, Tensor):  # coordinates along d
+        if h.ndim != 1 or h._numel != n:
+            raise RuntimeError(f"torch.gradient expected each tensor in spacing to be 1-d of the dim's size {n}")
+        shape = [1] * f.ndim
+        shape[d] = -1
+        x = h.to(f.dtype)
+        dx = ew.plain_sub(x[1:], x[:-1])
+        dx1, dx2 = dx[:-1].reshape(shape), dx[1:].reshape(shape)
+        a = ew.div(ew.neg(dx2), ew.mul(dx1, ew.plain_add(dx1, dx2)))
+        b = ew.div(ew.plain_sub(dx2, dx1), ew.mul(dx1, dx2))
+        c = ew.div(dx1, ew.mul(dx2, ew.plain_add(dx1, dx2)))
+        inside = ew.plain_add(ew.plain_add(ew.mul(a, part(f, 0, n - 2)), ew.mul(b, part(f, 1, n - 2))),
+                              ew.mul(c, part(f, 2, n - 2)))  # fmt: skip
+        steps = [float(v) for v in (dx[0], dx[1] if n > 2 else dx[0], dx[-2] if n > 2 else dx[-1], dx[-1])]
+    else:
+        step = float(h)
+        inside = ew.div(ew.plain_sub(part(f, 2, n - 2), part(f, 0, n - 2)), 2.0 * step)
+        steps = [step] * 4
+    f0, f1, fl, fk = part(f, 0, 1), part(f, 1, 1), part(f, n - 1, 1), part(f, n - 2, 1)
+    if edge_order == 1:
+        first = ew.div(ew.plain_sub(f1, f0), steps[0])
+        last = ew.div(ew.plain_sub(fl, fk), steps[3])
+    else:
+        f2, fj = part(f, 2, 1), part(f, n - 3, 1)
+        h1, h2 = steps[0], steps[1]
+        a, b, c = -(2 * h1 + h2) / (h1 * (h1 + h2)), (h1 + h2) / (h1 * h2), -h1 / (h2 * (h1 + h2))
+        first = ew.plain_add(ew.plain_add(ew.mul(f0, a), ew.mul(f1, b)), ew.mul(f2, c))
+        h1, h2 = steps[2], steps[3]
+        a, b, c = h2 / (h1 * (h1 + h2)), -(h2 + h1) / (h1 * h2), (2 * h2 + h1) / (h2 * (h1 + h2))
+        last = ew.plain_add(ew.plain_add(ew.mul(fj, a), ew.mul(fk, b)), ew.mul(fl, c))
+    return jn.cat([first, inside, last], d)

@@ -3,6 +3,7 @@ so one C entry point serves any set of dims."""
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import NamedTuple
 
@@ -20,7 +21,7 @@ from pyframe.tensor import Tensor, empty_tensor, fresh, normalize_dim
 
 __all__ = [
     "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all", "norm",
-    "logsumexp", "softmax", "log_softmax",
+    "logsumexp", "softmax", "log_softmax", "renorm",
 ]  # fmt: skip
 
 
@@ -170,6 +171,8 @@ def _d_extreme(g, x, y, ix, dims):
     """amax/amin: ties share the gradient evenly; a NaN result matches no element, so the gradient is NaN
     (torch's). max/min along one dim: the gradient goes to the returned index."""
     if ix is not None:
+        if not dims:  # a 0-d input is its own maximum
+            return g.reshape(x._shape)
         return scatter_add(zeros_of(x._shape, g.dtype), dims[0], ix, g)
     mask = cast(ew.eq(x, y), g.dtype)
     return ew.div(ew.mul(g, mask), sum(mask, dims, keepdim=True))
@@ -533,3 +536,40 @@ def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
 
 
 _ = float32
+
+
+def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:  # noqa: A002
+    """Same as torch.renorm: each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled down to norm
+    ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``, as torch); the others unchanged."""
+    if not isinstance(input, Tensor) or input.ndim < 2:
+        got = input.ndim if isinstance(input, Tensor) else type(input).__name__
+        raise RuntimeError(f"renorm(): input needs at least 2 dimensions, got {got} dimensions")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"renorm(): expected a floating point input, got {input.dtype.name}")
+    if isinstance(p, (int, float)) and p <= 0:
+        raise RuntimeError(f"renorm(): non-positive norm not supported, got p = {p}")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm(): expected maxnorm to be >= 0 but got {maxnorm}")
+    d = normalize_dim(dim, input.ndim)
+    n = norm(input, p, [k for k in range(input.ndim) if k != d], keepdim=True)
+    factor = ew.where(ew.gt(n, maxnorm), ew.div(maxnorm, ew.add(n, 1e-7)), 1.0)
+    return ew.mul(input, factor)
+
+
+def renorm_(input: Tensor, p, dim: int, maxnorm) -> Tensor:  # noqa: A002
+    """Same as torch.Tensor.renorm_."""
+    return ew.write_back(input, renorm, p, dim, maxnorm)
+
+
+def sum_to_size(input: Tensor, *size) -> Tensor:  # noqa: A002
+    """Same as torch.Tensor.sum_to_size: summed down to ``size``, which must broadcast to the tensor's shape."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    size = tuple(int(s) for s in size)
+    shape = input._shape
+    lead = len(shape) - len(size)
+    if lead < 0 or builtins.any(s not in (1, n) for s, n in zip(size, shape[lead:], strict=True)):
+        raise RuntimeError(f"size {list(size)} is not expandable to size {list(shape)}")
+    dims = list(range(lead)) + [lead + k for k, s in enumerate(size) if s == 1 and shape[lead + k] != 1]
+    out = sum(input, dims, keepdim=True) if dims else input
+    return out.reshape(size)

@@ -1,20 +1,27 @@
-"""Scans: ``cumsum`` and ``cumprod`` along a dim, one C call each way (``pf_scan``)."""
+"""Scans: ``cumsum``, ``cumprod``, ``logcumsumexp`` (``pf_scan``) and ``cummax``/``cummin`` with their indices
+(``pf_scan_extreme``) along a dim, one C call each way."""
 
 from __future__ import annotations
 
-from pyframe import _grad_mode
+from collections import namedtuple
+
+from pyframe import _dtype, _grad_mode
 from pyframe._backend import check, lib
 from pyframe._dtype import as_dtype, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
-from pyframe.ops._common import _tensor_arg
+from pyframe.ops._common import _tensor_arg, zeros_of
 from pyframe.ops.creation import ones
+from pyframe.ops.index import scatter_add_
 from pyframe.ops.join import cat, stack
 from pyframe.tensor import Tensor, empty_tensor, normalize_dim
 
 __all__ = [
-    "cumsum", "cumprod",
+    "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin",
 ]  # fmt: skip
+
+CummaxResult = namedtuple("cummax", ["values", "indices"])
+CumminResult = namedtuple("cummin", ["values", "indices"])
 
 
 def _scan(op: int, x: Tensor, dim: int, dtype, name: str) -> Tensor:
@@ -108,3 +115,47 @@ def _cumprod_grad_with_zeros(g: Tensor, x: Tensor, d: int) -> Tensor:
     for j in range(n - 2, -1, -1):
         r[j] = ew.add(g.select(d, j), ew.mul(x.select(d, j + 1), r[j + 1]))
     return ew.mul(left, stack(r, d))
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    """Same as torch.logcumsumexp: ``log(cumsum(exp(input)))`` without overflow (floating inputs only)."""
+    x = _tensor_arg(input, "logcumsumexp")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"logcumsumexp(): expected a floating point tensor, got {x.dtype.name}")
+    return _scanned(lib.PF_SCAN_LOGSUMEXP, "logcumsumexp", x, dim, None, _logcumsumexp_grad, saved=True)
+
+
+def _logcumsumexp_grad(g: Tensor, x: Tensor, out: Tensor, d: int) -> Tensor:
+    """torch's: sum_{i >= j} g_i exp(x_j - out_i), with positive and negative g summed apart in log space."""
+    lowest = -_dtype.finfo(g.dtype).max
+    log_abs = ew.log(ew.abs(g))
+
+    def reverse(t):
+        return _flip1(logcumsumexp(_flip1(t, d), d), d)
+
+    pos = ew.exp(ew.add(reverse(ew.sub(ew.where(ew.gt(g, 0.0), log_abs, lowest), out)), x))
+    neg = ew.exp(ew.add(reverse(ew.sub(ew.where(ew.lt(g, 0.0), log_abs, lowest), out)), x))
+    return ew.sub(pos, neg)
+
+
+def _cum_extreme(input: Tensor, dim: int, largest: bool, name: str):
+    x = _tensor_arg(input, name)
+    d = normalize_dim(dim, x.ndim)
+    src = x if x._contig else x.contiguous()
+    values, indices = empty_tensor(x._shape, x.dtype), empty_tensor(x._shape, int64)
+    check(lib.pf_scan_extreme(src._d(), d, int(largest), values._d(), indices._d()))
+    if x.requires_grad and _grad_mode.enabled:  # each output's gradient goes to the element it copied
+        record(f"{name.capitalize()}Backward0", lambda g: (scatter_add_(zeros_of(x._shape, g.dtype), d, indices, g),),
+               (x,), values)  # fmt: skip
+    return (CummaxResult if largest else CumminResult)(values, indices)
+
+
+def cummax(input: Tensor, dim: int):  # noqa: A002
+    """Same as torch.cummax: the running maximum along ``dim`` and the index where it was found (the latest of
+    equal values; a NaN takes over and stays)."""
+    return _cum_extreme(input, dim, True, "cummax")
+
+
+def cummin(input: Tensor, dim: int):  # noqa: A002
+    """Same as torch.cummin: the running minimum along ``dim`` and its index (as ``cummax``)."""
+    return _cum_extreme(input, dim, False, "cummin")

@@ -352,9 +352,12 @@ def test_masked_fill(dtype, layout, rng):
     m = views[0](mask)
     xt = views[1](pf(base)) if layout == "broadcast" else views[0](pf(base))
     value = _FILL[dtype]
-    if layout == "broadcast":  # a (4, 1) mask over a (1, 5) tensor can't fill in place: shape error, as torch
+    if layout == "broadcast":  # a (4, 1) mask over a (1, 5) tensor: out of place both broadcast (as torch), in
+        # place the tensor cannot grow: shape error
+        got = xt.masked_fill(views[0](pf(mask)), value)
+        assert_matches(got, np.where(m, np.array(value).astype(x.dtype), x), dtype, what="masked_fill broadcast")
         with pytest.raises((ValueError, RuntimeError), match=r"\[1, 5\]"):
-            xt.masked_fill(views[0](pf(mask)), value)
+            xt.masked_fill_(views[0](pf(mask)), value)
         return
     got = xt.masked_fill(views[0](pf(mask)), value)
     expected = np.where(m, np.array(value).astype(x.dtype), x)

@@ -80,3 +80,55 @@ def test_composed_inplace_forms_backpropagate_like_out_of_place(name, args):
         (out * out).sum().backward()
         grads.append(w.grad.numpy().copy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+
+
+def test_div_rounding_modes_and_round_decimals_match_torch():
+    torch = pytest.importorskip("torch")
+    a = np.array([-7.5, -7.0, -0.5, 0.0, 3.0, 7.9])
+    b = np.array([2.0, -2.0, 2.0, -3.0, 0.0, -0.5])
+    ia, ib = np.array([-7, 7, -8, 9, 0]), np.array([2, -2, 3, 4, -5])
+    for mode in ("trunc", "floor"):
+        for x, y in ((a, b), (ia, ib), (ia, 2), (a, 2.5)):
+            tx, ty = torch.tensor(x), torch.tensor(y) if isinstance(y, np.ndarray) else y
+            px, py = pyframe.tensor(x), pyframe.tensor(y) if isinstance(y, np.ndarray) else y
+            want, got = torch.div(tx, ty, rounding_mode=mode), pyframe.div(px, py, rounding_mode=mode)
+            assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+        z = pyframe.tensor(ia)
+        z.div_(2, rounding_mode=mode)
+        np.testing.assert_array_equal(z.numpy(), torch.tensor(ia).div_(2, rounding_mode=mode).numpy())
+    with pytest.raises(ValueError, match="rounding_mode"):
+        pyframe.div(pyframe.ones(2), 2, rounding_mode="round")
+    r = np.array([1234.5678, -0.125, 2.5, -1250.0, 0.0049])
+    for d in (0, 2, 3, -1, -2):
+        np.testing.assert_array_equal(pyframe.tensor(r, dtype=pyframe.float32).round(decimals=d).numpy(),
+                                      torch.tensor(r, dtype=torch.float32).round(decimals=d).numpy())  # fmt: skip
+    x = pyframe.tensor(r)
+    x.round_(decimals=1)
+    np.testing.assert_array_equal(x.numpy(), torch.tensor(r).round(decimals=1).numpy())
+    with pytest.raises(NotImplementedError):
+        pyframe.tensor([1, 2]).round(decimals=1)
+
+
+@pytest.mark.parametrize(
+    ("name", "numbers"),
+    [("add", "either"), ("mul", "either"), ("eq", "other"), ("lt", "other"), ("ge", "other"), ("clamp_min", "other"),
+     ("rsub", "other"), ("maximum", "none"), ("minimum", "none"), ("atan2", "none"), ("logaddexp", "none"),
+     ("logical_and", "none"), ("float_power", "either")],
+)  # fmt: skip
+def test_binary_functions_take_numbers_where_torch_does(name, numbers):
+    """One checker serves every binary function: which operand may be a Python number is the op's row."""
+    torch = pytest.importorskip("torch")
+    x, tx = pyframe.tensor([1, 2, 3]), torch.tensor([1, 2, 3])
+    pairs = [((2, x), (2, tx)), ((x, 2), (tx, 2))] + ([((2, 2), (2, 2))] if numbers != "either" else [])
+    for args, targs in pairs:
+        try:
+            getattr(torch, name)(*targs)
+            torch_ok = True
+        except TypeError:
+            torch_ok = False
+        if torch_ok:
+            getattr(pyframe, name)(*args)
+        else:
+            with pytest.raises(TypeError, match=name):
+                getattr(pyframe, name)(*args)

@@ -97,9 +97,11 @@ def test_tensor_python_scalar(dtype, scalar):
     x = _ones(dtype)
     for name, out in [
         ("x + s", x + scalar), ("s + x", scalar + x), ("x * s", x * scalar), ("s * x", scalar * x),
-        ("maximum", pyframe.maximum(x, scalar)), ("where", pyframe.where(x == x, x, scalar)),
+        ("where", pyframe.where(x == x, x, scalar)),
     ]:  # fmt: skip
         assert out.dtype == expected, f"{name} with {dtype} and {scalar!r}: {out.dtype}, expected {expected}"
+    with pytest.raises(TypeError, match="both Tensors"):  # maximum takes tensors only, as torch
+        pyframe.maximum(x, scalar)
     if expected != pyframe.bool:
         assert (x - scalar).dtype == expected and (scalar - x).dtype == expected
     assert (x / scalar).dtype == (expected if expected.is_floating_point else pyframe.float32)

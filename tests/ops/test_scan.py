@@ -48,3 +48,37 @@ def test_scan_vs_torch():
                                    rtol=1e-6)  # fmt: skip
         np.testing.assert_allclose(pyframe.tensor(a).cumprod(dim).numpy(), torch.tensor(a).cumprod(dim).numpy(),
                                    rtol=1e-6)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "bool"])
+def test_cummax_cummin_match_torch(name, dtype):
+    torch = pytest.importorskip("torch")
+    a = RNG.integers(0, 3, size=(3, 6)).astype(dtype)
+    if dtype.startswith("float"):
+        a[1, 2] = a[2, 4] = np.nan  # NaN takes over and stays; the index is the latest NaN's
+    for dim in (0, 1, -1):
+        want = getattr(torch, name)(torch.tensor(a), dim)
+        got = getattr(pyframe.tensor(a), name)(dim)
+        np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+        np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())  # ties: the latest index
+    x = pyframe.tensor(a.astype(np.float64)[:, ::-1].copy())  # gradient to the element each output copied
+    if dtype == "float64":
+        b = RNG.standard_normal((3, 6))
+        fd_gradcheck(lambda t: getattr(pyframe, name)(t, 1).values, b)
+    assert getattr(pyframe, name)(x[0, 0], 0).values.shape == ()
+
+
+def test_logcumsumexp_matches_torch_and_is_stable():
+    torch = pytest.importorskip("torch")
+    a = RNG.standard_normal((4, 5)) * 30
+    a[0, 0] = -np.inf
+    a[1, :] = 1000.0  # exp overflows; the log-space sum does not
+    for dim in (0, 1):
+        np.testing.assert_allclose(pyframe.logcumsumexp(pyframe.tensor(a), dim).numpy(),
+                                   torch.logcumsumexp(torch.tensor(a), dim).numpy(), rtol=1e-12)  # fmt: skip
+    b = RNG.standard_normal((3, 4))
+    fd_gradcheck(lambda t: pyframe.logcumsumexp(t, 1), b)
+    fd_gradcheck(lambda t: t.logcumsumexp(0), b)
+    with pytest.raises(RuntimeError, match="floating"):
+        pyframe.logcumsumexp(pyframe.tensor([1, 2]), 0)

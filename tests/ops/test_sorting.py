@@ -126,3 +126,56 @@ def test_topk_and_kthvalue_refuse_bool_as_torch():
         with pytest.raises(TypeError, match="bool"):
             call(pyframe.tensor([True, False]))
     assert pyframe.sort(pyframe.tensor([True, False])).values.tolist() == [False, True]  # sort takes bools
+
+
+def test_searchsorted_and_bucketize_match_torch():
+    torch = pytest.importorskip("torch")
+    seq = np.sort(RNG.integers(0, 10, (3, 8)), axis=1).astype(np.float64)
+    vals = RNG.integers(-1, 11, (3, 5)).astype(np.float64)
+    for kw in (dict(), dict(right=True), dict(side="right"), dict(out_int32=True)):
+        want = torch.searchsorted(torch.tensor(seq), torch.tensor(vals), **kw)
+        got = pyframe.searchsorted(pyframe.tensor(seq), pyframe.tensor(vals), **kw)
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    flat = np.array([1.0, 3.0, 3.0, 7.0, np.nan])
+    for right in (False, True):
+        want = torch.searchsorted(torch.tensor(flat), torch.tensor([[3.0, np.nan], [0.0, 8.0]]), right=right)
+        got = pyframe.searchsorted(pyframe.tensor(flat), pyframe.tensor([[3.0, np.nan], [0.0, 8.0]]), right=right)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        got = pyframe.bucketize(pyframe.tensor(vals), pyframe.tensor(flat[:4]), right=right)
+        np.testing.assert_array_equal(got, torch.bucketize(torch.tensor(vals), torch.tensor(flat[:4]), right=right))
+    perm = np.array([2, 0, 1])
+    got = pyframe.searchsorted(pyframe.tensor([5, 1, 3]), pyframe.tensor([2, 4]), sorter=pyframe.tensor(perm))
+    assert got.numpy().tolist() == [1, 2]
+    with pytest.raises(RuntimeError, match="opposites"):
+        pyframe.searchsorted(pyframe.tensor([1]), pyframe.tensor([1]), right=True, side="left")
+    with pytest.raises(RuntimeError, match="boundaries"):
+        pyframe.searchsorted(pyframe.tensor([[1, 2]]), pyframe.tensor([1, 2]))
+
+
+def test_isin_unique_consecutive_and_mode_match_torch():
+    torch = pytest.importorskip("torch")
+    a = RNG.integers(0, 6, (4, 5))
+    t = np.array([1, 4, 4, 9])
+    for invert in (False, True):
+        np.testing.assert_array_equal(pyframe.isin(pyframe.tensor(a), pyframe.tensor(t), invert=invert).numpy(),
+                                      np.isin(a, t, invert=invert))  # fmt: skip
+    assert bool(pyframe.isin(3, pyframe.tensor([1, 3])))
+    assert not pyframe.isin(pyframe.tensor([1.0]), pyframe.zeros(0)).any()
+    runs = np.array([1, 1, 2, 2, 3, 1, 1, 2])
+    got = pyframe.unique_consecutive(pyframe.tensor(runs), return_inverse=True, return_counts=True)
+    want = torch.unique_consecutive(torch.tensor(runs), return_inverse=True, return_counts=True)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    rows = np.array([[1, 2], [1, 2], [0, 2], [1, 2]])
+    got = pyframe.tensor(rows).unique_consecutive(return_counts=True, dim=0)
+    want = torch.tensor(rows).unique_consecutive(return_counts=True, dim=0)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    m = RNG.integers(0, 4, (3, 9)).astype(np.float64)
+    for dim in (0, 1):
+        want = torch.mode(torch.tensor(m), dim)
+        got = pyframe.tensor(m).mode(dim, keepdim=False)
+        np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+        np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())  # the last occurrence
+    fd_gradcheck(lambda x: pyframe.mode(x, 1, keepdim=True).values, RNG.standard_normal((3, 4)))
