@@ -127,6 +127,7 @@ def bind() -> None:
         **{name: getattr(scattering, name) for name in scattering.__all__ if name != "as_strided_copy"},
         "scatter_reduce_": scattering.scatter_reduce_, "index_reduce_": scattering.index_reduce_,
         "put_": scattering.put_, "masked_scatter_": scattering.masked_scatter_,
+        "unfold": scattering.unfold,
         "sort": sorting.sort, "argsort": sorting.argsort, "msort": sorting.msort, "topk": sorting.topk,
         "kthvalue": sorting.kthvalue, "unique": sorting.unique, "cumsum": scan.cumsum, "cumprod": scan.cumprod,
         "logcumsumexp": scan.logcumsumexp, "cummax": scan.cummax, "cummin": scan.cummin, "mode": sorting.mode,

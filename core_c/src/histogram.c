@@ -82,7 +82,7 @@ int pf_histc(const pf_tensor *x, const pf_tensor *weights, double lo, double hi,
 }
 
 /* x [N, D] contiguous, edges: the D dims' edge lists one after another (nedges[d] each, ascending, at least
- * 2), hist contiguous of shape [nedges[0] - 1, ...]. A value belongs to the bin whose edges enclose it,
+ * 2; edges out of order give torch's answer, std::upper_bound's probes on them), hist contiguous of shape [nedges[0] - 1, ...]. A value belongs to the bin whose edges enclose it,
  * [e_i, e_{i+1}), the last bin closed on the right; values outside (and NaN) are left out. */
 int pf_histogramdd(const pf_tensor *x, const pf_tensor *weights, const pf_tensor *edges, const int64_t *nedges,
                    pf_tensor *hist) {
@@ -123,6 +123,7 @@ int pf_histogramdd(const pf_tensor *x, const pf_tensor *weights, const pf_tensor
                 else hi = mid;
             }
             int64_t pos = lo - 1 < m - 2 ? lo - 1 : m - 2;
+            if (pos < 0) break; /* only edges out of order (torch does not check them) lead here */
             bin = bin * (m - 1) + pos;
         }
         if (d == D) add_to_bin(hist, bin, weights, k);

@@ -87,7 +87,8 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0) -> Tensor:  # noqa: A002
 def histogramdd(input: Tensor, bins=10, *, range=None, weight: Tensor | None = None, density: bool = False):  # noqa: A002
     """Same as torch.histogramdd: the counts of the points of ``input`` (its last dim holds a point's D
     coordinates) in a D-dimensional grid of bins; ``bins`` an int, D ints or D tensors of edges; returns
-    ``(hist, bin_edges)``. A value on a bin's left edge belongs to it, the last edge to the last bin."""
+    ``(hist, bin_edges)``. A value on a bin's left edge belongs to it, the last edge to the last bin. Edges
+    should increase; as torch, that is not checked."""
     x = _tensor_arg(input, "histogramdd")
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"torch.histogramdd: input tensor must be floating point, got {x.dtype.name}")
@@ -103,8 +104,6 @@ def histogramdd(input: Tensor, bins=10, *, range=None, weight: Tensor | None = N
             if e.ndim != 1 or e._numel < 1 or e.dtype is not x.dtype:
                 raise RuntimeError("torch.histogramdd: bin edges must be 1-d tensors of the input's dtype with at "
                                    "least one element")  # fmt: skip
-            if e._numel > 1 and bool(ew.lt(e[1:], e[:-1]).any()):
-                raise ValueError("torch.histogramdd: bin edges must increase monotonically")
         edges = [e.detach().contiguous() for e in edges]
     else:
         counts = [bins] * D if isinstance(bins, int) else list(bins)

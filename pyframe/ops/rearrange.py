@@ -257,6 +257,8 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
     x = input
     dims = list(range(x.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
     dims = [normalize_dim(d, x.ndim) for d in dims]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"torch.gradient(): dim {dims} names a dim more than once")
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     if spacing is None:

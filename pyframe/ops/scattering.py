@@ -1,13 +1,12 @@
 """Writes at indices: ``scatter_reduce``, ``index_reduce``, ``index_add``, ``index_put``, ``put``,
-``masked_scatter``, the ``*_scatter`` ops (a tensor written through a view of a copy), and ``as_strided``.
+``masked_scatter``, the ``*_scatter`` ops (a tensor written through a view of a copy), and ``as_strided`` with
+the view built on it, ``Tensor.unfold``.
 
 ``scatter_reduce`` is one C call (``pf_scatter_reduce``); ``index_reduce`` is the same call with the index
 broadcast along the other dims. The rest are index writes of ``index.py`` on flat positions, so their
 gradients come from ``__setitem__``'s. Forward and backward side by side."""
 
 from __future__ import annotations
-
-import math
 
 from pyframe import _grad_mode
 from pyframe._backend import ShapeError, check, lib
@@ -29,12 +28,14 @@ from pyframe.ops.index import (
     setitem,
     setitem_accumulate,
 )
+from pyframe.ops.inplace_view import _check_inside, _positions, _strided_back
 from pyframe.ops.view import broadcast_tensors
 from pyframe.tensor import Tensor, normalize_dim
 
 __all__ = [
     "scatter_reduce", "index_reduce", "index_add", "index_put", "index_put_", "put", "masked_scatter",
     "diagonal_scatter", "select_scatter", "slice_scatter", "as_strided", "as_strided_copy", "as_strided_scatter",
+    "unfold_copy",
 ]  # fmt: skip
 
 _REDUCE_CODES = {"sum": lib.PF_SUM, "prod": lib.PF_PROD, "mean": lib.PF_MEAN, "amax": lib.PF_MAX, "amin": lib.PF_MIN}
@@ -289,26 +290,18 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None
 
 
 def _strided_positions(size, stride, offset: int) -> Tensor:
-    """The storage position of every element of an (size, stride, offset) view, as an int64 tensor."""
-    pos = ew.add(zeros_of(tuple(size), int64), offset)
-    for k, (n, s) in enumerate(zip(size, stride, strict=True)):
-        shape = [1] * len(size)
-        shape[k] = n
-        pos = ew.plain_add(pos, ew.mul(arange(n), s).reshape(shape))
-    return pos
+    """The storage position of every element of an (size, stride, offset) view, as an int64 tensor of that shape."""
+    return _positions(zeros_of((), int64), size, stride, offset).reshape(size)
 
 
-def _check_strided(op: str, size, stride, offset: int, storage: int) -> tuple:
+def _check_strided(op: str, t: Tensor, size, stride, offset: int) -> tuple:
     size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError(f"{op}(): mismatch in length of strides and shape ({len(stride)} and {len(size)})")
     if any(n < 0 for n in size) or any(s < 0 for s in stride) or offset < 0:
         raise RuntimeError(f"{op}(): size, stride and storage_offset must be non-negative, got {list(size)}, "
                            f"{list(stride)} and {offset}")  # fmt: skip
-    if math.prod(size) and offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True)) >= storage:
-        need = offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True)) + 1
-        raise RuntimeError(f"{op}(): sizes {list(size)}, strides {list(stride)} and storage offset {offset} need a "
-                           f"storage of {need} elements, out of bounds for a storage of {storage}")  # fmt: skip
+    _check_inside(t, size, stride, offset, op)
     return size, stride
 
 
@@ -316,16 +309,10 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
     """Same as torch.as_strided: a view of ``input``'s storage with the given sizes, strides and offset
     (``storage_offset`` defaults to the input's own). Views that overlap get every read's gradient added."""
     offset = input._offset if storage_offset is None else int(storage_offset)
-    size, stride = _check_strided("as_strided", size, stride, offset, input._storage.nbytes // input.dtype.itemsize)
-
-    def back(g):  # through storage positions: the view's gradient added up, then read where input lies
-        view_pos = _strided_positions(size, stride, offset).reshape(-1)
-        in_pos = _strided_positions(input._shape, input._strides, input._offset)
-        span = max(int(view_pos.max()) + 1 if view_pos._numel else 0, int(in_pos.max()) + 1 if in_pos._numel else 0)
-        total = index_add_(zeros_of((span,), g.dtype), 0, view_pos, g.reshape(-1))
-        return getitem(total, in_pos)
-
-    return sh.view_op(input, size, stride, offset, back)
+    size, stride = _check_strided("as_strided", input, size, stride, offset)
+    shape, strides, base = input._shape, input._strides, input._offset
+    return sh.view_op(input, size, stride, offset, lambda g: _strided_back(g, size, stride, offset, shape, strides,
+                                                                           base))  # fmt: skip
 
 
 def as_strided_copy(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:  # noqa: A002
@@ -337,6 +324,32 @@ def as_strided_scatter(input: Tensor, src: Tensor, size, stride, storage_offset:
     """Same as torch.as_strided_scatter: a copy of ``input`` (laid out contiguously) with ``src`` written where
     ``as_strided(size, stride, storage_offset)`` of it reads."""
     offset = 0 if storage_offset is None else int(storage_offset)
-    size, stride = _check_strided("as_strided_scatter", size, stride, offset, input._numel)
+    size, stride = _check_strided("as_strided_scatter", input.contiguous(), size, stride, offset)
     return _through_view("as_strided_scatter", input, src,
                          lambda t: getitem(t.reshape(-1), _strided_positions(size, stride, offset)))  # fmt: skip
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
+    """Same as torch.Tensor.unfold: a view of every window of ``size`` elements along ``dimension``, ``step``
+    apart, the windows in place of that dim and each window's elements in a new last dim (overlapping windows
+    add their gradients)."""
+    x = input
+    d = normalize_dim(dimension, x.ndim) if x.ndim else normalize_dim(dimension, 1)
+    n = x._shape[d] if x.ndim else 1
+    if not isinstance(step, int) or step <= 0:
+        raise RuntimeError(f"unfold(): step is {step} but must be > 0")
+    if not isinstance(size, int) or size < 0 or size > n:
+        raise RuntimeError(f"unfold(): maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if not x.ndim:
+        return as_strided(x, (size,), (1,))
+    windows = (n - size) // step + 1
+    shape = x._shape[:d] + (windows,) + x._shape[d + 1 :] + (size,)
+    strides = x._strides[:d] + (x._strides[d] * step,) + x._strides[d + 1 :] + (x._strides[d],)
+    base_shape, base_strides, offset = x._shape, x._strides, x._offset
+    return sh.view_op(x, shape, strides, offset, lambda g: _strided_back(g, shape, strides, offset, base_shape,
+                                                                         base_strides, offset))  # fmt: skip
+
+
+def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
+    """Same as torch.unfold_copy: ``Tensor.unfold``, copied."""
+    return unfold(input, dimension, size, step).clone()

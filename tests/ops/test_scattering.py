@@ -171,5 +171,25 @@ def test_as_strided_views_share_storage_and_add_up_gradients():
     ones = np.ones((2, 2))
     _close(pyframe.as_strided_scatter(pyframe.tensor(a), pyframe.tensor(ones), (2, 2), (1, 3)),
            torch.as_strided_scatter(torch.tensor(a), torch.tensor(ones), (2, 2), (1, 3)))  # fmt: skip
-    with pytest.raises(RuntimeError, match="out of bounds"):
+    with pytest.raises(RuntimeError, match="storage"):
         pyframe.as_strided(pa, (3,), (5,))
+
+
+def test_unfold_windows_match_torch_and_share_memory():
+    torch = pytest.importorskip("torch")
+    a = RNG.standard_normal((3, 7))
+    ta, pa = _both(torch, a, grad=True)
+    for dim, size, step in ((1, 3, 2), (1, 2, 1), (0, 3, 1), (-1, 7, 3)):
+        tv, pv = ta.unfold(dim, size, step), pa.unfold(dim, size, step)
+        _close(pv, tv)
+        cot = RNG.standard_normal(tuple(tv.shape))
+        _close(pyframe.autograd.grad(pv, pa, pyframe.tensor(cot))[0],
+               torch.autograd.grad(tv, ta, torch.tensor(cot))[0])  # fmt: skip
+    base = pyframe.zeros(5)
+    base.unfold(0, 2, 2)[1].fill_(3.0)
+    assert base.numpy().tolist() == [0, 0, 3, 3, 0]
+    np.testing.assert_array_equal(pyframe.unfold_copy(pyframe.arange(4), 0, 2, 1).numpy(), [[0, 1], [1, 2], [2, 3]])
+    with pytest.raises(RuntimeError, match="step"):
+        pa.unfold(1, 2, 0)
+    with pytest.raises(RuntimeError, match="maximum size"):
+        pa.unfold(1, 8, 1)

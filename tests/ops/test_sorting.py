@@ -144,7 +144,7 @@ def test_searchsorted_and_bucketize_match_torch():
         np.testing.assert_array_equal(got.numpy(), want.numpy())
         got = pyframe.bucketize(pyframe.tensor(vals), pyframe.tensor(flat[:4]), right=right)
         np.testing.assert_array_equal(got, torch.bucketize(torch.tensor(vals), torch.tensor(flat[:4]), right=right))
-    perm = np.array([2, 0, 1])
+    perm = np.array([1, 2, 0])  # argsort of [5, 1, 3]
     got = pyframe.searchsorted(pyframe.tensor([5, 1, 3]), pyframe.tensor([2, 4]), sorter=pyframe.tensor(perm))
     assert got.numpy().tolist() == [1, 2]
     with pytest.raises(RuntimeError, match="opposites"):
