@@ -401,7 +401,7 @@ class _Binary(NamedTuple):
     grad: object  # grad(g, a, b, y) -> (grad a, grad b) before broadcasting is summed away; None: none
     saves: bool  # the derivative reads a and b
     backward_name: str
-    numbers: str  # which operands may be Python numbers: "either", "other" or "none" (check_operands)
+    numbers: str = "either"  # which operands may be Python numbers: "either", "other" or "none" (check_operands)
 
 
 binary_ops: dict = {}  # name -> op, filled by the rows below
