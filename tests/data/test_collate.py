@@ -101,3 +101,11 @@ def test_mixed_batches_collate_as_torch(name):
 def test_tensor_after_numpy_arrays_refused_the_other_way_round():
     with pytest.raises(TypeError):
         default_collate([pf.tensor([2.0]), np.array([1.0])])  # torch.stack refuses the array too
+
+
+@pytest.mark.parametrize("odd", [{"a": True}, {"a": np.float64(3.5)}, "text", object()])
+def test_an_element_of_another_kind_among_arrays_is_named(odd):
+    # torch refuses it too ("Could not infer dtype of dict"); the message names what could not be batched,
+    # whatever its type (a dict once made the message itself fail with a slice lookup)
+    with pytest.raises(TypeError, match=f"default_collate: cannot make a tensor of {type(odd).__name__}"):
+        default_collate([np.array(3.0), odd, np.array(1.5)])

@@ -5,6 +5,7 @@ torch.utils.data's."""
 from __future__ import annotations
 
 import collections.abc as abc
+import reprlib
 from typing import Any
 
 import numpy as np
@@ -126,4 +127,5 @@ def _tensor(values: list, dt) -> Tensor:
     try:
         return tensor(values, dtype=dt)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"default_collate: cannot batch the numbers {values[:4]!r}...: {e}") from None
+        shown = reprlib.repr(values)  # any value: a dict among arrays reaches here too
+        raise TypeError(f"default_collate: cannot make a tensor of {type(values).__name__} {shown}: {e}") from None
