@@ -487,6 +487,10 @@ int pf_multinomial(const pf_tensor *probs, const pf_tensor *u, int replacement, 
 
 /* ---- parameterised draws: gamma, Poisson, binomial ---------------------------------- */
 
+/* The samplers follow ATen's Distributions.h: gamma from NumPy's distributions.c (Copyright 2005 Robert Kern,
+ * MIT), Poisson PTRS from the same NumPy file, binomial inversion and BTRS from TensorFlow's
+ * random_binomial_op.cc (Copyright 2019 The TensorFlow Authors, Apache 2.0); see THIRD_PARTY_NOTICES.md. */
+
 /* Element e of a parameterised draw owns the counter offset + e, as the fills do, and takes as many
  * uniforms as its rejection loop needs from its own stream: Philox blocks with that counter in
  * words 0-1 and the draw index j = 1, 2, ... in word 2 (the fills use j = 0), two 53-bit uniforms
@@ -663,6 +667,8 @@ int pf_random_param(int kind, const pf_tensor *a, const pf_tensor *b, pf_tensor 
 }
 
 /* ---- the reparameterised gamma gradient ---------------------------------------------- */
+
+/* Ported from PyTorch's ATen/native/Distributions.h (standard_gamma_grad_one; BSD-3-Clause, THIRD_PARTY_NOTICES.md) */
 
 double pf_digamma(double x); /* special.c */
 
