@@ -77,6 +77,7 @@ from pyframe._aliases import *  # noqa: F403  # isort: skip
 from pyframe import signal  # isort: skip
 from pyframe import special  # isort: skip
 from pyframe import masked  # isort: skip
+from pyframe import fft  # isort: skip
 import pyframe.autograd.functional  # noqa: F401  # isort: skip - torch.autograd.functional is an attribute
 from pyframe import func  # isort: skip
 from pyframe import profiler  # isort: skip - also makes torch.autograd.profiler an attribute
@@ -109,7 +110,7 @@ __all__ = [
     "empty_cache", "memory_cached", "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d", "layout", "strided",
     *ops.__all__,
-    *_aliases.__all__, "signal", "special", "masked", "func", "profiler",
+    *_aliases.__all__, "signal", "special", "masked", "fft", "func", "profiler",
 ]  # fmt: skip
 
 

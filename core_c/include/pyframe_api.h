@@ -384,6 +384,15 @@ int pf_linalg_matrix_exp(const pf_tensor *a, pf_tensor *out);
  * floating dtype. A singular matrix is not an error. */
 int pf_linalg_lu_factor(const pf_tensor *a, pf_tensor *lu, pf_tensor *piv, pf_tensor *info);
 
+/* discrete Fourier transforms along `dim` (fft.c), unnormalized, float32/float64, a complex signal held as two
+ * real tensors of one shape; x_k = sum_j x_j exp(sign 2 pi i j k / n) (sign -1: forward, +1: inverse).
+ * mode 0: (re, im) -> (out_re, out_im), length n along dim (im may be NULL: zero);
+ * mode 1 (c2r): (re, im) hold the first n/2 + 1 values of a Hermitian spectrum, out_re the real signal of length
+ *   n = out_re's size along dim (out_im NULL);
+ * mode 2 (r2c): re real of length n, (out_re, out_im) the first n/2 + 1 values of its transform (im NULL). */
+int pf_fft(const pf_tensor *re, const pf_tensor *im, pf_tensor *out_re, pf_tensor *out_im, int dim, int mode,
+           int sign);
+
 /* optimizers (optim.c): one fused in-place step of torch.optim's update (foreach=False) over a
  * contiguous parameter of n elements, float32 or float64, with state buffers s0..s2 of its dtype
  * (the ones a kind does not use may be NULL) and the kind's scalars in hp, listed in the source
