@@ -104,9 +104,7 @@ def test_import_rewrite_touches_only_imports():
 
 # Programs that stop on a torch API pyframe does not have yet (issue 8); each entry goes once
 # its program runs. Not strict, so the engineer who lands the API is not blocked by the list.
-PENDING: dict[str, str] = {
-    "graph_network": "torch.bincount (the index family)",
-}
+PENDING: dict[str, str] = {}
 
 
 def flatten(results: dict, prefix: str = "") -> dict:

@@ -73,5 +73,5 @@ with torch.no_grad():
     readout = (pooled / counts).tolist()
 print(f"losses {losses[0]:.4f} -> {losses[-1]:.4f}, accuracy {acc:.2f}")
 assert losses[-1] < losses[0]
-print("RESULT", json.dumps({"losses": losses[:15], "degrees": deg[:10].tolist(), "readout": readout,
+print("RESULT", json.dumps({"losses": losses[:15], "degrees": deg[:10].tolist(), "_readout": readout,
                             "_losses_last": losses[-1], "_accuracy": acc}))  # fmt: skip
