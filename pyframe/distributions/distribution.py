@@ -2,8 +2,6 @@
 
 import warnings
 
-from typing_extensions import deprecated
-
 from pyframe import ops as T
 from pyframe._grad_mode import no_grad
 from pyframe.distributions import constraints
@@ -179,15 +177,12 @@ class Distribution:
         """
         raise NotImplementedError
 
-    @deprecated(
-        "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
-        category=FutureWarning,
-    )
     def sample_n(self, n: int) -> Tensor:
         """
         Generates n samples or n batches of samples if the distribution
-        parameters are batched.
+        parameters are batched. Deprecated as in torch: use ``sample((n,))``.
         """
+        warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning, stacklevel=2)
         return self.sample(Size((n,)))
 
     def log_prob(self, value: Tensor) -> Tensor:

@@ -158,3 +158,45 @@ def test_cffi_lib_is_used_only_where_the_architecture_doc_says():
     doc = (ROOT / "docs" / "architecture.md").read_text()
     undocumented = [p for p in LIB_ALSO if f"`{p.removeprefix('pyframe/')}`" not in doc]
     assert not undocumented, f"docs/architecture.md does not name these lib users: {undocumented}"
+
+
+# what `pip install pyframe-core` brings (pyproject's dependencies): a module-level import of anything else would
+# make `import pyframe` fail where only these are installed (an optional extra is imported inside the function
+# that needs it). A test venv has much more (torch pulls typing_extensions in), so only the source can tell.
+DEPENDENCIES = {"numpy", "pluggy", "cffi", "_cffi_backend"}
+
+
+def _module_level_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    out = []
+    guarded = _type_checking_nodes(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for inner in ast.walk(node):
+                guarded.add(id(inner))
+        optional = ("ImportError", "ModuleNotFoundError")  # `try: import x except ImportError:` is optional
+        if isinstance(node, ast.Try) and any(
+            isinstance(h.type, ast.Name) and h.type.id in optional for h in node.handlers
+        ):
+            for inner in ast.walk(node):
+                guarded.add(id(inner))
+    for node in ast.walk(tree):
+        if id(node) in guarded:
+            continue
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append((node.lineno, node.module))
+    return out
+
+
+def test_import_pyframe_needs_only_the_declared_dependencies():
+    import sys
+
+    allowed = set(sys.stdlib_module_names) | DEPENDENCIES | {"pyframe", "__future__"}
+    bad = []
+    for path in sorted(_modules().values()):
+        tree = ast.parse(path.read_text(), str(path))
+        for line, module in _module_level_imports(tree):
+            if module.partition(".")[0] not in allowed:
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+    assert not bad, "module-level imports of undeclared packages:\n" + "\n".join(bad)
