@@ -108,6 +108,7 @@ def bind() -> None:
         "__sub__": ew.plain_sub, "__rsub__": _swap(ew.plain_sub), "__isub__": ew.inplace_ops["sub_"],
         "__mul__": ew.mul, "__rmul__": ew.mul, "__imul__": ew.inplace_ops["mul_"],
         "__truediv__": ew.div, "__rtruediv__": _swap(ew.div), "__itruediv__": ew.inplace_ops["div_"],
+        "__rdiv__": _swap(ew.div), "__div__": ew.div,
         "__floordiv__": ew.floor_divide, "__rfloordiv__": _swap(ew.floor_divide),
         "__mod__": ew.remainder, "__rmod__": _swap(ew.remainder),
         "__pow__": ew.pow, "__rpow__": _swap(ew.pow), "__ipow__": ew.inplace_ops["pow_"],

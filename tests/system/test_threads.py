@@ -189,6 +189,12 @@ cases.update({
     "cumsum": lambda: big.cumsum(1),
     "sort": lambda: big.sort(1)[0],
     "topk": lambda: big.topk(5, 1)[1],
+    "scatter_reduce": lambda: pyframe.zeros(7, 700).scatter_reduce(0, rows.reshape(1000, 1).expand(1000, 700), big,
+                                                                   "mean", include_self=False),  # fmt: skip
+    "cummax": lambda: big.cummax(1)[1],
+    "logcumsumexp": lambda: big.logcumsumexp(1),
+    "searchsorted": lambda: pyframe.searchsorted(big.sort(1)[0], big),
+    "mode": lambda: (big * 4).round().mode(1)[0],
     "rand": lambda: (pyframe.manual_seed(3), pyframe.rand(500_000))[1],
     "randn": lambda: (pyframe.manual_seed(3), pyframe.randn(500_000))[1],
     "multinomial": lambda: (pyframe.manual_seed(3), pyframe.multinomial(probs, 3))[1],
