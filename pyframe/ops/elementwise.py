@@ -409,8 +409,7 @@ _binary_rows: dict = {}  # name -> its _Binary
 
 
 def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False, numbers: str = "either"):
-    """One binary op's row: ``name(input, other, out=None)`` with broadcasting and promotion; ``numbers`` as in
-    ``check_operands``."""
+    """One binary op's row: ``name(input, other, out=None)``, broadcasting; ``numbers`` as in ``check_operands``."""
     b = _binary_rows[name] = _Binary(name, op, kind, grad, saves, name.capitalize() + "Backward0", numbers)
     strict_input, strict_other = numbers != "either", numbers == "none"
     if saves:  # torch's names of what the node keeps (pow also reads its output)
@@ -447,12 +446,10 @@ def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False, numbe
             return y
         if type(input) is Tensor:
             x, s, first = input, other, 0
-            if strict_other and not isinstance(other, Tensor):
-                check_operands(name, input, other, numbers)
         else:
             x, s, first = other, input, 1
-            if strict_input or not isinstance(other, Tensor):
-                check_operands(name, input, other, numbers)
+        if (strict_input or not isinstance(x, Tensor)) if first else (strict_other and not isinstance(s, Tensor)):
+            check_operands(name, input, other, numbers)
         if not (
             type(x) is Tensor and x._contig and (x.dtype is float32 or x.dtype is _float64)
             and (type(s) is float or (type(s) is int and -_EXACT <= s <= _EXACT))
@@ -724,8 +721,7 @@ def masked_fill_(x: Tensor, mask: Tensor, value) -> Tensor:
     """Same as torch.Tensor.masked_fill_: ``value`` written where ``mask`` (broadcast to ``x``) is True; returns
     ``x``.
     """
-    out = masked_fill(x, mask, value)
-    if out._shape != x._shape:
+    if (out := masked_fill(x, mask, value))._shape != x._shape:
         check_inplace_shape(x, out._shape, "masked_fill_")
     return copy_(x, out)
 
