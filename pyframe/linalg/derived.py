@@ -10,7 +10,7 @@ from pyframe import _dtype
 from pyframe._backend import NULL, ShapeError, lib
 from pyframe.autograd.graph import needs_grad, record
 from pyframe.linalg._common import LinAlgError, call, check_matrix, check_same_dtype
-from pyframe.linalg.decomp import svd, svdvals
+from pyframe.linalg.decomp import eigh, svd, svdvals
 from pyframe.linalg.norms import matrix_norm
 from pyframe.linalg.solve import inv
 from pyframe.ops import elementwise as ew
@@ -38,8 +38,18 @@ def _tolerance(A: Tensor, S: Tensor, atol, rtol) -> Tensor:
 
 def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False) -> Tensor:
     """Same as torch.linalg.pinv: V diag(1/s) U^T over the singular values above the cut-off (see
-    :func:`matrix_rank`); ``hermitian`` is accepted and uses the same SVD."""
-    check_matrix(A, "linalg.pinv", square=False)
+    :func:`matrix_rank`); with ``hermitian`` A is read as the symmetric matrix of its lower triangle and
+    inverted through ``eigh`` (U diag(1/w) U^T over the eigenvalues with |w| above the cut-off), as torch's."""
+    check_matrix(A, "linalg.pinv", square=hermitian)
+    if hermitian:
+        W, V = eigh(A.detach())
+        absw = ew.abs(W)
+        keep = ew.gt(absw, _tolerance(A, absw, atol, rtol))
+        w_inv = ew.where(keep, ew.reciprocal(ew.where(keep, W, 1.0)), 0.0)
+        P = matmul(ew.mul(V, w_inv.unsqueeze(-2)), V.mT)
+        if needs_grad(A):
+            record("LinalgPinvBackward0", lambda g: _pinv_backward(g, P, A), (A,), P, (A, P))
+        return P
     U, S, Vh = svd(A, full_matrices=False)
     keep = ew.gt(S.detach(), _tolerance(A, S, atol, rtol))
     safe = ew.where(keep, S, 1.0)  # 1/s only where kept: no inf (or NaN gradient) from dropped values
@@ -47,11 +57,22 @@ def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, her
     return matmul(ew.mul(Vh.mT, s_inv.unsqueeze(-2)), U.mT)
 
 
+def _pinv_backward(g: Tensor, P: Tensor, A: Tensor) -> Tensor:
+    """torch's pinv_backward: the derivative of the pseudo-inverse P of the full matrix A (which is what torch
+    differentiates for ``hermitian=True`` too, whose forward reads A's lower triangle only)."""
+    Ph, gh = P.mT, g.mT
+    K = matmul(gh, P)
+    KPh = matmul(K, Ph)
+    out = ew.sub(KPh, matmul(P, K).mT)
+    out = ew.sub(out, matmul(matmul(A, P), KPh))
+    return ew.add(out, matmul(matmul(Ph, P), ew.sub(gh, matmul(K, A))))
+
+
 def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False) -> Tensor:
     """Same as torch.linalg.matrix_rank: the number of singular values above max(atol, rtol * s_max)
-    (int64)."""
-    check_matrix(A, "linalg.matrix_rank", square=False)
-    S = svdvals(A.detach())
+    (int64); with ``hermitian`` the |eigenvalues| of the symmetric matrix of A's lower triangle, as torch's."""
+    check_matrix(A, "linalg.matrix_rank", square=hermitian)
+    S = ew.abs(eigh(A.detach())[0]) if hermitian else svdvals(A.detach())
     return rd.sum(ew.gt(S, _tolerance(A, S, atol, rtol)).to(_dtype.int64), -1)
 
 

@@ -361,3 +361,19 @@ def test_ormqr_norm_nuc_and_lowrank(rng):
     np.testing.assert_allclose((U * S.unsqueeze(-2) @ V.mT).numpy(), low, atol=1e-9)
     U, S, V = pyframe.pca_lowrank(t(low), q=5)
     np.testing.assert_allclose(S.numpy()[:4], np.linalg.svd(low - low.mean(0), compute_uv=False)[:4], rtol=1e-9)
+
+
+def test_pinv_and_matrix_rank_hermitian_read_the_lower_triangle(rng):
+    torch = pytest.importorskip("torch")
+    a = rng.standard_normal((2, 4, 4))  # not symmetric: hermitian=True reads the lower triangle, as torch's
+    a[0, :, 3] = a[0, :, 2]  # and a rank-deficient one
+    a[0, 3, :] = a[0, 2, :]
+    A, At = pyframe.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    P, Pt = LA.pinv(A, hermitian=True), torch.linalg.pinv(At, hermitian=True)
+    np.testing.assert_allclose(P.detach().numpy(), Pt.detach().numpy(), atol=1e-10)
+    w = rng.standard_normal((2, 4, 4))
+    (P * pyframe.tensor(w)).sum().backward()
+    (Pt * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(A.grad.numpy(), At.grad.numpy(), atol=1e-9)
+    ranks = LA.matrix_rank(pyframe.tensor(a), hermitian=True).tolist()
+    assert ranks == torch.linalg.matrix_rank(torch.tensor(a), hermitian=True).tolist()
