@@ -327,8 +327,9 @@ def test_operands_of_wrong_type():
         pyframe.ones(2).clamp()
     with pytest.raises(ValueError, match="set_num_threads expects a positive int, got 0"):
         pyframe.set_num_threads(0)
-    with pytest.raises(ValueError, match="norm: unsupported p=-1"):
-        pyframe.ones(2).norm(-1)
+    with pytest.raises(ValueError, match="norm: unsupported p='abc'"):
+        pyframe.ones(2).norm("abc")
+    assert pyframe.ones(4).norm(-1).item() == pytest.approx(0.25)  # torch's: (sum |x|^p)^(1/p) for p < 0 too
 
 
 def test_softmax_of_integers_and_mean_of_integers():
