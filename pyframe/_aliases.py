@@ -31,6 +31,8 @@ __all__ = [
     "scalar_tensor", "take", "fill", "logspace", "trapezoid", "trapz", "cumulative_trapezoid", "logaddexp2",
     "deg2rad", "rad2deg", "signbit", "isposinf", "isneginf", "copysign", "fmax", "fmin", "heaviside", "sinc",
     "diag_embed", "diagflat", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "BoolTensor",
+    "conv3d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "grid_sampler", "grid_sampler_2d",
+    "grid_sampler_3d", "affine_grid_generator",
 ]  # fmt: skip
 
 # ---- torch's aliases of nn.functional and linalg -----------------------------------------------------------
@@ -39,6 +41,39 @@ conv1d, conv2d, conv_transpose1d, conv_transpose2d = F.conv1d, F.conv2d, F.conv_
 avg_pool1d, adaptive_avg_pool1d, bilinear = F.avg_pool1d, F.adaptive_avg_pool1d, F.bilinear
 cosine_similarity, pairwise_distance = F.cosine_similarity, F.pairwise_distance
 pixel_shuffle, pixel_unshuffle, prelu, hardshrink = F.pixel_shuffle, F.pixel_unshuffle, F.prelu, F.hardshrink
+conv3d, conv_transpose3d = F.conv3d, F.conv_transpose3d
+max_pool1d, max_pool2d, max_pool3d = F.max_pool1d, F.max_pool2d, F.max_pool3d
+
+
+def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                 align_corners: bool) -> Tensor:  # fmt: skip
+    """Same as torch.grid_sampler: ``F.grid_sample`` with the modes as torch's integer codes."""
+    modes, pads = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+    if interpolation_mode not in range(3) or padding_mode not in range(3):
+        raise ValueError(f"grid_sampler(): interpolation_mode and padding_mode must be 0, 1 or 2, got "
+                         f"{interpolation_mode!r} and {padding_mode!r}")  # fmt: skip
+    return F.grid_sample(input, grid, modes[interpolation_mode], pads[padding_mode], align_corners)
+
+
+def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:  # fmt: skip
+    """Same as torch.grid_sampler_2d: grid_sampler on 4-d input."""
+    if input.ndim != 4:
+        raise ValueError(f"grid_sampler_2d(): expected a 4-d input, got shape {list(input.shape)}")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:  # fmt: skip
+    """Same as torch.grid_sampler_3d: grid_sampler on 5-d input."""
+    if input.ndim != 5:
+        raise ValueError(f"grid_sampler_3d(): expected a 5-d input, got shape {list(input.shape)}")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
+    """Same as torch.affine_grid_generator: ``F.affine_grid``."""
+    return F.affine_grid(theta, size, align_corners)
 
 
 def constant_pad_nd(input: Tensor, pad, value: float = 0) -> Tensor:

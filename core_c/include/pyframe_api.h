@@ -276,6 +276,11 @@ int pf_im2col(const pf_tensor *x, pf_tensor *col, int kh, int kw, int sh, int sw
 int pf_col2im(const pf_tensor *col, pf_tensor *x, int kh, int kw, int sh, int sw,
               int ph, int pw, int dh, int dw);
 
+/* 3-d unfold and fold (conv.c): x [N, C, D, H, W] <-> col [N, C*KD*KH*KW, OD*OH*OW], geom holds kernel[3],
+ * stride[3], padding[3], dilation[3]; col2vol accumulates into x (contiguous; zero it first for a plain fold) */
+int pf_vol2col(const pf_tensor *x, pf_tensor *col, const int64_t *geom);
+int pf_col2vol(const pf_tensor *col, pf_tensor *x, const int64_t *geom);
+
 /* conv2d (conv.c): out [N, O, OH, OW] = x [N, C, H, W] (any strides) correlated with weight
  * [O, C/groups, KH, KW], plus bias [O] (NULL: none); weight and out contiguous, one float dtype */
 int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias, pf_tensor *out, int sh, int sw,
@@ -285,13 +290,32 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
 int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_tensor *weight, pf_tensor *grad_x,
                        pf_tensor *grad_w, int sh, int sw, int ph, int pw, int dh, int dw, int groups);
 
-/* max pooling (pool.c): x [N, C, H, W] float32/float64 (any strides) -> out [N, C, OH, OW] and indices
- * [N, C, OH, OW] int64 (flat h*W + w in the input plane, as torch), both contiguous */
-int pf_max_pool2d(const pf_tensor *x, pf_tensor *out, pf_tensor *indices, int kh, int kw, int sh, int sw,
-                  int ph, int pw, int dh, int dw);
-/* grad_in [N, C, H, W] contiguous is overwritten: zero, then grad_in[n, c, indices] += grad_out */
-int pf_max_pool2d_backward(const pf_tensor *grad_out, const pf_tensor *indices, pf_tensor *grad_in, int kh,
-                           int kw, int sh, int sw, int ph, int pw, int dh, int dw);
+/* pooling (pool.c) over [N, C, D, H, W] float32/float64 (1-d and 2-d pools pass size-1 dims). geom holds 13
+ * values: kernel[3], stride[3], padding[3], dilation[3], ceil_mode; the output's spatial sizes must be torch's for
+ * them. x may have any strides; what is written (out, indices, grad_in) is contiguous.
+ * max: indices [N, C, OD, OH, OW] int64 get each window's flat position (d*H + h)*W + w in the input plane */
+int pf_max_pool(const pf_tensor *x, pf_tensor *out, pf_tensor *indices, const int64_t *geom);
+/* grad_in [N, C, D, H, W] is overwritten: zero, then grad_in[n, c, indices] += grad_out (max and adaptive max) */
+int pf_max_pool_backward(const pf_tensor *grad_out, const pf_tensor *indices, pf_tensor *grad_in);
+/* average (dilation 1): each window's sum over its divisor: divisor if > 0, else torch's count (the window within
+ * the padded input when count_include_pad, within the input otherwise) */
+int pf_avg_pool(const pf_tensor *x, pf_tensor *out, const int64_t *geom, int count_include_pad, int64_t divisor);
+int pf_avg_pool_backward(const pf_tensor *grad_out, pf_tensor *grad_in, const int64_t *geom, int count_include_pad,
+                         int64_t divisor);
+/* adaptive: output o of a dim pools the inputs floor(o*in/out) to ceil((o+1)*in/out); the maximum and its index
+ * when indices is given, the average otherwise */
+int pf_adaptive_pool(const pf_tensor *x, pf_tensor *out, pf_tensor *indices);
+int pf_adaptive_avg_pool_backward(const pf_tensor *grad_out, pf_tensor *grad_in);
+
+/* grid_sample (sample.c): out [N, C, OH, OW] (contiguous) samples input [N, C, H, W] at grid [N, OH, OW, 2]
+ * ((x, y) in [-1, 1]), or out [N, C, OD, OH, OW] from input [N, C, D, H, W] at grid [N, OD, OH, OW, 3];
+ * mode 0 bilinear, 1 nearest, 2 bicubic (4-d only); padding_mode 0 zeros, 1 border, 2 reflection (torch's
+ * formulas). Backward: input contiguous; grad_input (overwritten) and grad_grid contiguous, either may be NULL. */
+int pf_grid_sample(const pf_tensor *input, const pf_tensor *grid, pf_tensor *out, int mode, int padding_mode,
+                   int align_corners);
+int pf_grid_sample_backward(const pf_tensor *grad_out, const pf_tensor *input, const pf_tensor *grid,
+                            pf_tensor *grad_input, pf_tensor *grad_grid, int mode, int padding_mode,
+                            int align_corners);
 
 /* batch norm with batch statistics (batch_norm.c), x [N, C, L] float32/float64 (any strides), y contiguous;
  * mean and var [C] float64 get the biased batch statistics (kept for backward at full precision); weight, bias, running_mean and running_var may be

@@ -196,3 +196,125 @@ int pf_col2im(const pf_tensor *col, pf_tensor *x, int kh, int kw, int sh, int sw
     int rc = pf_conv_geometry("col2im", x, col, kh, kw, sh, sw, ph, pw, dh, dw, &g);
     return rc != PF_OK ? rc : run(1, x, col, &g, 0.0);
 }
+
+/* vol2col / col2vol: the 3-d unfold and fold behind conv3d and conv_transpose3d,
+ * x [N, C, D, H, W] <-> col [N, C*KD*KH*KW, OD*OH*OW], split over the N*C planes as above. */
+typedef struct {
+    int64_t in[3], out[3], k[3], s[3], p[3], d[3], xs[3];
+} vol_geom;
+
+#define DEFINE_VOL(T)                                                                                              \
+    static void vol2col_plane_##T(const T *xp, T *cp, const vol_geom *g, int64_t csr) {                            \
+        int64_t OHW = g->out[1] * g->out[2], OW = g->out[2];                                                       \
+        for (int64_t a = 0; a < g->k[0]; a++)                                                                      \
+            for (int64_t b = 0; b < g->k[1]; b++)                                                                  \
+                for (int64_t c = 0; c < g->k[2]; c++) {                                                            \
+                    T *row = cp + ((a * g->k[1] + b) * g->k[2] + c) * csr;                                         \
+                    int64_t lo, hi, base = c * g->d[2] - g->p[2];                                                  \
+                    pf_valid_range(base, g->s[2], g->in[2], OW, &lo, &hi);                                         \
+                    for (int64_t od = 0; od < g->out[0]; od++)                                                     \
+                        for (int64_t oh = 0; oh < g->out[1]; oh++) {                                               \
+                            T *o = row + od * OHW + oh * OW;                                                       \
+                            int64_t id = od * g->s[0] - g->p[0] + a * g->d[0];                                     \
+                            int64_t ih = oh * g->s[1] - g->p[1] + b * g->d[1];                                     \
+                            if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1] || lo >= hi) {                \
+                                memset(o, 0, (size_t)OW * sizeof(T));                                              \
+                                continue;                                                                          \
+                            }                                                                                      \
+                            const T *in = xp + id * g->xs[0] + ih * g->xs[1] + (lo * g->s[2] + base) * g->xs[2];   \
+                            int64_t step = g->s[2] * g->xs[2];                                                     \
+                            for (int64_t ow = 0; ow < lo; ow++) o[ow] = 0;                                         \
+                            if (step == 1) memcpy(o + lo, in, (size_t)(hi - lo) * sizeof(T));                      \
+                            else                                                                                   \
+                                for (int64_t k = 0; k < hi - lo; k++) o[lo + k] = in[k * step];                    \
+                            for (int64_t ow = hi; ow < OW; ow++) o[ow] = 0;                                        \
+                        }                                                                                          \
+                }                                                                                                  \
+    }                                                                                                              \
+    static void col2vol_plane_##T(const T *cp, T *xp, const vol_geom *g, int64_t csr) {                            \
+        int64_t OHW = g->out[1] * g->out[2], OW = g->out[2];                                                       \
+        for (int64_t a = 0; a < g->k[0]; a++)                                                                      \
+            for (int64_t b = 0; b < g->k[1]; b++)                                                                  \
+                for (int64_t c = 0; c < g->k[2]; c++) {                                                            \
+                    const T *row = cp + ((a * g->k[1] + b) * g->k[2] + c) * csr;                                   \
+                    int64_t lo, hi, base = c * g->d[2] - g->p[2];                                                  \
+                    pf_valid_range(base, g->s[2], g->in[2], OW, &lo, &hi);                                         \
+                    for (int64_t od = 0; od < g->out[0]; od++)                                                     \
+                        for (int64_t oh = 0; oh < g->out[1]; oh++) {                                               \
+                            int64_t id = od * g->s[0] - g->p[0] + a * g->d[0];                                     \
+                            int64_t ih = oh * g->s[1] - g->p[1] + b * g->d[1];                                     \
+                            if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1] || lo >= hi) continue;        \
+                            const T *o = row + od * OHW + oh * OW + lo;                                            \
+                            T *out = xp + id * g->xs[0] + ih * g->xs[1] + (lo * g->s[2] + base) * g->xs[2];        \
+                            int64_t step = g->s[2] * g->xs[2];                                                     \
+                            for (int64_t k = 0; k < hi - lo; k++) out[k * step] += o[k];                           \
+                        }                                                                                          \
+                }                                                                                                  \
+    }
+DEFINE_VOL(float)
+DEFINE_VOL(double)
+
+typedef struct {
+    int fold;
+    const pf_tensor *x, *col;
+    const vol_geom *g;
+} vol_job;
+
+static void run_vol_planes(void *arg, int64_t p0, int64_t p1) {
+    const vol_job *j = arg;
+    int64_t C = j->x->shape[1], es = (int64_t)pf_dtype_size[j->x->dtype], kk = j->g->k[0] * j->g->k[1] * j->g->k[2];
+    const int64_t *xs = j->x->strides, *cs = j->col->strides;
+    for (int64_t p = p0; p < p1; p++) {
+        char *xp = (char *)j->x->data + ((p / C) * xs[0] + (p % C) * xs[1]) * es;
+        char *cp = (char *)j->col->data + ((p / C) * cs[0] + (p % C) * kk * cs[1]) * es;
+        if (j->x->dtype == PF_FLOAT32) {
+            if (j->fold) col2vol_plane_float((const float *)cp, (float *)xp, j->g, cs[1]);
+            else vol2col_plane_float((const float *)xp, (float *)cp, j->g, cs[1]);
+        } else {
+            if (j->fold) col2vol_plane_double((const double *)cp, (double *)xp, j->g, cs[1]);
+            else vol2col_plane_double((const double *)xp, (double *)cp, j->g, cs[1]);
+        }
+    }
+}
+
+/* geom: kernel[3], stride[3], padding[3], dilation[3]; col must be contiguous in its last dim */
+static int vol_run(const char *fn, int fold, const pf_tensor *x, const pf_tensor *col, const int64_t *geom) {
+    char a[128], b[128];
+    int rc;
+    vol_geom g;
+    if ((rc = pf_check(x, fn)) || (rc = pf_check(col, fn))) return rc;
+    if (x->ndim != 5 || col->ndim != 3)
+        return pf_error(PF_ERR_VALUE, "%s: x must be 5-d [N, C, D, H, W] and col 3-d, got shapes %s and %s", fn,
+                        pf_shape_str(x, a), pf_shape_str(col, b));
+    if (x->dtype != col->dtype || (x->dtype != PF_FLOAT32 && x->dtype != PF_FLOAT64))
+        return pf_error(PF_ERR_TYPE, "%s: x and col must both be float32 or float64, got %s and %s", fn,
+                        pf_dtype_name[x->dtype], pf_dtype_name[col->dtype]);
+    int64_t kk = 1, L = 1;
+    for (int t = 0; t < 3; t++) {
+        int64_t k = geom[t], s = geom[3 + t], p = geom[6 + t], d = geom[9 + t];
+        if (k < 1 || s < 1 || d < 1 || p < 0 || k > INT32_MAX || s > INT32_MAX || d > INT32_MAX || p > INT32_MAX)
+            return pf_error(PF_ERR_VALUE, "%s: kernel, stride and dilation must be >= 1 and padding >= 0", fn);
+        int64_t span = x->shape[2 + t] + 2 * p - d * (k - 1) - 1;
+        if (span < 0)
+            return pf_error(PF_ERR_VALUE, "%s: input %s is too small for kernel %lld (dilation %lld, padding %lld)",
+                            fn, pf_shape_str(x, a), (long long)k, (long long)d, (long long)p);
+        g.in[t] = x->shape[2 + t], g.out[t] = span / s + 1, g.k[t] = k, g.s[t] = s, g.p[t] = p, g.d[t] = d;
+        g.xs[t] = x->strides[2 + t];
+        kk *= k, L *= g.out[t];
+    }
+    if (col->shape[0] != x->shape[0] || col->shape[1] != x->shape[1] * kk || col->shape[2] != L)
+        return pf_error(PF_ERR_VALUE, "%s: col has shape %s but x of shape %s needs [%lld, %lld, %lld]", fn,
+                        pf_shape_str(col, a), pf_shape_str(x, b), (long long)x->shape[0],
+                        (long long)(x->shape[1] * kk), (long long)L);
+    if (col->strides[2] != 1 && L > 1) return pf_error(PF_ERR_VALUE, "%s: col must be contiguous in its last dim", fn);
+    if (fold && !pf_is_contiguous(x)) return pf_error(PF_ERR_VALUE, "%s: x must be contiguous", fn);
+    int64_t planes = x->shape[0] * x->shape[1];
+    if (planes == 0 || L == 0) return PF_OK;
+    vol_job j = {fold, x, col, &g};
+    pf_parallel_range(pf_threads_for(planes * kk * L), planes, run_vol_planes, &j);
+    return PF_OK;
+}
+
+int pf_vol2col(const pf_tensor *x, pf_tensor *col, const int64_t *geom) { return vol_run("vol2col", 0, x, col, geom); }
+
+int pf_col2vol(const pf_tensor *col, pf_tensor *x, const int64_t *geom) { return vol_run("col2vol", 1, x, col, geom); }

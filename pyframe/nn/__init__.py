@@ -5,9 +5,9 @@ from pyframe.nn import functional, init  # isort: skip - the layers are built on
 from pyframe.nn import utils
 from pyframe.nn.modules import *  # noqa: F403
 from pyframe.nn.modules import __all__ as _modules_all
-from pyframe.nn.parameter import Parameter
+from pyframe.nn.parameter import Parameter, UninitializedParameter
 
-__all__ = ["Parameter", "functional", "init", "utils", *_modules_all]
+__all__ = ["Parameter", "UninitializedParameter", "functional", "init", "utils", *_modules_all]
 
 
 def __getattr__(name: str):

@@ -1,5 +1,6 @@
 """Convolutions against torch (float64 and float32, forward and gradients): conv1d, conv2d on every kernel path,
-conv_transpose1d/2d, unfold/fold, the Conv modules and their initialisation; gradchecks and bad input."""
+conv3d, conv_transpose1d/2d/3d, unfold/fold, the Conv modules (padding modes, lazy forms) and their
+initialisation; gradchecks and bad input."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 import pyframe as pf
 import pyframe.nn as nn
 import pyframe.nn.functional as F
+from pyframe._backend import ShapeError
 from pyframe.autograd import gradcheck
 from tests._oracle import both, compare, compare_f64, f64, gc, grads_equal, leaf, rand, randn
 from tests._tables import constructor_errors_test, module_float64_table_test, module_table_test, reprs_test
@@ -283,6 +285,15 @@ LAYERS = {
                              [randn(2, 4, 9, 8)]),
     "conv_same_nobias": (lambda n: n.Conv2d(3, 2, 3, padding="same", bias=False), [randn(1, 3, 5, 6)]),
     "conv_unbatched": (lambda n: n.Conv2d(2, 3, 2, stride=(1, 2)), [randn(2, 5, 5)]),
+    "conv_reflect": (lambda n: n.Conv2d(2, 3, 3, padding=(1, 2), padding_mode="reflect"), [randn(2, 2, 5, 6)]),
+    "conv_circular_same": (lambda n: n.Conv2d(2, 3, 4, padding="same", padding_mode="circular"),
+                           [randn(1, 2, 5, 6)]),
+    "conv1d_replicate": (lambda n: n.Conv1d(2, 3, 3, padding=2, padding_mode="replicate"), [randn(2, 2, 7)]),
+    "conv3d": (lambda n: n.Conv3d(2, 4, (2, 3, 2), stride=(1, 2, 1), padding=1, groups=2), [randn(2, 2, 4, 5, 6)]),
+    "conv3d_same_dilated": (lambda n: n.Conv3d(3, 2, 2, padding="same", dilation=2, bias=False),
+                            [randn(1, 3, 5, 4, 6)]),
+    "conv_transpose3d": (lambda n: n.ConvTranspose3d(4, 2, 3, stride=2, padding=1, output_padding=1, groups=2),
+                         [randn(2, 4, 3, 2, 3)]),
 }  # fmt: skip
 
 
@@ -296,6 +307,53 @@ CASES = {
 
 
 test_layer_float64_matches_torch = module_float64_table_test(CASES)
+
+
+@pytest.mark.parametrize("kw", [{}, {"stride": 2, "padding": 1}, {"dilation": (1, 2, 1), "groups": 2},
+                                {"padding": "same"}, {"stride": (1, 2, 3), "padding": (0, 1, 2)}])  # fmt: skip
+def test_conv3d_and_transpose_match_torch(rng, kw):
+    x, w, b = f64(rng, 2, 4, 5, 6, 7), f64(rng, 6, 4 // kw.get("groups", 1), 3, 2, 3), f64(rng, 6)
+    compare(lambda x, w, b: F.conv3d(x, w, b, **kw), lambda x, w, b: TF.conv3d(x, w, b, **kw), x, w, b)
+    if kw.get("padding") != "same":
+        wt = f64(rng, 4, 6 // kw.get("groups", 1), 3, 2, 3)
+        compare(lambda x, w: F.conv_transpose3d(x, w, **kw), lambda x, w: TF.conv_transpose3d(x, w, **kw), x, wt)
+
+
+def test_conv3d_gradcheck_and_bad_input(rng):
+    x, w = leaf(f64(rng, 1, 2, 3, 4, 3)), leaf(f64(rng, 2, 2, 2, 2, 2))
+    gc(lambda x, w: F.conv3d(x, w, stride=(1, 2, 1), padding=1), x, w)
+    gc(lambda x, w: F.conv_transpose3d(x, w, stride=2), x, w)
+    with pytest.raises(ShapeError, match="weight must be 5-d"):
+        F.conv3d(pf.randn(1, 2, 3, 3, 3), pf.randn(2, 2, 3, 3))
+    with pytest.raises(ShapeError, match="to have 4 channels, but got 2"):
+        F.conv3d(pf.randn(1, 2, 3, 3, 3), pf.randn(2, 2, 1, 1, 1), groups=2)
+    with pytest.raises(ShapeError, match="larger than the padded input"):
+        F.conv3d(pf.randn(1, 2, 3, 3, 3), pf.randn(2, 2, 4, 1, 1))
+    with pytest.raises(ValueError, match="output_padding"):
+        F.conv_transpose3d(pf.randn(1, 2, 3, 3, 3), pf.randn(2, 2, 1, 1, 1), output_padding=1)
+
+
+LAZY = [("LazyConv1d", (3, 2)), ("LazyConv2d", (3, 3, 2, 1)), ("LazyConv3d", (4, 2)), ("LazyConvTranspose1d", (3, 2)),
+        ("LazyConvTranspose2d", (4, 3, 2)), ("LazyConvTranspose3d", (2, 2))]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, args", LAZY)
+def test_lazy_convs_infer_in_channels_like_torch(name, args):
+    dims = 1 if "1d" in name else 2 if "2d" in name else 3
+    x = randn(2, 4, *(5, 6, 4)[:dims])
+    m, t = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
+    assert isinstance(m.weight, nn.UninitializedParameter) and m.in_channels == 0
+    assert m.has_uninitialized_params()
+    out = m(pf.tensor(x))
+    tout = t(torch.tensor(x))
+    assert type(m).__name__ == type(t).__name__ and m.in_channels == t.in_channels == 4
+    assert not isinstance(m.weight, nn.UninitializedParameter) and type(m.weight) is nn.Parameter
+    assert m.weight.shape == tuple(t.weight.shape) and out.shape == tuple(tout.shape)
+    m.load_state_dict({k: pf.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    np.testing.assert_allclose(m(pf.tensor(x)).detach().numpy(), tout.detach().numpy(), rtol=1e-5, atol=1e-5)
+    fresh = getattr(nn, name)(*args)  # a materialized state loads into a fresh lazy module
+    fresh.load_state_dict(m.state_dict())
+    assert type(fresh).__name__ == type(t).__name__ and fresh.weight.shape == m.weight.shape
 
 
 def test_conv_init_bounds_as_torch():
@@ -335,4 +393,7 @@ test_constructor_errors = constructor_errors_test(
 test_reprs_match_torch = reprs_test(
     lambda n: n.Conv2d(3, 4, 3, padding="same", bias=False),
     lambda n: n.Conv2d(3, 4, (1, 3), stride=(2, 1), padding=(0, 1), dilation=2, groups=1),
+    lambda n: n.Conv2d(3, 4, 3, padding=1, padding_mode="reflect"),
+    lambda n: n.Conv3d(3, 4, (1, 3, 2), stride=2),
+    lambda n: n.ConvTranspose3d(3, 4, 2, output_padding=1, stride=2),
 )

@@ -17,7 +17,9 @@ TF = torch.nn.functional
 @pytest.mark.parametrize(
     "padding, mode, value",
     [((1, 2), "constant", 0.5), ((1, 0, 2, 1), "constant", None), ((-1, 2, 0, -1), "constant", 0.0),
-     ((2, 1, 1, 2), "reflect", None), ((2, 3, 1, 0), "replicate", None), ((1, 2, 2, 1), "circular", None)],
+     ((2, 1, 1, 2), "reflect", None), ((2, 3, 1, 0), "replicate", None), ((1, 2, 2, 1), "circular", None),
+     ((-1, 2, 3, -2), "reflect", None), ((-2, 5, 6, -3), "replicate", None), ((-1, 2, 1, -2), "circular", None),
+     ((3, -2, -1, 3), "circular", None)],
 )  # fmt: skip
 def test_pad_matches_torch(rng, padding, mode, value):
     kw = {"value": value} if value is not None else {}
@@ -31,8 +33,12 @@ def test_pad_bad_input():
         F.pad(pf.randn(2, 3), (1, 1, 1, 1, 1, 1))
     with pytest.raises(ValueError, match="negative output size"):
         F.pad(pf.randn(2, 3), (-2, -2))
-    with pytest.raises(ValueError, match="at most 2"):
+    with pytest.raises(ValueError, match="should be less than the corresponding input dimension"):
         F.pad(pf.randn(2, 3), (3, 0), mode="reflect")
+    with pytest.raises(ValueError, match="wrapping around more than once"):
+        F.pad(pf.randn(2, 3), (4, 0), mode="circular")
+    with pytest.raises(ValueError, match="output size would be 0"):
+        F.pad(pf.randn(2, 3), (-2, -1), mode="replicate")
 
 
 CASES = {

@@ -1,5 +1,6 @@
 """Pooling against torch: max (values, indices, gradients, NaN and ties, strided input, the C kernel's checks),
-average and adaptive pools in 1-d and 2-d, functional and modules; gradchecks and bad input."""
+average, power-average and adaptive pools in 1-3 dims with ceil_mode, max_unpool, functional and modules;
+gradchecks and bad input."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 import pyframe as pf
 import pyframe.nn as nn
 import pyframe.nn.functional as F
-from pyframe._backend import check, lib
+from pyframe._backend import ShapeError, check, lib
 from tests._oracle import both, compare, compare_f64, f64, gc, grads_equal, leaf, rand, randn
 from tests._tables import module_float64_table_test, module_table_test, reprs_test
 
@@ -61,11 +62,9 @@ def test_max_pool2d_gradcheck(rng, k, s, p, d):
 
 
 def test_max_pool2d_bad_input():
-    with pytest.raises(NotImplementedError, match="ceil_mode=True"):
-        F.max_pool2d(pf.randn(1, 1, 5, 5), 2, ceil_mode=True)
     with pytest.raises(ValueError, match="pad should be at most half of effective kernel size, but got pad=2"):
         F.max_pool2d(pf.randn(1, 1, 5, 5), 3, padding=2)
-    with pytest.raises(ValueError, match=r"kernel size \(4, 4\).*\(3, 3\)"):
+    with pytest.raises(ShapeError, match=r"input size 3 with padding 0 is too small for kernel size 4"):
         F.max_pool2d(pf.randn(1, 1, 3, 3), 4)
 
 
@@ -109,13 +108,108 @@ def test_max_pool2d_double_backward_matches_torch():
     np.testing.assert_allclose(res[0], res[1], rtol=1e-12)
 
 
-def test_max_pool2d_backward_kernel_refuses_bad_indices():
-    gy, gx = pf.ones(1, 1, 2, 2), pf.empty(1, 1, 4, 4)
-    idx = pf.tensor([[[[0, 1], [4, 16]]]])
-    with pytest.raises(IndexError, match="index 16 .* outside the 4x4 input plane"):
-        check(lib.pf_max_pool2d_backward(gy._d(), idx._d(), gx._d(), 2, 2, 2, 2, 0, 0, 1, 1))
+def test_max_pool_backward_kernel_refuses_bad_indices():
+    gy, gx = pf.ones(1, 1, 1, 2, 2), pf.empty(1, 1, 1, 4, 4)
+    idx = pf.tensor([[[[[0, 1], [4, 16]]]]])
+    with pytest.raises(IndexError, match="index 16 .* outside the input plane of 16 elements"):
+        check(lib.pf_max_pool_backward(gy._d(), idx._d(), gx._d()))
     with pytest.raises(TypeError, match="indices must be int64"):
-        check(lib.pf_max_pool2d_backward(gy._d(), gy._d(), gx._d(), 2, 2, 2, 2, 0, 0, 1, 1))
+        check(lib.pf_max_pool_backward(gy._d(), gy._d(), gx._d()))
+    with pytest.raises(ValueError, match="output size 2 of spatial dim 1 should be 1"):  # the C core checks shapes
+        check(lib.pf_max_pool(gx._d(), pf.empty(1, 1, 1, 2, 2)._d(), idx._d(), [1, 3, 3, 1, 3, 3, 0, 0, 0, 1, 1, 1, 0]))
+
+
+CEIL_CASES = [  # kernel, stride, padding, input size
+    (2, 2, 0, 5), (3, 2, 1, 6), (3, 2, 0, 8), (2, 3, 1, 7), (4, 3, 2, 9),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("k, s, p, n", CEIL_CASES)
+def test_ceil_mode_pools_match_torch(rng, k, s, p, n):
+    x = _distinct(rng, 2, 3, n, n + 1)
+    for kw in ({}, {"count_include_pad": False}, {"divisor_override": 2}):
+        compare(lambda x, kw=kw: F.avg_pool2d(x, k, s, p, True, **kw),
+                lambda x, kw=kw: TF.avg_pool2d(x, k, s, p, True, **kw), x)  # fmt: skip
+    compare(lambda x: F.max_pool2d(x, k, s, p, ceil_mode=True), lambda x: TF.max_pool2d(x, k, s, p, ceil_mode=True),
+            x)  # fmt: skip
+    compare(lambda x: F.max_pool1d(x, k, s, p, ceil_mode=True), lambda x: TF.max_pool1d(x, k, s, p, ceil_mode=True),
+            x[0])  # fmt: skip
+    compare(lambda x: F.avg_pool1d(x, k, s, p, True, False), lambda x: TF.avg_pool1d(x, k, s, p, True, False), x[0])
+    _, pi = F.max_pool2d(pf.tensor(x), k, s, p, ceil_mode=True, return_indices=True)
+    _, ti = TF.max_pool2d(torch.tensor(x), k, s, p, ceil_mode=True, return_indices=True)
+    np.testing.assert_array_equal(pi.numpy(), ti.numpy())
+
+
+def test_ceil_mode_gradcheck_and_double_backward(rng):
+    x = leaf(_distinct(rng, 1, 2, 5, 7))
+    gc(lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False), x)
+    gc(lambda x: F.max_pool2d(x, 2, 2, ceil_mode=True), x)
+    res = []
+    for lib_, fns in ((pf, F), (torch, TF)):
+        t = lib_.tensor(x.detach().numpy(), requires_grad=True)
+        y = fns.avg_pool2d(t * t, 3, 2, 1, ceil_mode=True)
+        (g,) = (pf.autograd if lib_ is pf else torch.autograd).grad((y * y).sum(), [t], create_graph=True)
+        (g * g).sum().backward()
+        res.append(t.grad.detach().numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-12)
+
+
+POOL3D_CASES = [  # kernel, stride, padding, dilation, ceil_mode
+    (2, None, 0, 1, False), (3, 2, 1, 1, False), ((2, 3, 2), (1, 2, 2), (1, 1, 0), 1, True), (2, 1, 0, 2, False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("k, s, p, d, ceil", POOL3D_CASES)
+def test_pools_3d_match_torch(rng, k, s, p, d, ceil):
+    x = _distinct(rng, 2, 2, 5, 6, 7)
+    compare(lambda x: F.max_pool3d(x, k, s, p, d, ceil), lambda x: TF.max_pool3d(x, k, s, p, d, ceil), x)
+    _, pi = F.max_pool3d(pf.tensor(x), k, s, p, d, ceil, return_indices=True)
+    _, ti = TF.max_pool3d(torch.tensor(x), k, s, p, d, ceil, return_indices=True)
+    np.testing.assert_array_equal(pi.numpy(), ti.numpy())
+    if d == 1:
+        for cip in (True, False):
+            compare(lambda x, c=cip: F.avg_pool3d(x, k, s, p, ceil, c),
+                    lambda x, c=cip: TF.avg_pool3d(x, k, s, p, ceil, c), x)  # fmt: skip
+    compare(lambda x: F.lp_pool3d(x.abs() + 0.1, 2.0, k, s, ceil), lambda x: TF.lp_pool3d(x.abs() + 0.1, 2.0, k, s,
+            ceil), x)  # fmt: skip
+
+
+@pytest.mark.parametrize("size", [1, (2, 3, 4), (3, None, 5)])
+def test_adaptive_pools_3d_match_torch(rng, size):
+    x = _distinct(rng, 2, 3, 5, 6, 7)
+    compare(lambda x: F.adaptive_avg_pool3d(x, size), lambda x: TF.adaptive_avg_pool3d(x, size), x)
+    compare(lambda x: F.adaptive_max_pool3d(x, size), lambda x: TF.adaptive_max_pool3d(x, size), x)
+    _, pi = F.adaptive_max_pool3d(pf.tensor(x), size, True)
+    _, ti = TF.adaptive_max_pool3d(torch.tensor(x), size, True)
+    np.testing.assert_array_equal(pi.numpy(), ti.numpy())
+    gc(lambda x: F.adaptive_avg_pool3d(x, size), leaf(x[:1, :2]))
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_max_unpool_matches_torch(rng, dims):
+    shape = (2, 3) + (6, 8, 4)[:dims]
+    x = _distinct(rng, *shape)
+    pool, unpool = getattr(F, f"max_pool{dims}d"), getattr(F, f"max_unpool{dims}d")
+    tpool, tunpool = getattr(TF, f"max_pool{dims}d"), getattr(TF, f"max_unpool{dims}d")
+    out, idx = pool(pf.tensor(x), 2, return_indices=True)
+    tout, tidx = tpool(torch.tensor(x), 2, return_indices=True)
+    size = list(shape)
+    compare(lambda v: unpool(v, idx, 2, output_size=size), lambda v: tunpool(v, tidx, 2, output_size=size),
+            tout.numpy())  # fmt: skip
+    compare(lambda v: unpool(v, idx[0], 2), lambda v: tunpool(v, tidx[0], 2), tout.numpy()[0])
+    module = getattr(nn, f"MaxUnpool{dims}d")(2)
+    assert repr(module) == repr(getattr(torch.nn, f"MaxUnpool{dims}d")(2))
+    np.testing.assert_array_equal(module(out, idx).numpy(), tunpool(tout, tidx, 2).numpy())
+
+
+def test_max_unpool_bad_input():
+    x, idx = F.max_pool2d(pf.randn(1, 1, 4, 4), 2, return_indices=True)
+    with pytest.raises(ValueError, match="invalid output_size"):
+        F.max_unpool2d(x, idx, 2, output_size=(9, 9))
+    with pytest.raises(IndexError, match="invalid max index 16"):
+        F.max_unpool2d(x, pf.full_like(idx, 16), 2)
+    with pytest.raises(TypeError, match="indices must be int64"):
+        F.max_unpool2d(x, x, 2)
 
 
 @pytest.mark.parametrize("k, s, p", [(2, None, 0), (3, 2, 1), ((2, 3), (1, 2), (1, 1))])
@@ -133,8 +227,8 @@ def test_avg_pool2d_divisor_override_gradcheck_and_errors(rng):
             f64(rng, 1, 2, 4, 4))  # fmt: skip
     x = leaf(f64(rng, 1, 2, 5, 5))
     gc(lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), x)
-    with pytest.raises(NotImplementedError, match="ceil_mode"):
-        F.avg_pool2d(pf.randn(1, 1, 5, 5), 2, ceil_mode=True)
+    with pytest.raises(ValueError, match="divisor_override must be a non-zero int"):
+        F.avg_pool2d(pf.randn(1, 1, 5, 5), 2, divisor_override=0)
 
 
 @pytest.mark.parametrize("size", [1, (2, 3), (3, 5)])
@@ -185,6 +279,10 @@ LAYERS = {
                              [randn(1, 2, 7, 7)]),
     "adaptive_avgpool": (lambda n: n.AdaptiveAvgPool2d((2, 3)), [randn(2, 3, 6, 6)]),
     "adaptive_avgpool_uneven": (lambda n: n.AdaptiveAvgPool2d(3), [randn(1, 2, 5, 7)]),
+    "maxpool3d_ceil": (lambda n: n.MaxPool3d(2, ceil_mode=True), [randn(1, 2, 5, 5, 3)]),
+    "avgpool3d": (lambda n: n.AvgPool3d((1, 2, 2), padding=(0, 1, 0)), [randn(2, 2, 3, 4, 5)]),
+    "lppool3d": (lambda n: n.LPPool3d(2, 2), [randn(1, 2, 4, 4, 4)]),
+    "adaptive_avgpool3d": (lambda n: n.AdaptiveAvgPool3d((2, 3, 1)), [randn(2, 2, 5, 5, 5)]),
 }  # fmt: skip
 
 
@@ -195,6 +293,8 @@ CASES = {
     "adaptive_max2d": (lambda n: n.AdaptiveMaxPool2d((3, 2)), [(2, 3, 7, 5)]),
     "adaptive_max2d_even": (lambda n: n.AdaptiveMaxPool2d(2), [(2, 3, 4, 6)]),
     "adaptive_max1d": (lambda n: n.AdaptiveMaxPool1d(3), [(2, 3, 8)]),
+    "adaptive_max3d": (lambda n: n.AdaptiveMaxPool3d((3, 2, 2)), [(2, 2, 5, 4, 3)]),
+    "avgpool1d_ceil": (lambda n: n.AvgPool1d(3, 2, ceil_mode=True), [(2, 3, 8)]),
 }  # fmt: skip
 
 
@@ -205,4 +305,8 @@ test_reprs_match_torch = reprs_test(
     lambda n: n.MaxPool2d((2, 3), stride=1, padding=1, dilation=2),
     lambda n: n.AvgPool2d(3, count_include_pad=False),
     lambda n: n.AdaptiveAvgPool2d((None, 3)),
+    lambda n: n.MaxPool3d(3, 2, 1, ceil_mode=True),
+    lambda n: n.AvgPool3d(2),
+    lambda n: n.AdaptiveMaxPool3d(2),
+    lambda n: n.LPPool3d(2, 3),
 )

@@ -28,6 +28,12 @@ INTERP = [
     ((2, 3, 6), {"scale_factor": 3, "mode": "nearest"}),
     ((1, 2, 3, 4, 5), {"size": (5, 3, 7), "mode": "trilinear", "align_corners": False}),
     ((2, 3, 6, 9), {"size": (4, 5), "mode": "area"}),
+    ((1, 2, 5, 6, 7), {"size": (3, 4, 2), "mode": "area"}),
+    ((2, 3, 5, 4), {"size": (9, 7), "mode": "bicubic"}),
+    ((2, 3, 5, 4), {"scale_factor": 0.7, "mode": "bicubic", "align_corners": True}),
+    ((2, 3, 9, 13), {"size": (4, 5), "mode": "bilinear", "antialias": True}),
+    ((2, 3, 9, 13), {"size": (18, 6), "mode": "bicubic", "antialias": True}),
+    ((2, 3, 9, 13), {"scale_factor": 0.3, "mode": "bicubic", "antialias": True, "align_corners": True}),
 ]
 
 
@@ -44,6 +50,13 @@ def test_interpolate_float32_indices_as_torch():
     up = nn.UpsamplingBilinear2d(scale_factor=2)
     np.testing.assert_allclose(up(pf.tensor(x)).numpy(), torch.nn.UpsamplingBilinear2d(scale_factor=2)(
         torch.tensor(x)).numpy(), rtol=1e-6, atol=1e-6)  # fmt: skip
+
+
+def test_upsample_nearest_and_bilinear_match_torch():
+    x = rand(2, 3, 4, 5)
+    compare_f64(lambda x: F.upsample_nearest(x, scale_factor=2), lambda x: TF.interpolate(x, scale_factor=2), x)
+    compare_f64(lambda x: F.upsample_bilinear(x, (7, 3)),
+                lambda x: TF.interpolate(x, (7, 3), mode="bilinear", align_corners=True), x)  # fmt: skip
 
 
 def test_pixel_shuffle_roundtrip_matches_torch():
@@ -63,6 +76,10 @@ def test_interpolate_and_pixel_shuffle_bad_input():
         F.interpolate(pf.randn(1, 1, 4, 4), size=3, align_corners=True)
     with pytest.raises(NotImplementedError, match="needs 4D input"):
         F.interpolate(pf.randn(1, 1, 4), size=3, mode="bilinear")
+    with pytest.raises(NotImplementedError, match="anti-alias option is restricted"):
+        F.interpolate(pf.randn(1, 1, 4, 4), size=3, antialias=True)
+    with pytest.raises(NotImplementedError, match="bicubic mode needs 4D input"):
+        F.interpolate(pf.randn(1, 1, 4), size=3, mode="bicubic")
     with pytest.raises(ValueError, match="mode must be one of"):
         F.interpolate(pf.randn(1, 1, 4, 4), size=3, mode="cubic")
     with pytest.raises(ValueError, match="divisible by the square"):

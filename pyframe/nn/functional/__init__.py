@@ -22,6 +22,7 @@ from pyframe.nn.functional import loss as _loss
 from pyframe.nn.functional import normalization as _normalization
 from pyframe.nn.functional import padding as _padding
 from pyframe.nn.functional import pooling as _pooling
+from pyframe.nn.functional import sample as _sample
 from pyframe.nn.functional import sparse as _sparse
 from pyframe.nn.functional import upsampling as _upsampling
 from pyframe.nn.functional.activation import *  # noqa: F403
@@ -34,6 +35,7 @@ from pyframe.nn.functional.loss import *  # noqa: F403
 from pyframe.nn.functional.normalization import *  # noqa: F403
 from pyframe.nn.functional.padding import *  # noqa: F403
 from pyframe.nn.functional.pooling import *  # noqa: F403
+from pyframe.nn.functional.sample import *  # noqa: F403
 from pyframe.nn.functional.sparse import *  # noqa: F403
 from pyframe.nn.functional.upsampling import *  # noqa: F403
 
@@ -48,6 +50,7 @@ __all__ = [
     *_normalization.__all__,
     *_padding.__all__,
     *_pooling.__all__,
+    *_sample.__all__,
     *_sparse.__all__,
     *_upsampling.__all__,
 ]

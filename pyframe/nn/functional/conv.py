@@ -1,4 +1,4 @@
-"""im2col-based ops: conv2d, unfold, fold."""
+"""Convolutions: conv1d/2d/3d and their transposes, unfold and fold (im2col-based; 3-d through vol2col)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pyframe.ops.products import matmul
 from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = [
-    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "fold", "unfold",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold", "unfold",
 ]  # fmt: skip
 
 
@@ -278,3 +278,164 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     out = conv_transpose2d(x, weight.unsqueeze(2), bias, one(stride, "stride"), one(padding, "padding"),
                            one(output_padding, "output_padding"), groups, one(dilation, "dilation"))  # fmt: skip
     return _back(out, batched)
+
+
+def _triple(v, fn: str, name: str, minimum: int) -> tuple:
+    """An int or a sequence of three ints (a 1-sequence repeated), each at least ``minimum``."""
+    if isinstance(v, (tuple, list)) and len(v) == 1:
+        v = v[0]
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = (v, v, v)
+    if not (isinstance(v, (tuple, list)) and len(v) == 3 and
+            all(isinstance(n, int) and not isinstance(n, bool) for n in v)):  # fmt: skip
+        raise TypeError(f"{fn}(): {name} must be an int or a tuple of three ints, got {v!r}")
+    if min(v) < minimum:
+        raise ValueError(f"{fn}(): {name} must be >= {minimum}, got {tuple(v)}")
+    return tuple(v)
+
+
+def _batched3d(fn: str, x: Tensor, name: str = "input") -> tuple[Tensor, bool]:
+    """A 5-d view of an input that may be 4-d (unbatched), and whether it was batched."""
+    _tensor_arg(x, fn, name)
+    if x.ndim == 5:
+        return x, True
+    if x.ndim == 4:
+        return x.unsqueeze(0), False
+    raise ShapeError(f"{fn}(): expected a 4-d (C, D, H, W) or 5-d (N, C, D, H, W) {name}, got shape "
+                     f"{list(x._shape)}")  # fmt: skip
+
+
+def _vol_out(fn: str, shape: tuple, k: tuple, s: tuple, p: tuple, d: tuple) -> tuple:
+    out = []
+    for i in range(3):
+        eff, padded = d[i] * (k[i] - 1) + 1, shape[2 + i] + 2 * p[i]
+        if padded < eff:
+            raise ShapeError(f"{fn}(): kernel size {tuple(k)} (dilation {tuple(d)}) is larger than the padded "
+                             f"input (input shape {list(shape)}, padding {tuple(p)})")  # fmt: skip
+        out.append((padded - eff) // s[i] + 1)
+    return tuple(out)
+
+
+def _unfold3d(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple) -> Tensor:
+    """vol2col of a 5-d x: [N, C*kd*kh*kw, OD*OH*OW]; backward folds (and the fold's backward unfolds)."""
+    n, c = x._shape[:2]
+    o = _vol_out("conv3d", x._shape, k, s, p, d)
+    col = empty_tensor((n, c * k[0] * k[1] * k[2], o[0] * o[1] * o[2]), x.dtype)
+    check(lib.pf_vol2col(x._d(), col._d(), [*k, *s, *p, *d]))
+    if needs_grad(x):
+        shape = x._shape
+        record("Im2ColBackward0", lambda g: (_fold3d(g, shape, k, s, p, d),), (x,), col)
+    return col
+
+
+def _fold3d(col: Tensor, shape: tuple, k: tuple, s: tuple, p: tuple, d: tuple) -> Tensor:
+    """col2vol into a 5-d tensor of ``shape``, summing overlapping blocks."""
+    col = col if col._shape[-1] <= 1 or col._strides[-1] == 1 else col.contiguous()
+    x = empty_tensor(shape, col.dtype)
+    check(lib.pf_fill(x._d(), 0.0, 0))
+    check(lib.pf_col2vol(col._d(), x._d(), [*k, *s, *p, *d]))
+    if needs_grad(col):
+        record("Col2ImBackward0", lambda g: (_unfold3d(g, k, s, p, d),), (col,), x)
+    return x
+
+
+def _groups_arg(fn: str, groups) -> int:
+    if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
+        raise ValueError(f"{fn}(): groups must be a positive int, got {groups!r}")
+    return groups
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1, groups=1):
+    """Same as torch.nn.functional.conv3d: weight ``(out, in/groups, kd, kh, kw)``; a C unfold of the volume
+    (vol2col) and one batched matmul per call, differentiable twice."""
+    fn = "conv3d"
+    x, batched = _batched3d(fn, input)
+    _tensor_arg(weight, fn, "weight")
+    if weight.ndim != 5:
+        raise ShapeError(f"{fn}(): weight must be 5-d [out_channels, in_channels/groups, kd, kh, kw], got shape "
+                         f"{list(weight._shape)}")  # fmt: skip
+    groups = _groups_arg(fn, groups)
+    if bias is not None:
+        _tensor_arg(bias, fn, "bias")
+    _check_im2col_dtype(fn, x)
+    _same_dtype(fn, x, weight=weight, bias=bias)
+    n, c = x._shape[:2]
+    o, cg, *k = weight._shape
+    k = tuple(k)
+    if o % groups:
+        raise ShapeError(f"{fn}(): out_channels {o} (weight shape {list(weight._shape)}) is not divisible by groups "
+                         f"{groups}")  # fmt: skip
+    if cg * groups != c:
+        raise ShapeError(f"{fn}(): given groups={groups}, weight of size {list(weight._shape)}, expected input "
+                         f"{list(input._shape)} to have {cg * groups} channels, but got {c} channels "
+                         "instead")  # fmt: skip
+    if bias is not None and bias._shape != (o,):
+        raise ShapeError(f"{fn}(): bias must have shape [{o}], got {list(bias._shape)}")
+    s, d = _triple(stride, fn, "stride", 1), _triple(dilation, fn, "dilation", 1)
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise ValueError(f"{fn}(): padding must be 'valid', 'same', an int or a tuple of three ints, got "
+                             f"{padding!r}")  # fmt: skip
+        if padding == "same" and s != (1, 1, 1):
+            raise ValueError(f"{fn}(): padding='same' is not supported for strided convolutions (stride {s})")
+        total = [d[i] * (k[i] - 1) if padding == "same" else 0 for i in range(3)]
+        p = tuple(t // 2 for t in total)
+        extra = [t % 2 for t in total]
+        if any(extra):  # the odd pixel goes to the end of each dim, as torch
+            x = pad(x, (0, extra[2], 0, extra[1], 0, extra[0]))
+    else:
+        p = _triple(padding, fn, "padding", 0)
+    nonempty_spatial(fn, x)
+    col = _unfold3d(x, k, s, p, d)
+    out_sp = _vol_out(fn, x._shape, k, s, p, d)
+    r, length = cg * k[0] * k[1] * k[2], col._shape[-1]
+    out = matmul(weight.reshape(groups, o // groups, r), col.view(n, groups, r, length))
+    out = out.reshape((n, o) + out_sp)
+    if bias is not None:
+        out = ew.add(out, bias.reshape(o, 1, 1, 1))
+    return out if batched else out.squeeze(0)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.conv_transpose3d: weight ``(in, out/groups, kd, kh, kw)``, output size
+    ``(D-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1`` per dim; a batched matmul and a C
+    fold of the volume (col2vol). ``output_padding`` must be smaller than ``stride`` or ``dilation``."""
+    fn = "conv_transpose3d"
+    x, batched = _batched3d(fn, input)
+    _float_arg(weight, fn, "weight")
+    _check_im2col_dtype(fn, x)
+    if weight.ndim != 5:
+        raise ShapeError(f"{fn}(): weight must be 5-d [in_channels, out_channels/groups, kd, kh, kw], got shape "
+                         f"{list(weight._shape)}")  # fmt: skip
+    if bias is not None:
+        _tensor_arg(bias, fn, "bias")
+    _same_dtype(fn, x, weight=weight, bias=bias)
+    groups = _groups_arg(fn, groups)
+    nonempty_spatial(fn, x)
+    n, c, *sp = x._shape
+    cin, og, *k = weight._shape
+    k = tuple(k)
+    if cin != c:
+        raise ShapeError(f"{fn}(): input has {c} channels (shape {list(input._shape)}) but weight of shape "
+                         f"{list(weight._shape)} expects {cin}")  # fmt: skip
+    if c % groups:
+        raise ShapeError(f"{fn}(): in_channels {c} is not divisible by groups {groups}")
+    o = og * groups
+    if bias is not None and bias._shape != (o,):
+        raise ShapeError(f"{fn}(): bias must have shape [{o}], got {list(bias._shape)}")
+    s, p = _triple(stride, fn, "stride", 1), _triple(padding, fn, "padding", 0)
+    d, op = _triple(dilation, fn, "dilation", 1), _triple(output_padding, fn, "output_padding", 0)
+    if any(op[i] >= s[i] and op[i] >= d[i] for i in range(3)):
+        raise ValueError(f"{fn}(): output_padding {op} must be smaller than either stride {s} or dilation {d}")
+    size = tuple((sp[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1 for i in range(3))
+    if min(size) < 1:
+        raise ShapeError(f"{fn}(): the output size {size} computed for input shape {list(input._shape)} is too "
+                         f"small")  # fmt: skip
+    cg, kk, length = c // groups, k[0] * k[1] * k[2], sp[0] * sp[1] * sp[2]
+    wt = weight.reshape(groups, cg, og * kk).transpose(-1, -2)  # [G, Og*kk, Cg]
+    cols = matmul(wt, x.reshape(n, groups, cg, length))  # [N, G, Og*kk, D*H*W]
+    out = _fold3d(cols.reshape(n, o * kk, length), (n, o) + size, k, s, p, d)
+    if bias is not None:
+        out = ew.add(out, bias.reshape(o, 1, 1, 1))
+    return out if batched else out.squeeze(0)

@@ -19,8 +19,9 @@ _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     """Same as torch.nn.functional.pad: ``pad`` lists (left, right) pairs from the last dim
-    backwards. "constant" (negative pads crop), "reflect", "replicate" and "circular" work on
-    any dims (torch limits the last three to 2-5 d inputs)."""
+    backwards; negative pads crop, in every mode, as torch. "constant", "reflect", "replicate" and
+    "circular" work on any dims (torch limits the last three to 2-5 d inputs). Differences: "circular"
+    refuses a pad larger than what is left after cropping (torch gives overlapping copies or an error)."""
     _tensor_arg(input, "pad")
     pad = tuple(pad)
     if len(pad) % 2:
@@ -66,28 +67,43 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     return out
 
 
+def _source_index(mode: str, size: int, lo: int, hi: int) -> list:
+    """The input position each output position of a padded dim reads, by torch's formulas (negative pads
+    crop first; circular then wraps around what is left)."""
+    skip, out = max(-lo, 0), size + lo + hi
+    if mode == "circular":
+        kept = out - max(lo, 0) - max(hi, 0)
+        return [skip + (j - max(lo, 0)) % kept for j in range(out)]
+    idx = []
+    for j in range(out):
+        if mode == "reflect":
+            i = 2 * lo - j if j < lo else j if j < size + lo else 2 * (size + lo - 1) - j
+        else:  # replicate
+            i = lo if j < lo else j if j < size + lo else size + lo - 1
+        idx.append(i - max(lo, 0) + skip)
+    return idx
+
+
 def _pad_by_index(x: Tensor, pairs: dict, mode: str) -> Tensor:
-    """reflect / replicate / circular: one index_select per padded dim (differentiable)."""
+    """reflect / replicate / circular: one index_select per padded dim (a C gather, differentiable)."""
     from pyframe.ops.creation import tensor
 
     for dim, (lo, hi) in pairs.items():
         if lo == 0 and hi == 0:
             continue
         size = x._shape[dim]
-        if lo < 0 or hi < 0:
-            raise ValueError(f"pad(): negative padding {(lo, hi)} is only supported in 'constant' mode")
-        limit = size - 1 if mode == "reflect" else size
-        if max(lo, hi) > limit or size == 0:
-            raise ValueError(
-                f"pad(): padding {(lo, hi)} for dim {dim} must be at most {limit} (the input size {size}"
-                f"{' - 1' if mode == 'reflect' else ''}) in {mode!r} mode (input shape {list(x._shape)})"
-            )
-        positions = range(-lo, size + hi)
-        if mode == "reflect":
-            idx = [-i if i < 0 else 2 * (size - 1) - i if i >= size else i for i in positions]
-        elif mode == "replicate":
-            idx = [min(max(i, 0), size - 1) for i in positions]
-        else:
-            idx = [i % size for i in positions]
-        x = ix.index_select(x, dim, tensor(idx, dtype=_dtype.int64))
+        if mode == "reflect" and (lo >= size or hi >= size):
+            raise ValueError(f"pad(): padding size should be less than the corresponding input dimension, but got "
+                             f"padding {(lo, hi)} at dimension {dim} of input shape {list(x._shape)} "
+                             "('reflect')")  # fmt: skip
+        kept = size - max(-lo, 0) - max(-hi, 0)  # what is left after cropping, which circular wraps around
+        if mode == "circular" and (max(lo, 0) > kept or max(hi, 0) > kept):
+            raise ValueError(f"pad(): padding {(lo, hi)} at dimension {dim} of input shape {list(x._shape)} causes "
+                             f"wrapping around more than once ('circular' pads at most the {kept} elements left "
+                             "after cropping)")  # fmt: skip
+        if size + lo + hi <= 0 or size == 0:
+            raise ValueError(f"pad(): input size {size} at dimension {dim} is too small for padding {(lo, hi)}: the "
+                             f"output size would be {size + lo + hi} ({mode!r} mode, input shape "
+                             f"{list(x._shape)})")  # fmt: skip
+        x = ix.index_select(x, dim, tensor(_source_index(mode, size, lo, hi), dtype=_dtype.int64))
     return x

@@ -1,10 +1,11 @@
-"""Resampling: interpolate (nearest, nearest-exact, linear/bilinear/trilinear, area) and
-pixel_shuffle / pixel_unshuffle.
+"""Resampling: interpolate (nearest, nearest-exact, linear/bilinear/trilinear, bicubic, area, and the
+antialiased bilinear and bicubic), upsample_nearest / upsample_bilinear, pixel_shuffle / pixel_unshuffle.
 
 Interpolation is separable: each spatial dim is resampled in turn by index_select (a C
-gather whose backward is a C index_add) and, for the linear modes, one weighted sum of
-the two neighbours. Source coordinates follow torch's formulas in the input's precision
-(float32 for float32 inputs), so indices and weights match torch's."""
+gather whose backward is a C index_add) and, for the linear and cubic modes, one weighted sum of
+the neighbours. Source coordinates follow torch's formulas in the input's precision
+(float32 for float32 inputs), so indices and weights match torch's. Antialiasing (a filter as wide as
+the downscale) multiplies by each dim's weight matrix; "area" is the adaptive average pool."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from pyframe.ops import index as ix
 from pyframe.tensor import Tensor
 
 __all__ = [
-    "interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample",
+    "interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample", "upsample_bilinear", "upsample_nearest",
 ]  # fmt: skip
 
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area", "bicubic")
@@ -60,6 +61,75 @@ def _linear(x: Tensor, dim: int, out_size: int, scale: float, align_corners: boo
     return ew.add(ew.mul(a, ew.sub(1.0, lam)), ew.mul(b, lam))
 
 
+def _cubic_weights(t: Tensor, a: float) -> list:
+    """torch's cubic convolution coefficients of the 4 neighbours at fraction t (a = -0.75, as torch)."""
+    x1, x2 = ew.add(t, 1.0), ew.sub(1.0, t)
+    x3 = ew.add(x2, 1.0)
+
+    def near(x):  # ((a + 2) x - (a + 3)) x^2 + 1, for |x| <= 1
+        return ew.add(ew.mul(ew.mul(ew.sub(ew.mul(x, a + 2), a + 3), x), x), 1.0)
+
+    def far(x):  # ((a x - 5a) x + 8a) x - 4a, for 1 < |x| < 2
+        return ew.sub(ew.mul(ew.add(ew.mul(ew.sub(ew.mul(x, a), 5 * a), x), 8 * a), x), 4 * a)
+
+    return [far(x1), near(t), near(x2), far(x3)]
+
+
+def _cubic(x: Tensor, dim: int, out_size: int, scale: float, align_corners: bool) -> Tensor:
+    n_in = x._shape[dim]
+    src = _coords(out_size, x.dtype)
+    src = ew.mul(src, scale) if align_corners else ew.sub(ew.mul(ew.add(src, 0.5), scale), 0.5)
+    i0f = ew.floor(src)
+    t = ew.sub(src, i0f)
+    i0 = i0f.to(_dtype.int64)
+    shape = [1] * x.ndim
+    shape[dim] = out_size
+    out = None
+    for k, w in enumerate(_cubic_weights(t, -0.75)):
+        idx = ew.clamp(ew.add(i0, k - 1), 0, n_in - 1)
+        term = ew.mul(ix.index_select(x, dim, idx), w.reshape(shape))
+        out = term if out is None else ew.add(out, term)
+    return out
+
+
+def _aa_matrix(n_in: int, n_out: int, scale: float, cubic: bool, dt) -> Tensor:
+    """torch's antialiased weights [n_out, n_in] (PIL's: a filter stretched by the downscale, normalized)."""
+    from pyframe.ops.creation import tensor
+
+    support = (2.0 if cubic else 1.0) * (scale if scale >= 1.0 else 1.0)
+    inv = 1.0 / scale if scale >= 1.0 else 1.0
+
+    def filt(x):
+        x = abs(x)
+        if not cubic:
+            return 1.0 - x if x < 1.0 else 0.0
+        a = -0.5  # torch's antialiased bicubic uses PIL's a
+        if x < 1.0:
+            return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
+        return (((x - 5.0) * x + 8.0) * x - 4.0) * a if x < 2.0 else 0.0
+
+    rows = []
+    for i in range(n_out):
+        center = scale * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), n_in)
+        w = [filt((j - center + 0.5) * inv) for j in range(lo, hi)]
+        total = sum(w)
+        row = [0.0] * n_in
+        for j, v in zip(range(lo, hi), w, strict=True):
+            row[j] = v / total if total != 0.0 else 0.0
+        rows.append(row)
+    return tensor(rows, dtype=dt)
+
+
+def _antialiased(x: Tensor, dim: int, out_size: int, scale: float, cubic: bool) -> Tensor:
+    from pyframe.ops.products import matmul
+
+    weights = _aa_matrix(x._shape[dim], out_size, scale, cubic, x.dtype)
+    moved = x.transpose(dim, -1)
+    return matmul(moved, weights.mT).transpose(dim, -1)
+
+
 def _sizes(fn: str, x: Tensor, size, scale_factor, dims: int) -> tuple[list, list | None]:
     if size is not None and scale_factor is not None:
         raise ValueError(f"{fn}(): only one of size or scale_factor should be defined")
@@ -96,13 +166,19 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     _tensor_arg(input, fn)
     if mode not in _MODES:
         raise ValueError(f"{fn}(): mode must be one of {_MODES}, got {mode!r}")
-    if mode == "bicubic" or antialias:
-        raise NotImplementedError(f"{fn}(): mode='bicubic' and antialias=True are not supported yet")
     dims = input.ndim - 2
     if dims not in (1, 2, 3):
         raise ShapeError(f"{fn}(): expected a 3-d, 4-d or 5-d input (N, C, *spatial), got shape "
                          f"{list(input._shape)}")  # fmt: skip
-    if mode in _LINEAR:
+    if antialias and (mode not in ("bilinear", "bicubic") or dims != 2):
+        raise NotImplementedError(f"{fn}(): anti-alias option is restricted to bilinear and bicubic modes and 4-D "
+                                  f"input, got mode {mode!r} and a {input.ndim}-d input")  # fmt: skip
+    if mode == "bicubic":
+        if dims != 2:
+            raise NotImplementedError(f"{fn}(): got {input.ndim}D input, but bicubic mode needs 4D input")
+        _float_arg(input, fn)
+        align = bool(align_corners)
+    elif mode in _LINEAR:
         if _LINEAR[mode] != dims:
             raise NotImplementedError(f"{fn}(): got {input.ndim}D input, but {mode} mode needs "
                                       f"{_LINEAR[mode] + 2}D input")  # fmt: skip
@@ -114,22 +190,24 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     sizes, scales = _sizes(fn, input, size, scale_factor, dims)
     nonempty_spatial(fn, input, tuple(sizes))
     if mode == "area":
-        from pyframe.nn.functional.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+        from pyframe.nn.functional.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
-        if dims == 3:
-            raise NotImplementedError(f"{fn}(): mode='area' on 5-d input is not supported yet")
-        return (adaptive_avg_pool1d if dims == 1 else adaptive_avg_pool2d)(input, sizes[0] if dims == 1 else sizes)
+        pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dims - 1]
+        return pool(input, sizes[0] if dims == 1 else sizes)
     x = input
     for i in range(dims):
         dim, n_in, n_out = 2 + i, input._shape[2 + i], sizes[i]
         use_factor = scales is not None and not recompute_scale_factor
-        if mode in _LINEAR and align:
+        if (mode in _LINEAR or mode == "bicubic") and align:
             scale = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
-            x = _linear(x, dim, n_out, scale, True)
-            continue
-        scale = 1.0 / scales[i] if use_factor else n_in / n_out
-        if mode in _LINEAR:
-            x = _linear(x, dim, n_out, scale, False)
+        else:
+            scale = 1.0 / scales[i] if use_factor else n_in / n_out
+        if antialias:
+            x = _antialiased(x, dim, n_out, scale, mode == "bicubic")
+        elif mode == "bicubic":
+            x = _cubic(x, dim, n_out, scale, align)
+        elif mode in _LINEAR:
+            x = _linear(x, dim, n_out, scale, align)
         else:
             x = _nearest(x, dim, n_out, scale, mode == "nearest-exact")
     return x
@@ -138,6 +216,17 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None) -> Tensor:
     """Same as torch.nn.functional.upsample (deprecated there): interpolate."""
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Same as torch.nn.functional.upsample_nearest (deprecated there): interpolate with mode "nearest"."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Same as torch.nn.functional.upsample_bilinear (deprecated there): interpolate with mode "bilinear"
+    and ``align_corners=True``."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def _factor(v, fn: str, name: str) -> int:

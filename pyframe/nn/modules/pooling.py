@@ -1,4 +1,5 @@
-"""Pooling layers: max, average, adaptive average and adaptive max, 1-d and 2-d. Same as torch.nn's."""
+"""Pooling layers: max, average, power-average, adaptive average and adaptive max in 1-3 dims, and max
+unpooling. Same as torch.nn's."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pyframe.tensor import Tensor
 
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "MaxPool2d", "AdaptiveAvgPool1d", "AvgPool1d", "MaxPool1d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d",
+    "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "LPPool3d",
+    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
 ]  # fmt: skip
 
 
@@ -36,6 +38,10 @@ class MaxPool1d(_MaxPoolNd, fn=F.max_pool1d):
 
 class MaxPool2d(_MaxPoolNd, fn=F.max_pool2d):
     """Same as torch.nn.MaxPool2d; ``stride`` defaults to ``kernel_size``."""
+
+
+class MaxPool3d(_MaxPoolNd, fn=F.max_pool3d):
+    """Same as torch.nn.MaxPool3d; ``stride`` defaults to ``kernel_size``."""
 
 
 class AvgPool1d(_ArgsModule):
@@ -71,6 +77,22 @@ class AvgPool2d(_ArgsModule):
                             self.count_include_pad, self.divisor_override)  # fmt: skip
 
 
+class AvgPool3d(_ArgsModule):
+    """Same as torch.nn.AvgPool3d; ``stride`` defaults to ``kernel_size``."""
+
+    _shown = ("kernel_size", "stride", "padding")
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override=None) -> None:  # fmt: skip
+        super().__init__(kernel_size=kernel_size, stride=stride if stride is not None else kernel_size,
+                         padding=padding, ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+                         divisor_override=divisor_override)  # fmt: skip
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)  # fmt: skip
+
+
 class _AdaptiveAvgPoolNd(_ArgsModule):
     """The adaptive average pools' argument: a fixed ``output_size`` (None keeps a dim)."""
 
@@ -91,6 +113,10 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd, fn=F.adaptive_avg_pool2d):
     """Same as torch.nn.AdaptiveAvgPool2d: averages to a fixed ``output_size`` (None keeps a dim)."""
 
 
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd, fn=F.adaptive_avg_pool3d):
+    """Same as torch.nn.AdaptiveAvgPool3d."""
+
+
 class _AdaptiveMaxPoolNd(_ArgsModule):
     """The adaptive max pools' arguments."""
 
@@ -109,6 +135,10 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd, fn=F.adaptive_max_pool1d):
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd, fn=F.adaptive_max_pool2d):
     """Same as torch.nn.AdaptiveMaxPool2d."""
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd, fn=F.adaptive_max_pool3d):
+    """Same as torch.nn.AdaptiveMaxPool3d."""
 
 
 class _LPPool(Module):
@@ -134,3 +164,44 @@ class LPPool2d(_LPPool):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool3d(_LPPool):
+    """Same as torch.nn.LPPool3d (``F.lp_pool3d``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class _MaxUnpoolNd(_ArgsModule):
+    """The max unpools' arguments (``stride`` defaults to ``kernel_size``), as tuples like torch's."""
+
+    _shown = ("kernel_size", "stride", "padding")
+    _dims = 1
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        n = self._dims
+        super().__init__(kernel_size=_tuple(kernel_size, n, "kernel_size"),
+                         stride=_tuple(stride if stride is not None else kernel_size, n, "stride"),
+                         padding=_tuple(padding, n, "padding"))  # fmt: skip
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:  # noqa: A002
+        return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool1d(_MaxUnpoolNd, fn=F.max_unpool1d):
+    """Same as torch.nn.MaxUnpool1d: the partial inverse of MaxPool1d."""
+
+    _dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd, fn=F.max_unpool2d):
+    """Same as torch.nn.MaxUnpool2d: the partial inverse of MaxPool2d."""
+
+    _dims = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd, fn=F.max_unpool3d):
+    """Same as torch.nn.MaxUnpool3d: the partial inverse of MaxPool3d."""
+
+    _dims = 3
