@@ -305,6 +305,10 @@ int pf_avg_pool_backward(const pf_tensor *grad_out, pf_tensor *grad_in, const in
 /* adaptive: output o of a dim pools the inputs floor(o*in/out) to ceil((o+1)*in/out); the maximum and its index
  * when indices is given, the average otherwise */
 int pf_adaptive_pool(const pf_tensor *x, pf_tensor *out, pf_tensor *indices);
+/* fractional max pooling: each plane's windows (kernel[3] long; 1 for the dims not pooled) start where torch's
+ * intervals from its samples [N, C, dims] (the input's dtype; (D,) H, W order) put them */
+int pf_fractional_max_pool(const pf_tensor *x, const pf_tensor *samples, pf_tensor *out, pf_tensor *indices,
+                           const int64_t *kernel);
 int pf_adaptive_avg_pool_backward(const pf_tensor *grad_out, pf_tensor *grad_in);
 
 /* grid_sample (sample.c): out [N, C, OH, OW] (contiguous) samples input [N, C, H, W] at grid [N, OH, OW, 2]
@@ -316,6 +320,30 @@ int pf_grid_sample(const pf_tensor *input, const pf_tensor *grid, pf_tensor *out
 int pf_grid_sample_backward(const pf_tensor *grad_out, const pf_tensor *input, const pf_tensor *grid,
                             pf_tensor *grad_input, pf_tensor *grad_grid, int mode, int padding_mode,
                             int align_corners);
+
+/* embedding_bag (embedding_bag.c): out [B, D] (contiguous) reduces the rows weight[indices[i]] (weight [V, D]) of
+ * each bag b, i from offsets[b] to offsets[b + 1] (the last bag to the end; offsets [B] int64 start at 0 and do
+ * not decrease); mode 0 sum (times per_sample_weights [n] when not NULL), 1 mean, 2 max (max_indices [B, D]
+ * int64 get each maximum's row, -1 for an empty bag); indices equal to padding_idx (-1: none) are skipped and
+ * not counted; an empty bag gives zeros. Backward: grad_weight [V, D] contiguous, overwritten. */
+int pf_embedding_bag(const pf_tensor *weight, const pf_tensor *indices, const pf_tensor *offsets,
+                     const pf_tensor *per_sample_weights, int mode, int64_t padding_idx, pf_tensor *out,
+                     pf_tensor *max_indices);
+int pf_embedding_bag_backward(const pf_tensor *grad_out, const pf_tensor *indices, const pf_tensor *offsets,
+                              const pf_tensor *per_sample_weights, const pf_tensor *max_indices, int mode,
+                              int64_t padding_idx, pf_tensor *grad_weight);
+
+/* CTC loss (loss.c), torch's CPU algorithm: log_probs [T, N, C] float32/float64 (any strides), targets int64 [N, S]
+ * (padded) or 1-d (concatenated), input_lengths and target_lengths int64 [N]; nll [N] gets each sample's negative
+ * log likelihood (inf when impossible) and log_alpha [N, T, >= 2*max(target_lengths)+1] (contiguous) the forward
+ * variables backward reads. Backward: grad [T, N, C] (contiguous) = d(grad_nll . nll)/d log_probs, log_beta is
+ * scratch like log_alpha; zero_infinity zeroes the gradient of impossible samples. */
+int pf_ctc_loss(const pf_tensor *log_probs, const pf_tensor *targets, const pf_tensor *input_lengths,
+                const pf_tensor *target_lengths, int64_t blank, pf_tensor *nll, pf_tensor *log_alpha);
+int pf_ctc_loss_backward(const pf_tensor *grad_nll, const pf_tensor *log_probs, const pf_tensor *targets,
+                         const pf_tensor *input_lengths, const pf_tensor *target_lengths, const pf_tensor *nll,
+                         const pf_tensor *log_alpha, pf_tensor *log_beta, int64_t blank, int zero_infinity,
+                         pf_tensor *grad);
 
 /* batch norm with batch statistics (batch_norm.c), x [N, C, L] float32/float64 (any strides), y contiguous;
  * mean and var [C] float64 get the biased batch statistics (kept for backward at full precision); weight, bias, running_mean and running_var may be

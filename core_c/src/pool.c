@@ -168,15 +168,17 @@ static inline int64_t avg_extent(int64_t o, const pool_geom *g, int t, int inclu
             }                                                                                                     \
         }                                                                                                         \
     }                                                                                                             \
-    /* adaptive windows: output o of a dim spans floor(o * in / out) to ceil((o + 1) * in / out) */              \
-    static void adaptive_plane_##T(const T *x, T *y, int64_t *ix, const pool_geom *g) {                           \
-        int64_t H = g->in[1], W = g->in[2];                                                                       \
+    /* windows given by bounds: output o of dim t spans lo[off_t + o] to hi[off_t + o] (the adaptive and the \
+     * fractional pools); the maximum and its index when ix is given, the average otherwise */              \
+    static void windows_plane_##T(const T *x, T *y, int64_t *ix, const pool_geom *g, const int64_t *lo,            \
+                                  const int64_t *hi) {                                                            \
+        int64_t H = g->in[1], W = g->in[2], oh0 = g->out[0], ow0 = g->out[0] + g->out[1];                         \
         for (int64_t od = 0; od < g->out[0]; od++) {                                                              \
-            int64_t d0 = od * g->in[0] / g->out[0], d1 = ((od + 1) * g->in[0] + g->out[0] - 1) / g->out[0];      \
+            int64_t d0 = lo[od], d1 = hi[od];                                                                     \
             for (int64_t oh = 0; oh < g->out[1]; oh++) {                                                          \
-                int64_t h0 = oh * H / g->out[1], h1 = ((oh + 1) * H + g->out[1] - 1) / g->out[1];                  \
+                int64_t h0 = lo[oh0 + oh], h1 = hi[oh0 + oh];                                                     \
                 for (int64_t ow = 0; ow < g->out[2]; ow++) {                                                      \
-                    int64_t w0 = ow * W / g->out[2], w1 = ((ow + 1) * W + g->out[2] - 1) / g->out[2];              \
+                    int64_t w0 = lo[ow0 + ow], w1 = hi[ow0 + ow];                                                 \
                     int64_t o = (od * g->out[1] + oh) * g->out[2] + ow, arg = (d0 * H + h0) * W + w0;             \
                     T acc = ix ? -INFINITY : 0;                                                                   \
                     for (int64_t a = d0; a < d1; a++)                                                             \
@@ -194,6 +196,26 @@ static inline int64_t avg_extent(int64_t o, const pool_geom *g, int t, int inclu
                     else y[o] = acc / (T)(d1 - d0) / (T)(h1 - h0) / (T)(w1 - w0);                                 \
                 }                                                                                                 \
             }                                                                                                     \
+        }                                                                                                         \
+    }                                                                                                             \
+    /* torch's fractional intervals of one plane: starts from its samples u (one per pooled dim, in the         \
+     * input's precision), each window k[t] long, the last one ending at the input's end */                     \
+    static void fractional_bounds_##T(const T *u, int64_t us, const pool_geom *g, int dims, int64_t *lo,         \
+                                      int64_t *hi) {                                                              \
+        for (int64_t t = 0, off = 0; t < 3; off += g->out[t], t++) {                                             \
+            if (t < 3 - dims) {                                                                                   \
+                lo[off] = 0, hi[off] = 1;                                                                         \
+                continue;                                                                                         \
+            }                                                                                                     \
+            T v = u[(t - (3 - dims)) * us];                                                                       \
+            int64_t n = g->out[t], k = g->k[t];                                                                   \
+            if (n > 1) {                                                                                          \
+                T alpha = (T)(g->in[t] - k) / (T)(n - 1);                                                         \
+                for (int64_t i = 0; i < n - 1; i++)                                                               \
+                    lo[off + i] = (int64_t)(((T)i + v) * alpha) - (int64_t)(v * alpha);                           \
+            }                                                                                                     \
+            lo[off + n - 1] = g->in[t] - k;                                                                       \
+            for (int64_t i = 0; i < n; i++) hi[off + i] = lo[off + i] + k;                                        \
         }                                                                                                         \
     }                                                                                                             \
     static void adaptive_avg_back_plane_##T(const T *gy, const int64_t *gs, T *gx, const pool_geom *g) {          \
@@ -230,7 +252,7 @@ static inline int64_t avg_extent(int64_t o, const pool_geom *g, int t, int inclu
 DEFINE_POOL(float)
 DEFINE_POOL(double)
 
-enum { OP_MAX, OP_AVG, OP_ADAPTIVE, OP_ADAPTIVE_AVG_BACK, OP_SCATTER_BACK, OP_AVG_BACK };
+enum { OP_MAX, OP_AVG, OP_ADAPTIVE, OP_FRACTIONAL, OP_ADAPTIVE_AVG_BACK, OP_SCATTER_BACK, OP_AVG_BACK };
 
 /* One call's planes (sample, channel); backward's writes stay within a plane, so no two threads
  * share an element. bad_plane and bad_pos: the scatter's first index outside its plane. */
@@ -241,6 +263,8 @@ typedef struct {
     const pf_tensor *indices;
     pf_tensor *out; /* forward: the output; backward: grad_in */
     const pool_geom *g;
+    const int64_t *lo, *hi;     /* OP_ADAPTIVE: the windows' bounds, shared by every plane */
+    const pf_tensor *samples;   /* OP_FRACTIONAL: [N, C, dims], each plane's bounds made from its own */
     int64_t bad_plane, bad_pos;
 } pool_job;
 
@@ -253,7 +277,10 @@ static void pool_planes(void *arg, int64_t p0, int64_t p1) {
     int64_t opl = g->out[0] * g->out[1] * g->out[2], ipl = g->in[0] * g->in[1] * g->in[2];
     int64_t ypl = back ? ipl : opl;
     void *row = NULL;
-    if (j->op == OP_AVG_BACK && !(row = malloc((size_t)(g->out[2] * es)))) {
+    int64_t nb = g->out[0] + g->out[1] + g->out[2], *bounds = NULL;
+    if ((j->op == OP_AVG_BACK && !(row = malloc((size_t)(g->out[2] * es)))) ||
+        (j->op == OP_FRACTIONAL && !(bounds = malloc((size_t)(2 * nb) * sizeof(int64_t))))) {
+        free(row);
 #pragma omp atomic write
         j->failed = 1;
         return;
@@ -274,9 +301,22 @@ static void pool_planes(void *arg, int64_t p0, int64_t p1) {
             else avgpool_plane_float((const float *)xp, (float *)yp, g, j->include_pad, j->divisor);
             break;
         case OP_ADAPTIVE:
-            if (dbl) adaptive_plane_double((const double *)xp, (double *)yp, ip, g);
-            else adaptive_plane_float((const float *)xp, (float *)yp, ip, g);
+            if (dbl) windows_plane_double((const double *)xp, (double *)yp, ip, g, j->lo, j->hi);
+            else windows_plane_float((const float *)xp, (float *)yp, ip, g, j->lo, j->hi);
             break;
+        case OP_FRACTIONAL: {
+            const pf_tensor *sm = j->samples;
+            const char *u = (const char *)sm->data + ((p / C) * sm->strides[0] + (p % C) * sm->strides[1]) * es;
+            int dims = (int)sm->shape[2];
+            if (dbl) {
+                fractional_bounds_double((const double *)u, sm->strides[2], g, dims, bounds, bounds + nb);
+                windows_plane_double((const double *)xp, (double *)yp, ip, g, bounds, bounds + nb);
+            } else {
+                fractional_bounds_float((const float *)u, sm->strides[2], g, dims, bounds, bounds + nb);
+                windows_plane_float((const float *)xp, (float *)yp, ip, g, bounds, bounds + nb);
+            }
+            break;
+        }
         case OP_AVG_BACK:
             if (dbl) avgpool_back_plane_double((const double *)xp, gs, (double *)yp, g, j->include_pad, j->divisor, row);
             else avgpool_back_plane_float((const float *)xp, gs, (float *)yp, g, j->include_pad, j->divisor, row);
@@ -294,6 +334,7 @@ static void pool_planes(void *arg, int64_t p0, int64_t p1) {
         if (j->bad_plane < 0 || p < j->bad_plane) j->bad_plane = p, j->bad_pos = bad;
     }
     free(row);
+    free(bounds);
 }
 
 /* Checks x (the input, or grad_in for a backward) [N, C, D, H, W], float32/float64, and `o` (the
@@ -412,14 +453,55 @@ static int adaptive_geom(const char *fn, const pf_tensor *x, const pf_tensor *o,
     return PF_OK;
 }
 
+/* the adaptive windows' bounds over g (2 * (out[0] + out[1] + out[2]) entries, malloc'd) */
+static int64_t *adaptive_bounds(const pool_geom *g) {
+    int64_t nb = g->out[0] + g->out[1] + g->out[2], *b = malloc((size_t)(2 * nb) * sizeof(int64_t));
+    if (!b) return NULL;
+    for (int64_t t = 0, off = 0; t < 3; off += g->out[t], t++)
+        for (int64_t o = 0; o < g->out[t]; o++)
+            b[off + o] = o * g->in[t] / g->out[t], b[nb + off + o] = ((o + 1) * g->in[t] + g->out[t] - 1) / g->out[t];
+    return b;
+}
+
 int pf_adaptive_pool(const pf_tensor *x, pf_tensor *out, pf_tensor *indices) {
     pool_geom g;
     const char *fn = indices ? "adaptive_max_pool" : "adaptive_avg_pool";
     int rc = check_tensors(fn, x, out, indices, out);
     if (rc || (rc = adaptive_geom(fn, x, out, &g))) return rc;
-    pool_job j = {.op = OP_ADAPTIVE, .x = x, .indices = indices, .out = out, .g = &g};
+    int64_t *b = adaptive_bounds(&g);
+    if (!b) return pf_error(PF_ERR_NOMEM, "%s: out of memory", fn);
+    pool_job j = {.op = OP_ADAPTIVE, .x = x, .indices = indices, .out = out, .g = &g, .lo = b,
+                  .hi = b + g.out[0] + g.out[1] + g.out[2]};
     /* each window covers about in/out of every dim, plus up to one more */
-    return run(&j, x->shape[0] * x->shape[1] * (prod3(g.in) + prod3(g.out)));
+    rc = run(&j, x->shape[0] * x->shape[1] * (prod3(g.in) + prod3(g.out)));
+    free(b);
+    return rc;
+}
+
+int pf_fractional_max_pool(const pf_tensor *x, const pf_tensor *samples, pf_tensor *out, pf_tensor *indices,
+                           const int64_t *kernel) {
+    pool_geom g;
+    char a[128];
+    const char *fn = "fractional_max_pool";
+    int rc = check_tensors(fn, x, out, indices, out);
+    if (rc || (rc = adaptive_geom(fn, x, out, &g)) || (rc = pf_check(samples, fn))) return rc;
+    if (!indices) return pf_error(PF_ERR_VALUE, "%s: indices are required", fn);
+    int64_t dims = samples->ndim == 3 ? samples->shape[2] : 0;
+    if (samples->ndim != 3 || samples->shape[0] != x->shape[0] || samples->shape[1] != x->shape[1] || dims < 1 ||
+        dims > 3 || samples->dtype != x->dtype)
+        return pf_error(PF_ERR_VALUE, "%s: samples %s must be [N, C, dims] of the input's dtype for input %s", fn,
+                        pf_shape_str(samples, a), pf_shape_str(x, a));
+    for (int t = 0; t < 3; t++) {
+        g.k[t] = kernel[t];
+        if (kernel[t] < 1 || (t < 3 - dims && (kernel[t] != 1 || g.out[t] != 1 || g.in[t] != 1)))
+            return pf_error(PF_ERR_VALUE, "%s: kernel %lld of dim %d must be >= 1 (1 for a dim not pooled)", fn,
+                            (long long)kernel[t], t);
+        if (g.out[t] + kernel[t] - 1 > g.in[t])
+            return pf_error(PF_ERR_VALUE, "%s: pool size %lld too large relative to input size %lld and output size "
+                            "%lld of dim %d", fn, (long long)kernel[t], (long long)g.in[t], (long long)g.out[t], t);
+    }
+    pool_job j = {.op = OP_FRACTIONAL, .x = x, .indices = indices, .out = out, .g = &g, .samples = samples};
+    return run(&j, x->shape[0] * x->shape[1] * prod3(g.out) * prod3(g.k));
 }
 
 int pf_adaptive_avg_pool_backward(const pf_tensor *grad_out, pf_tensor *grad_in) {

@@ -340,3 +340,58 @@ test_reprs_match_torch = reprs_test(
     lambda n: n.HuberLoss(),
     lambda n: n.BCELoss(),
 )
+
+
+CTC = [  # T, N, C, target lengths, input lengths, padded targets
+    (12, 3, 5, [3, 0, 5], [12, 9, 11], True),
+    (10, 2, 4, [4, 2], [10, 3], False),  # sample 1 cannot fit: infinite loss
+    (6, 2, 3, [2, 6], [6, 6], True),  # repeated labels need blanks between them
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("zero_infinity", [False, True])
+@pytest.mark.parametrize("case", CTC)
+def test_ctc_loss_matches_torch(dtype, reduction, zero_infinity, case):
+    t, n, c, tls, ils, padded = case
+    rng = np.random.default_rng(5)
+    logits = rng.standard_normal((t, n, c))
+    lp = (logits - np.log(np.exp(logits).sum(-1, keepdims=True))).astype(dtype)
+    labels = [rng.integers(1, c, size=k) for k in tls]
+    labels[-1][: len(labels[-1]) // 2] = labels[-1][0]  # runs of one label
+    targets = np.zeros((n, max(tls)), np.int64) if padded else np.concatenate(labels).astype(np.int64)
+    if padded:
+        for i, lab in enumerate(labels):
+            targets[i, : len(lab)] = lab
+    res = []
+    for lib_, fns in ((pf, F), (torch, TF)):
+        x = lib_.tensor(lp, requires_grad=True)
+        loss = fns.ctc_loss(x, lib_.tensor(targets), lib_.tensor(ils), lib_.tensor(tls), reduction=reduction,
+                            zero_infinity=zero_infinity)  # fmt: skip
+        cot = np.linspace(0.5, 1.5, loss.numel()).reshape(tuple(loss.shape)).astype(dtype)
+        loss.backward(lib_.tensor(cot))
+        res.append((loss.detach().numpy(), np.nan_to_num(x.grad.numpy(), nan=7.0)))
+    tol = 1e-5 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=tol, atol=tol)
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=tol, atol=tol)
+
+
+def test_ctc_loss_gradcheck_module_and_bad_input():
+    rng = np.random.default_rng(2)
+    x = leaf(rng.standard_normal((7, 2, 4)))
+    targets, ils, tls = pf.tensor([[1, 2, 2], [3, 1, 0]]), pf.tensor([7, 6]), pf.tensor([3, 2])
+    assert gradcheck(lambda x: F.ctc_loss(x.log_softmax(-1), targets, ils, tls), (x,), eps=1e-6, atol=1e-6)
+    loss = nn.CTCLoss(blank=0, reduction="sum")(x.log_softmax(-1), targets, [7, 6], (3, 2))
+    ref = torch.nn.CTCLoss(reduction="sum")(torch.tensor(x.detach().numpy()).log_softmax(-1),
+                                            torch.tensor([[1, 2, 2], [3, 1, 0]]), [7, 6], [3, 2])  # fmt: skip
+    np.testing.assert_allclose(loss.item(), ref.item(), rtol=1e-10)
+    unbatched = F.ctc_loss(x[:, 0].log_softmax(-1), targets[0], [7], [3], reduction="none")
+    assert unbatched.shape == () and abs(unbatched.item() - F.ctc_loss(
+        x.log_softmax(-1), targets, ils, tls, reduction="none")[0].item()) < 1e-12  # fmt: skip
+    with pytest.raises(ValueError, match="input length 8 of sample 0 must be in"):
+        F.ctc_loss(x, targets, [8, 6], tls)
+    with pytest.raises(IndexError, match="target 4 of sample 1 is out of range for 4 classes"):
+        F.ctc_loss(x, pf.tensor([[1, 2, 2], [4, 1, 0]]), ils, tls)
+    with pytest.raises(TypeError, match="targets must be integers"):
+        F.ctc_loss(x, targets.double(), ils, tls)

@@ -310,3 +310,35 @@ test_reprs_match_torch = reprs_test(
     lambda n: n.AdaptiveMaxPool3d(2),
     lambda n: n.LPPool3d(2, 3),
 )
+
+
+FRACTIONAL = [(2, 2, {"output_ratio": (0.5, 0.5)}), (2, (2, 3), {"output_size": (4, 3)}),
+              (3, 2, {"output_size": (2, 3, 2)}), (3, (1, 2, 2), {"output_ratio": (0.6, 0.6, 0.6)})]  # fmt: skip
+
+
+@pytest.mark.parametrize("dims, k, kw", FRACTIONAL)
+def test_fractional_max_pool_matches_torch(rng, dims, k, kw):
+    shape = (2, 3, 5, 7) if dims == 2 else (2, 3, 4, 5, 6)
+    x = _distinct(rng, *shape)
+    samples = rng.uniform(size=(2, 3, dims))
+    pool, tpool = getattr(F, f"fractional_max_pool{dims}d"), getattr(TF, f"fractional_max_pool{dims}d")
+    compare(lambda x: pool(x, k, _random_samples=pf.tensor(samples), **kw),
+            lambda x: tpool(x, k, _random_samples=torch.tensor(samples), **kw), x)  # fmt: skip
+    _, pi = pool(pf.tensor(x), k, return_indices=True, _random_samples=pf.tensor(samples), **kw)
+    _, ti = tpool(torch.tensor(x), k, return_indices=True, _random_samples=torch.tensor(samples), **kw)
+    np.testing.assert_array_equal(pi.numpy(), ti.numpy())
+    module = getattr(nn, f"FractionalMaxPool{dims}d")(k, _random_samples=pf.tensor(samples[:1]), **kw)
+    tmodule = getattr(torch.nn, f"FractionalMaxPool{dims}d")(k, _random_samples=torch.tensor(samples[:1]), **kw)
+    np.testing.assert_array_equal(module(pf.tensor(x[0])).numpy(), tmodule(torch.tensor(x[0])).numpy())
+
+
+def test_fractional_max_pool_draws_its_own_samples_and_checks():
+    x = pf.randn(2, 3, 9, 9)
+    out = F.fractional_max_pool2d(x, 2, output_size=4)
+    assert out.shape == (2, 3, 4, 4)
+    with pytest.raises(ValueError, match="either an output_size or an output_ratio"):
+        F.fractional_max_pool2d(x, 2)
+    with pytest.raises(ValueError, match="pool size 3 too large"):
+        F.fractional_max_pool2d(x, 3, output_size=8)
+    with pytest.raises(ValueError, match="only one of output_size and output_ratio"):
+        nn.FractionalMaxPool2d(2, output_size=3, output_ratio=0.5)

@@ -72,3 +72,66 @@ test_constructor_errors = constructor_errors_test(
 test_reprs_match_torch = reprs_test(
     lambda n: n.Embedding(5, 2),
 )
+
+
+def test_embedding_max_norm_and_scale_grad_by_freq_match_torch(rng):
+    idx = np.array([[0, 2, 4], [2, 2, 1]])
+    w = f64(rng, 5, 3) * 3
+    pw, tw = leaf(w), torch.tensor(w, requires_grad=True)
+    out = F.embedding(pf.tensor(idx), pw, max_norm=1.5, norm_type=1.0, scale_grad_by_freq=True)
+    tout = TF.embedding(torch.tensor(idx), tw, max_norm=1.5, norm_type=1.0, scale_grad_by_freq=True)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(pw.detach().numpy(), tw.detach().numpy(), rtol=1e-12)  # renormalized in place
+    cot = rng.standard_normal(tuple(tout.shape))
+    out.backward(pf.tensor(cot))
+    tout.backward(torch.tensor(cot))
+    np.testing.assert_allclose(pw.grad.numpy(), tw.grad.numpy(), rtol=1e-12)
+
+
+BAGS = [  # input, offsets, mode, per-sample weights, include_last_offset, padding_idx
+    ([[0, 2, 4], [2, 2, 1]], None, "mean", False, False, None),
+    ([[0, 2, 4], [2, 2, 1]], None, "max", False, False, 2),
+    ([1, 2, 4, 5, 4, 3, 2, 9], [0, 4, 4, 6], "sum", True, False, None),
+    ([1, 2, 4, 5, 4, 3, 2, 9], [0, 2, 5, 8], "sum", False, True, 4),
+    ([1, 2, 4, 5, 4, 3, 2, 9], [0, 3, 3], "mean", False, False, 2),
+    ([1, 2, 4, 5, 4, 3, 2, 9], [0, 1, 1, 6], "max", False, False, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("idx, offsets, mode, weighted, last, padding_idx", BAGS)
+def test_embedding_bag_matches_torch(rng, dtype, idx, offsets, mode, weighted, last, padding_idx):
+    w = rng.standard_normal((10, 4)).astype(dtype)
+    psw = rng.standard_normal(np.shape(idx)).astype(dtype) if weighted else None
+    res = []
+    for lib_, fns in ((pf, F), (torch, TF)):
+        tw = lib_.tensor(w, requires_grad=True)
+        tp = lib_.tensor(psw, requires_grad=True) if weighted else None
+        off = lib_.tensor(offsets) if offsets is not None else None
+        out = fns.embedding_bag(lib_.tensor(idx), tw, off, mode=mode, per_sample_weights=tp,
+                                include_last_offset=last, padding_idx=padding_idx)  # fmt: skip
+        out.backward(lib_.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)).astype(dtype)))
+        res.append([out.detach().numpy(), tw.grad.numpy()] + ([tp.grad.numpy()] if weighted else []))
+    tol = 1e-6 if dtype == np.float32 else 1e-12
+    for a, b in zip(*res, strict=True):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_embedding_bag_module_and_bad_input():
+    pf.manual_seed(0)
+    m = nn.EmbeddingBag(10, 3, mode="sum", padding_idx=0)
+    assert repr(m) == repr(torch.nn.EmbeddingBag(10, 3, mode="sum", padding_idx=0))
+    assert np.all(m.weight.detach().numpy()[0] == 0)
+    out = m(pf.tensor([1, 2, 0, 3]), pf.tensor([0, 2]))
+    w = m.weight.detach().numpy()
+    np.testing.assert_allclose(out.detach().numpy(), [w[1] + w[2], w[3]], rtol=1e-6)
+    with pytest.raises(ValueError, match="if input is 2D, then offsets has to be None"):
+        F.embedding_bag(pf.tensor([[1, 2]]), m.weight, pf.tensor([0]))
+    with pytest.raises(ValueError, match="offsets has to be a 1D Tensor but got None"):
+        F.embedding_bag(pf.tensor([1, 2]), m.weight)
+    with pytest.raises(NotImplementedError, match="only supported for mode='sum'"):
+        F.embedding_bag(pf.tensor([[1, 2]]), m.weight, per_sample_weights=pf.ones(1, 2), mode="mean")
+    with pytest.raises(IndexError, match="index 10 is out of range"):
+        F.embedding_bag(pf.tensor([[1, 10]]), m.weight)
+    with pytest.raises(ValueError, match="offsets must start at 0"):
+        F.embedding_bag(pf.tensor([1, 2, 3]), m.weight, pf.tensor([1, 2]))

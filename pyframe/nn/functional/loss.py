@@ -21,7 +21,7 @@ __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "cross_entropy",
     "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss", "margin_ranking_loss", "mse_loss",
     "multi_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "poisson_nll_loss", "smooth_l1_loss",
-    "soft_margin_loss", "triplet_margin_loss", "multilabel_margin_loss",
+    "soft_margin_loss", "triplet_margin_loss", "multilabel_margin_loss", "ctc_loss",
 ]  # fmt: skip
 
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
@@ -603,3 +603,66 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     if input.ndim < 2:
         loss = loss.reshape(())
     return _reduce_loss(loss, reduction)
+
+
+def _lengths(v, fn: str, name: str, n: int) -> Tensor:
+    """input_lengths / target_lengths: a tensor or a sequence of n ints, as a contiguous int64 tensor."""
+    from pyframe.ops.creation import tensor
+
+    t = v if isinstance(v, Tensor) else tensor(list(v) if isinstance(v, (tuple, list)) else [v], dtype=_dtype.int64)
+    if t.dtype.is_floating_point or t.dtype is _dtype.bool_:
+        raise TypeError(f"{fn}(): {name} must be integers, got {t.dtype.name}")
+    t = t.reshape(-1).to(_dtype.int64).contiguous()
+    if t._shape != (n,):
+        raise ShapeError(f"{fn}(): {name} must have one entry per sample ({n}), got shape {list(t._shape)}")
+    return t
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.ctc_loss: the connectionist temporal classification loss of ``log_probs``
+    (T, N, C) (or unbatched (T, C)) against ``targets`` (N, S) padded or 1-d concatenated, computed in C by
+    torch's algorithm (forward variables in log space) with torch's gradient; "mean" divides each sample's loss
+    by its target length (at least 1) before averaging over the batch."""
+    fn = "ctc_loss"
+    _float_arg(log_probs, fn, "log_probs")
+    _check_reduction(reduction, fn)
+    _tensor_arg(targets, fn, "targets")
+    if targets.dtype.is_floating_point or targets.dtype is _dtype.bool_:
+        raise TypeError(f"{fn}(): targets must be integers, got {targets.dtype.name}")
+    if log_probs.ndim == 2:  # unbatched
+        lp, tg = log_probs.unsqueeze(1), targets.reshape(1, -1)
+    elif log_probs.ndim == 3:
+        lp, tg = log_probs, targets
+    else:
+        raise ShapeError(f"{fn}(): log_probs must be (T, N, C) or (T, C), got shape {list(log_probs._shape)}")
+    if log_probs.dtype is not _dtype.float32 and log_probs.dtype is not _dtype.float64:
+        raise TypeError(f"{fn}(): only float32 and float64 log_probs are supported, got {log_probs.dtype.name}")
+    n = lp._shape[1]
+    il, tl = _lengths(input_lengths, fn, "input_lengths", n), _lengths(target_lengths, fn, "target_lengths", n)
+    tg = tg.to(_dtype.int64)
+    tg = tg if tg.ndim == 2 or tg._contig else tg.contiguous()
+    max_target = int(rd.amax(tl)) if n else 0
+    alpha = empty_tensor((n, lp._shape[0], 2 * max(max_target, 0) + 1), lp.dtype)
+    nll = empty_tensor((n,), lp.dtype)
+    check(lib.pf_ctc_loss(lp._d(), tg._d(), il._d(), tl._d(), int(blank), nll._d(), alpha._d()))
+    if needs_grad(lp):
+
+        def backward(g):
+            grad = empty_tensor(lp._shape, lp.dtype)
+            beta = empty_tensor(alpha._shape, lp.dtype)
+            check(lib.pf_ctc_loss_backward(g._d(), lp._d(), tg._d(), il._d(), tl._d(), nll._d(), alpha._d(),
+                                           beta._d(), int(blank), int(bool(zero_infinity)), grad._d()))  # fmt: skip
+            return (grad,)
+
+        record("CtcLossBackward0", backward, (lp,), nll, (lp,))
+    loss = nll
+    if zero_infinity:
+        loss = ew.where(ew.eq(loss, math.inf), 0.0, loss)
+    if reduction == "mean":
+        loss = rd.mean(ew.div(loss, ew.clamp(tl, min=1).to(loss.dtype)))
+    elif reduction == "sum":
+        loss = rd.sum(loss)
+    elif log_probs.ndim == 2:
+        loss = loss.squeeze(0)
+    return loss

@@ -1,6 +1,6 @@
-"""Pooling: max, average, power-average, adaptive average and adaptive max pools in 1-3 spatial dims, and
-max_unpool. Every pool is one C kernel over [N, C, D, H, W] (1-d and 2-d inputs are viewed with size-1 dims)
-with its backward beside it."""
+"""Pooling: max, average, power-average, adaptive average, adaptive max and fractional max pools in 1-3
+spatial dims, and max_unpool. Every pool is one C kernel over [N, C, D, H, W] (1-d and 2-d inputs are
+viewed with size-1 dims) with its backward beside it."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool1d",
     "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
-    "max_unpool3d",
+    "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool3d", "max_pool1d_with_indices",
+    "max_pool2d_with_indices", "max_pool3d_with_indices",
 ]  # fmt: skip
 
 _INT32_MAX = 2**31 - 1
@@ -378,3 +379,79 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
     """Same as torch.nn.functional.max_unpool3d: the partial inverse of max_pool3d."""
     return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _fractional(fn: str, dims: int, input, kernel_size, output_size, output_ratio, return_indices, samples):
+    """torch's fractional max pooling: windows of ``kernel_size`` at pseudo-random steps fixed by ``samples``
+    (N, C, dims) in [0, 1) (drawn from pyframe's generator when None)."""
+    x, batched = _as_5d(fn, input, dims)
+    k = _ints(kernel_size, dims, fn, "kernel_size", 1)
+    spatial = x._shape[5 - dims :]
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{fn}() requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        ratio = (output_ratio,) * dims if isinstance(output_ratio, numbers.Real) else tuple(output_ratio)
+        if len(ratio) == 1:
+            ratio = ratio * dims
+        if len(ratio) != dims or not all(0 < r < 1 for r in ratio):
+            raise ValueError(f"{fn}(): output_ratio must be a number or {dims} numbers between 0 and 1, got "
+                             f"{output_ratio!r}")  # fmt: skip
+        size = tuple(int(spatial[i] * ratio[i]) for i in range(dims))
+    else:
+        size = _ints(output_size, dims, fn, "output_size", 1)
+    for i in range(dims):
+        if size[i] + k[i] - 1 > spatial[i]:
+            raise ValueError(f"{fn}(): pool size {k[i]} too large relative to input size {spatial[i]} and output "
+                             f"size {size[i]} (dim {i})")  # fmt: skip
+    n, c = x._shape[:2]
+    if samples is None:
+        from pyframe.ops.random import rand
+
+        samples = rand(n, c, dims, dtype=x.dtype)
+    else:
+        _tensor_arg(samples, fn, "_random_samples")
+        if samples._shape != (n, c, dims):
+            raise ShapeError(f"{fn}(): _random_samples must have shape {[n, c, dims]}, got {list(samples._shape)}")
+        samples = samples.detach().to(x.dtype)
+    if dims == 2:  # torch's samples run (width, height); the kernel takes them in (height, width) order
+        samples = samples.flip(-1)
+    shape = x._shape[:2] + (1,) * (3 - dims) + size
+    out, indices = empty_tensor(shape, x.dtype), empty_tensor(shape, _dtype.int64)
+    check(lib.pf_fractional_max_pool(x._d(), samples._d(), out._d(), indices._d(), [1] * (3 - dims) + list(k)))
+    if needs_grad(x):
+        record(f"FractionalMaxPool{dims}DBackward0", _scatter_backward(x._shape, indices), (x,), out)
+    out = _back(out, dims, batched)
+    return (out, _back(indices, dims, batched)) if return_indices else out
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples: Tensor | None = None):  # fmt: skip
+    """Same as torch.nn.functional.fractional_max_pool2d: max pooling at pseudo-random steps (Graham's
+    fractional max pooling); ``_random_samples`` (N, C, 2) in [0, 1) fix the steps (drawn when None)."""
+    return _fractional("fractional_max_pool2d", 2, input, kernel_size, output_size, output_ratio, return_indices,
+                       _random_samples)  # fmt: skip
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples: Tensor | None = None):  # fmt: skip
+    """Same as torch.nn.functional.fractional_max_pool3d (``_random_samples`` (N, C, 3))."""
+    return _fractional("fractional_max_pool3d", 3, input, kernel_size, output_size, output_ratio, return_indices,
+                       _random_samples)  # fmt: skip
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices: bool = True):  # fmt: skip
+    """Same as torch.nn.functional.max_pool1d_with_indices: max_pool1d's values and indices."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices: bool = True):  # fmt: skip
+    """Same as torch.nn.functional.max_pool2d_with_indices: max_pool2d's values and indices."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices: bool = True):  # fmt: skip
+    """Same as torch.nn.functional.max_pool3d_with_indices: max_pool3d's values and indices."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)

@@ -11,7 +11,7 @@ from pyframe.tensor import Tensor
 __all__ = [
     "AdaptiveAvgPool2d", "AvgPool2d", "MaxPool2d", "AdaptiveAvgPool1d", "AvgPool1d", "MaxPool1d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "LPPool3d",
-    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d", "FractionalMaxPool3d",
 ]  # fmt: skip
 
 
@@ -203,5 +203,45 @@ class MaxUnpool2d(_MaxUnpoolNd, fn=F.max_unpool2d):
 
 class MaxUnpool3d(_MaxUnpoolNd, fn=F.max_unpool3d):
     """Same as torch.nn.MaxUnpool3d: the partial inverse of MaxPool3d."""
+
+    _dims = 3
+
+
+class _FractionalMaxPoolNd(Module):
+    """The fractional max pools' arguments: ``output_size`` or ``output_ratio`` (each in (0, 1)), and
+    ``_random_samples`` kept as a buffer, as torch."""
+
+    _dims = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
+                 _random_samples=None) -> None:  # fmt: skip
+        super().__init__()
+        n, name = self._dims, type(self).__name__
+        self.kernel_size = _tuple(kernel_size, n, "kernel_size")
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _tuple(output_size, n, "output_size") if output_size is not None else None
+        self.output_ratio = _tuple(output_ratio, n, "output_ratio") if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor):  # noqa: A002
+        fn = F.fractional_max_pool2d if self._dims == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                  _random_samples=self._random_samples)  # fmt: skip
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Same as torch.nn.FractionalMaxPool2d (Graham's fractional max pooling)."""
+
+    _dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Same as torch.nn.FractionalMaxPool3d."""
 
     _dims = 3

@@ -1,4 +1,4 @@
-"""``Embedding``. Same as torch.nn.Embedding (dense gradients only)."""
+"""``Embedding`` and ``EmbeddingBag``. Same as torch.nn's (dense gradients only)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pyframe.ops import creation
 from pyframe.tensor import Tensor
 
 __all__ = [
-    "Embedding",
+    "Embedding", "EmbeddingBag",
 ]  # fmt: skip
 
 
@@ -35,7 +35,7 @@ class Embedding(Module):
                     raise AssertionError("Padding_idx must be within num_embeddings")
                 padding_idx += num_embeddings
         if sparse:
-            raise NotImplementedError("Embedding(sparse=True): sparse gradients are not supported")
+            raise NotImplementedError(f"{type(self).__name__}(sparse=True): sparse gradients are not supported")
         self.padding_idx = padding_idx
         self.max_norm = max_norm
         self.norm_type = norm_type
@@ -80,3 +80,50 @@ class Embedding(Module):
         rows, cols = embeddings.shape
         return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=embeddings,
                    _freeze=freeze)  # fmt: skip
+
+
+class EmbeddingBag(Embedding):
+    """Same as torch.nn.EmbeddingBag: ``forward(input, offsets=None, per_sample_weights=None)`` reduces each bag
+    of rows by ``mode`` ("sum", "mean", "max") in one C pass (``F.embedding_bag``)."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                 _weight: Tensor | None = None, include_last_offset: bool = False, padding_idx: int | None = None,
+                 device=None, dtype=None) -> None:  # fmt: skip
+        super().__init__(num_embeddings, embedding_dim, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                         _weight, False, device, dtype)  # fmt: skip
+        self.mode = mode
+        self.include_last_offset = include_last_offset
+
+    def forward(self, input: Tensor, offsets: Tensor | None = None,
+                per_sample_weights: Tensor | None = None) -> Tensor:  # noqa: A002  # fmt: skip
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset,
+                               self.padding_idx)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, max_norm: float | None = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                        sparse: bool = False, include_last_offset: bool = False,
+                        padding_idx: int | None = None) -> EmbeddingBag:  # fmt: skip
+        """Same as torch.nn.EmbeddingBag.from_pretrained: the table is ``embeddings`` itself."""
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings, include_last_offset,
+                  padding_idx)  # fmt: skip
+        bag.weight.requires_grad = not freeze
+        return bag
