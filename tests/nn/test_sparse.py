@@ -88,19 +88,21 @@ def test_embedding_max_norm_and_scale_grad_by_freq_match_torch(rng):
     np.testing.assert_allclose(pw.grad.numpy(), tw.grad.numpy(), rtol=1e-12)
 
 
-BAGS = [  # input, offsets, mode, per-sample weights, include_last_offset, padding_idx
-    ([[0, 2, 4], [2, 2, 1]], None, "mean", False, False, None),
-    ([[0, 2, 4], [2, 2, 1]], None, "max", False, False, 2),
-    ([1, 2, 4, 5, 4, 3, 2, 9], [0, 4, 4, 6], "sum", True, False, None),
-    ([1, 2, 4, 5, 4, 3, 2, 9], [0, 2, 5, 8], "sum", False, True, 4),
-    ([1, 2, 4, 5, 4, 3, 2, 9], [0, 3, 3], "mean", False, False, 2),
-    ([1, 2, 4, 5, 4, 3, 2, 9], [0, 1, 1, 6], "max", False, False, None),
+BAGS = [  # input, offsets, mode, per-sample weights, include_last_offset, padding_idx, scale_grad_by_freq
+    ([[0, 2, 4], [2, 2, 1]], None, "mean", False, False, None, False),
+    ([[0, 2, 4], [2, 2, 1]], None, "max", False, False, 2, False),
+    ([1, 2, 4, 5, 4, 3, 2, 9], [0, 4, 4, 6], "sum", True, False, None, False),
+    ([1, 2, 4, 5, 4, 3, 2, 9], [0, 2, 5, 8], "sum", False, True, 4, False),
+    ([1, 2, 4, 5, 4, 3, 2, 9], [0, 3, 3], "mean", False, False, 2, False),
+    ([1, 2, 4, 5, 4, 3, 2, 9], [0, 1, 1, 6], "max", False, False, None, False),
+    ([1, 2, 4, 2, 4, 4, 2, 9], [0, 3, 5], "mean", False, False, None, True),
+    ([1, 2, 4, 2, 4, 4, 2, 9], [0, 3, 5], "sum", True, False, 9, True),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("idx, offsets, mode, weighted, last, padding_idx", BAGS)
-def test_embedding_bag_matches_torch(rng, dtype, idx, offsets, mode, weighted, last, padding_idx):
+@pytest.mark.parametrize("idx, offsets, mode, weighted, last, padding_idx, freq", BAGS)
+def test_embedding_bag_matches_torch(rng, dtype, idx, offsets, mode, weighted, last, padding_idx, freq):
     w = rng.standard_normal((10, 4)).astype(dtype)
     psw = rng.standard_normal(np.shape(idx)).astype(dtype) if weighted else None
     res = []
@@ -109,9 +111,13 @@ def test_embedding_bag_matches_torch(rng, dtype, idx, offsets, mode, weighted, l
         tp = lib_.tensor(psw, requires_grad=True) if weighted else None
         off = lib_.tensor(offsets) if offsets is not None else None
         out = fns.embedding_bag(lib_.tensor(idx), tw, off, mode=mode, per_sample_weights=tp,
-                                include_last_offset=last, padding_idx=padding_idx)  # fmt: skip
+                                include_last_offset=last, padding_idx=padding_idx,
+                                scale_grad_by_freq=freq and lib_ is pf)  # fmt: skip
         out.backward(lib_.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)).astype(dtype)))
-        res.append([out.detach().numpy(), tw.grad.numpy()] + ([tp.grad.numpy()] if weighted else []))
+        gw = tw.grad.numpy()
+        if freq and lib_ is torch:  # each row's gradient over its count (torch's CPU kernel miscounts some rows)
+            gw = gw / np.maximum(np.bincount(np.ravel(idx), minlength=10), 1)[:, None]
+        res.append([out.detach().numpy(), gw] + ([tp.grad.numpy()] if weighted else []))
     tol = 1e-6 if dtype == np.float32 else 1e-12
     for a, b in zip(*res, strict=True):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)

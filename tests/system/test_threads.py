@@ -164,6 +164,9 @@ x16, k16 = t(3, 16, 20, 20), t(24, 16, 3, 3)
 probs = big.abs() + 0.01
 sa, sb = t(64, 24, 24) + 10 * pyframe.eye(24), t(64, 24, 3)
 spm, dn = (big * (big.abs() > 1.5)).to_sparse(), t(700, 64)
+x5, k5, grid, lps = t(2, 3, 8, 16, 16), t(4, 3, 3, 3, 3), t(16, 20, 20, 2) * 0.6, t(50, 16, 6)
+targets = pyframe.arange(0, 160).remainder(5).add(1).reshape(16, 10)
+samples = t(16, 3, 2).abs().remainder(1.0)
 # One case, at least, per C file with a parallel region: each must give the same bits
 # whatever team OpenMP grants (the random streams included: they are counter-based).
 cases.update({
@@ -179,6 +182,14 @@ cases.update({
     "conv2d_bwd_wide": lambda: backward(lambda xx, kk: F.conv2d(xx, kk, padding=1), x16, k16),
     "conv2d_s2_bwd": lambda: backward(lambda xx, kk: F.conv2d(xx, kk, stride=2, padding=1), x16, k16),
     "max_pool2d_bwd": lambda: backward(lambda xx: F.max_pool2d(xx, 2), x),
+    "avg_pool2d_bwd": lambda: backward(lambda xx: F.avg_pool2d(xx, 3, 2, 1, ceil_mode=True), x),
+    "adaptive_avg_bwd": lambda: backward(lambda xx: F.adaptive_avg_pool2d(xx, 5), x),
+    "adaptive_max_bwd": lambda: backward(lambda xx: F.adaptive_max_pool2d(xx, 5), x),
+    "fractional_max": lambda: F.fractional_max_pool2d(x, 2, output_size=12, _random_samples=samples),
+    "conv3d_bwd": lambda: backward(lambda xx, kk: F.conv3d(xx, kk, padding=1), x5, k5),
+    "grid_sample_bwd": lambda: backward(lambda xx, gg: F.grid_sample(xx, gg, align_corners=False), x, grid),
+    "embedding_bag_bwd": lambda: backward(lambda wt: F.embedding_bag(rows, wt, pyframe.arange(0, 1000, 10)), big),
+    "ctc_loss_bwd": lambda: backward(lambda lp: F.ctc_loss(lp.log_softmax(-1), targets, [50] * 16, [10] * 16), lps),
     "batch_norm_bwd": lambda: backward(lambda xx: F.batch_norm(xx, None, None, training=True), x),
     "layer_norm_bwd": lambda: backward(lambda xx: F.layer_norm(xx, (700,)), big),
     "log_softmax_bwd": lambda: backward(lambda xx: xx.log_softmax(-1), big),

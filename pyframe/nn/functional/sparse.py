@@ -106,11 +106,13 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     """Same as torch.nn.functional.embedding_bag: each bag's rows of ``weight`` summed (times
     ``per_sample_weights``), averaged or maxed in one C pass, without the [n, D] gather; a 2-d ``input`` is one
     bag per row, a 1-d one is split at ``offsets``. Entries equal to ``padding_idx`` are skipped (an empty bag
-    gives zeros). Gradients flow to ``weight`` and ``per_sample_weights``. Differences: ``sparse=True`` and
-    ``scale_grad_by_freq=True`` raise NotImplementedError."""
+    gives zeros). Gradients flow to ``weight`` and ``per_sample_weights``; ``scale_grad_by_freq`` divides each
+    row's gradient by how often the indices name it ("sum" and "mean", as torch documents it; torch's CPU
+    kernel divides some rows by another row's count). Differences: ``sparse=True`` (sparse gradients) raises
+    NotImplementedError."""
     fn = "embedding_bag"
-    if sparse or scale_grad_by_freq:
-        raise NotImplementedError(f"{fn}(): sparse=True and scale_grad_by_freq=True are not supported")
+    if sparse:
+        raise NotImplementedError(f"{fn}(): sparse=True (sparse gradients) is not supported")
     if mode not in _BAG_MODES:
         raise ValueError(f"{fn}(): mode has to be one of sum, mean or max, got {mode!r}")
     idx = _index_arg(input, fn)
@@ -174,6 +176,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                 gw = empty_tensor(weight._shape, g.dtype)
                 check(lib.pf_embedding_bag_backward(g._d(), *args[:2], args[2], maxi._d() if maxi is not None
                                                     else ffi.NULL, *args[3:], gw._d()))  # fmt: skip
+                if scale_grad_by_freq and mode != "max" and flat._numel:
+                    ones = ew.fill_(empty_tensor((flat._numel,), g.dtype), 1.0)
+                    counts = ix.index_add_(zeros_of((v,), g.dtype), 0, flat, ones)
+                    gw = ew.div(gw, ew.clamp(counts, min=1.0).unsqueeze(1))
             if psw is not None and psw.requires_grad:  # d out[bag] / d psw[i] = weight[flat[i]]
                 marks = zeros_of((flat._numel + 1,), _dtype.int64)
                 ones = ew.fill_(empty_tensor((b,), _dtype.int64), 1)
