@@ -34,6 +34,7 @@ from pyframe._device import (
     strided,
 )  # fmt: skip
 from pyframe._dtype import (
+    bfloat16,
     bool_,
     can_cast,
     dtype,
@@ -43,10 +44,13 @@ from pyframe._dtype import (
     float64,
     get_default_dtype,
     iinfo,
+    int8,
+    int16,
     int32,
     int64,
     promote_types,
     set_default_dtype,
+    uint8,
 )  # fmt: skip
 from pyframe._eager import are_deterministic_algorithms_enabled, compile, use_deterministic_algorithms
 from pyframe._format import set_printoptions
@@ -91,6 +95,7 @@ pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
 # PyTorch's dtype names and aliases; they shadow builtins in this module only
 bool = bool_  # noqa: A001
 half, float, double, long, int = float16, float32, float64, int64, int32  # noqa: A001
+short = int16
 
 _tensor_methods.bind()
 
@@ -98,7 +103,8 @@ _aliases.bind()
 
 __all__ = [
     "Size", "Tensor", "ShapeError", "autograd", "nn", "optim", "dtype", "bool", "float16", "float32", "float64",
-    "utils", "int32", "int64", "half", "float", "double", "long", "int", "no_grad", "enable_grad", "is_grad_enabled",
+    "utils", "int32", "int64", "half", "float", "double", "long", "int", "uint8", "int8", "int16", "short",
+    "bfloat16", "no_grad", "enable_grad", "is_grad_enabled",
     "set_grad_enabled", "hookimpl", "hookspecs", "set_num_threads", "get_num_threads", "show_config", "save",
     "load", "DeviceError", "device", "set_default_device", "get_default_device", "cuda", "accelerator", "backends",
     "pi", "e", "inf", "nan", "finfo", "iinfo", "get_default_dtype", "set_default_dtype", "promote_types", "can_cast",

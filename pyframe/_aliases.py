@@ -19,6 +19,7 @@ from pyframe import _dtype, ops
 from pyframe import linalg as _linalg
 from pyframe.nn import functional as F
 from pyframe.ops._common import check_operands
+from pyframe.ops._common import result_type as _result_type
 from pyframe.tensor import Tensor
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "diag_embed", "diagflat", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "BoolTensor",
     "conv3d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "grid_sampler", "grid_sampler_2d",
     "grid_sampler_3d", "affine_grid_generator",
+    "ByteTensor", "CharTensor", "ShortTensor", "BFloat16Tensor", "result_type",
 ]  # fmt: skip
 
 # ---- torch's aliases of nn.functional and linalg -----------------------------------------------------------
@@ -376,6 +378,12 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag_embed(input.reshape(-1), offset)
 
 
+def result_type(tensor, other) -> _dtype.dtype:
+    """Same as torch.result_type: the dtype an arithmetic op on ``tensor`` and ``other`` (tensors or numbers)
+    computes in, by torch's promotion (dimensioned tensors, then 0-d tensors, then numbers)."""
+    return _result_type(tensor, other)
+
+
 # ---- the legacy constructors: torch.Tensor(data or sizes), torch.FloatTensor, torch.LongTensor... ----------
 
 
@@ -451,6 +459,30 @@ class BoolTensor(metaclass=_LegacyType):
     """Same as torch.BoolTensor: bool tensors (see ``FloatTensor``)."""
 
     dtype = _dtype.bool_
+
+
+class ByteTensor(metaclass=_LegacyType):
+    """Same as torch.ByteTensor: uint8 tensors (see ``FloatTensor``)."""
+
+    dtype = _dtype.uint8
+
+
+class CharTensor(metaclass=_LegacyType):
+    """Same as torch.CharTensor: int8 tensors (see ``FloatTensor``)."""
+
+    dtype = _dtype.int8
+
+
+class ShortTensor(metaclass=_LegacyType):
+    """Same as torch.ShortTensor: int16 tensors (see ``FloatTensor``)."""
+
+    dtype = _dtype.int16
+
+
+class BFloat16Tensor(metaclass=_LegacyType):
+    """Same as torch.BFloat16Tensor: bfloat16 tensors (see ``FloatTensor``)."""
+
+    dtype = _dtype.bfloat16
 
 
 # ---- in-place forms ---------------------------------------------------------------------------------------------

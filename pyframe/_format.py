@@ -85,7 +85,8 @@ def _body(arr: np.ndarray, fmt, width: int, indent: int, summarize: bool) -> str
 
 
 def format_tensor(t) -> str:
-    arr = t.detach().numpy()
+    # bfloat16 is shown through float32, which holds each of its values exactly
+    arr = (t.detach().to(_dtype.float32) if t.dtype is _dtype.bfloat16 else t.detach()).numpy()
     prefix = "tensor("
     suffix = []
     if arr.size == 0:  # as torch: an empty tensor shows every dtype but the default one, and its size unless 1-d

@@ -8,6 +8,7 @@ from pyframe import _dtype as _dt
 from pyframe.linalg.lu import torch_lu, torch_lu_solve
 from pyframe.linalg.solve import cholesky_inverse, cholesky_solve, triangular_solve
 from pyframe.ops import (
+    bitwise,
     compare,
     creation,
     index,
@@ -114,13 +115,14 @@ def bind() -> None:
         "__pow__": ew.pow, "__rpow__": _swap(ew.pow), "__ipow__": ew.inplace_ops["pow_"],
         "__matmul__": ops.matmul, "__rmatmul__": _swap(ops.matmul),
         "__neg__": ew.neg, "__abs__": ew.abs, "__pos__": lambda self: self,
-        "__invert__": _invert,
-        "__and__": _logical(ew.logical_and), "__or__": _logical(ew.logical_or),
-        "__xor__": _logical(ew.logical_xor),
+        **bitwise.OPERATORS, **bitwise.INPLACE,
+        **{name: getattr(bitwise, name) for name in bitwise.__all__},
         "__eq__": _equality(ew.eq), "__ne__": _equality(ew.ne), "__lt__": ew.lt, "__le__": ew.le,
         "__gt__": ew.gt, "__ge__": ew.ge,
         "float": _cast(_dt.float32), "double": _cast(_dt.float64), "half": _cast(_dt.float16),
         "long": _cast(_dt.int64), "int": _cast(_dt.int32), "bool": _cast(_dt.bool_),
+        "byte": _cast(_dt.uint8), "char": _cast(_dt.int8), "short": _cast(_dt.int16),
+        "bfloat16": _cast(_dt.bfloat16),
         "type_as": lambda self, other: self.to(other.dtype), "type": _type,
         "requires_grad_": _requires_grad_,
         **ew.inplace_unary_ops,
@@ -199,6 +201,10 @@ _LAMBDA_DOCS = {
     "long": "Same as torch.Tensor.long: ``self.to(pyframe.int64)``.",
     "int": "Same as torch.Tensor.int: ``self.to(pyframe.int32)``.",
     "bool": "Same as torch.Tensor.bool: ``self.to(pyframe.bool)``.",
+    "byte": "Same as torch.Tensor.byte: ``self.to(pyframe.uint8)``.",
+    "char": "Same as torch.Tensor.char: ``self.to(pyframe.int8)``.",
+    "short": "Same as torch.Tensor.short: ``self.to(pyframe.int16)``.",
+    "bfloat16": "Same as torch.Tensor.bfloat16: ``self.to(pyframe.bfloat16)``.",
     "type_as": "Same as torch.Tensor.type_as: ``self.to(other.dtype)``.",
     "cpu": "Same as torch.Tensor.cpu: the tensor itself (it is in CPU memory already).",
     "get_device": "Same as torch.Tensor.get_device for a CPU tensor: -1.",
@@ -245,21 +251,6 @@ def _equality(fn):
     return op
 
 
-def _invert(self: Tensor) -> Tensor:
-    if self.dtype is not _dt.bool_:
-        raise TypeError(f"~ is only supported on bool tensors here, got {self.dtype.name}")
-    return ew.logical_not(self)
-
-
-def _logical(fn):
-    def op(self, other):
-        if self.dtype is not _dt.bool_ or (isinstance(other, Tensor) and other.dtype is not _dt.bool_):
-            raise TypeError(f"{fn.__name__.split('_')[1]} operator is only supported on bool tensors here")
-        return fn(self, other)
-
-    return op
-
-
 def _requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
     """Same as torch.Tensor.requires_grad_: turns recording on (floating tensors only) or off (leaves only); returns
     the tensor.
@@ -275,6 +266,7 @@ def _requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
 _TYPE_NAMES = {
     _dt.float32: "FloatTensor", _dt.float64: "DoubleTensor", _dt.float16: "HalfTensor",
     _dt.int64: "LongTensor", _dt.int32: "IntTensor", _dt.bool_: "BoolTensor",
+    _dt.uint8: "ByteTensor", _dt.int8: "CharTensor", _dt.int16: "ShortTensor", _dt.bfloat16: "BFloat16Tensor",
 }  # fmt: skip
 _BY_TYPE_NAME = {name: dt for dt, name in _TYPE_NAMES.items()}
 

@@ -6,8 +6,8 @@ A safetensors file is a JSON header (names, dtypes, shapes, byte ranges, a str->
 raw little-endian bytes of each tensor: no code, no pickle. Files written by torch's ``safetensors.torch`` load
 bit for bit, and torch loads the files written here. The rules are ``safetensors.torch``'s: tensors must be
 contiguous and must not share memory (``save_model`` drops the duplicates of tied weights, as torch's does,
-and ``load_model`` knows them again); a dtype pyframe lacks (bfloat16, uint8, float8, ...) is an error
-naming the tensor.
+and ``load_model`` knows them again); a dtype pyframe lacks (uint16, float8, complex, ...) is an error
+naming the tensor. bfloat16, which NumPy lacks, travels as its raw 16-bit patterns.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ __all__ = ["save", "save_file", "load", "load_file", "save_model", "load_model",
 
 # safetensors' dtype codes for pyframe's dtypes, and the codes pyframe cannot load
 _CODES = {"F32": _dtype.float32, "F64": _dtype.float64, "F16": _dtype.float16, "I64": _dtype.int64,
-          "I32": _dtype.int32, "BOOL": _dtype.bool_}  # fmt: skip
+          "I32": _dtype.int32, "BOOL": _dtype.bool_, "U8": _dtype.uint8, "I8": _dtype.int8, "I16": _dtype.int16,
+          "BF16": _dtype.bfloat16}  # fmt: skip
 _NAMES = {
-    "BF16": "bfloat16", "U8": "uint8", "I8": "int8", "I16": "int16", "U16": "uint16", "U32": "uint32",
-    "U64": "uint64", "C64": "complex64", "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2",
+    "U16": "uint16", "U32": "uint32", "U64": "uint64", "C64": "complex64", "F8_E4M3": "float8_e4m3fn",
+    "F8_E5M2": "float8_e5m2",
 }  # fmt: skip
 
 MAX_HEADER_BYTES = 100_000_000  # the safetensors package's own limit
@@ -138,9 +139,18 @@ def _arrays(tensors) -> dict:
                 "the full tensors, and reslice at load time, or simply call `.contiguous()` on your tensor to pack "
                 "it before saving."
             )
-        arr = v.detach().numpy()
-        out[k] = arr if arr.dtype.byteorder != ">" else arr.astype(arr.dtype.newbyteorder("<"))
+        arr = v.detach()._elements()  # bfloat16: its uint16 bit patterns
+        arr = arr if arr.dtype.byteorder != ">" else arr.astype(arr.dtype.newbyteorder("<"))
+        out[k] = (v.dtype.name if v.dtype is _dtype.bfloat16 else arr.dtype.name, np.asarray(arr, order="C"))
     return out
+
+
+def _specs(arrays: dict, st) -> dict:
+    """The safetensors package's descriptions of the arrays (its dtype names: NumPy's, and "bfloat16")."""
+    return {
+        k: st.TensorSpec(dtype=name, shape=arr.shape, data_ptr=arr.ctypes.data, data_len=arr.nbytes)
+        for k, (name, arr) in arrays.items()
+    }
 
 
 def _check_metadata(metadata) -> None:
@@ -155,15 +165,17 @@ def _check_metadata(metadata) -> None:
 def save(tensors: dict, metadata: dict | None = None) -> bytes:
     """The safetensors bytes of ``tensors`` (str -> contiguous Tensor, none sharing memory)."""
     _check_metadata(metadata)
-    _, stnp = _numpy_api()
-    return stnp.save(_arrays(tensors), metadata=metadata)
+    st, _ = _numpy_api()
+    arrays = _arrays(tensors)  # kept alive while the package reads their memory
+    return bytes(st.serialize(_specs(arrays, st), metadata=metadata))
 
 
 def save_file(tensors: dict, filename, metadata: dict | None = None) -> None:
     """Write ``tensors`` (str -> contiguous Tensor, none sharing memory) to ``filename``."""
     _check_metadata(metadata)
-    _, stnp = _numpy_api()
-    stnp.save_file(_arrays(tensors), os.fspath(filename), metadata=metadata)
+    st, _ = _numpy_api()
+    arrays = _arrays(tensors)
+    st.serialize_file(_specs(arrays, st), os.fspath(filename), metadata=metadata)
 
 
 def save_model(model, filename, metadata: dict | None = None, force_contiguous: bool = True) -> None:
@@ -217,10 +229,11 @@ def _check_header(head: bytes, size: int | None, source: str) -> dict:
     return header
 
 
-def _to_tensors(arrays: dict) -> dict:
+def _to_tensors(arrays: dict, dtypes: dict | None = None) -> dict:
+    """Tensors over the arrays; ``dtypes`` names each array's dtype where NumPy's does not say it (bfloat16)."""
     out = {}
     for k, arr in arrays.items():
-        dt = _dtype.from_numpy_dtype(arr.dtype.newbyteorder("="))
+        dt = (dtypes or {}).get(k) or _dtype.from_numpy_dtype(arr.dtype.newbyteorder("="))
         if arr.dtype.byteorder == ">" or not arr.flags.c_contiguous or arr.ctypes.data % max(dt.itemsize, 1):
             arr = np.ascontiguousarray(arr, dtype=dt.np)
         if not arr.flags.writeable:
@@ -237,17 +250,26 @@ def _wrap(e: Exception, source: str) -> SafetensorError:
 
 def load(data: bytes) -> dict:
     """The tensors in safetensors ``data`` (bytes), as pyframe Tensors."""
-    st, stnp = _numpy_api()
+    st, _ = _numpy_api()
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"load() takes the file's bytes, got {type(data).__name__}; use load_file for a path")
     data = bytes(data)
     (n,) = struct.unpack("<Q", data[:8]) if len(data) >= 8 else (0,)
     _check_header(data[: 8 + min(n, MAX_HEADER_BYTES)], len(data), "<bytes>")
+    return _deserialize(data, st, "<bytes>")
+
+
+def _deserialize(data: bytes, st, source: str) -> dict:
+    """The tensors in ``data`` through the package's own parser, which gives each one's raw bytes: its NumPy
+    API would refuse bfloat16."""
     try:
-        arrays = stnp.load(data)
+        arrays, dtypes = {}, {}
+        for k, info in st.deserialize(data):
+            dt = dtypes[k] = _CODES[info["dtype"]]
+            arrays[k] = np.frombuffer(info["data"], dtype=dt.np).reshape(info["shape"])
     except (st.SafetensorError, ValueError, TypeError, OverflowError) as e:
-        raise _wrap(e, "<bytes>") from None
-    return _to_tensors(arrays)
+        raise _wrap(e, source) from None
+    return _to_tensors(arrays, dtypes)
 
 
 def _read_header_of(filename) -> dict:
@@ -264,13 +286,11 @@ def load_file(filename, device="cpu") -> dict:
     """The tensors in the safetensors file ``filename``, as pyframe Tensors (``device`` must be the CPU)."""
     if str(device) != "cpu" and not str(device).startswith("cpu:"):
         raise ValueError(f"pyframe runs on the CPU only; device={device!r} is not supported")
-    st, stnp = _numpy_api()
+    st, _ = _numpy_api()
     _read_header_of(filename)
-    try:
-        arrays = stnp.load_file(os.fspath(filename))
-    except (st.SafetensorError, ValueError, TypeError, OverflowError) as e:
-        raise _wrap(e, os.fspath(filename)) from None
-    return _to_tensors(arrays)
+    with open(os.fspath(filename), "rb") as fh:
+        data = fh.read()
+    return _deserialize(data, st, os.fspath(filename))
 
 
 def load_model(model, filename, strict: bool = True, device="cpu") -> tuple[list, list]:
@@ -307,7 +327,7 @@ class safe_open:  # noqa: N801 - safetensors' name
             raise ValueError(f"pyframe runs on the CPU only; device={device!r} is not supported")
         st, _ = _numpy_api()
         self._path = os.fspath(filename)
-        _read_header_of(self._path)
+        self._header = _read_header_of(self._path)
         try:
             self._f = st.safe_open(self._path, framework="np")
         except (st.SafetensorError, ValueError) as e:
@@ -332,8 +352,22 @@ class safe_open:  # noqa: N801 - safetensors' name
         """The tensor ``name``, read from the file now (KeyError for a name the file lacks)."""
         if name not in set(self._f.keys()):
             raise KeyError(f"{self._path}: the file has no tensor named {name!r}")
+        dt = _CODES[self._header[name]["dtype"]]
         try:
-            arr = self._f.get_tensor(name)
-        except self._error as e:
+            # NumPy has no bfloat16: its raw bytes, from the header's offsets
+            arr = self._raw(name, dt) if dt is _dtype.bfloat16 else self._f.get_tensor(name)
+        except (self._error, ValueError, OSError) as e:
             raise _wrap(e, self._path) from None
-        return _to_tensors({name: arr})[name]
+        return _to_tensors({name: arr}, {name: dt})[name]
+
+    def _raw(self, name: str, dt) -> np.ndarray:
+        info = self._header[name]
+        begin, end = info["data_offsets"]
+        with open(self._path, "rb") as fh:
+            (n,) = struct.unpack("<Q", fh.read(8))
+            fh.seek(8 + n + begin)
+            data = fh.read(end - begin)
+        shape = tuple(info["shape"])
+        if len(data) != end - begin or len(data) != int(np.prod(shape, dtype=np.int64)) * dt.itemsize:
+            raise ValueError(f"tensor {name!r}: its byte range does not match its shape")
+        return np.frombuffer(data, dtype=dt.np).reshape(shape)

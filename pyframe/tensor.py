@@ -480,9 +480,17 @@ class Tensor:
     # ---- conversions ----------------------------------------------------------------
 
     def numpy(self) -> np.ndarray:
-        """A NumPy array sharing this tensor's memory (any strides). Same as torch.Tensor.numpy."""
+        """A NumPy array sharing this tensor's memory (any strides). Same as torch.Tensor.numpy: NumPy has no
+        bfloat16, so a bfloat16 tensor raises (convert it with ``.float()`` first)."""
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self.dtype is _dtype.bfloat16:
+            raise TypeError("Got unsupported ScalarType BFloat16: NumPy has no bfloat16; use .float().numpy()")
+        return self._elements()
+
+    def _elements(self) -> np.ndarray:
+        """The elements as a NumPy array sharing this tensor's memory, a bfloat16 tensor's as their uint16 bit
+        patterns: for code that moves bytes (serialization, pickling), never for arithmetic."""
         st = self._storage
         if not st.nbytes:
             return np.ndarray(self._shape, dtype=self.dtype.np, buffer=bytearray(1), strides=(0,) * len(self._shape))
@@ -501,14 +509,16 @@ class Tensor:
         if self._numel != 1:
             raise RuntimeError(f"a Tensor with {self._numel} elements cannot be converted to Scalar")
         read = _ITEM_READERS[self.dtype.code]
-        if read is None:  # float16: NumPy widens it
-            return self.detach().numpy().reshape(()).item()
+        if read is None:  # float16, bfloat16: widened to float32 (exactly) first
+            return self.detach().to(_dtype.float32).numpy().reshape(()).item()
         return read(ffi.cast(_ITEM_CTYPES[self.dtype.code], self._ptr)[0])
 
     def tolist(self):
         """Same as torch.Tensor.tolist: the elements as (nested) Python lists of numbers; a 0-d tensor gives a
         number.
         """
+        if self.dtype is _dtype.bfloat16:  # every bfloat16 is a float32 exactly
+            return self.detach().to(_dtype.float32).numpy().tolist()
         return self.detach().numpy().tolist()
 
     def __float__(self) -> float:
@@ -534,7 +544,7 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self.detach().numpy().copy(), self.requires_grad))
+        return (_rebuild, (self.detach()._elements().copy(), self.requires_grad, self.dtype.name))
 
     # ---- shared memory (torch.multiprocessing) ------------------------------------------
 
@@ -634,8 +644,9 @@ def meta_tensor(shape: tuple, dt: dtype) -> Tensor:
 
 
 # item() reads the element through cffi: a NumPy round trip costs five times as much
-_ITEM_CTYPES = {0: "float *", 1: "double *", 2: None, 3: "int64_t *", 4: "int32_t *", 5: "uint8_t *"}
-_ITEM_READERS = {0: float, 1: float, 2: None, 3: int, 4: int, 5: bool}
+_ITEM_CTYPES = {0: "float *", 1: "double *", 2: None, 3: "int64_t *", 4: "int32_t *", 5: "uint8_t *", 6: "uint8_t *",
+                7: "int8_t *", 8: "int16_t *", 9: None}  # fmt: skip
+_ITEM_READERS = {0: float, 1: float, 2: None, 3: int, 4: int, 5: bool, 6: int, 7: int, 8: int, 9: None}
 
 
 def _int_args(shape, what: str = "shape entries") -> tuple:
@@ -707,8 +718,9 @@ def rebuild_shared(fd: int, nbytes: int, shape: tuple, strides: tuple, offset: i
     return _new(st, tuple(shape), tuple(strides), offset, _dtype.BY_CODE[code])
 
 
-def _rebuild(arr: np.ndarray, requires_grad: bool) -> Tensor:
-    t = from_numpy(arr).clone()
+def _rebuild(arr: np.ndarray, requires_grad: bool, dtype_name: str | None = None) -> Tensor:
+    # bfloat16 travels as its uint16 bit patterns
+    t = (share_numpy(arr, _dtype.bfloat16) if dtype_name == "bfloat16" else from_numpy(arr)).clone()
     t.requires_grad = requires_grad
     return t
 

@@ -21,7 +21,11 @@
 #define PF_INT64 3
 #define PF_INT32 4
 #define PF_BOOL 5
-#define PF_NUM_DTYPES 6
+#define PF_UINT8 6
+#define PF_INT8 7
+#define PF_INT16 8
+#define PF_BFLOAT16 9 /* stored as the top 16 bits of a float32, rounded to nearest even */
+#define PF_NUM_DTYPES 10
 
 /* error codes, mapped to Python exception types by pyframe/_backend.py */
 #define PF_OK 0
@@ -532,3 +536,21 @@ int pf_spmm_coo(int dtype, int64_t nnz, const int64_t *rows, const int64_t *cols
                 int64_t K, int64_t N, const void *dense, void *out);
 int pf_spmm_coo_values_grad(int dtype, int64_t nnz, const int64_t *rows, const int64_t *cols, int64_t M, int64_t K,
                             int64_t N, const void *g, const void *dense, void *gvals);
+
+/* bitwise and integer-only binary ops (bitwise.c): a, b and out of one dtype, broadcast as
+ * pf_binary. and/or/xor take bool and the integer dtypes; shifts, gcd and lcm the integer ones.
+ * Shifts are torch's: a left shift by a negative count or by the type's width or more gives 0;
+ * a right shift so gives the sign fill (0 for uint8). */
+enum {
+    PF_BITWISE_AND,
+    PF_BITWISE_OR,
+    PF_BITWISE_XOR,
+    PF_BITWISE_LEFT_SHIFT,
+    PF_BITWISE_RIGHT_SHIFT,
+    PF_GCD,
+    PF_LCM,
+    PF_NUM_BITWISE
+};
+int pf_bitwise(int op, const pf_tensor *a, const pf_tensor *b, pf_tensor *out);
+/* out = ~x (bool: logical not), x broadcast to out, both of one dtype, bool or integer */
+int pf_bitwise_not(const pf_tensor *x, pf_tensor *out);

@@ -30,12 +30,20 @@ const char *pf_shape_str(const pf_tensor *t, char *buf);
     X(PF_FLOAT16, uint16_t, f16, 1)    \
     X(PF_INT64, int64_t, i64, 0)       \
     X(PF_INT32, int32_t, i32, 0)       \
-    X(PF_BOOL, uint8_t, b8, 0)
+    X(PF_BOOL, uint8_t, b8, 0)         \
+    X(PF_UINT8, uint8_t, u8, 0)        \
+    X(PF_INT8, int8_t, i8, 0)          \
+    X(PF_INT16, int16_t, i16, 0)       \
+    X(PF_BFLOAT16, uint16_t, bf16, 1)
 
 /* indexed by dtype code; sized where they are defined (strided.c), which checks the count */
 extern const size_t pf_dtype_size[];
 extern const char *const pf_dtype_name[];
-static inline int pf_is_float(int dt) { return dt == PF_FLOAT32 || dt == PF_FLOAT64 || dt == PF_FLOAT16; }
+static inline int pf_is_float(int dt) {
+    return dt == PF_FLOAT32 || dt == PF_FLOAT64 || dt == PF_FLOAT16 || dt == PF_BFLOAT16;
+}
+/* the two 16-bit floating storage types, which compute in float */
+static inline int pf_is_half(int dt) { return dt == PF_FLOAT16 || dt == PF_BFLOAT16; }
 
 /* float16 is a storage type: loads widen to float, stores round to nearest even. */
 static inline float pf_h2f(uint16_t h) {
@@ -73,6 +81,25 @@ static inline uint16_t pf_f2h(float f) {
     return (uint16_t)(sign | r);
 }
 
+/* bfloat16 is the top half of a float32: loads shift, stores round to nearest even and give
+ * every NaN as the quiet 0x7fc0, as c10::BFloat16 does (torch's vectorized loops give 0xffff
+ * instead, so torch's NaN bits depend on the loop; only NaN-ness is defined). */
+static inline float pf_bf2f(uint16_t h) {
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+static inline uint16_t pf_f2bf(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+/* either 16-bit float of dtype dt (PF_FLOAT16 or PF_BFLOAT16) */
+static inline float pf_half_load(int dt, uint16_t h) { return dt == PF_BFLOAT16 ? pf_bf2f(h) : pf_h2f(h); }
+static inline uint16_t pf_half_store(int dt, float f) { return dt == PF_BFLOAT16 ? pf_f2bf(f) : pf_f2h(f); }
+
 /* pf_h2f with no branches, so loops over float16 vectorize; equal to it for all 65536
  * inputs: the exponent is rebiased by a multiply, which also normalizes subnormals
  * (so these read as 0 if a library turned on denormals-are-zero). */
@@ -88,14 +115,24 @@ static inline float pf_h2f_vec(uint16_t h) {
     return f;
 }
 
+/* double -> int64 as x86 converts (NaN and out-of-range values give INT64_MIN) without C's undefined
+ * behaviour; the narrow integer dtypes then keep the low bits, as torch's casts do */
+static inline int64_t pf_d2i64(double v) {
+    return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v : INT64_MIN;
+}
+
 /* Generic element access through double / int64 for the slow, dtype-agnostic paths. */
 static inline double pf_load_f64(const char *p, int dt) {
     switch (dt) {
     case PF_FLOAT32: return *(const float *)p;
     case PF_FLOAT64: return *(const double *)p;
     case PF_FLOAT16: return pf_h2f(*(const uint16_t *)p);
+    case PF_BFLOAT16: return pf_bf2f(*(const uint16_t *)p);
     case PF_INT64: return (double)*(const int64_t *)p;
     case PF_INT32: return *(const int32_t *)p;
+    case PF_UINT8: return *(const uint8_t *)p;
+    case PF_INT8: return *(const int8_t *)p;
+    case PF_INT16: return *(const int16_t *)p;
     default: return *(const uint8_t *)p != 0;
     }
 }
@@ -104,8 +141,12 @@ static inline int64_t pf_load_i64(const char *p, int dt) {
     case PF_FLOAT32: return (int64_t)*(const float *)p;
     case PF_FLOAT64: return (int64_t)*(const double *)p;
     case PF_FLOAT16: return (int64_t)pf_h2f(*(const uint16_t *)p);
+    case PF_BFLOAT16: return (int64_t)pf_bf2f(*(const uint16_t *)p);
     case PF_INT64: return *(const int64_t *)p;
     case PF_INT32: return *(const int32_t *)p;
+    case PF_UINT8: return *(const uint8_t *)p;
+    case PF_INT8: return *(const int8_t *)p;
+    case PF_INT16: return *(const int16_t *)p;
     default: return *(const uint8_t *)p != 0;
     }
 }
@@ -114,8 +155,12 @@ static inline void pf_store_f64(char *p, int dt, double v) {
     case PF_FLOAT32: *(float *)p = (float)v; break;
     case PF_FLOAT64: *(double *)p = v; break;
     case PF_FLOAT16: *(uint16_t *)p = pf_f2h((float)v); break;
+    case PF_BFLOAT16: *(uint16_t *)p = pf_f2bf((float)v); break;
     case PF_INT64: *(int64_t *)p = (int64_t)v; break;
     case PF_INT32: *(int32_t *)p = (int32_t)v; break;
+    case PF_UINT8: *(uint8_t *)p = (uint8_t)pf_d2i64(v); break;
+    case PF_INT8: *(int8_t *)p = (int8_t)pf_d2i64(v); break;
+    case PF_INT16: *(int16_t *)p = (int16_t)pf_d2i64(v); break;
     default: *(uint8_t *)p = v != 0; break;
     }
 }
@@ -124,8 +169,12 @@ static inline void pf_store_i64(char *p, int dt, int64_t v) {
     case PF_FLOAT32: *(float *)p = (float)v; break;
     case PF_FLOAT64: *(double *)p = (double)v; break;
     case PF_FLOAT16: *(uint16_t *)p = pf_f2h((float)v); break;
+    case PF_BFLOAT16: *(uint16_t *)p = pf_f2bf((float)v); break;
     case PF_INT64: *(int64_t *)p = v; break;
     case PF_INT32: *(int32_t *)p = (int32_t)v; break;
+    case PF_UINT8: *(uint8_t *)p = (uint8_t)v; break;
+    case PF_INT8: *(int8_t *)p = (int8_t)v; break;
+    case PF_INT16: *(int16_t *)p = (int16_t)v; break;
     default: *(uint8_t *)p = v != 0; break;
     }
 }

@@ -116,6 +116,8 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
 #define LD_H(v) pf_h2f(v)
 #define ST_ID(v) (v)
 #define ST_H(v) pf_f2h(v)
+#define LD_BF(v) pf_bf2f(v)
+#define ST_BF(v) pf_f2bf(v)
 
 /* UNARY(name, storage in, storage out, compute type, parameter type, load, store, expression of x, p0, p1);
  * integer runs take p0 and p1 as doubles (a cast of +-inf to an integer would be undefined) */
@@ -284,17 +286,25 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
 #define UN_F(nm, fe, de, ie)                                                  \
     UNARY(un_##nm##_f32, float, float, float, float, LD_ID, ST_ID, fe)        \
     UNARY(un_##nm##_f16, uint16_t, uint16_t, float, float, LD_H, ST_H, fe)    \
+    UNARY(un_##nm##_bf16, uint16_t, uint16_t, float, float, LD_BF, ST_BF, fe) \
     UNARY(un_##nm##_f64, double, double, double, double, LD_ID, ST_ID, de)
 #define UN_FI(nm, fe, de, ie)                                                 \
     UN_F(nm, fe, de, ie)                                                      \
     UNARY(un_##nm##_i64, int64_t, int64_t, int64_t, double, LD_ID, ST_ID, ie) \
-    UNARY(un_##nm##_i32, int32_t, int32_t, int64_t, double, LD_ID, (int32_t), ie)
+    UNARY(un_##nm##_i32, int32_t, int32_t, int64_t, double, LD_ID, (int32_t), ie) \
+    UNARY(un_##nm##_i16, int16_t, int16_t, int64_t, double, LD_ID, (int16_t), ie) \
+    UNARY(un_##nm##_i8, int8_t, int8_t, int64_t, double, LD_ID, (int8_t), ie)     \
+    UNARY(un_##nm##_u8, uint8_t, uint8_t, int64_t, double, LD_ID, (uint8_t), ie)
 #define UN_P(nm, fe, de, ie)                                                  \
     UNARY(un_##nm##_f32, float, uint8_t, float, float, LD_ID, ST_ID, fe)      \
     UNARY(un_##nm##_f16, uint16_t, uint8_t, float, float, LD_H, ST_ID, fe)    \
+    UNARY(un_##nm##_bf16, uint16_t, uint8_t, float, float, LD_BF, ST_ID, fe)  \
     UNARY(un_##nm##_f64, double, uint8_t, double, double, LD_ID, ST_ID, de)   \
     UNARY(un_##nm##_i64, int64_t, uint8_t, int64_t, double, LD_ID, ST_ID, ie) \
     UNARY(un_##nm##_i32, int32_t, uint8_t, int64_t, double, LD_ID, ST_ID, ie) \
+    UNARY(un_##nm##_i16, int16_t, uint8_t, int64_t, double, LD_ID, ST_ID, ie) \
+    UNARY(un_##nm##_i8, int8_t, uint8_t, int64_t, double, LD_ID, ST_ID, ie)   \
+    UNARY(un_##nm##_u8, uint8_t, uint8_t, int64_t, double, LD_ID, ST_ID, ie)  \
     UNARY(un_##nm##_b8, uint8_t, uint8_t, int64_t, double, LD_ID, ST_ID, ie)
 #define UN_KERNELS(op, nm, dtypes, fe, de, ie) UN_##dtypes(nm, fe, de, ie)
 UNARY_OPS(UN_KERNELS)
@@ -302,27 +312,38 @@ UNARY_OPS(UN_KERNELS)
 #define BIN_F(nm, fe, de, ie, be)                                             \
     BINARY(bin_##nm##_f32, float, float, float, LD_ID, ST_ID, fe)             \
     BINARY(bin_##nm##_f16, uint16_t, uint16_t, float, LD_H, ST_H, fe)         \
+    BINARY(bin_##nm##_bf16, uint16_t, uint16_t, float, LD_BF, ST_BF, fe)      \
     BINARY(bin_##nm##_f64, double, double, double, LD_ID, ST_ID, de)
 #define BIN_FI(nm, fe, de, ie, be)                                            \
     BIN_F(nm, fe, de, ie, be)                                                 \
     BINARY(bin_##nm##_i64, int64_t, int64_t, int64_t, LD_ID, ST_ID, ie)       \
-    BINARY(bin_##nm##_i32, int32_t, int32_t, int64_t, LD_ID, (int32_t), ie)
+    BINARY(bin_##nm##_i32, int32_t, int32_t, int64_t, LD_ID, (int32_t), ie)   \
+    BINARY(bin_##nm##_i16, int16_t, int16_t, int64_t, LD_ID, (int16_t), ie)   \
+    BINARY(bin_##nm##_i8, int8_t, int8_t, int64_t, LD_ID, (int8_t), ie)       \
+    BINARY(bin_##nm##_u8, uint8_t, uint8_t, int64_t, LD_ID, (uint8_t), ie)
 #define BIN_FIB(nm, fe, de, ie, be)                                           \
     BIN_FI(nm, fe, de, ie, be)                                                \
     BINARY(bin_##nm##_b8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, be)
 #define BIN_P(nm, fe, de, ie, be)                                             \
     BINARY(bin_##nm##_f32, float, uint8_t, float, LD_ID, ST_ID, fe)           \
     BINARY(bin_##nm##_f16, uint16_t, uint8_t, float, LD_H, ST_ID, fe)         \
+    BINARY(bin_##nm##_bf16, uint16_t, uint8_t, float, LD_BF, ST_ID, fe)      \
     BINARY(bin_##nm##_f64, double, uint8_t, double, LD_ID, ST_ID, de)         \
     BINARY(bin_##nm##_i64, int64_t, uint8_t, int64_t, LD_ID, ST_ID, ie)       \
     BINARY(bin_##nm##_i32, int32_t, uint8_t, int64_t, LD_ID, ST_ID, ie)       \
+    BINARY(bin_##nm##_i16, int16_t, uint8_t, int64_t, LD_ID, ST_ID, ie)       \
+    BINARY(bin_##nm##_i8, int8_t, uint8_t, int64_t, LD_ID, ST_ID, ie)         \
+    BINARY(bin_##nm##_u8, uint8_t, uint8_t, int64_t, LD_ID, ST_ID, ie)        \
     BINARY(bin_##nm##_b8, uint8_t, uint8_t, uint8_t, LD_ID, ST_ID, ie)
 #define BIN_KERNELS(op, nm, dtypes, fe, de, ie, be) BIN_##dtypes(nm, fe, de, ie, be)
 BINARY_OPS(BIN_KERNELS)
 
 /* tables: [op][dtype] -> run (NULL: unsupported), names, whether the result is bool */
-#define FLOAT_RUNS(p, nm) [PF_FLOAT32] = p##nm##_f32, [PF_FLOAT64] = p##nm##_f64, [PF_FLOAT16] = p##nm##_f16
-#define INT_RUNS(p, nm) [PF_INT64] = p##nm##_i64, [PF_INT32] = p##nm##_i32
+#define FLOAT_RUNS(p, nm) \
+    [PF_FLOAT32] = p##nm##_f32, [PF_FLOAT64] = p##nm##_f64, [PF_FLOAT16] = p##nm##_f16, [PF_BFLOAT16] = p##nm##_bf16
+#define INT_RUNS(p, nm) \
+    [PF_INT64] = p##nm##_i64, [PF_INT32] = p##nm##_i32, [PF_INT16] = p##nm##_i16, [PF_INT8] = p##nm##_i8, \
+    [PF_UINT8] = p##nm##_u8
 #define RUNS_F(p, nm) {FLOAT_RUNS(p, nm)}
 #define RUNS_FI(p, nm) {FLOAT_RUNS(p, nm), INT_RUNS(p, nm)}
 #define RUNS_FIB(p, nm) {FLOAT_RUNS(p, nm), INT_RUNS(p, nm), [PF_BOOL] = p##nm##_b8}
@@ -620,12 +641,19 @@ PF_SIMD static void convert_run(const char *s, int64_t ss, int ds, char *d, int6
         for (int64_t i = 0; i < n; i++) *(double *)(d + i * sd) = *(const float *)(s + i * ss);
     } else if (ds == PF_FLOAT64 && dd == PF_FLOAT32) {
         for (int64_t i = 0; i < n; i++) *(float *)(d + i * sd) = (float)*(const double *)(s + i * ss);
-    } else if (dd == PF_INT64 || dd == PF_INT32) {
+    } else if (ds == PF_FLOAT32 && dd == PF_BFLOAT16) {
+        for (int64_t i = 0; i < n; i++) *(uint16_t *)(d + i * sd) = pf_f2bf(*(const float *)(s + i * ss));
+    } else if (ds == PF_BFLOAT16 && dd == PF_FLOAT32) {
+        for (int64_t i = 0; i < n; i++) *(float *)(d + i * sd) = pf_bf2f(*(const uint16_t *)(s + i * ss));
+    } else if (dd != PF_BOOL && !pf_is_float(dd)) {
+        /* floats convert as torch's casts: through int64 for int64 and uint8 (so -1.0 is 255), through
+         * int32 for the narrower signed types; integers keep their low bits */
         for (int64_t i = 0; i < n; i++) {
             const char *p = s + i * ss;
-            int64_t v = pf_is_float(ds) ? pf_f2i64(pf_load_f64(p, ds)) : pf_load_i64(p, ds);
-            if (dd == PF_INT64) *(int64_t *)(d + i * sd) = v;
-            else *(int32_t *)(d + i * sd) = pf_is_float(ds) ? pf_f2i32(pf_load_f64(p, ds)) : (int32_t)v;
+            int64_t v = !pf_is_float(ds)                       ? pf_load_i64(p, ds)
+                        : dd == PF_INT64 || dd == PF_UINT8 ? pf_f2i64(pf_load_f64(p, ds))
+                                                           : pf_f2i32(pf_load_f64(p, ds));
+            pf_store_i64(d + i * sd, dd, v);
         }
     } else if (pf_is_float(ds) || dd != PF_BOOL) {
         for (int64_t i = 0; i < n; i++) {

@@ -767,8 +767,9 @@ int pf_matmul(const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
         return pf_error(PF_ERR_TYPE, "matmul: dtypes differ: a %s, b %s, out %s", pf_dtype_name[a->dtype],
                         pf_dtype_name[b->dtype], pf_dtype_name[out->dtype]);
     int dt = a->dtype;
-    if (dt == PF_FLOAT16 || dt == PF_BOOL)
-        return pf_error(PF_ERR_TYPE, "matmul does not support %s; convert with .float() first", pf_dtype_name[dt]);
+    if (dt != PF_FLOAT32 && dt != PF_FLOAT64 && dt != PF_INT64 && dt != PF_INT32)
+        return pf_error(PF_ERR_TYPE, "matmul: the kernels take float32, float64, int64 and int32, got %s",
+                        pf_dtype_name[dt]);
     for (int i = 0; i < nd - 2; i++)
         if (b->shape[i] != a->shape[i] || out->shape[i] != a->shape[i])
             return shape_error(PF_ERR_VALUE, a, b, out, "batch dims differ (broadcast them first)");

@@ -81,10 +81,13 @@ static void copy_run(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, 
     case PF_FLOAT64: ADD_AS(double, n, D, S); break;                                                 \
     case PF_INT64: ADD_AS(int64_t, n, D, S); break;                                                  \
     case PF_INT32: ADD_AS(int32_t, n, D, S); break;                                                  \
-    default:                                                                                         \
+    case PF_INT16: ADD_AS(int16_t, n, D, S); break;                                                  \
+    case PF_INT8: ADD_AS(int8_t, n, D, S); break;                                                    \
+    case PF_UINT8: ADD_AS(uint8_t, n, D, S); break;                                                  \
+    default: /* float16, bfloat16 */                                                                 \
         for (int64_t k = 0; k < (n); k++) {                                                          \
             uint16_t *h_ = (uint16_t *)(D);                                                          \
-            *h_ = pf_f2h(pf_h2f(*h_) + pf_h2f(*(const uint16_t *)(S)));                              \
+            *h_ = pf_half_store(dt, pf_half_load(dt, *h_) + pf_half_load(dt, *(const uint16_t *)(S))); \
         }                                                                                            \
     }
 #define ADD_AS(T, n, D, S) for (int64_t k = 0; k < (n); k++) *(T *)(D) += *(const T *)(S)
@@ -616,9 +619,11 @@ static int64_t count_run(const char *p, int64_t s, int64_t n, int dt) {
     switch (dt) {
     case PF_FLOAT32: COUNT_N(float, v != 0.0f); break;
     case PF_FLOAT64: COUNT_N(double, v != 0.0); break;
-    case PF_FLOAT16: COUNT_N(uint16_t, (v & 0x7fff) != 0); break;
+    case PF_FLOAT16:
+    case PF_BFLOAT16: COUNT_N(uint16_t, (v & 0x7fff) != 0); break;
     case PF_INT64: COUNT_N(int64_t, v != 0); break;
     case PF_INT32: COUNT_N(int32_t, v != 0); break;
+    case PF_INT16: COUNT_N(int16_t, v != 0); break;
     default: COUNT_N(uint8_t, v != 0); break;
     }
 #undef COUNT_N

@@ -63,10 +63,10 @@ typedef struct {
     double prob;
 } gen;
 
-/* Largest float16 strictly below v (v finite). */
-static uint16_t half_below(double v) {
-    uint16_t h = pf_f2h((float)v);
-    while ((double)pf_h2f(h) >= v) h = (h & 0x8000) ? h + 1 : (h == 0 ? 0x8001 : h - 1);
+/* Largest float16 or bfloat16 (dt) strictly below v (v finite). */
+static uint16_t half_below(int dt, double v) {
+    uint16_t h = pf_half_store(dt, (float)v);
+    while ((double)pf_half_load(dt, h) >= v) h = (h & 0x8000) ? h + 1 : (h == 0 ? 0x8001 : h - 1);
     return h;
 }
 
@@ -103,8 +103,9 @@ static void gen_run(const gen *g, uint64_t seed, uint64_t e0, char *p, int64_t s
             else
                 for (int64_t i = 0; i < m; i++) {
                     unsigned q = q0 + (unsigned)i;
-                    uint16_t h = pf_f2h((float)(g->lo + (double)(w[q % 4][q / 4] >> 8) * 0x1p-24 * g->span));
-                    *(uint16_t *)(o + i * st) = (double)pf_h2f(h) < g->top ? h : g->top16;
+                    float f = (float)(g->lo + (double)(w[q % 4][q / 4] >> 8) * 0x1p-24 * g->span);
+                    uint16_t h = pf_half_store(g->dt, f);
+                    *(uint16_t *)(o + i * st) = (double)pf_half_load(g->dt, h) < g->top ? h : g->top16;
                 }
             break;
         case PF_RAND_NORMAL: {
@@ -143,12 +144,17 @@ static void gen_run(const gen *g, uint64_t seed, uint64_t e0, char *p, int64_t s
 
 /* Exact integer range of each dtype for randint bounds (floats: consecutive integers). */
 static const double int_lo[] = {[PF_FLOAT32] = -0x1p24, [PF_FLOAT64] = -0x1p53, [PF_FLOAT16] = -0x1p11,
-                                 [PF_INT64] = -0x1p63,   [PF_INT32] = -0x1p31,   [PF_BOOL] = 0};
+                                 [PF_INT64] = -0x1p63,   [PF_INT32] = -0x1p31,   [PF_BOOL] = 0,
+                                 [PF_UINT8] = 0,         [PF_INT8] = -0x1p7,     [PF_INT16] = -0x1p15,
+                                 [PF_BFLOAT16] = -0x1p8};
 static const double int_hi[] = {[PF_FLOAT32] = 0x1p24, [PF_FLOAT64] = 0x1p53, [PF_FLOAT16] = 0x1p11,
-                                [PF_INT64] = 0x1p63,   [PF_INT32] = 0x1p31,   [PF_BOOL] = 2};
+                                [PF_INT64] = 0x1p63,   [PF_INT32] = 0x1p31,   [PF_BOOL] = 2,
+                                [PF_UINT8] = 0x1p8,    [PF_INT8] = 0x1p7,     [PF_INT16] = 0x1p15,
+                                [PF_BFLOAT16] = 0x1p8};
 _Static_assert(sizeof int_lo / sizeof int_lo[0] == PF_NUM_DTYPES && sizeof int_hi / sizeof int_hi[0] == PF_NUM_DTYPES,
                "a dtype without its randint range");
-static const double float_max[] = {[PF_FLOAT32] = FLT_MAX, [PF_FLOAT64] = DBL_MAX, [PF_FLOAT16] = 65504.0};
+static const double float_max[] = {[PF_FLOAT32] = FLT_MAX, [PF_FLOAT64] = DBL_MAX, [PF_FLOAT16] = 65504.0,
+                                   [PF_BFLOAT16] = 0x1.fep127};
 
 static int setup(int kind, int dt, double p0, double p1, gen *g) {
     const char *dn = pf_dtype_name[dt];
@@ -166,7 +172,7 @@ static int setup(int kind, int dt, double p0, double p1, gen *g) {
             return pf_error(PF_ERR_VALUE, "uniform: high - low = %g is larger than the largest %s", g->span, dn);
         if (p0 == p1) { /* the empty range [p, p) gives p, as torch */
             g->top = p0;
-            g->top16 = pf_f2h((float)p0);
+            g->top16 = pf_half_store(dt, (float)p0);
             break;
         }
         if (dt == PF_FLOAT64) g->top = nextafter(p1, -INFINITY);
@@ -174,8 +180,8 @@ static int setup(int kind, int dt, double p0, double p1, gen *g) {
             float f = (float)p1;
             g->top = (double)f < p1 ? f : nextafterf(f, -INFINITY);
         } else {
-            g->top16 = half_below(p1);
-            g->top = pf_h2f(g->top16);
+            g->top16 = half_below(dt, p1);
+            g->top = pf_half_load(dt, g->top16);
         }
         break;
     case PF_RAND_NORMAL:

@@ -57,6 +57,10 @@ enum { K_FSUM, K_FSS, K_FPROD, K_ISUM, K_IPROD, K_NZ, K_MAX, K_MIN };
 #define LD_i64(e) (e)
 #define LD_i32(e) (e)
 #define LD_b8(e) (e)
+#define LD_bf16(e) pf_bf2f(e)
+#define LD_u8(e) (e)
+#define LD_i8(e) (e)
+#define LD_i16(e) (e)
 /* nonzero; a float16 is zero when every bit but the sign is, and NaN is nonzero */
 #define NZ_f32(e) ((e) != 0)
 #define NZ_f64(e) ((e) != 0)
@@ -64,6 +68,10 @@ enum { K_FSUM, K_FSS, K_FPROD, K_ISUM, K_IPROD, K_NZ, K_MAX, K_MIN };
 #define NZ_i64(e) ((e) != 0)
 #define NZ_i32(e) ((e) != 0)
 #define NZ_b8(e) ((e) != 0)
+#define NZ_bf16(e) (((e) & 0x7fff) != 0)
+#define NZ_u8(e) ((e) != 0)
+#define NZ_i8(e) ((e) != 0)
+#define NZ_i16(e) ((e) != 0)
 
 /* Runs STEP over a run's full blocks of L elements from index i (declared by the
  * caller): element e, index i + j in the run, lane j. Element k goes to lane k % L
@@ -326,15 +334,26 @@ ALL_KERNELS(f16, uint16_t, float, int32_t)
 ALL_KERNELS(i64, int64_t, int64_t, int64_t)
 ALL_KERNELS(i32, int32_t, int32_t, int32_t)
 ALL_KERNELS(b8, uint8_t, uint8_t, int32_t)
+FLOAT_KERNELS(bf16, uint16_t)
+INT_KERNELS(u8, uint8_t)
+INT_KERNELS(i8, int8_t)
+INT_KERNELS(i16, int16_t)
+ALL_KERNELS(bf16, uint16_t, float, int32_t)
+ALL_KERNELS(u8, uint8_t, uint8_t, int32_t)
+ALL_KERNELS(i8, int8_t, int8_t, int32_t)
+ALL_KERNELS(i16, int16_t, int16_t, int32_t)
 
 /* Kernel tables indexed by dtype: the float kinds fill the float dtypes' rows, the integer kinds
  * the integer and bool rows, the rest every row. */
-#define FLOAT_TABLE(name) {[PF_FLOAT32] = name##_f32, [PF_FLOAT64] = name##_f64, [PF_FLOAT16] = name##_f16}
-#define INT_TABLE(name) {[PF_INT64] = name##_i64, [PF_INT32] = name##_i32, [PF_BOOL] = name##_b8}
-#define ALL_TABLE(name)                                                                                    \
-    {[PF_FLOAT32] = name##_f32, [PF_FLOAT64] = name##_f64, [PF_FLOAT16] = name##_f16, [PF_INT64] = name##_i64, \
-     [PF_INT32] = name##_i32, [PF_BOOL] = name##_b8}
-_Static_assert(PF_BOOL == PF_NUM_DTYPES - 1 && PF_NUM_DTYPES == 6, "a dtype without reduction kernels");
+#define FLOAT_ENTRIES(name) \
+    [PF_FLOAT32] = name##_f32, [PF_FLOAT64] = name##_f64, [PF_FLOAT16] = name##_f16, [PF_BFLOAT16] = name##_bf16
+#define INT_ENTRIES(name)                                                                                   \
+    [PF_INT64] = name##_i64, [PF_INT32] = name##_i32, [PF_BOOL] = name##_b8, [PF_UINT8] = name##_u8,          \
+    [PF_INT8] = name##_i8, [PF_INT16] = name##_i16
+#define FLOAT_TABLE(name) {FLOAT_ENTRIES(name)}
+#define INT_TABLE(name) {INT_ENTRIES(name)}
+#define ALL_TABLE(name) {FLOAT_ENTRIES(name), INT_ENTRIES(name)}
+_Static_assert(PF_BFLOAT16 == PF_NUM_DTYPES - 1 && PF_NUM_DTYPES == 10, "a dtype without reduction kernels");
 static const f_run fsum_t[PF_NUM_DTYPES] = FLOAT_TABLE(fsum), fss_t[PF_NUM_DTYPES] = FLOAT_TABLE(fss),
                    fprod_t[PF_NUM_DTYPES] = FLOAT_TABLE(fprod);
 static const u_run isum_t[PF_NUM_DTYPES] = INT_TABLE(isum), iprod_t[PF_NUM_DTYPES] = INT_TABLE(iprod),
@@ -598,6 +617,8 @@ static void col_tile(const rctx *c, pf_walk *rw, const char *xt, int64_t w, char
         float f32[COL_TILE];
         int64_t i64[COL_TILE];
         int32_t i32[COL_TILE];
+        int16_t i16[COL_TILE];
+        int8_t i8[COL_TILE];
         uint8_t b8[COL_TILE];
     } acc;
     double m[COL_TILE];
@@ -627,8 +648,11 @@ static void col_tile(const rctx *c, pf_walk *rw, const char *xt, int64_t w, char
             case PF_FLOAT32: acc.f32[v] = *(const float *)e; break;
             case PF_FLOAT64: acc.f[v] = *(const double *)e; break;
             case PF_FLOAT16: acc.f32[v] = pf_h2f(*(const uint16_t *)e); break;
+            case PF_BFLOAT16: acc.f32[v] = pf_bf2f(*(const uint16_t *)e); break;
             case PF_INT64: acc.i64[v] = *(const int64_t *)e; break;
             case PF_INT32: acc.i32[v] = *(const int32_t *)e; break;
+            case PF_INT16: acc.i16[v] = *(const int16_t *)e; break;
+            case PF_INT8: acc.i8[v] = *(const int8_t *)e; break;
             default: acc.b8[v] = *(const uint8_t *)e; break;
             }
         }
@@ -643,8 +667,11 @@ static void col_tile(const rctx *c, pf_walk *rw, const char *xt, int64_t w, char
             case PF_FLOAT32: *(float *)ov = acc.f32[v]; break;
             case PF_FLOAT64: *(double *)ov = acc.f[v]; break;
             case PF_FLOAT16: *(uint16_t *)ov = pf_f2h(acc.f32[v]); break;
+            case PF_BFLOAT16: *(uint16_t *)ov = pf_f2bf(acc.f32[v]); break;
             case PF_INT64: *(int64_t *)ov = acc.i64[v]; break;
             case PF_INT32: *(int32_t *)ov = acc.i32[v]; break;
+            case PF_INT16: *(int16_t *)ov = acc.i16[v]; break;
+            case PF_INT8: *(int8_t *)ov = acc.i8[v]; break;
             default: *(uint8_t *)ov = acc.b8[v]; break;
             }
         } else {

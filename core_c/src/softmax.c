@@ -123,12 +123,12 @@ static void softmax_row(int dt, const char *x, int64_t sx, char *y, int64_t sy, 
     if (dt == PF_FLOAT32)
         for (int64_t i = 0; i < n; i++) t[i] = ((const float *)x)[i * sx];
     else
-        for (int64_t i = 0; i < n; i++) t[i] = pf_h2f_vec(((const uint16_t *)x)[i * sx]);
+        for (int64_t i = 0; i < n; i++) t[i] = pf_half_load(dt, ((const uint16_t *)x)[i * sx]);
     softmax_f32(t, 0, t, 0, 1, n, take_log);
     if (dt == PF_FLOAT32)
         for (int64_t i = 0; i < n; i++) ((float *)y)[i * sy] = t[i];
     else
-        for (int64_t i = 0; i < n; i++) ((uint16_t *)y)[i * sy] = pf_f2h(t[i]);
+        for (int64_t i = 0; i < n; i++) ((uint16_t *)y)[i * sy] = pf_half_store(dt, t[i]);
 }
 
 typedef struct {
@@ -150,7 +150,7 @@ static void softmax_part(void *arg, int t, int T) {
         int64_t len = pf_walk_run(&w, e - pos);
         const char *x = j->xb + w.off[0];
         char *y = j->ob + w.off[1];
-        int rows = j->sx == 1 && j->sy == 1 && j->dt != PF_FLOAT16;
+        int rows = j->sx == 1 && j->sy == 1 && !pf_is_half(j->dt);
         if (rows && j->dt == PF_FLOAT32)
             softmax_f32((const float *)x, w.inner[0] / 4, (float *)y, w.inner[1] / 4, len, j->n, j->take_log);
         else if (rows)
@@ -192,7 +192,7 @@ int pf_softmax(const pf_tensor *x, pf_tensor *out, int take_log) {
     pf_walk_init(&ow, k, shape, 2, stp, sz);
     int dt = x->dtype, nt = pf_threads_for(total);
     char *scratch = NULL;
-    if (dt == PF_FLOAT16 || sx != 1 || sy != 1) {
+    if (pf_is_half(dt) || sx != 1 || sy != 1) {
         scratch = pf_alloc((size_t)(nt * n) * sizeof(double));
         if (!scratch) return pf_error(PF_ERR_NOMEM, "%s(): out of memory for a row of %lld", name, (long long)n);
     }

@@ -8,7 +8,9 @@
 const size_t pf_dtype_size[] = {PF_DTYPE_LIST(X_SIZE)};
 _Static_assert(sizeof pf_dtype_size / sizeof pf_dtype_size[0] == PF_NUM_DTYPES, "dtype list and PF_NUM_DTYPES differ");
 const char *const pf_dtype_name[] = {[PF_FLOAT32] = "float32", [PF_FLOAT64] = "float64", [PF_FLOAT16] = "float16",
-                                     [PF_INT64] = "int64",     [PF_INT32] = "int32",     [PF_BOOL] = "bool"};
+                                     [PF_INT64] = "int64",     [PF_INT32] = "int32",     [PF_BOOL] = "bool",
+                                     [PF_UINT8] = "uint8",     [PF_INT8] = "int8",       [PF_INT16] = "int16",
+                                     [PF_BFLOAT16] = "bfloat16"};
 _Static_assert(sizeof pf_dtype_name / sizeof pf_dtype_name[0] == PF_NUM_DTYPES, "a dtype without its name");
 
 /* ---- validation ---- */

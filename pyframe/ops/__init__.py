@@ -1,5 +1,6 @@
 """Tensor math, one module per family. Every function computes in the C core; ``pyframe`` re-exports them all."""
 
+from pyframe.ops import bitwise as _bitwise
 from pyframe.ops import compare as _compare
 from pyframe.ops import creation as _creation
 from pyframe.ops import elementwise as _elementwise
@@ -19,6 +20,7 @@ from pyframe.ops import sparse as _sparse
 from pyframe.ops import special as _special
 from pyframe.ops import stats as _stats
 from pyframe.ops import view as _view
+from pyframe.ops.bitwise import *  # noqa: F403
 from pyframe.ops.compare import *  # noqa: F403
 from pyframe.ops.creation import *  # noqa: F403
 from pyframe.ops.elementwise import *  # noqa: F403
@@ -42,6 +44,7 @@ from pyframe.ops.stats import *  # noqa: F403
 from pyframe.ops.view import *  # noqa: F403
 
 __all__ = [
+    *_bitwise.__all__,
     *_compare.__all__,
     *_creation.__all__,
     *_elementwise.__all__,

@@ -67,15 +67,17 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
     if not dt.is_floating_point and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ValueError(f"tensor(): cannot convert non-finite values to {dt.name}")
     if dt is not _dtype.bool_ and not dt.is_floating_point and arr.dtype.kind in "iuf" and arr.size:
-        lo, hi = _dtype.int_range(dt)
-        for v in (arr.min(), arr.max()):  # astype would wrap around silently
+        lo, hi = _dtype.accepted_range(dt)
+        for v in (arr.min(), arr.max()):  # astype would wrap around silently (uint8 takes -255..-1 wrapped)
             if not lo <= v <= hi:
                 raise _dtype.OutOfRangeError(
                     f"tensor(): value {v} is out of range for {dt.name} (allowed: {lo} to {hi})"
                 )
+    # NumPy has no bfloat16: its values come as float32, which the C cast rounds to nearest even
+    via = _dtype.float32 if dt is _dtype.bfloat16 else dt
     with np.errstate(over="ignore"):  # float16 overflows to inf, as torch
-        arr = np.asarray(arr.astype(dt.np, copy=False), order="C")  # ascontiguousarray makes 0-d 1-d
-    src = share_numpy(arr, dt)  # only read, so a read-only array needs no copy here
+        arr = np.asarray(arr.astype(via.np, copy=False), order="C")  # ascontiguousarray makes 0-d 1-d
+    src = share_numpy(arr, via)  # only read, so a read-only array needs no copy here
     out = empty_tensor(src._shape, dt)
     check(lib.pf_copy(src._d(), out._d()))
     return _finish(out, requires_grad)
@@ -100,7 +102,7 @@ def _unwrap(data, kinds: set):
     and a tensor their own."""
     if isinstance(data, Tensor):
         kinds.add(data.dtype)
-        return data.detach().numpy()
+        return (data.detach().to(_dtype.float32) if data.dtype is _dtype.bfloat16 else data.detach()).numpy()
     if isinstance(data, (list, tuple)):
         return [_unwrap(x, kinds) for x in data]
     if isinstance(data, (np.generic, np.ndarray)):
@@ -130,7 +132,7 @@ def as_tensor(data, dtype=None) -> Tensor:
     """
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)
-    if isinstance(data, np.ndarray) and (dtype is None or as_dtype(dtype).np == data.dtype):
+    if isinstance(data, np.ndarray) and (dtype is None or as_dtype(dtype).np == data.dtype != np.uint16):
         return from_numpy(data)
     return tensor(data, dtype)
 

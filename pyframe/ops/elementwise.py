@@ -268,7 +268,7 @@ def _zero_grad(g, x, y):
     return mul(g, 0.0)
 
 
-_INTS_AND_BOOL = (_dtype.int64, _dtype.int32, bool_)
+_INTS_AND_BOOL = (_dtype.int64, _dtype.int32, _dtype.int16, _dtype.int8, _dtype.uint8, bool_)
 _SQRT_PI = math.sqrt(math.pi)
 # The unary ops, one row each: name, name_ = _unary(name, C op code, what the derivative reads (the input x,
 # the output y), derivative(g, x, y), options of _make_unary). Derivatives use the ops themselves, bound below.
@@ -488,10 +488,13 @@ def _apply_binary(row: _Binary, a, b, out=None) -> Tensor:
     shape = broadcast_shapes(getattr(a, "_shape", ()), getattr(b, "_shape", ()))
     if out is not None:
         _check_out(out, res, shape, label, inplace, grad)
-    if dt is _dtype.float16 and (_past_half(a) or _past_half(b)):
-        # torch computes half ops in float32 and rounds once: x - 2**31 is -inf, not inf - inf = nan
+    if (dt is _dtype.float16 and (_past_half(a) or _past_half(b))) or (
+        (dt is _dtype.float16 or dt is _dtype.bfloat16) and name in _SCALAR_IN_FLOAT and (_number(a) or _number(b))
+    ):
+        # torch computes half ops in float32 and rounds once: x - 2**31 is -inf, not inf - inf = nan; and
+        # add/sub/mul/div take a Python number unrounded (as float32): bf16 * 1.001 is not bf16 * 1.0
         wide = _apply_binary(row, _widen(a), _widen(b))
-        wide = wide if kind == "compare" else wide.to(_dtype.float16)
+        wide = wide if kind == "compare" else wide.to(dt)
         return wide if out is None else copy_(out, wide)
     a0, b0 = a, b
     a, b = as_tensor_of(a, dt), as_tensor_of(b, dt)
@@ -550,8 +553,16 @@ def _past_half(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and not -65504 <= x <= 65504
 
 
+# the binary ops whose CPU kernels take a Python number in float32 for 16-bit float tensors (torch's opmath)
+_SCALAR_IN_FLOAT = frozenset(("add", "sub", "mul", "div"))
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def _widen(x):
-    return x.to(float32) if isinstance(x, Tensor) and x.dtype is _dtype.float16 else x
+    return x.to(float32) if isinstance(x, Tensor) and (x.dtype is _dtype.float16 or x.dtype is _dtype.bfloat16) else x
 
 
 def _half_ties(g, a, b, a_loses, b_loses):

@@ -7,7 +7,7 @@ import string
 
 from pyframe import _grad_mode
 from pyframe._backend import SMALL_BYTES, ShapeError, alloc, alloc_small, check, lib
-from pyframe._dtype import bool_, float32, float64
+from pyframe._dtype import bfloat16, bool_, float16, float32, float64, int8, int16, int64, uint8
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops import join as jn
@@ -89,6 +89,10 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's para
             f"matmul: both arguments need at least 1 dim, got shapes {list(a._shape)} and {list(b._shape)}"
         )
     dt = result_type(a, b)
+    if dt in _WIDENED:
+        # no kernel of their own: 16-bit floats multiply in float32 and round once (torch's CPU GEMMs
+        # accumulate them in float32), narrow integers in int64, whose low bits are their wrapped product
+        return matmul(a.to(_WIDENED[dt]), b.to(_WIDENED[dt])).to(dt)
     # .to records the cast, so a promoted operand still gets its gradient (as_tensor_of would drop it)
     a, b = a.to(dt), b.to(dt)
     a2 = unsqueeze(a, 0) if a.ndim == 1 else a
@@ -118,6 +122,9 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's para
     if b.ndim == 1:
         out = squeeze(out, -1)
     return out
+
+
+_WIDENED = {float16: float32, bfloat16: float32, uint8: int64, int8: int64, int16: int64}
 
 
 def _ranked(fn: str, ndim: int, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:

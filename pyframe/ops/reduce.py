@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from pyframe import _grad_mode
 from pyframe._backend import SMALL_BYTES, ShapeError, alloc_large, alloc_small, check, ffi, lib
-from pyframe._dtype import as_dtype, bool_, float16, float32, float64, int64
+from pyframe._dtype import as_dtype, bfloat16, bool_, float16, float32, float64, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import cast, zeros_of
@@ -295,8 +295,8 @@ def var(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = F
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     input = _require_float(input, "var")
-    if input.dtype is float16:  # deviations and squares in float32, rounded once
-        return var(input.to(float32), dim, unbiased, keepdim, correction=correction).to(float16)
+    if input.dtype is float16 or input.dtype is bfloat16:  # deviations and squares in float32, rounded once
+        return var(input.to(float32), dim, unbiased, keepdim, correction=correction).to(input.dtype)
     c = float(correction)
     return _reduce(lib.PF_VAR, input, _full_if_empty(dim), keepdim, input.dtype, correction=c, deriv=_d_var(c))[0]
 
@@ -306,7 +306,7 @@ def std(input: Tensor, dim=None, unbiased: bool | None = None, keepdim: bool = F
     may overflow where the deviation does not (torch: std of [3e38, 0, 0] is 1.7e38, not inf)."""
     if isinstance(dim, bool):  # torch's std(input, unbiased) overload
         dim, unbiased = None, dim
-    if input.dtype is float16 or input.dtype is float32:
+    if input.dtype is float16 or input.dtype is bfloat16 or input.dtype is float32:
         return std(input.to(float64), dim, unbiased, keepdim, correction=correction).to(input.dtype)
     return _sqrt0(var(input, dim, unbiased, keepdim, correction=correction))
 
@@ -398,8 +398,8 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
         return _nuclear_norm(input, dim, keepdim)
     if not input.dtype.is_floating_point:
         raise TypeError(f"norm(): input dtype should be floating point, got {input.dtype.name}")
-    if input.dtype is float16:  # squares and sums in float32, rounded once: the squares alone may overflow
-        return norm(input.to(float32), p, dim, keepdim).to(float16)
+    if input.dtype is float16 or input.dtype is bfloat16:  # squares and sums in float32, rounded once
+        return norm(input.to(float32), p, dim, keepdim).to(input.dtype)
     a = ew.abs(input)
     if p in ("fro", 2, 2.0):
         return _no_overflow(_sqrt0(sum(ew.mul(input, input), dim, keepdim)), input, p, dim, keepdim)

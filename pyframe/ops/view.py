@@ -56,7 +56,7 @@ def view_op(x: Tensor, shape: tuple, strides: tuple, offset: int, backward=None,
 def _view(self: Tensor, *shape) -> Tensor:
     """``Tensor.view``: the same storage under a new shape, or an error when the strides do not allow it."""
     if len(shape) == 1 and isinstance(shape[0], (dtype, str)):
-        raise TypeError("view(dtype) is not supported; use .to(dtype)")
+        return _view_dtype(self, as_dtype(shape[0]))
     shape = self._infer_shape(_int_args(shape))
     strides = self._view_strides(shape)
     if strides is None:
@@ -65,6 +65,30 @@ def _view(self: Tensor, *shape) -> Tensor:
             f"stride {list(self._strides)}; use .reshape(...) instead"
         )
     return view_op(self, shape, strides, self._offset)
+
+
+def _view_dtype(x: Tensor, dt: dtype) -> Tensor:
+    """``Tensor.view(dtype)``: the same bytes read as ``dt`` (torch's rules: a wider or narrower element scales
+    the last dim, which must then be contiguous, and the other strides and the offset must divide evenly). Not
+    differentiable: the result is a plain tensor over the same storage (in-place writes show through)."""
+    old, new = x.dtype.itemsize, dt.itemsize
+    shape, strides, offset = list(x._shape), list(x._strides), x._offset
+    if old != new:
+        if not shape or (strides[-1] != 1 and shape[-1] != 1):
+            raise RuntimeError(
+                f"view(dtype): viewing {x.dtype.name} as {dt.name} needs a last dim of stride 1 (and at least 1 dim)"
+            )
+        if (shape[-1] * old) % new or any((s * old) % new for s in strides[:-1]) or (offset * old) % new:
+            raise RuntimeError(
+                f"view(dtype): the last dim's {shape[-1] * old} bytes, the other strides and the offset must be "
+                f"multiples of {new} bytes to view {x.dtype.name} as {dt.name}"
+            )
+        shape[-1] = shape[-1] * old // new
+        strides = [s * old // new for s in strides[:-1]] + [1]
+        offset = offset * old // new
+    out = _new(x._storage, tuple(shape), tuple(strides), offset, dt)
+    out._base = x if x._base is None else x._base
+    return out
 
 
 def reshape(self: Tensor, *shape) -> Tensor:

@@ -90,7 +90,10 @@ def _describe(x) -> str:
     if isinstance(x, types.ModuleType):
         return f"a module ({x.__name__})"
     if isinstance(x, np.ndarray):
-        return f"a NumPy array of dtype {x.dtype} (arrays of bool, int32, int64, float16, float32, float64 are saved)"
+        return (
+            f"a NumPy array of dtype {x.dtype} (arrays of bool, uint8, int8, int16, int32, int64, float16, float32, "
+            "float64 are saved)"
+        )
     for c in type(x).__mro__:
         if c.__name__ == "Module" and c.__module__.startswith("pyframe.nn"):
             return f"a Module ({type(x).__name__}); save its state_dict() instead"
@@ -645,7 +648,7 @@ class _Decoder:
                 )
             if sum(1 for o in self.entries if o["storage"] == e["storage"]) != 1:
                 self.bad(path, f"array {v} shares its storage with another tensor; arrays are stored on their own")
-        arr = self.arrays[v] = self.tensors[v].detach().numpy()
+        arr = self.arrays[v] = self.tensors[v].detach()._elements()
         return arr
 
 

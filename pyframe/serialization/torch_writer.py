@@ -130,7 +130,7 @@ def _storage_bytes(st, dt) -> memoryview:
     n = st.nbytes // dt.itemsize
     if not n:
         return memoryview(b"")
-    arr = _new(st, (n,), (1,), 0, dt).numpy()
+    arr = _new(st, (n,), (1,), 0, dt)._elements()
     return memoryview(arr).cast("B")
 
 

@@ -41,9 +41,10 @@ TORCH_DTYPES = {
     "float32": ("FloatStorage", _dtype.float32), "float64": ("DoubleStorage", _dtype.float64),
     "float16": ("HalfStorage", _dtype.float16), "int64": ("LongStorage", _dtype.int64),
     "int32": ("IntStorage", _dtype.int32), "bool": ("BoolStorage", _dtype.bool_),
-    "uint8": ("ByteStorage", None), "int8": ("CharStorage", None), "int16": ("ShortStorage", None),
-    "bfloat16": ("BFloat16Storage", None), "complex64": ("ComplexFloatStorage", None),
-    "complex128": ("ComplexDoubleStorage", None), "complex32": (None, None), "qint8": ("QInt8Storage", None),
+    "uint8": ("ByteStorage", _dtype.uint8), "int8": ("CharStorage", _dtype.int8),
+    "int16": ("ShortStorage", _dtype.int16), "bfloat16": ("BFloat16Storage", _dtype.bfloat16),
+    "complex64": ("ComplexFloatStorage", None), "complex128": ("ComplexDoubleStorage", None),
+    "complex32": (None, None), "qint8": ("QInt8Storage", None),
     "quint8": ("QUInt8Storage", None), "qint32": ("QInt32Storage", None), "quint4x2": ("QUInt4x2Storage", None),
     "quint2x4": ("QUInt2x4Storage", None), "uint16": (None, None), "uint32": (None, None), "uint64": (None, None),
     "float8_e4m3fn": (None, None), "float8_e5m2": (None, None), "float8_e4m3fnuz": (None, None),
@@ -159,6 +160,17 @@ def rebuild_tensor(storage, storage_offset, size, stride):
 
 
 def rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+    """torch._utils._rebuild_tensor_v3: the storage's bytes read as ``dtype`` (torch writes an untyped storage
+    and names the dtype here for the dtypes without a storage class, such as uint16)."""
+    if isinstance(dtype, Unsupported):
+        return dtype
+    if not isinstance(dtype, _dtype.dtype):
+        _fail(f"a tensor names the dtype {dtype!r:.80}")
+    if isinstance(storage, LoadedStorage) and storage.storage is not None and storage.dtype != PYFRAME_TO_TORCH[dtype.name]:
+        if storage.nbytes % dtype.itemsize:
+            _fail(f"storage {storage.key!r} of {storage.nbytes} bytes is read as {dtype.name}")
+        name = PYFRAME_TO_TORCH[dtype.name]
+        storage = LoadedStorage(storage.storage, name, storage.nbytes // dtype.itemsize, storage.key, storage.nbytes)
     return rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
 
 

@@ -22,7 +22,7 @@ def sample() -> dict:
 
 
 def bits(t) -> bytes:
-    return np.ascontiguousarray(t.detach().numpy()).tobytes()
+    return np.ascontiguousarray(t.detach()._elements()).tobytes()  # bfloat16: its uint16 patterns
 
 
 def test_round_trip_bytes_files_and_metadata(tmp_path):
@@ -82,9 +82,9 @@ def test_damaged_files_and_missing_dtypes_are_pyframe_errors(tmp_path):
 
     (n,) = struct.unpack_from("<Q", data)
     header = json.loads(data[8 : 8 + n])
-    header["a"]["dtype"] = "BF16"
+    header["a"]["dtype"] = "U32"
     hb = json.dumps(header).encode()
-    with pytest.raises(pst.SafetensorError, match="tensor 'a' has dtype bfloat16"):
+    with pytest.raises(pst.SafetensorError, match="tensor 'a' has dtype uint32"):
         pst.load(struct.pack("<Q", len(hb)) + hb + bytes(data[8 + n :]))
 
 
@@ -96,11 +96,18 @@ def test_files_written_by_safetensors_torch_load_bit_identically_and_back(tmp_pa
         "w": torch.randn(3, 4, generator=g), "h": torch.randn(5, generator=g).half(),
         "d": torch.randn(2, dtype=torch.float64, generator=g), "i": torch.arange(4, dtype=torch.int32),
         "l": torch.arange(3), "b": torch.tensor([True, False]), "e": torch.zeros(0, 3), "s": torch.tensor(2.0),
+        "bf": torch.randn(2, 3, generator=g).bfloat16(), "u8": torch.tensor([0, 7, 255], dtype=torch.uint8),
+        "i8": torch.tensor([-128, 5], dtype=torch.int8), "i16": torch.tensor([-300, 30000], dtype=torch.int16),
     }  # fmt: skip
     stt.save_file(d, tmp_path / "t.st", metadata={"from": "torch"})
     out = pst.load_file(tmp_path / "t.st")
     for k, v in d.items():
-        assert tuple(out[k].shape) == tuple(v.shape) and bits(out[k]) == v.numpy().tobytes()
+        raw = v.view(torch.int16) if v.dtype == torch.bfloat16 else v
+        assert tuple(out[k].shape) == tuple(v.shape) and bits(out[k]) == raw.numpy().tobytes()
+        assert out[k].dtype.name == str(v.dtype).replace("torch.", "")
+    with pst.safe_open(tmp_path / "t.st", framework="pt") as f:
+        assert bits(f.get_tensor("bf")) == d["bf"].view(torch.int16).numpy().tobytes()
+    assert bits(pst.load(stt.save(d))["bf"]) == d["bf"].view(torch.int16).numpy().tobytes()
     pst.save_file(out, tmp_path / "p.st", metadata={"from": "pyframe"})
     back = stt.load_file(tmp_path / "p.st")
     for k, v in d.items():

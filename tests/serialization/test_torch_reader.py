@@ -131,8 +131,8 @@ def test_optimizer_and_scheduler_state_dicts():
     ("value", "what"),
     [
         (lambda: torch.ones(2, dtype=torch.complex64), "complex64"),
-        (lambda: torch.ones(2, dtype=torch.uint8), "uint8"),
-        (lambda: torch.ones(2, dtype=torch.bfloat16), "bfloat16"),
+        (lambda: torch.ones(2, dtype=torch.uint16), "uint16"),
+        (lambda: torch.ones(2, dtype=torch.float8_e4m3fn), "float8_e4m3fn"),
         (lambda: torch.quantize_per_tensor(torch.ones(2), 0.1, 0, torch.quint8), "quantized"),
     ],
 )
