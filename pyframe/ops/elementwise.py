@@ -628,12 +628,24 @@ logical_xor = _binary("logical_xor", lib.PF_LOGICAL_XOR, "compare", numbers="non
 # fmt: on
 
 
+def _scaled(input, other, alpha):  # noqa: A002
+    """``alpha * other`` in the result's dtype, as torch: a bfloat16 ``other`` added to a float64 tensor is scaled
+    in float64, not rounded to bfloat16 first."""
+    if alpha == 1:
+        return other
+    if isinstance(other, Tensor):
+        dt = result_type(input, other)
+        if other.dtype is not dt:
+            other = other.to(dt)  # .to records the cast for autograd
+    return mul(other, alpha)
+
+
 def _with_alpha(fn, sign: str):
     def scaled(input, other, *, alpha=1, out=None) -> Tensor:  # noqa: A002
         if alpha != 1 and isinstance(alpha, float) and not result_type(input, other).is_floating_point:
             raise TypeError(f"{fn.__name__}(): for integral input tensors, argument alpha must not be a floating "
                             f"point number, got {alpha}")  # fmt: skip
-        return fn(input, other if alpha == 1 else mul(other, alpha), out=out)
+        return fn(input, _scaled(input, other, alpha), out=out)
 
     scaled.__name__ = scaled.__qualname__ = fn.__name__
     scaled.__doc__ = f"Same as torch.{fn.__name__}: ``input {sign} alpha * other``."
@@ -654,7 +666,7 @@ def _make_inplace(name: str):
     if name in ("add", "sub"):
 
         def fn(self: Tensor, other, *, alpha=1) -> Tensor:
-            return _apply_binary(row, self, other if alpha == 1 else mul(other, alpha), self)
+            return _apply_binary(row, self, _scaled(self, other, alpha), self)
 
     else:
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import string
+import struct
 
 from pyframe import _grad_mode
 from pyframe._backend import SMALL_BYTES, ShapeError, alloc, alloc_small, check, lib
@@ -180,9 +181,33 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
     return matmul(_dims(input, 2, "mv"), _dims(vec, 1, "mv", "vec"))
 
 
+def _half_in_float32(input, a: Tensor, b: Tensor, beta, alpha) -> Tensor | None:  # noqa: A002
+    """``beta * input + alpha * (a @ b)`` for 16-bit float operands as torch's CPU GEMMs compute it: the product
+    accumulated in float32 and scaled by ``alpha`` there, then ``beta * input`` added in one rounding (a fused
+    multiply-add: ``beta * input`` is exact in float64, the sum is rounded to float32 once), then rounded to the
+    16-bit dtype; None for other dtypes. Rounding after each step instead differs from torch in the last bit."""
+    dt = result_type(input, a, b) if isinstance(input, Tensor) else result_type(a, b)
+    if dt is not float16 and dt is not bfloat16:
+        return None
+    prod = matmul(a.to(float32), b.to(float32))
+    if alpha != 1:
+        prod = ew.mul(prod, _as_float32(alpha))
+    if beta == 0:
+        return prod.to(dt)
+    scaled = ew.mul(input.to(float64), _as_float32(beta)) if isinstance(input, Tensor) else input * _as_float32(beta)
+    return ew.plain_add(scaled, prod.to(float64)).to(float32).to(dt)
+
+
+def _as_float32(x: float) -> float:
+    """A Python number rounded to float32, as torch's kernels take a 16-bit GEMM's scalars (its opmath type)."""
+    return struct.unpack("f", struct.pack("f", float(x)))[0]
+
+
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
-    """Same as torch.addmm: ``beta * input + alpha * (mat1 @ mat2)``."""
-    return _scaled_sum(input, matmul(_dims(mat1, 2, "addmm", "mat1"), _dims(mat2, 2, "addmm", "mat2")), beta, alpha)
+    """Same as torch.addmm: ``beta * input + alpha * (mat1 @ mat2)`` (16-bit floats in float32, rounded once)."""
+    mat1, mat2 = _dims(mat1, 2, "addmm", "mat1"), _dims(mat2, 2, "addmm", "mat2")
+    half = _half_in_float32(input, mat1, mat2, beta, alpha)
+    return half if half is not None else _scaled_sum(input, matmul(mat1, mat2), beta, alpha)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
@@ -191,9 +216,11 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
 
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
-    """Same as torch.baddbmm: ``beta * input + alpha * (batch1 @ batch2)`` per batch."""
-    prod = matmul(_dims(batch1, 3, "baddbmm", "batch1"), _dims(batch2, 3, "baddbmm", "batch2"))
-    return _scaled_sum(input, prod, beta, alpha)
+    """Same as torch.baddbmm: ``beta * input + alpha * (batch1 @ batch2)`` per batch (16-bit floats in float32,
+    rounded once)."""
+    batch1, batch2 = _dims(batch1, 3, "baddbmm", "batch1"), _dims(batch2, 3, "baddbmm", "batch2")
+    half = _half_in_float32(input, batch1, batch2, beta, alpha)
+    return half if half is not None else _scaled_sum(input, matmul(batch1, batch2), beta, alpha)
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:  # noqa: A002

@@ -6,12 +6,13 @@ from pyframe.optim.adam import Adam, AdamW
 from pyframe.optim.adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop
 from pyframe.optim.asgd import ASGD
 from pyframe.optim.lbfgs import LBFGS
+from pyframe.optim.muon import Muon
 from pyframe.optim.optimizer import Optimizer
 from pyframe.optim.rprop import Rprop
 from pyframe.optim.sgd import SGD
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam", "LBFGS",
-    "ASGD", "Rprop", "Adafactor",
+    "ASGD", "Rprop", "Adafactor", "Muon",
     "lr_scheduler",
 ]  # fmt: skip
