@@ -23,6 +23,7 @@ __all__ = [
 ]  # fmt: skip
 
 _TAKES_BOOL = {lib.PF_BITWISE_AND, lib.PF_BITWISE_OR, lib.PF_BITWISE_XOR}
+_TENSORS_ONLY = {lib.PF_GCD, lib.PF_LCM}
 
 
 def _check_dtype(name: str, dt, takes_bool: bool) -> None:
@@ -31,15 +32,15 @@ def _check_dtype(name: str, dt, takes_bool: bool) -> None:
         raise TypeError(f"{name}(): not implemented for {dt.name} operands (it takes {allowed} dtypes)")
 
 
-def _into(out: Tensor, dt, shape: tuple, label: str, compute) -> Tensor:
+def _into(out: Tensor, dt, shape: tuple, label: str, compute, inplace: bool = False) -> Tensor:
     """``compute(dst)`` written into ``out`` (torch's out= and in-place rules: the result's category must fit
-    ``out``'s dtype, an empty ``out`` is resized), through a temporary when ``out`` differs in dtype or overlaps
-    an operand."""
+    ``out``'s dtype, an empty ``out=`` is resized, an in-place target never), through a temporary when ``out``
+    differs in dtype or overlaps an operand."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{label}(): out must be a Tensor, got {type(out).__name__}")
     out._write_check()
     check_inplace_dtype(out, dt, label)
-    if out._numel == 0 and out._shape != shape:
+    if not inplace and out._numel == 0 and out._shape != shape:
         set_data(out, empty_tensor(shape, out.dtype))
     check_inplace_shape(out, shape, label)
     tmp = empty_tensor(shape, dt)
@@ -54,6 +55,9 @@ def _binary(op: int, name: str, input, other, out=None, inplace: bool = False) -
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"{label}(): expected at least one Tensor, got {type(input).__name__} and "
                         f"{type(other).__name__}")  # fmt: skip
+    if op in _TENSORS_ONLY and not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        raise TypeError(f"{label}(): takes two tensors (as torch, no number overload), got "
+                        f"{type(input).__name__} and {type(other).__name__}")  # fmt: skip
     dt = result_type(input, other)
     _check_dtype(label, dt, op in _TAKES_BOOL)
     shape = broadcast_shapes(getattr(input, "_shape", ()), getattr(other, "_shape", ()))
@@ -70,7 +74,7 @@ def _binary(op: int, name: str, input, other, out=None, inplace: bool = False) -
         compute(out)
         out._bump()
         return out
-    return _into(out, dt, shape, label, compute)
+    return _into(out, dt, shape, label, compute, inplace)
 
 
 def _make(op: int, name: str, doc: str):

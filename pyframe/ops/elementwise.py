@@ -6,6 +6,7 @@ allocation and one C call."""
 from __future__ import annotations
 
 import math
+import warnings
 from functools import partial
 from inspect import Parameter, Signature, signature
 from typing import NamedTuple
@@ -701,6 +702,13 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:  # noqa: A002 - 
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)  # the method: index.py builds on this module
     a, b = input, other
+    if isinstance(condition, Tensor) and condition.dtype is _dtype.uint8:
+        warnings.warn(
+            "where received a uint8 condition tensor. This behavior is deprecated (as in torch); use a bool condition",
+            UserWarning,
+            stacklevel=2,
+        )
+        condition = ne(condition, 0)
     if not isinstance(condition, Tensor) or condition.dtype is not bool_:
         got = condition.dtype.name if isinstance(condition, Tensor) else type(condition).__name__
         raise TypeError(f"where: condition must be a bool tensor, got {got}")

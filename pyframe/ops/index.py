@@ -175,10 +175,10 @@ def nonzero(input: Tensor, as_tuple: bool = False):
 def _as_index(index) -> Tensor:
     if not isinstance(index, Tensor):
         index = _index_tensor(index)
-    if index.dtype is int32:
-        return cast(index, int64)
+    if index.dtype is int32 or (index._numel == 0 and not index.dtype.is_floating_point):
+        return cast(index, int64)  # an empty index of any integer dtype selects nothing, as torch's
     if index.dtype is not int64:
-        raise IndexError(f"tensors used as indices must be long, int or bool tensors, got {index.dtype.name}")
+        raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {index.dtype.name}")
     return index
 
 
@@ -228,6 +228,13 @@ def _expand_index(x: Tensor, key) -> list:
     for k in key:
         if isinstance(k, (list, tuple, np.ndarray, range)):
             k = _index_tensor(k)
+        elif isinstance(k, Tensor) and k.dtype is _dtype.uint8:
+            warnings.warn(
+                "indexing with dtype uint8 is deprecated (as in torch), please use a dtype bool instead",
+                UserWarning,
+                stacklevel=3,
+            )
+            k = ew.ne(k, 0)  # a uint8 key is a mask, as torch reads it
         items.append(k)
     scalar_bools = [i for i, k in enumerate(items) if _is_scalar_bool(k)]
     if len(scalar_bools) > 1:
@@ -397,6 +404,8 @@ def setitem(x: Tensor, key, value) -> None:
     """``x[key] = value``, writing through; with autograd, x's gradient is zero where it was
     overwritten and ``value`` gets the gradient of ``x[key]``."""
     x._write_check(same_value=True)  # the overlap check is on the part written, below
+    if any(isinstance(k, Tensor) and k.dtype is _dtype.uint8 for k in (key if isinstance(key, tuple) else (key,))):
+        raise RuntimeError("x[mask] = value only supports bool masks (as torch), got a uint8 mask; use mask.bool()")
     value = _setitem_value(value)
     value_grad = isinstance(value, Tensor) and value.requires_grad
     if not (_grad_mode.enabled and (x.requires_grad or value_grad)):

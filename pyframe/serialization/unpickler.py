@@ -166,10 +166,10 @@ def rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, back
         return dtype
     if not isinstance(dtype, _dtype.dtype):
         _fail(f"a tensor names the dtype {dtype!r:.80}")
-    if isinstance(storage, LoadedStorage) and storage.storage is not None and storage.dtype != PYFRAME_TO_TORCH[dtype.name]:
+    name = PYFRAME_TO_TORCH[dtype.name]
+    if isinstance(storage, LoadedStorage) and storage.storage is not None and storage.dtype != name:
         if storage.nbytes % dtype.itemsize:
             _fail(f"storage {storage.key!r} of {storage.nbytes} bytes is read as {dtype.name}")
-        name = PYFRAME_TO_TORCH[dtype.name]
         storage = LoadedStorage(storage.storage, name, storage.nbytes // dtype.itemsize, storage.key, storage.nbytes)
     return rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
 

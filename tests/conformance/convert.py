@@ -297,12 +297,20 @@ def torch_arrays(obj) -> list:
     return out
 
 
+def torch_numpy(t: torch.Tensor) -> np.ndarray:
+    """A torch tensor's values as a NumPy array (bfloat16, which NumPy lacks, through float32: exact)."""
+    return (t.float() if t.dtype == torch.bfloat16 else t).detach().numpy()
+
+
 def pf_arrays(obj) -> list:
     out = []
     for v in flat(obj):
         if isinstance(v, pyframe.Tensor):
             if v.is_sparse:  # as torch's sparse results above: compared as dense
                 v = v.to_dense()
+            if v.dtype == pyframe.bfloat16:  # NumPy has none: through float32 (exact)
+                out.append(torch.from_numpy(np.array(v.detach().float().numpy())).to(torch.bfloat16))
+                continue
             arr = v.detach().numpy()
             out.append(torch.from_numpy(np.array(arr)))
         else:
@@ -327,7 +335,7 @@ def compare(pf_out, torch_out, values: bool = True) -> None:
                 raise Outcome("wrong", f"{where}{type(g).__name__}, torch gives a tensor")
             if tuple(g.shape) != tuple(w.shape):
                 raise Outcome("wrong", f"{where}shape {tuple(g.shape)}, torch {tuple(w.shape)}")
-            wd = torch.float32 if w.dtype == torch.bfloat16 else w.dtype
+            wd = w.dtype
             if g.dtype != wd:
                 raise Outcome("wrong", f"{where}dtype {g.dtype}, torch {w.dtype}".replace("torch.", ""))
             if values:

@@ -17,7 +17,7 @@ from torch.testing._internal.common_modules import module_db
 import pyframe
 import pyframe.nn
 
-from .convert import Outcome, OutOfScope, clone_torch, compare, failure, flat, one_line, to_pf
+from .convert import Outcome, OutOfScope, clone_torch, compare, failure, flat, one_line, to_pf, torch_numpy
 
 INPUTS = 2
 
@@ -79,7 +79,7 @@ def _grads(tm, pm, tout, pout, tleaves, pleaves, rng):
         raise Outcome("grad", f"{len(pouts)} differentiable results, torch has {len(touts)}")
     pwrt = pleaves + [pparams[n] for n in names]
     try:
-        pcots = [pyframe.tensor(c.numpy(), dtype=o.dtype) for c, o in zip(cots, pouts, strict=False)]
+        pcots = [pyframe.tensor(torch_numpy(c), dtype=o.dtype) for c, o in zip(cots, pouts, strict=False)]
         pg = pyframe.autograd.grad(pouts, pwrt, pcots, allow_unused=True)
     except Exception as exc:
         raise Outcome("grad", "backward: " + one_line(exc)) from None

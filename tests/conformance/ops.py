@@ -35,6 +35,7 @@ from .convert import (
     one_line,
     to_pf,
     torch_arrays,
+    torch_numpy,
 )
 
 _REJECTED = object()
@@ -218,7 +219,7 @@ def _grad_check(op, kind, sample, pf_fn, rng) -> None:
     if len(pouts) != len(touts):
         raise Outcome("grad", f"{len(pouts)} differentiable results, torch has {len(touts)}")
     try:
-        pcots = [pyframe.tensor(c.numpy(), dtype=o.dtype) for c, o in zip(cots, pouts, strict=False)]
+        pcots = [pyframe.tensor(torch_numpy(c), dtype=o.dtype) for c, o in zip(cots, pouts, strict=False)]
         pgrads = pyframe.autograd.grad(pouts, pleaves, pcots, allow_unused=True)
     except Exception as exc:
         raise Outcome("grad", "backward: " + one_line(exc)) from None

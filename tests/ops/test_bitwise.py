@@ -183,8 +183,8 @@ def test_float_operands_raise():
                pyframe.bitwise_right_shift, pyframe.gcd, pyframe.lcm):  # fmt: skip
         with pytest.raises(TypeError, match="not implemented for float32"):
             fn(f, i)
-        with pytest.raises(TypeError, match="float32"):
-            fn(i, 1.5)  # a Python float makes the result floating
+        with pytest.raises(TypeError, match="float32|two tensors"):
+            fn(i, 1.5)  # a Python float makes the result floating (gcd and lcm take no number at all)
     with pytest.raises(TypeError, match="bitwise_not"):
         _ = ~f
     with pytest.raises(TypeError):
@@ -198,6 +198,12 @@ def test_float_operands_raise():
         b &= pyframe.tensor([3])  # an int64 result cannot go into a bool tensor
     with pytest.raises(TypeError, match="at least one Tensor"):
         pyframe.bitwise_and(1, 2)
+    with pytest.raises(TypeError, match="two tensors"):
+        pyframe.gcd(pyframe.tensor([4]), 2)  # torch has no number overload for gcd/lcm
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        pyframe.tensor([1]).bitwise_and_(pyframe.tensor([1, 2]))  # in place never grows the target
+    with pytest.raises(RuntimeError, match="broadcast"):
+        pyframe.empty(0, dtype=pyframe.int64).bitwise_or_(pyframe.tensor([1, 2]))
 
 
 def test_bitwise_is_a_c_entry_that_checks_its_input():

@@ -339,3 +339,40 @@ def test_torch_checkpoints_both_ways(torch, tmp_path):
     back = torch.load(tmp_path / "p.pt", weights_only=True)
     for k, v in t.items():
         assert back[k].dtype == v.dtype and torch.equal(back[k], v), k
+
+
+def test_uint8_masks_as_torch():
+    x = pyframe.arange(4.0)
+    m = pyframe.tensor([1, 0, 1, 0], dtype=pyframe.uint8)
+    with pytest.warns(UserWarning, match="uint8"):
+        assert x[m].tolist() == [0.0, 2.0]  # read as a mask, deprecated
+    with pytest.warns(UserWarning, match="uint8"):
+        assert pyframe.where(m, x, 0.0).tolist() == [0.0, 0.0, 2.0, 0.0]
+    with pytest.raises(RuntimeError, match="bool masks"):
+        x[m] = 5.0
+    with pytest.raises(TypeError, match="bool"):
+        x.masked_fill(m, 0.0)
+    with pytest.raises(IndexError, match="long, int, byte or bool"):
+        x[pyframe.tensor([1, 2], dtype=pyframe.int16)]
+    assert x[m.bool()].tolist() == [0.0, 2.0]
+
+
+def test_module_bfloat16_and_short_names():
+    lin = pyframe.nn.Linear(2, 2).bfloat16()
+    assert lin.weight.dtype == pyframe.bfloat16 and lin(pyframe.ones(1, 2, dtype=pyframe.bfloat16)).dtype == (
+        pyframe.bfloat16
+    )
+    assert pyframe.ones(2).to("short").dtype == pyframe.int16
+
+
+def test_half_linear_and_addmm_round_once_as_torch(torch):
+    rng = np.random.default_rng(0)
+    w, b, x = (rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (3,), (5, 2, 4)))
+    for name in ("bfloat16", "float16"):
+        tdt, pdt = getattr(torch, name), dt(name)
+        tx, tw, tb = (torch.from_numpy(v).to(tdt) for v in (x, w, b))
+        px, pw, pb = (pyframe.from_numpy(v).to(pdt) for v in (x, w, b))
+        want = torch.nn.functional.linear(tx, tw, tb).float().numpy()
+        assert np.array_equal(pyframe.nn.functional.linear(px, pw, pb).float().numpy(), want), name
+        want = torch.addmm(tb, tx[0], tw.T, beta=0.5, alpha=1.5).float().numpy()
+        assert np.array_equal(pyframe.addmm(pb, px[0], pw.T, beta=0.5, alpha=1.5).float().numpy(), want), name

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pyframe import _grad_mode
+from pyframe import _dtype, _grad_mode
 from pyframe._backend import SMALL_BYTES, ShapeError, alloc_large, alloc_small, check, lib
 from pyframe.autograd.graph import record
 from pyframe.nn.functional._utils import _cached_desc, _cast, _desc_cache, _same_dtype, _tensor_arg
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
-from pyframe.ops.products import matmul
+from pyframe.ops.products import addmm, matmul
 from pyframe.tensor import Tensor, fresh
 
 __all__ = [
@@ -30,6 +30,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         and len(weight._shape) == 2 and input.dtype is weight.dtype
         and (bias is None or (isinstance(bias, Tensor) and bias.dtype is input.dtype
                              and bias._shape == weight._shape[:1]))
+        and input.dtype is not _dtype.float16 and input.dtype is not _dtype.bfloat16
     ):  # fmt: skip
         return _linear2d(input, weight, bias)
     _tensor_arg(input, "linear")
@@ -41,6 +42,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     _same_dtype("linear", input, weight=weight, bias=bias)
     if input.ndim == 0:
         raise ShapeError("linear(): input must have at least 1 dim, got a 0-d tensor")
+    if input.dtype is _dtype.float16 or input.dtype is _dtype.bfloat16:
+        return _linear_half(input, weight, bias)
     lead = input._shape[:-1]
     plain = bias is None or bias._shape == weight._shape[:1]
     out = _linear2d(input.reshape(-1, input._shape[-1]), weight, bias if plain else None)
@@ -49,6 +52,14 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     # ops on it (ReLU(inplace=True) after a Linear on 3-d input) are legal under autograd
     out._base = None
     return out if plain else ew.add(out, bias)
+
+
+def _linear_half(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    """16-bit floats have no GEMM kernel: ``addmm(bias, x, w.T)`` over the flattened leading dims, which
+    accumulates in float32 and rounds once, as torch's CPU linear."""
+    flat = x.reshape(-1, x._shape[-1])
+    out = matmul(flat, w.mT) if b is None else addmm(b, flat, w.mT)
+    return out.reshape(x._shape[:-1] + (w._shape[0],))
 
 
 def _linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:

@@ -88,7 +88,7 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
-_DTYPE_NAMES = {d.name for d in _dtype.ALL} | {"float", "double", "half", "long", "int"}
+_DTYPE_NAMES = {d.name for d in _dtype.ALL} | {"float", "double", "half", "long", "int", "short"}
 _KIND_DICT = {"parameter": "_parameters", "buffer": "_buffers", "module": "_modules"}
 _REGISTRIES = {"parameter": _hooks.parameter_registration, "buffer": _hooks.buffer_registration,
                "module": _hooks.module_registration}  # fmt: skip
@@ -533,6 +533,12 @@ class Module:
         in float32 and stores float16).
         """
         return self.to(_dtype.float16)
+
+    def bfloat16(self) -> Module:
+        """Same as torch.nn.Module.bfloat16: floating parameters and buffers converted to bfloat16 (computed in
+        float32 and stored as bfloat16), in place.
+        """
+        return self.to(_dtype.bfloat16)
 
     def cpu(self) -> Module:
         """Same as torch.nn.Module.cpu: the module itself, already in CPU memory."""
