@@ -768,7 +768,9 @@ int pf_matmul(const pf_tensor *a, const pf_tensor *b, pf_tensor *out) {
                         pf_dtype_name[b->dtype], pf_dtype_name[out->dtype]);
     int dt = a->dtype;
     if (dt != PF_FLOAT32 && dt != PF_FLOAT64 && dt != PF_INT64 && dt != PF_INT32)
-        return pf_error(PF_ERR_TYPE, "matmul: the kernels take float32, float64, int64 and int32, got %s",
+        return pf_error(PF_ERR_TYPE,
+                        "matmul: the kernels take float32, float64, int64 and int32, got %s; convert with .float() "
+                        "first (pyframe.matmul widens 16-bit floats and narrow integers itself)",
                         pf_dtype_name[dt]);
     for (int i = 0; i < nd - 2; i++)
         if (b->shape[i] != a->shape[i] || out->shape[i] != a->shape[i])
