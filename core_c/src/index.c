@@ -527,12 +527,33 @@ static void sr_update(char *o, const char *s, int dt, int op) {
     pf_store_i64(o, dt, r);
 }
 
+/* the smallest and largest value of an integer dtype: amax's and amin's identities */
+static int64_t int_lowest(int dt) {
+    switch (dt) {
+    case PF_INT32: return INT32_MIN;
+    case PF_INT16: return INT16_MIN;
+    case PF_INT8: return INT8_MIN;
+    case PF_UINT8:
+    case PF_BOOL: return 0;
+    default: return INT64_MIN;
+    }
+}
+static int64_t int_highest(int dt) {
+    switch (dt) {
+    case PF_INT32: return INT32_MAX;
+    case PF_INT16: return INT16_MAX;
+    case PF_INT8: return INT8_MAX;
+    case PF_UINT8: return UINT8_MAX;
+    case PF_BOOL: return 1;
+    default: return INT64_MAX;
+    }
+}
+
 static void sr_identity(char *o, int dt, int op) {
     if (pf_is_float(dt))
         pf_store_f64(o, dt, op == PF_PROD ? 1.0 : op == PF_MAX ? -INFINITY : op == PF_MIN ? INFINITY : 0.0);
     else
-        pf_store_i64(o, dt, op == PF_PROD ? 1 : op == PF_MAX ? (dt == PF_INT32 ? INT32_MIN : INT64_MIN)
-                            : op == PF_MIN ? (dt == PF_INT32 ? INT32_MAX : INT64_MAX) : 0);
+        pf_store_i64(o, dt, op == PF_PROD ? 1 : op == PF_MAX ? int_lowest(dt) : op == PF_MIN ? int_highest(dt) : 0);
 }
 
 /* pass 0: identities (without include_self); pass 1: the reduction; pass 2: mean's division */

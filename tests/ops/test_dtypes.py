@@ -376,3 +376,17 @@ def test_half_linear_and_addmm_round_once_as_torch(torch):
         assert np.array_equal(pyframe.nn.functional.linear(px, pw, pb).float().numpy(), want), name
         want = torch.addmm(tb, tx[0], tw.T, beta=0.5, alpha=1.5).float().numpy()
         assert np.array_equal(pyframe.addmm(pb, px[0], pw.T, beta=0.5, alpha=1.5).float().numpy(), want), name
+
+
+def test_scatter_reduce_identities_of_narrow_ints(torch):
+    for name in SMALL_INTS:
+        src_np = np.array([-5, -7, 3, -1], dtype=name) if name != "uint8" else np.array([5, 7, 3, 1], dtype=name)
+        idx = [0, 0, 1, 1]
+        for reduce in ("amax", "amin"):
+            want = torch.zeros(2, dtype=getattr(torch, name)).scatter_reduce(
+                0, torch.tensor(idx), torch.from_numpy(src_np), reduce, include_self=False
+            )
+            got = pyframe.zeros(2, dtype=dt(name)).scatter_reduce(
+                0, pyframe.tensor(idx), pyframe.from_numpy(src_np), reduce, include_self=False
+            )
+            assert got.tolist() == want.tolist(), (name, reduce)
