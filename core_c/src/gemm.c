@@ -649,12 +649,19 @@ static int takes_small(const gemm_desc *d, const gemm_prob *p, int nt) {
     return pf_gemm_small(d == &descs[PATH_AVX512][1], p, d->pack);
 }
 
+/* At most PF_SKINNY_M rows with B read in place (gemm_small.c), on the avx512 kernels. Runs it. */
+static int takes_skinny(const gemm_desc *d, const gemm_prob *p, int nt) {
+    if (d != &descs[PATH_AVX512][0] && d != &descs[PATH_AVX512][1]) return 0;
+    return pf_gemm_skinny(d == &descs[PATH_AVX512][1], p, nt);
+}
+
 /* C = A B (or C += A B with p.acc) for one matrix on nt threads; K > 0. ws, if given, holds
  * ws_bytes(d, p) for one thread. Returns PF_ERR_NOMEM without a message (it may run on a worker
  * thread, whose error text the caller would not see). */
 static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws) {
     if (takes_gemv(&p)) return gemv(d, &p, nt);
     if (takes_small(d, &p, nt)) return PF_OK;
+    if (takes_skinny(d, &p, nt)) return PF_OK;
     gemm_plan pl = plan_blocked(d, p);
     p = pl.p;
     const int64_t M = p.M, N = p.N, K = p.K, es = (int64_t)d->esz, mr = d->mr, nr = d->nr;

@@ -14,4 +14,12 @@ typedef void (*pf_pack_fn)(int64_t kc, int64_t cnt, const void *src, int64_t si,
  * does not qualify or the build has no AVX-512 kernels. K > 0. */
 int pf_gemm_small(int f64, const pf_gemm_prob *p, pf_pack_fn pack);
 
+/* At most PF_SKINNY_M rows of A and N or K above PF_SMALL_DIM (a Linear layer at small batch, an
+ * LSTM step): B is read in place, never packed, when its rows are contiguous (the small kernels
+ * over K blocks) or its columns and A's rows are (dot products: x W^T); columns split over nt
+ * threads. Returns 1 once done, 0 (nothing written) when p does not qualify or there are no
+ * AVX-512 kernels. K > 0. */
+#define PF_SKINNY_M 32
+int pf_gemm_skinny(int f64, const pf_gemm_prob *p, int nt);
+
 #endif

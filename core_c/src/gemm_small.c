@@ -96,9 +96,121 @@ int pf_gemm_small(int f64, const pf_gemm_prob *p, pf_pack_fn pack) {
     else small_f32(M, N, K, A, p->rsa, p->csa, B, ldb, C, p->rsc, p->acc);
     return 1;
 }
+
+/* ---- skinny products: M <= PF_SKINNY_M rows, N and K any size ---- */
+
+/* C[i, j] (=|+=) sum_k A[i, k] B^T[j, k] with A's rows and B^T's rows (B's columns) contiguous, as
+ * x W^T reads a Linear weight: MR x 4 dot products over vectors of k, each summed once at the end,
+ * C stored element by element (any strides). Rows past m and columns past nj reread the first
+ * and are not stored. */
+#define DOT_BLOCK(NAME, T, V, W, M_T, SET0, LOAD, MASKZ_LOAD, FMA, REDUCE)                                   \
+    static inline __attribute__((always_inline)) T512 void NAME(                                              \
+        const int MR, int m, int nj, int64_t K, const T *A, int64_t lda, const T *B, int64_t ldb, T *C,       \
+        int64_t rsc, int64_t csc, int acc) {                                                                  \
+        const T *ar[4], *br[4];                                                                               \
+        for (int r = 0; r < 4; r++) ar[r] = A + (r < m ? r : 0) * lda;                                        \
+        for (int s = 0; s < 4; s++) br[s] = B + (s < nj ? s : 0) * ldb;                                       \
+        V c[4][4];                                                                                            \
+        _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++)                                                  \
+            _Pragma("GCC unroll 4") for (int s = 0; s < 4; s++) c[r][s] = SET0();                            \
+        int64_t k = 0;                                                                                        \
+        for (; k + W <= K; k += W) {                                                                          \
+            V a[4], b[4];                                                                                     \
+            _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++) a[r] = LOAD(ar[r] + k);                      \
+            _Pragma("GCC unroll 4") for (int s = 0; s < 4; s++) b[s] = LOAD(br[s] + k);                       \
+            _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++)                                              \
+                _Pragma("GCC unroll 4") for (int s = 0; s < 4; s++) c[r][s] = FMA(a[r], b[s], c[r][s]);      \
+        }                                                                                                     \
+        if (k < K) {                                                                                          \
+            M_T mk = (M_T)((1u << (K - k)) - 1);                                                              \
+            V a[4], b[4];                                                                                     \
+            _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++) a[r] = MASKZ_LOAD(mk, ar[r] + k);            \
+            _Pragma("GCC unroll 4") for (int s = 0; s < 4; s++) b[s] = MASKZ_LOAD(mk, br[s] + k);             \
+            _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++)                                              \
+                _Pragma("GCC unroll 4") for (int s = 0; s < 4; s++) c[r][s] = FMA(a[r], b[s], c[r][s]);      \
+        }                                                                                                     \
+        for (int r = 0; r < m; r++)                                                                           \
+            for (int s = 0; s < nj; s++) {                                                                    \
+                T v = REDUCE(c[r][s]), *cp = C + r * rsc + s * csc;                                           \
+                *cp = acc ? *cp + v : v;                                                                      \
+            }                                                                                                 \
+    }
+DOT_BLOCK(dot_f32, float, __m512, 16, __mmask16, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_maskz_loadu_ps,
+          _mm512_fmadd_ps, _mm512_reduce_add_ps)
+DOT_BLOCK(dot_f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd, _mm512_loadu_pd, _mm512_maskz_loadu_pd,
+          _mm512_fmadd_pd, _mm512_reduce_add_pd)
+
+/* columns [j0, j1) of C: four rows of B^T at a time (they stay in L1) against every row of A */
+#define DOT_DRIVER(NAME, T, BLOCK)                                                                            \
+    static T512 void NAME(const pf_gemm_prob *p, int64_t j0, int64_t j1) {                                   \
+        const T *A = (const T *)p->A, *B = (const T *)p->B;                                                   \
+        T *C = (T *)p->C;                                                                                     \
+        for (int64_t j = j0; j < j1; j += 4) {                                                                \
+            int nj = j1 - j < 4 ? (int)(j1 - j) : 4;                                                          \
+            for (int64_t i = 0; i < p->M; i += 4) {                                                           \
+                int m = p->M - i < 4 ? (int)(p->M - i) : 4;                                                   \
+                const T *a = A + i * p->rsa, *b = B + j * p->csb;                                             \
+                T *c = C + i * p->rsc + j * p->csc;                                                           \
+                switch (m) {                                                                                  \
+                case 1: BLOCK(1, m, nj, p->K, a, p->rsa, b, p->csb, c, p->rsc, p->csc, p->acc); break;        \
+                case 2: BLOCK(2, m, nj, p->K, a, p->rsa, b, p->csb, c, p->rsc, p->csc, p->acc); break;        \
+                case 3: BLOCK(3, m, nj, p->K, a, p->rsa, b, p->csb, c, p->rsc, p->csc, p->acc); break;        \
+                default: BLOCK(4, m, nj, p->K, a, p->rsa, b, p->csb, c, p->rsc, p->csc, p->acc); break;       \
+                }                                                                                             \
+            }                                                                                                 \
+        }                                                                                                     \
+    }
+DOT_DRIVER(dots_f32, float, dot_f32)
+DOT_DRIVER(dots_f64, double, dot_f64)
+
+/* rows of B in place (B's rows contiguous, C's too): the small kernels over columns [j0, j1), K in
+ * blocks whose 64-column strip of B stays in L1 while every row of A passes over it */
+#define SKINNY_KC 128
+static void rows_part(int f64, const pf_gemm_prob *p, int64_t j0, int64_t j1) {
+    size_t es = f64 ? 8 : 4;
+    for (int64_t k0 = 0; k0 < p->K; k0 += SKINNY_KC) {
+        int64_t kc = p->K - k0 < SKINNY_KC ? p->K - k0 : SKINNY_KC;
+        const char *a = p->A + (size_t)(k0 * p->csa) * es, *b = p->B + (size_t)(k0 * p->rsb + j0) * es;
+        char *c = p->C + (size_t)j0 * es;
+        int acc = p->acc || k0 > 0;
+        if (f64) small_f64(p->M, j1 - j0, kc, (const double *)a, p->rsa, p->csa, (const double *)b, p->rsb,
+                           (double *)c, p->rsc, acc);
+        else small_f32(p->M, j1 - j0, kc, (const float *)a, p->rsa, p->csa, (const float *)b, p->rsb, (float *)c,
+                       p->rsc, acc);
+    }
+}
+
+typedef struct {
+    const pf_gemm_prob *p;
+    int f64, dot;
+    int64_t unit; /* columns per work item: 4 dot blocks or one 64-column strip */
+} skinny_job;
+
+static void skinny_range(void *arg, int64_t u0, int64_t u1) {
+    const skinny_job *s = arg;
+    int64_t j0 = u0 * s->unit, j1 = u1 * s->unit < s->p->N ? u1 * s->unit : s->p->N;
+    if (!s->dot) rows_part(s->f64, s->p, j0, j1);
+    else if (s->f64) dots_f64(s->p, j0, j1);
+    else dots_f32(s->p, j0, j1);
+}
+
+int pf_gemm_skinny(int f64, const pf_gemm_prob *p, int nt) {
+    if (p->M > PF_SKINNY_M || (p->N <= PF_SMALL_DIM && p->K <= PF_SMALL_DIM)) return 0;
+    skinny_job s = {p, f64, 0, 0};
+    if (p->csb == 1 && p->csc == 1) s.unit = f64 ? 32 : 64;
+    else if (p->csa == 1 && p->rsb == 1) s.dot = 1, s.unit = 4;
+    else return 0;
+    int64_t units = (p->N + s.unit - 1) / s.unit;
+    pf_parallel_range(nt, units, skinny_range, &s);
+    return 1;
+}
 #else
 int pf_gemm_small(int f64, const pf_gemm_prob *p, pf_pack_fn pack) {
     (void)f64, (void)p, (void)pack;
+    return 0;
+}
+int pf_gemm_skinny(int f64, const pf_gemm_prob *p, int nt) {
+    (void)f64, (void)p, (void)nt;
     return 0;
 }
 #endif

@@ -204,12 +204,18 @@ static void expect_err(int rc, int code, const char *what, const char *needle1, 
 /* Random shapes 1..130 around the small-product limit (128) through all three entries:
  * pf_matmul, pf_mm (C contiguous) and pf_gemm_serial with acc (C += A B, C rows padded).
  * A and B are stored transposed or not, with padded leading dims. */
-static void small_cases(const char *path) {
-    for (int it = 0; it < 160; it++) {
+/* skinny: M up to just past PF_SKINNY_M, N or K past PF_SMALL_DIM (gemm_small.c's skinny path) */
+static void small_cases(const char *path, int skinny) {
+    for (int it = 0; it < (skinny ? 60 : 160); it++) {
         int dt = it % 5 == 4 ? PF_FLOAT64 : PF_FLOAT32;
         int64_t M = 1 + (int64_t)((urand() + 1) * 65), N = 1 + (int64_t)((urand() + 1) * 65);
         int64_t K = 1 + (int64_t)((urand() + 1) * 65);
         if (it % 7 == 0) M = 128 + it % 3, N = 127 + it % 4; /* both sides of the limit */
+        if (skinny) {
+            M = it % 6 == 0 ? 32 + it % 4 / 2 : 1 + (int64_t)((urand() + 1) * 16);
+            N = 100 + (int64_t)((urand() + 1) * 300), K = 60 + (int64_t)((urand() + 1) * 350);
+            if (it % 5 == 1) N = 3 + it % 4; /* few columns, long K */
+        }
         int ta = it & 1, tb = (it >> 1) & 1, entry = it % 3, acc = entry == 2 && (it & 4);
         int64_t lda = (ta ? M : K) + it % 3, ldb = (tb ? K : N) + (it >> 2) % 3, ldc = N + (entry ? it % 2 : 0);
         if (entry == 1) ldc = N;
@@ -322,7 +328,8 @@ int main(void) {
         if (!pf_cpu_supports(paths[p])) continue;
         CHECK_OK(pf_gemm_select(paths[p]));
         value_cases(paths[p]);
-        small_cases(paths[p]);
+        small_cases(paths[p], 0);
+        small_cases(paths[p], 1);
     }
     CHECK_OK(pf_gemm_select("auto"));
     int_cases();
@@ -332,6 +339,7 @@ int main(void) {
         run_case(&(gcase){PF_FLOAT32, 0, 300, 800, 200, 0, 1, 0, 0}, nt == 1 ? "1 thread" : "3 threads");
         run_case(&(gcase){PF_FLOAT32, 0, 5, 100, 700, 1, 0, 0, 0}, nt == 1 ? "1 thread" : "3 threads");
         run_case(&(gcase){PF_FLOAT32, 7, 30, 40, 50, 0, 0, 1, 0}, nt == 1 ? "1 thread" : "3 threads");
+        small_cases(nt == 1 ? "skinny, 1 thread" : "skinny, 3 threads", 1);
     }
     pf_set_num_threads(0);
     error_cases();
