@@ -350,7 +350,7 @@ static void test_cat_rows(void) {
     int64_t neg[2] = {5, -1};
     CHECK(pf_cat_rows(PF_FLOAT32, 2, xs, neg, OUTER, out) == PF_ERR_VALUE, "negative width");
     CHECK(pf_cat_rows(PF_FLOAT32, 0, xs, w, OUTER, out) == PF_ERR_VALUE, "no inputs");
-    CHECK(pf_cat_rows(9, 3, xs, w, OUTER, out) == PF_ERR_TYPE, "dtype code");
+    CHECK(pf_cat_rows(PF_NUM_DTYPES, 3, xs, w, OUTER, out) == PF_ERR_TYPE, "dtype code");
     CHECK(pf_cat_rows(PF_FLOAT32, 3, xs, w, -1, out) == PF_ERR_VALUE, "negative rows");
     const void *missing[3] = {a, NULL, NULL};
     CHECK(pf_cat_rows(PF_FLOAT32, 3, missing, w, OUTER, out) == PF_ERR_VALUE, "NULL input with a width");

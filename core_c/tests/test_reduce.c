@@ -468,8 +468,8 @@ static void test_rows_and_dot(void) {
     CHECK(ix[0] == 3 && ix[1] == 0 && ix[2] == 3, "row argmax %lld %lld %lld", (long long)ix[0], (long long)ix[1],
           (long long)ix[2]);
     CHECK(pf_reduce_rows(PF_SUM, PF_FLOAT32, x, -1, 4, out, PF_FLOAT32, NULL, 0) == PF_ERR_VALUE, "negative rows");
-    CHECK(pf_reduce_rows(PF_SUM, 7, x, 3, 4, out, PF_FLOAT32, NULL, 0) == PF_ERR_TYPE, "dtype code");
-    CHECK(pf_reduce_rows(PF_SUM, PF_FLOAT32, x, 3, 4, out, 9, NULL, 0) == PF_ERR_TYPE, "output dtype code");
+    CHECK(pf_reduce_rows(PF_SUM, PF_NUM_DTYPES, x, 3, 4, out, PF_FLOAT32, NULL, 0) == PF_ERR_TYPE, "dtype code");
+    CHECK(pf_reduce_rows(PF_SUM, PF_FLOAT32, x, 3, 4, out, PF_NUM_DTYPES, NULL, 0) == PF_ERR_TYPE, "output dtype code");
     CHECK(pf_reduce_rows(PF_SUM, PF_FLOAT32, x, INT64_MAX, 4, out, PF_FLOAT32, NULL, 0) == PF_ERR_VALUE, "overflow");
     /* dot: exact small sums, strided operands, lengths around the 16-lane blocks */
     double a[41], b[41];
