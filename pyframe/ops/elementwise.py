@@ -343,7 +343,7 @@ def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch'
     input = as_tensor_of(input, dt)
     for name, v in (("min", min), ("max", max)):
         if v is not None:
-            _dtype.scalar_value(v, dt, f"clamp {name}", fill=False)
+            _dtype.scalar_value(v, dt, f"clamp {name}", fill=True)  # torch refuses a bound outside the dtype
     lo = -math.inf if min is None else float(min)
     hi = math.inf if max is None else float(max)
     out = _unary_params(lib.PF_CLAMP, input, lo, hi)
