@@ -171,9 +171,9 @@ ROWS = [
     Op("op_pow", lambda a, b: a**b, np_pow, NUMERIC, ("pos", "exp")),
     Op("op_lt", lambda a, b: a < b, np.less, NUMERIC, ("small", "small"), "bool"),
     Op("op_eq", lambda a, b: a == b, np.equal, ALL, ("small", "small"), "bool"),
-    Op("op_and", lambda a, b: a & b, np.logical_and, ("bool",), B, "bool"),
-    Op("op_or", lambda a, b: a | b, np.logical_or, ("bool",), B, "bool"),
-    Op("op_xor", lambda a, b: a ^ b, np.logical_xor, ("bool",), B, "bool"),
+    Op("op_and", lambda a, b: a & b, np.bitwise_and, ("bool",), B, "bool"),
+    Op("op_or", lambda a, b: a | b, np.bitwise_or, ("bool",), B, "bool"),
+    Op("op_xor", lambda a, b: a ^ b, np.bitwise_xor, ("bool",), B, "bool"),
     Op(
         "clamp_tensor",
         lambda x, lo: pyframe.clamp(x, min=lo, max=lo + 1),
