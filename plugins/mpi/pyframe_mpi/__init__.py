@@ -20,6 +20,7 @@ import os
 import sys
 import threading
 import time
+import traceback
 from typing import Any
 
 import pluggy
@@ -31,7 +32,7 @@ from pyframe_mpi.engine import Op, fusable
 hookimpl = pluggy.HookimplMarker("pyframe")
 
 __all__ = ["pyframe_distributed_backends", "MPIBackend"]
-__version__ = "0.2.0"
+__version__ = "0.2.1"
 
 _engine = None  # one per process: MPI is initialised once
 
@@ -269,6 +270,10 @@ def _install_exit_hooks() -> None:
 
     def abort_on_exception(exc_type, exc, tb) -> None:
         prev(exc_type, exc, tb)
+        if sys.stderr is not sys.__stderr__ and sys.__stderr__ is not None:
+            # someone captures stderr to print it after the hook returns (torch.distributed's excepthook does, to
+            # prefix the rank); the hook does not return, so the traceback goes to the real stderr as well
+            traceback.print_exception(exc_type, exc, tb, file=sys.__stderr__)
         _engine.abort(f"rank {_engine.rank} raised {exc_type.__name__}; aborting all ranks")
 
     def thread_exception(args) -> None:

@@ -391,7 +391,8 @@ class Engine:
     # ---- ending the job ---------------------------------------------------------------------------------
 
     def abort(self, message: str) -> None:
-        sys.stderr.write(f"pyframe-mpi: {message}\n")
-        sys.stderr.flush()
+        err = sys.__stderr__ or sys.stderr  # not a capture that would print only after we return (we do not)
+        err.write(f"pyframe-mpi: {message}\n")
+        err.flush()
         sys.stdout.flush()
         self.world.Abort(1)
