@@ -2,8 +2,8 @@
 
 Each call checks its arguments locally, describes itself (collective, op, dtype, shape, root) for the
 backend's agreement check, and hands NumPy views of the tensors' memory to the backend. A tensor the
-transport cannot take as it is (not contiguous; float16 in a reduction, summed in float32; bool, reduced
-as bytes) goes through a staging copy that is written back when the operation completes."""
+transport cannot take as it is (not contiguous; float16 and bfloat16 in a reduction, summed in float32; bool,
+reduced as bytes) goes through a staging copy that is written back when the operation completes."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from datetime import timedelta
 
 import numpy as np
 
+from pyframe._dtype import int16
 from pyframe._grad_mode import no_grad
 from pyframe.distributed.process_group import ProcessGroup, _agree_on, _require  # noqa: F401 - _agree_on for DDP
 from pyframe.tensor import Tensor
@@ -37,7 +38,8 @@ class ReduceOp(enum.Enum):
     BXOR = "bxor"
 
 
-_NATIVE = ("float32", "float64", "int32", "int64")  # reduced by the transport as they are
+_NATIVE = ("float32", "float64", "int8", "uint8", "int16", "int32", "int64")  # reduced by the transport as they are
+_HALF = ("float16", "bfloat16")  # reduced in float32 (rounded once at the end); moved as their 2-byte words
 _BOOL_OPS = {"sum": "bor", "avg": None, "product": "band", "max": "bor", "min": "band",
              "band": "band", "bor": "bor", "bxor": "bxor"}  # fmt: skip
 
@@ -162,13 +164,15 @@ class _Staged:
     def __init__(self, t: Tensor, reduce: bool = False, out: bool = True) -> None:
         self.tensor, self.out = t, out
         name = t.dtype.name
-        if reduce and name == "float16":
-            self.staged = t.detach().float()  # float16 sums in float32, rounded once at the end
+        if reduce and name in _HALF:
+            self.staged = t.detach().float()  # half sums in float32, rounded once at the end
         elif not t.is_contiguous():
             self.staged = t.detach().contiguous()
         else:
             self.staged = None
         src = self.staged if self.staged is not None else t.detach()
+        if src.dtype.name == "bfloat16":  # NumPy has no bfloat16: the transport moves its bits as int16 words
+            src = src.view(int16)
         arr = src.numpy()
         if not reduce or name == "bool":
             arr = arr.reshape(-1).view(np.uint8)  # data movement is bytes: any dtype, bool reduced bytewise
@@ -194,8 +198,8 @@ def _wire_op(op, t: Tensor, what: str) -> str:
         if wire is None:
             raise TypeError(f"{what}: ReduceOp.AVG needs a floating dtype, got bool")
         return wire
-    if name not in (*_NATIVE, "float16"):
-        raise TypeError(f"{what}: dtype {name} is not supported; allowed: {[*_NATIVE, 'float16', 'bool']}")
+    if name not in (*_NATIVE, *_HALF):
+        raise TypeError(f"{what}: dtype {name} is not supported; allowed: {[*_NATIVE, *_HALF, 'bool']}")
     if op is ReduceOp.AVG and not t.dtype.is_floating_point:
         raise TypeError(f"{what}: ReduceOp.AVG needs a floating dtype, got {name}")
     if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and t.dtype.is_floating_point:

@@ -33,6 +33,19 @@ def cases(lib, d, rank: int, n: int) -> dict:
     t = T([0.1 * (rank + 1), 1000.0 + rank, 1e-3], "float16")
     d.all_reduce(t)
     out["all_reduce_float16"] = [float(v) for v in t.float().tolist()]
+    t = T([0.1 * (rank + 1), 1000.0 + rank, 3e38], "bfloat16")
+    d.all_reduce(t)
+    out["all_reduce_bfloat16"] = [float(v) for v in t.float().tolist()]
+    t = T([[rank + 0.5, -1.25], [2.0, 3.0]], "bfloat16").t()  # not contiguous, moved as its 2-byte words
+    d.broadcast(t, src=n - 1)
+    out["broadcast_bfloat16"] = [[float(v) for v in row] for row in t.float().tolist()]
+    for dtype, values in (("int8", [100, -7 * rank, 3]), ("uint8", [200 + rank, 7, 1 << rank])):
+        t = T(values, dtype)  # wraps around as torch's (100 * n overflows int8)
+        d.all_reduce(t)
+        out[f"all_reduce_{dtype}"] = t.tolist()
+        t = T(values, dtype)
+        d.all_reduce(t, op=d.ReduceOp.BOR)
+        out[f"all_reduce_{dtype}_BOR"] = t.tolist()
     t = T([[1.0 + rank, 2.0], [3.0, 4.0 * rank], [5.0, 6.0]]).t()  # not contiguous
     d.all_reduce(t)
     out["all_reduce_noncontiguous"] = t.tolist()

@@ -92,8 +92,20 @@ CASES = {
     "join": ("mlp", {"uneven": True}),
     "unused": ("unused", {"find_unused_parameters": True}),
     "fp16_hook": ("mlp", {"hook": "fp16"}),
+    "bf16_hook": ("mlp", {"hook": "bf16"}),
     "bucket_view": ("mlp", {"gradient_as_bucket_view": True}),
 }
+
+
+def _torch_bf16_hook(process_group, bucket):
+    """torch's bf16_compress_hook, which torch's DDP accepts only with NCCL (CUDA): the same steps on gloo."""
+    import torch
+    import torch.distributed as td
+
+    buf = bucket.buffer()
+    compressed = buf.to(torch.bfloat16).div_(td.get_world_size(process_group))
+    fut = td.all_reduce(compressed, group=process_group, async_op=True).get_future()
+    return fut.then(lambda f: buf.copy_(f.value()[0]))
 
 
 def run_cases(lib, d, ddp_cls, rank, world) -> dict:
@@ -102,13 +114,14 @@ def run_cases(lib, d, ddp_cls, rank, world) -> dict:
         pyframe.manual_seed(0)
         init = build(pyframe, kind)
         options = dict(options)
-        if options.get("hook") == "fp16":
+        if "hook" in options:
+            hook = f"{options['hook']}_compress_hook"
             if lib is pyframe:
-                options["hook"] = default_hooks.fp16_compress_hook
+                options["hook"] = getattr(default_hooks, hook)
             else:
                 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks as th
 
-                options["hook"] = th.fp16_compress_hook
+                options["hook"] = getattr(th, hook) if hook != "bf16_compress_hook" else _torch_bf16_hook
         out[name] = train(lib, d, ddp_cls, kind, rank, world, init, **options).tolist()
     return out
 

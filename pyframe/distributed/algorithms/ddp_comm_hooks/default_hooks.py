@@ -7,6 +7,7 @@ local gradients of its parameters; the future's value is the tensor DDP copies b
 from __future__ import annotations
 
 from pyframe import distributed as dist
+from pyframe._dtype import bfloat16, float16
 
 __all__ = ["allreduce_hook", "fp16_compress_hook", "bf16_compress_hook"]
 
@@ -22,11 +23,9 @@ def allreduce_hook(process_group, bucket) -> dist.Future:
     return dist.all_reduce(buf, group=process_group, async_op=True).get_future().then(lambda fut: fut.value()[0])
 
 
-def fp16_compress_hook(process_group, bucket) -> dist.Future:
-    """Same as torch's: the bucket is cast to float16 (half the bytes on the wire), divided by the world size,
-    all-reduced, and cast back into the bucket."""
+def _compress_hook(process_group, bucket, dtype) -> dist.Future:
     buf = bucket.buffer()
-    compressed = buf.to(dist_dtype("float16")).div_(_size(process_group))
+    compressed = buf.to(dtype).div_(_size(process_group))
 
     def decompress(fut):
         buf.copy_(fut.value()[0])
@@ -35,12 +34,13 @@ def fp16_compress_hook(process_group, bucket) -> dist.Future:
     return dist.all_reduce(compressed, group=process_group, async_op=True).get_future().then(decompress)
 
 
+def fp16_compress_hook(process_group, bucket) -> dist.Future:
+    """Same as torch's: the bucket is cast to float16 (half the bytes on the wire), divided by the world size,
+    all-reduced, and cast back into the bucket."""
+    return _compress_hook(process_group, bucket, float16)
+
+
 def bf16_compress_hook(process_group, bucket) -> dist.Future:
-    """torch's bfloat16 compression: pyframe has no bfloat16 dtype, so this raises (use fp16_compress_hook)."""
-    raise TypeError("bf16_compress_hook: pyframe has no bfloat16 dtype; use fp16_compress_hook")
-
-
-def dist_dtype(name: str):
-    import pyframe
-
-    return getattr(pyframe, name)
+    """Same as torch's: the bucket is cast to bfloat16 (float32's range in half the bytes), divided by the world
+    size, all-reduced, and cast back into the bucket."""
+    return _compress_hook(process_group, bucket, bfloat16)
