@@ -2,14 +2,13 @@
 ``pyframe.distributions.normal.Normal``), ``constraints``, ``transforms`` and ``TransformedDistribution``,
 ``biject_to``/``transform_to``, and the KL registry (``kl_divergence``, ``register_kl``).
 
+The families are grouped by how they are built (``discrete``: the probs/logits families; ``gamma_family``;
+``location_scale``; ``transformed_families``; ``relaxed``), and each is importable from torch's module path too.
 Samples come from pyframe's generator (``manual_seed``): the same distributions as torch's, other numbers.
 Gamma, Poisson and binomial draws (and with them Beta, Dirichlet, Chi2, StudentT, Binomial, Poisson) run in the
-C core; ``rsample`` is reparameterised wherever torch's is (Gamma's through torch's implicit gradient).
-
-Adapted from PyTorch's ``torch/distributions`` (BSD-3-Clause; its notice is in THIRD_PARTY_NOTICES.md)."""
+C core; ``rsample`` is reparameterised wherever torch's is (Gamma's through the implicit gradient)."""
 
 from pyframe.distributions import constraints as constraints
-from pyframe.distributions import kl_cross as _kl_cross  # noqa: F401 - registers the cross-family pairs
 from pyframe.distributions import transforms as transforms
 from pyframe.distributions.bernoulli import Bernoulli
 from pyframe.distributions.beta import Beta

@@ -1,143 +1,56 @@
-r"""
-PyTorch provides two global :class:`ConstraintRegistry` objects that link
-:class:`~pyframe.distributions.constraints.Constraint` objects to
-:class:`~pyframe.distributions.transforms.Transform` objects. These objects both
-input constraints and return transforms, but they have different guarantees on
-bijectivity.
+"""``biject_to`` and ``transform_to``: from a constraint to a transform that maps unconstrained reals onto it.
 
-1. ``biject_to(constraint)`` looks up a bijective
-   :class:`~pyframe.distributions.transforms.Transform` from ``constraints.real``
-   to the given ``constraint``. The returned transform is guaranteed to have
-   ``.bijective = True`` and should implement ``.log_abs_det_jacobian()``.
-2. ``transform_to(constraint)`` looks up a not-necessarily bijective
-   :class:`~pyframe.distributions.transforms.Transform` from ``constraints.real``
-   to the given ``constraint``. The returned transform is not guaranteed to
-   implement ``.log_abs_det_jacobian()``.
+``biject_to(c)`` is a bijection (what HMC-style samplers need, whose log-det-Jacobian is exact);
+``transform_to(c)`` may be any onto map, chosen for optimisation (``softmax`` for the simplex rather than stick
+breaking). Both are :class:`ConstraintRegistry` objects: ``register`` adds constraint types, including your own.
+The built-in table is the list ``_BUILTIN`` below."""
 
-The ``transform_to()`` registry is useful for performing unconstrained
-optimization on constrained parameters of probability distributions, which are
-indicated by each distribution's ``.arg_constraints`` dict. These transforms often
-overparameterize a space in order to avoid rotation; they are thus more
-suitable for coordinate-wise optimization algorithms like Adam::
+from __future__ import annotations
 
-    loc = T.zeros(100, requires_grad=True)
-    unconstrained = T.zeros(100, requires_grad=True)
-    scale = transform_to(Normal.arg_constraints["scale"])(unconstrained)
-    loss = -Normal(loc, scale).log_prob(data).sum()
+from collections.abc import Callable
+from typing import Any
 
-The ``biject_to()`` registry is useful for Hamiltonian Monte Carlo, where
-samples from a probability distribution with constrained ``.support`` are
-propagated in an unconstrained space, and algorithms are typically rotation
-invariant.::
+from pyframe.distributions import constraints as C
+from pyframe.distributions import transforms as Tr
 
-    dist = Exponential(rate)
-    unconstrained = T.zeros(100, requires_grad=True)
-    sample = biject_to(dist.support)(unconstrained)
-    potential_energy = -dist.log_prob(sample).sum()
+__all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
 
-.. note::
-
-    An example where ``transform_to`` and ``biject_to`` differ is
-    ``constraints.simplex``: ``transform_to(constraints.simplex)`` returns a
-    :class:`~pyframe.distributions.transforms.SoftmaxTransform` that simply
-    exponentiates and normalizes its inputs; this is a cheap and mostly
-    coordinate-wise operation appropriate for algorithms like SVI. In
-    contrast, ``biject_to(constraints.simplex)`` returns a
-    :class:`~pyframe.distributions.transforms.StickBreakingTransform` that
-    bijects its input down to a one-fewer-dimensional space; this a more
-    expensive less numerically stable transform but is needed for algorithms
-    like HMC.
-
-The ``biject_to`` and ``transform_to`` objects can be extended by user-defined
-constraints and transforms using their ``.register()`` method either as a
-function on singleton constraints::
-
-    transform_to.register(my_constraint, my_transform)
-
-or as a decorator on parameterized constraints::
-
-    @transform_to.register(MyConstraintClass)
-    def my_factory(constraint):
-        assert isinstance(constraint, MyConstraintClass)
-        return MyTransform(constraint.param1, constraint.param2)
-
-You can create your own registry by creating a new :class:`ConstraintRegistry`
-object.
-"""
-
-from pyframe.distributions import constraints, transforms
-
-__all__ = [
-    "ConstraintRegistry",
-    "biject_to",
-    "transform_to",
-]
+_Factory = Callable[[Any], Tr.Transform]
 
 
 class ConstraintRegistry:
-    """
-    Registry to link constraints to transforms.
-    """
+    """A map from constraint types to factories ``constraint -> Transform``."""
 
-    def __init__(self):
-        self._registry = {}
-        super().__init__()
+    def __init__(self) -> None:
+        self._registry: dict[type, _Factory] = {}
 
-    def register(self, constraint, factory=None):
+    def register(self, constraint: Any, factory: _Factory | None = None) -> Any:
+        """Register ``factory`` for ``constraint`` (a Constraint subclass, or an instance standing for its type).
+        Without ``factory``, returns a decorator.
+
+        Example::
+
+            @transform_to.register(MyConstraintClass)
+            def my_factory(constraint):
+                return MyTransform(constraint.param)
         """
-        Registers a :class:`~pyframe.distributions.constraints.Constraint`
-        subclass in this registry. Usage::
-
-            @my_registry.register(MyConstraintClass)
-            def construct_transform(constraint):
-                assert isinstance(constraint, MyConstraint)
-                return MyTransform(constraint.arg_constraints)
-
-        Args:
-            constraint (subclass of :class:`~pyframe.distributions.constraints.Constraint`):
-                A subclass of :class:`~pyframe.distributions.constraints.Constraint`, or
-                a singleton object of the desired class.
-            factory (Callable): A callable that inputs a constraint object and returns
-                a  :class:`~pyframe.distributions.transforms.Transform` object.
-        """
-        # Support use as decorator.
         if factory is None:
-            return lambda factory: self.register(constraint, factory)
-
-        # Support calling on singleton instances.
-        if isinstance(constraint, constraints.Constraint):
-            constraint = type(constraint)
-
-        if not isinstance(constraint, type) or not issubclass(constraint, constraints.Constraint):
+            return lambda f: self.register(constraint, f)
+        kind = type(constraint) if isinstance(constraint, C.Constraint) else constraint
+        if not isinstance(kind, type) or not issubclass(kind, C.Constraint):
             raise TypeError(f"Expected constraint to be either a Constraint subclass or instance, but got {constraint}")
-
-        self._registry[constraint] = factory
+        self._registry[kind] = factory
         return factory
 
-    def __call__(self, constraint):
-        """
-        Looks up a transform to constrained space, given a constraint object.
-        Usage::
-
-            constraint = Normal.arg_constraints["scale"]
-            scale = transform_to(constraint)(T.zeros(1))  # constrained
-            u = transform_to(constraint).inv(scale)  # unconstrained
-
-        Args:
-            constraint (pyframe.distributions.constraints.Constraint):
-                A constraint object.
-
-        Returns:
-            A :class:`~pyframe.distributions.transforms.Transform` object.
+    def __call__(self, constraint: C.Constraint) -> Tr.Transform:
+        """The transform for ``constraint``.
 
         Raises:
-            `NotImplementedError` if no transform has been registered.
+            NotImplementedError: when no factory is registered for its type.
         """
-        # Look up by Constraint subclass.
-        try:
-            factory = self._registry[type(constraint)]
-        except KeyError:
-            raise NotImplementedError(f"Cannot transform {type(constraint).__name__} constraints") from None
+        factory = self._registry.get(type(constraint))
+        if factory is None:
+            raise NotImplementedError(f"Cannot transform {type(constraint).__name__} constraints")
         return factory(constraint)
 
 
@@ -145,120 +58,49 @@ biject_to = ConstraintRegistry()
 transform_to = ConstraintRegistry()
 
 
-################################################################################
-# Registration Table
-################################################################################
+def _shifted_exp(c: Any, bound: Any, sign: int) -> Tr.Transform:
+    return Tr.ComposeTransform([Tr.ExpTransform(), Tr.AffineTransform(bound, sign)])
 
 
-@biject_to.register(constraints.real)
-@transform_to.register(constraints.real)
-def _transform_to_real(constraint):
-    return transforms.identity_transform
+def _interval(c: Any) -> Tr.Transform:
+    lo, hi = c.lower_bound, c.upper_bound
+    if isinstance(lo, float) and isinstance(hi, float) and (lo, hi) == (0.0, 1.0):
+        return Tr.SigmoidTransform()
+    return Tr.ComposeTransform([Tr.SigmoidTransform(), Tr.AffineTransform(lo, hi - lo)])
 
 
-@biject_to.register(constraints.independent)
-def _biject_to_independent(constraint):
-    base_transform = biject_to(constraint.base_constraint)
-    return transforms.IndependentTransform(base_transform, constraint.reinterpreted_batch_ndims)
+def _each(registry: ConstraintRegistry) -> Callable[[Any], list[Tr.Transform]]:
+    return lambda c: [registry(part) for part in c.cseq]
 
 
-@transform_to.register(constraints.independent)
-def _transform_to_independent(constraint):
-    base_transform = transform_to(constraint.base_constraint)
-    return transforms.IndependentTransform(base_transform, constraint.reinterpreted_batch_ndims)
+BOTH, BIJECT, ONTO = (biject_to, transform_to), (biject_to,), (transform_to,)
 
+# (constraint types, registries, factory)
+_BUILTIN: list[tuple[tuple[Any, ...], tuple[ConstraintRegistry, ...], _Factory]] = [
+    ((C.real,), BOTH, lambda c: Tr.identity_transform),
+    ((C.positive, C.nonnegative), BOTH, lambda c: Tr.ExpTransform()),
+    ((C.greater_than, C.greater_than_eq), BOTH, lambda c: _shifted_exp(c, c.lower_bound, 1)),
+    ((C.less_than,), BOTH, lambda c: _shifted_exp(c, c.upper_bound, -1)),
+    ((C.interval, C.half_open_interval), BOTH, _interval),
+    ((C.simplex,), BIJECT, lambda c: Tr.StickBreakingTransform()),
+    ((C.simplex,), ONTO, lambda c: Tr.SoftmaxTransform()),
+    ((C.lower_cholesky,), ONTO, lambda c: Tr.LowerCholeskyTransform()),
+    ((C.positive_definite, C.positive_semidefinite), ONTO, lambda c: Tr.PositiveDefiniteTransform()),
+    ((C.corr_cholesky,), BOTH, lambda c: Tr.CorrCholeskyTransform()),
+]
+for _registry in BOTH:
+    _parts = _each(_registry)
+    _BUILTIN += [
+        (
+            (C.independent,),
+            (_registry,),
+            lambda c, r=_registry: Tr.IndependentTransform(r(c.base_constraint), c.reinterpreted_batch_ndims),
+        ),
+        ((C.cat,), (_registry,), lambda c, p=_parts: Tr.CatTransform(p(c), c.dim, c.lengths)),
+        ((C.stack,), (_registry,), lambda c, p=_parts: Tr.StackTransform(p(c), c.dim)),
+    ]
 
-@biject_to.register(constraints.positive)
-@biject_to.register(constraints.nonnegative)
-@transform_to.register(constraints.positive)
-@transform_to.register(constraints.nonnegative)
-def _transform_to_positive(constraint):
-    return transforms.ExpTransform()
-
-
-@biject_to.register(constraints.greater_than)
-@biject_to.register(constraints.greater_than_eq)
-@transform_to.register(constraints.greater_than)
-@transform_to.register(constraints.greater_than_eq)
-def _transform_to_greater_than(constraint):
-    return transforms.ComposeTransform(
-        [
-            transforms.ExpTransform(),
-            transforms.AffineTransform(constraint.lower_bound, 1),
-        ]
-    )
-
-
-@biject_to.register(constraints.less_than)
-@transform_to.register(constraints.less_than)
-def _transform_to_less_than(constraint):
-    return transforms.ComposeTransform(
-        [
-            transforms.ExpTransform(),
-            transforms.AffineTransform(constraint.upper_bound, -1),
-        ]
-    )
-
-
-@biject_to.register(constraints.interval)
-@biject_to.register(constraints.half_open_interval)
-@transform_to.register(constraints.interval)
-@transform_to.register(constraints.half_open_interval)
-def _transform_to_interval(constraint):
-    # Handle the special case of the unit interval.
-    lower_is_0 = isinstance(constraint.lower_bound, float) and constraint.lower_bound == 0
-    upper_is_1 = isinstance(constraint.upper_bound, float) and constraint.upper_bound == 1
-    if lower_is_0 and upper_is_1:
-        return transforms.SigmoidTransform()
-
-    loc = constraint.lower_bound
-    scale = constraint.upper_bound - constraint.lower_bound
-    return transforms.ComposeTransform([transforms.SigmoidTransform(), transforms.AffineTransform(loc, scale)])
-
-
-@biject_to.register(constraints.simplex)
-def _biject_to_simplex(constraint):
-    return transforms.StickBreakingTransform()
-
-
-@transform_to.register(constraints.simplex)
-def _transform_to_simplex(constraint):
-    return transforms.SoftmaxTransform()
-
-
-# TODO define a bijection for LowerCholeskyTransform
-@transform_to.register(constraints.lower_cholesky)
-def _transform_to_lower_cholesky(constraint):
-    return transforms.LowerCholeskyTransform()
-
-
-@transform_to.register(constraints.positive_definite)
-@transform_to.register(constraints.positive_semidefinite)
-def _transform_to_positive_definite(constraint):
-    return transforms.PositiveDefiniteTransform()
-
-
-@biject_to.register(constraints.corr_cholesky)
-@transform_to.register(constraints.corr_cholesky)
-def _transform_to_corr_cholesky(constraint):
-    return transforms.CorrCholeskyTransform()
-
-
-@biject_to.register(constraints.cat)
-def _biject_to_cat(constraint):
-    return transforms.CatTransform([biject_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths)
-
-
-@transform_to.register(constraints.cat)
-def _transform_to_cat(constraint):
-    return transforms.CatTransform([transform_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths)
-
-
-@biject_to.register(constraints.stack)
-def _biject_to_stack(constraint):
-    return transforms.StackTransform([biject_to(c) for c in constraint.cseq], constraint.dim)
-
-
-@transform_to.register(constraints.stack)
-def _transform_to_stack(constraint):
-    return transforms.StackTransform([transform_to(c) for c in constraint.cseq], constraint.dim)
+for _kinds, _registries, _factory in _BUILTIN:
+    for _registry in _registries:
+        for _kind in _kinds:
+            _registry.register(_kind, _factory)

@@ -1,4 +1,6 @@
-"""``ExponentialFamily``: same as torch.distributions.exp_family."""
+"""``ExponentialFamily``: families whose density is ``exp(<t(x), theta> - F(theta) + k(x))``."""
+
+from __future__ import annotations
 
 from pyframe import autograd
 from pyframe.distributions.distribution import Distribution
@@ -8,58 +10,29 @@ __all__ = ["ExponentialFamily"]
 
 
 class ExponentialFamily(Distribution):
-    r"""
-    ExponentialFamily is the abstract base class for probability distributions belonging to an
-    exponential family, whose probability mass/density function has the form is defined below
-
-    .. math::
-
-        p_{F}(x; \theta) = \exp(\langle t(x), \theta\rangle - F(\theta) + k(x))
-
-    where :math:`\theta` denotes the natural parameters, :math:`t(x)` denotes the sufficient statistic,
-    :math:`F(\theta)` is the log normalizer function for a given family and :math:`k(x)` is the carrier
-    measure.
-
-    Note:
-        This class is an intermediary between the `Distribution` class and distributions which belong
-        to an exponential family mainly to check the correctness of the `.entropy()` and analytic KL
-        divergence methods. We use this class to compute the entropy and KL divergence using the AD
-        framework and Bregman divergences (courtesy of: Frank Nielsen and Richard Nock, Entropies and
-        Cross-entropies of Exponential Families).
+    r"""Base of the exponential families, :math:`p(x; \theta) = \exp(\langle t(x), \theta\rangle - F(\theta) +
+    k(x))`. A family gives its natural parameters :math:`\theta` (``_natural_params``), its log-normaliser
+    :math:`F` (``_log_normalizer``) and :math:`E[k(x)]` (``_mean_carrier_measure``); the entropy then follows
+    from :math:`F` and its gradient, :math:`H = F(\theta) - \langle \theta, \nabla F(\theta)\rangle - E[k(x)]`,
+    and the KL divergence between two members is the Bregman divergence of :math:`F`.
     """
 
     @property
     def _natural_params(self) -> tuple[Tensor, ...]:
-        """
-        Abstract method for natural parameters. Returns a tuple of Tensors based
-        on the distribution
-        """
         raise NotImplementedError
 
-    def _log_normalizer(self, *natural_params):
-        """
-        Abstract method for log normalizer function. Returns a log normalizer based on
-        the distribution and input
-        """
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
         raise NotImplementedError
 
     @property
-    def _mean_carrier_measure(self) -> float:
-        """
-        Abstract method for expected carrier measure, which is required for computing
-        entropy.
-        """
+    def _mean_carrier_measure(self) -> float | Tensor:
         raise NotImplementedError
 
-    def entropy(self):
-        """
-        Method to compute the entropy using Bregman divergence of the log normalizer.
-        """
-        result: Tensor | float = -self._mean_carrier_measure
-        nparams = [p.detach().requires_grad_() for p in self._natural_params]
-        lg_normal = self._log_normalizer(*nparams)
-        gradients = autograd.grad(lg_normal.sum(), nparams, create_graph=True)
-        result += lg_normal
-        for np, g in zip(nparams, gradients, strict=False):
-            result -= (np * g).reshape(self._batch_shape + (-1,)).sum(-1)
-        return result
+    def entropy(self) -> Tensor:
+        """The entropy from the log-normaliser and its gradient (differentiable: the gradient is taken with
+        ``create_graph=True``)."""
+        theta = [p.detach().requires_grad_() for p in self._natural_params]
+        f = self._log_normalizer(*theta)
+        grads = autograd.grad(f.sum(), theta, create_graph=True)
+        inner = sum((t * g).reshape(self._batch_shape + (-1,)).sum(-1) for t, g in zip(theta, grads, strict=True))
+        return f - inner - self._mean_carrier_measure

@@ -1,10 +1,14 @@
-"""``LowRankMultivariateNormal``: same as torch.distributions.lowrank_multivariate_normal."""
+"""``LowRankMultivariateNormal``: a normal whose covariance is ``W W^T + diag(D)`` with ``W`` of rank ``m``.
+Determinants and solves go through the ``m x m`` capacitance matrix ``I + W^T D^-1 W`` (Woodbury), so the cost
+grows with ``m``, not with the event size."""
+
+from __future__ import annotations
 
 import math
 
 from pyframe import linalg
 from pyframe import ops as T
-from pyframe._aliases import diag_embed as _diag_embed
+from pyframe._aliases import diag_embed
 from pyframe.distributions import constraints
 from pyframe.distributions.distribution import Distribution
 from pyframe.distributions.multivariate_normal import _batch_mahalanobis, _batch_mv
@@ -14,74 +18,30 @@ from pyframe.tensor import Size, Tensor
 __all__ = ["LowRankMultivariateNormal"]
 
 
-def _batch_capacitance_tril(W, D):
-    r"""
-    Computes Cholesky of :math:`I + W.T @ inv(D) @ W` for a batch of matrices :math:`W`
-    and a batch of vectors :math:`D`.
-    """
-    m = W.size(-1)
-    Wt_Dinv = W.mT / D.unsqueeze(-2)
-    K = T.matmul(Wt_Dinv, W).contiguous()
-    K.view(-1, m * m)[:, :: m + 1] += 1  # add identity matrix to K
-    return linalg.cholesky(K)
+def _batch_capacitance_tril(W: Tensor, D: Tensor) -> Tensor:
+    """The lower Cholesky factor of ``I + W^T D^-1 W``."""
+    wt_dinv = W.mT / D.unsqueeze(-2)
+    return linalg.cholesky(wt_dinv @ W + T.eye(W.size(-1), dtype=W.dtype))
 
 
-def _batch_lowrank_logdet(W, D, capacitance_tril):
-    r"""
-    Uses "matrix determinant lemma"::
-        log|W @ W.T + D| = log|C| + log|D|,
-    where :math:`C` is the capacitance matrix :math:`I + W.T @ inv(D) @ W`, to compute
-    the log determinant.
-    """
+def _batch_lowrank_logdet(W: Tensor, D: Tensor, capacitance_tril: Tensor) -> Tensor:
+    """``log det(W W^T + D) = log det(capacitance) + log det(D)``."""
     return 2 * capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) + D.log().sum(-1)
 
 
-def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
-    r"""
-    Uses "Woodbury matrix identity"::
-        inv(W @ W.T + D) = inv(D) - inv(D) @ W @ inv(C) @ W.T @ inv(D),
-    where :math:`C` is the capacitance matrix :math:`I + W.T @ inv(D) @ W`, to compute the squared
-    Mahalanobis distance :math:`x.T @ inv(W @ W.T + D) @ x`.
-    """
-    Wt_Dinv = W.mT / D.unsqueeze(-2)
-    Wt_Dinv_x = _batch_mv(Wt_Dinv, x)
-    mahalanobis_term1 = (x.pow(2) / D).sum(-1)
-    mahalanobis_term2 = _batch_mahalanobis(capacitance_tril, Wt_Dinv_x)
-    return mahalanobis_term1 - mahalanobis_term2
+def _batch_lowrank_mahalanobis(W: Tensor, D: Tensor, x: Tensor, capacitance_tril: Tensor) -> Tensor:
+    """``x^T (W W^T + D)^-1 x = x^T D^-1 x - |C^-1 W^T D^-1 x|**2`` (Woodbury)."""
+    projected = _batch_mv(W.mT / D.unsqueeze(-2), x)
+    return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(capacitance_tril, projected)
 
 
 class LowRankMultivariateNormal(Distribution):
-    r"""
-    Creates a multivariate normal distribution with covariance matrix having a low-rank form
-    parameterized by :attr:`cov_factor` and :attr:`cov_diag`::
-
-        covariance_matrix = cov_factor @ cov_factor.T + cov_diag
-
-    Example:
-        >>> # xdoctest: +REQUIRES(env:TORCH_DOCTEST_LAPACK)
-        >>> # xdoctest: +IGNORE_WANT("non-deterministic")
-        >>> m = LowRankMultivariateNormal(
-        ...     T.zeros(2), T.tensor([[1.0], [0.0]]), T.ones(2)
-        ... )
-        >>> m.sample()  # normally distributed with mean=`[0,0]`, cov_factor=`[[1],[0]]`, cov_diag=`[1,1]`
-        tensor([-0.2102, -0.5429])
+    """Multivariate normal with covariance ``cov_factor @ cov_factor.mT + diag(cov_diag)``.
 
     Args:
-        loc (Tensor): mean of the distribution with shape `batch_shape + event_shape`
-        cov_factor (Tensor): factor part of low-rank form of covariance matrix with shape
-            `batch_shape + event_shape + (rank,)`
-        cov_diag (Tensor): diagonal part of low-rank form of covariance matrix with shape
-            `batch_shape + event_shape`
-
-    Note:
-        The computation for determinant and inverse of covariance matrix is avoided when
-        `cov_factor.shape[1] << cov_factor.shape[0]` thanks to `Woodbury matrix identity
-        <https://en.wikipedia.org/wiki/Woodbury_matrix_identity>`_ and
-        `matrix determinant lemma <https://en.wikipedia.org/wiki/Matrix_determinant_lemma>`_.
-        Thanks to these formulas, we just need to compute the determinant and inverse of
-        the small size "capacitance" matrix::
-
-            capacitance = I + cov_factor.T @ inv(cov_diag) @ cov_factor
+        loc (Tensor): the mean, ``batch_shape + (D,)``.
+        cov_factor (Tensor): ``W``, ``batch_shape + (D, m)``.
+        cov_diag (Tensor): the diagonal ``D``, positive, ``batch_shape + (D,)``.
     """
 
     arg_constraints = {
@@ -92,13 +52,7 @@ class LowRankMultivariateNormal(Distribution):
     support = constraints.real_vector
     has_rsample = True
 
-    def __init__(
-        self,
-        loc: Tensor,
-        cov_factor: Tensor,
-        cov_diag: Tensor,
-        validate_args: bool | None = None,
-    ) -> None:
+    def __init__(self, loc: Tensor, cov_factor: Tensor, cov_diag: Tensor, validate_args: bool | None = None):
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
         event_shape = loc.shape[-1:]
@@ -108,116 +62,71 @@ class LowRankMultivariateNormal(Distribution):
             raise ValueError(f"cov_factor must be a batch of matrices with shape {event_shape[0]} x m")
         if cov_diag.shape[-1:] != event_shape:
             raise ValueError(f"cov_diag must be a batch of vectors with shape {event_shape}")
-
-        loc_ = loc.unsqueeze(-1)
-        cov_diag_ = cov_diag.unsqueeze(-1)
         try:
-            loc_, self.cov_factor, cov_diag_ = T.broadcast_tensors(loc_, cov_factor, cov_diag_)
-        except RuntimeError as e:
+            batch_shape = T.broadcast_shapes(loc.shape[:-1], cov_factor.shape[:-2], cov_diag.shape[:-1])
+        except (RuntimeError, ValueError) as e:
             raise ValueError(
                 f"Incompatible batch shapes: loc {loc.shape}, cov_factor {cov_factor.shape}, cov_diag {cov_diag.shape}"
             ) from e
-        self.loc = loc_[..., 0]
-        self.cov_diag = cov_diag_[..., 0]
-        batch_shape = self.loc.shape[:-1]
-
-        self._unbroadcasted_cov_factor = cov_factor
-        self._unbroadcasted_cov_diag = cov_diag
+        self.loc = loc.expand(batch_shape + event_shape)
+        self.cov_factor = cov_factor.expand(batch_shape + cov_factor.shape[-2:])
+        self.cov_diag = cov_diag.expand(batch_shape + event_shape)
+        self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag = cov_factor, cov_diag
         self._capacitance_tril = _batch_capacitance_tril(cov_factor, cov_diag)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
-        batch_shape = Size(batch_shape)
-        loc_shape = batch_shape + self.event_shape
-        new.loc = self.loc.expand(loc_shape)
-        new.cov_diag = self.cov_diag.expand(loc_shape)
-        new.cov_factor = self.cov_factor.expand(loc_shape + self.cov_factor.shape[-1:])
-        new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
-        new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
-        new._capacitance_tril = self._capacitance_tril
-        super(LowRankMultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+    def _matrix_shape(self) -> Size:
+        return self._batch_shape + self._event_shape + self._event_shape
 
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mean = property(lambda self: self.loc, doc="``loc``.")
+    mode = property(lambda self: self.loc, doc="``loc``.")
 
     @lazy_property
     def variance(self) -> Tensor:
-        return (self._unbroadcasted_cov_factor.pow(2).sum(-1) + self._unbroadcasted_cov_diag).expand(
-            self._batch_shape + self._event_shape
-        )
+        """The covariance's diagonal: ``sum_j W_ij**2 + D_i``."""
+        v = self._unbroadcasted_cov_factor.pow(2).sum(-1) + self._unbroadcasted_cov_diag
+        return v.expand(self._batch_shape + self._event_shape)
 
     @lazy_property
     def scale_tril(self) -> Tensor:
-        # The following identity is used to increase the numerical computation stability
-        # for Cholesky decomposition (see http://www.gaussianprocess.org/gpml/, Section 3.4.3):
-        #     W @ W.T + D = D1/2 @ (I + D-1/2 @ W @ W.T @ D-1/2) @ D1/2
-        # The matrix "I + D-1/2 @ W @ W.T @ D-1/2" has eigenvalues bounded from below by 1,
-        # hence it is well-conditioned and safe to take Cholesky decomposition.
+        """The lower Cholesky factor of the covariance: ``D^1/2 chol(I + D^-1/2 W W^T D^-1/2)``."""
         n = self._event_shape[0]
-        cov_diag_sqrt_unsqueeze = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
-        Dinvsqrt_W = self._unbroadcasted_cov_factor / cov_diag_sqrt_unsqueeze
-        K = T.matmul(Dinvsqrt_W, Dinvsqrt_W.mT).contiguous()
-        K.view(-1, n * n)[:, :: n + 1] += 1  # add identity matrix to K
-        scale_tril = cov_diag_sqrt_unsqueeze * linalg.cholesky(K)
-        return scale_tril.expand(self._batch_shape + self._event_shape + self._event_shape)
+        d_sqrt = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
+        scaled = self._unbroadcasted_cov_factor / d_sqrt
+        inner = scaled @ scaled.mT + T.eye(n, dtype=scaled.dtype)
+        return (d_sqrt * linalg.cholesky(inner)).expand(self._matrix_shape())
 
     @lazy_property
     def covariance_matrix(self) -> Tensor:
-        covariance_matrix = T.matmul(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_factor.mT) + _diag_embed(
-            self._unbroadcasted_cov_diag
-        )
-        return covariance_matrix.expand(self._batch_shape + self._event_shape + self._event_shape)
+        """``W W^T + diag(D)``."""
+        W = self._unbroadcasted_cov_factor
+        return (W @ W.mT + diag_embed(self._unbroadcasted_cov_diag)).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self) -> Tensor:
-        # We use "Woodbury matrix identity" to take advantage of low rank form::
-        #     inv(W @ W.T + D) = inv(D) - inv(D) @ W @ inv(C) @ W.T @ inv(D)
-        # where :math:`C` is the capacitance matrix.
-        Wt_Dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
-        A = linalg.solve_triangular(self._capacitance_tril, Wt_Dinv, upper=False)
-        precision_matrix = _diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A
-        return precision_matrix.expand(self._batch_shape + self._event_shape + self._event_shape)
+        """``D^-1 - D^-1 W C^-1 W^T D^-1`` (Woodbury) with the capacitance ``C``."""
+        wt_dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
+        a = linalg.solve_triangular(self._capacitance_tril, wt_dinv, upper=False)
+        return (diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - a.mT @ a).expand(self._matrix_shape())
 
     def rsample(self, sample_shape=()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        W_shape = shape[:-1] + self.cov_factor.shape[-1:]
-        eps_W = _standard_normal(W_shape, dtype=self.loc.dtype)
-        eps_D = _standard_normal(shape, dtype=self.loc.dtype)
-        return self.loc + _batch_mv(self._unbroadcasted_cov_factor, eps_W) + self._unbroadcasted_cov_diag.sqrt() * eps_D
+        eps_w = _standard_normal(shape[:-1] + self.cov_factor.shape[-1:], dtype=self.loc.dtype)
+        eps_d = _standard_normal(shape, dtype=self.loc.dtype)
+        W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
+        return self.loc + _batch_mv(W, eps_w) + D.sqrt() * eps_d
 
-    def log_prob(self, value):
+    def _log_det(self) -> Tensor:
+        W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
+        return _batch_lowrank_logdet(W, D, self._capacitance_tril)
+
+    def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        diff = value - self.loc
-        M = _batch_lowrank_mahalanobis(
-            self._unbroadcasted_cov_factor,
-            self._unbroadcasted_cov_diag,
-            diff,
-            self._capacitance_tril,
-        )
-        log_det = _batch_lowrank_logdet(
-            self._unbroadcasted_cov_factor,
-            self._unbroadcasted_cov_diag,
-            self._capacitance_tril,
-        )
-        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + log_det + M)
+        W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
+        m = _batch_lowrank_mahalanobis(W, D, value - self.loc, self._capacitance_tril)
+        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + self._log_det() + m)
 
-    def entropy(self):
-        log_det = _batch_lowrank_logdet(
-            self._unbroadcasted_cov_factor,
-            self._unbroadcasted_cov_diag,
-            self._capacitance_tril,
-        )
-        H = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + log_det)
-        if len(self._batch_shape) == 0:
-            return H
-        else:
-            return H.expand(self._batch_shape)
+    def entropy(self) -> Tensor:
+        h = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + self._log_det())
+        return h.expand(self._batch_shape) if len(self._batch_shape) else h

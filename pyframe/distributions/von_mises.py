@@ -1,8 +1,10 @@
-"""``VonMises``: same as torch.distributions.von_mises."""
+"""``VonMises``: the circular normal distribution."""
+
+from __future__ import annotations
 
 import math
 
-from pyframe import _dtype
+from pyframe import _dtype, special
 from pyframe import ops as T
 from pyframe._grad_mode import no_grad
 from pyframe.distributions import constraints
@@ -13,200 +15,70 @@ from pyframe.tensor import Size, Tensor
 __all__ = ["VonMises"]
 
 
-def _eval_poly(y, coef):
-    coef = list(coef)
-    result = coef.pop()
-    while coef:
-        result = coef.pop() + y * result
-    return result
+def _log_i0(x: Tensor) -> Tensor:
+    """``log I0(x)`` through the exponentially scaled Bessel function (no overflow for large ``x``)."""
+    return special.i0e(x).log() + x
 
 
-_I0_COEF_SMALL = [
-    1.0,
-    3.5156229,
-    3.0899424,
-    1.2067492,
-    0.2659732,
-    0.360768e-1,
-    0.45813e-2,
-]
-_I0_COEF_LARGE = [
-    0.39894228,
-    0.1328592e-1,
-    0.225319e-2,
-    -0.157565e-2,
-    0.916281e-2,
-    -0.2057706e-1,
-    0.2635537e-1,
-    -0.1647633e-1,
-    0.392377e-2,
-]
-_I1_COEF_SMALL = [
-    0.5,
-    0.87890594,
-    0.51498869,
-    0.15084934,
-    0.2658733e-1,
-    0.301532e-2,
-    0.32411e-3,
-]
-_I1_COEF_LARGE = [
-    0.39894228,
-    -0.3988024e-1,
-    -0.362018e-2,
-    0.163801e-2,
-    -0.1031555e-1,
-    0.2282967e-1,
-    -0.2895312e-1,
-    0.1787654e-1,
-    -0.420059e-2,
-]
-
-_COEF_SMALL = [_I0_COEF_SMALL, _I1_COEF_SMALL]
-_COEF_LARGE = [_I0_COEF_LARGE, _I1_COEF_LARGE]
-
-
-def _log_modified_bessel_fn(x, order=0):
-    """
-    Returns ``log(I_order(x))`` for ``x > 0``,
-    where `order` is either 0 or 1.
-    """
-    if order != 0 and order != 1:
-        raise AssertionError(f"order must be 0 or 1, got {order}")
-
-    # compute small solution
-    y = x / 3.75
-    y = y * y
-    small = _eval_poly(y, _COEF_SMALL[order])
-    if order == 1:
-        small = x.abs() * small
-    small = small.log()
-
-    # compute large solution
-    y = 3.75 / x
-    large = x - 0.5 * x.log() + _eval_poly(y, _COEF_LARGE[order]).log()
-
-    result = T.where(x < 3.75, small, large)
-    return result
-
-
-def _rejection_sample(loc, concentration, proposal_r, x):
-    done = T.zeros(x.shape, dtype=_dtype.bool_)
-    while not done.all():
-        u = T.rand((3,) + x.shape, dtype=loc.dtype)
-        u1, u2, u3 = u.unbind()
-        z = T.cos(math.pi * u1)
-        f = (1 + proposal_r * z) / (proposal_r + z)
-        c = concentration * (proposal_r - f)
-        accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
-        if accept.any():
-            x = T.where(accept, (u3 - 0.5).sign() * f.acos(), x)
-            done = done | accept
-    return (x + math.pi + loc) % (2 * math.pi) - math.pi
+def _log_i1(x: Tensor) -> Tensor:
+    return special.i1e(x).log() + x
 
 
 class VonMises(Distribution):
-    """
-    A circular von Mises distribution.
+    """The von Mises distribution on the circle, density ``exp(kappa cos(x - loc)) / (2 pi I0(kappa))``; values are
+    angles in ``[-pi, pi)``. Draws use Best and Fisher's (1979) rejection sampler in float64; there is no
+    ``rsample``.
 
-    This implementation uses polar coordinates. The ``loc`` and ``value`` args
-    can be any real number (to facilitate unconstrained optimization), but are
-    interpreted as angles modulo 2 pi.
-
-    Example::
-        >>> # xdoctest: +IGNORE_WANT("non-deterministic")
-        >>> m = VonMises(pyframe.tensor([1.0]), pyframe.tensor([1.0]))
-        >>> m.sample()  # von Mises distributed with loc=1 and concentration=1
-        tensor([1.9777])
-
-    :param Tensor loc: an angle in radians.
-    :param Tensor concentration: concentration parameter
+    Args:
+        loc (Tensor): the mean angle, in radians.
+        concentration (Tensor): kappa, positive.
     """
 
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
     support = constraints.real
     has_rsample = False
 
-    def __init__(
-        self,
-        loc: Tensor,
-        concentration: Tensor,
-        validate_args: bool | None = None,
-    ) -> None:
+    def __init__(self, loc: Tensor | float, concentration: Tensor | float, validate_args: bool | None = None):
         self.loc, self.concentration = broadcast_all(loc, concentration)
-        batch_shape = self.loc.shape
-        event_shape = Size()
-        super().__init__(batch_shape, event_shape, validate_args)
+        super().__init__(self.loc.shape, Size(), validate_args)
 
-    def log_prob(self, value):
+    def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        log_prob = self.concentration * T.cos(value - self.loc)
-        log_prob = log_prob - math.log(2 * math.pi) - _log_modified_bessel_fn(self.concentration, order=0)
-        return log_prob
-
-    @lazy_property
-    def _loc(self) -> Tensor:
-        return self.loc.to(_dtype.float64)
-
-    @lazy_property
-    def _concentration(self) -> Tensor:
-        return self.concentration.to(_dtype.float64)
+        k = self.concentration
+        return k * T.cos(value - self.loc) - math.log(2 * math.pi) - _log_i0(k)
 
     @lazy_property
     def _proposal_r(self) -> Tensor:
-        kappa = self._concentration
-        tau = 1 + (1 + 4 * kappa**2).sqrt()
-        rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
-        _proposal_r = (1 + rho**2) / (2 * rho)
-        # second order Taylor expansion around 0 for small kappa
-        _proposal_r_taylor = 1 / kappa + kappa
-        return T.where(kappa < 1e-5, _proposal_r_taylor, _proposal_r)
+        """Best and Fisher's ``r = (1 + rho**2) / (2 rho)`` in float64 (``1/kappa + kappa`` for tiny kappa)."""
+        k = self.concentration.to(_dtype.float64)
+        tau = 1 + (1 + 4 * k * k).sqrt()
+        rho = (tau - (2 * tau).sqrt()) / (2 * k)
+        return T.where(k < 1e-5, 1 / k + k, (1 + rho * rho) / (2 * rho))
 
     @no_grad()
-    def sample(self, sample_shape=()):
-        """
-        The sampling algorithm for the von Mises distribution is based on the
-        following paper: D.J. Best and N.I. Fisher, "Efficient simulation of the
-        von Mises distribution." Applied Statistics (1979): 152-157.
-
-        Sampling is always done in double precision internally to avoid a hang
-        in _rejection_sample() for small values of the concentration, which
-        starts to happen for single precision around 1e-4 (see issue #88443).
-        """
+    def sample(self, sample_shape=()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        x = T.empty(shape, dtype=self._loc.dtype)
-        return _rejection_sample(self._loc, self._concentration, self._proposal_r, x).to(self.loc.dtype)
+        k = self.concentration.to(_dtype.float64).expand(shape)
+        r = self._proposal_r.expand(shape)
+        angle = T.zeros(shape, dtype=_dtype.float64)
+        pending = T.ones(shape, dtype=_dtype.bool_)
+        while bool(pending.any()):
+            u1, u2, u3 = T.rand((3,) + tuple(shape), dtype=_dtype.float64).unbind()
+            z = T.cos(math.pi * u1)
+            f = (1 + r * z) / (r + z)
+            c = k * (r - f)
+            ok = pending & ((c * (2 - c) > u2) | ((c / u2).log() + 1 - c >= 0))
+            angle = T.where(ok, (u3 - 0.5).sign() * f.acos(), angle)
+            pending = pending & ~ok
+        wrapped = (angle + math.pi + self.loc.to(_dtype.float64)) % (2 * math.pi) - math.pi
+        return wrapped.to(self.loc.dtype)
 
-    def expand(self, batch_shape, _instance=None):
-        try:
-            return super().expand(batch_shape)
-        except NotImplementedError:
-            validate_args = self.__dict__.get("_validate_args")
-            loc = self.loc.expand(batch_shape)
-            concentration = self.concentration.expand(batch_shape)
-            return type(self)(loc, concentration, validate_args=validate_args)
+    mean = property(lambda self: self.loc, doc="The mean angle ``loc``.")
+    mode = property(lambda self: self.loc, doc="``loc``.")
 
     @property
-    def mean(self) -> Tensor:
-        """
-        The provided mean is the circular one.
-        """
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
-
-    @lazy_property
     def variance(self) -> Tensor:
-        """
-        The provided variance is the circular one.
-        """
-        return (
-            1
-            - (
-                _log_modified_bessel_fn(self.concentration, order=1)
-                - _log_modified_bessel_fn(self.concentration, order=0)
-            ).exp()
-        )
+        """The circular variance ``1 - I1(kappa) / I0(kappa)``."""
+        k = self.concentration
+        return 1 - (_log_i1(k) - _log_i0(k)).exp()
