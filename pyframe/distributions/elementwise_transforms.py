@@ -1,352 +1,251 @@
-"""Elementwise transforms: ``ExpTransform``, ``PowerTransform``, ``SigmoidTransform``, ``SoftplusTransform``,
-``TanhTransform``, ``AbsTransform``, ``AffineTransform``, ``CumulativeDistributionTransform``. Same as
-torch.distributions.transforms."""
+"""Transforms applied element by element: the parameterless bijections (``ExpTransform``, ``SigmoidTransform``,
+``SoftplusTransform``, ``TanhTransform``) and ``AbsTransform``, made from one table row each by
+:func:`_elementwise`, and the parameterised ``AffineTransform``, ``PowerTransform`` and
+``CumulativeDistributionTransform``."""
+
+from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from numbers import Number
+from typing import Any
 
+from pyframe import _dtype
 from pyframe import ops as T
-from pyframe._dtype import finfo
 from pyframe.distributions import constraints
 from pyframe.distributions.distribution import Distribution
 from pyframe.distributions.transform import Transform
-from pyframe.distributions.utils import (
-    broadcast_all,
-    lazy_property,
-)
+from pyframe.distributions.utils import _sum_rightmost, broadcast_all
 from pyframe.nn import functional as F
-from pyframe.nn.functional import softplus
 from pyframe.tensor import Tensor
 
 __all__ = [
-    "ExpTransform",
-    "PowerTransform",
-    "SigmoidTransform",
-    "SoftplusTransform",
-    "TanhTransform",
-    "AbsTransform",
-    "AffineTransform",
-    "CumulativeDistributionTransform",
-]
+    "ExpTransform", "PowerTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform", "AbsTransform",
+    "AffineTransform", "CumulativeDistributionTransform",
+]  # fmt: skip
+
+_Fn = Callable[..., Tensor]
 
 
-class ExpTransform(Transform):
-    r"""
-    Transform via the mapping :math:`y = \exp(x)`.
+class _Elementwise(Transform):
+    """A parameterless transform applied to every element; its maps are the class's ``_maps``."""
+
+    _maps: tuple[_Fn, _Fn | None, _Fn | None]
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self._maps[0](x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        inverse = self._maps[1]
+        if inverse is None:
+            raise NotImplementedError(f"{type(self).__name__} has no inverse")
+        return inverse(y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        ladj = self._maps[2]
+        if ladj is None:
+            raise NotImplementedError(f"{type(self).__name__} has no log-abs-det-Jacobian")
+        return ladj(x, y)
+
+
+def _elementwise(
+    name: str,
+    doc: str,
+    domain: constraints.Constraint,
+    codomain: constraints.Constraint,
+    forward: _Fn,
+    inverse: _Fn | None,
+    log_abs_det_jacobian: _Fn | None,
+    monotone: bool = True,
+) -> type[_Elementwise]:
+    """A transform class from one row: its maps, domain and codomain (increasing bijections unless not
+    ``monotone``)."""
+    attrs: dict[str, Any] = {
+        "__doc__": doc,
+        "__module__": __name__,
+        "__qualname__": name,
+        "domain": domain,
+        "codomain": codomain,
+        "bijective": monotone,
+        "_maps": (forward, inverse, log_abs_det_jacobian),
+    }
+    if monotone:
+        attrs["sign"] = +1
+    return type(name, (_Elementwise,), attrs)
+
+
+def _clipped_sigmoid(x: Tensor) -> Tensor:
+    """The sigmoid kept inside ``[tiny, 1 - eps]`` of the dtype, so its logit stays finite."""
+    fi = _dtype.finfo(x.dtype)
+    return T.sigmoid(x).clamp(min=fi.tiny, max=1.0 - fi.eps)
+
+
+def _clipped_logit(y: Tensor) -> Tensor:
+    fi = _dtype.finfo(y.dtype)
+    y = y.clamp(min=fi.tiny, max=1.0 - fi.eps)
+    return y.log() - (-y).log1p()
+
+
+ExpTransform = _elementwise(
+    "ExpTransform", "``y = exp(x)``.", constraints.real, constraints.positive,
+    T.exp, T.log, lambda x, y: x,
+)  # fmt: skip
+SigmoidTransform = _elementwise(
+    "SigmoidTransform", "``y = 1 / (1 + exp(-x))`` (kept inside ``(0, 1)`` of the dtype).",
+    constraints.real, constraints.unit_interval,
+    _clipped_sigmoid, _clipped_logit, lambda x, y: -F.softplus(-x) - F.softplus(x),
+)  # fmt: skip
+SoftplusTransform = _elementwise(
+    "SoftplusTransform", "``y = log(1 + exp(x))``.", constraints.real, constraints.positive,
+    F.softplus, lambda y: T.log(-T.expm1(-y)) + y, lambda x, y: -F.softplus(-x),
+)  # fmt: skip
+TanhTransform = _elementwise(
+    "TanhTransform", "``y = tanh(x)``; ``log|dy/dx| = 2 (log 2 - x - softplus(-2x))``, stable for large ``|x|``.",
+    constraints.real, constraints.interval(-1.0, 1.0),
+    T.tanh, T.atanh, lambda x, y: 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x)),
+)  # fmt: skip
+AbsTransform = _elementwise(
+    "AbsTransform", "``y = |x|``: not injective; its inverse returns the non-negative preimage.",
+    constraints.real, constraints.positive,
+    T.abs, lambda y: y, None, monotone=False,
+)  # fmt: skip
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """Whether two parameters (numbers or tensors) are equal everywhere."""
+    if isinstance(a, Number) and isinstance(b, Number):
+        return a == b
+    return bool((T.as_tensor(a) == T.as_tensor(b)).all())
+
+
+def _shape_of(v: Any) -> tuple[int, ...]:
+    return tuple(v.shape) if isinstance(v, Tensor) else ()
+
+
+class AffineTransform(Transform):
+    """``y = loc + scale * x``.
+
+    Args:
+        loc (Tensor or float): the shift.
+        scale (Tensor or float): the factor.
+        event_dim (int): how many rightmost dimensions form an event (the log-det-Jacobian is summed over them).
+            Default: 0.
     """
 
-    domain = constraints.real
-    codomain = constraints.positive
     bijective = True
-    sign = +1
+    _copy_recaches = True
 
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
+    def __init__(self, loc: Tensor | float, scale: Tensor | float, event_dim: int = 0, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.loc, self.scale, self._event_dim = loc, scale, event_dim
 
-    def _call(self, x):
-        return x.exp()
+    event_dim = property(lambda self: self._event_dim)  # type: ignore[assignment]
 
-    def _inverse(self, y):
-        return y.log()
+    def _space(self) -> constraints.Constraint:
+        return constraints.independent(constraints.real, self._event_dim) if self._event_dim else constraints.real
 
-    def log_abs_det_jacobian(self, x, y):
-        return x
+    domain = constraints.dependent_property(_space, is_discrete=False)
+    codomain = constraints.dependent_property(_space, is_discrete=False)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AffineTransform):
+            return False
+        return _equal(self.loc, other.loc) and _equal(self.scale, other.scale)
+
+    __hash__ = Transform.__hash__
+
+    @property
+    def sign(self) -> Tensor | int:  # type: ignore[override]
+        s = self.scale
+        return s.sign() if isinstance(s, Tensor) else (s > 0) - (s < 0)
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self.loc + self.scale * x
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        s = self.scale
+        lad = s.abs().log() if isinstance(s, Tensor) else T.full_like(x, math.log(abs(s)))
+        lad = lad.expand(T.broadcast_shapes(tuple(x.shape), tuple(lad.shape)))
+        return _sum_rightmost(lad, self._event_dim)
+
+    def forward_shape(self, shape: Sequence[int]) -> Sequence[int]:
+        return T.broadcast_shapes(tuple(shape), _shape_of(self.loc), _shape_of(self.scale))
+
+    inverse_shape = forward_shape
 
 
 class PowerTransform(Transform):
-    r"""
-    Transform via the mapping :math:`y = x^{\text{exponent}}`.
+    """``y = x ** exponent`` on positive numbers.
+
+    Args:
+        exponent (Tensor or float): the power.
     """
 
     domain = constraints.positive
     codomain = constraints.positive
     bijective = True
+    _copy_recaches = True
 
-    def __init__(self, exponent: Tensor, cache_size: int = 0) -> None:
+    def __init__(self, exponent: Tensor | float, cache_size: int = 0) -> None:
         super().__init__(cache_size=cache_size)
         (self.exponent,) = broadcast_all(exponent)
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return PowerTransform(self.exponent, cache_size=cache_size)
+    sign = property(lambda self: self.exponent.sign())  # type: ignore[assignment]
 
-    @lazy_property
-    def sign(self) -> int:
-        return self.exponent.sign()
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PowerTransform) and _equal(self.exponent, other.exponent)
 
-    def __eq__(self, other):
-        if not isinstance(other, PowerTransform):
-            return False
-        return self.exponent.eq(other.exponent).all().item()
+    __hash__ = Transform.__hash__
 
-    def _call(self, x):
+    def _call(self, x: Tensor) -> Tensor:
         return x.pow(self.exponent)
 
-    def _inverse(self, y):
+    def _inverse(self, y: Tensor) -> Tensor:
         return y.pow(1 / self.exponent)
 
-    def log_abs_det_jacobian(self, x, y):
-        return (self.exponent * y / x).abs().log()
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return (self.exponent * y / x).abs().log()  # |d x^p / dx| = |p x^(p-1)| = |p y / x|
 
-    def forward_shape(self, shape):
-        return T.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+    def forward_shape(self, shape: Sequence[int]) -> Sequence[int]:
+        return T.broadcast_shapes(tuple(shape), _shape_of(self.exponent))
 
-    def inverse_shape(self, shape):
-        return T.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
-
-
-def _clipped_sigmoid(x):
-    fi = finfo(x.dtype)
-    return T.clamp(T.sigmoid(x), min=fi.tiny, max=1.0 - fi.eps)
-
-
-class SigmoidTransform(Transform):
-    r"""
-    Transform via the mapping :math:`y = \frac{1}{1 + \exp(-x)}` and :math:`x = \text{logit}(y)`.
-    """
-
-    domain = constraints.real
-    codomain = constraints.unit_interval
-    bijective = True
-    sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    def _call(self, x):
-        return _clipped_sigmoid(x)
-
-    def _inverse(self, y):
-        fi = finfo(y.dtype)
-        y = y.clamp(min=fi.tiny, max=1.0 - fi.eps)
-        return y.log() - (-y).log1p()
-
-    def log_abs_det_jacobian(self, x, y):
-        return -F.softplus(-x) - F.softplus(x)
-
-
-class SoftplusTransform(Transform):
-    r"""
-    Transform via the mapping :math:`\text{Softplus}(x) = \log(1 + \exp(x))`.
-    The implementation reverts to the linear function when :math:`x > 20`.
-    """
-
-    domain = constraints.real
-    codomain = constraints.positive
-    bijective = True
-    sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    def _call(self, x):
-        return softplus(x)
-
-    def _inverse(self, y):
-        return (-y).expm1().neg().log() + y
-
-    def log_abs_det_jacobian(self, x, y):
-        return -softplus(-x)
-
-
-class TanhTransform(Transform):
-    r"""
-    Transform via the mapping :math:`y = \tanh(x)`.
-
-    It is equivalent to
-
-    .. code-block:: python
-
-        ComposeTransform(
-            [
-                AffineTransform(0.0, 2.0),
-                SigmoidTransform(),
-                AffineTransform(-1.0, 2.0),
-            ]
-        )
-
-    However this might not be numerically stable, thus it is recommended to use `TanhTransform`
-    instead.
-
-    Note that one should use `cache_size=1` when it comes to `NaN/Inf` values.
-
-    """
-
-    domain = constraints.real
-    codomain = constraints.interval(-1.0, 1.0)
-    bijective = True
-    sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    def _call(self, x):
-        return x.tanh()
-
-    def _inverse(self, y):
-        # We do not clamp to the boundary here as it may degrade the performance of certain algorithms.
-        # one should use `cache_size=1` instead
-        return T.atanh(y)
-
-    def log_abs_det_jacobian(self, x, y):
-        # We use a formula that is more numerically stable, see details in the following link
-        # https://github.com/tensorflow/probability/blob/master/tensorflow_probability/python/bijectors/tanh.py#L69-L80
-        return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
-
-
-class AbsTransform(Transform):
-    r"""Transform via the mapping :math:`y = |x|`."""
-
-    domain = constraints.real
-    codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    def _call(self, x):
-        return x.abs()
-
-    def _inverse(self, y):
-        return y
-
-
-class AffineTransform(Transform):
-    r"""
-    Transform via the pointwise affine mapping :math:`y = \text{loc} + \text{scale} \times x`.
-
-    Args:
-        loc (Tensor or float): Location parameter.
-        scale (Tensor or float): Scale parameter.
-        event_dim (int): Optional size of `event_shape`. This should be zero
-            for univariate random variables, 1 for distributions over vectors,
-            2 for distributions over matrices, etc.
-    """
-
-    bijective = True
-
-    def __init__(
-        self,
-        loc: Tensor | float,
-        scale: Tensor | float,
-        event_dim: int = 0,
-        cache_size: int = 0,
-    ) -> None:
-        super().__init__(cache_size=cache_size)
-        self.loc = loc
-        self.scale = scale
-        self._event_dim = event_dim
-
-    @property
-    def event_dim(self) -> int:
-        return self._event_dim
-
-    @constraints.dependent_property(is_discrete=False)
-    def domain(self):
-        if self.event_dim == 0:
-            return constraints.real
-        return constraints.independent(constraints.real, self.event_dim)
-
-    @constraints.dependent_property(is_discrete=False)
-    def codomain(self):
-        if self.event_dim == 0:
-            return constraints.real
-        return constraints.independent(constraints.real, self.event_dim)
-
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return AffineTransform(self.loc, self.scale, self.event_dim, cache_size=cache_size)
-
-    def __eq__(self, other):
-        if not isinstance(other, AffineTransform):
-            return False
-
-        if isinstance(self.loc, float) and isinstance(other.loc, float):
-            if self.loc != other.loc:
-                return False
-        else:
-            if not (self.loc == other.loc).all().item():
-                return False
-
-        if isinstance(self.scale, float) and isinstance(other.scale, float):
-            if self.scale != other.scale:
-                return False
-        else:
-            if not (self.scale == other.scale).all().item():
-                return False
-
-        return True
-
-    @property
-    def sign(self) -> Tensor | int:
-        if isinstance(self.scale, float):
-            return 1 if float(self.scale) > 0 else -1 if float(self.scale) < 0 else 0
-        return self.scale.sign()
-
-    def _call(self, x):
-        return self.loc + self.scale * x
-
-    def _inverse(self, y):
-        return (y - self.loc) / self.scale
-
-    def log_abs_det_jacobian(self, x, y):
-        shape = x.shape
-        scale = self.scale
-        result = T.full_like(x, math.log(abs(scale))) if isinstance(scale, float) else T.abs(scale).log()
-        if self.event_dim:
-            result_size = result.size()[: -self.event_dim] + (-1,)
-            result = result.view(result_size).sum(-1)
-            shape = shape[: -self.event_dim]
-        return result.expand(shape)
-
-    def forward_shape(self, shape):
-        return T.broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
-
-    def inverse_shape(self, shape):
-        return T.broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
+    inverse_shape = forward_shape
 
 
 class CumulativeDistributionTransform(Transform):
-    """
-    Transform via the cumulative distribution function of a probability distribution.
+    """``y = distribution.cdf(x)``: maps a univariate distribution's support onto ``[0, 1]`` (its inverse is the
+    ``icdf``, its log-det-Jacobian the ``log_prob``). Used to build copulas.
 
     Args:
-        distribution (Distribution): Distribution whose cumulative distribution function to use for
-            the transformation.
-
-    Example::
-
-        # Construct a Gaussian copula from a multivariate normal.
-        base_dist = MultivariateNormal(
-            loc=T.zeros(2),
-            scale_tril=LKJCholesky(2).sample(),
-        )
-        transform = CumulativeDistributionTransform(Normal(0, 1))
-        copula = TransformedDistribution(base_dist, [transform])
+        distribution (Distribution): a univariate distribution with ``cdf``, ``icdf`` and ``log_prob``.
     """
 
     bijective = True
     codomain = constraints.unit_interval
     sign = +1
+    _copy_recaches = True
 
     def __init__(self, distribution: Distribution, cache_size: int = 0) -> None:
         super().__init__(cache_size=cache_size)
         self.distribution = distribution
 
     @property
-    def domain(self) -> constraints.Constraint | None:
+    def domain(self) -> constraints.Constraint | None:  # type: ignore[override]
         return self.distribution.support
 
-    def _call(self, x):
+    def _call(self, x: Tensor) -> Tensor:
         return self.distribution.cdf(x)
 
-    def _inverse(self, y):
+    def _inverse(self, y: Tensor) -> Tensor:
         return self.distribution.icdf(y)
 
-    def log_abs_det_jacobian(self, x, y):
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return self.distribution.log_prob(x)
-
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)

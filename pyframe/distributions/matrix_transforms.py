@@ -1,243 +1,174 @@
-"""Transforms onto simplices and matrices: ``SoftmaxTransform``, ``StickBreakingTransform``,
-``LowerCholeskyTransform``, ``PositiveDefiniteTransform``, ``CorrCholeskyTransform``. Same as
-torch.distributions.transforms."""
+"""Transforms between unconstrained vectors or matrices and structured sets: the simplex (``SoftmaxTransform``,
+``StickBreakingTransform``), lower Cholesky factors, positive definite matrices, and Cholesky factors of
+correlation matrices (``CorrCholeskyTransform``)."""
+
+from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-from pyframe import linalg
+from pyframe import _dtype, linalg
 from pyframe import ops as T
-from pyframe._dtype import finfo
+from pyframe._aliases import diag_embed
 from pyframe.distributions import constraints
 from pyframe.distributions.elementwise_transforms import _clipped_sigmoid
 from pyframe.distributions.transform import Transform
-from pyframe.distributions.utils import (
-    tril_matrix_to_vec,
-    vec_to_tril_matrix,
-)
+from pyframe.distributions.utils import tril_matrix_to_vec, vec_to_tril_matrix
 from pyframe.nn import functional as F
-from pyframe.nn.functional import pad, softplus
+from pyframe.tensor import Size, Tensor
 
 __all__ = [
-    "SoftmaxTransform",
-    "StickBreakingTransform",
-    "LowerCholeskyTransform",
-    "PositiveDefiniteTransform",
+    "SoftmaxTransform", "StickBreakingTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
     "CorrCholeskyTransform",
-]
+]  # fmt: skip
 
 
-class CorrCholeskyTransform(Transform):
-    r"""
-    Transforms an unconstrained real vector :math:`x` with length :math:`D*(D-1)/2` into the
-    Cholesky factor of a D-dimension correlation matrix. This Cholesky factor is a lower
-    triangular matrix with positive diagonals and unit Euclidean norm for each row.
-    The transform is processed as follows:
+def _needs_dims(shape: Sequence[int], n: int) -> None:
+    if len(shape) < n:
+        raise ValueError("Too few dimensions on input")
 
-        1. First we convert x into a lower triangular matrix in row order.
-        2. For each row :math:`X_i` of the lower triangular part, we apply a *signed* version of
-           class :class:`StickBreakingTransform` to transform :math:`X_i` into a
-           unit Euclidean length vector using the following steps:
-           - Scales into the interval :math:`(-1, 1)` domain: :math:`r_i = \tanh(X_i)`.
-           - Transforms into an unsigned domain: :math:`z_i = r_i^2`.
-           - Applies :math:`s_i = StickBreakingTransform(z_i)`.
-           - Transforms back into signed domain: :math:`y_i = sign(r_i) * \sqrt{s_i}`.
-    """
+
+def _prepend_one(x: Tensor) -> Tensor:
+    """``[1, x_0, ..., x_{n-2}]`` along the last dimension: the exclusive running product's start."""
+    return T.cat([T.ones_like(x[..., :1]), x[..., :-1]], -1)
+
+
+class _Stateless(Transform):
+    """A transform without parameters: all instances are equal."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    __hash__ = Transform.__hash__
+
+
+class SoftmaxTransform(_Stateless):
+    """Unconstrained vectors onto the simplex by ``softmax`` over the last dimension. Not a bijection (adding a
+    constant changes nothing); the inverse returns ``log y``, one preimage. For HMC use
+    :class:`StickBreakingTransform`."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def _call(self, x: Tensor) -> Tensor:
+        return F.softmax(x, dim=-1)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.log()
+
+    def forward_shape(self, shape: Sequence[int]) -> Sequence[int]:
+        _needs_dims(shape, 1)
+        return shape
+
+    inverse_shape = forward_shape
+
+
+def _stick_offsets(k: int, like: Tensor) -> Tensor:
+    """``log(k - i)`` for ``i = 0 .. k-1``: centring each stick's logit so that ``x = 0`` maps to the simplex's
+    centre."""
+    return T.arange(k, 0, -1, dtype=like.dtype).log()
+
+
+class StickBreakingTransform(_Stateless):
+    """A bijection from ``R^(K-1)`` onto the ``K``-simplex: the ``i``-th coordinate takes the fraction
+    ``sigmoid(x_i - log(K-1-i))`` of what the previous ones left; the last takes the rest."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    def _call(self, x: Tensor) -> Tensor:
+        frac = _clipped_sigmoid(x - _stick_offsets(x.shape[-1], x))
+        left = (1 - frac).cumprod(-1)  # what remains after each break
+        return T.cat([frac, T.ones_like(frac[..., :1])], -1) * T.cat([T.ones_like(left[..., :1]), left], -1)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        head = y[..., :-1]
+        rest = (1 - head.cumsum(-1)).clamp(min=_dtype.finfo(y.dtype).tiny)
+        return head.log() - rest.log() + _stick_offsets(head.shape[-1], y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        z = x - _stick_offsets(x.shape[-1], x)
+        return (F.logsigmoid(z) - z + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape: Sequence[int]) -> Sequence[int]:
+        _needs_dims(shape, 1)
+        return Size(tuple(shape[:-1]) + (shape[-1] + 1,))
+
+    def inverse_shape(self, shape: Sequence[int]) -> Sequence[int]:
+        _needs_dims(shape, 1)
+        return Size(tuple(shape[:-1]) + (shape[-1] - 1,))
+
+
+def _map_diagonal(m: Tensor, fn) -> Tensor:  # noqa: ANN001 - a unary tensor function
+    return m.tril(-1) + diag_embed(fn(m.diagonal(dim1=-2, dim2=-1)))
+
+
+class LowerCholeskyTransform(_Stateless):
+    """Square matrices onto lower triangular ones with a positive diagonal: the strictly lower triangle is kept,
+    the diagonal exponentiated (the upper triangle is dropped, so this is not a bijection)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def _call(self, x: Tensor) -> Tensor:
+        return _map_diagonal(x, T.exp)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return _map_diagonal(y, T.log)
+
+
+class PositiveDefiniteTransform(_Stateless):
+    """Square matrices onto positive definite ones: ``L L^T`` for ``L = LowerCholeskyTransform()(x)``."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def _call(self, x: Tensor) -> Tensor:
+        L = _map_diagonal(x, T.exp)
+        return L @ L.mT
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return _map_diagonal(linalg.cholesky(y), T.log)
+
+
+class CorrCholeskyTransform(_Stateless):
+    """A bijection from ``R^(D(D-1)/2)`` onto Cholesky factors of ``D x D`` correlation matrices (lower
+    triangular, positive diagonal, rows of unit length), as in Stan: ``tanh`` gives partial correlations in
+    ``(-1, 1)`` filling the strictly lower triangle row by row, then each row is stick-broken so that its squares
+    sum to 1."""
 
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
 
-    def _call(self, x):
-        x = T.tanh(x)
-        eps = finfo(x.dtype).eps
-        x = x.clamp(min=-1 + eps, max=1 - eps)
-        r = vec_to_tril_matrix(x, diag=-1)
-        # apply stick-breaking on the squared values
-        # Note that y = sign(r) * sqrt(z * z1m_cumprod)
-        #             = (sign(r) * sqrt(z)) * sqrt(z1m_cumprod) = r * sqrt(z1m_cumprod)
-        z = r**2
-        z1m_cumprod_sqrt = (1 - z).sqrt().cumprod(-1)
-        # Diagonal elements must be 1.
-        r = r + T.eye(r.shape[-1], dtype=r.dtype)
-        y = r * pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
-        return y
+    def _call(self, x: Tensor) -> Tensor:
+        eps = _dtype.finfo(x.dtype).eps
+        r = vec_to_tril_matrix(T.tanh(x).clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        left = (1 - r * r).sqrt().cumprod(-1)  # the length each row still has after each entry
+        return (r + T.eye(r.shape[-1], dtype=r.dtype)) * _prepend_one(left)
 
-    def _inverse(self, y):
-        # inverse stick-breaking
-        # See: https://mc-stan.org/docs/2_18/reference-manual/cholesky-factors-of-correlation-matrices-1.html
-        y_cumsum = 1 - T.cumsum(y * y, dim=-1)
-        y_cumsum_shifted = pad(y_cumsum[..., :-1], [1, 0], value=1)
-        y_vec = tril_matrix_to_vec(y, diag=-1)
-        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
-        t = y_vec / (y_cumsum_vec).sqrt()
-        # inverse of tanh
-        x = (t.log1p() - t.neg().log1p()) / 2
-        return x
+    def _inverse(self, y: Tensor) -> Tensor:
+        left_sq = _prepend_one(1 - (y * y).cumsum(-1))
+        r = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(left_sq, diag=-1).sqrt()
+        return T.atanh(r)
 
-    def log_abs_det_jacobian(self, x, y, intermediates=None):
-        # Because domain and codomain are two spaces with different dimensions, determinant of
-        # Jacobian is not well-defined. We return `log_abs_det_jacobian` of `x` and the
-        # flattened lower triangular part of `y`.
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor, intermediates: object = None) -> Tensor:
+        # the stick breaking's part, then tanh's: log(1 - tanh(x)^2) = 2 (log 2 - x - softplus(-2x))
+        left_sq = tril_matrix_to_vec(1 - (y * y).cumsum(-1), diag=-2)
+        return 0.5 * left_sq.log().sum(-1) + (2 * (math.log(2.0) - x - F.softplus(-2 * x))).sum(-1)
 
-        # See: https://mc-stan.org/docs/2_18/reference-manual/cholesky-factors-of-correlation-matrices-1.html
-        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
-        # by taking diagonal=-2, we don't need to shift z_cumprod to the right
-        # also works for 2 x 2 matrix
-        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
-        stick_breaking_logdet = 0.5 * (y1m_cumsum_tril).log().sum(-1)
-        tanh_logdet = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
-        return stick_breaking_logdet + tanh_logdet
-
-    def forward_shape(self, shape):
-        # Reshape from (..., N) to (..., D, D).
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
-        N = shape[-1]
-        D = round((0.25 + 2 * N) ** 0.5 + 0.5)
-        if D * (D - 1) // 2 != N:
+    def forward_shape(self, shape: Sequence[int]) -> Sequence[int]:
+        _needs_dims(shape, 1)
+        n = shape[-1]
+        d = round(math.sqrt(0.25 + 2 * n) + 0.5)
+        if d * (d - 1) // 2 != n:
             raise ValueError("Input is not a flattened lower-diagonal number")
-        return shape[:-1] + (D, D)
+        return Size(tuple(shape[:-1]) + (d, d))
 
-    def inverse_shape(self, shape):
-        # Reshape from (..., D, D) to (..., N).
-        if len(shape) < 2:
-            raise ValueError("Too few dimensions on input")
+    def inverse_shape(self, shape: Sequence[int]) -> Sequence[int]:
+        _needs_dims(shape, 2)
         if shape[-2] != shape[-1]:
             raise ValueError("Input is not square")
-        D = shape[-1]
-        N = D * (D - 1) // 2
-        return shape[:-2] + (N,)
-
-
-class SoftmaxTransform(Transform):
-    r"""
-    Transform from unconstrained space to the simplex via :math:`y = \exp(x)` then
-    normalizing.
-
-    This is not bijective and cannot be used for HMC. However this acts mostly
-    coordinate-wise (except for the final normalization), and thus is
-    appropriate for coordinate-wise optimization algorithms.
-    """
-
-    domain = constraints.real_vector
-    codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    def _call(self, x):
-        logprobs = x
-        probs = (logprobs - logprobs.max(-1, True)[0]).exp()
-        return probs / probs.sum(-1, True)
-
-    def _inverse(self, y):
-        probs = y
-        return probs.log()
-
-    def forward_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
-        return shape
-
-    def inverse_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
-        return shape
-
-
-class StickBreakingTransform(Transform):
-    """
-    Transform from unconstrained space to the simplex of one additional
-    dimension via a stick-breaking process.
-
-    This transform arises as an iterated sigmoid transform in a stick-breaking
-    construction of the `Dirichlet` distribution: the first logit is
-    transformed via sigmoid to the first probability and the probability of
-    everything else, and then the process recurses.
-
-    This is bijective and appropriate for use in HMC; however it mixes
-    coordinates together and is less appropriate for optimization.
-    """
-
-    domain = constraints.real_vector
-    codomain = constraints.simplex
-    bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
-
-    def _call(self, x):
-        offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
-        z = _clipped_sigmoid(x - offset.log())
-        z_cumprod = (1 - z).cumprod(-1)
-        y = pad(z, [0, 1], value=1) * pad(z_cumprod, [1, 0], value=1)
-        return y
-
-    def _inverse(self, y):
-        y_crop = y[..., :-1]
-        offset = y.shape[-1] - y.new_ones(y_crop.shape[-1]).cumsum(-1)
-        sf = 1 - y_crop.cumsum(-1)
-        # we clamp to make sure that sf is positive which sometimes does not
-        # happen when y[-1] ~ 0 or y[:-1].sum() ~ 1
-        sf = T.clamp(sf, min=finfo(y.dtype).tiny)
-        x = y_crop.log() - sf.log() + offset.log()
-        return x
-
-    def log_abs_det_jacobian(self, x, y):
-        offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
-        x = x - offset.log()
-        # use the identity 1 - sigmoid(x) = exp(-x) * sigmoid(x)
-        detJ = (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
-        return detJ
-
-    def forward_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
-        return shape[:-1] + (shape[-1] + 1,)
-
-    def inverse_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
-        return shape[:-1] + (shape[-1] - 1,)
-
-
-class LowerCholeskyTransform(Transform):
-    """
-    Transform from unconstrained matrices to lower-triangular matrices with
-    nonnegative diagonal entries.
-
-    This is useful for parameterizing positive definite matrices in terms of
-    their Cholesky factorization.
-    """
-
-    domain = constraints.independent(constraints.real, 2)
-    codomain = constraints.lower_cholesky
-
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
-    def _call(self, x):
-        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
-
-    def _inverse(self, y):
-        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
-
-
-class PositiveDefiniteTransform(Transform):
-    """
-    Transform from unconstrained matrices to positive-definite matrices.
-    """
-
-    domain = constraints.independent(constraints.real, 2)
-    codomain = constraints.positive_definite
-
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
-    def _call(self, x):
-        x = LowerCholeskyTransform()(x)
-        return x @ x.mT
-
-    def _inverse(self, y):
-        y = linalg.cholesky(y)
-        return LowerCholeskyTransform().inv(y)
+        d = shape[-1]
+        return Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))

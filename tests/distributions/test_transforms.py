@@ -32,6 +32,8 @@ TRANSFORMS = {
     "Independent": (lambda d: d.IndependentTransform(d.ExpTransform(), 1), X),
     "Reshape": (lambda d: d.ReshapeTransform((3,), (3, 1)), X),
     "LowerCholesky": (lambda d: d.LowerCholeskyTransform(), np.stack([X[:3]] * 2)),
+    "PositiveDefinite": (lambda d: d.PositiveDefiniteTransform(), np.stack([X[:3]] * 2)),
+    "Affine-event": (lambda d: d.AffineTransform(0.5, 2.0, event_dim=1), X),
     "CorrCholesky": (lambda d: d.CorrCholeskyTransform(), X),
     "Cat": (lambda d: d.CatTransform([d.ExpTransform(), d.AffineTransform(0.0, 2.0)], dim=0, lengths=[2, 2]), X),
     "Stack": (lambda d: d.StackTransform([d.ExpTransform(), d.SigmoidTransform(), d.TanhTransform()], dim=1), X),
@@ -51,13 +53,29 @@ def test_transform_matches_torch(name):
     np.testing.assert_allclose(_np(py), _np(ty), rtol=1e-6, atol=1e-9, err_msg=f"{name} forward")
     if name != "Abs":  # |x| is not injective: torch's inverse is the identity on the codomain
         np.testing.assert_allclose(_np(pt.inv(py)), _np(tt.inv(ty)), rtol=1e-6, atol=1e-9, err_msg=name)
-    if name not in ("Abs", "Reshape", "LowerCholesky", "Softmax"):  # no log|det J| in torch for these
+    if name not in (
+        "Abs",
+        "Reshape",
+        "LowerCholesky",
+        "Softmax",
+        "PositiveDefinite",
+    ):  # no log|det J| in torch for these
         tj, pj = tt.log_abs_det_jacobian(tx, ty), pt.log_abs_det_jacobian(px, py)
         np.testing.assert_allclose(_np(pj), _np(tj), rtol=1e-6, atol=1e-9, err_msg=f"{name} log|det J|")
     assert repr(pt.domain) == repr(tt.domain) and repr(pt.codomain) == repr(tt.codomain)
     assert pt.bijective == tt.bijective and pt.sign == tt.sign if tt.bijective and name in ("Exp", "Affine") else 1
     assert type(pt.inv.inv) is type(pt)
-    assert pt.forward_shape((4, 3)) == tt.forward_shape((4, 3)) or name in ("LowerCholesky", "Cat", "Stack")
+    assert pt.forward_shape((4, 3)) == tt.forward_shape((4, 3)) or name in (
+        "LowerCholesky",
+        "Cat",
+        "Stack",
+        "PositiveDefinite",
+    )
+    cached = pt.with_cache(1)
+    assert cached == pt or name in ("Compose", "Compose.inv", "Cat", "Stack", "Independent", "Reshape", "CorrCholesky")
+    if pt.bijective:
+        y = cached(px)
+        assert cached.inv(y) is px  # the cache answers the inverse of the last forward
 
 
 def test_transform_cache_and_equality():
@@ -122,3 +140,13 @@ def test_validate_args_errors_match_torch():
     with pytest.raises(ValueError, match="within the support"):
         pf.distributions.Beta(pf.tensor(2.0), pf.tensor(2.0)).log_prob(pf.tensor(1.5))
     pf.distributions.Gamma(pf.tensor([-1.0]), pf.tensor([1.0]), validate_args=False)
+
+
+def test_cumulative_distribution_transform_matches_torch():
+    tt = torch.distributions.transforms.CumulativeDistributionTransform(torch.distributions.Normal(0.5, 2.0))
+    pt = pf.distributions.transforms.CumulativeDistributionTransform(pf.distributions.Normal(0.5, 2.0))
+    tx, px = torch.tensor(X), pf.tensor(X)
+    np.testing.assert_allclose(_np(pt(px)), _np(tt(tx)), rtol=1e-12)
+    np.testing.assert_allclose(_np(pt.inv(pt(px))), X, rtol=1e-5, atol=1e-6)  # float32 parameters
+    np.testing.assert_allclose(_np(pt.log_abs_det_jacobian(px, pt(px))), _np(tt.log_abs_det_jacobian(tx, tt(tx))))
+    assert repr(pt.domain) == repr(tt.domain) and repr(pt.codomain) == repr(tt.codomain) and pt.sign == 1
