@@ -398,11 +398,17 @@ for _d in ("Float16", "Float32", "Float64", "Int8", "Int16", "Int32", "Int64", "
     NUMPY_NAMES[f"numpy.dtypes.{_d}DType"] = TorchName(f"numpy.dtypes.{_d}DType")
 
 
-_user_globals: set[str] = set()
+# what add_safe_globals allowlisted: the dotted name a pickle uses -> the object it stands for (NumPy's names map to
+# pyframe's readers of NumPy's bytes; anything else is the user's own object, never imported by name)
+_user_globals: dict[str, Any] = {}
 
 
 def user_allowed() -> dict[str, Any]:
-    return {name: NUMPY_NAMES[name] for name in _user_globals}
+    return dict(_user_globals)
+
+
+def _user_class(obj) -> bool:
+    return isinstance(obj, type) and any(obj is v for v in _user_globals.values())
 
 
 def weights_only_message(detail: str) -> str:
@@ -419,12 +425,11 @@ def _unsupported_global(full: str) -> str:
     if full.split(".")[0] in _BLOCKED_MODULES:
         return f"Trying to load unsupported GLOBAL {full} whose module {full.split('.')[0]} is blocked."
     shown = full[len("builtins.") :] if full.startswith("builtins.") else full
+    what = repr(shown) if full in NUMPY_NAMES else shown
     hint = (
-        f"Please use `pyframe.serialization.add_safe_globals([{shown!r}])` or the "
-        f"`pyframe.serialization.safe_globals([{shown!r}])` context manager to allowlist this global "
+        f"Please use `pyframe.serialization.add_safe_globals([{what}])` or the "
+        f"`pyframe.serialization.safe_globals([{what}])` context manager to allowlist this global "
         "if you trust this class/function."
-        if full in NUMPY_NAMES
-        else "pyframe cannot allowlist it: it loads tensors, containers and plain values."
     )
     return f"Unsupported global: GLOBAL {shown} was not an allowed global by default. {hint}"
 
@@ -504,11 +509,16 @@ class WeightsUnpickler:
                     if full in ALLOWED:
                         stack.append(ALLOWED[full])
                     elif full in _user_globals and module.split(".")[0] not in _BLOCKED_MODULES:
-                        stack.append(NUMPY_NAMES[full])
+                        stack.append(_user_globals[full])
                     else:
                         err = WeightsOnlyError(weights_only_message(_unsupported_global(full)))
                         err.global_name = full
                         raise err
+                elif name == "NEWOBJ" and _user_class(stack[-2]):
+                    args = stack.pop()
+                    if type(args) is not tuple:
+                        _fail(f"NEWOBJ with arguments {type(args).__name__}")
+                    stack[-1] = stack[-1].__new__(stack[-1], *args)  # copyreg's protocol 2: __new__, then BUILD
                 elif name in ("REDUCE", "NEWOBJ"):
                     args = stack.pop()
                     stack[-1] = self._call(stack[-1], args)
@@ -612,6 +622,20 @@ class WeightsUnpickler:
             inst.__dict__.update(state)
         elif isinstance(inst, Tensor) and not state:
             pass
+        elif _user_class(type(inst)):  # an allowlisted class: its state as pickle's BUILD restores it
+            setstate = getattr(inst, "__setstate__", None)
+            if setstate is not None:
+                setstate(state)
+                return
+            slots = None
+            if type(state) is tuple and len(state) == 2:
+                state, slots = state
+            if state:
+                if not isinstance(state, dict):
+                    _fail(f"the state of a {type(inst).__name__} is {type(state).__name__}, not a dict")
+                inst.__dict__.update(state)
+            for k, v in (slots or {}).items():
+                setattr(inst, k, v)
         else:
             raise WeightsOnlyError(
                 weights_only_message(
@@ -647,26 +671,44 @@ class FullUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def _global_name(g) -> str:
-    if isinstance(g, str):
-        name = g
-    elif isinstance(g, tuple) and len(g) == 2 and isinstance(g[1], str):
-        name = g[1]
+def _global_name(g) -> tuple[str, Any]:
+    """(the dotted name a pickle uses for ``g``, what that name loads as)."""
+    if isinstance(g, tuple) and len(g) == 2 and isinstance(g[1], str):
+        obj, name = g
+    elif isinstance(g, str):
+        if g not in NUMPY_NAMES:
+            raise ValueError(
+                f"pyframe cannot allowlist {g!r} by name: a name given as a string must be one of NumPy's "
+                f"({', '.join(sorted(NUMPY_NAMES))}); give any other class or function as the object itself"
+            )
+        return g, NUMPY_NAMES[g]
     else:
+        obj = g
         name = f"{getattr(g, '__module__', '')}.{getattr(g, '__qualname__', getattr(g, '__name__', ''))}"
-    if name not in NUMPY_NAMES:
+    if name in NUMPY_NAMES:
+        return name, NUMPY_NAMES[name]  # read by pyframe's own code from the array's bytes
+    if name.split(".")[0] in _BLOCKED_MODULES or not callable(obj):
         raise ValueError(
-            f"pyframe cannot allowlist {name!r}: beyond torch's defaults it reads only NumPy arrays, dtypes and "
-            f"scalars ({', '.join(sorted(NUMPY_NAMES))})"
+            f"pyframe cannot allowlist {name!r}: only classes and functions can be, and never from the modules "
+            f"{', '.join(_BLOCKED_MODULES)}"
         )
-    return name
+    return name, obj
 
 
 def add_safe_globals(safe_globals: list) -> None:
-    """Same as torch.serialization.add_safe_globals, for the NumPy names torch's pickles use for arrays,
-    dtypes and scalars (``numpy._core.multiarray._reconstruct``, ``numpy.ndarray``, ``numpy.dtype``,
-    ``numpy.dtypes.Float32DType``, ...), given as the objects or their dotted names. pyframe reads them with
-    its own code (the array's raw bytes, never NumPy's unpickling); any other name raises ValueError."""
+    """Same as torch.serialization.add_safe_globals: ``weights_only`` loading then also reads these globals.
+
+    Args:
+        safe_globals: classes and functions (or ``(obj, "module.name")`` pairs for a name the pickle uses instead
+            of ``obj``'s own). A pickle naming an allowlisted class builds it as pickle does (``cls.__new__``,
+            then its state through ``__setstate__`` or ``__dict__``): so ``torch.save(model)`` of your own module
+            loads with its class and the layers it holds allowlisted. NumPy's names for arrays, dtypes and
+            scalars (``numpy.ndarray``, ``numpy.dtype``, ``numpy._core.multiarray._reconstruct``, ...) may also be
+            given as strings; pyframe reads those with its own code, never NumPy's unpickling.
+
+    Raises:
+        ValueError: for another string, something not callable, or anything from ``sys``/``os``, which torch
+            never allows either."""
     _user_globals.update(_global_name(g) for g in safe_globals)
 
 
@@ -684,11 +726,12 @@ class safe_globals:  # noqa: N801 - torch's name
     """Same as torch.serialization.safe_globals: :func:`add_safe_globals` for the duration of a ``with``."""
 
     def __init__(self, safe_globals: list) -> None:
-        self.names = {_global_name(g) for g in safe_globals}
+        self.globals = dict(_global_name(g) for g in safe_globals)
 
     def __enter__(self):
-        self.added = self.names - _user_globals
+        self.added = {k: v for k, v in self.globals.items() if k not in _user_globals}
         _user_globals.update(self.added)
 
     def __exit__(self, *exc) -> None:
-        _user_globals.difference_update(self.added)
+        for k in self.added:
+            _user_globals.pop(k, None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import io
+import os
 import pickle
 import zipfile
 
@@ -133,3 +134,42 @@ def test_format_and_arguments_are_checked():
     with pytest.raises(ValueError, match="zip"):
         pf.save([1], io.BytesIO(), _use_new_zipfile_serialization=False)
     pf.save([1], io.BytesIO(), pickle_module=pickle, format="torch")
+
+
+class Net(pf.nn.Module):
+    """A user's own module, as in pytorch/examples' word_language_model (saved whole, loaded with safe_globals)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rnn = pf.nn.LSTM(3, 4)
+        self.head = pf.nn.Linear(4, 2)
+        self.act = pf.nn.functional.relu
+        self.scale = (2.0, [1, 2])
+
+    def forward(self, x):
+        return self.act(self.head(self.rnn(x)[0])) * self.scale[0]
+
+
+def test_whole_model_loads_with_its_classes_allowlisted_as_in_torch():
+    model = Net()
+    buf = io.BytesIO()
+    pf.save(model, buf)
+    with pytest.raises(WeightsOnlyError, match=r"GLOBAL .*Net was not an allowed global.*add_safe_globals\(\["):
+        pf.load(io.BytesIO(buf.getvalue()))
+    with pf.serialization.safe_globals([Net, pf.nn.LSTM, pf.nn.Linear, pf.nn.functional.relu]):
+        loaded = pf.load(io.BytesIO(buf.getvalue()))
+    assert pf.serialization.get_safe_globals() == []
+    x = pf.randn(5, 1, 3)
+    assert type(loaded) is Net and loaded.scale == (2.0, [1, 2]) and loaded.act is pf.nn.functional.relu
+    assert np.array_equal(loaded(x).detach().numpy(), model(x).detach().numpy())
+    assert [n for n, _ in loaded.named_parameters()] == [n for n, _ in model.named_parameters()]
+    only_some = pf.serialization.safe_globals([Net, pf.nn.Linear, pf.nn.functional.relu])
+    with only_some, pytest.raises(WeightsOnlyError, match="GLOBAL pyframe.nn.modules.rnn.LSTM"):
+        pf.load(io.BytesIO(buf.getvalue()))  # every class in the file must be allowlisted
+
+
+@pytest.mark.parametrize("bad", [os.system, "os.system", "mymodule.Thing", 3])
+def test_what_cannot_be_allowlisted_is_a_value_error(bad):
+    with pytest.raises(ValueError, match="cannot allowlist"):
+        pf.serialization.add_safe_globals([bad])
+    assert pf.serialization.get_safe_globals() == []
