@@ -34,6 +34,7 @@ from pyframe.distributions.inverse_gamma import InverseGamma
 from pyframe.distributions.kl import kl_divergence, register_kl
 from pyframe.distributions.kumaraswamy import Kumaraswamy
 from pyframe.distributions.laplace import Laplace
+from pyframe.distributions.lkj_cholesky import LKJCholesky
 from pyframe.distributions.log_normal import LogNormal
 from pyframe.distributions.logistic_normal import LogisticNormal
 from pyframe.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -53,14 +54,16 @@ from pyframe.distributions.transforms import *  # noqa: F403
 from pyframe.distributions.uniform import Uniform
 from pyframe.distributions.von_mises import VonMises
 from pyframe.distributions.weibull import Weibull
+from pyframe.distributions.wishart import Wishart
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
     "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric",
-    "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
+    "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LKJCholesky",
+    "LogNormal",
     "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
     "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto",
-    "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "Poisson", "Uniform", "VonMises", "Weibull",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "Poisson", "Uniform", "VonMises", "Weibull", "Wishart",
     "TransformedDistribution", "biject_to", "kl_divergence", "register_kl", "transform_to",
 ]  # fmt: skip
 __all__.extend(transforms.__all__)

@@ -372,8 +372,10 @@ def _kl_expfamily_expfamily(p: ExponentialFamily, q: ExponentialFamily) -> Tenso
     f_p = p._log_normalizer(*theta_p)
     grads = autograd.grad(f_p.sum(), theta_p, create_graph=True)
     result = q._log_normalizer(*theta_q) - f_p
+    batch_dims = len(T.broadcast_shapes(p.batch_shape, q.batch_shape))
     for tp, tq, g in zip(theta_p, theta_q, grads, strict=True):
-        result = result - _sum_rightmost((tq - tp) * g, len(q.event_shape))
+        term = (tq - tp) * g  # summed over the parameter's own dimensions, not the batch's
+        result = result - _sum_rightmost(term, term.dim() - batch_dims)
     return result
 
 

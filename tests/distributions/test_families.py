@@ -71,9 +71,12 @@ FAMILIES = {
     "RelaxedBernoulli": ((np.array(0.7),), {"probs": _r(3, lo=0.2, hi=0.8)}),
     "RelaxedOneHotCategorical": ((np.array(0.7),), {"probs": _simplex(2, 3)}),
     "LogisticNormal": ((_r(2, 3, lo=-1), _r(2, 3)), {}),
+    "Wishart": ((_r(2, lo=4, hi=6),), {"covariance_matrix": _spd(3)}),
+    "Wishart-precision": ((np.array(5.5),), {"precision_matrix": np.linalg.inv(_spd(3))}),
+    "LKJCholesky": ((3, _r(2, lo=0.5, hi=3)), {}),
 }
 NO_SAMPLE_MOMENTS = {"Cauchy", "HalfCauchy", "RelaxedBernoulli", "RelaxedOneHotCategorical", "LogisticNormal",
-                     "VonMises", "Categorical", "Categorical-logits"}  # fmt: skip
+                     "VonMises", "Categorical", "Categorical-logits", "LKJCholesky"}  # fmt: skip
 
 
 def _build(lib, name):
