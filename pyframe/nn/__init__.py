@@ -5,9 +5,12 @@ from pyframe.nn import functional, init  # isort: skip - the layers are built on
 from pyframe.nn import utils
 from pyframe.nn.modules import *  # noqa: F403
 from pyframe.nn.modules import __all__ as _modules_all
-from pyframe.nn.parameter import Parameter, UninitializedParameter
+from pyframe.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["Parameter", "UninitializedParameter", "functional", "init", "utils", *_modules_all]
+__all__ = [
+    "Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer", "functional", "init", "utils",
+    *_modules_all,
+]  # fmt: skip
 
 
 def __getattr__(name: str):

@@ -351,9 +351,14 @@ def test_lazy_convs_infer_in_channels_like_torch(name, args):
     assert m.weight.shape == tuple(t.weight.shape) and out.shape == tuple(tout.shape)
     m.load_state_dict({k: pf.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
     np.testing.assert_allclose(m(pf.tensor(x)).detach().numpy(), tout.detach().numpy(), rtol=1e-5, atol=1e-5)
-    fresh = getattr(nn, name)(*args)  # a materialized state loads into a fresh lazy module
-    fresh.load_state_dict(m.state_dict())
-    assert type(fresh).__name__ == type(t).__name__ and fresh.weight.shape == m.weight.shape
+    fresh, tfresh = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)  # a materialized state loads into
+    fresh.load_state_dict(m.state_dict())  # a fresh lazy module, which stays lazy until its first call
+    tfresh.load_state_dict(t.state_dict())
+    assert type(fresh).__name__ == type(tfresh).__name__ == name and fresh.weight.shape == m.weight.shape
+    assert fresh.in_channels == 4 and not fresh.has_uninitialized_params()
+    np.testing.assert_allclose(fresh(pf.tensor(x)).detach().numpy(), tfresh(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-5)  # fmt: skip
+    assert type(fresh).__name__ == type(tfresh).__name__ == type(t).__name__
 
 
 def test_conv_init_bounds_as_torch():

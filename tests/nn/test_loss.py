@@ -395,3 +395,64 @@ def test_ctc_loss_gradcheck_module_and_bad_input():
         F.ctc_loss(x, pf.tensor([[1, 2, 2], [4, 1, 0]]), ils, tls)
     with pytest.raises(TypeError, match="targets must be integers"):
         F.ctc_loss(x, targets.double(), ils, tls)
+
+
+def _adaptive_twins(**kwargs):
+    t = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], **kwargs)
+    p = nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], **kwargs)
+    rng = np.random.default_rng(0)
+    with torch.no_grad():
+        for q in t.parameters():
+            q.copy_(torch.tensor(rng.standard_normal(tuple(q.shape))))
+    p.load_state_dict({k: pf.tensor(v.numpy()) for k, v in t.state_dict().items()})
+    assert repr(p) == repr(t)
+    return t, p
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"div_value": 2.0, "head_bias": True}])
+def test_adaptive_log_softmax_matches_torch(kwargs):
+    t, p = _adaptive_twins(**kwargs)
+    x = np.random.default_rng(1).standard_normal((6, 8)).astype(np.float32)
+    target = np.array([0, 4, 9, 2, 7, 5])
+    tx, px = torch.tensor(x, requires_grad=True), pf.tensor(x, requires_grad=True)
+    tout, pout = t(tx, torch.tensor(target)), p(px, pf.tensor(target))
+    assert pout._fields == ("output", "loss")
+    for a, b in ((pout.output, tout.output), (pout.loss, tout.loss), (p.log_prob(px), t.log_prob(tx))):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-5)
+    assert p.predict(px).tolist() == t.predict(tx).tolist()
+    tout.loss.backward()
+    pout.loss.backward()
+    np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
+    for (name, tq), pq in zip(t.named_parameters(), p.parameters(), strict=True):
+        np.testing.assert_allclose(pq.grad.numpy(), tq.grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+    one, tone = p(px[0], pf.tensor(target[0])), t(tx[0], torch.tensor(target[0]))  # unbatched
+    assert one.output.shape == () and abs(one.loss.item() - tone.loss.item()) < 1e-5
+
+
+def test_adaptive_log_softmax_checks_its_arguments():
+    with pytest.raises(ValueError, match="length larger than 0"):
+        nn.AdaptiveLogSoftmaxWithLoss(4, 10, [])
+    with pytest.raises(ValueError, match="unique, positive integers"):
+        nn.AdaptiveLogSoftmaxWithLoss(4, 10, [5, 3])
+    with pytest.raises(ValueError, match="unique, positive integers"):
+        nn.AdaptiveLogSoftmaxWithLoss(4, 10, [3, 10])
+    m = nn.AdaptiveLogSoftmaxWithLoss(4, 10, [3])
+    with pytest.raises(RuntimeError, match=r"Target values should be in \[0, 9\]"):
+        m(pf.ones(2, 4), pf.tensor([1, 10]))
+    with pytest.raises(RuntimeError, match="same size in the batch dimension"):
+        m(pf.ones(3, 4), pf.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="multi-target not supported"):
+        m(pf.ones(2, 4), pf.tensor([[1], [2]]))
+    with pytest.raises(RuntimeError, match="0D target tensor expects 1D input"):
+        m(pf.ones(2, 4), pf.tensor(1))
+
+
+def test_nll_loss2d_is_nll_loss_and_warns():
+    x = np.random.default_rng(0).standard_normal((2, 3, 2, 2))
+    target = np.array([[[0, 1], [2, 0]], [[1, 1], [0, 2]]])
+    with pytest.warns(FutureWarning, match="NLLLoss2d` has been deprecated"):
+        m = nn.NLLLoss2d(ignore_index=2)
+    assert isinstance(m, nn.NLLLoss)
+    got = m(F.log_softmax(pf.tensor(x), 1), pf.tensor(target))
+    want = torch.nn.NLLLoss(ignore_index=2)(torch.log_softmax(torch.tensor(x), 1), torch.tensor(target))
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)

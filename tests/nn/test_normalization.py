@@ -361,3 +361,20 @@ test_reprs_match_torch = reprs_test(
     lambda n: n.LayerNorm([3, 4], elementwise_affine=False),
     lambda n: n.GroupNorm(2, 4, affine=False),
 )
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 9])
+def test_cross_map_lrn2d_matches_torch_including_its_window(size):
+    x = np.random.default_rng(size).standard_normal((2, 7, 3, 4))
+    m, t = nn.CrossMapLRN2d(size, 0.5, 0.75, 1.5), torch.nn.CrossMapLRN2d(size, 0.5, 0.75, 1.5)
+    np.testing.assert_allclose(m(pf.tensor(x)).numpy(), t(torch.tensor(x)).numpy(), rtol=1e-12, atol=1e-12)
+    assert repr(m) == repr(t)
+    # its gradient is the exact one of this forward (torch's hand-written backward differs in the last digits)
+    gc(lambda a: nn.CrossMapLRN2d(size, 0.5, 0.75, 1.5)(a), pf.tensor(x[:1, :, :2, :2], requires_grad=True))
+
+
+def test_cross_map_lrn2d_bad_input():
+    with pytest.raises(ValueError, match="Expected input to be 4D, got 3D"):
+        nn.CrossMapLRN2d(3)(pf.ones(2, 3, 4))
+    with pytest.raises(ValueError, match="size must be a positive int"):
+        nn.CrossMapLRN2d(0)(pf.ones(1, 2, 2, 2))

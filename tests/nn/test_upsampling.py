@@ -84,3 +84,13 @@ def test_interpolate_and_pixel_shuffle_bad_input():
         F.interpolate(pf.randn(1, 1, 4, 4), size=3, mode="cubic")
     with pytest.raises(ValueError, match="divisible by the square"):
         F.pixel_shuffle(pf.randn(1, 5, 2, 2), 2)
+
+
+def test_channel_shuffle_module_matches_torch():
+    x = np.arange(2 * 6 * 2 * 3, dtype=np.float32).reshape(2, 6, 2, 3)
+    for groups in (1, 2, 3, 6):
+        m, t = nn.ChannelShuffle(groups), torch.nn.ChannelShuffle(groups)
+        assert repr(m) == repr(t)
+        np.testing.assert_array_equal(m(pf.tensor(x)).numpy(), t(torch.tensor(x)).numpy())
+    with pytest.raises(RuntimeError, match="divisible by groups"):
+        nn.ChannelShuffle(4)(pf.tensor(x))

@@ -7,6 +7,7 @@ from pyframe.nn.modules import conv as _conv
 from pyframe.nn.modules import distance as _distance
 from pyframe.nn.modules import dropout as _dropout
 from pyframe.nn.modules import flatten as _flatten
+from pyframe.nn.modules import lazy as _lazy  # noqa: F401 - torch.nn.modules.lazy
 from pyframe.nn.modules import linear as _linear
 from pyframe.nn.modules import loss as _loss
 from pyframe.nn.modules import module as _module
@@ -15,6 +16,7 @@ from pyframe.nn.modules import padding as _padding
 from pyframe.nn.modules import pooling as _pooling
 from pyframe.nn.modules import rnn as _rnn
 from pyframe.nn.modules import sparse as _sparse
+from pyframe.nn.modules import torch_paths as _torch_paths  # noqa: F401 - registers torch's submodule paths
 from pyframe.nn.modules import transformer as _transformer
 from pyframe.nn.modules import upsampling as _upsampling
 from pyframe.nn.modules.activation import *  # noqa: F403

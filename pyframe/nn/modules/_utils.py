@@ -1,9 +1,13 @@
 """Helpers the layer families share: torch's ``_single``/``_pair`` (``_tuple``), its repr of the
 arguments not at their default (``_changed``), and two bases: ``_Layer`` for layers whose forward
 is one call of a functional form, ``_ArgsModule`` for layers whose state is their constructor's
-arguments."""
+arguments; and torch.nn.modules.utils' helpers (``_pair``, ``_ntuple`` ...)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from itertools import repeat
+from typing import Any
 
 from pyframe.nn.modules.module import Module
 
@@ -60,3 +64,48 @@ class _ArgsModule(_Layer):
         if getattr(self, "inplace", False):
             parts.append("inplace=True")
         return ", ".join(parts)
+
+
+# torch.nn.modules.utils' helpers, which model code imports by those paths (``from torch.nn.modules.utils import
+# _pair``); torch_paths.py registers them there
+def _ntuple(n: int, name: str = "parse") -> Callable[[Any], tuple]:
+    """torch's ``_ntuple``: a function making an iterable a tuple and anything else a tuple of ``n`` copies."""
+
+    def parse(x: Any) -> tuple:
+        return tuple(x) if isinstance(x, Iterable) else tuple(repeat(x, n))
+
+    parse.__name__ = name
+    return parse
+
+
+_single = _ntuple(1, "_single")
+_pair = _ntuple(2, "_pair")
+_triple = _ntuple(3, "_triple")
+_quadruple = _ntuple(4, "_quadruple")
+
+
+def _reverse_repeat_tuple(t: Sequence, n: int) -> tuple:
+    """torch's: ``t`` reversed with each element repeated ``n`` times (a module's padding as ``F.pad`` takes it)."""
+    return tuple(x for x in reversed(t) for _ in range(n))
+
+
+def _list_with_default(out_size: Any, defaults: Sequence[int]) -> Any:
+    """torch's: ``out_size`` with each None replaced by the matching trailing entry of ``defaults``."""
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size) :], strict=False)]
+
+
+def consume_prefix_in_state_dict_if_present(state_dict: dict[str, Any], prefix: str) -> None:
+    """Same as torch.nn.modules.utils.consume_prefix_in_state_dict_if_present: ``prefix`` stripped from the keys
+    that start with it (and from the ``_metadata`` keys), in place: a DataParallel/DDP checkpoint's "module."."""
+    for key in list(state_dict):
+        if key.startswith(prefix):
+            state_dict[key[len(prefix) :]] = state_dict.pop(key)
+    metadata = getattr(state_dict, "_metadata", None)
+    if metadata is not None:
+        for key in list(metadata):
+            if key and (key == prefix.replace(".", "") or key.startswith(prefix)):
+                metadata[key[len(prefix) :]] = metadata.pop(key)

@@ -1,4 +1,5 @@
-"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``. Same as torch.nn's.
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``, ``ParameterDict``. Same as
+torch.nn's.
 
 Every child they add goes through ``Module._register`` (so the global registration hooks see it).
 A child registered as None (a blocked registration, API.md) keeps its index (``len``, indexing)
@@ -10,14 +11,16 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain, islice
 from typing import Any, Self
 
 from pyframe.nn.modules.module import Module, _addindent
+from pyframe.nn.parameter import Parameter
+from pyframe.tensor import Tensor
 
 __all__ = [
-    "Sequential", "ModuleList", "ModuleDict",
+    "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
 ]  # fmt: skip
 
 
@@ -259,3 +262,226 @@ class ModuleDict(Module):
             if len(m) != 2:
                 raise ValueError(f"ModuleDict update sequence element #{j} has length {len(m)}; 2 is required")
             self[m[0]] = m[1]
+
+
+def _as_registered(value: Any) -> Any:
+    """What ParameterList and ParameterDict store: a tensor that is not a Parameter becomes one (torch's rule);
+    a Parameter, None or any other object is kept as it is."""
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _parameter_lines(items: Iterable[tuple[Any, Any]], dtype_name: Callable[[Tensor], str]) -> str:
+    """torch's extra_repr of the parameter containers: one line per entry, tensors by kind, dtype and size."""
+    lines = []
+    for key, p in items:
+        if isinstance(p, Tensor):
+            kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+            size = "x".join(str(s) for s in p.shape)
+            lines.append(f"  ({key}): {kind} containing: [{dtype_name(p)} of size {size}]")
+        else:
+            lines.append(f"  ({key}): Object of type: {type(p).__name__}")
+    return "\n".join(lines)
+
+
+class ParameterList(Module):
+    """Same as torch.nn.ParameterList: a list whose tensors are registered as parameters under the names
+    "0", "1", ... (so ``parameters()``, ``state_dict()``, ``.to()`` and the registration hooks see them). A tensor
+    that is not a Parameter is made one on the way in; other objects are kept as plain attributes."""
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def _abs_name(self, idx: int) -> str:
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f"index {idx} is out of range")
+        return str(idx % len(self))
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            out = type(self)()
+            for i in range(*idx.indices(len(self))):
+                out.append(self[i])
+            return out
+        return getattr(self, self._abs_name(idx))
+
+    def __setitem__(self, idx: int, param: Any) -> None:
+        setattr(self, self._abs_name(idx), _as_registered(param))
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(len(self)))
+
+    def __iadd__(self, parameters: Iterable[Any]) -> Self:
+        return self.extend(parameters)
+
+    def __dir__(self) -> list:
+        return [k for k in super().__dir__() if not k.isdigit()]
+
+    def append(self, value: Any) -> Self:
+        """Same as torch.nn.ParameterList.append: ``value`` added at the end (a tensor as a Parameter)."""
+        self._size += 1
+        self[self._size - 1] = value
+        return self
+
+    def extend(self, values: Iterable[Any]) -> Self:
+        """Same as torch.nn.ParameterList.extend: every value of an iterable appended (a tensor is no iterable
+        here)."""
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError("ParameterList.extend should be called with an iterable, but got " + type(values).__name__)
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return _parameter_lines(enumerate(self), lambda p: str(p.dtype))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterList should not be called.")
+
+
+class ParameterDict(Module):
+    """Same as torch.nn.ParameterDict: an ordered dict from string keys to parameters, each registered under its
+        key (so ``state_dict()`` has the keys themselves). A tensor that is not a Parameter is made one; other objects
+        are kept as plain attributes. ``update`` with a plain dict takes its keys sorted, as torch does. A missing key
+    raises KeyError, as a dict's (torch's raises the AttributeError of its attribute lookup)."""
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    @staticmethod
+    def _attr(key: Any) -> str:
+        if not isinstance(key, str):
+            raise TypeError(
+                "Index given to ParameterDict cannot be used as a key as it is not a string "
+                f"(type is '{type(key).__name__}'); ParameterDict keys are strings"
+            )
+        return key
+
+    def __getitem__(self, key: str) -> Any:
+        if self._attr(key) not in self._keys:  # torch raises the AttributeError of getattr; a dict's KeyError here
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        attr = self._attr(key)
+        setattr(self, attr, _as_registered(value))
+        self._keys[key] = None
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, self._attr(key))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def copy(self) -> ParameterDict:
+        """Same as torch.nn.ParameterDict.copy: a new ParameterDict holding the same parameters."""
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key: str, default: Any | None = None) -> Any:
+        """Same as torch.nn.ParameterDict.setdefault: ``self[key]``, set to ``default`` first if absent."""
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        """Same as torch.nn.ParameterDict.clear: removes every entry."""
+        for k in list(self._keys):
+            del self[k]
+
+    def pop(self, key: str) -> Any:
+        """Same as torch.nn.ParameterDict.pop: removes ``key`` and returns its value (KeyError if absent)."""
+        v = self[key]
+        del self[key]
+        return v
+
+    def popitem(self) -> tuple[str, Any]:
+        """Same as torch.nn.ParameterDict.popitem: removes and returns the last inserted ``(key, value)``."""
+        if not self._keys:
+            raise KeyError("popitem(): ParameterDict is empty")
+        key = next(reversed(self._keys))
+        return key, self.pop(key)
+
+    def get(self, key: str, default: Any | None = None) -> Any:
+        """Same as torch.nn.ParameterDict.get: ``self[key]`` if present, else ``default``."""
+        return self[key] if key in self else default  # noqa: SIM401 - self.get is this method
+
+    def fromkeys(self, keys: Iterable[str], default: Any | None = None) -> ParameterDict:
+        """Same as torch.nn.ParameterDict.fromkeys: a new ParameterDict with every key set to ``default``."""
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self):
+        """Same as torch.nn.ParameterDict.keys: the keys, in insertion order."""
+        return self._keys.keys()
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        """Same as torch.nn.ParameterDict.items: ``(key, value)`` pairs, in insertion order."""
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self) -> Iterator[Any]:
+        """Same as torch.nn.ParameterDict.values: the values, in insertion order."""
+        return (self[k] for k in self._keys)
+
+    def update(self, parameters: Mapping[str, Any] | Iterable) -> None:
+        """Same as torch.nn.ParameterDict.update: entries of an OrderedDict, a ParameterDict or an iterable of
+        ``(key, value)`` pairs in their order, of another mapping sorted by key; existing keys are overwritten."""
+        if not isinstance(parameters, Iterable):
+            raise TypeError(
+                "ParametersDict.update should be called with an iterable of key/value pairs, but got "
+                + type(parameters).__name__
+            )
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            pairs = list(parameters.items())
+        elif isinstance(parameters, Mapping):
+            pairs = sorted(parameters.items())
+        else:
+            pairs = []
+            for j, p in enumerate(parameters):
+                if not isinstance(p, Iterable):
+                    raise TypeError(f"ParameterDict update sequence element #{j} should be Iterable; is "
+                                    f"{type(p).__name__}")  # fmt: skip
+                if len(p) != 2:
+                    raise ValueError(f"ParameterDict update sequence element #{j} has length {len(p)}; 2 is required")
+                pairs.append(tuple(p))
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self) -> str:
+        return _parameter_lines(self.items(), lambda p: p.type())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        out = other.copy()
+        out.update(self)
+        return out
+
+    def __ior__(self, other: ParameterDict) -> Self:
+        self.update(other)
+        return self

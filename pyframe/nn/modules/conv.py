@@ -8,6 +8,7 @@ import math
 
 from pyframe.nn import functional as F
 from pyframe.nn.modules._utils import _ArgsModule, _changed, _Layer, _tuple
+from pyframe.nn.modules.lazy import LazyModuleMixin
 from pyframe.nn.modules.linear import init_weight_and_bias
 from pyframe.nn.modules.module import Module
 from pyframe.nn.parameter import Parameter, UninitializedParameter
@@ -168,13 +169,10 @@ class ConvTranspose3d(_ConvTransposeNd, fn=F.conv_transpose3d):
     _dims = 3
 
 
-class _LazyConvMixin:
-    """torch's lazy convolutions: ``in_channels`` is 0 and the weight (and bias) are UninitializedParameters
-    until the first forward, which takes ``in_channels`` from the input's channel dim, materializes and
-    initializes the parameters, and turns the module into its plain class (``cls_to_become``). Before that,
-    ``load_state_dict`` of a materialized state works as well."""
-
-    cls_to_become: type = None
+class _LazyConvXdMixin(LazyModuleMixin):
+    """torch's lazy convolutions (its ``_LazyConvXdMixin``): ``in_channels`` is 0 and the weight (and bias) are
+    UninitializedParameters until the first forward, which takes ``in_channels`` from the input's channel dim,
+    materializes and initializes the parameters, and turns the module into its plain class."""
 
     def _lazy_setup(self, out_channels: int, bias: bool, device, dtype) -> None:
         self.in_channels = 0
@@ -189,12 +187,8 @@ class _LazyConvMixin:
         return 1 if self.in_channels == 0 else super()._fan_in()
 
     def reset_parameters(self) -> None:
-        if not isinstance(self.weight, UninitializedParameter):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
             super().reset_parameters()
-
-    def has_uninitialized_params(self) -> bool:
-        """Same as torch's LazyModuleMixin.has_uninitialized_params."""
-        return any(isinstance(p, UninitializedParameter) for p in (self.weight, self.bias))
 
     def initialize_parameters(self, input: Tensor) -> None:  # noqa: A002
         """Take ``in_channels`` from ``input`` and materialize the parameters (torch's LazyModuleMixin step)."""
@@ -214,21 +208,8 @@ class _LazyConvMixin:
             self.bias.materialize((self.out_channels,))
         init_weight_and_bias(self.weight, self.bias, self._fan_in())
 
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
-        for name in ("weight", "bias"):  # a materialized state gives the shapes
-            p, key = getattr(self, name), prefix + name
-            if isinstance(p, UninitializedParameter) and key in state_dict:
-                p.materialize(state_dict[key].shape, dtype=state_dict[key].dtype)
-        result = super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
-        if not self.has_uninitialized_params():
-            self.in_channels = self.weight.shape[0] if self.transposed else self.weight.shape[1] * self.groups
-            self.__class__ = self.cls_to_become
-        return result
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        self.initialize_parameters(input)
-        self.__class__ = self.cls_to_become
-        return self.forward(input)
+    def _infer_from_loaded(self) -> None:
+        self.in_channels = self.weight.shape[0] if self.transposed else self.weight.shape[1] * self.groups
 
 
 def _lazy(name: str, base: type) -> type:
@@ -244,7 +225,7 @@ def _lazy(name: str, base: type) -> type:
 
     doc = (f"Same as torch.nn.{name}: a {base.__name__} whose ``in_channels`` is inferred from the first input "
            f"(its weight and bias are UninitializedParameters until then); it becomes a {base.__name__}.")  # fmt: skip
-    cls = type(name, (_LazyConvMixin, base), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
+    cls = type(name, (_LazyConvXdMixin, base), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
     cls.cls_to_become = base
     return cls
 

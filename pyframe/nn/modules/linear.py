@@ -1,4 +1,4 @@
-"""``Identity``, ``Linear`` and ``Bilinear``. Same as torch.nn's."""
+"""``Identity``, ``Linear``, ``Bilinear`` and ``LazyLinear``. Same as torch.nn's."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ from typing import Any
 from pyframe import _grad_mode
 from pyframe.nn import functional as F
 from pyframe.nn import init
+from pyframe.nn.modules.lazy import LazyModuleMixin
 from pyframe.nn.modules.module import Module
-from pyframe.nn.parameter import Parameter
+from pyframe.nn.parameter import Parameter, UninitializedParameter
 from pyframe.ops import creation
 from pyframe.tensor import Tensor
 
 __all__ = [
-    "Identity", "Linear", "Bilinear",
+    "Identity", "Linear", "Bilinear", "LazyLinear", "NonDynamicallyQuantizableLinear",
 ]  # fmt: skip
 
 
@@ -64,6 +65,45 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """Same as torch.nn.modules.linear.NonDynamicallyQuantizableLinear: a Linear under another name (torch's
+    MultiheadAttention output projection uses it to opt out of dynamic quantization, which pyframe does not have)."""
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """Same as torch.nn.LazyLinear: a Linear whose ``in_features`` is the last dim of its first input; its weight
+    and bias are UninitializedParameters until then, when they get torch's default initialization and the module
+    becomes a Linear."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        Module.__init__(self)  # no zero-size weight to initialize first
+        self.in_features = 0
+        self.out_features = out_features
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype) if bias else None)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:  # noqa: A002 - torch's name
+        """Take ``in_features`` from the last dim of ``input`` and materialize and initialize the parameters."""
+        if not self.has_uninitialized_params():
+            return
+        if input.ndim == 0:
+            raise ValueError("LazyLinear: the input must have at least one dim (its last is in_features)")
+        self.in_features = input.shape[-1]
+        self.weight.materialize((self.out_features, self.in_features))
+        if self.bias is not None:
+            self.bias.materialize((self.out_features,))
+        self.reset_parameters()
+
+    def _infer_from_loaded(self) -> None:
+        self.in_features = self.weight.shape[1]
 
 
 class Bilinear(Module):

@@ -4,16 +4,23 @@ follow ``to()`` and appear in ``state_dict``."""
 from __future__ import annotations
 
 import warnings
+from collections import namedtuple
+from collections.abc import Sequence
+from itertools import pairwise
 
 from pyframe.nn import functional as F
 from pyframe.nn.modules._utils import _Layer
+from pyframe.nn.modules.container import ModuleList, Sequential
+from pyframe.nn.modules.linear import Linear
+from pyframe.nn.modules.module import Module
+from pyframe.ops import join
 from pyframe.tensor import Tensor
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "NLLLoss",
     "SmoothL1Loss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
     "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
-    "MultiLabelMarginLoss", "CTCLoss",
+    "MultiLabelMarginLoss", "CTCLoss", "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss",
 ]  # fmt: skip
 
 
@@ -74,6 +81,18 @@ class NLLLoss(_WeightedLoss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """Same as torch.nn.NLLLoss2d: NLLLoss under its old name (NLLLoss takes the 4-d input itself); deprecated,
+    it warns as torch does."""
+
+    def __init__(self, weight: Tensor | None = None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean") -> None:  # fmt: skip
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and "
+                      "see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
+                      stacklevel=2)  # fmt: skip
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -266,3 +285,108 @@ class CTCLoss(_Loss):
     def forward(self, log_probs: Tensor, targets: Tensor, input_lengths, target_lengths) -> Tensor:
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)  # fmt: skip
+
+
+_ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
+
+
+class AdaptiveLogSoftmaxWithLoss(Module):
+    """Same as torch.nn.AdaptiveLogSoftmaxWithLoss (Grave et al., efficient softmax for large vocabularies): the
+    classes below ``cutoffs[0]`` and one entry per further cluster share the ``head`` Linear; each cluster's
+    classes get a two-layer projection in ``tail`` whose hidden size shrinks by ``div_value`` per cluster.
+    ``forward(input, target)`` returns ``(output, loss)``: each target's log-probability and their negated
+    mean; ``log_prob`` gives the full distribution, ``predict`` its argmax."""
+
+    def __init__(self, in_features: int, n_classes: int, cutoffs: Sequence[int], div_value: float = 4.0,
+                 head_bias: bool = False, device=None, dtype=None) -> None:  # fmt: skip
+        super().__init__()
+        cutoffs = list(cutoffs)
+        if len(cutoffs) == 0:
+            raise ValueError("cutoffs should be a sequence of length larger than 0")
+        if (cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or max(cutoffs) > n_classes - 1
+                or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs)):  # fmt: skip
+            raise ValueError("cutoffs should be a sequence of unique, positive integers sorted in an increasing "
+                             "order, where each value is between 1 and n_classes-1")  # fmt: skip
+        self.in_features = in_features
+        self.n_classes = n_classes
+        self.cutoffs = cutoffs + [n_classes]
+        self.div_value = div_value
+        self.head_bias = head_bias
+        self.shortlist_size = self.cutoffs[0]
+        self.n_clusters = len(self.cutoffs) - 1
+        self.head_size = self.shortlist_size + self.n_clusters
+        self.head = Linear(in_features, self.head_size, bias=head_bias, device=device, dtype=dtype)
+        self.tail = ModuleList()
+        for i, (lo, hi) in enumerate(pairwise(self.cutoffs)):
+            hidden = int(in_features // (div_value ** (i + 1)))
+            self.tail.append(Sequential(Linear(in_features, hidden, bias=False, device=device, dtype=dtype),
+                                        Linear(hidden, hi - lo, bias=False, device=device, dtype=dtype)))  # fmt: skip
+
+    def reset_parameters(self) -> None:
+        """Same as torch's: the head and every tail projection drawn again."""
+        self.head.reset_parameters()
+        for i2h, h2o in self.tail:
+            i2h.reset_parameters()
+            h2o.reset_parameters()
+
+    def forward(self, input_: Tensor, target_: Tensor) -> _ASMoutput:
+        if target_.ndim == 1:
+            if input_.shape[0] != target_.shape[0]:
+                raise RuntimeError("Input and target should have the same size in the batch dimension.")
+            if input_.ndim != 2:
+                raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with size "
+                                   f"{input_.shape}")  # fmt: skip
+        elif target_.ndim == 0:
+            if input_.ndim != 1:
+                raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with size "
+                                   f"{input_.shape}")  # fmt: skip
+        else:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        batched = target_.ndim > 0
+        input = input_ if batched else input_.unsqueeze(0)  # noqa: A001 - torch's name
+        target = target_ if batched else target_.unsqueeze(0)
+        if target.numel() and (bool((target < 0).any()) or bool((target >= self.n_classes).any())):
+            raise RuntimeError(f"Target values should be in [0, {self.n_classes - 1}], but values in range "
+                               f"[{target.min().item()}, {target.max().item()}] were found. ")  # fmt: skip
+        # each row reads one head column: its own class in the shortlist, else its cluster's entry, to which the
+        # log-probability of the class within its cluster is added
+        head_column = target
+        output = input.new_zeros(target.shape[0])
+        for i, (lo, hi) in enumerate(pairwise(self.cutoffs)):
+            mask = (target >= lo) & (target < hi)
+            rows = mask.nonzero().flatten()
+            if rows.numel() == 0:
+                continue
+            head_column = head_column.index_fill(0, rows, self.shortlist_size + i)
+            cluster_logprob = F.log_softmax(self.tail[i](input.index_select(0, rows)), dim=1)
+            local = cluster_logprob.gather(1, (target[mask] - lo).unsqueeze(1)).squeeze(1)
+            output = output.index_add(0, rows, local)
+        head_logprob = F.log_softmax(self.head(input), dim=1)
+        output = output + head_logprob.gather(1, head_column.unsqueeze(1)).squeeze(1)
+        loss = (-output).mean()
+        return _ASMoutput(output if batched else output.squeeze(0), loss)
+
+    def _full_log_prob(self, input: Tensor, head_output: Tensor) -> Tensor:  # noqa: A002
+        head_logprob = F.log_softmax(head_output, dim=1)
+        parts = [head_logprob[:, : self.shortlist_size]]
+        for i in range(self.n_clusters):
+            cluster_logprob = F.log_softmax(self.tail[i](input), dim=1)
+            parts.append(cluster_logprob + head_logprob[:, self.shortlist_size + i].unsqueeze(1))
+        return join.cat(parts, 1)
+
+    def log_prob(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        """Same as torch's: log-probabilities ``(N, n_classes)`` of every class."""
+        return self._full_log_prob(input, self.head(input))
+
+    def predict(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        """Same as torch's: the most probable class of each row, ``log_prob(input).argmax(dim=1)``; the tails are
+        evaluated only when a row's best head entry is a cluster."""
+        head_output = self.head(input)
+        best = head_output.argmax(dim=1)
+        outside = best >= self.shortlist_size
+        if not bool(outside.any()):
+            return best
+        full = self._full_log_prob(input[outside], head_output[outside]).argmax(dim=1)
+        best = best.clone()
+        best[outside] = full
+        return best

@@ -38,7 +38,7 @@ from pyframe._hooks import (
     register_module_parameter_registration_hook,
 )
 from pyframe.nn.modules._hooked_call import call_with_hooks
-from pyframe.nn.parameter import Parameter
+from pyframe.nn.parameter import Buffer, Parameter
 from pyframe.ops.creation import empty_like
 from pyframe.tensor import Tensor
 from pyframe.tensor import set_data as _set_data
@@ -285,13 +285,13 @@ class Module:
                     f"cannot assign '{_typename(value)}' as child module '{name}' (pyframe.nn.Module or None expected)"
                 )
             self._register("module", name, None, assign=True)
-        elif name in d.get("_buffers", ()):
+        elif isinstance(value, Buffer) or name in d.get("_buffers", ()):  # an nn.Buffer carries its persistence
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
                     f"cannot assign '{_typename(value)}' as buffer '{name}' (pyframe.Tensor or None expected)"
                 )
-            self._register("buffer", name, value, assign=True,
-                           persistent=name not in d["_non_persistent_buffers_set"])  # fmt: skip
+            persistent = value.persistent if isinstance(value, Buffer) else name not in d["_non_persistent_buffers_set"]
+            self._register("buffer", name, value, assign=True, persistent=persistent)
         else:
             object.__setattr__(self, name, value)
 

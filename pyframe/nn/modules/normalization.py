@@ -1,17 +1,20 @@
-"""Normalization layers: batch, instance, layer, group and RMS norm. Same as torch.nn's."""
+"""Normalization layers: batch, instance, layer, group and RMS norm, local response norms, and the lazy batch and
+instance norms (``num_features`` from the first input). Same as torch.nn's."""
 
 from __future__ import annotations
 
 from pyframe import _dtype, _grad_mode
 from pyframe.nn import functional as F
+from pyframe.nn.modules.lazy import LazyModuleMixin
 from pyframe.nn.modules.module import Module
-from pyframe.nn.parameter import Parameter
-from pyframe.ops import creation
+from pyframe.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from pyframe.ops import creation, index, scan
 from pyframe.tensor import Tensor
 
 __all__ = [
     "BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-    "RMSNorm", "BatchNorm3d", "LocalResponseNorm",
+    "RMSNorm", "BatchNorm3d", "LocalResponseNorm", "CrossMapLRN2d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+    "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
 ]  # fmt: skip
 
 
@@ -159,6 +162,37 @@ class LocalResponseNorm(Module):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
 
 
+class CrossMapLRN2d(Module):
+    """Same as torch.nn.CrossMapLRN2d: the legacy (Lua torch) local response norm of a 4-d input across channels,
+    ``x / (k + alpha / size * sum of x**2 over the channel window) ** beta``, with its window exactly as torch
+    computes it: channels ``c - (size - 1) // 2 .. c + (size - 1) // 2`` clipped to the input, plus channel 0 for
+    every channel past the first ``(size - 1) // 2 + 1`` (torch's running sum never drops it). The gradient is the
+    exact one of that forward (torch's hand-written backward differs from it in the last digits)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+        if not isinstance(self.size, int) or self.size < 1:
+            raise ValueError(f"CrossMapLRN2d: size must be a positive int, got {self.size!r}")
+        channels, pre = input.shape[1], (self.size - 1) // 2 + 1
+        square = input * input
+        # sums[j] = sum of square[:, :j]: the window lo..hi is sums[hi + 1] - sums[lo]
+        sums = scan.cumsum(F.pad(square, (0, 0, 0, 0, 1, 0)), 1)
+        hi = [min(c + pre - 1, channels - 1) + 1 for c in range(channels)]
+        lo = [0 if c <= pre else c - pre + 1 for c in range(channels)]
+        window = index.index_select(sums, 1, creation.tensor(hi)) - index.index_select(sums, 1, creation.tensor(lo))
+        first = creation.tensor([0.0 if lo_c == 0 else 1.0 for lo_c in lo], dtype=input.dtype).view(1, -1, 1, 1)
+        window = window + first * square[:, :1]
+        return input * (window * (self.alpha / self.size) + self.k) ** -self.beta
+
+    def extra_repr(self) -> str:
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
 class LayerNorm(_Affine):
     """Same as torch.nn.LayerNorm: normalises over the last ``len(normalized_shape)`` dims."""
 
@@ -266,3 +300,96 @@ class RMSNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """torch's ``_LazyNormBase``: ``num_features`` is 0 and weight, bias, running_mean and running_var are
+    uninitialized until the first input gives the channel count; then they take their usual initial values."""
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:  # fmt: skip
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)  # the entries come below
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = creation.tensor(0, dtype=_dtype.int64)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def _channels(self, input: Tensor) -> int:
+        self.cls_to_become._check_input_dim(self, input)
+        return input.shape[1]
+
+    def initialize_parameters(self, input: Tensor) -> None:  # noqa: A002 - torch's name
+        """Take ``num_features`` from the input's channel dim; materialize and reset every entry."""
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = self._channels(input)
+        for t in (self.weight, self.bias, self.running_mean, self.running_var):
+            if t is not None:
+                t.materialize((self.num_features,))
+        self.reset_parameters()
+
+    def _infer_from_loaded(self) -> None:
+        entry = self.weight if self.weight is not None else self.running_mean
+        if entry is not None:
+            self.num_features = entry.shape[0]
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """Same as torch.nn.LazyBatchNorm1d: a BatchNorm1d whose ``num_features`` is the first input's ``size(1)``."""
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """Same as torch.nn.LazyBatchNorm2d: a BatchNorm2d whose ``num_features`` is the first input's ``size(1)``."""
+
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """Same as torch.nn.LazyBatchNorm3d: a BatchNorm3d whose ``num_features`` is the first input's ``size(1)``."""
+
+    cls_to_become = BatchNorm3d
+
+
+class _LazyInstanceNorm(_LazyNormBase, _InstanceNorm):
+    """The lazy instance norms: torch's defaults for them are ``affine=True, track_running_stats=True`` (those of
+    ``_LazyNormBase``, unlike the InstanceNorm classes); the channel dim is 1 of a batched input, 0 of an
+    unbatched one."""
+
+    def _channels(self, input: Tensor) -> int:
+        d = self._dims
+        if input.ndim not in (d + 1, d + 2):
+            raise ValueError(f"expected {d + 1}D or {d + 2}D input (got {input.ndim}D input)")
+        return input.shape[1 if input.ndim == d + 2 else 0]
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm):
+    """Same as torch.nn.LazyInstanceNorm1d: an InstanceNorm1d whose ``num_features`` comes from the first input."""
+
+    cls_to_become = InstanceNorm1d
+    _dims = 1
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm):
+    """Same as torch.nn.LazyInstanceNorm2d: an InstanceNorm2d whose ``num_features`` comes from the first input."""
+
+    cls_to_become = InstanceNorm2d
+    _dims = 2
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm):
+    """Same as torch.nn.LazyInstanceNorm3d: an InstanceNorm3d whose ``num_features`` comes from the first input."""
+
+    cls_to_become = InstanceNorm3d
+    _dims = 3

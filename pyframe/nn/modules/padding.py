@@ -57,6 +57,18 @@ class _ZeroPadNd(_ConstantPadNd):
         return f"{self.padding}"
 
 
+class _ReflectionPadNd(_PadNd):
+    _mode = "reflect"
+
+
+class _ReplicationPadNd(_PadNd):
+    _mode = "replicate"
+
+
+class _CircularPadNd(_PadNd):
+    _mode = "circular"
+
+
 def _make(name: str, base: type, mode: str | None, dims: int) -> type:
     attrs = {"_dims": dims, "__doc__": f"Same as torch.nn.{name}.", "__module__": __name__}
     if mode is not None:
@@ -70,12 +82,12 @@ ZeroPad3d = _make("ZeroPad3d", _ZeroPadNd, None, 3)
 ConstantPad1d = _make("ConstantPad1d", _ConstantPadNd, None, 1)
 ConstantPad2d = _make("ConstantPad2d", _ConstantPadNd, None, 2)
 ConstantPad3d = _make("ConstantPad3d", _ConstantPadNd, None, 3)
-ReflectionPad1d = _make("ReflectionPad1d", _PadNd, "reflect", 1)
-ReflectionPad2d = _make("ReflectionPad2d", _PadNd, "reflect", 2)
-ReflectionPad3d = _make("ReflectionPad3d", _PadNd, "reflect", 3)
-ReplicationPad1d = _make("ReplicationPad1d", _PadNd, "replicate", 1)
-ReplicationPad2d = _make("ReplicationPad2d", _PadNd, "replicate", 2)
-ReplicationPad3d = _make("ReplicationPad3d", _PadNd, "replicate", 3)
-CircularPad1d = _make("CircularPad1d", _PadNd, "circular", 1)
-CircularPad2d = _make("CircularPad2d", _PadNd, "circular", 2)
-CircularPad3d = _make("CircularPad3d", _PadNd, "circular", 3)
+ReflectionPad1d = _make("ReflectionPad1d", _ReflectionPadNd, None, 1)
+ReflectionPad2d = _make("ReflectionPad2d", _ReflectionPadNd, None, 2)
+ReflectionPad3d = _make("ReflectionPad3d", _ReflectionPadNd, None, 3)
+ReplicationPad1d = _make("ReplicationPad1d", _ReplicationPadNd, None, 1)
+ReplicationPad2d = _make("ReplicationPad2d", _ReplicationPadNd, None, 2)
+ReplicationPad3d = _make("ReplicationPad3d", _ReplicationPadNd, None, 3)
+CircularPad1d = _make("CircularPad1d", _CircularPadNd, None, 1)
+CircularPad2d = _make("CircularPad2d", _CircularPadNd, None, 2)
+CircularPad3d = _make("CircularPad3d", _CircularPadNd, None, 3)

@@ -44,10 +44,14 @@ class MaxPool3d(_MaxPoolNd, fn=F.max_pool3d):
     """Same as torch.nn.MaxPool3d; ``stride`` defaults to ``kernel_size``."""
 
 
-class AvgPool1d(_ArgsModule):
-    """Same as torch.nn.AvgPool1d; ``stride`` defaults to ``kernel_size``."""
+class _AvgPoolNd(_ArgsModule):
+    """The average pools' base (torch's ``_AvgPoolNd``)."""
 
     _shown = ("kernel_size", "stride", "padding")
+
+
+class AvgPool1d(_AvgPoolNd):
+    """Same as torch.nn.AvgPool1d; ``stride`` defaults to ``kernel_size``."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:  # fmt: skip
@@ -61,10 +65,8 @@ class AvgPool1d(_ArgsModule):
                             self.count_include_pad)  # fmt: skip
 
 
-class AvgPool2d(_ArgsModule):
+class AvgPool2d(_AvgPoolNd):
     """Same as torch.nn.AvgPool2d; ``stride`` defaults to ``kernel_size``."""
-
-    _shown = ("kernel_size", "stride", "padding")
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override=None) -> None:  # fmt: skip
@@ -77,10 +79,8 @@ class AvgPool2d(_ArgsModule):
                             self.count_include_pad, self.divisor_override)  # fmt: skip
 
 
-class AvgPool3d(_ArgsModule):
+class AvgPool3d(_AvgPoolNd):
     """Same as torch.nn.AvgPool3d; ``stride`` defaults to ``kernel_size``."""
-
-    _shown = ("kernel_size", "stride", "padding")
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override=None) -> None:  # fmt: skip
@@ -141,7 +141,7 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd, fn=F.adaptive_max_pool3d):
     """Same as torch.nn.AdaptiveMaxPool3d."""
 
 
-class _LPPool(Module):
+class _LPPoolNd(Module):
     def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
         super().__init__()
         self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
@@ -152,21 +152,21 @@ class _LPPool(Module):
         )
 
 
-class LPPool1d(_LPPool):
+class LPPool1d(_LPPoolNd):
     """Same as torch.nn.LPPool1d (``F.lp_pool1d``)."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
 
-class LPPool2d(_LPPool):
+class LPPool2d(_LPPoolNd):
     """Same as torch.nn.LPPool2d (``F.lp_pool2d``)."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
 
-class LPPool3d(_LPPool):
+class LPPool3d(_LPPoolNd):
     """Same as torch.nn.LPPool3d (``F.lp_pool3d``)."""
 
     def forward(self, input: Tensor) -> Tensor:

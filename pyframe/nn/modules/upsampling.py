@@ -1,14 +1,16 @@
-"""``Upsample`` (and its nearest/bilinear aliases), ``PixelShuffle`` and ``PixelUnshuffle``. Same as torch.nn's."""
+"""``Upsample`` (and its nearest/bilinear aliases), ``PixelShuffle``, ``PixelUnshuffle`` and ``ChannelShuffle``. Same
+as torch.nn's."""
 
 from __future__ import annotations
 
+from pyframe._aliases import channel_shuffle
 from pyframe.nn import functional as F
 from pyframe.nn.modules._utils import _ArgsModule
 from pyframe.nn.modules.module import Module
 from pyframe.tensor import Tensor
 
 __all__ = [
-    "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ChannelShuffle",
 ]  # fmt: skip
 
 
@@ -69,3 +71,17 @@ class PixelUnshuffle(_ArgsModule):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.pixel_unshuffle(input, self.downscale_factor)
+
+
+class ChannelShuffle(_ArgsModule):
+    """Same as torch.nn.ChannelShuffle: the channels of ``(N, C, *)`` regrouped as ``(groups, C / groups)`` and
+    transposed (``pyframe.channel_shuffle``), as ShuffleNet mixes its grouped convolutions."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__(groups=groups)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
