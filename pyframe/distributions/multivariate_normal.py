@@ -45,7 +45,54 @@ def _cholesky_inverse(L: Tensor) -> Tensor:
     return inv.mT @ inv
 
 
-class MultivariateNormal(Distribution):
+class _ScaleMatrix:
+    """Mixin of the families given one of ``covariance_matrix``, ``precision_matrix`` or ``scale_tril``: the one
+    given is kept (broadcast), every computation uses its unbroadcast lower Cholesky factor, and the other two are
+    derived on first use at the shape ``_matrix_shape()``."""
+
+    _unbroadcasted_scale_tril: Tensor
+
+    def _matrix_shape(self) -> Size:
+        raise NotImplementedError
+
+    @staticmethod
+    def _one_matrix(**given: Tensor | None) -> tuple[str, Tensor]:
+        """The single parameterisation given, checked to be a (batch of) matrix."""
+        present = [(k, v) for k, v in given.items() if v is not None]
+        if len(present) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        name, matrix = present[0]
+        if matrix.dim() < 2:
+            what = f"{name} matrix" if name == "scale_tril" else name
+            raise ValueError(f"{what} must be at least two-dimensional, with optional leading batch dimensions")
+        return name, matrix
+
+    def _keep_factor(self, name: str, matrix: Tensor) -> None:
+        if name == "scale_tril":
+            self._unbroadcasted_scale_tril = matrix
+        elif name == "covariance_matrix":
+            self._unbroadcasted_scale_tril = linalg.cholesky(matrix)
+        else:
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
+
+    @lazy_property
+    def scale_tril(self) -> Tensor:
+        """The lower Cholesky factor ``L`` of the covariance (scale) matrix."""
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self) -> Tensor:
+        """The covariance (scale) matrix ``L L^T``."""
+        L = self._unbroadcasted_scale_tril
+        return (L @ L.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self) -> Tensor:
+        """The inverse of the covariance (scale) matrix."""
+        return _cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
+
+
+class MultivariateNormal(_ScaleMatrix, Distribution):
     """Multivariate normal distribution with mean ``loc`` and exactly one of ``covariance_matrix``,
     ``precision_matrix`` or ``scale_tril`` (the lower Cholesky factor of the covariance, the cheapest to give).
 
@@ -75,43 +122,17 @@ class MultivariateNormal(Distribution):
     ) -> None:
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        given = {"covariance_matrix": covariance_matrix, "precision_matrix": precision_matrix, "scale_tril": scale_tril}
-        given = {k: v for k, v in given.items() if v is not None}
-        if len(given) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
-        ((name, matrix),) = given.items()
-        if matrix.dim() < 2:
-            what = name if name == "covariance_matrix" else f"{name} matrix" if name == "scale_tril" else name
-            raise ValueError(f"{what} must be at least two-dimensional, with optional leading batch dimensions")
+        name, matrix = self._one_matrix(
+            covariance_matrix=covariance_matrix, precision_matrix=precision_matrix, scale_tril=scale_tril
+        )
         batch_shape = T.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
         self.__dict__[name] = matrix.expand(batch_shape + (-1, -1))
         self.loc = loc.expand(batch_shape + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = matrix
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = linalg.cholesky(matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
+        self._keep_factor(name, matrix)
 
     def _matrix_shape(self) -> Size:
         return self._batch_shape + self._event_shape + self._event_shape
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        """The lower Cholesky factor of the covariance."""
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        """The covariance ``L L^T``."""
-        L = self._unbroadcasted_scale_tril
-        return (L @ L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self) -> Tensor:
-        """The inverse covariance."""
-        return _cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
     mean = property(lambda self: self.loc, doc="``loc``.")
     mode = property(lambda self: self.loc, doc="``loc``.")

@@ -13,8 +13,8 @@ from pyframe._aliases import diag_embed
 from pyframe.distributions import constraints
 from pyframe.distributions.exp_family import ExponentialFamily
 from pyframe.distributions.gamma_family import Chi2
-from pyframe.distributions.multivariate_normal import _cholesky_inverse, _precision_to_scale_tril
-from pyframe.distributions.utils import _standard_normal, lazy_property
+from pyframe.distributions.multivariate_normal import _ScaleMatrix
+from pyframe.distributions.utils import _standard_normal
 from pyframe.linalg.solve import cholesky_solve
 from pyframe.tensor import Size, Tensor
 
@@ -28,7 +28,7 @@ def _mvdigamma(x: Tensor, p: int) -> Tensor:
     return T.digamma(x.unsqueeze(-1) - T.arange(p, dtype=x.dtype) / 2).sum(-1)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(_ScaleMatrix, ExponentialFamily):
     r"""Wishart distribution over ``p x p`` positive definite matrices with ``df`` degrees of freedom and scale
     matrix :math:`\Sigma`, given by exactly one of ``covariance_matrix``, ``precision_matrix`` (its inverse) or
     ``scale_tril`` (its lower Cholesky factor).
@@ -66,13 +66,9 @@ class Wishart(ExponentialFamily):
         scale_tril: Tensor | None = None,
         validate_args: bool | None = None,
     ) -> None:
-        given = {"covariance_matrix": covariance_matrix, "precision_matrix": precision_matrix, "scale_tril": scale_tril}
-        given = {k: v for k, v in given.items() if v is not None}
-        if len(given) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
-        ((name, matrix),) = given.items()
-        if matrix.dim() < 2:
-            raise ValueError(f"{name} must be at least two-dimensional, with optional leading batch dimensions")
+        name, matrix = self._one_matrix(
+            covariance_matrix=covariance_matrix, precision_matrix=precision_matrix, scale_tril=scale_tril
+        )
         df = T.as_tensor(df, dtype=matrix.dtype)
         batch_shape = T.broadcast_shapes(matrix.shape[:-2], df.shape)
         event_shape = matrix.shape[-2:]
@@ -82,12 +78,7 @@ class Wishart(ExponentialFamily):
         if bool((self.df <= p - 1).any()):
             raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {p - 1}.")
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = matrix
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = linalg.cholesky(matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
+        self._keep_factor(name, matrix)
         # the Bartlett factor's squared diagonal: Chi2(df - i) for row i
         self._dist_chi2 = Chi2(self.df.unsqueeze(-1) - T.arange(p, dtype=matrix.dtype).expand(batch_shape + (p,)))
 
@@ -98,22 +89,6 @@ class Wishart(ExponentialFamily):
 
     def _matrix_shape(self) -> Size:
         return self._batch_shape + self._event_shape
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        """The lower Cholesky factor of the scale matrix."""
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        """The scale matrix ``Sigma``."""
-        L = self._unbroadcasted_scale_tril
-        return (L @ L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self) -> Tensor:
-        """``Sigma^-1``."""
-        return _cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
     def _p(self) -> int:
         return self._event_shape[-1]
