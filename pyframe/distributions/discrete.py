@@ -43,7 +43,9 @@ class _ProbsOrLogits:
             *rest, value = broadcast_all(*others, value)
             rest = [r.type_as(value) for r in rest]
         else:
-            if not isinstance(value, Tensor) or value.dim() < 1:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"`{self._given}` must be a Tensor, got {type(value).__name__}")
+            if value.dim() < 1:
                 raise ValueError(f"`{self._given}` parameter must be at least one-dimensional.")
             value = value / value.sum(-1, keepdim=True) if probs is not None else value - value.logsumexp(-1, True)
             rest = []

@@ -90,3 +90,12 @@ def test_independent_expand_and_errors():
     assert tuple(e.batch_shape) == (4, 3) and tuple(e.base_dist.batch_shape) == (4, 3, 2)
     with pytest.raises(ValueError, match="reinterpreted_batch_ndims"):
         Independent(base, 3)
+
+
+def test_categorical_parameters_must_be_tensors():
+    with pytest.raises(TypeError, match="`probs` must be a Tensor, got list"):
+        Categorical(probs=[0.2, 0.8])
+    with pytest.raises(ValueError, match="at least one-dimensional"):
+        Categorical(logits=pf.tensor(0.3))
+    with pytest.raises(ValueError, match="not both"):
+        Categorical(probs=pf.ones(2), logits=pf.zeros(2))
