@@ -536,6 +536,33 @@ int pf_spmm_coo(int dtype, int64_t nnz, const int64_t *rows, const int64_t *cols
                 int64_t K, int64_t N, const void *dense, void *out);
 int pf_spmm_coo_values_grad(int dtype, int64_t nnz, const int64_t *rows, const int64_t *cols, int64_t M, int64_t K,
                             int64_t N, const void *g, const void *dense, void *gvals);
+/* Sparse add (torch's, for contiguous values): one walk over the two entry lists' linear keys as if each
+ * were sorted, equal keys into one entry; tslot[i] / sslot[j] is the result entry of each input entry,
+ * keys_out (room for nt + ns) the result's keys, *n_out their count. */
+int pf_coo_merge(int64_t nt, const int64_t *tkeys, int64_t ns, const int64_t *skeys, int64_t *tslot, int64_t *sslot,
+                 int64_t *keys_out, int64_t *n_out);
+/* SparseAdam's step on the rows of a coalesced gradient: keys[n] strictly increasing in [0, limit), each
+ * naming a block of `block` elements of param, exp_avg and exp_avg_sq (contiguous [limit * block]);
+ * gvals [n * block]; step_size = lr * sqrt(1 - beta2^t) / (1 - beta1^t). float32 or float64. */
+int pf_sparse_adam(int dtype, int64_t n, const int64_t *keys, int64_t limit, int64_t block, const void *gvals,
+                   void *param, void *exp_avg, void *exp_avg_sq, double step_size, double beta1, double beta2,
+                   double eps, int maximize);
+/* CSR matrices: crow [M + 1], col [nnz]. pf_csr_rows checks torch's invariants (columns against K
+ * unless K < 0) and writes each entry's row; pf_csr_crow makes crow from sorted rows. pf_csr_mm:
+ * out [M, N] = S @ dense [K, N] reduced per row by PF_CSR_* (amax / amin write arg [M, N], the entry
+ * chosen or -1; NULL for sum / mean); its backward writes gvals [nnz] and/or gdense [K, N] (NULL: not
+ * wanted) from g [M, N]. pf_csr_sampled_addmm: out[k] = alpha * <A[rows[k], :], B[:, col[k]]> +
+ * beta * c[k], A [M, K] and B [K, N] contiguous. */
+enum { PF_CSR_SUM, PF_CSR_MEAN, PF_CSR_AMAX, PF_CSR_AMIN };
+int pf_csr_rows(int64_t M, int64_t K, const int64_t *crow, int64_t nnz, const int64_t *col, int64_t *rows);
+int pf_csr_crow(int64_t nnz, const int64_t *rows, int64_t M, int64_t *crow);
+int pf_csr_mm(int dtype, int reduce, int64_t M, int64_t K, int64_t N, const int64_t *crow, const int64_t *col,
+              const void *vals, const void *dense, void *out, int64_t *arg);
+int pf_csr_mm_backward(int dtype, int reduce, int64_t M, int64_t K, int64_t N, const int64_t *crow,
+                       const int64_t *col, const void *vals, const void *dense, const int64_t *arg, const void *g,
+                       void *gvals, void *gdense);
+int pf_csr_sampled_addmm(int dtype, int64_t nnz, const int64_t *rows, const int64_t *col, const void *c, int64_t M,
+                         int64_t N, int64_t K, const void *A, const void *B, double alpha, double beta, void *out);
 
 /* bitwise and integer-only binary ops (bitwise.c): a, b and out of one dtype, broadcast as
  * pf_binary. and/or/xor take bool and the integer dtypes; shifts, gcd and lcm the integer ones.
