@@ -29,6 +29,7 @@ from pyframe.ops import (
 from pyframe.ops import elementwise as ew
 from pyframe.ops import special as special_ops
 from pyframe.ops.histogram import bincount, histc, histogram
+from pyframe.ops.sparse_csr import to_sparse_csr
 from pyframe.tensor import Tensor
 
 # torch binds these as methods too; tensordot, cdist and kron are functions only
@@ -154,6 +155,7 @@ def bind() -> None:
         methods[name] = getattr(inplace_view, name)
     methods["swapaxes_"] = inplace_view.swapdims_
     methods.update(to_sparse=sparse.to_sparse, to_dense=_to_dense)
+    methods.update(to_sparse_csr=to_sparse_csr, sparse_mask=sparse.sparse_mask)
     # torch's linear-algebra methods (pyframe.linalg)
     methods.update(special_ops.methods)  # polygamma, mvlgamma, frexp, ldexp, nextafter
     methods.update(

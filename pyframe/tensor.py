@@ -240,6 +240,7 @@ class Tensor:
 
     is_meta = False  # Same as torch.Tensor.is_meta: True for a tensor with a shape and no memory (device "meta")
     is_sparse = False  # Same as torch.Tensor.is_sparse: True for a sparse COO tensor (pyframe.ops.sparse)
+    is_sparse_csr = False  # True for a sparse CSR matrix (pyframe.ops.sparse_csr)
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("create tensors with pyframe.tensor(), pyframe.zeros() and the other factories")

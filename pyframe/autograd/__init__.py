@@ -56,11 +56,20 @@ def _root_grads(outputs: list, grad_outputs) -> list:
     return out
 
 
+def _sparse_roots(outputs: list, grads: list) -> tuple[list, list]:
+    """Sparse outputs replaced by their values, which carry autograd, and their gradients by the values'."""
+    if all(type(t) is Tensor for t in outputs):
+        return outputs, grads
+    pairs = [(t._vals, t._values_cotangent(g)) if hasattr(t, "_vals") else (t, g)
+             for t, g in zip(outputs, grads, strict=True)]  # fmt: skip
+    return [t for t, _ in pairs], [g for _, g in pairs]
+
+
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
     """Same as torch.autograd.backward: accumulate gradients of ``tensors`` into leaves' ``.grad``."""
     outputs = _as_list(tensors)
-    run_backward(outputs, _root_grads(outputs, grad_tensors), create_graph if retain_graph is None else retain_graph,
-                 create_graph)  # fmt: skip
+    outputs, grads = _sparse_roots(outputs, _root_grads(outputs, grad_tensors))
+    run_backward(outputs, grads, create_graph if retain_graph is None else retain_graph, create_graph)
 
 
 def grad(
@@ -86,8 +95,12 @@ def grad(
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got "
                          "allow_unused=False.")  # fmt: skip
     outs, ins = _as_list(outputs), _as_list(inputs)
-    res = run_backward(outs, _root_grads(outs, grad_outputs), create_graph if retain_graph is None else retain_graph,
-                       create_graph, inputs=ins)  # fmt: skip
+    outs, roots = _sparse_roots(outs, _root_grads(outs, grad_outputs))
+    sparse_in = [hasattr(t, "_vals") for t in ins]  # a sparse input's gradient is its values'
+    res = run_backward(outs, roots, create_graph if retain_graph is None else retain_graph, create_graph,
+                       inputs=[t._vals if s else t for t, s in zip(ins, sparse_in, strict=True)])  # fmt: skip
+    if any(sparse_in):
+        res = [t._with_values(g) if s and g is not None else g for t, s, g in zip(ins, sparse_in, res, strict=True)]
     for i, g in enumerate(res):
         if g is None and not allow_unused:
             raise RuntimeError(

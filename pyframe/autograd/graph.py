@@ -148,12 +148,14 @@ def _accumulate(node: AccumulateGrad, grad: Tensor):
         # other nodes; under create_graph the clone keeps the gradient's graph
         if _grad_mode.enabled and grad.requires_grad:
             leaf.grad = grad.clone()
+        elif grad.is_sparse:  # sparse grads are summed by rebinding, never written: kept unless shared or strided
+            leaf.grad = grad if _getrefcount(grad) <= 4 and grad._vals.is_contiguous() else grad.detach().clone()
         elif _sole_owner(grad):
             leaf.grad = grad
         else:
             leaf.grad = grad.detach().clone()
-    elif _grad_mode.enabled and grad.requires_grad:
-        leaf.grad = leaf.grad + grad  # create_graph: keep the graph of the sum
+    elif (_grad_mode.enabled and grad.requires_grad) or (leaf.grad.is_sparse and not grad.is_sparse):
+        leaf.grad = _add(leaf.grad, grad)  # create_graph keeps the graph of the sum; sparse + dense is dense
     else:
         with _grad_mode.no_grad():
             leaf.grad.add_(grad)
@@ -394,6 +396,8 @@ def _add(a, b):
         return b
     if b is None:
         return a
+    if a.is_sparse and not b.is_sparse:  # as torch's: dense + sparse (sparse + dense has no sparse form)
+        return b + a
     return a + b
 
 

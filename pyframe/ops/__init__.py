@@ -17,6 +17,7 @@ from pyframe.ops import scan as _scan
 from pyframe.ops import scattering as _scattering
 from pyframe.ops import sorting as _sorting
 from pyframe.ops import sparse as _sparse
+from pyframe.ops import sparse_csr as _sparse_csr
 from pyframe.ops import special as _special
 from pyframe.ops import stats as _stats
 from pyframe.ops import view as _view
@@ -39,6 +40,7 @@ from pyframe.ops.scan import *  # noqa: F403
 from pyframe.ops.scattering import *  # noqa: F403
 from pyframe.ops.sorting import *  # noqa: F403
 from pyframe.ops.sparse import *  # noqa: F403
+from pyframe.ops.sparse_csr import *  # noqa: F403
 from pyframe.ops.special import *  # noqa: F403
 from pyframe.ops.stats import *  # noqa: F403
 from pyframe.ops.view import *  # noqa: F403
@@ -61,6 +63,7 @@ __all__ = [
     *_scattering.__all__,
     *_sorting.__all__,
     *_sparse.__all__,
+    *_sparse_csr.__all__,
     *_special.__all__,
     *_stats.__all__,
     *_view.__all__,

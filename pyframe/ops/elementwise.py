@@ -473,8 +473,15 @@ def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False, numbe
     return fn
 
 
+# the binary ops of other layouts, by Tensor subclass: pyframe.ops.sparse registers its handler
+# (name, a, b, out) -> result here, as this module cannot import it
+sparse_binary: dict = {}
+
+
 def _apply_binary(row: _Binary, a, b, out=None) -> Tensor:
     """``row``'s op on ``a`` and ``b`` into a new tensor (``out`` None), into ``out``, or in place (``out is a``)."""
+    if sparse_binary and (type(a) in sparse_binary or type(b) in sparse_binary):
+        return sparse_binary[type(a) if type(a) in sparse_binary else type(b)](row.name, a, b, out)
     name, kind = row.name, row.kind
     check_operands(name, a, b, row.numbers)
     inplace = out is a

@@ -74,6 +74,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's para
     a, b = input, other
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError(f"matmul: expected two Tensors, got {type(a).__name__} and {type(b).__name__}")
+    if type(a) is not Tensor and (a.is_sparse or a.is_sparse_csr):  # a sparse matrix's own product (pyframe.sparse)
+        return a.matmul(b)
     dt = a.dtype
     if (
         (dt is float32 or dt is float64)
@@ -135,7 +137,9 @@ def _ranked(fn: str, ndim: int, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - torch's parameter names
-    """Same as torch.mm."""
+    """Same as torch.mm; a sparse COO or CSR ``input`` is ``torch.sparse.mm``."""
+    if isinstance(input, Tensor) and (input.is_sparse or input.is_sparse_csr):
+        return input.mm(mat2)
     return matmul(*_ranked("mm", 2, input, mat2))
 
 

@@ -18,12 +18,14 @@ from pyframe._backend import ShapeError, check, ffi, lib
 from pyframe._device import check_device
 from pyframe._dtype import as_dtype
 from pyframe.autograd.graph import record
-from pyframe.ops._common import zeros_of
+from pyframe.ops import elementwise as _ew
+from pyframe.ops._common import result_type, zeros_of
 from pyframe.ops.creation import tensor as _as_tensor
-from pyframe.ops.index import index_add_
+from pyframe.ops.index import index_add_, index_select
+from pyframe.ops.join import cat
 from pyframe.tensor import Storage, Tensor, contiguous_strides, empty_tensor
 
-__all__ = ["sparse_coo_tensor", "spmm", "sparse_coo"]
+__all__ = ["sparse_coo_tensor", "spmm", "sparse_coo", "sparse_mask"]
 
 _NULL = ffi.cast("char *", 0)
 
@@ -167,6 +169,91 @@ class SparseCooTensor(Tensor):
         """The same entries with the values converted (``to(dtype)``); the device must be the CPU."""
         return _make(self._idx, self._vals.to(*args, **kwargs), self._shape, self._coalesced)
 
+    def _with_values(self, values: Tensor) -> SparseCooTensor:
+        return _make(self._idx, values, self._shape, self._coalesced)
+
+    def _values_cotangent(self, g: Tensor) -> Tensor:
+        """The gradient of the values given ``g``, one of this tensor (``autograd.grad`` of a sparse output):
+        ``g``'s values when it is sparse with as many entries, else ``g`` read at the entries."""
+        if isinstance(g, SparseCooTensor) and g._vals._shape == self._vals._shape:
+            return g._vals
+        return sparse_mask(g.to_dense() if g.layout is not Tensor.layout else g, self)._vals
+
+    def clone(self, *, memory_format=None) -> SparseCooTensor:
+        """Same as torch.Tensor.clone: a copy of the indices and values (the values' graph kept)."""
+        return _make(self._idx.clone(), self._vals.clone(), self._shape, self._coalesced)
+
+    def zero_(self) -> SparseCooTensor:
+        """Same as torch.Tensor.zero_ of a sparse tensor: no entries left (nnz 0)."""
+        self._set(
+            _make(
+                empty_tensor((self.sparse_dim(), 0), _dtype.int64),
+                zeros_of((0, *self._vals._shape[1:]), self.dtype),
+                self._shape,
+                True,
+            )
+        )
+        return self
+
+    def _set(self, other: SparseCooTensor) -> SparseCooTensor:
+        self._idx, self._vals, self._coalesced = other._idx, other._vals, other._coalesced
+        self.dtype = other.dtype
+        return self
+
+    def add(self, other, *, alpha=1) -> SparseCooTensor:
+        """Same as torch.Tensor.add of a sparse tensor: ``self + alpha * other`` with ``other`` sparse of the same
+        size (a sparse result; ``dense + sparse`` is dense)."""
+        return _binary("add", self, other if alpha == 1 else other * alpha, None)
+
+    def add_(self, other, *, alpha=1) -> SparseCooTensor:
+        """In-place ``add``: this tensor takes the sum's entries."""
+        return _binary("add", self, other if alpha == 1 else other * alpha, self)
+
+    def sub(self, other, *, alpha=1) -> SparseCooTensor:
+        """Same as torch.Tensor.sub of a sparse tensor: ``self - alpha * other``."""
+        return _binary("sub", self, other if alpha == 1 else other * alpha, None)
+
+    def mul(self, other) -> SparseCooTensor:
+        """Same as torch.Tensor.mul of a sparse tensor by a number: the values scaled."""
+        return _binary("mul", self, other, None)
+
+    def mul_(self, other) -> SparseCooTensor:
+        """In-place ``mul`` by a number."""
+        return _binary("mul", self, other, self)
+
+    def div(self, other) -> SparseCooTensor:
+        """Same as torch.Tensor.div of a sparse tensor by a number."""
+        return _binary("div", self, other, None)
+
+    def neg(self) -> SparseCooTensor:
+        """Same as torch.Tensor.neg: the values negated."""
+        return _make(self._idx, _ew.neg(self._vals), self._shape, self._coalesced)
+
+    def __add__(self, other):
+        return _binary("add", self, other, None)
+
+    def __radd__(self, other):  # dense + sparse: Python asks the subclass first
+        return _binary("add", other, self, None)
+
+    def __sub__(self, other):
+        return _binary("sub", self, other, None)
+
+    def __rsub__(self, other):
+        return _binary("sub", other, self, None)
+
+    def __mul__(self, other):
+        return _binary("mul", self, other, None)
+
+    def __rmul__(self, other):
+        return _binary("mul", other, self, None)
+
+    def __truediv__(self, other):
+        return _binary("div", self, other, None)
+
+    __neg__ = neg
+    __iadd__ = add_
+    __imul__ = mul_
+
     def __repr__(self) -> str:
         extra = ", requires_grad=True" if self.requires_grad else ""
         return (f"tensor(indices={self._idx!r},\n       values={self._vals.detach()!r},\n       "
@@ -261,20 +348,108 @@ def coalesce(s: SparseCooTensor) -> SparseCooTensor:
     sparse_shape = _sparse_shape(s)
     check(lib.pf_coo_coalesce(nnz, _i64(keys), max(math.prod(sparse_shape), 1), _i64(slot), _i64(unique), count))
     n = count[0]
-    unique = unique[:n]
-    rows = []
-    for n_d, st in zip(sparse_shape, contiguous_strides(sparse_shape), strict=True):
-        rows.append((unique // st) % max(n_d, 1))
-    indices = _stack_rows(rows, n)
     values = index_add_(zeros_of((n, *s._vals._shape[1:]), s._vals.dtype), 0, slot, s._vals)
-    return _make(indices, values, s._shape, True)
+    return _make(_unravel(unique[:n], sparse_shape), values, s._shape, True)
 
 
-def _stack_rows(rows: list, n: int) -> Tensor:
-    out = empty_tensor((len(rows), n), _dtype.int64)
-    for d, r in enumerate(rows):
-        out[d] = r
+def _unravel(keys: Tensor, sparse_shape: tuple) -> Tensor:
+    """The ``[len(sparse_shape), n]`` indices of linear (row-major) keys."""
+    out = empty_tensor((len(sparse_shape), keys._shape[0]), _dtype.int64)
+    for d, (n_d, st) in enumerate(zip(sparse_shape, contiguous_strides(sparse_shape), strict=True)):
+        out[d] = (keys // st) % max(n_d, 1)
     return out
+
+
+def _sparse_size_check(fn: str, a: Tensor, b: Tensor) -> None:
+    if a._shape != b._shape:
+        raise RuntimeError(f"{fn}: expected 'self' and 'other' to have same size, but self has size {list(a._shape)} "
+                           f"while other has size {list(b._shape)} (FYI: dense-sparse addition does not currently "
+                           "support broadcasting)")  # fmt: skip
+
+
+def add_sparse(t: SparseCooTensor, s: SparseCooTensor, alpha=1) -> SparseCooTensor:
+    """``t + alpha * s`` for two sparse tensors, as torch adds them: with both values contiguous, one walk over
+    the two entry lists (``pf_coo_merge``: equal indices met together become one entry; the result is coalesced
+    when both are); otherwise the entries concatenated (coalesced once there are more than elements)."""
+    _sparse_size_check("add", t, s)
+    if t.sparse_dim() != s.sparse_dim():
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same density, but 'self' has {t.sparse_dim()} "
+                           f"sparse dimensions while 'other' has {s.sparse_dim()} sparse dimensions")  # fmt: skip
+    dt = result_type(t._vals, s._vals)
+    tv, sv = t._vals.to(dt), s._vals.to(dt)
+    if s._nnz() == 0:
+        return _make(t._idx.clone(), tv.clone(), t._shape, t._coalesced)
+    if t._nnz() == 0:
+        return _make(s._idx.clone(), sv * alpha if alpha != 1 else sv.clone(), s._shape, s._coalesced)
+    if tv.is_contiguous() and sv.is_contiguous():
+        nt, ns = t._nnz(), s._nnz()
+        tk, sk = _keys(t).contiguous(), _keys(s).contiguous()
+        tslot, sslot = empty_tensor((nt,), _dtype.int64), empty_tensor((ns,), _dtype.int64)
+        keys, count = empty_tensor((nt + ns,), _dtype.int64), ffi.new("int64_t *")
+        check(lib.pf_coo_merge(nt, _i64(tk), ns, _i64(sk), _i64(tslot), _i64(sslot), _i64(keys), count))
+        n = count[0]
+        values = index_add_(zeros_of((n, *tv._shape[1:]), dt), 0, tslot, tv)
+        values = index_add_(values, 0, sslot, sv, alpha=alpha)
+        return _make(_unravel(keys[:n], _sparse_shape(t)), values, t._shape, t._coalesced and s._coalesced)
+    r = _make(cat([t._idx, s._idx], 1), cat([tv, sv * alpha if alpha != 1 else sv]), t._shape, False)
+    return coalesce(r) if r._nnz() > r._numel else r
+
+
+def add_dense_sparse(d: Tensor, s: SparseCooTensor, alpha=1, out: Tensor | None = None) -> Tensor:
+    """``d + alpha * s`` as a dense tensor: a copy of ``d`` (or ``out``, which may be ``d`` itself) with the
+    values added at their indices (``index_add_``)."""
+    _sparse_size_check("add", d, s)
+    dt = result_type(d, s._vals)
+    if out is not None and out is not d:
+        out.copy_(add_dense_sparse(d, s, alpha))
+        return out
+    r = d if out is not None else d.to(dt).clone()
+    work = r if r.is_contiguous() else r.contiguous()
+    flat = work.view(math.prod(_sparse_shape(s)), *s._vals._shape[1:])
+    index_add_(flat, 0, _keys(s), s._vals.to(r.dtype), alpha=alpha)
+    if work is not r:
+        r.copy_(work)
+    return r
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float, bool)) or (isinstance(x, Tensor) and not x.is_sparse and x.ndim == 0)
+
+
+def _binary(name: str, a, b, out):
+    """A binary op with a sparse COO operand (``pyframe.ops.elementwise`` sends them here): ``add``/``sub`` of two
+    sparse tensors (sparse) or of a dense and a sparse one (dense), ``mul``/``div`` by a number (the values)."""
+    sa, sb = isinstance(a, SparseCooTensor), isinstance(b, SparseCooTensor)
+    if name in ("add", "sub"):
+        sign = 1 if name == "add" else -1
+        if sa and sb:
+            r = add_sparse(a, b, sign)
+            return a._set(r) if out is a else r if out is None else out.copy_(r.to_dense())
+        if sa and isinstance(b, Tensor):
+            raise RuntimeError(f"{name}(sparse, dense) is not supported. Use {name}(dense, sparse) instead.")
+        if sb and isinstance(a, Tensor):
+            return add_dense_sparse(a, b, sign, out)
+    elif name in ("mul", "div") and (sa != sb) and _number(b if sa else a) and not (name == "div" and sb):
+        sp, x = (a, b) if sa else (b, a)
+        vals = (_ew.mul if name == "mul" else _ew.div)(sp._vals, x)
+        r = _make(sp._idx, vals, sp._shape, sp._coalesced)
+        return sp._set(r) if out is sp else r if out is None else out.copy_(r.to_dense())
+    _dense_only(b if sb else a)
+
+
+_ew.sparse_binary[SparseCooTensor] = _binary
+
+
+def sparse_mask(input: Tensor, mask: SparseCooTensor) -> SparseCooTensor:  # noqa: A002
+    """Same as torch.Tensor.sparse_mask: ``input``'s elements at ``mask``'s stored indices, as a sparse tensor
+    with those indices (duplicates kept; coalesced when ``mask`` is)."""
+    if not isinstance(mask, SparseCooTensor):
+        raise TypeError(f"sparse_mask: mask must be a sparse COO tensor, got {type(mask).__name__}")
+    if isinstance(input, SparseCooTensor):
+        input = input.to_dense()  # noqa: A001
+    _sparse_size_check("sparse_mask", input, mask)
+    rows = input.reshape(math.prod(_sparse_shape(mask)), *input._shape[mask.sparse_dim() :])
+    return _make(mask._idx, index_select(rows, 0, _keys(mask)), mask._shape, mask._coalesced)
 
 
 def _i64(t: Tensor):
@@ -360,3 +535,18 @@ def mm(sparse: Tensor, dense: Tensor) -> Tensor:
 def spmm(input: SparseCooTensor, mat2: Tensor) -> Tensor:
     """Same as torch.spmm: ``pyframe.sparse.mm``."""
     return mm(input, mat2)
+
+
+def sparse_adam_step(param: Tensor, grad: SparseCooTensor, exp_avg: Tensor, exp_avg_sq: Tensor, step_size: float,
+                     beta1: float, beta2: float, eps: float, maximize: bool) -> None:  # fmt: skip
+    """SparseAdam's update (``pf_sparse_adam``) of the contiguous ``param`` and its moments, in place, at the
+    entries of ``grad`` (coalesced first: the update is not linear)."""
+    g = coalesce(grad)
+    keys = _keys(g).contiguous()
+    values = g._vals.detach().to(param.dtype).contiguous()
+    rows = math.prod(_sparse_shape(g))
+    for t in (param, exp_avg, exp_avg_sq):
+        t._bump()
+    check(lib.pf_sparse_adam(param.dtype.code, keys._shape[0], _i64(keys), rows, param._numel // max(rows, 1),
+                             values._ptr, param._ptr, exp_avg._ptr, exp_avg_sq._ptr, step_size, beta1, beta2, eps,
+                             int(maximize)))  # fmt: skip

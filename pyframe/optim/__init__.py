@@ -10,9 +10,10 @@ from pyframe.optim.muon import Muon
 from pyframe.optim.optimizer import Optimizer
 from pyframe.optim.rprop import Rprop
 from pyframe.optim.sgd import SGD
+from pyframe.optim.sparse_adam import SparseAdam
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam", "LBFGS",
-    "ASGD", "Rprop", "Adafactor", "Muon",
+    "ASGD", "Rprop", "Adafactor", "Muon", "SparseAdam",
     "lr_scheduler",
 ]  # fmt: skip

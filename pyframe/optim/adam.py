@@ -19,6 +19,7 @@ class Adam(_FusedOptimizer):
 
     _kind = "adam"
     _param_shaped_state = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+    _sparse_message = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
     def __init__(
         self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,

@@ -9,10 +9,16 @@ from typing import Any
 
 from pyframe import _dtype
 from pyframe.ops.creation import full, zeros, zeros_like
+from pyframe.ops.sparse import sparse_coo_tensor
 from pyframe.optim.optimizer import _FusedOptimizer, check_adam_args, check_number
 from pyframe.tensor import Tensor
 
 __all__ = ["Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam"]
+
+
+def _with_values(g: Tensor, values: Tensor) -> Tensor:
+    """A sparse tensor of ``g``'s (coalesced) indices with other values (torch's ``_make_sparse``)."""
+    return sparse_coo_tensor(g._indices(), values, g._shape, is_coalesced=True)
 
 
 class _Adaptive(_FusedOptimizer):
@@ -61,10 +67,12 @@ class Adadelta(_Adaptive):
 
 
 class Adagrad(_Adaptive):
-    """Same as torch.optim.Adagrad (state made at construction, as torch); sparse gradients do not
-    exist in pyframe; ``foreach``/``fused`` are accepted and have no effect."""
+    """Same as torch.optim.Adagrad (state made at construction, as torch); a sparse gradient steps only
+    its rows, as torch's (``weight_decay`` refuses it); ``foreach``/``fused`` are accepted and have no
+    effect."""
 
     _kind = "adagrad"
+    _sparse_grads = True
     _param_shaped_state = ("sum",)
 
     def __init__(
@@ -92,6 +100,20 @@ class Adagrad(_Adaptive):
     def _numbers(self, group, state, step):
         clr = float(group["lr"]) / (1 + (step - 1) * float(group["lr_decay"]))
         return [clr, float(group["eps"]), float(group["weight_decay"]), float(bool(group["maximize"]))]
+
+    def _sparse_step(self, p: Tensor, g: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
+        # torch's sparse Adagrad: the sum grows by g^2 at the gradient's (coalesced) entries, which alone step
+        step = self._next_step(state)
+        if group["maximize"]:
+            g = -g
+        if float(group["weight_decay"]) != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+        clr = float(group["lr"]) / (1 + (step - 1) * float(group["lr_decay"]))
+        g = g.coalesce()
+        total = self._buffer(state, "sum", p)
+        total.add_(_with_values(g, g._values() * g._values()))
+        std = total.sparse_mask(g)._values().sqrt().add_(float(group["eps"]))
+        p.add_(_with_values(g, g._values() / std), alpha=-clr)
 
 
 class RMSprop(_Adaptive):

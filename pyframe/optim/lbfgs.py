@@ -150,7 +150,8 @@ class LBFGS(Optimizer):
         self._params: list[Tensor] = self.param_groups[0]["params"]
 
     def _gather_flat_grad(self) -> Tensor:
-        views = [p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1) for p in self._params]
+        views = [p.new_zeros(p.numel()) if p.grad is None else (p.grad.to_dense() if p.grad.is_sparse else p.grad)
+                 .reshape(-1) for p in self._params]  # fmt: skip
         return cat(views, 0)
 
     def _add_grad(self, step_size: float, update: Tensor) -> None:

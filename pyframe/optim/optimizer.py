@@ -259,18 +259,25 @@ class Optimizer:
 
     # helpers for subclasses: the C kernels want contiguous buffers of the parameter's dtype
 
+    # whether the step takes sparse gradients (SGD, Adagrad; SparseAdam takes only them), and torch's
+    # message where it does not ({} is the class's name)
+    _sparse_grads = False
+    _sparse_message = "{} does not support sparse gradients"
+
     def _grad_of(self, p: Tensor) -> Tensor:
-        """``p.grad`` checked against ``p`` and made contiguous."""
+        """``p.grad`` checked against ``p`` and made contiguous (a sparse one is returned as it is)."""
         if p.dtype not in _STEPPED_DTYPES:
             raise TypeError(f"{type(self).__name__} steps float32 and float64 parameters, got {p.dtype.name}")
         g = p.grad
         if not isinstance(g, Tensor):
             raise TypeError(f"a parameter's grad must be a Tensor or None, got {type(g).__name__}")
+        if g.is_sparse and not self._sparse_grads:
+            raise RuntimeError(self._sparse_message.format(type(self).__name__))
         if g._shape != p._shape:
             raise ShapeError(f"gradient of shape {list(g._shape)} does not match its parameter's {list(p._shape)}")
         if g.dtype is not p.dtype:
             raise TypeError(f"gradient of dtype {g.dtype.name} does not match its parameter's {p.dtype.name}")
-        return g if g._contig or g.is_contiguous() else g.contiguous()
+        return g if g._contig or g.is_sparse or g.is_contiguous() else g.contiguous()
 
     @staticmethod
     def _buffer(state: dict[str, Any], key: str, p: Tensor) -> Tensor:
@@ -481,6 +488,9 @@ class _FusedOptimizer(Optimizer):
                 state = self.state[p]
                 if not state:
                     self._init_state(p, group, state)
+            if g.is_sparse:  # SGD and Adagrad: torch's sparse update, outside the fused kernel
+                self._sparse_step(p, g, group, state)
+                continue
             own = self._per_param(group, state)
             if names:
                 states = [None if name is None else self._state_buffer(state, name, p) for name in names]
@@ -491,6 +501,10 @@ class _FusedOptimizer(Optimizer):
         fused_step(self._kind, batch, self._scalars(group))
         for p, t in copies:  # the kernel updated a contiguous copy
             p.copy_(t)
+
+    def _sparse_step(self, p: Tensor, g: Tensor, group: dict[str, Any], state: dict[str, Any] | None) -> None:
+        """The update of ``p`` by a sparse gradient (for a class with ``_sparse_grads``)."""
+        raise RuntimeError(self._sparse_message.format(type(self).__name__))
 
     def _state_buffer(self, state: dict[str, Any], name: str, p: Tensor) -> Tensor:
         """State tensor ``name`` checked against ``p`` (made as zeros when missing)."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyframe.optim.optimizer import _FusedOptimizer, check_number
+from pyframe.tensor import Tensor
 
 __all__ = ["SGD"]
 
@@ -10,9 +13,11 @@ __all__ = ["SGD"]
 class SGD(_FusedOptimizer):
     """Same as torch.optim.SGD. Each step is one fused C pass per parameter (``pf_optim_step``);
     ``foreach`` and ``fused`` are accepted and recorded, with no effect; ``differentiable=True``
-    is not supported."""
+    is not supported. A sparse gradient steps only its rows, as torch's (its momentum buffer is sparse;
+    ``weight_decay`` refuses it)."""
 
     _kind = "sgd"
+    _sparse_grads = True
     _param_shaped_state = ("momentum_buffer",)
 
     def __init__(
@@ -39,3 +44,19 @@ class SGD(_FusedOptimizer):
     def _scalars(self, group: dict) -> tuple:
         return (float(group["lr"]), float(group["momentum"]), float(group["dampening"]), float(group["weight_decay"]),
                 float(bool(group["nesterov"])), float(bool(group["maximize"])))  # fmt: skip
+
+    def _sparse_step(self, p: Tensor, g: Tensor, group: dict[str, Any], state: dict[str, Any] | None) -> None:
+        # torch's single-tensor SGD, whose sparse arithmetic keeps the gradient sparse
+        if group["maximize"]:
+            g = -g
+        if float(group["weight_decay"]) != 0:
+            g = g.add(p, alpha=float(group["weight_decay"]))  # raises as torch: add(sparse, dense)
+        momentum = float(group["momentum"])
+        if momentum != 0:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = g.clone().detach()
+            else:
+                buf.mul_(momentum).add_(g, alpha=1 - float(group["dampening"]))
+            g = g.add(buf, alpha=momentum) if group["nesterov"] else buf
+        p.add_(g, alpha=-float(group["lr"]))

@@ -209,11 +209,31 @@ def _tensor(obj, grad, leaves):
     if obj.is_quantized:
         raise OutOfScope("quantized")
     if obj.layout != torch.strided:
-        raise Outcome("missing", f"layout {obj.layout}")
+        return _sparse(obj, grad, leaves)
     dt = pf_dtype(obj.dtype)
     arr = obj.detach()
     arr = arr.to(torch.float32).numpy() if obj.dtype == torch.bfloat16 else arr.numpy()
     t = pyframe.tensor(np.array(arr), dtype=dt)
+    if grad and obj.requires_grad:
+        t.requires_grad_(True)
+        if leaves is not None:
+            leaves.append(t)
+    return t
+
+
+def _sparse(obj, grad, leaves):
+    """A torch sparse COO or CSR tensor as pyframe's, built from its indices and values."""
+    parts = {
+        torch.sparse_coo: ("sparse_coo_tensor", "_indices", "_values"),
+        torch.sparse_csr: ("sparse_csr_tensor", "crow_indices", "col_indices", "values"),
+    }.get(obj.layout)
+    make = parts and getattr(pyframe, parts[0], None)
+    if make is None:
+        raise Outcome("missing", f"layout {obj.layout}")
+    args = [_tensor(getattr(obj, name)().detach(), False, None) for name in parts[1:]]
+    t = make(*args, tuple(obj.shape))
+    if obj.layout == torch.sparse_coo and obj.is_coalesced():
+        t = t.coalesce()
     if grad and obj.requires_grad:
         t.requires_grad_(True)
         if leaves is not None:
@@ -306,7 +326,7 @@ def pf_arrays(obj) -> list:
     out = []
     for v in flat(obj):
         if isinstance(v, pyframe.Tensor):
-            if v.is_sparse:  # as torch's sparse results above: compared as dense
+            if v.layout is not pyframe.strided:  # as torch's sparse results above: compared as dense
                 v = v.to_dense()
             if v.dtype == pyframe.bfloat16:  # NumPy has none: through float32 (exact)
                 out.append(torch.from_numpy(np.array(v.detach().float().numpy())).to(torch.bfloat16))

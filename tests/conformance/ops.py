@@ -224,12 +224,26 @@ def _grad_check(op, kind, sample, pf_fn, rng) -> None:
     except Exception as exc:
         raise Outcome("grad", "backward: " + one_line(exc)) from None
     for i, (pg, tg, leaf) in enumerate(zip(pgrads, tgrads, tleaves, strict=False)):
+        if leaf.layout != torch.strided:  # a sparse input's gradient, at its stored entries (torch's masked sense)
+            mask = _pattern(leaf)
+            tg = torch.zeros(leaf.shape, dtype=leaf.dtype) if tg is None else tg.detach().to_dense() * mask
+            if pg is not None:
+                pg = torch.from_numpy(np.array(pg.to_dense().detach().numpy())) * mask
         tg = torch.zeros_like(leaf) if tg is None else tg
-        pg = torch.zeros_like(leaf) if pg is None else torch.from_numpy(np.array(pg.detach().numpy()))
+        pg = torch.zeros_like(tg) if pg is None else torch.from_numpy(np.array(pg.detach().numpy()))
         try:
             torch.testing.assert_close(pg, tg, equal_nan=True, check_dtype=False)
         except AssertionError as exc:
             raise Outcome("grad", f"input {i}: " + " ".join(str(exc).split("\n")[:3])[:140]) from None
+
+
+def _pattern(t: torch.Tensor) -> torch.Tensor:
+    """Where a sparse COO or CSR tensor stores entries, as a dense bool mask."""
+    if t.layout == torch.sparse_csr:
+        ones = torch.sparse_csr_tensor(t.crow_indices(), t.col_indices(), torch.ones_like(t.values()), t.shape)
+    else:
+        ones = torch.sparse_coo_tensor(t._indices(), torch.ones_like(t._values()), t.shape)
+    return ones.detach().to_dense() != 0
 
 
 def _samples(op, dtype):

@@ -1,7 +1,8 @@
 """optim_db: every OptimizerInfo's class, run in pyframe by the same name, step for step beside torch.
 
 Each configuration of ``optim_inputs_func("cpu")`` builds both optimizers over the same two float64
-matrices and takes ``STEPS`` closure steps of one loss; after every step the parameters must agree
+matrices and takes ``STEPS`` closure steps of one loss (through sparse embedding lookups for an optimizer
+that takes only sparse gradients); after every step the parameters must agree
 (torch.testing's float64 tolerances). Every ``optim_error_inputs_func`` case torch rejects (at
 construction or at the step) must raise in pyframe too.
 """
@@ -32,15 +33,19 @@ def _params(lib):
     return [lib.tensor(w, requires_grad=True), lib.tensor(v, requires_grad=True)]
 
 
-def _loss(lib, params, step):
+def _loss(lib, params, step, sparse=False):
     w, v = params
+    if sparse:  # sparse gradients: rows looked up by embedding (one twice), other rows on other steps
+        lookup = lib.nn.functional.embedding
+        w = lookup(lib.tensor([[0, 2], [2, 3]] if step % 2 == 0 else [[1, 3]]), w, sparse=True)
+        v = lookup(lib.tensor([1, 1] if step % 3 else [0]), v, sparse=True)
     return (w.sin() * (1.0 + 0.1 * step)).sum() + ((v - 0.5) ** 2).sum() * 0.5 + (w * w).sum() * 0.1
 
 
-def _closure(lib, opt, params, step):
+def _closure(lib, opt, params, step, sparse=False):
     def closure():
         opt.zero_grad()
-        loss = _loss(lib, params, step[0])
+        loss = _loss(lib, params, step[0], sparse)
         loss.backward()
         return loss
 
@@ -55,7 +60,9 @@ def _config(info, oi) -> tuple[str, str]:
     except Exception as exc:
         raise failure(exc) from None
     tstep, pstep = [0], [0]
-    tclosure, pclosure = _closure(torch, topt, tparams, tstep), _closure(pyframe, popt, pparams, pstep)
+    sparse = bool(info.only_supports_sparse_grads)
+    tclosure = _closure(torch, topt, tparams, tstep, sparse)
+    pclosure = _closure(pyframe, popt, pparams, pstep, sparse)
     for step in range(STEPS):
         tstep[0] = pstep[0] = step
         topt.step(tclosure)
@@ -107,8 +114,6 @@ def run_entry(info) -> tuple[str, str]:
     name = info.optim_cls.__name__
     if getattr(pyframe.optim, name, None) is None:
         return "missing", f"pyframe.optim.{name}"
-    if info.only_supports_sparse_grads:
-        return "missing", "sparse gradients (pyframe has no sparse tensors)"
     for oi in info.optim_inputs_func(device="cpu"):
         if oi.params is not None:
             continue

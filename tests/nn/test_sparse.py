@@ -141,3 +141,95 @@ def test_embedding_bag_module_and_bad_input():
         F.embedding_bag(pf.tensor([[1, 10]]), m.weight)
     with pytest.raises(ValueError, match="offsets must start at 0"):
         F.embedding_bag(pf.tensor([1, 2, 3]), m.weight, pf.tensor([1, 2]))
+
+
+# ---- sparse=True: the weight's gradient is a sparse COO tensor ----
+
+
+def _sparse_as_torch(g):
+    """A pyframe sparse gradient's stored (uncoalesced) indices and values, as NumPy."""
+    return g._indices().numpy(), g._values().detach().numpy()
+
+
+def _check_sparse_grad(pg, tg):
+    assert pg.is_sparse and pg.layout == pf.sparse_coo and pg.shape == tuple(tg.shape)
+    assert pg.is_coalesced() == tg.is_coalesced()
+    pi, pv = _sparse_as_torch(pg)
+    np.testing.assert_array_equal(pi, tg._indices().numpy())
+    np.testing.assert_allclose(pv, tg._values().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(pg.to_dense().numpy(), tg.to_dense().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 1])
+def test_embedding_sparse_grad_matches_torch(rng, padding_idx):
+    # indices looked up (duplicates kept, padding left out), their gradient rows as values; contiguous upstream
+    # gradients (a product, not .sum()) so that torch's accumulation merges rather than concatenates
+    idx = np.array([[3, 1, 3], [0, 1, 4]])
+    w = f64(rng, 6, 2)
+    pw, tw = leaf(w), torch.tensor(w, requires_grad=True)
+    for step in range(3):
+        cot = rng.standard_normal((2, 3, 2))
+        (F.embedding(pf.tensor(idx + step % 2), pw, padding_idx, sparse=True) * pf.tensor(cot)).sum().backward()
+        (TF.embedding(torch.tensor(idx + step % 2), tw, padding_idx, sparse=True) * torch.tensor(cot)).sum().backward()
+        _check_sparse_grad(pw.grad, tw.grad)
+    assert pw.grad.coalesce().indices().tolist() == tw.grad.coalesce().indices().tolist()
+
+
+def test_sparse_grad_meets_dense_grad(rng):
+    # sparse then dense (and dense then sparse) accumulate to a dense gradient, as torch's
+    w = f64(rng, 4, 3)
+    for order in ("sparse first", "dense first"):
+        pw, tw = leaf(w), torch.tensor(w, requires_grad=True)
+        for lib, x, fn in ((pf, pw, F), (torch, tw, TF)):
+            for kind in ("sparse", "dense") if order == "sparse first" else ("dense", "sparse"):
+                if kind == "sparse":
+                    fn.embedding(lib.tensor([1, 1, 3]), x, sparse=True).sum().backward()
+                else:
+                    (x * 2).sum().backward()
+        assert not pw.grad.is_sparse
+        np.testing.assert_allclose(pw.grad.numpy(), tw.grad.numpy(), rtol=1e-12)
+    # two sparse lookups in one graph: the engine adds them (a sparse sum)
+    pw, tw = leaf(w), torch.tensor(w, requires_grad=True)
+    (
+        F.embedding(pf.tensor([1, 3]), pw, sparse=True).sum()
+        + F.embedding(pf.tensor([3, 0]), pw, sparse=True).sum() * 2
+    ).backward()
+    (
+        TF.embedding(torch.tensor([1, 3]), tw, sparse=True).sum()
+        + TF.embedding(torch.tensor([3, 0]), tw, sparse=True).sum() * 2
+    ).backward()
+    np.testing.assert_allclose(pw.grad.to_dense().numpy(), tw.grad.to_dense().numpy())
+    (g,) = pf.autograd.grad(F.embedding(pf.tensor([2, 2]), pw, sparse=True).sum(), pw)
+    assert g.is_sparse and g.to_dense().tolist() == [[0.0] * 3, [0.0] * 3, [2.0] * 3, [0.0] * 3]
+
+
+def test_embedding_sparse_module_and_errors(rng):
+    emb = nn.Embedding(5, 3, sparse=True)
+    assert "sparse=True" in repr(emb)
+    emb(pf.tensor([1, 1])).sum().backward()
+    assert emb.weight.grad.is_sparse and emb.weight.grad.coalesce().values().tolist() == [[2.0] * 3]
+    w = leaf(f64(rng, 5, 3))
+    out = F.embedding(pf.tensor([0, 0]), w, sparse=True, scale_grad_by_freq=True).sum()
+    with pytest.raises(RuntimeError, match="scale_grad_by_freq not supported with sparse gradients"):
+        out.backward()
+    with pytest.raises(ValueError, match="max mode does not support sparse weights"):
+        F.embedding_bag(pf.tensor([[0, 1]]), w, mode="max", sparse=True)
+
+
+@pytest.mark.parametrize("mode, psw, padding_idx", [("sum", False, None), ("mean", False, None), ("sum", True, 2),
+                                                     ("mean", False, 2)])  # fmt: skip
+def test_embedding_bag_sparse_grad_matches_torch(rng, mode, psw, padding_idx):
+    idx, offsets = np.array([1, 2, 1, 4, 2]), np.array([0, 0, 3])  # an empty bag first
+    w = f64(rng, 5, 3)
+    weights = rng.standard_normal(5) if psw else None
+    pw, tw = leaf(w), torch.tensor(w, requires_grad=True)
+    cot = rng.standard_normal((3, 3))
+    kw = dict(mode=mode, sparse=True, padding_idx=padding_idx)
+    pout = F.embedding_bag(pf.tensor(idx), pw, pf.tensor(offsets), per_sample_weights=None if weights is None else
+                           pf.tensor(weights), **kw)  # fmt: skip
+    tout = TF.embedding_bag(torch.tensor(idx), tw, torch.tensor(offsets), per_sample_weights=None if weights is None
+                            else torch.tensor(weights), **kw)  # fmt: skip
+    np.testing.assert_allclose(pout.detach().numpy(), tout.detach().numpy(), rtol=1e-12)
+    (pout * pf.tensor(cot)).sum().backward()
+    (tout * torch.tensor(cot)).sum().backward()
+    _check_sparse_grad(pw.grad, tw.grad)

@@ -10,6 +10,8 @@ from pyframe.ops import elementwise as ew
 from pyframe.ops import index as ix
 from pyframe.ops import reduce as rd
 from pyframe.ops._common import zeros_of
+from pyframe.ops.creation import arange
+from pyframe.ops.sparse import sparse_coo_tensor
 from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = [
@@ -66,10 +68,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, no
               scale_grad_by_freq=False, sparse=False) -> Tensor:  # fmt: skip
     """Same as torch.nn.functional.embedding: rows of ``weight`` gathered in C; the row at ``padding_idx`` gets
     no gradient; ``max_norm`` renormalizes the rows looked up in place first, ``scale_grad_by_freq`` divides
-    each row's gradient by how often the batch names it. ``sparse=True`` (sparse gradients) raises
-    NotImplementedError."""
-    if sparse:
-        raise NotImplementedError("embedding(): sparse=True (sparse gradients) is not supported")
+    each row's gradient by how often the batch names it. ``sparse=True`` makes ``weight``'s gradient a sparse
+    COO tensor, as torch's: one entry per index looked up (duplicates kept, ``padding_idx`` left out), its
+    value that position's gradient row."""
     idx = _index_arg(input, "embedding")
     v, dim = _table("embedding", weight)
     padding_idx = _padding_idx("embedding", padding_idx, v)
@@ -79,7 +80,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, no
         _renorm_(weight, flat, float(max_norm), float(norm_type))
     with _grad_mode.no_grad():
         out = ix.index_select(weight, 0, flat)
-    if needs_grad(weight):
+    if needs_grad(weight) and sparse:
+        record("EmbeddingBackward0", lambda g: (_sparse_grad(g.reshape(-1, dim), flat, padding_idx, weight,
+                                                              scale_grad_by_freq),), (weight,), out)  # fmt: skip
+    elif needs_grad(weight):
 
         def backward(g):
             rows = g.reshape(-1, dim)
@@ -96,6 +100,24 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, no
     return out.view(idx._shape + (dim,))
 
 
+def _sparse_grad(rows: Tensor, flat: Tensor, padding_idx, weight: Tensor, scale_grad_by_freq: bool):
+    """torch's sparse embedding gradient: the indices looked up (those equal to ``padding_idx`` left out) with
+    their gradient rows as values, uncoalesced."""
+    if scale_grad_by_freq:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+    if padding_idx is not None:
+        keep = ew.ne(flat, padding_idx).nonzero().reshape(-1)
+        flat, rows = ix.index_select(flat, 0, keep), ix.index_select(rows, 0, keep)
+    return sparse_coo_tensor(flat.reshape(1, -1), rows, weight._shape, check_invariants=False)
+
+
+def _bags(offs: Tensor, n: int) -> Tensor:
+    """Each of the ``n`` indices' bag (offsets ``offs`` sorted), int64 [n]."""
+    marks = zeros_of((n + 1,), _dtype.int64)
+    ones = ew.fill_(empty_tensor((offs._shape[0],), _dtype.int64), 1)
+    return ew.sub(ix.index_add_(marks, 0, offs, ones)[:-1].cumsum(0), 1)
+
+
 _BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
 
 
@@ -108,11 +130,12 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     bag per row, a 1-d one is split at ``offsets``. Entries equal to ``padding_idx`` are skipped (an empty bag
     gives zeros). Gradients flow to ``weight`` and ``per_sample_weights``; ``scale_grad_by_freq`` divides each
     row's gradient by how often the indices name it ("sum" and "mean", as torch documents it; torch's CPU
-    kernel divides some rows by another row's count). Differences: ``sparse=True`` (sparse gradients) raises
-    NotImplementedError."""
+    kernel divides some rows by another row's count). ``sparse=True`` ("sum" and "mean") makes ``weight``'s
+    gradient a sparse COO tensor, as torch's: one entry per index (``padding_idx`` left out), its value the
+    gradient of its bag (divided by the bag's size for "mean", times its weight)."""
     fn = "embedding_bag"
-    if sparse:
-        raise NotImplementedError(f"{fn}(): sparse=True (sparse gradients) is not supported")
+    if sparse and mode == "max":
+        raise ValueError("max mode does not support sparse weights")
     if mode not in _BAG_MODES:
         raise ValueError(f"{fn}(): mode has to be one of sum, mean or max, got {mode!r}")
     idx = _index_arg(input, fn)
@@ -130,8 +153,6 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                              f"the same shape as the input ({list(idx._shape)})")  # fmt: skip
         if psw.dtype is not weight.dtype:
             raise TypeError(f"{fn}(): per_sample_weights is {psw.dtype.name} but weight is {weight.dtype.name}")
-    from pyframe.ops.creation import arange
-
     if idx.ndim == 2:
         if offsets is not None:
             raise ValueError(f"{fn}(): if input is 2D, then offsets has to be None, as input is treated is a "
@@ -172,7 +193,18 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
 
         def backward(g):
             gw = gp = None
-            if weight.requires_grad:
+            if weight.requires_grad and sparse:  # torch's: each index's bag row (over its size), times its weight
+                bag = _bags(offs, flat._numel)
+                rows = ix.index_select(g, 0, bag)
+                if mode == "mean":
+                    kept = ew.ne(flat, pad).to(g.dtype) if pad is not None else ew.fill_(empty_tensor(
+                        (flat._numel,), g.dtype), 1.0)  # fmt: skip
+                    sizes = ix.index_add_(zeros_of((b,), g.dtype), 0, bag, kept)
+                    rows = ew.div(rows, ew.clamp(ix.index_select(sizes, 0, bag), min=1.0).unsqueeze(1))
+                if psw is not None:
+                    rows = ew.mul(rows, psw.detach().unsqueeze(1))
+                gw = _sparse_grad(rows, flat, pad, weight, scale_grad_by_freq)
+            elif weight.requires_grad:
                 gw = empty_tensor(weight._shape, g.dtype)
                 check(lib.pf_embedding_bag_backward(g._d(), *args[:2], args[2], maxi._d() if maxi is not None
                                                     else ffi.NULL, *args[3:], gw._d()))  # fmt: skip
@@ -181,9 +213,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                     counts = ix.index_add_(zeros_of((v,), g.dtype), 0, flat, ones)
                     gw = ew.div(gw, ew.clamp(counts, min=1.0).unsqueeze(1))
             if psw is not None and psw.requires_grad:  # d out[bag] / d psw[i] = weight[flat[i]]
-                marks = zeros_of((flat._numel + 1,), _dtype.int64)
-                ones = ew.fill_(empty_tensor((b,), _dtype.int64), 1)
-                bag = ew.sub(ix.index_add_(marks, 0, offs, ones)[:-1].cumsum(0), 1)
+                bag = _bags(offs, flat._numel)
                 rows = ix.index_select(weight, 0, flat)
                 gp = rd.sum(ew.mul(rows, ix.index_select(g, 0, bag)), 1)
                 if pad is not None:
@@ -210,6 +240,4 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             num_classes = hi + 1
         elif hi >= num_classes:
             raise RuntimeError(f"one_hot(): class values must be smaller than num_classes={num_classes}, got {hi}")
-    from pyframe.ops.creation import arange
-
     return ew.eq(tensor.unsqueeze(-1), arange(num_classes)).to(_dtype.int64)

@@ -1,4 +1,5 @@
-"""``Embedding`` and ``EmbeddingBag``. Same as torch.nn's (dense gradients only)."""
+"""``Embedding`` and ``EmbeddingBag``. Same as torch.nn's (``sparse=True``: the weight's gradient is a sparse COO
+tensor)."""
 
 from __future__ import annotations
 
@@ -34,8 +35,6 @@ class Embedding(Module):
                 if padding_idx < -num_embeddings:
                     raise AssertionError("Padding_idx must be within num_embeddings")
                 padding_idx += num_embeddings
-        if sparse:
-            raise NotImplementedError(f"{type(self).__name__}(sparse=True): sparse gradients are not supported")
         self.padding_idx = padding_idx
         self.max_norm = max_norm
         self.norm_type = norm_type
