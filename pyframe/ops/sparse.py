@@ -229,6 +229,13 @@ class SparseCooTensor(Tensor):
         """Same as torch.Tensor.neg: the values negated."""
         return _make(self._idx, _ew.neg(self._vals), self._shape, self._coalesced)
 
+    def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+        """Same as torch.Tensor.norm of a sparse tensor, over all elements: the norm of the coalesced values."""
+        if dim is not None:
+            raise NotImplementedError("norm of a sparse tensor: dim= is not supported (the norm of all elements is)")
+        values = coalesce(self)._vals
+        return (values if dtype is None else values.to(as_dtype(dtype))).norm(p)
+
     def __add__(self, other):
         return _binary("add", self, other, None)
 

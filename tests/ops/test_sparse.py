@@ -116,3 +116,28 @@ def test_against_torch():
                              c.values().detach().numpy())  # fmt: skip
     for a, b in zip(res["torch"], res["pyframe"], strict=True):
         assert np.allclose(a, b)
+
+
+def test_arithmetic_matches_torch():
+    torch = pytest.importorskip("torch")
+    idx_a, idx_b = [[0, 2, 0], [1, 3, 1]], [[2, 1], [3, 0]]
+    got, want = [], []
+    for lib, out in ((pyframe, got), (torch, want)):
+        a = lib.sparse_coo_tensor(lib.tensor(idx_a), lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64), (3, 4))
+        b = lib.sparse_coo_tensor(lib.tensor(idx_b), lib.tensor([10.0, -4.0], dtype=lib.float64), (3, 4))
+        for s in (a + b, a - b * 2, a.coalesce() + b.coalesce(), (a * 3) / 2, -a, a.clone(), b.add(a, alpha=2)):
+            out.append((s._indices().tolist(), s._values().tolist(), s.is_coalesced()))
+        dense = lib.arange(12.0, dtype=lib.float64).reshape(3, 4)
+        out.append((dense + a).tolist())
+        out.append(dense.clone().add_(b, alpha=-0.5).tolist())
+        m = dense.sparse_mask(a)
+        out.append((m._indices().tolist(), m._values().tolist(), m.is_coalesced()))
+        out.append(round(float(a.norm()), 12))
+        z = a.clone().zero_()
+        out.append((z._nnz(), z.shape == a.shape))
+    assert got == want
+    s = _adj()
+    with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported"):
+        s + pyframe.ones(3, 4, dtype=F64)
+    with pytest.raises(RuntimeError, match="same size"):
+        s + pyframe.sparse_coo_tensor([[0], [0]], [1.0], (4, 4))
