@@ -477,8 +477,10 @@ def to_sparse(x: Tensor, sparse_dim: int | None = None, *, layout=None, blocksiz
     take ``x``'s gradient)."""
     if isinstance(x, SparseCooTensor):
         return x
+    if getattr(layout, "name", None) == "sparse_csr" and blocksize is None:
+        return x.to_sparse_csr()  # pyframe.ops.sparse_csr, bound as a method
     if layout not in (None, sparse_coo) or blocksize is not None:
-        raise NotImplementedError(f"to_sparse: only the sparse COO layout is supported, got {layout}")
+        raise NotImplementedError(f"to_sparse: only the sparse COO and CSR layouts are supported, got {layout}")
     k = x.ndim if sparse_dim is None else int(sparse_dim)
     if x.ndim == 0 or not 1 <= k <= x.ndim:
         raise RuntimeError(f"to_sparse: sparse_dim must be in [1, {x.ndim}] for a tensor of {x.ndim} dims, got {k}")

@@ -29,6 +29,7 @@ def test_construction_and_conversions():
     coo = p.to_sparse()
     assert coo.is_sparse and coo.indices().tolist() == t.to_sparse().indices().tolist()
     assert pyframe.tensor(DENSE).to_sparse().to_sparse_csr().crow_indices().tolist() == [0, 2, 2, 4, 5]
+    assert pyframe.tensor(DENSE).to_sparse(layout=pyframe.sparse_csr).col_indices().tolist() == [0, 2, 0, 1, 2]
     made = pyframe.sparse_csr_tensor([0, 1, 2], [1, 0], [1.0, 2.0])
     assert made.shape == (2, 2) and made.to_dense().tolist() == [[0, 1], [2, 0]]
     assert pyframe.sparse_csr_tensor([0, 1, 2], [1, 0], [1.0, 2.0], (2, 5)).shape == (2, 5)
