@@ -157,7 +157,7 @@ def bind() -> None:
     methods.update(to_sparse=sparse.to_sparse, to_dense=_to_dense)
     methods.update(to_sparse_csr=to_sparse_csr, sparse_mask=sparse.sparse_mask)
     # torch's linear-algebra methods (pyframe.linalg)
-    methods.update(special_ops.methods)  # polygamma, mvlgamma, frexp, ldexp, nextafter
+    methods.update(special_ops.methods)  # polygamma, mvlgamma, frexp, ldexp, nextafter, igamma(c)
     methods.update(
         det=linalg.det, inverse=linalg.inv, matrix_exp=linalg.matrix_exp, slogdet=linalg.slogdet, logdet=linalg.logdet
     )

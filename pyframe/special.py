@@ -20,6 +20,8 @@ from pyframe.ops.special import (
     i0,
     i0e,
     i1,
+    igamma,
+    igammac,
     i1e,
     lgamma,
     modified_bessel_k0,
@@ -39,7 +41,7 @@ __all__ = [
     "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax",
     "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
     "multigammaln", "ndtr", "ndtri", "polygamma", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-    "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta", "chebyshev_polynomial_t",
+    "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta", "gammainc", "gammaincc", "chebyshev_polynomial_t",
     "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
     "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
     "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
@@ -60,6 +62,7 @@ legendre_polynomial_p = polynomials["legendre_polynomial_p"]
 multigammaln = mvlgamma
 
 psi = digamma
+gammainc, gammaincc = igamma, igammac
 gammaln = lgamma
 modified_bessel_i0, modified_bessel_i1 = i0, i1
 erf, erfc, exp2, expm1, log1p, logit, round = ops.erf, ops.erfc, ops.exp2, ops.expm1, ops.log1p, ops.logit, ops.round

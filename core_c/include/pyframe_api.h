@@ -148,6 +148,8 @@ enum {
     PF_HERMITE_HE,
     PF_LAGUERRE_L,
     PF_LEGENDRE_P,
+    PF_IGAMMA,  /* regularized incomplete gamma functions of a (shape) and b (x): P(a, b) and Q(a, b) */
+    PF_IGAMMAC,
     PF_NUM_BINARY
 };
 

@@ -280,7 +280,9 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
     X(PF_HERMITE_H, hermite_polynomial_h, F, pf_hermite_polynomial_hf(a, b), pf_hermite_polynomial_h(a, b), _, _) \
     X(PF_HERMITE_HE, hermite_polynomial_he, F, pf_hermite_polynomial_hef(a, b), pf_hermite_polynomial_he(a, b), _, _) \
     X(PF_LAGUERRE_L, laguerre_polynomial_l, F, pf_laguerre_polynomial_lf(a, b), pf_laguerre_polynomial_l(a, b), _, _) \
-    X(PF_LEGENDRE_P, legendre_polynomial_p, F, pf_legendre_polynomial_pf(a, b), pf_legendre_polynomial_p(a, b), _, _)
+    X(PF_LEGENDRE_P, legendre_polynomial_p, F, pf_legendre_polynomial_pf(a, b), pf_legendre_polynomial_p(a, b), _, _) \
+    X(PF_IGAMMA, igamma, F, pf_igammaf(a, b), pf_igamma(a, b), _, _) \
+    X(PF_IGAMMAC, igammac, F, pf_igammacf(a, b), pf_igammac(a, b), _, _)
 
 /* kernels: one run per (op, dtype) the row's dtypes allow */
 #define UN_F(nm, fe, de, ie)                                                  \

@@ -30,6 +30,8 @@ PF_SPECIAL_1(scaled_modified_bessel_k1)
 PF_SPECIAL_1(airy_ai)
 PF_SPECIAL_2(zeta) /* (x, q) */
 PF_SPECIAL_2(polygamma) /* (x, n) */
+PF_SPECIAL_2(igamma)    /* (a, x): regularized lower incomplete gamma P */
+PF_SPECIAL_2(igammac)   /* (a, x): regularized upper incomplete gamma Q = 1 - P */
 /* (x, n): the degree n truncated to an integer, as torch takes it */
 PF_SPECIAL_2(chebyshev_polynomial_t)
 PF_SPECIAL_2(chebyshev_polynomial_u)

@@ -1,7 +1,8 @@
 """Special functions: rows of the unary and binary tables computed in ``core_c/src/special*.c`` (digamma,
 polygamma, erfinv, ndtri, erfcx, zeta, the Bessel functions, the orthogonal polynomials, as PyTorch computes
 them) and ``lgamma`` from the C library, each with its derivative beside it where torch has one, as the other
-rows; ``mvlgamma``, ``frexp``, ``ldexp`` and ``nextafter`` beside them.
+rows; ``mvlgamma``, ``frexp``, ``ldexp``, ``nextafter`` and the regularized incomplete gamma functions ``igamma``
+and ``igammac`` (``core_c/src/special_igamma.c``) beside them.
 
 torch has ``lgamma``, ``digamma``, ``polygamma``, ``mvlgamma``, ``erfinv`` and ``i0`` at its top level (and as
 Tensor methods); the others live in ``torch.special`` only, so they are made here without a top-level name
@@ -16,6 +17,7 @@ from typing import NamedTuple
 from pyframe import _dtype
 from pyframe._backend import lib
 from pyframe.ops.creation import arange
+from pyframe.ops._common import check_operands, result_type
 from pyframe.ops.elementwise import (
     _apply_binary,
     _Binary,
@@ -27,6 +29,7 @@ from pyframe.ops.elementwise import (
     exp,
     exp2,
     le,
+    log,
     mul,
     pow,
     sign,
@@ -40,7 +43,7 @@ from pyframe.tensor import Tensor
 
 __all__ = [
     "lgamma", "lgamma_", "digamma", "digamma_", "polygamma", "mvlgamma", "erfinv", "erfinv_", "i0", "i0_",
-    "frexp", "ldexp", "ldexp_", "nextafter",
+    "frexp", "ldexp", "ldexp_", "nextafter", "igamma", "igammac",
 ]  # fmt: skip
 
 _HALF_SQRT_PI = math.sqrt(math.pi) / 2
@@ -209,6 +212,60 @@ def _nextafter_inplace(self: Tensor, other: Tensor) -> Tensor:
     return _apply_binary(_NEXTAFTER, self, other, self)
 
 
+# ---- igamma, igammac: the regularized incomplete gamma functions ------------------------------------------------
+def _incomplete_gamma_grad(name: str, upper: bool):
+    """torch's derivative: d/dx P(a, x) = x^(a - 1) e^-x / Gamma(a) (Q's is its negative), in ops so that it is
+    differentiable again; torch has none with respect to ``a`` and raises when one is asked for."""
+
+    def grad(g, a, x, y):
+        if a.requires_grad:
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+        d = mul(g, exp(sub(sub(mul(sub(a, 1.0), log(x)), x), lgamma(a))))
+        return None, -d if upper else d
+
+    return grad
+
+
+_IGAMMA = _Binary("igamma", lib.PF_IGAMMA, "float", _incomplete_gamma_grad("igamma", False), True,
+                  "IgammaBackward0", "none")  # fmt: skip
+_IGAMMAC = _Binary("igammac", lib.PF_IGAMMAC, "float", _incomplete_gamma_grad("igammac", True), True,
+                   "IgammacBackward0", "none")  # fmt: skip
+
+
+def _incomplete_gamma(row: _Binary, input, other, out, fn: str) -> Tensor:  # noqa: A002
+    check_operands(fn, input, other, "none")
+    dt = result_type(input, other)
+    if not dt.is_floating_point:
+        raise NotImplementedError(
+            f"{fn}(): not implemented for {dt.name} tensors; takes floating-point tensors (float16, bfloat16, "
+            "float32, float64; an integer tensor is promoted beside a floating one)"
+        )
+    return _apply_binary(row, input, other, out)
+
+
+def igamma(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """Same as torch.igamma: the regularized lower incomplete gamma function
+    ``P(input, other) = gamma(input, other) / Gamma(input)`` of the shape ``input`` (``a`` > 0) and ``other``
+    (``x`` >= 0), NaN outside; differentiable with respect to ``other`` only (torch's rule)."""
+    return _incomplete_gamma(_IGAMMA, input, other, out, "igamma")
+
+
+def igammac(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """Same as torch.igammac: the regularized upper incomplete gamma function ``Q(input, other) = 1 - P``,
+    computed directly (accurate where it is tiny); differentiable with respect to ``other`` only."""
+    return _incomplete_gamma(_IGAMMAC, input, other, out, "igammac")
+
+
+def _igamma_inplace(self: Tensor, other: Tensor) -> Tensor:
+    """Same as torch.Tensor.igamma_: ``igamma(self, other)`` written into this tensor."""
+    return _incomplete_gamma(_IGAMMA, self, other, self, "igamma_")
+
+
+def _igammac_inplace(self: Tensor, other: Tensor) -> Tensor:
+    """Same as torch.Tensor.igammac_: ``igammac(self, other)`` written into this tensor."""
+    return _incomplete_gamma(_IGAMMAC, self, other, self, "igammac_")
+
+
 # ---- zeta and the orthogonal polynomials: torch.special's, not differentiable ------------------------------------
 def _special_binary(name: str, op: int, second: str, what: str):
     row = _Binary(name, op, "float", None, False, "")
@@ -257,5 +314,6 @@ polynomials = {
 methods = {
     "polygamma": _polygamma_method, "polygamma_": _polygamma_inplace, "mvlgamma": mvlgamma,
     "mvlgamma_": _mvlgamma_inplace, "frexp": frexp, "ldexp": ldexp, "ldexp_": ldexp_, "nextafter": nextafter,
-    "nextafter_": _nextafter_inplace,
+    "nextafter_": _nextafter_inplace, "igamma": igamma, "igamma_": _igamma_inplace, "igammac": igammac,
+    "igammac_": _igammac_inplace,
 }  # fmt: skip

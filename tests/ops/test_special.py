@@ -158,3 +158,92 @@ def test_frexp_ldexp_nextafter_match_torch():
         pf.nextafter(pf.tensor([1, 2]), pf.tensor([1, 2]))
     with pytest.raises(TypeError, match="must be Tensor"):
         pf.ldexp(2, pf.tensor([1]))
+
+
+# ---- igamma / igammac (special.gammainc / gammaincc) ---------------------------------------------------------
+def _incomplete_gamma_grid(rng, n=400):
+    """Shapes over every method's region (small a, the series, the continued fraction, Temme's a >= 20)."""
+    a = np.concatenate([rng.uniform(0, 1, n), rng.uniform(0, 30, n), rng.uniform(20, 3000, n), [1e-9, 0.5, 1e5]])
+    x = a * np.exp(rng.normal(0, 0.8, len(a)))
+    x[::4] = rng.uniform(0, 50, len(x[::4]))
+    return a, x
+
+
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+def test_incomplete_gamma_matches_torch(name):
+    a, x = _incomplete_gamma_grid(np.random.default_rng(0))
+    for pdt, tol in ((pf.float64, 1e-9), (pf.float32, 2e-6)):
+        npdt = np.float64 if pdt is pf.float64 else np.float32
+        pa, px = pf.tensor(a.astype(npdt)), pf.tensor(x.astype(npdt))
+        theirs = getattr(torch, name)(torch.tensor(a.astype(npdt)), torch.tensor(x.astype(npdt))).numpy()
+        special = {"igamma": "gammainc", "igammac": "gammaincc"}[name]
+        for ours in (getattr(pf, name)(pa, px), getattr(pa, name)(px), getattr(pf.special, special)(pa, px),
+                     getattr(pa.clone(), name + "_")(px), getattr(pf, name)(pa, px, out=pf.empty(0, dtype=pdt))):  # fmt: skip
+            assert ours.dtype is pdt
+            np.testing.assert_allclose(ours.numpy(), theirs, rtol=tol, atol=tol, err_msg=f"{name} {pdt}")
+
+
+def test_incomplete_gamma_closed_forms():
+    # P(1, x) = 1 - e^-x, P(1/2, x) = erf(sqrt(x)), and for an integer a = n the Poisson sum
+    # Q(n, x) = e^-x sum_{k < n} x^k / k!; n = 200 near x = n is Temme's region, n = 15 the fraction's
+    x = np.array([1e-6, 0.3, 1.0, 4.0, 30.0])
+    np.testing.assert_allclose(pf.igamma(pf.ones(5, dtype=pf.float64), pf.tensor(x)).numpy(), -np.expm1(-x), 1e-14)
+    erf = np.array([math.erf(math.sqrt(v)) for v in x])
+    np.testing.assert_allclose(pf.igamma(pf.full((5,), 0.5, dtype=pf.float64), pf.tensor(x)).numpy(), erf, 1e-14)
+    for n, xs in ((200, [150.0, 190.0, 200.0, 215.0, 260.0]), (15, [20.0, 40.0, 90.0])):
+        ref = [math.fsum(math.exp(k * math.log(v) - v - math.lgamma(k + 1)) for k in range(n)) for v in xs]
+        ours = pf.igammac(pf.full((len(xs),), float(n), dtype=pf.float64), pf.tensor(xs)).numpy()
+        np.testing.assert_allclose(ours, ref, rtol=1e-12)
+        lower = pf.igamma(pf.full((len(xs),), float(n), dtype=pf.float64), pf.tensor(xs)).numpy()
+        np.testing.assert_allclose(lower + ours, 1.0, rtol=1e-14)
+
+
+def test_incomplete_gamma_edges_and_half_dtypes_match_torch():
+    a = [-1.0, 0, 0, 1, 1, 2, math.inf, math.inf, 1, math.nan, 0, 2, 3]
+    x = [1.0, 0, 1, 0, -1, math.inf, 1, math.inf, math.nan, 1, -1, 0, 1e-300]
+    for name in ("igamma", "igammac"):
+        ours = getattr(pf, name)(pf.tensor(a, dtype=pf.float64), pf.tensor(x, dtype=pf.float64)).numpy()
+        theirs = getattr(torch, name)(torch.tensor(a, dtype=torch.float64), torch.tensor(x, dtype=torch.float64))
+        np.testing.assert_array_equal(ours, theirs.numpy())
+        for pdt, tdt in ((pf.float16, torch.float16), (pf.bfloat16, torch.bfloat16)):
+            sa, sx = [0.5, 2.0, 3.0, 10.0, 40.0], [0.3, 1.0, 5.0, 12.0, 38.0]
+            ours = getattr(pf, name)(pf.tensor(sa, dtype=pdt), pf.tensor(sx, dtype=pdt))
+            theirs = getattr(torch, name)(torch.tensor(sa, dtype=tdt), torch.tensor(sx, dtype=tdt))
+            assert ours.dtype is pdt
+            np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
+    # an integer tensor beside a floating one is promoted, as torch's
+    mixed = pf.igamma(pf.tensor([2, 3]), pf.tensor([1.5, 2.5]))
+    assert mixed.dtype is pf.float32
+    np.testing.assert_allclose(mixed.numpy(), torch.igamma(torch.tensor([2, 3]), torch.tensor([1.5, 2.5])).numpy(), 2e-6)
+
+
+def test_incomplete_gamma_gradient_is_torchs():
+    a = np.array([0.5, 2.0, 7.5, 30.0, 250.0])
+    x = np.array([0.2, 3.0, 6.0, 33.0, 240.0])
+    for name in ("igamma", "igammac"):
+        p, t = pf.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        yp, yt = getattr(pf, name)(pf.tensor(a), p), getattr(torch, name)(torch.tensor(a), t)
+        (gp,) = pf.autograd.grad(yp.sum(), p, create_graph=True)
+        (gt,) = torch.autograd.grad(yt.sum(), t, create_graph=True)
+        np.testing.assert_allclose(gp.detach().numpy(), gt.detach().numpy(), rtol=1e-10)
+        (ggp,) = pf.autograd.grad(gp.sum(), p)  # differentiable again, as torch's
+        (ggt,) = torch.autograd.grad(gt.sum(), t)
+        np.testing.assert_allclose(ggp.numpy(), ggt.numpy(), rtol=1e-9)
+        assert pf.autograd.gradcheck(lambda v, n=name: getattr(pf, n)(pf.tensor(a), v), (pf.tensor(x, requires_grad=True),))
+        # torch has no derivative with respect to the shape: asking for it raises as torch's does
+        pa = pf.tensor(a, requires_grad=True)
+        with pytest.raises(NotImplementedError, match=f"derivative for '{name}: input' is not implemented"):
+            getattr(pf, name)(pa, pf.tensor(x)).sum().backward()
+
+
+def test_incomplete_gamma_argument_checks():
+    with pytest.raises(NotImplementedError, match="floating-point"):
+        pf.igamma(pf.tensor([2, 3]), pf.tensor([1, 2]))
+    with pytest.raises(NotImplementedError, match="floating-point"):
+        pf.igammac(pf.tensor([True]), pf.tensor([False]))
+    with pytest.raises(TypeError, match="both Tensors"):
+        pf.igamma(pf.tensor([2.0]), 3.0)
+    with pytest.raises(TypeError, match="both Tensors"):
+        pf.special.gammaincc(2.0, pf.tensor([3.0]))
+    with pytest.raises(RuntimeError):  # in place cannot grow self to the broadcast shape
+        pf.tensor([2.0]).igamma_(pf.tensor([[3.0, 4.0]]))
