@@ -20,9 +20,9 @@ from pyframe.ops.special import (
     i0,
     i0e,
     i1,
+    i1e,
     igamma,
     igammac,
-    i1e,
     lgamma,
     modified_bessel_k0,
     modified_bessel_k1,
@@ -41,10 +41,11 @@ __all__ = [
     "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax",
     "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
     "multigammaln", "ndtr", "ndtri", "polygamma", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-    "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta", "gammainc", "gammaincc", "chebyshev_polynomial_t",
-    "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
-    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
-    "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
+    "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta", "gammainc", "gammaincc",
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+    "legendre_polynomial_p",
 ]  # fmt: skip
 
 chebyshev_polynomial_t = polynomials["chebyshev_polynomial_t"]

@@ -16,8 +16,8 @@ from typing import NamedTuple
 
 from pyframe import _dtype
 from pyframe._backend import lib
-from pyframe.ops.creation import arange
 from pyframe.ops._common import check_operands, result_type
+from pyframe.ops.creation import arange
 from pyframe.ops.elementwise import (
     _apply_binary,
     _Binary,
