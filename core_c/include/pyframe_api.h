@@ -441,6 +441,15 @@ int pf_linalg_matrix_exp(const pf_tensor *a, pf_tensor *out);
  * in turn and info [...] the 1-based index of the first exactly zero pivot (0: none); piv and info are of a's
  * floating dtype. A singular matrix is not an error. */
 int pf_linalg_lu_factor(const pf_tensor *a, pf_tensor *lu, pf_tensor *piv, pf_tensor *info);
+/* LAPACK's sytrf (lower, real symmetric; linalg_ldl.c): a [..., n, n] (its lower triangle is read) = P L D L^T P^T
+ * with Bunch-Kaufman pivoting; ld [..., n, n] holds L (unit diagonal implied) below the diagonal and the 1 x 1 and
+ * 2 x 2 blocks of D on and beside it, zeros above; piv [..., n] LAPACK's 1-based ipiv (k > 0: a 1 x 1 block, row k
+ * swapped with it; two equal -p: a 2 x 2 block whose second row was swapped with p) and info [...] the 1-based
+ * index of the first exactly zero diagonal block (0: none); piv and info are of a's floating dtype. */
+int pf_linalg_ldl_factor(const pf_tensor *a, pf_tensor *ld, pf_tensor *piv, pf_tensor *info);
+/* LAPACK's sytrs: x [..., n, k] = A^-1 b [..., n, k] from ldl_factor's ld and piv (all with one batch shape);
+ * piv is checked to be a valid ipiv. */
+int pf_linalg_ldl_solve(const pf_tensor *ld, const pf_tensor *piv, const pf_tensor *b, pf_tensor *x);
 
 /* discrete Fourier transforms along `dim` (fft.c), unnormalized, float32/float64, a complex signal held as two
  * real tensors of one shape; x_k = sum_j x_j exp(sign 2 pi i j k / n) (sign -1: forward, +1: inverse).

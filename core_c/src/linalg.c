@@ -58,6 +58,15 @@ void pf_la_store_vec(pf_tensor *t, int64_t b, const double *src) {
 }
 
 static void store_scalar(pf_tensor *t, int64_t b, double v) { pf_store_f64(batch_base(t, t->ndim, b), t->dtype, v); }
+void pf_la_store_scalar(pf_tensor *t, int64_t b, double v) { store_scalar(t, b, v); }
+
+/* A vector (last dim) of batch element b into dst. */
+void pf_la_load_vec(const pf_tensor *t, int64_t b, double *dst) {
+    int nd = t->ndim;
+    int64_t n = t->shape[nd - 1], s = t->strides[nd - 1] * (int64_t)pf_dtype_size[t->dtype];
+    const char *base = batch_base(t, nd - 1, b);
+    for (int64_t i = 0; i < n; i++) dst[i] = pf_load_f64(base + i * s, t->dtype);
+}
 
 int pf_la_finite(const double *a, int64_t n) {
     for (int64_t i = 0; i < n; i++)
@@ -173,6 +182,11 @@ int pf_la_run(la_kernel fn, const void *ctx, int64_t nbatch, int64_t cost, int b
                         "%sthe algorithm did not converge in %d sweeps (the input is ill-conditioned or has too "
                         "many repeated values)",
                         where, LA_MAX_SWEEPS);
+    case LA_BADPIVOT:
+        return pf_error(PF_ERR_VALUE,
+                        "%sthe pivots are not an LDL factorization's (entry %lld): each must be an integer between "
+                        "1 and n, at least its own 1-based index, and negative ones come in equal pairs",
+                        where, (long long)detail);
     default: return pf_error(PF_ERR_LINALG, "%sthe result overflows to infinity", where);
     }
 }

@@ -6,7 +6,7 @@
 #include "core.h"
 
 /* what a per-matrix kernel reports; `detail` says where */
-enum { LA_OK, LA_NOMEM, LA_NONFINITE, LA_SINGULAR, LA_NOTPD, LA_TRI_ZERO, LA_NOCONV, LA_OVERFLOW };
+enum { LA_OK, LA_NOMEM, LA_NONFINITE, LA_SINGULAR, LA_NOTPD, LA_TRI_ZERO, LA_NOCONV, LA_OVERFLOW, LA_BADPIVOT };
 
 /* Jacobi sweeps before giving up: quadratic convergence needs about 10 for any n we see */
 #define LA_MAX_SWEEPS 100
@@ -16,6 +16,8 @@ enum { LA_OK, LA_NOMEM, LA_NONFINITE, LA_SINGULAR, LA_NOTPD, LA_TRI_ZERO, LA_NOC
 void pf_la_load(const pf_tensor *t, int64_t b, double *dst);
 void pf_la_store(pf_tensor *t, int64_t b, const double *src);
 void pf_la_store_vec(pf_tensor *t, int64_t b, const double *src);
+void pf_la_load_vec(const pf_tensor *t, int64_t b, double *dst);
+void pf_la_store_scalar(pf_tensor *t, int64_t b, double v); /* a 0-d value per batch element */
 int pf_la_finite(const double *a, int64_t n);
 /* dst (cols x rows) = src (rows x cols)^T */
 void pf_la_transpose(const double *src, int64_t rows, int64_t cols, double *dst);

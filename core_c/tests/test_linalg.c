@@ -280,6 +280,38 @@ static void test_matrix_exp(void) {
           pf_last_error());
 }
 
+static void test_ldl(void) {
+    /* [[0 1] [1 0]] needs LAPACK's 2 x 2 block: pivots (-2, -2), D in place, L empty */
+    double a[4] = {0, 1, 1, 0}, ld[4], piv[2], info;
+    int64_t s2[2] = {2, 2}, s1[1] = {2};
+    pf_tensor ta = pf_make(a, PF_FLOAT64, 2, s2), tld = pf_make(ld, PF_FLOAT64, 2, s2),
+              tp = pf_make(piv, PF_FLOAT64, 1, s1), ti = pf_make(&info, PF_FLOAT64, 0, s1);
+    CHECK_OK(pf_linalg_ldl_factor(&ta, &tld, &tp, &ti));
+    CHECK(piv[0] == -2 && piv[1] == -2 && info == 0, "pivots %g %g info %g", piv[0], piv[1], info);
+    CHECK(ld[0] == 0 && ld[1] == 0 && ld[2] == 1 && ld[3] == 0, "LD %g %g %g %g", ld[0], ld[1], ld[2], ld[3]);
+    /* a random symmetric matrix: the solve's residual */
+    enum { N = 7, K = 3 };
+    double s[N * N], f[N * N], p[N], b[N * K], x[N * K];
+    randfill(s, N * N);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < i; j++) s[j * N + i] = s[i * N + j];
+    randfill(b, N * K);
+    int64_t sn[2] = {N, N}, sv[1] = {N}, sb[2] = {N, K};
+    pf_tensor ts = pf_make(s, PF_FLOAT64, 2, sn), tf = pf_make(f, PF_FLOAT64, 2, sn), tpv = pf_make(p, PF_FLOAT64, 1, sv),
+              tb = pf_make(b, PF_FLOAT64, 2, sb), tx = pf_make(x, PF_FLOAT64, 2, sb);
+    CHECK_OK(pf_linalg_ldl_factor(&ts, &tf, &tpv, &ti));
+    CHECK_OK(pf_linalg_ldl_solve(&tf, &tpv, &tb, &tx));
+    CHECK(product_err(s, x, b, N, N, K) < 1e-12, "residual %g", product_err(s, x, b, N, N, K));
+    /* pivots no factorization makes are refused, never followed out of bounds */
+    p[0] = N + 1;
+    CHECK(pf_linalg_ldl_solve(&tf, &tpv, &tb, &tx) == PF_ERR_VALUE && strstr(pf_last_error(), "pivots"), "%s",
+          pf_last_error());
+    double z[4] = {0};
+    pf_tensor tz = pf_make(z, PF_FLOAT64, 2, s2);
+    CHECK_OK(pf_linalg_ldl_factor(&tz, &tld, &tp, &ti));
+    CHECK(info == 1, "a zero matrix: info %g", info);
+}
+
 int main(void) {
     test_solve();
     test_triangular_det_cholesky();
@@ -287,5 +319,6 @@ int main(void) {
     test_eigh();
     test_svd();
     test_matrix_exp();
+    test_ldl();
     return pf_test_summary("test_linalg");
 }
