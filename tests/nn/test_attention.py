@@ -282,3 +282,9 @@ def test_sdpa_refuses_a_mask_with_more_batch_dims_than_the_scores():
         F.scaled_dot_product_attention(q[0], q[0], q[0], attn_mask=pf.ones(2, 3, 3, dtype=pf.bool))
     out = F.scaled_dot_product_attention(q, q, q, attn_mask=pf.zeros(1, 3, 3))  # broadcasting down is fine
     assert out.shape == (2, 3, 4)
+
+
+def test_out_proj_is_torchs_nondynamically_quantizable_linear_class():
+    # one class under torch's path: a model saved whole names it, and safe_globals([that path's class]) must match
+    mha = nn.MultiheadAttention(4, 2)
+    assert type(mha.out_proj) is nn.modules.linear.NonDynamicallyQuantizableLinear

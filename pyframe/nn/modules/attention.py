@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyframe import _grad_mode
 from pyframe.nn import functional as F
 from pyframe.nn import init
-from pyframe.nn.modules.linear import Linear
+from pyframe.nn.modules.linear import NonDynamicallyQuantizableLinear
 from pyframe.nn.modules.module import Module
 from pyframe.nn.parameter import Parameter
 from pyframe.ops import creation
@@ -14,10 +14,6 @@ from pyframe.tensor import Tensor
 __all__ = [
     "MultiheadAttention",
 ]  # fmt: skip
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """torch's name for MultiheadAttention's output projection (a plain Linear)."""
 
 
 class MultiheadAttention(Module):
