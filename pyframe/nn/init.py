@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 
 from pyframe import _dtype, _grad_mode
 from pyframe.ops import elementwise as ew
@@ -16,7 +17,9 @@ from pyframe.tensor import Tensor
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "zeros_", "ones_", "eye_", "dirac_",
-    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
+    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_",
+    "uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+    "kaiming_normal", "orthogonal", "sparse",
 ]  # fmt: skip
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
@@ -255,3 +258,50 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
             q = q.T
         ew.copy_(tensor, ew.mul(q, gain).reshape(tensor.shape))
     return tensor
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """Same as torch.nn.init.sparse_: a 2-d tensor drawn from N(0, std^2), then ``ceil(sparsity * rows)`` entries of
+    every column, at rows chosen uniformly at random, set to zero (Martens, 2010)."""
+    from pyframe.ops import random
+
+    _check(tensor, "sparse_")
+    if tensor.ndim != 2:
+        raise ValueError(f"Only tensors with 2 dimensions are supported, got {tensor.ndim} dimensions")
+    if not 0 <= sparsity <= 1:
+        raise ValueError(f"sparse_(): sparsity must be in [0, 1], got {sparsity}")
+    rows, cols = tensor.shape
+    zeros = math.ceil(sparsity * rows)
+    with _grad_mode.no_grad():
+        normal_(tensor, 0.0, std, generator)
+        if zeros and cols:  # each column's rows in a random order (independent uniform keys), the first `zeros` cut
+            order = random.rand(rows, cols).argsort(dim=0)[:zeros]
+            tensor.scatter_(0, order, 0.0)
+    return tensor
+
+
+def _deprecated(new: Callable) -> Callable:
+    """torch's old names without the trailing underscore: the same function, with torch's FutureWarning."""
+    old = new.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.", FutureWarning,
+                      stacklevel=2)  # fmt: skip
+        return new(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"Same as torch.nn.init.{old}: deprecated, it warns and calls ``{new.__name__}``."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

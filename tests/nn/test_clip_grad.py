@@ -61,3 +61,36 @@ def test_parameters_to_vector_and_back():
     assert m.bias.data_ptr() == new.data_ptr() + 6 * 4  # shares vec's memory, as torch
     with pytest.raises(TypeError):
         nn.utils.vector_to_parameters([1.0], m.parameters())
+
+
+def test_get_total_norm_and_clip_grads_with_norm_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal(s).astype(np.float32) for s in ((3,), (2, 4), (5,))]
+    for norm_type in (2.0, 1.0, float("inf"), 3.0):
+        ps = [pyframe.nn.Parameter(pyframe.zeros(*g.shape)) for g in grads]
+        ts = [torch.nn.Parameter(torch.zeros(g.shape)) for g in grads]
+        for p, t, g in zip(ps, ts, grads, strict=True):
+            p.grad, t.grad = pyframe.tensor(g), torch.tensor(g)
+        total = pyframe.nn.utils.get_total_norm([p.grad for p in ps], norm_type)
+        ttotal = torch.nn.utils.get_total_norm([t.grad for t in ts], norm_type)
+        np.testing.assert_allclose(total.item(), ttotal.item(), rtol=1e-5)
+        pyframe.nn.utils.clip_grads_with_norm_(ps, 0.7, total)
+        torch.nn.utils.clip_grads_with_norm_(ts, 0.7, ttotal)
+        for p, t in zip(ps, ts, strict=True):
+            np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-7)
+    assert pyframe.nn.utils.get_total_norm([]).item() == 0.0
+    with pytest.raises(RuntimeError, match="non-finite"):
+        pyframe.nn.utils.get_total_norm([pyframe.tensor([float("nan")])], error_if_nonfinite=True)
+    with pytest.raises(TypeError, match="total_norm must be a Tensor"):
+        pyframe.nn.utils.clip_grads_with_norm_(ps, 1.0, 2.0)
+
+
+def test_clip_grad_norm_deprecated_name_and_empty_generator_warn():
+    p = pyframe.nn.Parameter(pyframe.ones(4))
+    p.grad = pyframe.full((4,), 2.0)
+    with pytest.warns(FutureWarning, match="clip_grad_norm` is now deprecated"):
+        total = pyframe.nn.utils.clip_grad_norm([p], 1.0)
+    assert abs(total.item() - 4.0) < 1e-6 and abs(p.grad.norm().item() - 1.0) < 1e-5
+    with pytest.warns(UserWarning, match="empty generator"):
+        pyframe.nn.utils.clip_grad_norm_((q for q in []), 1.0)

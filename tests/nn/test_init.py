@@ -1,4 +1,4 @@
-"""pyframe.nn.init: gains as torch's, bounds and spreads of the random fills, orthogonality,
+"""pf.nn.init: gains as torch's, bounds and spreads of the random fills, orthogonality,
 in-place semantics (same tensor back, no graph, allowed on leaves that require grad)."""
 
 from __future__ import annotations
@@ -167,3 +167,36 @@ def test_default_initialisation():
     assert nn.Linear(3, 2, dtype=pf.float64).weight.dtype == pf.float64
     emb2 = nn.Embedding.from_pretrained(pf.ones(4, 2))
     assert not emb2.weight.requires_grad and emb2.weight.shape == (4, 2)
+
+
+def test_sparse_init_zeros_a_share_of_every_column():
+    pf.manual_seed(0)
+    w = pf.empty(10, 400)
+    assert pf.nn.init.sparse_(w, 0.3, std=0.5) is w
+    zeros = (w == 0).sum(0).numpy()
+    assert (zeros == 3).all()  # ceil(0.3 * 10) per column, nothing else is exactly 0
+    rows = (w == 0).sum(1).numpy()
+    assert rows.min() > 60 and rows.max() < 190  # the zeros spread over the rows (each expects 120)
+    nonzero = w.numpy()[w.numpy() != 0]
+    assert abs(nonzero.std() - 0.5) < 0.03 and abs(nonzero.mean()) < 0.04
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions"):
+        pf.nn.init.sparse_(pf.empty(3), 0.1)
+    with pytest.raises(ValueError, match="sparsity must be in"):
+        pf.nn.init.sparse_(pf.empty(3, 3), 1.5)
+
+
+OLD_NAMES = ["uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+             "kaiming_normal", "orthogonal", "sparse"]  # fmt: skip
+
+
+@pytest.mark.parametrize("old", OLD_NAMES)
+def test_deprecated_init_names_warn_and_fill_as_the_new_ones(old):
+    init = pf.nn.init
+    shape = (2, 2, 3) if old == "dirac" else (4, 4)
+    args = {"constant": (0.5,), "sparse": (0.5,)}.get(old, ())
+    pf.manual_seed(3)
+    with pytest.warns(FutureWarning, match=rf"`nn.init.{old}` is now deprecated in favor of `nn.init.{old}_`"):
+        a = getattr(init, old)(pf.empty(*shape), *args)
+    pf.manual_seed(3)
+    b = getattr(init, old + "_")(pf.empty(*shape), *args)
+    assert a.tolist() == b.tolist() and getattr(init, old).__name__ == old

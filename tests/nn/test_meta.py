@@ -74,3 +74,15 @@ def test_against_torch():
             m = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.LayerNorm(8), lib.nn.Conv2d(1, 2, 3))
         shapes[lib.__name__] = [(n, tuple(p.shape), p.is_meta, p.device.type) for n, p in m.named_parameters()]
     assert shapes["torch"] == shapes["pyframe"]
+
+
+def test_skip_init_builds_without_initializing():
+    m = pyframe.nn.utils.skip_init(pyframe.nn.Linear, 5, 2)
+    assert type(m) is pyframe.nn.Linear and m.weight.shape == (2, 5) and not m.weight.is_meta
+    assert type(m.weight) is pyframe.nn.Parameter and m.weight.requires_grad
+    m2 = pyframe.nn.utils.skip_init(pyframe.nn.Conv2d, in_channels=3, out_channels=4, kernel_size=3, device="cpu")
+    assert m2.weight.shape == (4, 3, 3, 3) and not m2.weight.is_meta
+    with pytest.raises(RuntimeError, match="Expected a Module"):
+        pyframe.nn.utils.skip_init(int)
+    with pytest.raises(RuntimeError, match="support a 'device' arg"):
+        pyframe.nn.utils.skip_init(pyframe.nn.ReLU)

@@ -1,16 +1,19 @@
-"""Gradient clipping. Same as torch.nn.utils.clip_grad_norm_ and clip_grad_value_; the work is
-a few tensor ops in the C core, not a Python loop over elements."""
+"""Gradient clipping. Same as torch.nn.utils' ``clip_grad_norm_`` (``get_total_norm`` then
+``clip_grads_with_norm_``), ``clip_grad_value_`` and the deprecated ``clip_grad_norm``; the work is a few tensor
+ops in the C core, not a Python loop over elements."""
 
 from __future__ import annotations
 
 import math
+import types
+import warnings
 from collections.abc import Iterable
 
 from pyframe import _grad_mode
 from pyframe.ops import join as _join
 from pyframe.tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
 
 def _grads(parameters: Tensor | Iterable[Tensor]) -> list:
@@ -19,29 +22,65 @@ def _grads(parameters: Tensor | Iterable[Tensor]) -> list:
     return [p.grad for p in parameters if p.grad is not None]
 
 
+def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach=None) -> Tensor:  # fmt: skip
+    """Same as torch.nn.utils.get_total_norm: the ``norm_type`` norm of all ``tensors`` together, as if they were
+    one vector (the norm of their norms); a 0-d tensor, 0 for none. ``error_if_nonfinite`` raises on a NaN or
+    infinite norm."""
+    from pyframe.ops.creation import tensor
+
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return tensor(0.0)
+    with _grad_mode.no_grad():
+        norms = [t.detach().norm(norm_type) for t in tensors]
+        total = norms[0] if len(norms) == 1 else _join.stack([n.to(norms[0].dtype) for n in norms]).norm(norm_type)
+    if error_if_nonfinite and not math.isfinite(total.item()):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it cannot "
+            "be clipped. To disable this error and scale the gradients by the non-finite norm anyway, set "
+            "`error_if_nonfinite=False`"
+        )
+    return total
+
+
+def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, total_norm: Tensor,
+                          foreach=None) -> None:  # fmt: skip
+    """Same as torch.nn.utils.clip_grads_with_norm_: every gradient scaled in place by
+    ``min(max_norm / (total_norm + 1e-6), 1)``, for a ``total_norm`` computed beforehand (``get_total_norm``)."""
+    grads = _grads(parameters)
+    if not grads:
+        return
+    if not isinstance(total_norm, Tensor):
+        raise TypeError(f"clip_grads_with_norm_(): total_norm must be a Tensor, got {type(total_norm).__name__}")
+    with _grad_mode.no_grad():
+        coef = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(coef.to(g.dtype))
+
+
 def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = False, foreach=None) -> Tensor:  # fmt: skip
     """Scales all gradients together so that their joint ``norm_type`` norm is at most
-    ``max_norm``; returns the norm before clipping (a 0-d tensor). Same as torch's."""
-    from pyframe.ops.creation import tensor
-
-    grads = _grads(parameters)
-    max_norm, norm_type = float(max_norm), float(norm_type)
-    if not grads:
-        return tensor(0.0)
-    with _grad_mode.no_grad():
-        norms = [g.detach().norm(norm_type) for g in grads]
-        total = norms[0] if len(norms) == 1 else _join.stack([n.to(norms[0].dtype) for n in norms]).norm(norm_type)
-        if error_if_nonfinite and not math.isfinite(total.item()):
-            raise RuntimeError(
-                f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it cannot "
-                "be clipped. To disable this error and scale the gradients by the non-finite norm anyway, set "
-                "`error_if_nonfinite=False`"
-            )
-        coef = (max_norm / (total + 1e-6)).clamp(max=1.0)
-        for g in grads:
-            g.mul_(coef.to(g.dtype))
+    ``max_norm``; returns the norm before clipping (a 0-d tensor). Same as torch's: ``get_total_norm`` of the
+    gradients, then ``clip_grads_with_norm_``; an empty generator warns, as torch's."""
+    if not isinstance(parameters, Tensor):
+        generator = isinstance(parameters, types.GeneratorType)
+        parameters = list(parameters)
+        if generator and not parameters:
+            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=2)
+    total = get_total_norm(_grads(parameters), norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(parameters, max_norm, total)
     return total
+
+
+def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach=None) -> Tensor:  # fmt: skip
+    """Same as torch.nn.utils.clip_grad_norm: ``clip_grad_norm_`` under its deprecated name (it warns)."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)  # fmt: skip
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, foreach=None) -> None:
