@@ -12,6 +12,16 @@ from pyframe.tensor import Tensor, empty_tensor
 _DEFAULT_FOR_CATEGORY = _dtype.DEFAULT_FOR_CATEGORY  # the float entry follows set_default_dtype
 
 
+def size_args(fn: str, args: tuple, keyword, name: str) -> tuple:
+    """A ``*size`` argument that torch also takes by its keyword (``zeros(size=(2, 3))``, ``x.view(size=...)``,
+    ``x.permute(dims=...)``): the positional form, or the keyword's value as one sequence."""
+    if keyword is None:
+        return args
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument '{name}'")
+    return (keyword,)
+
+
 def result_type(*operands) -> dtype:
     """PyTorch's promotion: dimensioned tensors outrank 0-d tensors, which outrank Python
     numbers; a lower-ranked group only matters when it lifts the category (bool < int < float)."""

@@ -12,6 +12,7 @@ from pyframe._backend import check, lib
 from pyframe._device import check_device, wants_meta
 from pyframe._dtype import as_dtype, dtype
 from pyframe.ops import elementwise as ew
+from pyframe.ops._common import size_args
 from pyframe.tensor import Tensor, as_shape, empty_tensor, from_numpy, meta_tensor, share_numpy
 
 __all__ = [
@@ -147,11 +148,11 @@ def _make(size, dtype, requires_grad, fill=None, device=None) -> Tensor:
     return _finish(t, requires_grad)
 
 
-def empty(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def empty(*sizes, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Same as torch.empty: a tensor of the given shape whose memory is not initialised.
 
     Args:
-        *size: the shape, as ints or one sequence (``empty(2, 3)`` or ``empty((2, 3))``).
+        *sizes: the shape, as ints or one sequence (``empty(2, 3)`` or ``empty((2, 3))``); or ``size=(2, 3)``.
         dtype: default ``get_default_dtype()`` (float32).
         requires_grad: record operations on it for autograd (floating dtypes only).
         device: only the CPU (``None``, ``"cpu"``); anything else raises pyframe's device error.
@@ -159,14 +160,14 @@ def empty(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor
     Returns:
         A new contiguous tensor with arbitrary contents.
     """
-    return _make(size, dtype, requires_grad, device=device)
+    return _make(size_args("empty", sizes, size, "size"), dtype, requires_grad, device=device)
 
 
-def zeros(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def zeros(*sizes, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Same as torch.zeros: a tensor of the given shape filled with 0.
 
     Args:
-        *size: the shape, as ints or one sequence (``zeros(2, 3)`` or ``zeros((2, 3))``).
+        *sizes: the shape, as ints or one sequence (``zeros(2, 3)`` or ``zeros((2, 3))``); or ``size=(2, 3)``.
         dtype: default ``get_default_dtype()`` (float32).
         requires_grad: record operations on it for autograd (floating dtypes only).
         device: only the CPU (``None``, ``"cpu"``); anything else raises pyframe's device error.
@@ -174,14 +175,14 @@ def zeros(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor
     Returns:
         A new contiguous tensor of zeros.
     """
-    return _make(size, dtype, requires_grad, 0, device)
+    return _make(size_args("zeros", sizes, size, "size"), dtype, requires_grad, 0, device)
 
 
-def ones(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def ones(*sizes, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Same as torch.ones: a tensor of the given shape filled with 1.
 
     Args:
-        *size: the shape, as ints or one sequence (``ones(2, 3)`` or ``ones((2, 3))``).
+        *sizes: the shape, as ints or one sequence (``ones(2, 3)`` or ``ones((2, 3))``); or ``size=(2, 3)``.
         dtype: default ``get_default_dtype()`` (float32).
         requires_grad: record operations on it for autograd (floating dtypes only).
         device: only the CPU (``None``, ``"cpu"``); anything else raises pyframe's device error.
@@ -189,7 +190,7 @@ def ones(*size, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     Returns:
         A new contiguous tensor of ones.
     """
-    return _make(size, dtype, requires_grad, 1, device)
+    return _make(size_args("ones", sizes, size, "size"), dtype, requires_grad, 1, device)
 
 
 def full(size, fill_value, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
@@ -363,22 +364,25 @@ def _new_size(size) -> tuple:
     return as_shape(size if len(size) != 1 or not isinstance(size[0], int) else (size[0],))
 
 
-def new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+def _new(self: Tensor, fn: str, sizes: tuple, size, dtype, device, requires_grad: bool, fill, kwargs) -> Tensor:
+    _like_kwargs(kwargs)
+    shape = _new_size(size_args(fn, sizes, size, "size"))
+    return _make(shape, dtype or self.dtype, requires_grad, fill, _on(self, device))
+
+
+def new_empty(self: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False, **kwargs):
     """Same as torch.Tensor.new_empty: uninitialised, in this tensor's dtype unless ``dtype`` is given."""
-    _like_kwargs(kwargs)
-    return _make(_new_size(size), dtype or self.dtype, requires_grad, None, _on(self, device))
+    return _new(self, "new_empty", sizes, size, dtype, device, requires_grad, None, kwargs)
 
 
-def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+def new_zeros(self: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False, **kwargs):
     """Same as torch.Tensor.new_zeros."""
-    _like_kwargs(kwargs)
-    return _make(_new_size(size), dtype or self.dtype, requires_grad, 0, _on(self, device))
+    return _new(self, "new_zeros", sizes, size, dtype, device, requires_grad, 0, kwargs)
 
 
-def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+def new_ones(self: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False, **kwargs):
     """Same as torch.Tensor.new_ones."""
-    _like_kwargs(kwargs)
-    return _make(_new_size(size), dtype or self.dtype, requires_grad, 1, _on(self, device))
+    return _new(self, "new_ones", sizes, size, dtype, device, requires_grad, 1, kwargs)
 
 
 def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):

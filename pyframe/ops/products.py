@@ -76,6 +76,11 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's para
         raise TypeError(f"matmul: expected two Tensors, got {type(a).__name__} and {type(b).__name__}")
     if type(a) is not Tensor and (a.is_sparse or a.is_sparse_csr):  # a sparse matrix's own product (pyframe.sparse)
         return a.matmul(b)
+    if type(b) is not Tensor and b.is_sparse:  # dense @ sparse = (sparse^T @ dense^T)^T, as torch's dense result
+        if a.ndim != 2 or b.ndim != 2:
+            raise ShapeError(f"matmul: a dense @ sparse product takes 2-d operands, got shapes {list(a._shape)} and "
+                             f"{list(b._shape)}")  # fmt: skip
+        return b.t().matmul(a.t()).t()
     dt = a.dtype
     if (
         (dt is float32 or dt is float64)

@@ -13,7 +13,7 @@ from pyframe._device import CPU, check_device
 from pyframe._dtype import as_dtype, float64, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
-from pyframe.ops._common import broadcast_shapes, zeros_of
+from pyframe.ops._common import broadcast_shapes, size_args, zeros_of
 from pyframe.ops.creation import _finish, _like, _make, tensor
 from pyframe.tensor import Tensor, as_shape, empty_tensor
 
@@ -411,11 +411,11 @@ def _generator(generator) -> _Generator:
     return generator
 
 
-def rand(*size, dtype=None, requires_grad: bool = False, device=None, generator=None) -> Tensor:
+def rand(*sizes, size=None, dtype=None, requires_grad: bool = False, device=None, generator=None) -> Tensor:
     """Same as torch.rand: uniform samples on [0, 1).
 
     Args:
-        *size: the shape, as ints or one sequence.
+        *sizes: the shape, as ints or one sequence; or ``size=``.
         dtype: default ``get_default_dtype()`` (float32).
         requires_grad: record operations on the result for autograd.
         device: only the CPU.
@@ -425,14 +425,15 @@ def rand(*size, dtype=None, requires_grad: bool = False, device=None, generator=
         A new tensor. The numbers are pyframe's counter-based stream: the same seed gives the same
         numbers whatever the thread count, but not torch's numbers.
     """
+    size = size_args("rand", sizes, size, "size")
     return _finish(uniform_(_make(size, dtype, False, device=device), generator=generator), requires_grad)
 
 
-def randn(*size, dtype=None, requires_grad: bool = False, device=None, generator=None) -> Tensor:
+def randn(*sizes, size=None, dtype=None, requires_grad: bool = False, device=None, generator=None) -> Tensor:
     """Same as torch.randn: samples of the standard normal distribution (mean 0, std 1).
 
     Args:
-        *size: the shape, as ints or one sequence.
+        *sizes: the shape, as ints or one sequence; or ``size=``.
         dtype: default ``get_default_dtype()`` (float32).
         requires_grad: record operations on the result for autograd.
         device: only the CPU.
@@ -441,6 +442,7 @@ def randn(*size, dtype=None, requires_grad: bool = False, device=None, generator
     Returns:
         A new tensor. The numbers are pyframe's counter-based stream, not torch's.
     """
+    size = size_args("randn", sizes, size, "size")
     return _finish(normal_(_make(size, dtype, False, device=device), generator=generator), requires_grad)
 
 

@@ -13,6 +13,7 @@ from pyframe._dtype import int64
 from pyframe.ops import elementwise as ew
 from pyframe.ops import join as jn
 from pyframe.ops import view as sh
+from pyframe.ops._common import size_args
 from pyframe.ops.creation import arange, tensor, zeros
 from pyframe.ops.index import index_add_, index_select
 from pyframe.ops.join import cat
@@ -91,10 +92,10 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:  # noqa: A002
     return out.clone() if out is x else out
 
 
-def repeat(input: Tensor, *sizes) -> Tensor:  # noqa: A002
+def repeat(input: Tensor, *sizes, repeats=None) -> Tensor:  # noqa: A002
     """Same as torch.Tensor.repeat: tiles the tensor ``sizes[i]`` times along dim i (leading dims added)."""
     x = input
-    reps = _int_args(sizes)
+    reps = _int_args(size_args("repeat", sizes, repeats, "repeats"))
     if len(reps) < x.ndim:
         raise ValueError(
             f"repeat(): number of repeat dims {len(reps)} can not be smaller than the number of tensor dims {x.ndim}"

@@ -9,7 +9,7 @@ from pyframe import _device, _grad_mode
 from pyframe._backend import ShapeError, check, lib
 from pyframe._dtype import as_dtype, dtype
 from pyframe.autograd.graph import record
-from pyframe.ops._common import _unpack, zeros_of
+from pyframe.ops._common import _unpack, size_args, zeros_of
 from pyframe.ops._common import broadcast_shapes as _broadcast_shapes
 from pyframe.ops.elementwise import unbroadcast
 from pyframe.tensor import (
@@ -53,8 +53,9 @@ def view_op(x: Tensor, shape: tuple, strides: tuple, offset: int, backward=None,
     return out
 
 
-def _view(self: Tensor, *shape) -> Tensor:
+def _view(self: Tensor, *shape, size=None) -> Tensor:
     """``Tensor.view``: the same storage under a new shape, or an error when the strides do not allow it."""
+    shape = size_args("view", shape, size, "size")
     if len(shape) == 1 and isinstance(shape[0], (dtype, str)):
         return _view_dtype(self, as_dtype(shape[0]))
     shape = self._infer_shape(_int_args(shape))
@@ -91,8 +92,9 @@ def _view_dtype(x: Tensor, dt: dtype) -> Tensor:
     return out
 
 
-def reshape(self: Tensor, *shape) -> Tensor:
+def reshape(self: Tensor, *sizes, shape=None) -> Tensor:
     """Same as torch.reshape (and ``Tensor.reshape``): a view when the strides allow it, else a copy."""
+    shape = size_args("reshape", sizes, shape, "shape")
     sh = shape[0] if len(shape) == 1 and type(shape[0]) is tuple else shape
     # the common case: a contiguous tensor and a shape seen before (so its sizes are valid) of plain ints
     try:
@@ -142,9 +144,9 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 swapaxes = swapdims = transpose
 
 
-def permute(input: Tensor, *dims) -> Tensor:
+def permute(input: Tensor, *args, dims=None) -> Tensor:  # noqa: A002
     """Same as torch.permute."""
-    dims = _int_args(dims)
+    dims = _int_args(size_args("permute", args, dims, "dims"))
     n = input.ndim
     if len(dims) != n:
         raise ShapeError(f"permute: number of dims {len(dims)} doesn't match the tensor's {n} dims")
@@ -211,9 +213,9 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
                    squeeze_back)  # fmt: skip
 
 
-def expand(input: Tensor, *sizes) -> Tensor:
+def expand(input: Tensor, *sizes, size=None) -> Tensor:  # noqa: A002
     """Same as torch.Tensor.expand: size-1 dims grow with stride 0; -1 keeps a dim."""
-    sizes = _int_args(sizes)
+    sizes = _int_args(size_args("expand", sizes, size, "size"))
     if len(sizes) < input.ndim:
         raise ShapeError(f"expand: the number of sizes {len(sizes)} must be >= the tensor's dims {input.ndim}")
     lead = len(sizes) - input.ndim

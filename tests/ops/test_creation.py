@@ -240,3 +240,41 @@ def test_huge_shapes_and_zero_d_splits_say_what_was_wrong():
 def test_strings_are_refused():
     with pytest.raises(TypeError, match="strings are refused"):
         pyframe.tensor(["False", "0"], dtype=pyframe.bool)
+
+
+# torch takes a ``*size`` argument by its keyword too (pytorch/examples' gat: ``torch.empty(size=(n, m))``)
+KEYWORD_SIZES = {
+    "empty": lambda lib, x: lib.empty(size=(2, 3)),
+    "zeros": lambda lib, x: lib.zeros(size=[2, 3]),
+    "ones": lambda lib, x: lib.ones(size=(2, 3), dtype=lib.float64),
+    "rand": lambda lib, x: lib.rand(size=(2, 3)),
+    "randn": lambda lib, x: lib.randn(size=(2, 3)),
+    "new_zeros": lambda lib, x: x.new_zeros(size=(2, 3)),
+    "new_ones": lambda lib, x: x.new_ones(size=(2, 3)),
+    "new_empty": lambda lib, x: x.new_empty(size=(2, 3)),
+    "view": lambda lib, x: x.view(size=(3, 2)),
+    "reshape": lambda lib, x: x.reshape(shape=(3, 2)),
+    "torch.reshape": lambda lib, x: lib.reshape(x, shape=(6,)),
+    "expand": lambda lib, x: x[:1].expand(size=(4, 3)),
+    "repeat": lambda lib, x: x.repeat(repeats=(2, 1)),
+    "permute": lambda lib, x: x.permute(dims=(1, 0)),
+    "torch.permute": lambda lib, x: lib.permute(x, dims=[1, 0]),
+}
+
+
+@pytest.mark.parametrize("name", KEYWORD_SIZES)
+def test_size_arguments_by_keyword_as_torch(name):
+    torch = pytest.importorskip("torch")
+    call = KEYWORD_SIZES[name]
+    ours = call(pyframe, pyframe.arange(6.0).reshape(2, 3))
+    theirs = call(torch, torch.arange(6.0).reshape(2, 3))
+    assert tuple(ours.shape) == tuple(theirs.shape) and ours.dtype.name == str(theirs.dtype).split(".")[1]
+    if name not in ("empty", "new_empty", "rand", "randn"):
+        assert ours.tolist() == theirs.tolist()
+
+
+def test_size_given_both_ways_is_a_type_error():
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        pyframe.ones(2, size=(2,))
+    with pytest.raises(TypeError, match="multiple values for argument 'dims'"):
+        pyframe.ones(2, 3).permute(1, 0, dims=(1, 0))

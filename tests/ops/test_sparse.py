@@ -141,3 +141,21 @@ def test_arithmetic_matches_torch():
         s + pyframe.ones(3, 4, dtype=F64)
     with pytest.raises(RuntimeError, match="same size"):
         s + pyframe.sparse_coo_tensor([[0], [0]], [1.0], (4, 4))
+
+
+def test_dense_at_sparse_is_dense_with_gradient_to_the_dense_operand():
+    pf = pyframe
+    # pytorch/examples' gcn renormalises its adjacency as degree(sparse) @ adj(dense) @ degree(sparse)
+    torch = pytest.importorskip("torch")
+    rs = np.random.RandomState(3)
+    d = rs.randn(3, 4).astype(np.float32)
+    s = (rs.randn(4, 5) * (rs.rand(4, 5) > 0.5)).astype(np.float32)
+    a = pf.tensor(d, requires_grad=True)
+    out = a @ pf.tensor(s).to_sparse()
+    ta = torch.tensor(d, requires_grad=True)
+    tout = ta @ torch.tensor(s).to_sparse()
+    assert not out.is_sparse and np.allclose(out.detach().numpy(), tout.detach().numpy(), atol=1e-6)
+    out.sum().backward()
+    tout.sum().backward()
+    assert np.allclose(a.grad.numpy(), ta.grad.numpy(), atol=1e-6)
+    assert np.allclose(pf.mm(a, pf.tensor(s).to_sparse()).detach().numpy(), tout.detach().numpy(), atol=1e-6)
