@@ -2,7 +2,8 @@
 
 Each configuration of ``optim_inputs_func("cpu")`` builds both optimizers over the same two float64
 matrices and takes ``STEPS`` closure steps of one loss (through sparse embedding lookups for an optimizer
-that takes only sparse gradients); after every step the parameters must agree
+that takes only sparse gradients, and both ways for one that also takes them: a configuration torch refuses
+sparse gradients under must be refused too); after every step the parameters must agree
 (torch.testing's float64 tolerances). Every ``optim_error_inputs_func`` case torch rejects (at
 construction or at the step) must raise in pyframe too.
 """
@@ -52,7 +53,7 @@ def _closure(lib, opt, params, step, sparse=False):
     return closure
 
 
-def _config(info, oi) -> tuple[str, str]:
+def _config(info, oi, sparse: bool) -> tuple[str, str]:
     tparams, pparams = _params(torch), _params(pyframe)
     topt = info.optim_cls(tparams, **oi.kwargs)
     try:
@@ -60,12 +61,20 @@ def _config(info, oi) -> tuple[str, str]:
     except Exception as exc:
         raise failure(exc) from None
     tstep, pstep = [0], [0]
-    sparse = bool(info.only_supports_sparse_grads)
     tclosure = _closure(torch, topt, tparams, tstep, sparse)
     pclosure = _closure(pyframe, popt, pparams, pstep, sparse)
     for step in range(STEPS):
         tstep[0] = pstep[0] = step
-        topt.step(tclosure)
+        try:
+            topt.step(tclosure)
+        except Exception:
+            if not sparse:
+                raise
+            try:  # torch refuses sparse gradients with this configuration (weight_decay ...): pyframe must too
+                popt.step(pclosure)
+            except Exception:
+                return
+            raise Outcome("error-input-accepted", f"{oi.desc}: sparse gradients, which torch refuses") from None
         try:
             popt.step(pclosure)
         except Exception as exc:
@@ -117,10 +126,15 @@ def run_entry(info) -> tuple[str, str]:
     for oi in info.optim_inputs_func(device="cpu"):
         if oi.params is not None:
             continue
-        try:
-            _config(info, oi)
-        except Outcome as o:
-            return o.category, f"{oi.desc}: {o.reason}" if not o.reason.startswith(oi.desc) else o.reason
+        # sparse-only optimizers step sparse gradients; SGD and Adagrad, which also take them, both kinds
+        for sparse in (
+            (True,) if info.only_supports_sparse_grads else (False, True) if info.supports_sparse else (False,)
+        ):
+            try:
+                _config(info, oi, sparse)
+            except Outcome as o:
+                o.reason = ("sparse gradients: " if sparse else "") + o.reason
+                return o.category, f"{oi.desc}: {o.reason}" if not o.reason.startswith(oi.desc) else o.reason
     accepted = _error_inputs(info)
     if accepted:
         return "error-input-accepted", accepted
