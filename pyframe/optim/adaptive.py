@@ -103,6 +103,8 @@ class Adagrad(_Adaptive):
 
     def _sparse_step(self, p: Tensor, g: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         # torch's sparse Adagrad: the sum grows by g^2 at the gradient's (coalesced) entries, which alone step
+        if group["fused"]:
+            raise RuntimeError("`fused` does not support sparse grad or complex param")
         step = self._next_step(state)
         if group["maximize"]:
             g = -g

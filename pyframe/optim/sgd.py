@@ -47,6 +47,8 @@ class SGD(_FusedOptimizer):
 
     def _sparse_step(self, p: Tensor, g: Tensor, group: dict[str, Any], state: dict[str, Any] | None) -> None:
         # torch's single-tensor SGD, whose sparse arithmetic keeps the gradient sparse
+        if group["fused"]:
+            raise RuntimeError("`_fused_sgd` does not support sparse gradients")
         if group["maximize"]:
             g = -g
         if float(group["weight_decay"]) != 0:

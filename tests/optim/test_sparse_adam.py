@@ -107,5 +107,9 @@ def test_sparse_grad_refusals_inside_sgd_and_adagrad():
         optim.Adagrad([_sparse_grad_param()], weight_decay=0.1).step()
     with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported"):
         optim.SGD([_sparse_grad_param()], lr=0.1, weight_decay=0.1).step()
+    with pytest.raises(RuntimeError, match="`_fused_sgd` does not support sparse gradients"):
+        optim.SGD([_sparse_grad_param()], lr=0.1, fused=True).step()
+    with pytest.raises(RuntimeError, match="`fused` does not support sparse grad"):
+        optim.Adagrad([_sparse_grad_param()], fused=True).step()
     p = _sparse_grad_param()
     optim.LBFGS([p]).step(lambda: pf.tensor(0.0))  # LBFGS reads a sparse gradient densely, as torch's
