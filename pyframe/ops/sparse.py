@@ -21,7 +21,7 @@ from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as _ew
 from pyframe.ops._common import result_type, zeros_of
 from pyframe.ops.creation import tensor as _as_tensor
-from pyframe.ops.index import index_add_, index_select
+from pyframe.ops.index import index_add_, index_copy_, index_select
 from pyframe.ops.join import cat
 from pyframe.tensor import Storage, Tensor, contiguous_strides, empty_tensor
 
@@ -96,9 +96,10 @@ class SparseCooTensor(Tensor):
 
     @property
     def grad(self) -> SparseCooTensor | None:
-        """The gradient of the values, as a sparse tensor with this one's indices (None before backward)."""
+        """The gradient of the values, as a sparse tensor at this one's indices (None before backward); one entry
+        per position when this tensor is not coalesced, as torch's."""
         g = self._vals.grad
-        return None if g is None else _make(self._idx, g, self._shape, self._coalesced)
+        return None if g is None else _gradient(self, g)
 
     def _nnz(self) -> int:
         """The number of stored entries (duplicates counted)."""
@@ -169,8 +170,8 @@ class SparseCooTensor(Tensor):
         """The same entries with the values converted (``to(dtype)``); the device must be the CPU."""
         return _make(self._idx, self._vals.to(*args, **kwargs), self._shape, self._coalesced)
 
-    def _with_values(self, values: Tensor) -> SparseCooTensor:
-        return _make(self._idx, values, self._shape, self._coalesced)
+    def _with_values(self, values: Tensor) -> SparseCooTensor:  # autograd.grad's gradient of this tensor
+        return _gradient(self, values)
 
     def _values_cotangent(self, g: Tensor) -> Tensor:
         """The gradient of the values given ``g``, one of this tensor (``autograd.grad`` of a sparse output):
@@ -347,6 +348,13 @@ def coalesce(s: SparseCooTensor) -> SparseCooTensor:
     """``s`` with its entries sorted by index and duplicates summed (a new tensor; ``s`` itself if already)."""
     if s._coalesced:
         return s
+    indices, slot, n = _slots(s)
+    values = index_add_(zeros_of((n, *s._vals._shape[1:]), s._vals.dtype), 0, slot, s._vals)
+    return _make(indices, values, s._shape, True)
+
+
+def _slots(s: SparseCooTensor) -> tuple[Tensor, Tensor, int]:
+    """The coalesced indices of ``s``, each entry's position among them, and their count (``pf_coo_coalesce``)."""
     nnz = s._vals._shape[0]
     keys = _keys(s).contiguous()
     slot = empty_tensor((nnz,), _dtype.int64)
@@ -355,8 +363,16 @@ def coalesce(s: SparseCooTensor) -> SparseCooTensor:
     sparse_shape = _sparse_shape(s)
     check(lib.pf_coo_coalesce(nnz, _i64(keys), max(math.prod(sparse_shape), 1), _i64(slot), _i64(unique), count))
     n = count[0]
-    values = index_add_(zeros_of((n, *s._vals._shape[1:]), s._vals.dtype), 0, slot, s._vals)
-    return _make(_unravel(unique[:n], sparse_shape), values, s._shape, True)
+    return _unravel(unique[:n], sparse_shape), slot, n
+
+
+def _gradient(s: SparseCooTensor, gv: Tensor) -> SparseCooTensor:
+    """The gradient of ``s`` from its values' gradient ``gv``, as torch gives it: at ``s``'s indices, one entry per
+    position (every op reads duplicates as their sum, so each duplicate's value gradient is its position's)."""
+    if s._coalesced:
+        return _make(s._idx, gv, s._shape, True)
+    indices, slot, n = _slots(s)
+    return _make(indices, index_copy_(zeros_of((n, *gv._shape[1:]), gv.dtype), 0, slot, gv), s._shape, True)
 
 
 def _unravel(keys: Tensor, sparse_shape: tuple) -> Tensor:

@@ -85,10 +85,13 @@ def test_mm_and_gradients():
     g = rng.standard_normal((3, 5))
     out.backward(pyframe.tensor(g))
     assert np.allclose(d.grad.numpy(), DENSE.T @ g)
-    # each stored entry (i, j) gets <g[i], d[j]>, duplicates each their own
+    # each stored value (i, j) gets <g[i], d[j]>, duplicates each their own; s.grad, as torch's, holds each
+    # position once (its dense form is the dense gradient where s stores entries)
     rows, cols = [0, 2, 0, 1], [1, 3, 1, 0]
     want = [g[i] @ d.detach().numpy()[j] for i, j in zip(rows, cols, strict=True)]
-    assert np.allclose(s.grad._values().numpy(), want)
+    assert np.allclose(s._values().grad.numpy(), want)
+    assert s.grad.is_coalesced() and s.grad._nnz() == 3
+    assert np.allclose(s.grad.to_dense().numpy(), (g @ d.detach().numpy().T) * (DENSE != 0))
 
 
 def test_gradients_through_coalesce_and_to_dense():
