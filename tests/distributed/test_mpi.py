@@ -172,19 +172,20 @@ def _check_case(results):
 )
 def test_a_failing_rank_ends_the_job_in_seconds_naming_it(mpi, tmp_path, scenario, expect):
     """The default timeout (30 minutes) stays: these end by the failure itself, not by a timeout."""
-    r, seconds = run(mpi, scenario, tmp_path, timeout_s=1800)
+    r, _ = run(mpi, scenario, tmp_path, timeout_s=1800)
     assert r.returncode != 0
     assert "the failure went unnoticed" not in r.stdout
     assert expect in r.stdout + r.stderr, r.stderr[-3000:]
     if scenario == "die":
         assert re.search(r"Process name: \[prterun-[^\]]*,1\]", r.stderr)
-    assert seconds < 10
+    # from the failure to the end of the job (the launch before it takes longer the busier the machine is)
+    assert time.time() - float((tmp_path / "failing_at").read_text()) < 10
 
 
 def test_a_hanging_rank_ends_the_job_at_the_timeout(mpi, tmp_path):
-    r, seconds = run(mpi, "hang", tmp_path, timeout_s=3)
+    r, _ = run(mpi, "hang", tmp_path, timeout_s=3)
     assert r.returncode != 0
     assert "DistTimeoutError: MPI all_reduce did not complete within the process group's timeout of 3 s on rank 0" in (
         r.stderr
     ), r.stderr[-3000:]
-    assert seconds < 15
+    assert time.time() - float((tmp_path / "failing_at").read_text()) < 15  # from when the rank hung

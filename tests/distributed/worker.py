@@ -223,6 +223,13 @@ def eval_on_rank0(rank: int, world: int) -> dict:
     return {"eval_rows": result}
 
 
+def failing_now(outdir: str) -> None:
+    """The wall-clock time the failure starts, for the test to measure detection from (not from the launch,
+    whose import time grows with the machine's load)."""
+    with open(os.path.join(outdir, "failing_at"), "w") as f:
+        f.write(repr(time.time()))
+
+
 def main() -> None:
     scenario, outdir = sys.argv[1], sys.argv[2]
     dist.init_process_group("mpi", timeout=float(os.environ.get("DIST_TEST_TIMEOUT", "60")))
@@ -246,6 +253,7 @@ def main() -> None:
         return
     if scenario == "recv_gone":  # the last rank leaves without sending what rank 0 waits for
         if rank == world - 1:
+            failing_now(outdir)
             sys.exit(0)
         dist.recv(torch.zeros(2), src=world - 1)
         print("rank", rank, "received: the failure went unnoticed", flush=True)
@@ -258,6 +266,7 @@ def main() -> None:
     def train():
         for step in range(1000):
             if rank == world - 1 and step == 1:
+                failing_now(outdir)
                 if scenario == "die":
                     os._exit(3)
                 if scenario == "sigkill":
