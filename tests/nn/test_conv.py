@@ -185,7 +185,7 @@ def test_conv2d_bad_input():
         F.conv2d(x, pf.randn(4, 3, 3, 3), pf.randn(5))
     with pytest.raises(ValueError, match="stride must be >= 1"):
         F.conv2d(x, pf.randn(4, 3, 3, 3), stride=0)
-    with pytest.raises(TypeError, match="float32 and float64"):
+    with pytest.raises(TypeError, match="floating operands of one dtype"):
         F.conv2d(pf.ones(1, 1, 3, 3, dtype=pf.int64), pf.ones(1, 1, 1, 1, dtype=pf.int64))
     with pytest.raises(ValueError, match="strided"):
         F.conv2d(x, pf.randn(4, 3, 3, 3), stride=2, padding="same")
@@ -402,3 +402,51 @@ test_reprs_match_torch = reprs_test(
     lambda n: n.Conv3d(3, 4, (1, 3, 2), stride=2),
     lambda n: n.ConvTranspose3d(3, 4, 2, output_padding=1, stride=2),
 )
+
+
+HALF = [(pf.float16, torch.float16), (pf.bfloat16, torch.bfloat16)]
+_CONV_HALF = {
+    "conv1d": lambda F, x, w: F.conv1d(x(2, 3, 9), w(4, 3, 3), padding=1),
+    "conv2d": lambda F, x, w: F.conv2d(x(2, 3, 8, 8), w(4, 3, 3, 3), w(4), padding=1, stride=2),
+    "conv3d": lambda F, x, w: F.conv3d(x(1, 2, 5, 5, 5), w(2, 2, 3, 3, 3)),
+    "conv_transpose2d": lambda F, x, w: F.conv_transpose2d(x(2, 3, 6, 6), w(3, 4, 3, 3), stride=2),
+    "conv_transpose3d": lambda F, x, w: F.conv_transpose3d(x(1, 2, 3, 3, 3), w(2, 2, 2, 2, 2)),
+    "unfold": lambda F, x, w: F.unfold(x(2, 3, 6, 6), 2),
+    "fold": lambda F, x, w: F.fold(x(2, 12, 25), (6, 6), 2),
+}
+
+
+@pytest.mark.parametrize("name", _CONV_HALF)
+@pytest.mark.parametrize(("pdt", "tdt"), HALF, ids=["float16", "bfloat16"])
+def test_half_dtypes_match_torch(name, pdt, tdt):
+    # computed in float32 and rounded once, as torch's CPU kernels: the same bits; gradients in the 16-bit dtype
+    def maker(lib, dt, seed, leaves):
+        rng = np.random.default_rng(seed)
+
+        def make(*shape):
+            leaves.append(lib.tensor(rng.standard_normal(shape).astype(np.float32)).to(dt).requires_grad_())
+            return leaves[-1]
+
+        return make
+
+    ours_leaves, their_leaves = [], []
+    ours = _CONV_HALF[name](F, maker(pf, pdt, 0, ours_leaves), maker(pf, pdt, 1, ours_leaves))
+    theirs = _CONV_HALF[name](TF, maker(torch, tdt, 0, their_leaves), maker(torch, tdt, 1, their_leaves))
+    assert ours.dtype is pdt
+    eps = 2.0**-10 if pdt is pf.float16 else 2.0**-7
+    o, t = ours.float().detach().numpy(), theirs.float().detach().numpy()
+    if name == "fold":  # torch's col2im sums overlapping patches in the 16-bit dtype, we in float32: ulps apart
+        np.testing.assert_allclose(o, t, rtol=4 * eps, atol=4 * eps * np.abs(t).max())
+    else:
+        np.testing.assert_array_equal(o, t)
+    ours.sum().backward()
+    theirs.sum().backward()
+    for a, b in zip(ours_leaves, their_leaves, strict=True):
+        assert a.grad.dtype is pdt
+        g, tg = a.grad.float().numpy(), b.grad.float().numpy()
+        np.testing.assert_allclose(g, tg, rtol=2 * eps, atol=2 * eps * np.abs(tg).max())
+
+
+def test_half_conv_refuses_mixed_dtypes():
+    with pytest.raises(TypeError, match="one dtype"):
+        F.conv2d(pf.randn(1, 3, 5, 5).half(), pf.randn(2, 3, 3, 3))

@@ -378,3 +378,35 @@ def test_cross_map_lrn2d_bad_input():
         nn.CrossMapLRN2d(3)(pf.ones(2, 3, 4))
     with pytest.raises(ValueError, match="size must be a positive int"):
         nn.CrossMapLRN2d(0)(pf.ones(1, 2, 2, 2))
+
+
+_NORM_HALF = {
+    "layer_norm": lambda F, x, w: F.layer_norm(x, (5,), w(5), w(5)),
+    "group_norm": lambda F, x, w: F.group_norm(x, 3, w(6), w(6)),
+    "batch_norm": lambda F, x, w: F.batch_norm(x, None, None, w(6), w(6), training=True),
+    "instance_norm": lambda F, x, w: F.instance_norm(x),
+}
+
+
+@pytest.mark.parametrize("name", _NORM_HALF)
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_half_dtypes_match_torch(name, dt):
+    # normalized in float32 and rounded once, as torch (a half variance of values near 100 would overflow in
+    # float16 and lose bits in bfloat16): within an ulp of torch's (batch and instance norm gather the statistics
+    # in another order)
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((4, 6, 5, 5)) * 30 + 100).astype(np.float32)
+    ws = [rng.standard_normal(n).astype(np.float32) for n in (6, 6)]
+
+    def run(lib, F):
+        it = iter(ws)
+        dtype = getattr(lib, dt)
+        return _NORM_HALF[name](F, lib.tensor(x).to(dtype), lambda n: lib.tensor(next(it)[:n]).to(dtype))
+
+    ours, theirs = run(pf, F), run(torch, torch.nn.functional)
+    assert ours.dtype is getattr(pf, dt)
+    o, t = ours.float().numpy(), theirs.float().numpy()
+    eps = 2.0**-10 if dt == "float16" else 2.0**-7
+    np.testing.assert_allclose(o, t, rtol=eps, atol=eps * np.abs(t).max())
+    if name in ("layer_norm", "group_norm"):  # one rounding of a float32 result: torch's bits but for rare ties
+        assert np.mean(o == t) > 0.99

@@ -342,3 +342,43 @@ def test_fractional_max_pool_draws_its_own_samples_and_checks():
         F.fractional_max_pool2d(x, 3, output_size=8)
     with pytest.raises(ValueError, match="only one of output_size and output_ratio"):
         nn.FractionalMaxPool2d(2, output_size=3, output_ratio=0.5)
+
+
+_POOL_HALF = {
+    "max_pool1d": lambda F, x: F.max_pool1d(x(2, 3, 9), 2),
+    "max_pool2d": lambda F, x: F.max_pool2d(x(2, 3, 8, 8), 3, 2, padding=1, return_indices=True),
+    "max_pool3d": lambda F, x: F.max_pool3d(x(1, 2, 5, 5, 5), 2),
+    "avg_pool1d": lambda F, x: F.avg_pool1d(x(2, 3, 9), 3, 2),
+    "avg_pool2d": lambda F, x: F.avg_pool2d(x(2, 3, 8, 8), 3, 2, padding=1),
+    "adaptive_avg_pool2d": lambda F, x: F.adaptive_avg_pool2d(x(2, 3, 8, 8), 3),
+    "adaptive_max_pool2d": lambda F, x: F.adaptive_max_pool2d(x(2, 3, 8, 8), 3, return_indices=True),
+    "adaptive_avg_pool3d": lambda F, x: F.adaptive_avg_pool3d(x(1, 2, 5, 5, 5), 2),
+}
+
+
+@pytest.mark.parametrize("name", _POOL_HALF)
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_half_dtypes_match_torch(name, dt):
+    # computed in float32 and rounded once, as torch's CPU kernels: values, indices and gradients
+    x = np.random.default_rng(0).standard_normal(600).astype(np.float32)
+    p = pf.tensor(x).to(getattr(pf, dt)).requires_grad_()
+    t = torch.tensor(x).to(getattr(torch, dt)).requires_grad_()
+    ours = _POOL_HALF[name](F, lambda *s: p[: int(np.prod(s))].reshape(s))
+    theirs = _POOL_HALF[name](TF, lambda *s: t[: int(np.prod(s))].reshape(s))
+    ours, theirs = (ours if isinstance(ours, tuple) else (ours,)), (theirs if isinstance(theirs, tuple) else (theirs,))
+    assert ours[0].dtype is getattr(pf, dt)
+    eps = 2.0**-10 if dt == "float16" else 2.0**-7
+    for a, b in zip(ours, theirs, strict=True):
+        va, vb = a.detach().float().numpy(), b.detach().float().numpy()
+        if name == "adaptive_avg_pool3d":  # torch's 3-d adaptive average sums in the 16-bit dtype: ulps apart
+            np.testing.assert_allclose(va, vb, rtol=2 * eps, atol=2 * eps * np.abs(vb).max())
+        else:
+            np.testing.assert_array_equal(va, vb)
+    ours[0].float().pow(2).sum().backward()
+    theirs[0].float().pow(2).sum().backward()
+    assert p.grad.dtype is getattr(pf, dt)
+    g, tg = p.grad.float().numpy(), t.grad.float().numpy()
+    if "max" in name:  # the gradient lands where the maximum was, no arithmetic
+        np.testing.assert_array_equal(g, tg)
+    else:  # torch sums overlapping windows' gradients in the 16-bit dtype, we in float32: an ulp apart
+        np.testing.assert_allclose(g, tg, rtol=2 * eps, atol=2 * eps * np.abs(tg).max())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pyframe import _grad_mode
+import functools
+
+from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError, ffi
 from pyframe.ops import reduce as rd
 from pyframe.tensor import Tensor
@@ -139,3 +141,35 @@ def _as_2d(fn: str, x: Tensor, name: str = "input") -> tuple[Tensor, bool]:
 def _back(out: Tensor, batched: bool) -> Tensor:
     out = out.squeeze(2)
     return out if batched else out.squeeze(0)
+
+
+_HALF = ("float16", "bfloat16")
+
+
+def in_float32(fn):
+    """``fn`` (a conv or pooling function whose C kernels take float32/float64) for float16 and bfloat16 too,
+    as torch's CPU kernels compute them: the 16-bit operands are widened to float32 by the core's cast
+    kernels, ``fn`` runs (accumulating in float32) and its floating results are rounded back once; autograd
+    goes through the casts, so gradients come back in the 16-bit dtype. Operands of mixed floating dtypes are
+    passed through unchanged, for ``fn``'s own dtype check to refuse."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        floats = {a.dtype for a in (*args, *kwargs.values()) if isinstance(a, Tensor) and a.dtype.is_floating_point}
+        if len(floats) != 1 or next(iter(floats)).name not in _HALF:
+            return fn(*args, **kwargs)
+        half = floats.pop()
+
+        def widen(a):
+            return a.to(_dtype.float32) if isinstance(a, Tensor) and a.dtype is half else a
+
+        def narrow(r):
+            if isinstance(r, Tensor):
+                return r.to(half) if r.dtype is _dtype.float32 else r
+            if isinstance(r, tuple):
+                return type(r)(*map(narrow, r)) if hasattr(r, "_fields") else tuple(map(narrow, r))
+            return r
+
+        return narrow(fn(*map(widen, args), **{k: widen(v) for k, v in kwargs.items()}))
+
+    return wrapper

@@ -13,6 +13,7 @@ from pyframe.nn.functional._utils import (
     _same_dtype,
     _single,
     _tensor_arg,
+    in_float32,
     nonempty_spatial,
 )
 from pyframe.nn.functional.padding import pad
@@ -55,7 +56,10 @@ def _col2im(col: Tensor, shape: tuple, k: tuple, s: tuple, p: tuple, d: tuple) -
 
 def _check_im2col_dtype(fn: str, x: Tensor) -> None:
     if x.dtype is not _dtype.float32 and x.dtype is not _dtype.float64:
-        raise TypeError(f"{fn}(): only float32 and float64 inputs are supported, got {x.dtype.name}")
+        raise TypeError(
+            f"{fn}(): expected floating operands of one dtype (float16, bfloat16, float32 or float64), "
+            f"got {x.dtype.name}"
+        )
 
 
 def _batched(fn: str, x: Tensor, name: str = "input") -> tuple[Tensor, bool]:
@@ -439,3 +443,8 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     if bias is not None:
         out = ew.add(out, bias.reshape(o, 1, 1, 1))
     return out if batched else out.squeeze(0)
+
+
+# float16 and bfloat16 computed in float32 and rounded back, as torch's CPU kernels (the C kernels take float32/64)
+for _name in __all__:
+    globals()[_name] = in_float32(globals()[_name])

@@ -17,15 +17,16 @@ __all__ = [
 ]  # fmt: skip
 
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
+_HALF = (_dtype.float16, _dtype.bfloat16)  # computed in float32 and rounded once, as torch's CPU kernels
 
 
 def _normalized(x: Tensor, red: tuple, eps: float):
     """(x - mean) / sqrt(var + eps) over dims ``red``, with the mean, biased var and 1/std.
-    float16 is normalized in float32, as torch: a half variance overflows once values pass
-    about 256 (a layer of 1000s normalized to 0s), and the statistics come back in float16."""
-    if x.dtype is _dtype.float16:
+    float16 and bfloat16 are normalized in float32, as torch: a half variance overflows once values pass
+    about 256 (a layer of 1000s normalized to 0s), and the statistics come back in the 16-bit dtype."""
+    if x.dtype in _HALF:
         y, mean, var, invstd = _normalized(x.float(), red, eps)
-        return y.half(), mean.half(), var.half(), invstd.half()
+        return y.to(x.dtype), mean.to(x.dtype), var.to(x.dtype), invstd.to(x.dtype)
     mean = rd.mean(x, red, keepdim=True)
     var = rd.var(x, red, keepdim=True, correction=0)
     invstd = ew.rsqrt(ew.add(var, eps))
@@ -45,9 +46,13 @@ def _norm_composite(red: tuple, wshape: tuple, eps: float):
 def _layer_normalize(x: Tensor, red: tuple, lead: tuple, shape: tuple, w, b, eps: float) -> Tensor:
     """Normalize over the last dims ``red``, then scale and shift by ``w``, ``b`` (of ``shape``),
     as one node. float32/float64 run one C call each way (pf_layer_norm, saving the row mean
-    and 1/std); float16 composes ops. Backward is the closed form
-    gx = invstd * (gh - mean(gh) - xhat * mean(gh * xhat)) with gh = g * w; gw, gb sum over ``lead``."""
+    and 1/std); float16 and bfloat16 run the float32 kernel between casts (one rounding, as torch). Backward
+    is the closed form gx = invstd * (gh - mean(gh) - xhat * mean(gh * xhat)) with gh = g * w; gw, gb sum over
+    ``lead``."""
     d = math.prod(shape)
+    if x.dtype in _HALF and d and all(t is None or t.dtype is x.dtype for t in (w, b)):
+        w32, b32 = (t.float() if t is not None else None for t in (w, b))
+        return _layer_normalize(x.float(), red, lead, shape, w32, b32, eps).to(x.dtype)
     if x.dtype.code not in _NATIVE or d == 0:
         return _layer_normalize_composed(x, red, lead, shape, w, b, eps)
     x = x.contiguous()
@@ -109,13 +114,13 @@ def _layer_normalize_composed(x: Tensor, red: tuple, lead: tuple, shape: tuple, 
 
 def _batch_normalize(x: Tensor, red: tuple, bshape: tuple, w, b, eps: float):
     """Batch-statistics normalization of (N, C, ...) per channel as one node, composed of ops
-    (float16 and the rare cases the fused kernel does not take). The per-channel affine map is
+    (float16, bfloat16 and the rare cases the fused kernel does not take). The per-channel affine map is
     folded into y = x * scale + shift, and with xc = x - mean, a = w * invstd and m values per
     channel, gx = a * (g - sum(g) / m) - xc * a * invstd^2 * sum(g * xc) / m."""
-    if x.dtype is _dtype.float16:  # in float32, as torch: a half variance overflows past about 256
+    if x.dtype in _HALF:  # in float32, as torch: a half variance overflows past about 256
         w32, b32 = (t.float() if t is not None else None for t in (w, b))
         y, mean, var = _batch_normalize(x.float(), red, bshape, w32, b32, eps)
-        return y.half(), mean, var
+        return y.to(x.dtype), mean, var
     c = x._shape[1]
     m = x._numel // c
     with _grad_mode.no_grad():
@@ -262,6 +267,9 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps=1e-5)
             f"group_norm(): expected an input (N, C, ...) with C divisible by num_groups={num_groups}, got shape "
             f"{list(input._shape)}"
         )
+    if input.dtype in _HALF and all(t is None or t.dtype is input.dtype for t in (weight, bias)):
+        w32, b32 = (t.float() if t is not None else None for t in (weight, bias))
+        return group_norm(input.float(), num_groups, w32, b32, eps).to(input.dtype)  # one rounding, as torch
     n, c = input._shape[:2]
     xg = input.reshape(n, num_groups, math.prod(input._shape[1:]) // num_groups)  # explicit: n may be 0
     y = _normalized(xg, (2,), eps)[0].reshape(input._shape)

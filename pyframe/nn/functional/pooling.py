@@ -9,7 +9,7 @@ import numbers
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError, check, ffi, lib
 from pyframe.autograd.graph import needs_grad, record
-from pyframe.nn.functional._utils import _tensor_arg
+from pyframe.nn.functional._utils import _tensor_arg, in_float32
 from pyframe.ops import elementwise as ew
 from pyframe.ops import index as ix
 from pyframe.ops._common import zeros_of
@@ -42,7 +42,10 @@ def _as_5d(fn: str, input, dims: int, name: str = "input") -> tuple[Tensor, bool
     for _ in range(3 - dims):
         x = x.unsqueeze(2)
     if x.dtype is not _dtype.float32 and x.dtype is not _dtype.float64:
-        raise TypeError(f"{fn}(): only float32 and float64 inputs are supported, got {x.dtype.name}")
+        raise TypeError(
+            f"{fn}(): expected floating operands of one dtype (float16, bfloat16, float32 or float64), "
+            f"got {x.dtype.name}"
+        )
     return x, batched
 
 
@@ -455,3 +458,8 @@ def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
                             return_indices: bool = True):  # fmt: skip
     """Same as torch.nn.functional.max_pool3d_with_indices: max_pool3d's values and indices."""
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+# float16 and bfloat16 computed in float32 and rounded back, as torch's CPU kernels (the C kernels take float32/64)
+for _name in __all__:
+    globals()[_name] = in_float32(globals()[_name])
