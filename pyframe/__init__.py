@@ -85,6 +85,16 @@ from pyframe import fft  # isort: skip
 import pyframe.autograd.functional  # noqa: F401  # isort: skip - torch.autograd.functional is an attribute
 from pyframe import func  # isort: skip
 from pyframe import profiler  # isort: skip - also makes torch.autograd.profiler an attribute
+from pyframe import amp, cpu, jit, random, testing  # isort: skip
+import pyframe.optim.swa_utils  # noqa: F401  # isort: skip - torch.optim.swa_utils is an attribute
+import pyframe.utils.checkpoint  # noqa: F401  # isort: skip - torch.utils.checkpoint is an attribute
+from pyframe.amp.autocast_mode import (  # isort: skip
+    autocast, clear_autocast_cache, get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled,
+    set_autocast_cache_enabled, set_autocast_dtype, set_autocast_enabled,
+)  # fmt: skip
+from pyframe.autograd.anomaly_mode import (  # isort: skip
+    is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
+)  # fmt: skip
 
 inverse = linalg.inv
 
@@ -117,6 +127,9 @@ __all__ = [
     "channels_last_3d", "layout", "strided",
     *ops.__all__,
     *_aliases.__all__, "signal", "special", "masked", "fft", "func", "profiler",
+    "amp", "cpu", "jit", "random", "testing", "autocast", "is_autocast_enabled", "get_autocast_dtype",
+    "set_autocast_enabled", "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+    "clear_autocast_cache", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
 ]  # fmt: skip
 
 

@@ -3,13 +3,19 @@ anything that needs a GPU raises pyframe's one device error ("pyframe runs on th
 
 from __future__ import annotations
 
+import sys
+
 from pyframe._device import device
+from pyframe.amp import cuda as amp
 
 __all__ = [
     "is_available", "device_count", "is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all",
     "synchronize", "empty_cache", "current_device", "get_device_name", "set_device", "memory_allocated",
-    "max_memory_allocated", "reset_peak_memory_stats",
+    "max_memory_allocated", "reset_peak_memory_stats", "amp", "is_bf16_supported",
 ]  # fmt: skip
+
+# torch.cuda.amp is a module of its own in torch: importable as pyframe.cuda.amp too
+sys.modules[__name__ + ".amp"] = amp
 
 
 def is_available() -> bool:
@@ -71,3 +77,8 @@ def _no_gpu(*args, **kwargs):
 
 
 current_device = get_device_name = set_device = _no_gpu
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Same as torch.cuda.is_bf16_supported without a GPU: False."""
+    return False

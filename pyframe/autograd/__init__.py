@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
+import threading
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
 
 from pyframe import _grad_mode
-from pyframe._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from pyframe._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from pyframe.autograd import anomaly_mode, grad_mode, variable
+from pyframe.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from pyframe.autograd.function import Function, FunctionCtx
 from pyframe.autograd.graph import AccumulateGrad, Node, _grad_accumulator, run_backward
+from pyframe.autograd.variable import Variable
 from pyframe.tensor import Tensor
 
 __all__ = [
     "Function", "FunctionCtx", "Node", "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "no_grad",
-    "enable_grad", "set_grad_enabled", "is_grad_enabled", "Variable",
+    "enable_grad", "set_grad_enabled", "is_grad_enabled", "Variable", "detect_anomaly", "set_detect_anomaly",
+    "inference_mode",
 ]  # fmt: skip
-
-
-def Variable(data, requires_grad: bool = False, volatile: bool = False):  # noqa: N802 - torch's name
-    """Same as torch.autograd.Variable (a tensor since torch 0.4): ``data`` itself, or a leaf sharing its
-    memory that requires grad when ``requires_grad``."""
-    if not isinstance(data, Tensor):
-        raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
-    return data.detach().requires_grad_() if requires_grad else data
 
 
 def _as_list(x) -> list:
@@ -65,11 +62,31 @@ def _sparse_roots(outputs: list, grads: list) -> tuple[list, list]:
     return [t for t, _ in pairs], [g for _, g in pairs]
 
 
+class _Calls(threading.local):
+    """The backward calls running in this thread, innermost last: True for ``backward`` (gradients accumulate
+    into ``.grad``), False for ``grad``. The reentrant checkpoint can only run inside the former."""
+
+    def __init__(self) -> None:
+        self.stack: list[bool] = []
+
+
+_calls = _Calls()
+
+
+def _checkpoint_valid() -> bool:
+    """Whether the innermost running backward accumulates into leaves (torch's _is_checkpoint_valid)."""
+    return not _calls.stack or _calls.stack[-1]
+
+
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
     """Same as torch.autograd.backward: accumulate gradients of ``tensors`` into leaves' ``.grad``."""
     outputs = _as_list(tensors)
     outputs, grads = _sparse_roots(outputs, _root_grads(outputs, grad_tensors))
-    run_backward(outputs, grads, create_graph if retain_graph is None else retain_graph, create_graph)
+    _calls.stack.append(True)
+    try:
+        run_backward(outputs, grads, create_graph if retain_graph is None else retain_graph, create_graph)
+    finally:
+        _calls.stack.pop()
 
 
 def grad(
@@ -97,8 +114,12 @@ def grad(
     outs, ins = _as_list(outputs), _as_list(inputs)
     outs, roots = _sparse_roots(outs, _root_grads(outs, grad_outputs))
     sparse_in = [hasattr(t, "_vals") for t in ins]  # a sparse input's gradient is its values'
-    res = run_backward(outs, roots, create_graph if retain_graph is None else retain_graph, create_graph,
-                       inputs=[t._vals if s else t for t, s in zip(ins, sparse_in, strict=True)])  # fmt: skip
+    _calls.stack.append(False)
+    try:
+        res = run_backward(outs, roots, create_graph if retain_graph is None else retain_graph, create_graph,
+                           inputs=[t._vals if s else t for t, s in zip(ins, sparse_in, strict=True)])  # fmt: skip
+    finally:
+        _calls.stack.pop()
     if any(sparse_in):
         res = [t._with_values(g) if s and g is not None else g for t, s, g in zip(ins, sparse_in, res, strict=True)]
     for i, g in enumerate(res):
@@ -337,4 +358,4 @@ class GradcheckError(RuntimeError):
     """Analytic and numeric gradients differ."""
 
 
-_ = (AccumulateGrad, Node, _grad_mode, set_grad_enabled, is_grad_enabled)
+_ = (AccumulateGrad, Node, _grad_mode, set_grad_enabled, is_grad_enabled, anomaly_mode, grad_mode, variable)

@@ -3,11 +3,15 @@ Same as torch.autograd.Function."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from pyframe import _grad_mode
 from pyframe.autograd.graph import needs_grad, record
 from pyframe.tensor import Tensor
+
+__all__ = ["Function", "FunctionCtx", "InplaceFunction", "once_differentiable"]
 
 
 class FunctionCtx:
@@ -109,6 +113,43 @@ class Function:
         saved = tuple(t for t in ctx._saved if t is not None)
         record(f"{cls.__name__}Backward", backward, args, differentiable, saved)
         return outs if isinstance(out, tuple) else outs[0]
+
+
+class InplaceFunction(Function):
+    """Same as torch.autograd.function.InplaceFunction: a ``Function`` whose instances carry an ``inplace``
+    flag for its ``forward`` to read."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+
+def once_differentiable(fn: Callable) -> Callable:
+    """Same as torch.autograd.function.once_differentiable: decorates a ``Function.backward`` that can be
+    differentiated only once. It runs under ``no_grad``; when grad mode is on (``create_graph=True``) and a
+    gradient it received requires grad, its results get a node that raises if a second backward reaches it."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with _grad_mode.no_grad():
+            outputs = fn(ctx, *args)
+        if not (_grad_mode.enabled and needs_grad(*args)):
+            return outputs
+        seq = outputs if isinstance(outputs, tuple) else (outputs,)
+        inputs = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+
+        def refuse(*grads):
+            raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+        wrapped = []
+        for o in seq:
+            if isinstance(o, Tensor) and o.dtype.is_floating_point:
+                o = o.detach()
+                record("DelayedError", refuse, inputs, o)
+            wrapped.append(o)
+        return tuple(wrapped) if isinstance(outputs, tuple) else wrapped[0]
+
+    return wrapper
 
 
 def _zeros_like(t: Tensor) -> Tensor:

@@ -9,7 +9,10 @@ Kahn's algorithm: an explicit queue, no recursion, deterministic order.
 
 from __future__ import annotations
 
+import os
 import sys
+import traceback
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -20,6 +23,7 @@ from pyframe.utils.hooks import RemovableHandle
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
 
 _object_new = object.__new__
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # pyframe/
 _getrefcount = sys.getrefcount
 
 
@@ -226,6 +230,8 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
             _pack(node)
     else:
         node.saved = node.versions = ()
+    if anomaly:
+        _remember_forward(node)
     if isinstance(outputs, Tensor):
         outputs.grad_fn = node
         outputs._requires_grad = True
@@ -260,6 +266,8 @@ def record_pair(name: str, fn: Callable, a, b, output: Tensor, save: bool) -> No
             _pack(node)
     else:
         node.saved = node.versions = ()
+    if anomaly:
+        _remember_forward(node)
     output.grad_fn = node
     output._requires_grad = True
 
@@ -272,12 +280,48 @@ _saved_hooks: list = []
 _hooks_disabled: str | None = None
 # a callable ``observer(node, run)`` the profiler installs to time each node's backward, or None
 observer = None
+# anomaly detection (autograd.anomaly_mode sets these): nodes keep the stack of the forward call that recorded
+# them, and backward checks each node's gradients for NaN and names that call when a node fails
+anomaly = False
+anomaly_check_nan = True
 
 
 def _pack(node: Node) -> None:
     """Apply the innermost pack hook to each tensor ``node`` saves, keeping ``(packed, unpack)``."""
     pack, unpack = _saved_hooks[-1]
     node.packed = tuple([(pack(t), unpack) for t in node.saved])
+
+
+def _remember_forward(node: Node) -> None:
+    """Anomaly mode: keep the stack of the forward call that recorded ``node`` (without the frames inside
+    pyframe's own ops), under torch's metadata key."""
+    frames = traceback.extract_stack()[:-2]
+    while len(frames) > 1 and frames[-1].filename.startswith(_PACKAGE_DIR):
+        frames.pop()
+    node.metadata["traceback_"] = "".join(traceback.format_list(frames))
+
+
+def _run_anomalous(node: Node, buf: list) -> tuple:
+    """Anomaly mode: run ``node`` and check its gradients for NaN; on any error, warn with the forward call's
+    stack (torch's "Error detected in ..." warning) before the error propagates."""
+    try:
+        in_grads = _run_observed(node, buf)
+        if not isinstance(in_grads, tuple):
+            in_grads = (in_grads,)
+        if anomaly_check_nan:
+            for i, g in enumerate(in_grads):
+                if isinstance(g, Tensor) and g.dtype.is_floating_point and g.isnan().any():
+                    raise RuntimeError(f"Function '{node.name}' returned nan values in its {i}th output.")
+        return in_grads
+    except Exception:
+        trace = node.__dict__.get("_metadata", {}).get("traceback_")
+        if trace is None:
+            warnings.warn(f"Error detected in {node.name}. No forward pass information available. Enable detect "
+                          "anomaly during forward pass for more information.", stacklevel=2)  # fmt: skip
+        else:
+            warnings.warn(f"Error detected in {node.name}. Traceback of forward call that caused the error:\n{trace}",
+                          stacklevel=2)  # fmt: skip
+        raise
 
 
 def _run_observed(node: Node, buf: list):
@@ -520,7 +564,12 @@ def run_backward(
                 if all(g is None for g in buf):  # nothing flows through this node
                     in_grads = (None,) * len(node.next)
                 else:
-                    in_grads = node.fn(*buf) if node.packed is None and observer is None else _run_observed(node, buf)
+                    if anomaly:
+                        in_grads = _run_anomalous(node, buf)
+                    elif node.packed is None and observer is None:
+                        in_grads = node.fn(*buf)
+                    else:
+                        in_grads = _run_observed(node, buf)
                     if not isinstance(in_grads, tuple):
                         in_grads = (in_grads,)
                 if node.hooks:

@@ -298,3 +298,22 @@ def test_inplace_samplers(restore_seed, method, args, mean, var):
     assert abs(np.median(c) - 1.0) < 0.05  # the median is the location (no mean to compare)
     with pytest.raises(ValueError, match="lambd > 0"):
         pyframe.empty(3).exponential_(-1.0)
+
+
+def test_random_module_and_fork_rng(restore_seed):
+    import pyframe.random as prandom
+
+    assert prandom.manual_seed is pyframe.manual_seed and prandom.get_rng_state is pyframe.get_rng_state
+    prandom.manual_seed(5)
+    assert prandom.initial_seed() == 5
+    with prandom.fork_rng():
+        inside = pyframe.rand(3)
+    after = pyframe.rand(3)
+    assert pyframe.equal(inside, after)  # the draws inside did not advance the generator
+    with prandom.fork_rng(enabled=False):
+        pyframe.rand(3)
+    assert not pyframe.equal(pyframe.rand(3), after)
+    with pytest.raises(pyframe.DeviceError, match="devices=\\[0\\]"), prandom.fork_rng(devices=[0]):
+        pass
+    with prandom.fork_rng(devices=[]):
+        pass

@@ -16,6 +16,7 @@ from typing import Any
 from pyframe.ops.random import Generator, randint
 from pyframe.tensor import Tensor
 from pyframe.utils.data import _worker
+from pyframe.utils.data._worker import WorkerInfo, get_worker_info  # noqa: F401 - torch.utils.data.dataloader's names
 from pyframe.utils.data.collate import default_collate, default_convert
 from pyframe.utils.data.dataset import Dataset, IterableDataset, Subset, TensorDataset
 from pyframe.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
