@@ -90,7 +90,8 @@ import pyframe.optim.swa_utils  # noqa: F401  # isort: skip - torch.optim.swa_ut
 import pyframe.utils.checkpoint  # noqa: F401  # isort: skip - torch.utils.checkpoint is an attribute
 from pyframe.amp.autocast_mode import (  # isort: skip
     autocast, clear_autocast_cache, get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled,
-    set_autocast_cache_enabled, set_autocast_dtype, set_autocast_enabled,
+    set_autocast_cache_enabled, set_autocast_dtype, set_autocast_enabled, is_autocast_cpu_enabled,
+    set_autocast_cpu_enabled, get_autocast_cpu_dtype, set_autocast_cpu_dtype, get_autocast_gpu_dtype,
 )  # fmt: skip
 from pyframe.autograd.anomaly_mode import (  # isort: skip
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
@@ -130,6 +131,8 @@ __all__ = [
     "amp", "cpu", "jit", "random", "testing", "autocast", "is_autocast_enabled", "get_autocast_dtype",
     "set_autocast_enabled", "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
     "clear_autocast_cache", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
+    "is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype",
+    "get_autocast_gpu_dtype",
 ]  # fmt: skip
 
 

@@ -266,6 +266,40 @@ def clear_autocast_cache() -> None:
     _state.cache.clear()
 
 
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"torch.{old}() is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=3)
+
+
+def is_autocast_cpu_enabled() -> bool:
+    """torch's deprecated spelling of ``is_autocast_enabled("cpu")`` (with its DeprecationWarning)."""
+    _deprecated("is_autocast_cpu_enabled", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled: bool) -> None:
+    """torch's deprecated spelling of ``set_autocast_enabled("cpu", enabled)``."""
+    _deprecated("set_autocast_cpu_enabled", "set_autocast_enabled('cpu', enabled)")
+    set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype() -> _dtype.dtype:
+    """torch's deprecated spelling of ``get_autocast_dtype("cpu")``."""
+    _deprecated("get_autocast_cpu_dtype", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype: _dtype.dtype) -> None:
+    """torch's deprecated spelling of ``set_autocast_dtype("cpu", dtype)``."""
+    _deprecated("set_autocast_cpu_dtype", "set_autocast_dtype('cpu', dtype)")
+    set_autocast_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype() -> _dtype.dtype:
+    """torch's deprecated spelling of ``get_autocast_dtype("cuda")`` (float16 unless set)."""
+    _deprecated("get_autocast_gpu_dtype", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
+
+
 class autocast:  # noqa: N801 - torch's name
     """Same as torch.autocast (torch.amp.autocast): a context manager (or decorator) inside which the ops of
     torch's CPU lists run in ``dtype`` (bfloat16 by default, or float16) or in float32.

@@ -193,3 +193,34 @@ def test_training_step_gradients_match_torch():
     for ours, theirs in zip(grads[0][1:], grads[1][1:], strict=True):
         assert ours.dtype == np.float32
         np.testing.assert_allclose(ours, theirs, rtol=3e-2, atol=3e-2)
+
+
+def test_deprecated_cpu_spellings():
+    with pytest.warns(DeprecationWarning, match=r"torch.is_autocast_cpu_enabled\(\) is deprecated"):
+        assert not pf.is_autocast_cpu_enabled()
+    with pf.autocast("cpu", dtype=pf.float16), pytest.warns(DeprecationWarning):
+        assert pf.is_autocast_cpu_enabled() and pf.get_autocast_cpu_dtype() == pf.float16
+    with pytest.warns(DeprecationWarning):
+        assert pf.get_autocast_gpu_dtype() == pf.float16
+
+
+def test_normalization_of_autocast_outputs_matches_torch():
+    """A bfloat16 activation meets float32 norm parameters (torch's mixed-type batch_norm and layer_norm): the
+    result is in the input's dtype, the running statistics and gradients stay float32."""
+    torch = pytest.importorskip("torch")
+    x, w = _data(8, 4), _data(6, 4)
+    out = []
+    for lib in (pf, torch):
+        lin, bn, ln = lib.nn.Linear(4, 6), lib.nn.BatchNorm1d(6), lib.nn.LayerNorm(6)
+        with lib.no_grad():
+            lin.weight.copy_(lib.tensor(w))
+            lin.bias.zero_()
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            h = ln(bn(lin(lib.tensor(x))))
+        h.float().square().sum().backward()
+        out.append((str(h.dtype).split(".")[-1], h.float().detach().numpy(), bn.running_mean.numpy().copy(),
+                    str(bn.running_mean.dtype).split(".")[-1], lin.weight.grad.numpy()))  # fmt: skip
+    assert out[0][0] == out[1][0] == "bfloat16" and out[0][3] == out[1][3] == "float32"
+    for a, b in zip(out[0][1:], out[1][1:], strict=True):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_allclose(a, b, rtol=3e-2, atol=3e-2)
