@@ -187,6 +187,14 @@ def _fused_batch_norm(x: Tensor, w, b, rm, rv, momentum: float, eps: float) -> T
     return y
 
 
+def _half_with_float_params(input: Tensor, *params) -> bool:
+    """torch's mixed-type normalization: a float16/bfloat16 input with float32 parameters (and statistics), as
+    under autocast, is normalized in float32 and the result rounded to the input's dtype once."""
+    given = [t for t in params if isinstance(t, Tensor)]
+    return (input.dtype is _dtype.float16 or input.dtype is _dtype.bfloat16) and bool(given) and all(
+        t.dtype is _dtype.float32 for t in given)  # fmt: skip
+
+
 def batch_norm(
     input: Tensor, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5
 ):  # fmt: skip
@@ -207,6 +215,9 @@ def batch_norm(
                     f"batch_norm(): {name} should have shape [{c}] for an input of shape {list(input._shape)} "
                     f"({c} channels), got {list(t._shape)}"
                 )
+    if _half_with_float_params(input, running_mean, running_var, weight, bias):
+        return batch_norm(input.float(), running_mean, running_var, weight, bias, training, momentum, eps).to(
+            input.dtype)  # fmt: skip
     _same_dtype("batch_norm", input, weight=weight, bias=bias)
     red = (0,) + tuple(range(2, input.ndim))
     bshape = (1, c) + (1,) * (input.ndim - 2)
@@ -253,6 +264,8 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps=1e-5
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and _tensor_arg(t, "layer_norm", name)._shape != shape:
             raise ShapeError(f"layer_norm(): {name} should have shape {list(shape)}, got {list(t._shape)}")
+    if _half_with_float_params(input, weight, bias):
+        return layer_norm(input.float(), normalized_shape, weight, bias, eps).to(input.dtype)
     _same_dtype("layer_norm", input, weight=weight, bias=bias)
     red = tuple(range(input.ndim - k, input.ndim))
     lead = tuple(range(input.ndim - k))
