@@ -14,10 +14,10 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # torch.nn.parallel (and nn.SyncBatchNorm, which lives there) after `import torch`: imported on first use
-    if name in ("parallel", "SyncBatchNorm"):
+    # torch.nn.parallel (and nn.SyncBatchNorm and nn.DataParallel, which live there): imported on first use
+    if name in ("parallel", "SyncBatchNorm", "DataParallel"):
         import importlib
 
         parallel = importlib.import_module("pyframe.nn.parallel")
-        return parallel if name == "parallel" else parallel.SyncBatchNorm
+        return parallel if name == "parallel" else getattr(parallel, name)
     raise AttributeError(f"module 'pyframe.nn' has no attribute {name!r}")
