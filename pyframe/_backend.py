@@ -35,6 +35,8 @@ __all__ = [
     "NULL",
     "empty_cache",
     "memory_cached",
+    "memory_stats",
+    "reset_peak_memory",
 ]
 
 NULL = ffi.NULL  # for optional pointer arguments
@@ -87,6 +89,20 @@ def empty_cache() -> None:
 def memory_cached() -> tuple[int, int]:
     """(bytes the caching allocator holds now, the most it will hold: 1 GiB or 1/16 of RAM)."""
     return int(lib.pf_cached_bytes()), int(lib.pf_cache_limit())
+
+
+def memory_stats() -> tuple[int, int, int]:
+    """(bytes of tensor memory in use, the most in use since ``reset_peak_memory()``, bytes cached): the
+    core allocator's counters, in its blocks' size-class bytes. Blocks under 64 KiB come from Python's
+    allocator and are not counted; under AddressSanitizer (no cache) all three are 0."""
+    out = ffi.new("int64_t[3]")
+    lib.pf_memory_stats(out)
+    return int(out[0]), int(out[1]), int(out[2])
+
+
+def reset_peak_memory() -> None:
+    """Start ``memory_stats()``'s peak afresh from the bytes in use now."""
+    lib.pf_reset_peak()
 
 
 def desc(ptr, code: int, shape: tuple, strides: tuple):

@@ -196,6 +196,11 @@ void pf_free(void *ptr);
 void pf_empty_cache(void);
 size_t pf_cache_limit(void);
 size_t pf_cached_bytes(void);
+/* out[0] bytes in blocks handed out and not freed, out[1] the most there were since the last
+ * pf_reset_peak (or the start), out[2] bytes cached; sizes are the blocks' size classes; under
+ * AddressSanitizer (no cache) all three stay 0 */
+void pf_memory_stats(int64_t out[3]);
+void pf_reset_peak(void);
 
 /* errors: message of the last failing call on this thread */
 const char *pf_last_error(void);

@@ -22,6 +22,30 @@ static void test_alloc(void) {
 #endif
     pf_empty_cache();
     pf_free(NULL);
+#ifndef __SANITIZE_ADDRESS__
+    /* the live counter: class sizes of the blocks handed out, the peak since pf_reset_peak */
+    int64_t st[3], st2[3];
+    pf_memory_stats(st);
+    CHECK(st[2] == 0, "the cache holds %lld bytes after pf_empty_cache", (long long)st[2]);
+    pf_reset_peak();
+    void *x = pf_alloc(100000), *y = pf_alloc(5000);
+    pf_memory_stats(st2);
+    CHECK(st2[0] - st[0] == 114688 + 5120, "live grew by %lld, expected the classes' 114688 + 5120",
+          (long long)(st2[0] - st[0]));
+    pf_free(x);
+    pf_memory_stats(st2);
+    CHECK(st2[0] - st[0] == 5120 && st2[1] - st[0] == 114688 + 5120 && st2[2] == 114688,
+          "after a free: live %lld, peak %lld, cached %lld", (long long)(st2[0] - st[0]), (long long)(st2[1] - st[0]),
+          (long long)st2[2]);
+    pf_reset_peak();
+    pf_memory_stats(st2);
+    CHECK(st2[1] == st2[0], "pf_reset_peak: peak %lld, live %lld", (long long)st2[1], (long long)st2[0]);
+    pf_free(y);
+    pf_empty_cache();
+    pf_memory_stats(st2);
+    CHECK(st2[0] == st[0] && st2[2] == 0, "all freed: live %lld (was %lld), cached %lld", (long long)st2[0],
+          (long long)st[0], (long long)st2[2]);
+#endif
     CHECK(pf_alloc((size_t)1 << 62) == NULL, "absurd sizes fail cleanly");
 }
 
