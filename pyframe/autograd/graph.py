@@ -225,7 +225,7 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
     )
     if saved:
         node.saved = tuple(saved)
-        node.versions = tuple([t._storage.version for t in saved])
+        node.versions = tuple([0 if t is None else t._storage.version for t in saved])
         if _saved_hooks:
             _pack(node)
     else:
@@ -247,9 +247,10 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
     return node
 
 
-def record_pair(name: str, fn: Callable, a, b, output: Tensor, save: bool) -> None:
-    """``record(name, fn, (a, b), output, (a, b) if save else ())`` for the binary ops, the commonest
-    recording: the same node, built without the general loops. ``output`` is the op's new result
+def record_pair(name: str, fn: Callable, a, b, output: Tensor, saved: tuple | None) -> None:
+    """``record(name, fn, (a, b), output, saved or ())`` for the binary ops, the commonest recording: the
+    same node, built without the general loops. ``saved`` is a pair in which None stands for an operand
+    the backward does not read (torch's ``_saved_self`` is None then). ``output`` is the op's new result
     (from ``fresh``/``empty_tensor``), whose output index and recorded version are already 0."""
     node = _object_new(_NODE_CLASSES.get(name) or node_class(name))
     node.fn = fn
@@ -259,9 +260,9 @@ def record_pair(name: str, fn: Callable, a, b, output: Tensor, save: bool) -> No
     if isinstance(b, Tensor) and b._requires_grad:
         eb = (b.grad_fn is None and b._grad_edge) or edge(b)
     node.next = (ea, eb)
-    if save:
-        node.saved = (a, b)
-        node.versions = (a._storage.version, b._storage.version)
+    if saved:
+        sa, sb = node.saved = saved
+        node.versions = (0 if sa is None else sa._storage.version, 0 if sb is None else sb._storage.version)
         if _saved_hooks:
             _pack(node)
     else:
@@ -289,7 +290,11 @@ anomaly_check_nan = True
 def _pack(node: Node) -> None:
     """Apply the innermost pack hook to each tensor ``node`` saves, keeping ``(packed, unpack)``."""
     pack, unpack = _saved_hooks[-1]
-    node.packed = tuple([(pack(t), unpack) for t in node.saved])
+    node.packed = tuple([(None, _none) if t is None else (pack(t), unpack) for t in node.saved])
+
+
+def _none(_):
+    return None
 
 
 def _remember_forward(node: Node) -> None:
@@ -339,7 +344,7 @@ def _run_unpacked(node: Node, buf: list):
     swapped, seen = [], set()
     try:
         for t, u in zip(node.saved, unpacked, strict=True):
-            if u is t or id(t) in seen:
+            if u is t or id(t) in seen:  # (None, for what a node does not keep, unpacks to None)
                 continue
             if not isinstance(u, Tensor):
                 raise TypeError(f"the unpack hook of saved_tensors_hooks must return a Tensor, got {type(u).__name__}")
@@ -427,7 +432,7 @@ def _check_saved(node: Node) -> None:
             "have already been freed). Specify retain_graph=True if you need to backward a second time."
         )
     for t, v in zip(node.saved, node.versions, strict=True):
-        if t._storage.version != v:
+        if t is not None and t._storage.version != v:
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an inplace operation: "
                 f"[{t.dtype.name} {list(t._shape)}] is at version {t._storage.version}; expected version {v} "

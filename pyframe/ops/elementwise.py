@@ -399,19 +399,33 @@ class _Binary(NamedTuple):
     name: str
     op: int  # the C op code
     kind: str  # "arith" (the promoted dtype), "float" (int/int -> float), "compare" (bool)
-    grad: object  # grad(g, a, b, y) -> (grad a, grad b) before broadcasting is summed away; None: none
-    saves: bool  # the derivative reads a and b
+    grad: object  # grad(g, a, b, y, need_a, need_b) -> (grad a, grad b) before broadcasting is summed away
+    saves: bool  # the derivative reads a or b
     backward_name: str
     numbers: str = "either"  # which operands may be Python numbers: "either", "other" or "none" (check_operands)
+    reads: tuple = ("ab", "ab")  # which operands the gradient of a, and of b, reads
+
+
+def _kept(row: _Binary, a, b, need_a: bool, need_b: bool) -> tuple:
+    """The operands ``row``'s backward reads given which gradients are needed (None for the others), as torch's
+    nodes save them: ``x * mask`` keeps the mask alone when only ``x`` needs a gradient, so ``x`` is freed when
+    nothing else holds it, and may be changed in place before backward."""
+    ra, rb = row.reads
+    return (
+        a if (need_a and "a" in ra) or (need_b and "a" in rb) else None,
+        b if (need_a and "b" in ra) or (need_b and "b" in rb) else None,
+    )
 
 
 binary_ops: dict = {}  # name -> op, filled by the rows below
 _binary_rows: dict = {}  # name -> its _Binary
 
 
-def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False, numbers: str = "either"):
-    """One binary op's row: ``name(input, other, out=None)``, broadcasting; ``numbers`` as in ``check_operands``."""
-    b = _binary_rows[name] = _Binary(name, op, kind, grad, saves, name.capitalize() + "Backward0", numbers)
+def _binary(name: str, op: int, kind: str, grad=None, reads: tuple = ("", ""), numbers: str = "either"):
+    """One binary op's row: ``name(input, other, out=None)``, broadcasting; ``numbers`` as in ``check_operands``;
+    ``reads``: which operands (``"a"``, ``"b"``) the gradient of the first and of the second reads."""
+    saves = any(reads)
+    b = _binary_rows[name] = _Binary(name, op, kind, grad, saves, name.capitalize() + "Backward0", numbers, reads)
     strict_input, strict_other = numbers != "either", numbers == "none"
     if saves:  # torch's names of what the node keeps (pow also reads its output)
         saved_names(b.backward_name, ("_saved_self", "_saved_exponent", "_saved_result") if name == "pow" else
@@ -440,8 +454,12 @@ def _binary(name: str, op: int, kind: str, grad=None, saves: bool = False, numbe
             y = fresh(data, nbytes, input._shape, input._strides, n, out_dt)
             if (input._requires_grad or other._requires_grad) and grad is not None and _grad_mode.enabled:
                 if lean:
-                    backward = partial(_binary_backward, grad, input, other, input, other)
-                    record_pair(b.backward_name, backward, input, other, y, saves)
+                    na, nb = input._requires_grad, other._requires_grad
+                    ka, kb = _kept(b, input, other, na, nb) if saves else (None, None)
+                    ta = (input._shape, dt) if na else None
+                    tb = (other._shape, dt) if nb else None
+                    backward = partial(_binary_backward, grad, ka, kb, ta, tb)
+                    record_pair(b.backward_name, backward, input, other, y, (ka, kb) if saves else None)
                 else:
                     _record_binary(b, input, other, input, other, y)
             return y
@@ -510,10 +528,11 @@ def _apply_binary(row: _Binary, a, b, out=None) -> Tensor:
         out = empty_tensor(shape, res)
         check(lib.pf_binary(row.op, a._d(), b._d(), out._d()))
     else:
-        if grad:  # the derivative reads the operands as they were before the write
+        if grad:  # the derivative reads the operands as they were before the write: a copy of those it reads
             _view_base_check(out, label)
-            a = cast(a, dt) if a is a0 else a
-            b = cast(b, dt) if b is b0 and isinstance(b, Tensor) and shares_memory(out, b) else b
+            ka, kb = _kept(row, a, b, getattr(a0, "requires_grad", False), getattr(b0, "requires_grad", False))
+            a = cast(a, dt) if a is a0 and ka is not None else a
+            b = cast(b, dt) if kb is not None and b is b0 and isinstance(b, Tensor) and shares_memory(out, b) else b
         if out.dtype is res and not overlaps(out, a) and not overlaps(out, b):
             check(lib.pf_binary(row.op, a._d(), b._d(), out._d()))
         else:
@@ -529,8 +548,19 @@ def _apply_binary(row: _Binary, a, b, out=None) -> Tensor:
 def _record_binary(row: _Binary, a0, b0, a: Tensor, b: Tensor, out: Tensor) -> None:
     """Record ``out = row(a, b)``; a0/b0 are the caller's operands (before promotion)."""
     name, grad = row.name, row.grad
-    if a is a0 and b is b0 and name != "pow":  # two tensors, nothing promoted: the lean recording
-        record_pair(row.backward_name, partial(_binary_backward, grad, a, b, a0, b0), a, b, out, row.saves)
+    if name != "pow":  # only pow reads its output: the others must not hold it (out -> node -> closure -> out
+        # would be a reference cycle, keeping every result alive until the garbage collector runs). A partial
+        # is two objects where a closure over five names is seven, on the path of every recorded binary op.
+        # The operands' shapes and dtypes are kept, not the operands: those the derivative does not read are
+        # freed when nothing else holds them.
+        na, nb = getattr(a0, "requires_grad", False), getattr(b0, "requires_grad", False)
+        ka, kb = _kept(row, a, b, na, nb) if row.saves else (None, None)
+        backward = partial(_binary_backward, grad, ka, kb, (a0._shape, a0.dtype) if na else None,
+                           (b0._shape, b0.dtype) if nb else None)  # fmt: skip
+        if a is a0 and b is b0:  # two tensors, nothing promoted: the lean recording
+            record_pair(row.backward_name, backward, a, b, out, (ka, kb) if row.saves else None)
+        else:
+            record(row.backward_name, backward, (a0, b0), out, (ka, kb) if row.saves else ())
         return
     if name == "pow":  # a and b may be promoted copies: which grads are needed comes from a0 and b0
         need = (getattr(a0, "requires_grad", False), getattr(b0, "requires_grad", False))
@@ -542,18 +572,22 @@ def _record_binary(row: _Binary, a0, b0, a: Tensor, b: Tensor, out: Tensor) -> N
             ga, gb = grad(g, a, b, out, *need)
             return _grad_to(ga, a0), _grad_to(gb, b0)
 
-    else:  # only pow reads the output: the others must not hold it (out -> node -> closure -> out would be a
-        # reference cycle, keeping every result alive until the garbage collector runs). A partial is two
-        # objects where a closure over five names is seven, on the path of every recorded binary op.
-        backward = partial(_binary_backward, grad, a, b, a0, b0)
-
-    saved = ((a, b, out) if name == "pow" else (a, b)) if row.saves else ()
-    record(row.backward_name, backward, (a0, b0), out, saved)
+    record(row.backward_name, backward, (a0, b0), out, (a, b, out))
 
 
-def _binary_backward(deriv, a, b, a0, b0, g):
-    ga, gb = deriv(g, a, b, None)
-    return _grad_to(ga, a0), _grad_to(gb, b0)
+def _binary_backward(deriv, a, b, ta, tb, g):
+    """The gradients of a binary op: ``ta``/``tb`` are the operands' (shape, dtype), None for one that needs none;
+    ``a``/``b`` what the derivative reads (None where it reads nothing)."""
+    ga, gb = deriv(g, a, b, None, ta is not None, tb is not None)
+    return _grad_as(ga, ta), _grad_as(gb, tb)
+
+
+def _grad_as(g: Tensor | None, t: tuple | None) -> Tensor | None:
+    """``g`` for an operand of (shape, dtype) ``t``: broadcasting summed away, in its dtype."""
+    if g is None or t is None:
+        return None
+    g = unbroadcast(g, t[0])
+    return g if g.dtype is t[1] else cast(g, t[1])
 
 
 def _past_half(x) -> bool:
@@ -573,11 +607,11 @@ def _widen(x):
     return x.to(float32) if isinstance(x, Tensor) and (x.dtype is _dtype.float16 or x.dtype is _dtype.bfloat16) else x
 
 
-def _half_ties(g, a, b, a_loses, b_loses):
+def _half_ties(g, a, b, a_loses, b_loses, need_a=True, need_b=True):
     """maximum/minimum as torch: the loser gets 0, ties split the gradient, and where a comparison fails (NaN on
     either side) both get all of it."""
     shared = where(eq(a, b), mul(g, 0.5), g)
-    return where(a_loses, 0.0, shared), where(b_loses, 0.0, shared)
+    return where(a_loses, 0.0, shared) if need_a else None, where(b_loses, 0.0, shared) if need_b else None
 
 
 def _pow_grad(g, a, b, y, need_a=True, need_b=True):
@@ -587,29 +621,35 @@ def _pow_grad(g, a, b, y, need_a=True, need_b=True):
     return ga, where(logical_and(eq(a, 0.0), ge(b, 0.0)), 0.0, mul(g, mul(y, log(a)))) if need_b else None
 
 
-def _atan2_grad(g, a, b, y):
+def _atan2_grad(g, a, b, y, need_a=True, need_b=True):
     """g b / r^2 and -g a / r^2, both 0 at the origin (torch's convention there)."""
     r2 = add(mul(a, a), mul(b, b))
     at0 = eq(r2, 0.0)
     r2 = where(at0, 1.0, r2)
-    return where(at0, 0.0, div(mul(g, b), r2)), where(at0, 0.0, neg(div(mul(g, a), r2)))
+    return (where(at0, 0.0, div(mul(g, b), r2)) if need_a else None,
+            where(at0, 0.0, neg(div(mul(g, a), r2))) if need_b else None)  # fmt: skip
 
 
 # The binary and comparison ops, one row each: name = _binary(name, C op code, result kind,
-# derivative(g, a, b, y) -> (grad a, grad b), whether the derivative reads a and b).
+# derivative(g, a, b, y, need_a, need_b) -> (grad a, grad b) (None for one not needed), which operands the
+# gradient of a and of b reads: the node keeps only those its needed gradients read).
 # fmt: off
-plain_add = _binary("add", lib.PF_ADD, "arith", lambda g, a, b, y: (g, g))  # `a + b`: no alpha to look at
-plain_sub = _binary("sub", lib.PF_SUB, "arith", lambda g, a, b, y: (g, neg(g)))
-mul = _binary("mul", lib.PF_MUL, "arith", lambda g, a, b, y: (mul(g, b), mul(g, a)), saves=True)
-div = _binary("div", lib.PF_DIV, "float", lambda g, a, b, y: (div(g, b), neg(div(mul(g, a), mul(b, b)))), saves=True)
-pow = _binary("pow", lib.PF_POW, "arith", _pow_grad, saves=True)
-maximum = _binary("maximum", lib.PF_MAXIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, lt(a, b), gt(a, b)),
-                  saves=True, numbers="none")
-minimum = _binary("minimum", lib.PF_MINIMUM, "arith", lambda g, a, b, y: _half_ties(g, a, b, gt(a, b), lt(a, b)),
-                  saves=True, numbers="none")
-atan2 = _binary("atan2", lib.PF_ATAN2, "float", _atan2_grad, saves=True, numbers="none")
+plain_add = _binary("add", lib.PF_ADD, "arith", lambda g, a, b, y, na, nb: (g, g))  # `a + b`: no alpha to look at
+plain_sub = _binary("sub", lib.PF_SUB, "arith", lambda g, a, b, y, na, nb: (g, neg(g) if nb else None))
+mul = _binary("mul", lib.PF_MUL, "arith",
+              lambda g, a, b, y, na, nb: (mul(g, b) if na else None, mul(g, a) if nb else None), ("b", "a"))
+div = _binary("div", lib.PF_DIV, "float", lambda g, a, b, y, na, nb: (
+    div(g, b) if na else None, neg(div(mul(g, a), mul(b, b))) if nb else None), ("b", "ab"))
+pow = _binary("pow", lib.PF_POW, "arith", _pow_grad, ("ab", "ab"))
+maximum = _binary("maximum", lib.PF_MAXIMUM, "arith",
+                  lambda g, a, b, y, na, nb: _half_ties(g, a, b, lt(a, b), gt(a, b), na, nb), ("ab", "ab"),
+                  numbers="none")
+minimum = _binary("minimum", lib.PF_MINIMUM, "arith",
+                  lambda g, a, b, y, na, nb: _half_ties(g, a, b, gt(a, b), lt(a, b), na, nb), ("ab", "ab"),
+                  numbers="none")
+atan2 = _binary("atan2", lib.PF_ATAN2, "float", _atan2_grad, ("ab", "ab"), numbers="none")
 remainder = _binary("remainder", lib.PF_REMAINDER, "arith",
-                    lambda g, a, b, y: (g, neg(mul(g, floor_divide(a, b)))), saves=True)
+                    lambda g, a, b, y, na, nb: (g, neg(mul(g, floor_divide(a, b))) if nb else None), ("", "ab"))
 _pow_row = pow
 
 
@@ -623,7 +663,8 @@ def pow(input, exponent, out=None) -> Tensor:  # noqa: A001, A002 - torch's name
 
 
 binary_ops["pow"] = pow
-floor_divide = _binary("floor_divide", lib.PF_FLOOR_DIVIDE, "arith", lambda g, a, b, y: (mul(g, 0.0), mul(g, 0.0)))
+floor_divide = _binary("floor_divide", lib.PF_FLOOR_DIVIDE, "arith",
+                       lambda g, a, b, y, na, nb: (mul(g, 0.0) if na else None, mul(g, 0.0) if nb else None))
 eq = _binary("eq", lib.PF_EQ, "compare", numbers="other")
 ne = _binary("ne", lib.PF_NE, "compare", numbers="other")
 lt = _binary("lt", lib.PF_LT, "compare", numbers="other")
@@ -728,11 +769,14 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:  # noqa: A002 - 
     need_a, need_b = getattr(a0, "requires_grad", False), getattr(b0, "requires_grad", False)
     if (need_a or need_b) and _grad_mode.enabled:
         zero = scalar_tensor(0, dt)
+        # the operands' shapes and dtypes, not the operands: backward reads only the condition
+        ta = (a0._shape, a0.dtype) if need_a else None
+        tb = (b0._shape, b0.dtype) if need_b else None
 
         def backward(g):
             return (
-                _grad_to(where(condition, g, zero), a0) if need_a else None,
-                _grad_to(where(condition, zero, g), b0) if need_b else None,
+                _grad_as(where(condition, g, zero), ta) if need_a else None,
+                _grad_as(where(condition, zero, g), tb) if need_b else None,
             )
 
         record("WhereBackward0", backward, (a0, b0), out)

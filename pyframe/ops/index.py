@@ -341,16 +341,19 @@ def _basic(x: Tensor, items: list):
             )
     shape += x._shape[d:]
     strides += x._strides[d:]
+    old = x._shape
 
-    def slice_back(g):
-        return embed(g, x._shape, tuple(basic_key))
+    def slice_back(g):  # the shape, not x: the node must not keep x alive
+        return embed(g, old, tuple(basic_key))
 
     return view_op(x, tuple(shape), tuple(strides), offset, slice_back), advanced
 
 
 def _int_back(x: Tensor, key: int):
+    old = x._shape
+
     def slice_back(g):
-        return embed(g, x._shape, (key,))
+        return embed(g, old, (key,))
 
     return slice_back
 

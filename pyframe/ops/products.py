@@ -343,8 +343,10 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     shape = tuple(x.shape[d] for d in keep) + (n,)
     strides = tuple(x.stride(d) for d in keep) + (x.stride(d1) + x.stride(d2),)
 
+    old = tuple(x.shape)
+
     def backward(g: Tensor) -> Tensor:
-        z = g.new_zeros(tuple(x.shape))
+        z = g.new_zeros(old)
         diagonal(z, offset, d1, d2).copy_(g)
         return z
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import math
+from functools import partial
 from typing import NamedTuple
 
 from pyframe import _grad_mode
@@ -106,10 +107,13 @@ def _reduce(
         values = values.reshape(kept) if values is not None else None
         index = index.reshape(kept) if index is not None else None
     if deriv is not None and x.requires_grad and _grad_mode.enabled:
-        y, ix = values, index
+        if deriv is _d_sum or deriv is _d_mean:  # x's shape is all they read: the node must not keep x
+            backward = partial(_sum_back, kept, x._shape, float(_count(x, dims)) if deriv is _d_mean else None)
+        else:
+            y, ix = values, index
 
-        def backward(g):
-            return (deriv(g.reshape(kept), x, y.reshape(kept), None if ix is None else ix.reshape(kept), dims),)
+            def backward(g):
+                return (deriv(g.reshape(kept), x, y.reshape(kept), None if ix is None else ix.reshape(kept), dims),)
 
         # prod and full/amax-style max and min also read their result: changing it in place must raise at
         # backward (max/min along a dim read the indices instead, as torch)
@@ -134,6 +138,12 @@ _REDUCE_NAMES = {
 
 def _count(x: Tensor, dims: list) -> int:
     return math.prod(x._shape[d] for d in dims)
+
+
+def _sum_back(kept: tuple, shape: tuple, count: float | None, g: Tensor) -> tuple:
+    """The gradient of a sum (``count`` None) or mean over ``count`` elements of an input of ``shape``."""
+    g = g.reshape(kept)
+    return ((g if count is None else ew.div(g, count)).expand(*shape),)
 
 
 def _d_sum(g, x, y, ix, dims):

@@ -4,6 +4,7 @@ and the joins copy, each with one C call per input."""
 from __future__ import annotations
 
 import operator
+from functools import partial
 
 from pyframe import _device, _grad_mode
 from pyframe._backend import ShapeError, check, lib
@@ -45,12 +46,18 @@ def view_op(x: Tensor, shape: tuple, strides: tuple, offset: int, backward=None,
     out = _new(x._storage, shape, strides if type(strides) is tuple else tuple(strides), offset, x.dtype)
     out._base = x if x._base is None else x._base
     if x.requires_grad and _grad_mode.enabled:
-        fn = backward or (lambda g: g.reshape(x._shape))
+        # backward closures keep shapes, never the input: a view's node must not keep alive a tensor that
+        # nothing else needs (the 2-d result of a Linear on 3-d input, reshaped, would outlive its use)
+        fn = backward or partial(_reshape_back, x._shape)
         node = record(_VIEW_NAMES.get(getattr(backward, "__name__", ""), "ViewBackward0"), lambda g: (fn(g),), (x,),
                       out)  # fmt: skip
         if saved:
             node.__dict__.update(saved)
     return out
+
+
+def _reshape_back(shape: tuple, g: Tensor) -> Tensor:
+    return g.reshape(shape)
 
 
 def _view(self: Tensor, *shape, size=None) -> Tensor:
@@ -241,8 +248,10 @@ def expand(input: Tensor, *sizes, size=None) -> Tensor:  # noqa: A002
                 f"(tensor shape {list(input._shape)}, sizes {list(sizes)})"
             )
 
+    old = input._shape
+
     def expand_back(g):
-        return unbroadcast(g, input._shape)
+        return unbroadcast(g, old)
 
     return view_op(input, tuple(shape), tuple(strides), input._offset, expand_back)
 
@@ -281,10 +290,11 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         start += size
     if not (0 <= start <= size and length >= 0 and start + length <= size):
         raise IndexError(f"narrow: start {start} + length {length} exceeds dimension {d} of size {size}")
-    shape = input._shape[:d] + (length,) + input._shape[d + 1 :]
+    old = input._shape
+    shape = old[:d] + (length,) + old[d + 1 :]
 
     def slice_back(g):
-        return embed(g, input._shape, (slice(None),) * d + (slice(start, start + length),))
+        return embed(g, old, (slice(None),) * d + (slice(start, start + length),))
 
     return view_op(input, shape, input._strides, input._offset + start * input._strides[d], slice_back)
 
@@ -300,9 +310,10 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     if not -size <= index < size:
         raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
     index %= size
+    old = input._shape
 
     def select_back(g):
-        return embed(g, input._shape, (slice(None),) * d + (index,))
+        return embed(g, old, (slice(None),) * d + (index,))
 
     return view_op(
         input, input._shape[:d] + input._shape[d + 1 :], input._strides[:d] + input._strides[d + 1 :],

@@ -1,13 +1,18 @@
-"""Memory: the allocator's counters and huge-page advice. Measured with the core allocator's
-live-bytes counter (``_backend.memory_stats``), so nothing depends on the load."""
+"""What the graph keeps alive and for how long: a node's saved tensors go when its backward has run
+(unless retain_graph), nodes keep only what their backward reads (as torch's), dropout keeps a byte
+per element, and the allocator's counters and huge-page advice. Measured with the core allocator's
+live-bytes counter (``_backend.memory_stats``) and weak references, so nothing depends on the load."""
 
 from __future__ import annotations
 
 import gc
+import weakref
 
+import numpy as np
 import pytest
 
 import pyframe
+import pyframe.nn.functional as F
 from pyframe import _backend
 
 N = 1 << 16  # elements: 256 KiB of float32, well above the 64 KiB under which Python's allocator serves
@@ -24,6 +29,121 @@ def _counting() -> bool:
 
 
 pytestmark = pytest.mark.skipif(not _counting(), reason="no allocator counters (AddressSanitizer build)")
+
+
+def test_saved_tensors_freed_after_backward_unless_retained():
+    x = pyframe.randn(N, requires_grad=True)
+    base = live()
+    y = x.exp().sin().tanh()  # each node saves an intermediate of N floats
+    kept = live() - base
+    assert kept >= 3 * 4 * N  # exp's result, sin's input, tanh's result (and y)
+    y.sum().backward(retain_graph=True)
+    assert live() - base >= kept  # retained: every saved tensor is still there (plus x.grad)
+    g1 = x.grad.clone()
+    y.sum().backward()  # a second pass works, and frees them
+    np.testing.assert_allclose(x.grad.numpy(), 2 * g1.numpy(), rtol=1e-6)
+    x.grad = None
+    del g1
+    # only y (N floats) is left: the graph's saved tensors went with its single backward
+    assert live() - base <= 4 * N + 4096
+    with pytest.raises(RuntimeError, match="second time"):
+        y.sum().backward()
+
+
+def test_saved_tensor_dies_with_its_node_run():
+    x = pyframe.randn(N, requires_grad=True)
+    h = x.exp()
+    ref = weakref.ref(h)
+    y = h.sin()  # sin's node saves h
+    del h
+    assert ref() is not None
+    y.sum().backward()
+    assert ref() is None
+
+
+@pytest.mark.parametrize("op", ["mul", "div"])
+def test_product_with_a_constant_keeps_only_what_backward_reads(op):
+    x = pyframe.randn(N, requires_grad=True)
+    c = pyframe.rand(N) + 1.0
+    h = x * 2.0
+    ref = weakref.ref(h)
+    y = getattr(pyframe, op)(h, c)
+    # as torch: the gradient of h reads only c, so h is neither kept nor version-checked
+    assert y.grad_fn._saved_self is None and y.grad_fn._saved_other is c
+    del h
+    assert ref() is None
+    y.sum().backward()
+    expect = 2.0 * c.numpy() if op == "mul" else 2.0 / c.numpy()
+    np.testing.assert_allclose(x.grad.numpy(), expect, rtol=1e-6)
+    # and the other way round: a constant times x keeps the constant only (its gradient reads it)
+    z = pyframe.mul(c, x)
+    assert z.grad_fn._saved_self is c and z.grad_fn._saved_other is None
+
+
+def test_in_place_change_of_an_unread_operand_is_legal():
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (torch, pyframe):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        c = lib.tensor([4.0, 5.0, 6.0])
+        h = x * 1.0
+        y = h * c
+        h.add_(1.0)  # y's node does not read h: backward is still right
+        y.sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == grads[1] == [4.0, 5.0, 6.0]
+
+
+def test_views_and_where_do_not_keep_their_input():
+    x = pyframe.randn(64, N // 64, requires_grad=True)
+    h = x * 2.0
+    ref = weakref.ref(h)
+    v = h.reshape(-1)[: N // 2].unsqueeze(0).expand(3, -1)
+    del h
+    assert ref() is not None  # the view shares its memory: alive while v is
+    s = v.sum()
+    del v
+    assert ref() is None  # the view nodes keep shapes, not the tensor
+    s.backward()
+    expect = np.zeros(N, dtype=np.float32)
+    expect[: N // 2] = 6.0
+    np.testing.assert_array_equal(x.grad.numpy().reshape(-1), expect)
+
+    x.grad = None
+    h = x * 2.0
+    ref = weakref.ref(h)
+    w = pyframe.where(h > 0, h, pyframe.zeros(()))
+    del h
+    assert ref() is None  # where's backward reads only the condition
+    w.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(x.detach().numpy() > 0, 2.0, 0.0).astype(np.float32))
+
+
+def test_dropout_keeps_a_byte_mask():
+    x = pyframe.randn(N, requires_grad=True)
+    h = x * 1.0
+    base = live()
+    y = F.dropout(h, 0.5)
+    del h
+    # the output (4 bytes an element) and a bool mask (1 byte): not the input, not a float mask
+    held = live() - base + 4 * N  # h (freed now) was counted in base
+    assert held <= 4 * N + N + 8192, held
+    y.sum().backward()
+    kept = y.detach().numpy() != 0
+    np.testing.assert_allclose(x.grad.numpy(), np.where(kept, 2.0, 0.0), rtol=1e-6)
+
+
+def test_gelu_keeps_only_its_input():
+    x = pyframe.randn(N, requires_grad=True)
+    h = x * 1.0
+    base = live()
+    y = F.gelu(h)
+    assert live() - base <= 4 * N + 4096  # the output alone: backward recomputes the gate from h
+    y.sum().backward()
+    torch = pytest.importorskip("torch")
+    t = torch.from_numpy(x.detach().numpy().copy()).requires_grad_()
+    torch.nn.functional.gelu(t).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_allocator_counters():

@@ -85,10 +85,9 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     x = input.contiguous()
     dt, n, tanh_form = x.dtype, x._numel, int(approximate == "tanh")
     y = empty_tensor(x._shape, dt)
-    # the erf form's gate is kept so backward needs no second erf (the tanh form's backward
-    # recomputes tanh: 1 - t^2 from the gate would cancel in the tails)
-    cdf = empty_tensor(x._shape, dt) if needs_grad(input) and not tanh_form else None
-    check(lib.pf_gelu(dt.code, x._ptr, y._ptr, cdf._ptr if cdf is not None else NULL, n, tanh_form))
+    # backward recomputes the gate (erf or tanh) from the input: keeping the erf form's gate saved
+    # one vectorized erf pass but held a second tensor of the input's size per GELU until backward
+    check(lib.pf_gelu(dt.code, x._ptr, y._ptr, NULL, n, tanh_form))
     if not needs_grad(input):
         return y
 
@@ -97,9 +96,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
             return _regrad(lambda t: _gelu_composed(t, approximate), (input,), g)
         g = g.contiguous()
         gx = empty_tensor(x._shape, dt)
-        check(
-            lib.pf_gelu_backward(dt.code, g._ptr, x._ptr, cdf._ptr if cdf is not None else NULL, gx._ptr, n, tanh_form)
-        )
+        check(lib.pf_gelu_backward(dt.code, g._ptr, x._ptr, NULL, gx._ptr, n, tanh_form))
         return (gx,)
 
     record("GeluBackward0", backward, (input,), y, (input,))

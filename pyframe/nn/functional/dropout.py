@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from pyframe import _grad_mode
+from pyframe import _dtype, _grad_mode
 from pyframe.nn.functional._utils import _float_arg
 from pyframe.ops import elementwise as ew
 from pyframe.ops.random import bernoulli_
@@ -22,7 +22,14 @@ def _check_p(fn: str, p) -> None:
 
 def _apply_mask(input: Tensor, mask_shape: tuple, p: float, inplace: bool) -> Tensor:
     """``input`` times a Bernoulli(1 - p) mask of ``mask_shape`` (broadcast over the rest),
-    scaled by 1 / (1 - p): the mask is drawn outside autograd, the product is recorded."""
+    scaled by 1 / (1 - p): the mask is drawn outside autograd, the product is recorded. An element-wise
+    mask is drawn as bool and applied with ``where``, so backward keeps a byte per element (as torch's
+    dropout), not a float mask and the input."""
+    if not inplace and p < 1.0 and mask_shape == input._shape:
+        with _grad_mode.no_grad():
+            keep = empty_tensor(mask_shape, _dtype.bool_)
+            bernoulli_(keep, 1.0 - p)
+        return ew.where(keep, ew.mul(input, 1.0 / (1.0 - p)), 0.0)
     with _grad_mode.no_grad():
         mask = empty_tensor(mask_shape, input.dtype)
         if p == 1.0:
