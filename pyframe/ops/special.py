@@ -187,7 +187,7 @@ def ldexp_(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 
 # torch's derivative: the gradient passes to input (nextafter moves it by one ulp), none to other
-_NEXTAFTER = _Binary("nextafter", lib.PF_NEXTAFTER, "float", lambda g, a, b, y: (g, mul(g, 0.0)), False,
+_NEXTAFTER = _Binary("nextafter", lib.PF_NEXTAFTER, "float", lambda g, a, b, y, *_: (g, mul(g, 0.0)), False,
                      "NextafterBackward0")  # fmt: skip
 
 
