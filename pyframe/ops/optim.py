@@ -38,18 +38,29 @@ def fused_step(kind: str, batch: list, scalars: tuple = ()) -> None:
     if batch and isinstance(batch[0][3], Tensor):  # step counts: one call per dtype increments them in C
         _steps(code, batch, scalars)
         return
-    hp, last = None, None
-    for t, g, states, own in batch:  # a C call costs less than gathering pointer arrays for one
+    # one pf_optim_steps call per (dtype, per-parameter numbers): every parameter of a model at once
+    # (SGD's first-step flag is the same for all but in odd cases; a group of one is one pf_optim_step)
+    groups: dict[tuple, list] = {}
+    for t, g, states, own in batch:
         ptrs = [NULL, NULL, NULL]
         for k, s in enumerate(states):
             if s is not None:
                 s._bump()
                 ptrs[k] = s._ptr
         t._bump()
-        if own != last:
-            last = own
-            hp = _new("double[]", (*scalars, *own))
-        check(lib.pf_optim_step(code, t.dtype.code, t._numel, t._ptr, g._ptr, *ptrs, hp, len(hp)))
+        key = (t.dtype.code, own)
+        rows = groups.get(key)
+        if rows is None:
+            rows = groups[key] = []
+        rows.append((t._ptr, g._ptr, *ptrs, t._numel))
+    for (dtype, own), rows in groups.items():
+        hp = _new("double[]", (*scalars, *own))
+        if len(rows) == 1:  # a C call costs less than gathering pointer arrays for one
+            check(lib.pf_optim_step(code, dtype, rows[0][5], *rows[0][:5], hp, len(hp)))
+            continue
+        cols = list(zip(*rows, strict=True))
+        ptrs = [_new("void *[]", column) for column in cols[:5]]
+        check(lib.pf_optim_steps(code, dtype, len(rows), *ptrs, _new("int64_t[]", cols[5]), NULL, hp, len(hp)))
 
 
 def _steps(code: int, batch: list, scalars: tuple) -> None:

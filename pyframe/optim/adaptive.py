@@ -1,6 +1,6 @@
-"""Adaptive optimizers: Adadelta, Adagrad, RMSprop, Adamax, NAdam, RAdam. Each step is one fused
-C pass per parameter (``pf_optim_step``); the step-dependent numbers are computed here in double,
-where torch computes them in Python."""
+"""Adaptive optimizers: Adadelta, Adagrad, RMSprop, Adamax, NAdam, RAdam. Each step is one C call
+over a group's parameters of one dtype and step (``pf_optim_steps``); the step-dependent numbers are
+computed here in double, where torch computes them in Python."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Averaged stochastic gradient descent: one fused C pass per parameter (``pf_optim_step``)."""
+"""Averaged stochastic gradient descent: one fused C pass per parameter; parameters whose numbers
+agree share one call (``pf_optim_steps``)."""
 
 from __future__ import annotations
 

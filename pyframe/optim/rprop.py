@@ -1,4 +1,5 @@
-"""Resilient backpropagation: one fused C pass per parameter (``pf_optim_step``)."""
+"""Resilient backpropagation: one fused C pass per parameter; parameters whose numbers agree share
+one call (``pf_optim_steps``)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ __all__ = ["SGD"]
 
 
 class SGD(_FusedOptimizer):
-    """Same as torch.optim.SGD. Each step is one fused C pass per parameter (``pf_optim_step``);
+    """Same as torch.optim.SGD. Each step is one C call over the group's parameters (``pf_optim_steps``);
     ``foreach`` and ``fused`` are accepted and recorded, with no effect; ``differentiable=True``
     is not supported. A sparse gradient steps only its rows, as torch's (its momentum buffer is sparse;
     ``weight_decay`` refuses it)."""
