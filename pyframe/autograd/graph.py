@@ -450,6 +450,22 @@ def _add(a, b):
     return a + b
 
 
+def _add_into(cb: list, nr: int, g: Tensor) -> None:
+    """``cb[nr] += g``: in place when the buffer's tensor is the engine's alone (no other reference: not a
+    gradient handed to two inputs, not a view, not under create_graph), else a new sum."""
+    a = cb[nr]
+    if a is None:
+        cb[nr] = g
+    elif (
+        not _grad_mode.enabled and type(a) is Tensor and type(g) is Tensor and a._shape == g._shape
+        and a.dtype is g.dtype and _getrefcount(a) <= 3 and a.grad_fn is None and a._base is None and a._contig
+        and a._offset == 0 and a._storage.owner is None and _getrefcount(a._storage) <= 2
+    ):  # fmt: skip
+        a.add_(g)
+    else:
+        cb[nr] = a + g
+
+
 def _leading(nodes: dict, targets: set) -> set:
     """The ids of the nodes with a wanted node strictly below them (those autograd.grad must run)."""
     order, state = [], {}
@@ -597,7 +613,7 @@ def run_backward(
                 elif len(cb) <= nr:
                     cb.extend([None] * (nr + 1 - len(cb)))
                 if g is not None:
-                    cb[nr] = _add(cb[nr], g)
+                    _add_into(cb, nr, g)
                 deps[id(child)] -= 1
                 if deps[id(child)] == 0:
                     ready.append(child)

@@ -182,3 +182,28 @@ def test_large_block_costs_about_its_size():
     grown = _rss() - before
     assert t[-1].item() == 1.0
     assert grown <= 4 * n + (1 << 20), grown
+
+
+def test_gradients_meeting_at_a_node_add_up_right():
+    # the engine adds a second gradient into the first in place when only it holds that tensor; a gradient
+    # handed to two inputs (h + h), a root gradient the caller holds, or one seen by a hook is never written
+    x = pyframe.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    h = x * 3.0
+    seen = []
+    h.register_hook(lambda g: seen.append(g.clone()))
+    y = h.exp() + h.sin() + h * h + (h + h)
+    gy = pyframe.ones(3)
+    y.backward(gy)
+    hv = 3.0 * x.detach().numpy()
+    expect = np.exp(hv) + np.cos(hv) + 2 * hv + 2.0
+    np.testing.assert_allclose(seen[0].numpy(), expect, rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), 3.0 * expect, rtol=1e-6)
+    assert gy.tolist() == [1.0, 1.0, 1.0]
+    # retain_graph: the same gradients twice, accumulated into .grad
+    x.grad = None
+    h = x * 3.0
+    z = (h * h).sum() + h.sum()
+    z.backward(retain_graph=True)
+    first = x.grad.clone()
+    z.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * first.numpy(), rtol=1e-6)
