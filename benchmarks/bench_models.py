@@ -15,9 +15,11 @@ Models (one model code for both libraries, written for ``import pyframe as torch
   resnet-1  inference: the resnet above, eval mode, one 3x32x32 image
 Data are synthetic (seeded random tokens and images) made here. Each (library, model, threads)
 runs in a fresh process of its own; rounds alternate which library goes first; a figure is
-the median over rounds of each process's median step time. Peak memory is the child's
-``ru_maxrss`` (from ``os.wait4``); "after import" is its resident size once the library and
-NumPy are imported, so the difference is what the model, its data and training took.
+the median over rounds of each process's median step time. Peak memory is the child's own
+high-water mark (``VmHWM``, read by the child at its end: ``ru_maxrss`` from ``os.wait4`` also
+counts the parent's resident size, since a child started by vfork shares its memory until exec);
+"after import" is its resident size once the library and NumPy are imported, so the difference is
+what the model, its data and training took.
 
     python benchmarks/bench_models.py [--quick] [--models gpt,resnet,...] [--threads 1,2] [--rounds 3]
                                       [--seconds 6]
@@ -343,16 +345,17 @@ def build(lib, name: str):
 # ---------------------------------------------------------------- processes
 
 
-def _rss_mb() -> float:
+def _rss_mb(field: str = "VmRSS") -> float:
+    """This process's resident MB now (VmRSS), or the most it has been (VmHWM)."""
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return float("nan")
 
 
 def _child(lib_name: str, name: str, threads: int, seconds: float) -> None:
-    """Prints {"ms": median step ms, "steps": n, "base_mb": resident MB after import}."""
+    """Prints {"ms": median step ms, "steps": n, "base_mb": resident MB after import, "peak_mb": the most}."""
     import gc
 
     import numpy  # noqa: F401  (in the baseline for both libraries)
@@ -372,24 +375,21 @@ def _child(lib_name: str, name: str, threads: int, seconds: float) -> None:
         t0 = time.perf_counter()
         step()
         times.append(time.perf_counter() - t0)
-    print(json.dumps({"ms": statistics.median(times) * 1e3, "steps": len(times), "base_mb": base}))
+    print(json.dumps({"ms": statistics.median(times) * 1e3, "steps": len(times), "base_mb": base,
+                      "peak_mb": _rss_mb("VmHWM")}))  # fmt: skip
 
 
 def run_child(lib_name: str, name: str, threads: int, seconds: float) -> dict:
-    """One fresh process: its result plus its peak resident MB (ru_maxrss of that child)."""
+    """One fresh process: its result, with its own peak resident MB."""
     env = dict(os.environ, PYFRAME_DISABLE_PLUGIN_AUTOLOAD="1")
     args = [sys.executable, __file__, "--child", lib_name, name, str(threads), str(seconds)]
     with tempfile.TemporaryFile("w+") as err:
         p = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
         out = p.stdout.read()
-        _, status, usage = os.wait4(p.pid, 0)  # the rusage of this child alone
-        p.returncode = os.waitstatus_to_exitcode(status)
-        if p.returncode != 0:
+        if p.wait() != 0:
             err.seek(0)
             raise RuntimeError(f"{lib_name} {name} ({threads} threads) failed:\n{err.read()}")
-    res = json.loads(out.strip().splitlines()[-1])
-    res["peak_mb"] = usage.ru_maxrss / 1024  # KiB on Linux
-    return res
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def main() -> None:
