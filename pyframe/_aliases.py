@@ -19,6 +19,7 @@ from pyframe import _dtype, ops
 from pyframe import linalg as _linalg
 from pyframe.nn import functional as F
 from pyframe.ops._common import check_operands
+from pyframe.ops.elementwise import with_derivative
 from pyframe.ops._common import result_type as _result_type
 from pyframe.tensor import Tensor
 
@@ -29,7 +30,7 @@ __all__ = [
     "conj", "conj_physical", "resolve_conj", "resolve_neg", "isreal", "view_copy", "permute_copy", "t_copy",
     "transpose_copy", "unsqueeze_copy", "squeeze_copy", "expand_copy", "diagonal_copy", "unbind_copy", "narrow_copy",
     "alias_copy", "split_with_sizes", "split_with_sizes_copy", "unsafe_split", "unsafe_chunk", "dsplit", "vdot",
-    "scalar_tensor", "take", "fill", "logspace", "trapezoid", "trapz", "cumulative_trapezoid", "logaddexp2",
+    "scalar_tensor", "take", "fill", "zero_", "logspace", "trapezoid", "trapz", "cumulative_trapezoid", "logaddexp2",
     "deg2rad", "rad2deg", "signbit", "isposinf", "isneginf", "copysign", "fmax", "fmin", "heaviside", "sinc",
     "diag_embed", "diagflat", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "BoolTensor",
     "conv3d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "grid_sampler", "grid_sampler_2d",
@@ -219,10 +220,25 @@ def take(input: Tensor, index: Tensor) -> Tensor:
 
 
 def fill(input: Tensor, value) -> Tensor:
-    """Same as torch.fill: a tensor like ``input`` holding ``value`` (a tensor value gets the gradient)."""
+    """Same as torch.fill: a tensor like ``input`` holding ``value``. As torch's, the result depends on ``input``
+    with a zero gradient, and a tensor ``value`` gets the sum of the gradient."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"fill(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if isinstance(value, Tensor):
-        return value.to(input.dtype).expand(input.shape).clone()
-    return ops.full_like(input, value)
+        if value.ndim != 0:
+            raise RuntimeError(f"fill(): only supports a 0-d value tensor, got {value.ndim}-d")
+        return with_derivative(
+            "FillBackward1", lambda x, v: v.to(x.dtype).expand(x.shape).clone(),
+            lambda g, x, v: (ops.zeros_like(g), g.sum().to(v.dtype)), input, value)  # fmt: skip
+    return with_derivative("FillBackward0", lambda x: ops.full_like(x, value), lambda g, x: ops.zeros_like(g),
+                               input)  # fmt: skip
+
+
+def zero_(input: Tensor) -> Tensor:
+    """Same as torch.zero_: every element of ``input`` set to 0, in place; returns ``input``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"zero_(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    return input.zero_()
 
 
 def logspace(start, end, steps: int, base: float = 10.0, dtype=None, **kwargs) -> Tensor:

@@ -177,3 +177,9 @@ preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 strided = layout("strided")
+
+
+def check_layout(value, fn: str = "factory") -> None:
+    """A dense factory's ``layout=``: None or ``strided``; anything else is a clear error (never ignored)."""
+    if value is not None and value is not strided:
+        raise ValueError(f"{fn}(): layout must be pyframe.strided (dense tensors), got {value!r}")

@@ -33,7 +33,7 @@ from pyframe.ops.sparse_csr import to_sparse_csr
 from pyframe.tensor import Tensor
 
 # torch binds these as methods too; tensordot, cdist and kron are functions only
-_PRODUCT_METHODS = ("outer", "ger", "mv", "addmm", "addmv", "baddbmm", "addbmm", "inner", "kron", "cross", "diag",
+_PRODUCT_METHODS = ("outer", "ger", "mv", "addmm", "addmv", "addr", "baddbmm", "addbmm", "inner", "kron", "cross", "diag",
                     "diagonal", "trace")  # fmt: skip
 
 
@@ -77,7 +77,8 @@ def bind() -> None:
         "addcmul_": _inplace(pointwise.addcmul), "addcdiv_": _inplace(pointwise.addcdiv),
         "lerp_": _inplace(pointwise.lerp), "clamp_min_": _inplace(pointwise.clamp_min),
         "clamp_max_": _inplace(pointwise.clamp_max), "nan_to_num_": _inplace(pointwise.nan_to_num),
-        "addmm_": _inplace(products.addmm), "baddbmm_": _inplace(products.baddbmm), "fmod_": _inplace(pointwise.fmod),
+        "addmm_": _inplace(products.addmm), "baddbmm_": _inplace(products.baddbmm),
+        "addbmm_": _addbmm_, "addr_": _inplace(products.addr), "fmod_": _inplace(pointwise.fmod),
         "frac_": _inplace(pointwise.frac), "hypot_": _inplace(pointwise.hypot), "xlogy_": _inplace(pointwise.xlogy),
         "div_": pointwise.div_, "divide_": pointwise.div_, "float_power_": pointwise.float_power_,
         **{name: getattr(ops, name) for name in _LAYOUT_METHODS},
@@ -147,6 +148,7 @@ def bind() -> None:
         "multinomial": random.multinomial, "bernoulli": random.bernoulli, "bernoulli_": random.bernoulli_,
         "new_empty": creation.new_empty, "new_zeros": creation.new_zeros, "new_ones": creation.new_ones,
         "new_full": creation.new_full, "new_tensor": creation.new_tensor,
+        "new_empty_strided": creation.new_empty_strided,
         "cpu": lambda self, memory_format=None: self, "cuda": _cuda, "get_device": lambda self: -1,
         "pin_memory": lambda self, device=None: self, "is_pinned": lambda self, device=None: False,
     }  # fmt: skip
@@ -185,6 +187,8 @@ def bind() -> None:
     Tensor.mT = property(
         lambda self: view.transpose(self, -2, -1), doc="Same as torch.Tensor.mT: the last two dims swapped (a view)."
     )
+    Tensor.H = property(_conj_transpose, doc="Same as torch.Tensor.H: the (conjugate) transpose of a matrix; a 0-d "
+                        "tensor is itself, other ranks raise (``mH`` transposes the last two dims of any batch).")
     Tensor.mH = property(
         lambda self: view.transpose(self, -2, -1), doc="Same as torch.Tensor.mH: ``mT`` (real tensors only)."
     )
@@ -213,6 +217,23 @@ _LAMBDA_DOCS = {
     "pin_memory": "The tensor itself: pinned memory is a CUDA notion.",
     "is_pinned": "Always False: pinned memory is a CUDA notion.",
 }
+
+
+def _addbmm_(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """Same as torch.Tensor.addbmm_: ``addbmm`` written into the tensor. As torch's (whose kernel writes through
+    an ``out=`` that may be resized), a tensor of a shape that broadcasts to the result (``()`` or ``(1,)``) is
+    resized to the result's shape first."""
+    out = products.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    if self.shape != out.shape:
+        inplace_view.resize_(self, out.shape)
+    return ew.copy_(self, out)
+
+
+def _conj_transpose(self: Tensor) -> Tensor:
+    if self.ndim not in (0, 2):
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors), got a {self.ndim}-D tensor; use "
+                           f"mH to transpose the last two dims of a batch")  # fmt: skip
+    return view.t(self)
 
 
 def _to_dense(self, dtype=None, *, masked_grad=None):

@@ -38,6 +38,26 @@ class Size(tuple):
         """Same as torch.Size.numel: the number of elements of a tensor of this shape (1 for ``()``)."""
         return math.prod(self)
 
+    # torch.Size stays a Size through slicing, concatenation and repetition (``x.shape[1:]``, ``(n,) + x.shape``)
+    def __getitem__(self, key):
+        got = tuple.__getitem__(self, key)
+        return Size(got) if isinstance(key, slice) else got
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
 
 class Storage:
     """A block of tensor memory: C-allocated, or a NumPy array's buffer kept alive by ``owner``."""

@@ -146,13 +146,16 @@ def _tensor_arg(x, op: str) -> Tensor:
 
 def check_operands(name: str, input, other, numbers: str = "either") -> None:  # noqa: A002
     """torch's signature rule for a binary function, one check for every such op: ``numbers`` says which operands
-    may be Python numbers instead of tensors: "either" (one of them: ``add(2, x)``), "other" (``input`` must be a
-    tensor: ``eq(x, 2)`` but not ``eq(2, x)``) or "none" (both tensors: ``maximum``, ``atan2``)."""
+    may be Python numbers instead of tensors: "both" (``add(2, 3)`` is ``tensor(5)``: torch's arithmetic takes two
+    numbers), "either" (one of them: ``add(2, x)``), "other" (``input`` must be a tensor: ``eq(x, 2)`` but not
+    ``eq(2, x)``) or "none" (both tensors: ``maximum``, ``atan2``)."""
     a, b = isinstance(input, Tensor), isinstance(other, Tensor)
     if a and (b or numbers != "none"):
         return
-    if b and numbers == "either":
+    if b and numbers in ("either", "both"):
+        return
+    if numbers == "both" and all(isinstance(v, (int, float)) for v in (input, other)):
         return
     allowed = {"either": "at least one of them a Tensor", "other": "input a Tensor (other may be a number)",
-               "none": "both Tensors"}[numbers]  # fmt: skip
+               "none": "both Tensors", "both": "Tensors or Python numbers"}[numbers]  # fmt: skip
     raise TypeError(f"{name}(): expected {allowed}, got input={type(input).__name__}, other={type(other).__name__}")

@@ -9,15 +9,16 @@ import numpy as np
 
 from pyframe import _dtype
 from pyframe._backend import check, lib
-from pyframe._device import check_device, wants_meta
+from pyframe._device import check_device, check_layout, wants_meta
 from pyframe._dtype import as_dtype, dtype
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import size_args
 from pyframe.tensor import Tensor, as_shape, empty_tensor, from_numpy, meta_tensor, share_numpy
+from pyframe.tensor import _new as _over_storage
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace", "eye", "empty_like",
-    "zeros_like", "ones_like", "full_like",
+    "zeros_like", "ones_like", "full_like", "empty_strided", "empty_permuted",
 ]  # fmt: skip
 
 
@@ -117,20 +118,21 @@ def _unwrap(data, kinds: set):
     return data
 
 
-def as_tensor(data, dtype=None) -> Tensor:
+def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Same as torch.as_tensor: the data as a tensor, sharing memory where it can.
 
     A tensor of the right dtype is returned as is (another dtype: a converted copy); a NumPy array of the
     matching dtype shares its memory (``from_numpy``); anything else is copied as ``tensor(data, dtype)`` does.
-    No ``device`` argument.
 
     Args:
         data: a tensor, a NumPy array, a number or a (nested) sequence of numbers.
         dtype: the result's dtype; None keeps the data's.
+        device: only the CPU (``None``, ``"cpu"``); anything else raises pyframe's device error.
 
     Returns:
         ``data`` itself, a view of its memory, or a copy.
     """
+    check_device(device)
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)
     if isinstance(data, np.ndarray) and (dtype is None or as_dtype(dtype).np == data.dtype != np.uint16):
@@ -281,10 +283,12 @@ def full_like(input: Tensor, fill_value, dtype=None, requires_grad: bool = False
 
 
 def _like_kwargs(kwargs: dict) -> None:
-    """torch's layout/memory_format/pin_memory: accepted, as every pyframe tensor is strided CPU memory."""
+    """torch's layout/memory_format/pin_memory: accepted, as every pyframe tensor is strided CPU memory (a layout
+    other than strided raises)."""
     unknown = set(kwargs) - {"layout", "memory_format", "pin_memory"}
     if unknown:
         raise TypeError(f"got unexpected keyword arguments {sorted(unknown)}")
+    check_layout(kwargs.get("layout"))
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
@@ -354,6 +358,67 @@ def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False, d
     return _finish(t, requires_grad)
 
 
+def _ints(name: str, what: str, values) -> tuple:
+    if not isinstance(values, (tuple, list)) or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise TypeError(f"{name}(): {what} must be a sequence of ints, got {values!r}")
+    if any(v < 0 for v in values):
+        raise RuntimeError(f"{name}(): {what} must be non-negative, got {list(values)}")
+    return tuple(values)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+                  pin_memory: bool = False) -> Tensor:  # fmt: skip
+    """Same as torch.empty_strided: an uninitialised tensor of shape ``size`` with the element strides ``stride``,
+    over a new block just large enough for them (``1 + sum((size - 1) * stride)`` elements).
+
+    Args:
+        size: the shape.
+        stride: one non-negative stride per dim, in elements.
+        dtype: default ``get_default_dtype()`` (float32).
+        layout: only ``pyframe.strided``.
+        device: only the CPU.
+        requires_grad: record operations on the result for autograd.
+        pin_memory: accepted; pinned memory is a CUDA notion.
+
+    Returns:
+        A new tensor with arbitrary contents (a tensor whose strides overlap is as torch's: writes alias).
+    """
+    size, stride = _ints("empty_strided", "size", size), _ints("empty_strided", "stride", stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"empty_strided(): mismatch in length of strides and shape: {len(size)} sizes and "
+                           f"{len(stride)} strides")  # fmt: skip
+    check_device(device)
+    check_layout(layout, "empty_strided")
+    dt = as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
+    n = 0 if 0 in size else 1 + sum((k - 1) * st for k, st in zip(size, stride, strict=True))
+    block = empty_tensor((n,), dt)
+    return _finish(_over_storage(block._storage, size, stride, 0, dt), requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+                   pin_memory: bool = False) -> Tensor:  # fmt: skip
+    """Same as torch.empty_permuted: an uninitialised dense tensor of shape ``size`` whose dims lie in memory in the
+    order ``physical_layout`` (outermost first): ``t.stride(physical_layout[i])`` is the i-th contiguous stride of
+    the permuted shape, so ``(0, 2, 3, 1)`` on an NCHW size is channels-last.
+
+    Args:
+        size: the shape.
+        physical_layout: a permutation of ``range(len(size))``.
+        dtype, layout, device, requires_grad, pin_memory: as ``empty_strided``.
+    """
+    size = _ints("empty_permuted", "size", size)
+    order = _ints("empty_permuted", "physical_layout", physical_layout)
+    if sorted(order) != list(range(len(size))):
+        raise RuntimeError(f"empty_permuted(): physical_layout must be a permutation of the dims 0..{len(size) - 1}, "
+                           f"got {list(order)}")  # fmt: skip
+    dense = [0] * len(size)
+    step = 1
+    for d in reversed(order):
+        dense[d] = step
+        step *= max(size[d], 1)
+    return empty_strided(size, dense, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad)
+
+
 # ---- random ----------------------------------------------------------------------------
 
 
@@ -390,6 +455,13 @@ def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None, require
     _like_kwargs(kwargs)
     return _make(as_shape((size,) if isinstance(size, int) else tuple(size)), dtype or self.dtype, requires_grad,
                  fill_value, device)  # fmt: skip
+
+
+def new_empty_strided(self: Tensor, size, stride, *, dtype=None, device=None, requires_grad: bool = False,
+                      **kwargs) -> Tensor:  # fmt: skip
+    """Same as torch.Tensor.new_empty_strided: ``empty_strided`` in this tensor's dtype unless ``dtype`` is given."""
+    _like_kwargs(kwargs)
+    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
 def new_tensor(self: Tensor, data, *, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:

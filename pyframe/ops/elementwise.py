@@ -402,7 +402,7 @@ class _Binary(NamedTuple):
     grad: object  # grad(g, a, b, y, need_a, need_b) -> (grad a, grad b) before broadcasting is summed away
     saves: bool  # the derivative reads a or b
     backward_name: str
-    numbers: str = "either"  # which operands may be Python numbers: "either", "other" or "none" (check_operands)
+    numbers: str = "either"  # which operands may be Python numbers: "both", "either", "other", "none" (check_operands)
     reads: tuple = ("ab", "ab")  # which operands the gradient of a, and of b, reads
 
 
@@ -426,7 +426,7 @@ def _binary(name: str, op: int, kind: str, grad=None, reads: tuple = ("", ""), n
     ``reads``: which operands (``"a"``, ``"b"``) the gradient of the first and of the second reads."""
     saves = any(reads)
     b = _binary_rows[name] = _Binary(name, op, kind, grad, saves, name.capitalize() + "Backward0", numbers, reads)
-    strict_input, strict_other = numbers != "either", numbers == "none"
+    strict_input, strict_other = numbers not in ("either", "both"), numbers == "none"
     if saves:  # torch's names of what the node keeps (pow also reads its output)
         saved_names(b.backward_name, ("_saved_self", "_saved_exponent", "_saved_result") if name == "pow" else
                     ("_saved_self", "_saved_other"))  # fmt: skip
@@ -469,6 +469,8 @@ def _binary(name: str, op: int, kind: str, grad=None, reads: tuple = ("", ""), n
             x, s, first = other, input, 1
         if (strict_input or not isinstance(x, Tensor)) if first else (strict_other and not isinstance(s, Tensor)):
             check_operands(name, input, other, numbers)
+            if not isinstance(x, Tensor):  # two numbers (numbers="both"): torch wraps input as a 0-d tensor
+                return fn(as_tensor_of(input, result_type(input, other)), other, out)
         if not (
             type(x) is Tensor and x._contig and (x.dtype is float32 or x.dtype is _float64)
             and (type(s) is float or (type(s) is int and -_EXACT <= s <= _EXACT))
@@ -634,12 +636,16 @@ def _atan2_grad(g, a, b, y, need_a=True, need_b=True):
 # derivative(g, a, b, y, need_a, need_b) -> (grad a, grad b) (None for one not needed), which operands the
 # gradient of a and of b reads: the node keeps only those its needed gradients read).
 # fmt: off
-plain_add = _binary("add", lib.PF_ADD, "arith", lambda g, a, b, y, na, nb: (g, g))  # `a + b`: no alpha to look at
-plain_sub = _binary("sub", lib.PF_SUB, "arith", lambda g, a, b, y, na, nb: (g, neg(g) if nb else None))
+# torch's arithmetic takes two Python numbers too (add(2, 3) is tensor(5)): numbers="both"
+plain_add = _binary("add", lib.PF_ADD, "arith", lambda g, a, b, y, na, nb: (g, g),
+                    numbers="both")  # `a + b`: no alpha to look at
+plain_sub = _binary("sub", lib.PF_SUB, "arith", lambda g, a, b, y, na, nb: (g, neg(g) if nb else None),
+                    numbers="both")
 mul = _binary("mul", lib.PF_MUL, "arith",
-              lambda g, a, b, y, na, nb: (mul(g, b) if na else None, mul(g, a) if nb else None), ("b", "a"))
+              lambda g, a, b, y, na, nb: (mul(g, b) if na else None, mul(g, a) if nb else None), ("b", "a"),
+              numbers="both")
 div = _binary("div", lib.PF_DIV, "float", lambda g, a, b, y, na, nb: (
-    div(g, b) if na else None, neg(div(mul(g, a), mul(b, b))) if nb else None), ("b", "ab"))
+    div(g, b) if na else None, neg(div(mul(g, a), mul(b, b))) if nb else None), ("b", "ab"), numbers="both")
 pow = _binary("pow", lib.PF_POW, "arith", _pow_grad, ("ab", "ab"))
 maximum = _binary("maximum", lib.PF_MAXIMUM, "arith",
                   lambda g, a, b, y, na, nb: _half_ties(g, a, b, lt(a, b), gt(a, b), na, nb), ("ab", "ab"),
@@ -664,7 +670,8 @@ def pow(input, exponent, out=None) -> Tensor:  # noqa: A001, A002 - torch's name
 
 binary_ops["pow"] = pow
 floor_divide = _binary("floor_divide", lib.PF_FLOOR_DIVIDE, "arith",
-                       lambda g, a, b, y, na, nb: (mul(g, 0.0) if na else None, mul(g, 0.0) if nb else None))
+                       lambda g, a, b, y, na, nb: (mul(g, 0.0) if na else None, mul(g, 0.0) if nb else None),
+                       numbers="both")
 eq = _binary("eq", lib.PF_EQ, "compare", numbers="other")
 ne = _binary("ne", lib.PF_NE, "compare", numbers="other")
 lt = _binary("lt", lib.PF_LT, "compare", numbers="other")

@@ -7,14 +7,17 @@ torch's (``ew.with_derivative``).
 
 from __future__ import annotations
 
+import math
+
 from pyframe import _dtype
 from pyframe.ops import elementwise as ew
+from pyframe.ops._common import zeros_of
 from pyframe.tensor import Tensor
 
 __all__ = [
     "addcmul", "addcdiv", "lerp", "clamp_min", "clamp_max", "nan_to_num", "logaddexp", "hypot", "fmod", "frac",
     "xlogy", "sgn", "positive", "negative", "absolute", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh",
-    "arctan2", "fix", "float_power", "div", "divide", "true_divide", "round", "round_",
+    "arctan2", "fix", "float_power", "div", "divide", "true_divide", "round", "round_", "angle",
 ]  # fmt: skip
 
 
@@ -164,6 +167,20 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
     return ew.sign(input)
 
 
+def angle(input: Tensor) -> Tensor:  # noqa: A002
+    """Same as torch.angle on a real tensor: the argument of each element as a complex number, pi for a negative
+    one and 0 otherwise (-0.0 included); NaN stays NaN. Integers and bools give the default float dtype. The
+    gradient is zero, as torch's for real input."""
+    x = _tensor(input, "angle")
+    dt = x.dtype if x.dtype.is_floating_point else _dtype.get_default_dtype()
+
+    def forward(v: Tensor) -> Tensor:
+        y = ew.mul(ew.lt(v, 0).to(dt), math.pi)
+        return ew.where(ew.isnan(v), v, y) if v.dtype.is_floating_point else y
+
+    return ew.with_derivative("AngleBackward0", forward, lambda g, v: zeros_of(v._shape, g.dtype), x)
+
+
 def positive(input: Tensor) -> Tensor:  # noqa: A002
     """Same as torch.positive: the input itself."""
     if _tensor(input, "positive").dtype is _dtype.bool_:
@@ -209,7 +226,7 @@ def div(input, other, *, rounding_mode: str | None = None, out: Tensor | None = 
     if rounding_mode not in ("trunc", "floor"):
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                          f"{rounding_mode!r}")  # fmt: skip
-    ew.check_operands("div", input, other)
+    ew.check_operands("div", input, other, "both")
     if rounding_mode == "floor":
         q = ew.floor_divide(input, other)
     else:

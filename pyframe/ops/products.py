@@ -22,7 +22,7 @@ from pyframe.tensor import Tensor, empty_tensor, fresh, normalize_dim
 _mm, _dot = lib.pf_mm, lib.pf_dot  # bound once: these are the per-call costs of small products
 
 __all__ = [
-    "matmul", "mm", "bmm", "dot", "outer", "ger", "mv", "addmm", "addmv", "baddbmm", "addbmm", "inner", "kron",
+    "matmul", "mm", "bmm", "dot", "outer", "ger", "mv", "addmm", "addmv", "addr", "baddbmm", "addbmm", "inner", "kron",
     "tensordot", "cross", "cdist", "diag", "diagonal", "trace", "einsum",
 ]  # fmt: skip
 
@@ -224,6 +224,27 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
     return _scaled_sum(input, mv(mat, vec), beta, alpha)
 
 
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
+    """Same as torch.addr: ``beta * input + alpha * outer(vec1, vec2)`` (``input`` broadcast to the outer product's
+    shape; ``beta == 0`` ignores it, NaN included). For bool tensors ``beta`` and ``alpha`` act as logical and,
+    the sum as logical or; for integer tensors they must not be floats."""
+    vec1, vec2 = _dims(vec1, 1, "addr", "vec1"), _dims(vec2, 1, "addr", "vec2")
+    shape = (vec1.shape[0], vec2.shape[0])
+    if not isinstance(input, Tensor):
+        raise TypeError(f"addr(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    if input.ndim > 2 or any(k not in (1, n) for k, n in zip(input.shape[::-1], shape[::-1], strict=False)):
+        raise RuntimeError(f"addr(): input of shape {list(input.shape)} cannot be broadcast to the outer product's "
+                           f"shape {list(shape)}")  # fmt: skip
+    dt = result_type(input, vec1, vec2)
+    for name, v in (("beta", beta), ("alpha", alpha)):
+        if isinstance(v, float) and not dt.is_floating_point:
+            raise RuntimeError(f"addr(): for integral input tensors, argument {name} must not be a floating point "
+                               f"number, got {v}")  # fmt: skip
+    if dt is bool_:  # torch: (beta and input) or (alpha and vec1 x vec2); bool * and + are and, or
+        beta, alpha = bool(beta), bool(alpha)
+    return _scaled_sum(input, outer(vec1, vec2), beta, alpha)
+
+
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
     """Same as torch.baddbmm: ``beta * input + alpha * (batch1 @ batch2)`` per batch (16-bit floats in float32,
     rounded once)."""
@@ -273,10 +294,19 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
         da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
     da = [normalize_dim(d, a.ndim) for d in da]
     db = [normalize_dim(d, b.ndim) for d in db]
-    if len(da) != len(db) or any(a.shape[i] != b.shape[j] for i, j in zip(da, db, strict=True)):
-        raise RuntimeError(
-            f"tensordot(): contracted dims {da} of {tuple(a.shape)} and {db} of {tuple(b.shape)} do not match"
-        )
+    if len(da) != len(db) or len(set(da)) != len(da) or len(set(db)) != len(db):
+        raise RuntimeError(f"tensordot(): dims must be two lists of the same length without repeats, got {da} "
+                           f"and {db}")  # fmt: skip
+    for i, j in zip(da, db, strict=True):
+        # torch broadcasts a contracted dim of size 1: the other side's dim is summed out first
+        if b.shape[j] == 1 and a.shape[i] != 1:
+            a = rd.sum(a, i, keepdim=True)
+        elif a.shape[i] == 1 and b.shape[j] != 1:
+            b = rd.sum(b, j, keepdim=True)
+        elif a.shape[i] != b.shape[j]:
+            raise RuntimeError(
+                f"tensordot(): contracted dims {da} of {tuple(a.shape)} and {db} of {tuple(b.shape)} do not match"
+            )
     free_a = [d for d in range(a.ndim) if d not in da]
     free_b = [d for d in range(b.ndim) if d not in db]
     k = 1

@@ -9,12 +9,12 @@ import threading
 
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError, check, ffi, lib
-from pyframe._device import CPU, check_device
+from pyframe._device import CPU, check_device, check_layout
 from pyframe._dtype import as_dtype, float64, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import broadcast_shapes, size_args, zeros_of
-from pyframe.ops.creation import _finish, _like, _make, tensor
+from pyframe.ops.creation import _finish, _like, _like_kwargs, _make, _on, tensor
 from pyframe.tensor import Tensor, as_shape, empty_tensor
 
 __all__ = [
@@ -121,11 +121,14 @@ def weighted_sample(weights: Tensor, num_samples: int, replacement: bool, genera
     return out
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+           layout=None, pin_memory=False) -> Tensor:  # fmt: skip
     """Same as torch.normal in all its forms: tensor mean and/or std (broadcast together), or numbers
-    with ``size``. Gradients to mean and std are zero, as torch's."""
+    with ``size`` (then torch's ``layout``, strided only, and ``pin_memory`` are accepted). Gradients to mean and std
+    are zero, as torch's."""
 
     check_device(device)
+    check_layout(layout, "normal")
     tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not tm and not ts:
         if size is None:
@@ -464,19 +467,26 @@ def randint(low, high=None, size=None, dtype=None, requires_grad: bool = False, 
     return _finish(_draw(lib.PF_RAND_INT, t, low, high, generator), requires_grad)
 
 
-def rand_like(input: Tensor, dtype=None) -> Tensor:
-    """Same as torch.rand_like: ``rand`` with ``input``'s shape and (by default) dtype, from the global generator."""
-    return rand(*input._shape, dtype=_like(input, dtype))
+def rand_like(input: Tensor, dtype=None, *, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+    """Same as torch.rand_like: ``rand`` with ``input``'s shape and (by default) dtype and device, from the global
+    generator; torch's ``layout`` (strided only), ``memory_format`` and ``pin_memory`` are accepted."""
+    _like_kwargs(kwargs)
+    return rand(*input._shape, dtype=_like(input, dtype), requires_grad=requires_grad, device=_on(input, device))
 
 
-def randn_like(input: Tensor, dtype=None) -> Tensor:
-    """Same as torch.randn_like: ``randn`` with ``input``'s shape and (by default) dtype, from the global generator."""
-    return randn(*input._shape, dtype=_like(input, dtype))
+def randn_like(input: Tensor, dtype=None, *, requires_grad: bool = False, device=None, **kwargs) -> Tensor:
+    """Same as torch.randn_like: ``randn`` with ``input``'s shape and (by default) dtype and device, from the global
+    generator; torch's ``layout`` (strided only), ``memory_format`` and ``pin_memory`` are accepted."""
+    _like_kwargs(kwargs)
+    return randn(*input._shape, dtype=_like(input, dtype), requires_grad=requires_grad, device=_on(input, device))
 
 
-def randint_like(input: Tensor, low, high=None, dtype=None) -> Tensor:
-    """Same as torch.randint_like: ``randint(low, high)`` with ``input``'s shape and (by default) dtype.
+def randint_like(input: Tensor, low, high=None, dtype=None, *, requires_grad: bool = False, device=None,
+                 **kwargs) -> Tensor:  # fmt: skip
+    """Same as torch.randint_like: ``randint(low, high)`` with ``input``'s shape and (by default) dtype and device.
 
     ``randint_like(x, 10)`` draws from [0, 10), ``randint_like(x, 3, 10)`` from [3, 10).
     """
-    return randint(low, high, input._shape, dtype=_like(input, dtype))
+    _like_kwargs(kwargs)
+    return randint(low, high, input._shape, dtype=_like(input, dtype), requires_grad=requires_grad,
+                   device=_on(input, device))  # fmt: skip

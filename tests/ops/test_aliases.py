@@ -77,3 +77,19 @@ def test_legacy_loss_reductions_against_torch():
             ours = pf.nn.functional.nll_loss(pf.tensor(x), pf.tensor(t), size_average=sa, reduce=r)
         theirs = torch.nn.functional.nll_loss(torch.tensor(x), torch.tensor(t), size_average=sa, reduce=r)
         np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+
+
+def test_fill_depends_on_input_with_zero_gradient_and_zero_is_a_function():
+    x = pf.ones(3, requires_grad=True)
+    y = pf.fill(x, 2.0)
+    assert y.tolist() == [2.0] * 3 and y.requires_grad
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0] * 3
+    v = pf.tensor(3.0, requires_grad=True)
+    w = pf.fill(pf.ones(2), v)
+    (w * pf.tensor([1.0, 2.0])).sum().backward()
+    assert w.tolist() == [3.0, 3.0] and v.grad.item() == 3.0
+    with pytest.raises(RuntimeError, match="0-d value"):
+        pf.fill(pf.ones(2), pf.ones(2))
+    z = pf.ones(2, 2)
+    assert pf.zero_(z) is z and z.tolist() == [[0.0, 0.0], [0.0, 0.0]]

@@ -278,3 +278,30 @@ def test_size_given_both_ways_is_a_type_error():
         pyframe.ones(2, size=(2,))
     with pytest.raises(TypeError, match="multiple values for argument 'dims'"):
         pyframe.ones(2, 3).permute(1, 0, dims=(1, 0))
+
+
+def test_empty_strided_and_empty_permuted_lay_memory_out_as_asked():
+    t = pyframe.empty_strided((2, 3), (1, 2), dtype=pyframe.float64)
+    assert t.shape == (2, 3) and t.stride() == (1, 2) and not t.is_contiguous() and t.dtype == pyframe.float64
+    t.copy_(pyframe.arange(6.0).reshape(2, 3))
+    assert t.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert pyframe.empty_strided((2, 0), (5, 1)).numel() == 0
+    n = pyframe.ones(1, dtype=pyframe.int32).new_empty_strided((4, 2), (1, 4))
+    assert n.dtype == pyframe.int32 and n.stride() == (1, 4)
+    # channels-last: t.stride(physical_layout[i]) is the i-th contiguous stride of the permuted shape
+    p = pyframe.empty_permuted((2, 3, 4, 5), (0, 2, 3, 1))
+    assert p.shape == (2, 3, 4, 5) and p.stride() == (60, 1, 15, 3)
+    with pytest.raises(RuntimeError, match="mismatch in length"):
+        pyframe.empty_strided((2, 3), (1,))
+    with pytest.raises(RuntimeError, match="non-negative"):
+        pyframe.empty_strided((2, 3), (1, -1))
+    with pytest.raises(RuntimeError, match="permutation"):
+        pyframe.empty_permuted((2, 3), (0, 0))
+    with pytest.raises(ValueError, match="layout"):
+        pyframe.empty_strided((2,), (1,), layout="sparse")
+
+
+def test_as_tensor_takes_a_cpu_device():
+    assert pyframe.as_tensor([1, 2], device="cpu").tolist() == [1, 2]
+    with pytest.raises(Exception, match="cuda"):
+        pyframe.as_tensor([1, 2], device="cuda")

@@ -764,3 +764,19 @@ def test_inplace_op_reading_its_own_target_keeps_the_gradient():
     x.mul_(x)  # the derivative reads x as it was before the write
     x.sum().backward()
     assert w.grad.tolist() == [1.0, -2.0, 4.0]
+
+
+def test_arithmetic_takes_two_python_numbers_as_torch():
+    # torch's add/sub/mul/div/floor_divide wrap a number input as a 0-d tensor; the other binary ops do not
+    assert repr(pyframe.add(2, 2)) == "tensor(4)"
+    assert pyframe.add(2, 3, alpha=2).item() == 8 and pyframe.add(2, 3).dtype == pyframe.int64
+    assert pyframe.add(2.5, 2).dtype == pyframe.float32 and pyframe.add(True, True).dtype == pyframe.bool
+    assert pyframe.sub(2, 5).item() == -3 and pyframe.mul(2, 3.0).item() == 6.0
+    assert pyframe.div(1, 2).item() == 0.5 and pyframe.div(-7, 2, rounding_mode="floor").item() == -4
+    assert pyframe.floor_divide(7, 2).item() == 3
+    with pytest.raises(TypeError, match="both Tensors"):
+        pyframe.maximum(2, 3)
+    with pytest.raises(TypeError, match="input a Tensor"):
+        pyframe.eq(2, 3)
+    with pytest.raises(TypeError, match="Tensors or Python numbers"):
+        pyframe.add("a", 2)

@@ -132,3 +132,14 @@ def test_binary_functions_take_numbers_where_torch_does(name, numbers):
         else:
             with pytest.raises(TypeError, match=name):
                 getattr(pyframe, name)(*args)
+
+
+def test_angle_of_real_tensors():
+    x = pyframe.tensor([-1.5, 0.0, -0.0, 2.0, float("nan"), float("-inf")], requires_grad=True)
+    y = pyframe.angle(x)
+    np.testing.assert_array_equal(y.detach().numpy(), np.float32([np.pi, 0, 0, 0, np.nan, np.pi]))
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0] * 6  # torch's gradient of angle on real input
+    i = pyframe.tensor([-3, 0, 4]).angle()
+    assert i.dtype == pyframe.float32
+    np.testing.assert_allclose(i.numpy(), [np.pi, 0, 0])

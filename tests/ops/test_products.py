@@ -373,11 +373,16 @@ TORCH_CASES = {
     "addmv": (lambda L, a, b, c: L.addmv(a, b, c), (arr(3), arr(3, 5), arr(5))),
     "baddbmm": (lambda L, a, b, c: L.baddbmm(a, b, c, alpha=0.5), (arr(2, 3, 4), arr(2, 3, 5), arr(2, 5, 4))),
     "addbmm": (lambda L, a, b, c: L.addbmm(a, b, c), (arr(3, 4), arr(2, 3, 5), arr(2, 5, 4))),
+    "addr": (lambda L, a, b, c: L.addr(a, b, c, beta=0.5, alpha=2.0), (arr(3, 4), arr(3), arr(4))),
+    "addr_broadcast": (lambda L, a, b, c: a.addr(b, c), (arr(4), arr(3), arr(4))),
     "inner": (lambda L, a, b: L.inner(a, b), (arr(2, 3, 4), arr(5, 4))),
     "kron": (lambda L, a, b: L.kron(a, b), (arr(2, 3), arr(3, 2))),
     "kron_mixed": (lambda L, a, b: L.kron(a, b), (arr(3), arr(2, 2))),
     "tensordot_int": (lambda L, a, b: L.tensordot(a, b, dims=2), (arr(2, 3, 4), arr(3, 4, 5))),
     "tensordot_lists": (lambda L, a, b: L.tensordot(a, b, dims=([0, 2], [2, 0])), (arr(2, 3, 4), arr(4, 5, 2))),
+    # a contracted dim of size 1 broadcasts against the other side's: that side is summed over it
+    "tensordot_size1": (lambda L, a, b: L.tensordot(a, b, dims=([0, 1], [2, 0])), (arr(1, 1, 3), arr(2, 4, 2))),
+    "tensordot_size1_b": (lambda L, a, b: L.tensordot(a, b, dims=([1], [0])), (arr(2, 3), arr(1, 5))),
     "cross": (lambda L, a, b: L.cross(a, b, dim=1), (arr(4, 3), arr(4, 3))),
     "cdist2": (lambda L, a, b: L.cdist(a, b), (arr(2, 4, 3), arr(2, 5, 3))),
     "cdist1": (lambda L, a, b: L.cdist(a, b, p=1.0), (arr(4, 3), arr(5, 3))),
@@ -410,3 +415,26 @@ def test_products_bad_input_is_refused_clearly():
         pyframe.zeros(2, 2).diagonal(dim1=1, dim2=1)
     with pytest.raises(RuntimeError, match="1-D or 2-D"):
         pyframe.diag(pyframe.zeros(2, 2, 2))
+
+
+def test_addr_and_inplace_product_forms():
+    a, u, v = pyframe.ones(2, 3), pyframe.tensor([1.0, 2.0]), pyframe.tensor([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(npy(pyframe.addr(a, u, v, beta=2, alpha=0.5)), 2 + 0.5 * np.outer([1, 2], [1, 2, 3]))
+    out = a.addr_(u, v)
+    assert out is a
+    np.testing.assert_allclose(npy(a), 1 + np.outer([1, 2], [1, 2, 3]))
+    nan = pyframe.full((2, 1), float("nan"))  # beta=0 ignores input, NaN included
+    np.testing.assert_allclose(npy(pyframe.addr(nan, u, v, beta=0)), np.outer([1, 2], [1, 2, 3]))
+    m = pyframe.tensor([[True, False], [False, False]])
+    got = pyframe.addr(m, pyframe.tensor([True, False]), pyframe.tensor([False, True]))
+    assert got.dtype == pyframe.bool and got.tolist() == [[True, True], [False, False]]
+    with pytest.raises(RuntimeError, match="must not be a floating point"):
+        pyframe.addr(pyframe.ones(2, 3, dtype=pyframe.int64), u.long(), v.long(), alpha=0.5)
+    with pytest.raises(RuntimeError, match="cannot be broadcast"):
+        pyframe.addr(pyframe.ones(3, 3), u, v)
+    with pytest.raises(RuntimeError, match="vec1 must be a 1-D"):
+        pyframe.addr(a, a, v)
+    # addbmm_ as torch's: a tensor that broadcasts to the result is resized to it first
+    s = pyframe.tensor(1.0)
+    assert s.addbmm_(pyframe.ones(2, 3, 4), pyframe.ones(2, 4, 5)) is s
+    assert s.shape == (3, 5) and s.tolist() == [[9.0] * 5] * 3

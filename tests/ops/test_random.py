@@ -317,3 +317,20 @@ def test_random_module_and_fork_rng(restore_seed):
         pass
     with prandom.fork_rng(devices=[]):
         pass
+
+
+def test_like_factories_take_device_and_layout():
+    x = pyframe.ones(2, 3, dtype=pyframe.float64)
+    for fn in (pyframe.rand_like, pyframe.randn_like):
+        y = fn(x, device="cpu", layout=pyframe.strided)
+        assert y.shape == (2, 3) and y.dtype == pyframe.float64
+        assert fn(x, requires_grad=True).requires_grad
+        with pytest.raises(ValueError, match="layout"):
+            fn(x, layout="sparse")
+        with pytest.raises(TypeError, match="unexpected"):
+            fn(x, colour="red")
+    r = pyframe.randint_like(x, 3, 10, device="cpu")
+    assert r.dtype == pyframe.float64 and bool(((r >= 3) & (r < 10)).all())
+    assert pyframe.normal(0.0, 1.0, (4,), layout=pyframe.strided).shape == (4,)
+    with pytest.raises(ValueError, match="layout"):
+        pyframe.normal(0.0, 1.0, (4,), layout="sparse")

@@ -287,3 +287,17 @@ def test_tensor_type_names_and_casts():
     assert x.type("torch.DoubleTensor").dtype == pyframe.float64
     with pytest.raises((TypeError, ValueError)):
         x.type("foo")
+
+
+def test_size_stays_a_size_and_h_transposes_matrices():
+    s = pyframe.zeros(2, 3, 4).shape
+    for got in (s[1:], s + (5,), (1,) + s, s * 2, 2 * s, s + s):
+        assert isinstance(got, pyframe.Size)
+    assert s[1:] == (3, 4) and (1,) + s == (1, 2, 3, 4) and isinstance(s[0], int)
+    with pytest.raises(TypeError):
+        s + [5]
+    m = pyframe.arange(6.0).reshape(2, 3)
+    assert m.H.shape == (3, 2) and m.H.tolist() == m.t().tolist()
+    assert pyframe.tensor(2.0).H.item() == 2.0
+    with pytest.raises(RuntimeError, match="only supported on matrices"):
+        pyframe.ones(3).H
