@@ -19,8 +19,8 @@ from pyframe import _dtype, ops
 from pyframe import linalg as _linalg
 from pyframe.nn import functional as F
 from pyframe.ops._common import check_operands
-from pyframe.ops.elementwise import with_derivative
 from pyframe.ops._common import result_type as _result_type
+from pyframe.ops.elementwise import with_derivative
 from pyframe.tensor import Tensor
 
 __all__ = [

@@ -33,8 +33,8 @@ from pyframe.ops.sparse_csr import to_sparse_csr
 from pyframe.tensor import Tensor
 
 # torch binds these as methods too; tensordot, cdist and kron are functions only
-_PRODUCT_METHODS = ("outer", "ger", "mv", "addmm", "addmv", "addr", "baddbmm", "addbmm", "inner", "kron", "cross", "diag",
-                    "diagonal", "trace")  # fmt: skip
+_PRODUCT_METHODS = ("outer", "ger", "mv", "addmm", "addmv", "addr", "baddbmm", "addbmm", "inner", "kron", "cross",
+                    "diag", "diagonal", "trace")  # fmt: skip
 
 
 _LAYOUT_METHODS = ("movedim", "moveaxis", "tensor_split", "hsplit", "vsplit", "rot90", "diff", "take_along_dim",
@@ -187,8 +187,11 @@ def bind() -> None:
     Tensor.mT = property(
         lambda self: view.transpose(self, -2, -1), doc="Same as torch.Tensor.mT: the last two dims swapped (a view)."
     )
-    Tensor.H = property(_conj_transpose, doc="Same as torch.Tensor.H: the (conjugate) transpose of a matrix; a 0-d "
-                        "tensor is itself, other ranks raise (``mH`` transposes the last two dims of any batch).")
+    Tensor.H = property(
+        _conj_transpose,
+        doc="Same as torch.Tensor.H: the (conjugate) transpose of a matrix; a 0-d "
+        "tensor is itself, other ranks raise (``mH`` transposes the last two dims of any batch).",
+    )
     Tensor.mH = property(
         lambda self: view.transpose(self, -2, -1), doc="Same as torch.Tensor.mH: ``mT`` (real tensors only)."
     )

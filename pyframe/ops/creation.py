@@ -404,7 +404,11 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     Args:
         size: the shape.
         physical_layout: a permutation of ``range(len(size))``.
-        dtype, layout, device, requires_grad, pin_memory: as ``empty_strided``.
+        dtype: default ``get_default_dtype()`` (float32).
+        layout: only ``pyframe.strided``.
+        device: only the CPU.
+        requires_grad: record operations on the result for autograd.
+        pin_memory: accepted; pinned memory is a CUDA notion.
     """
     size = _ints("empty_permuted", "size", size)
     order = _ints("empty_permuted", "physical_layout", physical_layout)

@@ -300,4 +300,4 @@ def test_size_stays_a_size_and_h_transposes_matrices():
     assert m.H.shape == (3, 2) and m.H.tolist() == m.t().tolist()
     assert pyframe.tensor(2.0).H.item() == 2.0
     with pytest.raises(RuntimeError, match="only supported on matrices"):
-        pyframe.ones(3).H
+        _ = pyframe.ones(3).H
