@@ -18,6 +18,7 @@ import math
 from pyframe import _dtype, ops
 from pyframe import linalg as _linalg
 from pyframe.nn import functional as F
+from pyframe.nn.functional import normalization as _normalization
 from pyframe.ops._common import check_operands
 from pyframe.ops._common import result_type as _result_type
 from pyframe.ops.elementwise import with_derivative
@@ -35,7 +36,8 @@ __all__ = [
     "diag_embed", "diagflat", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "BoolTensor",
     "conv3d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "grid_sampler", "grid_sampler_2d",
     "grid_sampler_3d", "affine_grid_generator",
-    "ByteTensor", "CharTensor", "ShortTensor", "BFloat16Tensor", "result_type",
+    "ByteTensor", "CharTensor", "ShortTensor", "BFloat16Tensor", "result_type", "native_layer_norm",
+    "native_group_norm", "native_batch_norm", "feature_alpha_dropout", "alpha_dropout",
 ]  # fmt: skip
 
 # ---- torch's aliases of nn.functional and linalg -----------------------------------------------------------
@@ -46,6 +48,9 @@ cosine_similarity, pairwise_distance = F.cosine_similarity, F.pairwise_distance
 pixel_shuffle, pixel_unshuffle, prelu, hardshrink = F.pixel_shuffle, F.pixel_unshuffle, F.prelu, F.hardshrink
 conv3d, conv_transpose3d = F.conv3d, F.conv_transpose3d
 max_pool1d, max_pool2d, max_pool3d = F.max_pool1d, F.max_pool2d, F.max_pool3d
+native_layer_norm, native_group_norm = _normalization.native_layer_norm, _normalization.native_group_norm
+native_batch_norm = _normalization.native_batch_norm
+feature_alpha_dropout, alpha_dropout = F.feature_alpha_dropout, F.alpha_dropout
 
 
 def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
@@ -89,9 +94,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     n = input.shape[0]
-    if n < 2:
-        return input.new_zeros((0,))
-    i, j = ops.triu_indices(n, n, 1)
+    i, j = ops.triu_indices(n, n, 1)  # none for n < 2: an empty result that is still a function of input
     return ops.norm(input[i] - input[j], p, dim=-1)
 
 

@@ -469,7 +469,8 @@ def _binary(name: str, op: int, kind: str, grad=None, reads: tuple = ("", ""), n
             x, s, first = other, input, 1
         if (strict_input or not isinstance(x, Tensor)) if first else (strict_other and not isinstance(s, Tensor)):
             check_operands(name, input, other, numbers)
-            if not isinstance(x, Tensor):  # two numbers (numbers="both"): torch wraps input as a 0-d tensor
+            if not isinstance(x, Tensor) and not isinstance(s, Tensor):  # two numbers (numbers="both"): torch
+                # wraps input as a 0-d tensor
                 return fn(as_tensor_of(input, result_type(input, other)), other, out)
         if not (
             type(x) is Tensor and x._contig and (x.dtype is float32 or x.dtype is _float64)

@@ -349,8 +349,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = Non
     diff = ew.plain_sub(sh.unsqueeze(x1, -2), sh.unsqueeze(x2, -3))
     if p == 2:
         return rd._sqrt0(rd.sum(ew.mul(diff, diff), -1))
-    if p == 0:
-        return rd.sum(ew.ne(diff, 0).to(x1.dtype), -1)
+    if p == 0:  # the count of differing coordinates: zero gradient, still a function of x1 and x2 (torch's)
+        return rd.norm(diff, 0, -1)
     if p == float("inf"):
         return rd.amax(ew.abs(diff), -1)
     if p == 1:

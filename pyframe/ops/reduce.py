@@ -425,8 +425,9 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
             input,
             saves_output=True,
         )
-    if p == 0:
-        return sum(cast(ew.ne(input, 0), input.dtype), dim, keepdim)
+    if p == 0:  # the count of nonzeros: a function of the input with a zero gradient, as torch's
+        return ew.with_derivative("NormBackward1", lambda t: sum(cast(ew.ne(t, 0), t.dtype), dim, keepdim),
+                                  lambda g, t: zeros_of(t._shape, g.dtype), input)  # fmt: skip
     if isinstance(p, (int, float)) and not isinstance(p, bool):
         return _no_overflow(ew.pow(sum(ew.pow(a, float(p)), dim, keepdim), 1.0 / p), input, p, dim, keepdim)
     raise ValueError(f"norm: unsupported p={p!r}; use 'fro', 'nuc', a number, inf or -inf")

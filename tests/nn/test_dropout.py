@@ -126,3 +126,26 @@ test_layer_matches_torch = module_table_test(LAYERS)
 test_reprs_match_torch = reprs_test(
     lambda n: n.Dropout(p=0.1, inplace=True),
 )
+
+
+def test_feature_alpha_dropout_drops_whole_channels():
+    pf.manual_seed(0)
+    x = pf.randn(8, 16, 5, 5, dtype=pf.float64)
+    y = F.feature_alpha_dropout(x, 0.5, training=True)
+    # per (sample, channel): either the affine map of x (kept) or one constant (dropped)
+    p, neg = 0.5, -1.7580993408473766
+    a = ((1 - p) * (1 + p * neg**2)) ** -0.5
+    b = -a * neg * p
+    yv, xv = y.numpy(), x.numpy()
+    kept = np.isclose(yv, a * xv + b).all(axis=(2, 3))
+    dropped = np.isclose(yv, a * neg + b).all(axis=(2, 3))
+    assert (kept ^ dropped).all() and kept.any() and dropped.any()
+    assert F.feature_alpha_dropout(x, 0.5, training=False) is x
+    assert F.feature_alpha_dropout(pf.ones(3), 0.5) is not None  # eval (the default): any rank is the identity
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        F.feature_alpha_dropout(pf.ones(3), 0.5, training=True)
+    z = x.clone()
+    assert F.feature_alpha_dropout(z, 1.0, training=True, inplace=True) is z and z.abs().sum().item() == 0.0
+    m = nn.FeatureAlphaDropout(0.2)
+    assert repr(m) == "FeatureAlphaDropout(p=0.2, inplace=False)"
+    assert m.eval()(x) is x

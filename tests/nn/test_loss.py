@@ -456,3 +456,39 @@ def test_nll_loss2d_is_nll_loss_and_warns():
     got = m(F.log_softmax(pf.tensor(x), 1), pf.tensor(target))
     want = torch.nn.NLLLoss(ignore_index=2)(torch.log_softmax(torch.tensor(x), 1), torch.tensor(target))
     np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+
+
+def test_multi_margin_loss_of_0d_and_1d_inputs_has_the_targets_shape():
+    for shape_x, target in (((), torch.tensor(0)), ((3,), torch.tensor([1])), ((3,), torch.tensor(2))):
+        x = torch.randn(shape_x, dtype=torch.float64)
+        for reduction in ("none", "mean", "sum"):
+            want = torch.nn.functional.multi_margin_loss(x, target, reduction=reduction)
+            got = F.multi_margin_loss(pf.tensor(x.numpy()), pf.tensor(target.numpy()), reduction=reduction)
+            assert tuple(got.shape) == tuple(want.shape)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    with pytest.raises(IndexError, match=r"target values must be in \[0, 0\]"):
+        F.multi_margin_loss(pf.tensor(0.5), pf.tensor(1))
+
+
+def test_triplet_margin_with_distance_loss_matches_torch():
+    a, p, n = (randn(4, 5, dtype=np.float64, seed=k) for k in range(3))
+
+    def cosine(x, y, L=torch):
+        return 1.0 - L.nn.functional.cosine_similarity(x, y)
+
+    for kw in ({}, {"swap": True, "margin": 0.5}, {"reduction": "none"}):
+        compare(
+            lambda *t, kw=kw: F.triplet_margin_with_distance_loss(*t, **kw),
+            lambda *t, kw=kw: torch.nn.functional.triplet_margin_with_distance_loss(*t, **kw),
+            a,
+            p,
+            n,
+        )
+        compare(lambda *t, kw=kw: nn.TripletMarginWithDistanceLoss(
+                    distance_function=lambda x, y: cosine(x, y, pf), **kw)(*t),
+                lambda *t, kw=kw: torch.nn.TripletMarginWithDistanceLoss(distance_function=cosine, **kw)(*t),
+                a, p, n)  # fmt: skip
+    with pytest.raises(ValueError, match="margin must be greater than 0"):
+        F.triplet_margin_with_distance_loss(pf.ones(2), pf.ones(2), pf.ones(2), margin=0.0)
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        F.triplet_margin_with_distance_loss(pf.ones(2, 2), pf.ones(2), pf.ones(2))

@@ -410,3 +410,44 @@ def test_half_dtypes_match_torch(name, dt):
     np.testing.assert_allclose(o, t, rtol=eps, atol=eps * np.abs(t).max())
     if name in ("layer_norm", "group_norm"):  # one rounding of a float32 result: torch's bits but for rare ties
         assert np.mean(o == t) > 0.99
+
+
+def test_native_norms_return_torchs_statistics():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 6, 4))
+    w, b = rng.standard_normal(6), rng.standard_normal(6)
+    wl, bl = rng.standard_normal(4), rng.standard_normal(4)
+    T = torch.from_numpy
+    cases = [
+        (lambda L, t: L.native_layer_norm(t(x), [4], t(wl), t(bl), 1e-5)),
+        (lambda L, t: L.native_layer_norm(t(x), [6, 4], None, None, 1e-5)),
+        (lambda L, t: L.native_group_norm(t(x), t(w), t(b), 2, 6, 4, 3, 1e-5)),
+        (
+            lambda L, t: L.native_batch_norm(
+                t(x), t(w), t(b), L.zeros(6, dtype=L.float64), L.ones(6, dtype=L.float64), True, 0.1, 1e-5
+            )
+        ),  # fmt: skip
+        (
+            lambda L, t: L.native_batch_norm(
+                t(x), None, None, L.zeros(6, dtype=L.float64), L.ones(6, dtype=L.float64), False, 0.1, 1e-5
+            )
+        ),  # fmt: skip
+    ]
+    for case in cases:
+        want = case(torch, T)
+        got = case(pf, pf.tensor)
+        assert len(got) == 3
+        for g, t in zip(got, want, strict=True):
+            assert tuple(g.shape) == tuple(t.shape)
+            np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    # group norm's statistics carry gradients to the input, as torch's
+    xt, xp = T(x).requires_grad_(), pf.tensor(x, requires_grad=True)
+    cots = [rng.standard_normal(s) for s in ((2, 6, 4), (2, 3), (2, 3))]
+    outs_t = torch.native_group_norm(xt, None, None, 2, 6, 4, 3, 1e-5)
+    outs_p = pf.native_group_norm(xp, None, None, 2, 6, 4, 3, 1e-5)
+    sum((r * T(c)).sum() for r, c in zip(outs_t, cots, strict=True)).backward()
+    sum((r * pf.tensor(c)).sum() for r, c in zip(outs_p, cots, strict=True)).backward()
+    np.testing.assert_allclose(xp.grad.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-12)
+    assert not pf.native_layer_norm(xp, [4], None, None, 1e-5)[1].requires_grad
+    with pytest.raises(ValueError, match="N=2, C=5"):
+        pf.native_group_norm(xp, None, None, 2, 5, 4, 1, 1e-5)

@@ -355,3 +355,14 @@ def test_float16_std_var_norm_round_once():
     big = [3e38, 0.0, 0.0, 0.0, 0.0]  # found by the fuzzer: the float32 variance overflows, the std does not
     assert pyframe.tensor(big).std().item() == torch.tensor(big).std().item()
     assert pyframe.tensor([300.0, 400.0], dtype=pyframe.float16).norm().item() == 500.0
+
+
+def test_zero_norm_counts_nonzeros_with_a_zero_gradient():
+    x = pyframe.tensor([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]], requires_grad=True)
+    y = pyframe.norm(x, 0, dim=-1)
+    assert y.tolist() == [2.0, 1.0] and y.requires_grad  # a function of x, as torch's
+    y.sum().backward()
+    assert x.grad.tolist() == [[0.0] * 3] * 2
+    d = pyframe.cdist(x.unsqueeze(0), x.unsqueeze(0) + 1.0, p=0.0)
+    assert d.requires_grad and d.shape == (1, 2, 2)
+    assert pyframe.pdist(pyframe.ones(1, 3, requires_grad=True)).requires_grad  # empty, still a function of it

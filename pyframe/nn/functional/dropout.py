@@ -11,7 +11,7 @@ from pyframe.ops.random import bernoulli_
 from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = [
-    "alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d",
+    "alpha_dropout", "feature_alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d",
 ]  # fmt: skip
 
 
@@ -126,21 +126,40 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 _SELU_NEG = -1.7580993408473766  # -scale * alpha of SELU: the value a dropped SELU unit takes
 
 
-def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
-    """Same as torch.nn.functional.alpha_dropout: dropped units take SELU's negative saturation
-    value, then an affine map keeps zero mean and unit variance."""
-    _float_arg(input, "alpha_dropout")
-    _check_p("alpha_dropout", p)
-    if not training or p == 0.0:
+def _alpha(fn: str, input: Tensor, mask_shape: tuple | None, p: float, training: bool, inplace: bool) -> Tensor:
+    """Alpha dropout with one Bernoulli(1 - p) draw per element of ``mask_shape`` (broadcast over the rest; None:
+    the input's shape): dropped units take SELU's negative saturation value, then an affine map keeps zero mean
+    and unit variance."""
+    _float_arg(input, fn)
+    _check_p(fn, p)
+    if not training or p == 0.0:  # torch's: the identity, whatever the input's rank
         return input
+    if mask_shape is not None and input.ndim < 2:
+        raise RuntimeError(f"{fn}(): feature dropout requires at least 2 dimensions in the input, got shape "
+                           f"{list(input._shape)}")  # fmt: skip
     if p == 1.0:
-        return ew.mul(input, 0.0)
+        out = ew.mul(input, 0.0)
+        return ew.copy_(input, out) if inplace else out
     a = ((1 - p) * (1 + p * _SELU_NEG**2)) ** -0.5
     b = -a * _SELU_NEG * p
     with _grad_mode.no_grad():
-        keep = empty_tensor(input._shape, input.dtype)
+        keep = empty_tensor(input._shape if mask_shape is None else mask_shape, input.dtype)
         bernoulli_(keep, 1.0 - p)
         shift = ew.add(ew.mul(ew.sub(1.0, keep), _SELU_NEG * a), b)  # b + a * alpha' where dropped
         scale = ew.mul(keep, a)
     out = ew.add(ew.mul(input, scale), shift)
     return ew.copy_(input, out) if inplace else out
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Same as torch.nn.functional.alpha_dropout: dropped units take SELU's negative saturation
+    value, then an affine map keeps zero mean and unit variance."""
+    return _alpha("alpha_dropout", input, None, p, training, inplace)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Same as torch.nn.functional.feature_alpha_dropout: ``alpha_dropout`` of whole channels, one draw per
+    (dim 0, dim 1) index of an input of at least 2 dims (a (N, C, *) batch)."""
+    lead = input._shape[:2] if isinstance(input, Tensor) else ()
+    shape = lead + (1,) * (input.ndim - 2) if isinstance(input, Tensor) and input.ndim >= 2 else ()
+    return _alpha("feature_alpha_dropout", input, shape, p, training, inplace)

@@ -21,7 +21,8 @@ __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "cross_entropy",
     "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss", "margin_ranking_loss", "mse_loss",
     "multi_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "poisson_nll_loss", "smooth_l1_loss",
-    "soft_margin_loss", "triplet_margin_loss", "multilabel_margin_loss", "ctc_loss",
+    "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "multilabel_margin_loss",
+    "ctc_loss",
 ]  # fmt: skip
 
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
@@ -523,6 +524,29 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     return _reduce_loss(ew.relu(ew.add(ew.sub(d_pos, d_neg), margin)), reduction)
 
 
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0, swap: bool = False,
+                                      reduction: str = "mean") -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.triplet_margin_with_distance_loss: ``max(0, margin + d(a, p) - d(a, n))`` for any
+    distance function ``d`` (default ``pairwise_distance``); ``swap`` uses ``min(d(a, n), d(p, n))`` as the
+    negative distance."""
+    fn = "triplet_margin_with_distance_loss"
+    _check_reduction(reduction, fn)
+    if margin <= 0:
+        raise ValueError(f"{fn}(): margin must be greater than 0, got {margin}")
+    for name, t in (("anchor", anchor), ("positive", positive), ("negative", negative)):
+        _tensor_arg(t, fn, name)
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"{fn}(): The anchor, positive, and negative tensors are expected to have the same number "
+                           f"of dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")  # fmt: skip
+    d = pairwise_distance if distance_function is None else distance_function
+    d_pos, d_neg = d(anchor, positive), d(anchor, negative)
+    if swap:
+        d_neg = ew.minimum(d_neg, d(positive, negative))
+    return _reduce_loss(ew.clamp(ew.sub(ew.add(d_pos, margin), d_neg), min=0.0), reduction)  # torch: clamp_min
+
+
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                                 reduce=None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """Same as torch.nn.functional.multilabel_soft_margin_loss: the binary logistic loss of
@@ -541,15 +565,16 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
                       size_average=None, reduce=None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """Same as torch.nn.functional.multi_margin_loss: sum over classes i != y of
-    max(0, margin - x[y] + x[i])^p (times weight[y]), divided by the number of classes."""
+    max(0, margin - x[y] + x[i])^p (times weight[y]), divided by the number of classes. A 0-d input is one sample
+    of one class; for a 0-d or 1-d input the unreduced loss has the target's shape, as torch's."""
     fn = "multi_margin_loss"
     _float_arg(input, fn)
     _check_reduction(reduction, fn)
     if p not in (1, 2):
         raise ValueError(f"{fn}(): only p == 1 and p == 2 supported, got {p!r}")
-    if input.ndim not in (1, 2):
-        raise ShapeError(f"{fn}(): expected a 1-d or 2-d input, got shape {list(input._shape)}")
-    x = input if input.ndim == 2 else input.unsqueeze(0)
+    if input.ndim > 2:
+        raise ShapeError(f"{fn}(): expected a 0-d, 1-d or 2-d input, got shape {list(input._shape)}")
+    x = input if input.ndim == 2 else input.reshape(1, -1)
     t = target.reshape(-1) if isinstance(target, Tensor) else target
     _tensor_arg(t, fn, "target")
     if t.dtype.is_floating_point or t._shape != (x._shape[0],):
@@ -572,8 +597,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     ix.scatter_add_(own, 1, idx, ew.add(zeros_of((x._shape[0], 1), x.dtype), 1.0))
     z = ew.where(ew.gt(own, 0.0), 0.0, z)  # the target class itself does not count
     loss = ew.div(rd.sum(z, 1), c)
-    if input.ndim == 1:
-        loss = loss.squeeze(0)
+    if input.ndim < 2:
+        loss = loss.reshape(target._shape)
     return _reduce_loss(loss, reduction)
 
 

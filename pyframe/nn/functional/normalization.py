@@ -358,3 +358,56 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     div = pad(div, (0, 0, size // 2, (size - 1) // 2))
     div = avg_pool2d(div, (size, 1), stride=1).reshape(sizes)
     return ew.div(input, ew.pow(ew.add(ew.mul(div, alpha), k), beta))
+
+
+# ---- torch's native_* forms: the normalized tensor and the statistics it used (torch.native_layer_norm ...) ----
+
+
+def native_layer_norm(input: Tensor, normalized_shape, weight: Tensor | None, bias: Tensor | None,
+                      eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """Same as torch.native_layer_norm: ``(layer_norm(...), mean, rstd)``, the row statistics with the normalized
+    dims kept as size 1 (``rstd`` is ``1 / sqrt(biased var + eps)``); as torch's, only the first result is
+    differentiable."""
+    out = layer_norm(input, normalized_shape, weight, bias, eps)
+    k = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    with _grad_mode.no_grad():
+        _, mean, _, rstd = _normalized(input, tuple(range(input.ndim - k, input.ndim)), eps)
+    return out, mean, rstd
+
+
+def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int, C: int, HxW: int,  # noqa: N803
+                      group: int, eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """Same as torch.native_group_norm: ``(group_norm(...), mean, rstd)`` with the statistics of shape
+    ``(N, group)``; ``N``, ``C`` and ``HxW`` must describe the input. As torch's, all three results are
+    differentiable (gradients through the statistics reach the input)."""
+    _float_arg(input, "native_group_norm")
+    if input.ndim < 2 or tuple(input._shape[:2]) != (N, C) or input._numel != N * C * HxW:
+        raise ShapeError(f"native_group_norm(): expected an input of N={N}, C={C} and HxW={HxW} elements per "
+                         f"channel, got shape {list(input._shape)}")  # fmt: skip
+    if group <= 0 or C % group:
+        raise ShapeError(f"native_group_norm(): C={C} must be divisible by group={group}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and _tensor_arg(t, "native_group_norm", name)._shape != (C,):
+            raise ShapeError(f"native_group_norm(): {name} should have shape [{C}], got {list(t._shape)}")
+    y, mean, _, rstd = _normalized(input.reshape(N, group, C // group * HxW), (2,), eps)
+    y = y.reshape(input._shape)
+    bshape = (1, C) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        y = ew.mul(y, weight.view(bshape))
+    if bias is not None:
+        y = ew.add(y, bias.view(bshape))
+    return y, mean.reshape(N, group), rstd.reshape(N, group)
+
+
+def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
+                      running_var: Tensor | None, training: bool, momentum: float,
+                      eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """Same as torch.native_batch_norm: ``(batch_norm(...), save_mean, save_invstd)``. Training: the batch's
+    per-channel mean and ``1 / sqrt(biased var + eps)`` (the running statistics are updated as ``batch_norm``
+    does); evaluation: two empty tensors, as torch's CPU kernel. Only the first result is differentiable."""
+    out = batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    with _grad_mode.no_grad():
+        if not training:
+            return out, empty_tensor((0,), input.dtype), empty_tensor((0,), input.dtype)
+        _, mean, _, invstd = _normalized(input, (0,) + tuple(range(2, input.ndim)), eps)
+    return out, mean.reshape(-1), invstd.reshape(-1)

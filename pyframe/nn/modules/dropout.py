@@ -7,7 +7,7 @@ from pyframe.nn.modules._utils import _Layer
 from pyframe.tensor import Tensor
 
 __all__ = [
-    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
 ]  # fmt: skip
 
 
@@ -48,3 +48,7 @@ class Dropout3d(_DropoutNd, fn=F.dropout3d):
 
 class AlphaDropout(_DropoutNd, fn=F.alpha_dropout):
     """Same as torch.nn.AlphaDropout (for SELU networks)."""
+
+
+class FeatureAlphaDropout(_DropoutNd, fn=F.feature_alpha_dropout):
+    """Same as torch.nn.FeatureAlphaDropout: alpha dropout of whole channels of (N, C, *) (for SELU networks)."""

@@ -20,7 +20,7 @@ __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "NLLLoss",
     "SmoothL1Loss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
     "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
-    "MultiLabelMarginLoss", "CTCLoss", "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss",
+    "MultiLabelMarginLoss", "CTCLoss", "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss", "TripletMarginWithDistanceLoss",
 ]  # fmt: skip
 
 
@@ -215,6 +215,26 @@ class TripletMarginLoss(_MarginLoss):
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
                                      swap=self.swap, reduction=self.reduction)  # fmt: skip
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Same as torch.nn.TripletMarginWithDistanceLoss: ``F.triplet_margin_with_distance_loss`` with a distance
+    function (default ``pairwise_distance``), a margin and the swap option."""
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:  # fmt: skip
+        super().__init__(size_average=None, reduce=None, reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")  # fmt: skip
+        self.distance_function = distance_function
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                   distance_function=self.distance_function, margin=self.margin,
+                                                   swap=self.swap, reduction=self.reduction)  # fmt: skip
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
