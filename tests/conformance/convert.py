@@ -264,7 +264,10 @@ def _other(obj):
     if isinstance(obj, complex):
         raise OutOfScope("complex")
     if isinstance(obj, torch.nn.Module):
-        raise Outcome("error", f"harness: cannot convert a torch {type(obj).__name__} argument")
+        rebuild = _MODULE_ARGS.get(type(obj).__name__)
+        if rebuild is None:
+            raise Outcome("error", f"harness: cannot convert a torch {type(obj).__name__} argument")
+        return rebuild(obj)
     if callable(obj) and not isinstance(obj, type):
         return _translate(obj)
     return obj
@@ -370,3 +373,49 @@ def compare(pf_out, torch_out, values: bool = True) -> None:
                 torch.testing.assert_close(gv, w, equal_nan=True, check_dtype=False)
             except (AssertionError, TypeError, ValueError) as exc:
                 raise Outcome("wrong", f"{where}{one_line(exc)}"[:160]) from None
+
+
+# ---- torch modules given as constructor arguments (TransformerEncoder(layer, n)) -------------------------------
+# rebuilt in pyframe from the hyperparameters the torch module keeps; the caller loads the weights afterwards
+# through the outer module's state_dict
+
+
+def _transformer_layer(obj):
+    cls = getattr(pyframe.nn, type(obj).__name__, None)
+    if cls is None:
+        raise Outcome("missing", f"pyframe.nn.{type(obj).__name__}")
+    act = obj.activation
+    return cls(
+        obj.self_attn.embed_dim,
+        obj.self_attn.num_heads,
+        dim_feedforward=obj.linear1.out_features,
+        dropout=obj.dropout.p,
+        activation=_translate(act) if not isinstance(act, torch.nn.Module) else _other(act),
+        layer_norm_eps=obj.norm1.eps,
+        batch_first=obj.self_attn.batch_first,
+        norm_first=obj.norm_first,
+        bias=obj.linear1.bias is not None,
+        dtype=pf_dtype(obj.linear1.weight.dtype),
+    )
+
+
+def _layer_norm(obj):
+    return pyframe.nn.LayerNorm(obj.normalized_shape, eps=obj.eps, elementwise_affine=obj.elementwise_affine,
+                                bias=obj.bias is not None, dtype=pf_dtype(obj.weight.dtype) if obj.weight is not None
+                                else None)  # fmt: skip
+
+
+def _simple_module(obj):
+    cls = getattr(pyframe.nn, type(obj).__name__, None)
+    if cls is None:
+        raise Outcome("missing", f"pyframe.nn.{type(obj).__name__}")
+    return cls()
+
+
+_MODULE_ARGS = {
+    "TransformerEncoderLayer": _transformer_layer,
+    "TransformerDecoderLayer": _transformer_layer,
+    "LayerNorm": _layer_norm,
+    "ReLU": _simple_module,
+    "GELU": _simple_module,
+}

@@ -33,6 +33,7 @@ from .convert import (
     failure,
     flat,
     one_line,
+    pf_arrays,
     to_pf,
     torch_arrays,
     torch_numpy,
@@ -223,6 +224,7 @@ def _grad_check(op, kind, sample, pf_fn, rng) -> None:
         pgrads = pyframe.autograd.grad(pouts, pleaves, pcots, allow_unused=True)
     except Exception as exc:
         raise Outcome("grad", "backward: " + one_line(exc)) from None
+    fd = None
     for i, (pg, tg, leaf) in enumerate(zip(pgrads, tgrads, tleaves, strict=False)):
         if leaf.layout != torch.strided:  # a sparse input's gradient, at its stored entries (torch's masked sense)
             mask = _pattern(leaf)
@@ -234,6 +236,10 @@ def _grad_check(op, kind, sample, pf_fn, rng) -> None:
         try:
             torch.testing.assert_close(pg, tg, equal_nan=True, check_dtype=False)
         except AssertionError as exc:
+            if fd is None and kind != "inplace":
+                fd = _finite_differences(_torch_fn(op, kind), (tin, targs, tkw), sample, tleaves, cots)
+            if fd is not None and _close(pg, fd[i]) and not _close(tg, fd[i]):
+                continue  # torch's own gradient disagrees with finite differences of its forward; ours agrees
             raise Outcome("grad", f"input {i}: " + " ".join(str(exc).split("\n")[:3])[:140]) from None
 
 
@@ -244,6 +250,46 @@ def _pattern(t: torch.Tensor) -> torch.Tensor:
     else:
         ones = torch.sparse_coo_tensor(t._indices(), torch.ones_like(t._values()), t.shape)
     return ones.detach().to_dense() != 0
+
+
+def _close(a, b) -> bool:
+    return torch.allclose(a.double(), b, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+FD_LIMIT = 512  # leaf elements up to which a disputed gradient is checked by finite differences
+
+
+def _finite_differences(tfn, call, sample, leaves, cots) -> list | None:
+    """The float64 vector-Jacobian product of torch's forward with the cotangents ``cots``, by central differences
+    (None for samples with more than ``FD_LIMIT`` leaf elements, or when the forward fails)."""
+    if sum(leaf.numel() for leaf in leaves) > FD_LIMIT or any(c.dtype != torch.float64 for c in cots):
+        return None
+    tin, targs, tkw = call
+
+    def value() -> float:
+        out = tfn(tin, *targs, **tkw)
+        if sample.output_process_fn_grad is not None:
+            out = sample.output_process_fn_grad(out)
+        outs = [o for o in flat(out) if isinstance(o, torch.Tensor) and o.requires_grad]
+        return sum((o.detach() * c).sum().item() for o, c in zip(outs, cots, strict=True))
+
+    eps, grads = 1e-6, []
+    try:
+        for leaf in leaves:
+            g = torch.zeros(leaf.numel(), dtype=torch.float64)
+            flat_leaf = leaf.detach().view(-1)
+            for k in range(leaf.numel()):
+                x = flat_leaf[k].item()
+                flat_leaf[k] = x + eps
+                up = value()
+                flat_leaf[k] = x - eps
+                down = value()
+                flat_leaf[k] = x
+                g[k] = (up - down) / (2 * eps)
+            grads.append(g.view(leaf.shape))
+    except Exception:
+        return None
+    return grads
 
 
 def _samples(op, dtype):
@@ -265,7 +311,22 @@ def _scope(op, kind) -> OutOfScope | None:
     private = last.startswith("_") and not (last.startswith("__") and last.endswith("__"))
     if isinstance(fn, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)) or private:
         return OutOfScope("internal")
+    if _aten_only(op, fn):
+        return OutOfScope("internal")
     return None
+
+
+_PUBLIC = (torch, torch.nn.functional, torch.Tensor, torch.linalg, torch.special, torch.fft)
+
+
+def _aten_only(op, fn) -> bool:
+    """A test wrapper that calls an operator through ``torch.ops.aten`` whose name torch exposes nowhere in its
+    public namespaces (``max_pool2d_with_indices_backward``): the op under test is a private aten operator."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not {"ops", "aten"} <= set(code.co_names):
+        return False
+    last = op.name.rsplit(".", 1)[-1]
+    return last in code.co_names and not any(hasattr(ns, last) for ns in _PUBLIC)
 
 
 def run_entry(op, kind: str) -> tuple[str, str]:
@@ -325,7 +386,8 @@ def run_entry(op, kind: str) -> tuple[str, str]:
                 scope = o
                 continue
             except Outcome as o:
-                return o.category, f"{dtype}: {o.reason}".replace("torch.", "")
+                if not (o.category == "wrong" and dtype == torch.float32 and _as_accurate(tfn, sample, pout, t1)):
+                    return o.category, f"{dtype}: {o.reason}".replace("torch.", "")
             compared += 1
             if dtype == torch.float64 and not random and op.supports_autograd and _grad_kind(op) == kind:
                 try:
@@ -343,6 +405,36 @@ def run_entry(op, kind: str) -> tuple[str, str]:
         if accepted:
             return "error-input-accepted", accepted
     return "pass", ""
+
+
+def _as_accurate(tfn, sample, pout, t1) -> bool:
+    """A float32 result that differs from torch's float32 one by more than torch.testing's tolerance may still be
+    as right: both are roundings of the exact answer, summed in different orders. It agrees when, for every
+    result, its largest distance from torch's float64 result on the same sample is at most twice torch's own
+    float32 one's (an accumulation-order difference); a real bug is far further off."""
+
+    def wide(t):
+        return t.detach().to(torch.float64) if isinstance(t, torch.Tensor) and t.dtype == torch.float32 else t
+
+    try:
+        t64 = _call(tfn, _clone_sample(sample).transform(wide))
+        got, want, exact = pf_arrays(pout), torch_arrays(t1), torch_arrays(t64)
+    except Exception:
+        return False
+    if not len(got) == len(want) == len(exact):
+        return False
+    for g, w, e in zip(got, want, exact, strict=True):
+        if not isinstance(w, torch.Tensor) or w.dtype != torch.float32:
+            continue
+        if not isinstance(g, torch.Tensor) or g.shape != w.shape or e.shape != w.shape or e.dtype != torch.float64:
+            return False
+        if g.isnan().ne(e.isnan()).any():
+            return False
+        ours = (g.double() - e).nan_to_num(nan=0.0).abs().max().item() if g.numel() else 0.0
+        theirs = (w.double() - e).nan_to_num(nan=0.0).abs().max().item() if w.numel() else 0.0
+        if not ours <= 2 * theirs:
+            return False
+    return True
 
 
 def _random(op) -> bool:

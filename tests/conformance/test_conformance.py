@@ -47,3 +47,47 @@ def test_docs_table_is_current(expected):
     assert report.doc_block() == want, (
         "docs/compatibility.md's conformance table is stale: python -m tests.conformance --update"
     )
+
+
+def test_a_disputed_gradient_is_settled_by_finite_differences():
+    # torch's as_strided_scatter gradient ignores storage_offset (its own gradcheck fails): finite differences of
+    # its forward tell the right gradient from torch's
+    import torch
+
+    from .ops import _finite_differences
+
+    x = torch.arange(1.0, 10.0, dtype=torch.float64).reshape(3, 3).requires_grad_()
+    src = torch.ones(2, 2, dtype=torch.float64)
+    cot = torch.arange(9.0, dtype=torch.float64).reshape(3, 3)
+
+    def fn(a, s):
+        return torch.as_strided_scatter(a, s, (2, 2), (1, 2), storage_offset=1)
+
+    class Sample:
+        output_process_fn_grad = None
+
+    (fd,) = _finite_differences(fn, (x, (src,), {}), Sample, [x], [cot])
+    want = torch.tensor([[0.0, 0, 0], [0, 0, 5], [6, 7, 8]], dtype=torch.float64)
+    torch.testing.assert_close(fd, want)
+    (theirs,) = torch.autograd.grad(fn(x, src), x, cot)
+    assert not torch.allclose(theirs, want)
+
+
+def test_a_float32_result_as_close_to_float64_as_torchs_agrees():
+    import torch
+
+    from .ops import _as_accurate
+
+    class Sample:
+        def __init__(self, t):
+            self.input, self.args, self.kwargs = t, (), {}
+
+        def transform(self, f):
+            return Sample(f(self.input))
+
+    t = torch.tensor([1e8, 1.0, -1e8], dtype=torch.float32)
+    pf = pytest.importorskip("pyframe")
+    exact = float(t.double().sum())  # 1.0: float32 sums lose it one way or another
+    near, far = pf.tensor(exact - 1.0), pf.tensor(exact + 64.0)
+    assert _as_accurate(torch.sum, Sample(t), near, torch.sum(t))
+    assert not _as_accurate(torch.sum, Sample(t), far, torch.sum(t))
