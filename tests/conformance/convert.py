@@ -263,6 +263,12 @@ def _other(obj):
         raise Outcome("missing", "generator= arguments")
     if isinstance(obj, complex):
         raise OutOfScope("complex")
+    if type(obj).__name__ == "LinearCrossEntropyOptions":  # a dataclass of plain fields and one dtype
+        cls = getattr(pyframe.nn, "LinearCrossEntropyOptions", None)
+        if cls is None:
+            raise Outcome("missing", "pyframe.nn.LinearCrossEntropyOptions")
+        fields = {f: getattr(obj, f) for f in obj.__dataclass_fields__}
+        return cls(**{k: pf_dtype(v) if isinstance(v, torch.dtype) else v for k, v in fields.items()})
     if isinstance(obj, torch.nn.Module):
         rebuild = _MODULE_ARGS.get(type(obj).__name__)
         if rebuild is None:

@@ -18,6 +18,7 @@ from pyframe.nn.functional import conv as _conv
 from pyframe.nn.functional import distance as _distance
 from pyframe.nn.functional import dropout as _dropout
 from pyframe.nn.functional import linear as _linear
+from pyframe.nn.functional import linear_cross_entropy as _linear_cross_entropy
 from pyframe.nn.functional import loss as _loss
 from pyframe.nn.functional import normalization as _normalization
 from pyframe.nn.functional import padding as _padding
@@ -31,6 +32,7 @@ from pyframe.nn.functional.conv import *  # noqa: F403
 from pyframe.nn.functional.distance import *  # noqa: F403
 from pyframe.nn.functional.dropout import *  # noqa: F403
 from pyframe.nn.functional.linear import *  # noqa: F403
+from pyframe.nn.functional.linear_cross_entropy import *  # noqa: F403
 from pyframe.nn.functional.loss import *  # noqa: F403
 from pyframe.nn.functional.normalization import *  # noqa: F403
 from pyframe.nn.functional.padding import *  # noqa: F403
@@ -46,6 +48,7 @@ __all__ = [
     *_distance.__all__,
     *_dropout.__all__,
     *_linear.__all__,
+    *_linear_cross_entropy.__all__,
     *_loss.__all__,
     *_normalization.__all__,
     *_padding.__all__,

@@ -9,6 +9,7 @@ from pyframe.nn.modules import dropout as _dropout
 from pyframe.nn.modules import flatten as _flatten
 from pyframe.nn.modules import lazy as _lazy  # noqa: F401 - torch.nn.modules.lazy
 from pyframe.nn.modules import linear as _linear
+from pyframe.nn.modules import linear_cross_entropy as _linear_cross_entropy
 from pyframe.nn.modules import loss as _loss
 from pyframe.nn.modules import module as _module
 from pyframe.nn.modules import normalization as _normalization
@@ -27,6 +28,7 @@ from pyframe.nn.modules.distance import *  # noqa: F403
 from pyframe.nn.modules.dropout import *  # noqa: F403
 from pyframe.nn.modules.flatten import *  # noqa: F403
 from pyframe.nn.modules.linear import *  # noqa: F403
+from pyframe.nn.modules.linear_cross_entropy import *  # noqa: F403
 from pyframe.nn.modules.loss import *  # noqa: F403
 from pyframe.nn.modules.module import *  # noqa: F403
 from pyframe.nn.modules.normalization import *  # noqa: F403
@@ -46,6 +48,7 @@ __all__ = [
     *_dropout.__all__,
     *_flatten.__all__,
     *_linear.__all__,
+    *_linear_cross_entropy.__all__,
     *_loss.__all__,
     *_module.__all__,
     *_normalization.__all__,
