@@ -27,6 +27,7 @@ from pyframe.nn.modules import (  # noqa: F401 - the modules the table names, im
     dropout,
     lazy,
     linear,
+    linear_cross_entropy,
     loss,
     normalization,
     padding,
@@ -50,6 +51,7 @@ TORCH_PATHS: dict[str, dict[str, str]] = {
     "channelshuffle": {"upsampling": "ChannelShuffle"},
     "pixelshuffle": {"upsampling": "PixelShuffle PixelUnshuffle"},
     "fold": {"conv": "Fold Unfold"},
+    "linear_cross_entropy_options": {"linear_cross_entropy": "LinearCrossEntropyOptions"},
     "utils": {"_utils": "_ntuple _single _pair _triple _quadruple _reverse_repeat_tuple _list_with_default "
                         "consume_prefix_in_state_dict_if_present"},
 }  # fmt: skip
