@@ -418,7 +418,15 @@ def _simple_module(obj):
     return cls()
 
 
+def _distance(obj):
+    if isinstance(obj, torch.nn.PairwiseDistance):
+        return pyframe.nn.PairwiseDistance(p=obj.norm, eps=obj.eps, keepdim=obj.keepdim)
+    return pyframe.nn.CosineSimilarity(dim=obj.dim, eps=obj.eps)
+
+
 _MODULE_ARGS = {
+    "PairwiseDistance": _distance,
+    "CosineSimilarity": _distance,
     "TransformerEncoderLayer": _transformer_layer,
     "TransformerDecoderLayer": _transformer_layer,
     "LayerNorm": _layer_norm,
