@@ -31,7 +31,7 @@ _POLICIES = ("auto", "accurate", "balanced", "compact")
 class LinearCrossEntropyOptions:
     """Same as torch.nn.LinearCrossEntropyOptions: asks ``linear_cross_entropy`` for its chunked form.
 
-    Args:
+    Attributes:
         allow_retain_graph: accepted; pyframe's backward recomputes each chunk from the saved inputs, so a second
             backward (``retain_graph=True``) always works.
         batch_chunk_size: rows per chunk; None picks it by ``chunking_method``.
