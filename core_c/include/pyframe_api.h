@@ -427,6 +427,10 @@ int pf_linalg_solve_triangular(const pf_tensor *a, const pf_tensor *b, pf_tensor
 int pf_linalg_det(const pf_tensor *a, pf_tensor *det, pf_tensor *sign, pf_tensor *logabsdet);
 /* a = l l^T from a's lower triangle; l [..., n, n] lower, zeros above */
 int pf_linalg_cholesky(const pf_tensor *a, pf_tensor *l);
+/* the same factorization that never fails on the matrix: info [...] (contiguous int32) gets 0, or the order of the
+ * first leading minor that is not positive-definite (NaN included), as LAPACK's potrf; l then holds the factor
+ * so far (the failing pivot on its diagonal, later columns the input's lower triangle) */
+int pf_linalg_cholesky_ex(const pf_tensor *a, pf_tensor *l, pf_tensor *info);
 /* Householder QR with LAPACK's signs: a [..., m, n], q [..., m, k] (NULL: R only), r [..., k, n],
  * k = m when complete, else min(m, n) */
 int pf_linalg_qr(const pf_tensor *a, pf_tensor *q, pf_tensor *r, int complete);

@@ -444,6 +444,30 @@ static int square_op(const char *fn, const pf_tensor *a, pf_tensor *out, la_kern
     return pf_la_run(one, &c, pf_la_batch_count(a), cost_per_n3 * n * n * n, nbd > 0);
 }
 
+/* a (n x n, row-major) = L L^T in place, column by column from the lower triangle, the upper one zeroed; 0, or the
+ * order j + 1 of the first leading minor that is not positive-definite (NaN included), as LAPACK's info: then
+ * a[j][j] holds the failing pivot, the columns before j are L's and the later ones still the input's */
+static int64_t chol_factor(double *a, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = i + 1; k < n; k++) a[i * n + k] = 0.0;
+    for (int64_t j = 0; j < n; j++) {
+        double s = a[j * n + j];
+        for (int64_t k = 0; k < j; k++) s -= a[j * n + k] * a[j * n + k];
+        if (!(s > 0.0)) {
+            a[j * n + j] = s;
+            return j + 1;
+        }
+        double d = sqrt(s);
+        a[j * n + j] = d;
+        for (int64_t i = j + 1; i < n; i++) {
+            double v = a[i * n + j];
+            for (int64_t k = 0; k < j; k++) v -= a[i * n + k] * a[j * n + k];
+            a[i * n + j] = v / d;
+        }
+    }
+    return 0;
+}
+
 static int chol_one(const void *vctx, int64_t bi, int64_t *detail) {
     const square_ctx *c = vctx;
     int64_t n = c->a->shape[c->a->ndim - 1];
@@ -454,27 +478,50 @@ static int chol_one(const void *vctx, int64_t bi, int64_t *detail) {
     for (int64_t i = 0; i < n && st == LA_OK; i++)
         for (int64_t j = 0; j <= i; j++)
             if (!isfinite(a[i * n + j])) st = LA_NONFINITE;
-    /* column by column, reading only the lower triangle (the upper one is zeroed) */
-    for (int64_t j = 0; j < n && st == LA_OK; j++) {
-        double s = a[j * n + j];
-        for (int64_t k = 0; k < j; k++) s -= a[j * n + k] * a[j * n + k];
-        if (!(s > 0.0)) {
-            *detail = j + 1;
-            st = LA_NOTPD;
-            break;
-        }
-        double d = sqrt(s);
-        a[j * n + j] = d;
-        for (int64_t i = j + 1; i < n; i++) {
-            double v = a[i * n + j];
-            for (int64_t k = 0; k < j; k++) v -= a[i * n + k] * a[j * n + k];
-            a[i * n + j] = v / d;
-            a[j * n + i] = 0.0;
-        }
-    }
+    if (st == LA_OK && (*detail = chol_factor(a, n)) != 0) st = LA_NOTPD;
     if (st == LA_OK) pf_la_store(c->out, bi, a);
     free(a);
     return st;
+}
+
+typedef struct {
+    const pf_tensor *a;
+    pf_tensor *out;
+    int32_t *info;
+} chol_ex_ctx;
+
+/* cholesky_ex: never fails on the matrix; its info says where the factorization stopped */
+static int chol_ex_one(const void *vctx, int64_t bi, int64_t *detail) {
+    (void)detail;
+    const chol_ex_ctx *c = vctx;
+    int64_t n = c->a->shape[c->a->ndim - 1];
+    double *a = malloc(sizeof(double) * (size_t)(n * n + 1));
+    if (!a) return LA_NOMEM;
+    pf_la_load(c->a, bi, a);
+    int64_t info = chol_factor(a, n);
+    c->info[bi] = (int32_t)info;
+    pf_la_store(c->out, bi, a);
+    free(a);
+    return LA_OK;
+}
+
+int pf_linalg_cholesky_ex(const pf_tensor *a, pf_tensor *l, pf_tensor *info) {
+    const char *fn = "linalg.cholesky_ex";
+    int rc = pf_la_expect_input(a, fn, 1);
+    if (rc) return rc;
+    int nbd = a->ndim - 2;
+    int64_t n = a->shape[nbd];
+    if ((rc = pf_la_expect(l, fn, "L", a->dtype, nbd, a->shape, 2, n, n))) return rc;
+    if ((rc = pf_check(info, "info"))) return rc;
+    int64_t stride = 1;
+    int ok = info->dtype == PF_INT32 && info->ndim == nbd;
+    for (int d = nbd - 1; ok && d >= 0; d--) {
+        ok = info->shape[d] == a->shape[d] && (info->shape[d] == 1 || info->strides[d] == stride);
+        stride *= info->shape[d];
+    }
+    if (!ok) return pf_error(PF_ERR_VALUE, "%s: info must be a contiguous int32 tensor of A's batch shape", fn);
+    chol_ex_ctx c = {a, l, (int32_t *)info->data};
+    return pf_la_run(chol_ex_one, &c, pf_la_batch_count(a), n * n * n, nbd > 0);
 }
 
 int pf_linalg_cholesky(const pf_tensor *a, pf_tensor *l) {

@@ -1,6 +1,7 @@
 """torch.linalg's functions that are compositions of the others and of pyframe's ops: ``vecdot``, ``cross``,
-``diagonal``, ``matrix_power``, ``vander``, ``tensorinv``, ``tensorsolve`` and the ``*_ex`` forms, which return
-an ``info`` of zeros (a failure raises :class:`LinAlgError` instead, as with ``check_errors=True``)."""
+``diagonal``, ``matrix_power``, ``vander``, ``tensorinv``, ``tensorsolve`` and the ``*_ex`` forms: ``cholesky_ex``
+reports a matrix that is not positive-definite in its ``info``, as torch's; ``inv_ex`` and ``solve_ex`` return an
+``info`` of zeros (a singular matrix raises :class:`LinAlgError` instead, as with ``check_errors=True``)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import math
 from typing import NamedTuple
 
 from pyframe import _dtype, ops
-from pyframe.linalg.solve import cholesky, inv, solve
-from pyframe.tensor import Tensor
+from pyframe._backend import lib
+from pyframe.linalg._common import LinAlgError, call, check_matrix
+from pyframe.linalg.solve import inv, record_cholesky, solve
+from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = [
     "vecdot", "cross", "diagonal", "matrix_power", "vander", "tensorinv", "tensorsolve", "inv_ex", "solve_ex",
@@ -109,7 +112,28 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     return _ExResult(solve(A, B, left=left), _info(A))
 
 
-def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> _ExResult:
-    """Same as torch.linalg.cholesky_ex: ``(cholesky(A), info)``."""
-    L = cholesky(A)
-    return _ExResult(L.mT if upper else L, _info(A))
+class _CholeskyEx(NamedTuple):
+    L: Tensor
+    info: Tensor
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> _CholeskyEx:
+    """Same as torch.linalg.cholesky_ex: ``(L, info)`` without raising for a matrix that is not positive-definite:
+    ``info`` (int32, A's batch shape) is 0, or the order of the first leading minor that is not positive-definite
+    (NaN included), as LAPACK's; ``L`` is then the factor computed so far. ``check_errors=True`` raises
+    :class:`LinAlgError` for a nonzero ``info`` instead."""
+    fn = "linalg.cholesky_ex"
+    check_matrix(A, fn)
+    L = empty_tensor(A._shape, A.dtype)
+    info = empty_tensor(A._shape[:-2], _dtype.int32)
+    call(fn, lib.pf_linalg_cholesky_ex(A._d(), L._d(), info._d()))
+    if check_errors:
+        bad = ops.nonzero(info.reshape(-1)).reshape(-1)
+        if bad.numel():
+            k = int(bad[0].item())
+            where = f"(Batch element {k}): " if info.ndim else ""
+            raise LinAlgError(f"{fn}: {where}The factorization could not be completed because the input is not "
+                              f"positive-definite (the leading minor of order {int(info.reshape(-1)[k].item())} is "
+                              "not positive-definite).")  # fmt: skip
+    record_cholesky(A, L)
+    return _CholeskyEx(L.mT if upper else L, info)

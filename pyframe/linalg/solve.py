@@ -124,6 +124,12 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     fn = "linalg.cholesky"
     check_matrix(A, fn)
     L = _like(fn, A, lib.pf_linalg_cholesky)
+    record_cholesky(A, L)
+    return L.mT if upper else L
+
+
+def record_cholesky(A: Tensor, L: Tensor) -> None:  # noqa: N803
+    """Records ``L = cholesky(A)`` (lower) for autograd when A requires grad (cholesky and cholesky_ex)."""
     if needs_grad(A):
 
         def backward(gL):
@@ -136,7 +142,6 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
             return ew.mul(ew.add(gA, gA.mT), 0.5)
 
         record("LinalgCholeskyExBackward0", backward, (A,), L, (L,))
-    return L.mT if upper else L
 
 
 def matrix_exp(A: Tensor) -> Tensor:

@@ -377,3 +377,28 @@ def test_pinv_and_matrix_rank_hermitian_read_the_lower_triangle(rng):
     np.testing.assert_allclose(A.grad.numpy(), At.grad.numpy(), atol=1e-9)
     ranks = LA.matrix_rank(pyframe.tensor(a), hermitian=True).tolist()
     assert ranks == torch.linalg.matrix_rank(torch.tensor(a), hermitian=True).tolist()
+
+
+def test_cholesky_ex_reports_info_instead_of_raising():
+    torch = pytest.importorskip("torch")
+    spd = np.array([[4.0, 2.0, 0.0], [2.0, 3.0, 1.0], [0.0, 1.0, 2.0]])
+    bad = np.array([[2.0, 1.0, 0.0], [1.0, -3.0, 0.0], [0.0, 0.0, 1.0]])
+    nan = np.diag([1.0, np.nan, 1.0])
+    batch = np.stack([spd, bad, nan, -np.eye(3)])
+    for upper in (False, True):
+        got = LA.cholesky_ex(pyframe.tensor(batch), upper=upper)
+        want = torch.linalg.cholesky_ex(torch.tensor(batch), upper=upper)
+        assert got.info.dtype == pyframe.int32 and got.info.tolist() == want.info.tolist() == [0, 2, 2, 1]
+        # the factor where it completed and the columns before the failing minor, as LAPACK's
+        np.testing.assert_allclose(got.L.numpy()[0], want.L.numpy()[0], rtol=1e-12)
+        first = (lambda m: m[0]) if upper else (lambda m: m[:, 0])
+        np.testing.assert_allclose(first(got.L.numpy()[1]), first(want.L.numpy()[1]), rtol=1e-12)
+    L, info = LA.cholesky_ex(pyframe.tensor(bad))
+    assert info.ndim == 0 and info.item() == 2
+    with pytest.raises(LA.LinAlgError, match=r"\(Batch element 1\).*leading minor of order 2"):
+        LA.cholesky_ex(pyframe.tensor(batch), check_errors=True)
+    a = pyframe.tensor(spd, requires_grad=True)  # gradients as cholesky's
+    LA.cholesky_ex(a).L.sum().backward()
+    b = pyframe.tensor(spd, requires_grad=True)
+    LA.cholesky(b).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12)
