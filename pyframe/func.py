@@ -18,7 +18,10 @@ from pyframe.autograd import functional as _af
 from pyframe.autograd import grad as _grad
 from pyframe.tensor import Tensor
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call"]
+__all__ = [
+    "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
+    "stack_module_state",
+]  # fmt: skip
 
 _depth = [0]  # how many transforms are running: inside one, results keep their graph
 
@@ -230,3 +233,33 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     finally:
         for store, attr, old in reversed(saved):
             store[attr] = old
+
+
+def stack_module_state(models) -> tuple[dict, dict]:
+    """Same as torch.func.stack_module_state: the parameters and the buffers of same-class ``models``, each name
+    stacked along a new leading dim (one slice per model), for ``vmap`` over ``functional_call``. Stacked
+    parameters are new leaves that require grad where the originals did; buffers are stacked as they are."""
+    from pyframe.ops import stack
+
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) != 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if len({type(m) for m in models}) != 1:
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(named):
+        names = [n for n, _ in named(models[0])]
+        per = [dict(named(m)) for m in models]
+        for m, d in zip(models, per, strict=True):
+            if list(d) != names:
+                raise RuntimeError(f"stack_module_state: {type(m).__name__} models differ in their state names")
+        return {n: stack([d[n].detach() for d in per]) for n in names}, per
+
+    params, per = stacked(lambda m: m.named_parameters())
+    for n, t in params.items():
+        if per[0][n].requires_grad:
+            t.requires_grad_()
+    buffers, _ = stacked(lambda m: m.named_buffers())
+    return params, buffers

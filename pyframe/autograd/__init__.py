@@ -9,9 +9,9 @@ from collections.abc import Callable, Sequence
 
 from pyframe import _grad_mode
 from pyframe._grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from pyframe.autograd import anomaly_mode, grad_mode, variable
+from pyframe.autograd import anomaly_mode, forward_ad, grad_mode, variable
 from pyframe.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
-from pyframe.autograd.function import Function, FunctionCtx
+from pyframe.autograd.function import Function, FunctionCtx, once_differentiable
 from pyframe.autograd.graph import AccumulateGrad, Node, _grad_accumulator, run_backward
 from pyframe.autograd.variable import Variable
 from pyframe.tensor import Tensor
@@ -247,11 +247,12 @@ def gradcheck(
     """Same as torch.autograd.gradcheck: compares the analytic Jacobian (one backward per
     output element) with central finite differences. Inputs should be float64.
 
-    pyframe always runs the full (slow-mode) comparison: ``fast_mode`` and the ``check_*`` options that add
-    other checks (batched, forward-mode) are accepted and leave it as it is; ``check_backward_ad=False`` skips it.
+    pyframe always runs the full (slow-mode) comparison: ``fast_mode`` and the batched ``check_*`` options are
+    accepted and leave it as it is; ``check_backward_ad=False`` skips the reverse-mode comparison and
+    ``check_forward_ad=True`` adds the forward-mode one (one dual-tensor pass per input element).
     The finite differences write single elements of the inputs through a NumPy view of their memory (a testing
     utility's access, not an op's compute path)."""
-    if not check_backward_ad:
+    if not check_backward_ad and not check_forward_ad:
         return True
     inputs = tuple(_as_list(inputs))
     diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
@@ -284,7 +285,9 @@ def gradcheck(
                     for r in range(n_out):
                         numeric[r][j] = (plus[r] - minus[r]) / (2 * eps)
             x._bump()
-            for r in range(n_out):
+            if check_forward_ad and not _forward_matches(fn, inputs, k, i, numeric, atol, rtol, raise_exception):
+                return False
+            for r in range(n_out if check_backward_ad else 0):
                 seed = out.new_zeros(out._shape)
                 seed.detach().numpy().reshape(-1)[r] = 1.0
                 with enable_grad():
@@ -299,6 +302,32 @@ def gradcheck(
                         if raise_exception:
                             raise GradcheckError(msg)
                         return False
+    return True
+
+
+def _forward_matches(fn, inputs, k, i, numeric, atol, rtol, raise_exception) -> bool:
+    """gradcheck's forward-mode comparison: column j of output k's Jacobian by input i, from a dual tensor with
+    the unit tangent e_j, against the finite differences."""
+    from pyframe.autograd import forward_ad
+
+    x = inputs[i]
+    for j in range(x._numel):
+        e = x.detach().new_zeros(x._shape)
+        e.view(-1)[j] = 1.0
+        with forward_ad.dual_level():
+            args = list(inputs)
+            args[i] = forward_ad.make_dual(x, e)
+            out = _differentiable(fn(*args))[k]
+            t = forward_ad.unpack_dual(out).tangent
+        column = [0.0] * out._numel if t is None else t.detach().reshape(-1).tolist()
+        for r, a in enumerate(column):
+            n = numeric[r][j]
+            if abs(a - n) > atol + rtol * abs(n):
+                msg = (f"Jacobian computed with forward mode mismatch for output {k} element {r} with respect to "
+                       f"input {i} element {j}: numerical {n}, analytical {a}")  # fmt: skip
+                if raise_exception:
+                    raise GradcheckError(msg)
+                return False
     return True
 
 
@@ -358,4 +387,5 @@ class GradcheckError(RuntimeError):
     """Analytic and numeric gradients differ."""
 
 
-_ = (AccumulateGrad, Node, _grad_mode, set_grad_enabled, is_grad_enabled, anomaly_mode, grad_mode, variable)
+_ = (AccumulateGrad, Node, _grad_mode, set_grad_enabled, is_grad_enabled, anomaly_mode, grad_mode, variable, forward_ad,
+     once_differentiable)  # fmt: skip

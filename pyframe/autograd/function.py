@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyframe import _grad_mode
+from pyframe.autograd.forward_ad import tangent_of
 from pyframe.autograd.graph import needs_grad, record
 from pyframe.tensor import Tensor
 
@@ -20,6 +21,8 @@ class FunctionCtx:
     def __init__(self, needs_input_grad: tuple):
         self.needs_input_grad = needs_input_grad
         self._saved: tuple = ()
+        self._saved_forward: tuple | None = None
+        self._in_jvp = False
         self._non_differentiable: set = set()
         self.materialize_grads = True
 
@@ -32,9 +35,21 @@ class FunctionCtx:
                 raise TypeError(f"save_for_backward can only save tensors or None, got {type(t).__name__}")
         self._saved = tensors
 
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Same as torch's ctx.save_for_forward: keeps tensors (or None) for ``jvp``, read back there as
+        ``ctx.saved_tensors``.
+        """
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_forward can only save tensors or None, got {type(t).__name__}")
+        self._saved_forward = tensors
+
     @property
     def saved_tensors(self) -> tuple:
-        """Same as torch's ctx.saved_tensors: the tuple given to ``save_for_backward``."""
+        """Same as torch's ctx.saved_tensors: the tuple given to ``save_for_backward`` (in ``jvp``, the one given
+        to ``save_for_forward`` if any)."""
+        if self._in_jvp and self._saved_forward is not None:
+            return self._saved_forward
         return self._saved
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
@@ -68,6 +83,23 @@ class Function:
         """
         raise NotImplementedError("subclasses of Function must implement backward")
 
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *grad_inputs: Tensor) -> Any:
+        """Same as torch.autograd.Function.jvp: forward-mode AD, the tangents of the outputs (one per output) from
+        one tangent per ``forward`` argument; a staticmethod taking ``ctx`` first. Needed only to use the Function
+        inside ``forward_ad.dual_level``.
+        """
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
+        """Same as torch.autograd.Function.setup_context: with it defined, ``forward`` takes the inputs only (no
+        ``ctx``) and this saves what ``backward`` needs from ``inputs`` and ``output``.
+        """
+        raise NotImplementedError("setup_context is not defined")
+
     @classmethod
     def apply(cls, *args: Any) -> Any:
         """Same as torch.autograd.Function.apply: runs ``forward`` and, when an input requires grad, records a node
@@ -75,8 +107,24 @@ class Function:
         backward is the class's ``backward``. Call this, never ``forward`` directly.
         """
         ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
+        separate = cls.setup_context is not Function.setup_context
         with _grad_mode.no_grad():
-            out = cls.forward(ctx, *args)
+            out = cls.forward(*args) if separate else cls.forward(ctx, *args)
+            if separate:
+                cls.setup_context(ctx, args, out)
+        jvp = None
+        if any(tangent_of(a) is not None for a in args):
+            if cls.jvp is Function.jvp:
+                Function.jvp(ctx)  # raises torch's error
+
+            def jvp(*tangents):
+                ctx._in_jvp = True
+                try:
+                    with _grad_mode.no_grad():
+                        return cls.jvp(ctx, *tangents)
+                finally:
+                    ctx._in_jvp = False
+
         if not needs_grad(*args):
             return out
         outs = out if isinstance(out, tuple) else (out,)
@@ -111,7 +159,7 @@ class Function:
             return result[:n_args]
 
         saved = tuple(t for t in ctx._saved if t is not None)
-        record(f"{cls.__name__}Backward", backward, args, differentiable, saved)
+        record(f"{cls.__name__}Backward", backward, args, differentiable, saved, jvp=jvp)
         return outs if isinstance(out, tuple) else outs[0]
 
 

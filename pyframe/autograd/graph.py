@@ -208,11 +208,13 @@ def edge(t: Tensor):
     return (fn, t._output_nr)
 
 
-def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[Tensor] = ()) -> None:
+def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[Tensor] = (), *,
+           jvp: Callable | None = None) -> None:  # fmt: skip
     """Attach a node computing ``fn(*output_grads) -> input grads`` to ``outputs``.
 
     ``saved`` are tensors ``fn`` reads: their versions are checked at backward time, so an
-    in-place change after the forward raises instead of giving a wrong gradient."""
+    in-place change after the forward raises instead of giving a wrong gradient. Inside a forward-AD dual level,
+    the outputs get their tangents (from ``jvp(*input_tangents)`` if given, else from ``fn``)."""
     node = _object_new(_NODE_CLASSES.get(name) or node_class(name))
     node.fn = fn
     # list comprehensions: a generator's frame costs more than these loops themselves; a leaf
@@ -244,6 +246,8 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
                 out._requires_grad = True
                 out._output_nr = i
                 out._grad_version = out._storage.version
+    if forward_hook is not None:
+        forward_hook(node, inputs, outputs, jvp)
     return node
 
 
@@ -271,6 +275,8 @@ def record_pair(name: str, fn: Callable, a, b, output: Tensor, saved: tuple | No
         _remember_forward(node)
     output.grad_fn = node
     output._requires_grad = True
+    if forward_hook is not None:
+        forward_hook(node, (a, b), output, None)
 
 
 # ---- saved tensor hooks ---------------------------------------------------------------
@@ -279,6 +285,8 @@ def record_pair(name: str, fn: Callable, a, b, output: Tensor, saved: tuple | No
 _saved_hooks: list = []
 # why saved_tensors_hooks may not be used now (disable_saved_tensors_hooks), or None
 _hooks_disabled: str | None = None
+# ``hook(node, inputs, outputs, jvp)`` forward_ad installs while a dual level is open, or None
+forward_hook = None
 # a callable ``observer(node, run)`` the profiler installs to time each node's backward, or None
 observer = None
 # anomaly detection (autograd.anomaly_mode sets these): nodes keep the stack of the forward call that recorded

@@ -153,3 +153,54 @@ def test_function_returning_its_input_does_not_steal_its_history():
     assert x.is_leaf and y is not x and not y.is_leaf
     y.backward()
     assert x.grad.tolist() == [5.0]
+
+
+def test_once_differentiable_runs_backward_without_graph_and_refuses_double_backward():
+    from pyframe.autograd.function import once_differentiable
+
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = leaf([1.0, 2.0])
+    (g,) = pyframe.autograd.grad(Square.apply(x).sum(), x)
+    assert g.tolist() == [2.0, 4.0]
+    assert not g.requires_grad  # nothing was recorded inside backward
+    seed = leaf([1.0, 1.0])  # a gradient that requires grad: the result is differentiable, and refuses to be
+    (g,) = pyframe.autograd.grad(Square.apply(x), x, seed, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        g.sum().backward()
+
+
+def test_setup_context_style_function_matches_torch():
+    torch = pytest.importorskip("torch")
+
+    def make(base):
+        class Mul(base):
+            @staticmethod
+            def forward(x, k):
+                return x * k
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.k = inputs[1]
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.k, None
+
+        return Mul
+
+    x = leaf([1.0, -2.0])
+    make(Function).apply(x, 3.0).sum().backward()
+    tx = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    make(torch.autograd.Function).apply(tx, 3.0).sum().backward()
+    assert x.grad.tolist() == tx.grad.tolist()
