@@ -296,9 +296,11 @@ anomaly_check_nan = True
 
 
 def _pack(node: Node) -> None:
-    """Apply the innermost pack hook to each tensor ``node`` saves, keeping ``(packed, unpack)``."""
+    """Apply the innermost pack hook to each tensor ``node`` saves, keeping ``(packed, unpack)``. The hook runs
+    under ``no_grad``, as torch's: an op inside it (``lambda x: x * 4``) records nothing and saves nothing."""
     pack, unpack = _saved_hooks[-1]
-    node.packed = tuple([(None, _none) if t is None else (pack(t), unpack) for t in node.saved])
+    with _grad_mode.no_grad():
+        node.packed = tuple([(None, _none) if t is None else (pack(t), unpack) for t in node.saved])
 
 
 def _none(_):

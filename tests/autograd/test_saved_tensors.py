@@ -126,3 +126,20 @@ def test_against_torch():
         y.backward()
         counts[lib.__name__] = (n, type(y.grad_fn).__name__, x.grad.tolist())
     assert counts["torch"] == counts["pyframe"]
+
+
+def test_pack_hook_that_computes_runs_without_recording():
+    # torch's tutorial: pack scales the saved tensor, unpack scales it back; the pack hook's own op must not
+    # save (and so pack) again
+    x = pyframe.randn(5, requires_grad=True)
+    seen = []
+
+    def pack(t):
+        seen.append(pyframe.is_grad_enabled())
+        return t * 4
+
+    with pyframe.autograd.graph.saved_tensors_hooks(pack, lambda t: t / 4):
+        y = pyframe.pow(x, 2)
+    y.sum().backward()
+    assert seen and not any(seen)
+    assert pyframe.allclose(x.grad, 2 * x)
