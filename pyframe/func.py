@@ -137,11 +137,18 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
 
 
 def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: bool = False):
-    """Same as torch.func.jvp: ``(func(*primals), J @ tangents)``."""
+    """Same as torch.func.jvp: ``(func(*primals), J @ tangents)``; primals and tangents are tuples of tensors or
+    of pytrees of them (tuples, lists, dicts) of the same structure."""
     if has_aux:
         raise NotImplementedError("pyframe.func.jvp: has_aux=True is not supported")
+    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples")
+    flat_p, flat_t = _flat(primals), _flat(tangents)
+    if len(flat_p) != len(flat_t):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same structure")
     with _level() as nested:
-        out, res = _af.jvp(lambda *xs: func(*xs), tuple(primals), tuple(tangents), create_graph=nested)
+        out, res = _af.jvp(lambda *xs: func(*_unflat(primals, list(xs))), tuple(flat_p), tuple(flat_t),
+                           create_graph=nested)  # fmt: skip
     return out, res
 
 
@@ -152,18 +159,25 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size=None)
 
     def wrapper(*args):
         nums = argnums if isinstance(argnums, tuple) else (argnums,)
+        wrt = [args[n] for n in nums]  # each a tensor or a pytree of them
+        leaves = _flat(wrt)
 
-        def f(*wrt):
+        def f(*flat):
             full = list(args)
-            for n, w in zip(nums, wrt, strict=True):
+            for n, w in zip(nums, _unflat(wrt, list(flat)), strict=True):
                 full[n] = w
             return func(*full)
 
         with _level() as nested:
-            jac = _af.jacobian(f, tuple(args[n] for n in nums), create_graph=nested)
+            jac = _af.jacobian(f, tuple(leaves), create_graph=nested)
+
+        def per_arg(per_leaf):  # one jacobian per leaf -> the argnums' structure
+            trees = _unflat(wrt, list(per_leaf))
+            return tuple(trees) if isinstance(argnums, tuple) else trees[0]
+
         if isinstance(jac, tuple) and jac and isinstance(jac[0], tuple):  # several outputs
-            return tuple(j if isinstance(argnums, tuple) else j[0] for j in jac)
-        return jac if isinstance(argnums, tuple) else jac[0]
+            return tuple(per_arg(j) for j in jac)
+        return per_arg(jac)
 
     return wrapper
 

@@ -61,3 +61,53 @@ def test_functional_call_swaps_and_restores():
     assert m.weight.grad is None and pf.equal(m.weight.detach(), before)
     with pytest.raises(AttributeError):
         pf.func.functional_call(m, {"nope": w}, (pf.ones(1, 3),))
+
+
+def _model_pair(torch):
+    net = pf.nn.Sequential(pf.nn.Linear(3, 4), pf.nn.Tanh(), pf.nn.Linear(4, 2))
+    tnet = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    tnet.load_state_dict({k: torch.from_numpy(v.detach().numpy().copy()) for k, v in net.state_dict().items()})
+    return net, tnet
+
+
+def test_jacrev_and_jvp_over_a_dict_of_parameters_match_torch():
+    # the neural-tangent-kernel recipe: jacobians by a parameter dict, jvp with dict primals and tangents
+    torch = pytest.importorskip("torch")
+    net, tnet = _model_pair(torch)
+    x = pf.randn(3)
+    tx = torch.from_numpy(x.numpy().copy())
+    params = {k: v.detach() for k, v in net.named_parameters()}
+    tparams = {k: v.detach() for k, v in tnet.named_parameters()}
+    jac = pf.func.jacrev(lambda p, x: pf.func.functional_call(net, p, (x,)))(params, x)
+    tjac = torch.func.jacrev(lambda p, x: torch.func.functional_call(tnet, p, (x,)))(tparams, tx)
+    assert set(jac) == set(tjac)
+    for k in jac:
+        np.testing.assert_allclose(jac[k].numpy(), tjac[k].numpy(), rtol=1e-5, atol=1e-6)
+    tangents = {k: pf.ones_like(v) for k, v in params.items()}
+    out, t = pf.func.jvp(lambda p: pf.func.functional_call(net, p, (x,)), (params,), (tangents,))
+    tout, tt = torch.func.jvp(lambda p: torch.func.functional_call(tnet, p, (tx,)), (tparams,),
+                              ({k: torch.ones_like(v) for k, v in tparams.items()},))  # fmt: skip
+    np.testing.assert_allclose(t.numpy(), tt.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_stack_module_state_stacks_parameters_and_buffers_like_torch():
+    torch = pytest.importorskip("torch")
+    models = [pf.nn.Sequential(pf.nn.Linear(3, 2), pf.nn.BatchNorm1d(2)) for _ in range(3)]
+    params, buffers = pf.func.stack_module_state(models)
+    tparams, tbuffers = torch.func.stack_module_state(
+        [torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2)) for _ in range(3)]
+    )
+    assert list(params) == list(tparams) and list(buffers) == list(tbuffers)
+    for k, v in params.items():
+        assert v.shape == tuple(tparams[k].shape) and v.is_leaf and v.requires_grad
+        np.testing.assert_array_equal(v[1].detach().numpy(), dict(models[1].named_parameters())[k].detach().numpy())
+    for k, v in buffers.items():
+        assert v.shape == tuple(tbuffers[k].shape)
+    x = pf.randn(3, 5, 3)
+    out = pf.func.vmap(lambda p, b, xb: pf.func.functional_call(models[0], (p, b), (xb,)))(params, buffers, x)
+    for i, m in enumerate(models):
+        np.testing.assert_allclose(out[i].detach().numpy(), m(x[i]).detach().numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="at least one model"):
+        pf.func.stack_module_state([])
+    with pytest.raises(RuntimeError, match="same class"):
+        pf.func.stack_module_state([pf.nn.Linear(2, 2), pf.nn.Sequential(pf.nn.Linear(2, 2))])

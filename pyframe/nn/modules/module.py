@@ -499,10 +499,12 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """Same as torch.nn.Module.to for dtypes (floating parameters and buffers are converted in
-        place) and the "cpu" device."""
+        place), the "cpu" device and the "meta" one (parameters and buffers become shapes without memory,
+        as for a stateless base of ``func.functional_call``)."""
         target = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
@@ -512,10 +514,16 @@ class Module:
                 device = a
             elif a is not None and not isinstance(a, bool):
                 target = a
+        dt = None if target is None else _dtype.as_dtype(target)
+        if device is not None and _device.wants_meta(device):
+            if dt is not None and not dt.is_floating_point:
+                raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dt}")
+            return self._apply(
+                lambda t: t.to("meta", dtype=dt if dt is not None and t.dtype.is_floating_point else None)
+            )
         _device.check_device(device)
         if target is None:
             return self
-        dt = _dtype.as_dtype(target)
         if not dt.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dt}")
         return self._apply(lambda t: t.to(dt) if t.dtype.is_floating_point else t)
