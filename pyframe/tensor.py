@@ -100,6 +100,20 @@ class _Export:
         }
 
 
+def channels_last_dense(shape: Sequence[int], strides: Sequence[int], rank: int) -> bool:
+    """torch's channels-last contiguity of a ``rank``-d (4 or 5) layout: dense with the channel dim innermost,
+    then the spatial dims from the last, then the batch dim; dims of size 1 may have any stride."""
+    if len(shape) != rank:
+        return False
+    expected = 1
+    for d in (1, *range(rank - 1, 1, -1), 0):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
 def contiguous_strides(shape: Sequence[int]) -> tuple:
     strides, s = [], 1
     for n in reversed(shape):
@@ -315,8 +329,14 @@ class Tensor:
         """Same as torch.Tensor.element_size: the size of one element in bytes."""
         return self.dtype.itemsize
 
-    def is_contiguous(self) -> bool:
-        """PyTorch's definition: dims of size 1 may have any stride (``_contig`` is the strict form)."""
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Same as torch.Tensor.is_contiguous: dense in ``memory_format`` (default ``contiguous_format``: row-major;
+        ``channels_last``/``channels_last_3d``: the channel dim innermost); dims of size 1 may have any stride."""
+        name = "contiguous_format" if memory_format is None else str(memory_format).rpartition(".")[2]
+        if name != "contiguous_format":
+            if name not in ("channels_last", "channels_last_3d"):
+                raise RuntimeError(f"is_contiguous: memory_format {memory_format!r} is not a layout to check")
+            return channels_last_dense(self._shape, self._strides, 4 if name == "channels_last" else 5)
         if self._contig:
             return True
         expected = 1

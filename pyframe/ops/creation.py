@@ -150,7 +150,9 @@ def _make(size, dtype, requires_grad, fill=None, device=None) -> Tensor:
     return _finish(t, requires_grad)
 
 
-def empty(*sizes, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def empty(
+    *sizes, size=None, dtype=None, requires_grad: bool = False, device=None, memory_format=None, **kwargs
+) -> Tensor:
     """Same as torch.empty: a tensor of the given shape whose memory is not initialised.
 
     Args:
@@ -158,11 +160,28 @@ def empty(*sizes, size=None, dtype=None, requires_grad: bool = False, device=Non
         dtype: default ``get_default_dtype()`` (float32).
         requires_grad: record operations on it for autograd (floating dtypes only).
         device: only the CPU (``None``, ``"cpu"``); anything else raises pyframe's device error.
+        memory_format: ``contiguous_format`` (default), or ``channels_last`` (4-d) / ``channels_last_3d`` (5-d)
+            for a layout with the channel dim innermost.
+        **kwargs: torch's ``layout`` and ``pin_memory``: accepted (every pyframe tensor is strided CPU memory).
 
     Returns:
-        A new contiguous tensor with arbitrary contents.
+        A new tensor with arbitrary contents.
     """
-    return _make(size_args("empty", sizes, size, "size"), dtype, requires_grad, device=device)
+    _like_kwargs(kwargs)
+    size = size_args("empty", sizes, size, "size")
+    name = "contiguous_format" if memory_format is None else str(memory_format).rpartition(".")[2]
+    if name in ("contiguous_format", "preserve_format"):
+        return _make(size, dtype, requires_grad, device=device)
+    from pyframe.ops.view import _CHANNELS_LAST, _format, permute
+
+    _format(memory_format)  # raises for an unknown format
+    shape = as_shape(size)
+    rank = _CHANNELS_LAST[name]
+    if len(shape) != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {name} format, got rank {len(shape)}")
+    phys = _make((shape[0], *shape[2:], shape[1]), dtype, False, device=device)
+    out = permute(phys, (0, rank - 1, *range(1, rank - 1))).detach()
+    return out.requires_grad_() if requires_grad else out
 
 
 def zeros(*sizes, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:

@@ -21,6 +21,7 @@ from pyframe.tensor import (
     Tensor,
     _int_args,
     _new,
+    channels_last_dense,
     check_ndim,
     empty_tensor,
     meta_tensor,
@@ -321,13 +322,73 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     )  # fmt: skip
 
 
-def contiguous(input: Tensor) -> Tensor:
-    """Same as torch.Tensor.contiguous: ``input`` itself if it is contiguous, else a contiguous copy."""
+_CHANNELS_LAST = {"channels_last": 4, "channels_last_3d": 5}
+
+
+def _format(memory_format) -> str:
+    name = "preserve_format" if memory_format is None else str(memory_format).rpartition(".")[2]
+    if name not in ("contiguous_format", "preserve_format", *_CHANNELS_LAST):
+        raise ValueError(
+            f"memory_format must be pyframe.contiguous_format, preserve_format, channels_last or channels_last_3d, "
+            f"got {memory_format!r}"
+        )
+    return name
+
+
+def _check_rank(x: Tensor, name: str) -> None:
+    if x.ndim != _CHANNELS_LAST[name]:
+        raise RuntimeError(f"required rank {_CHANNELS_LAST[name]} tensor to use {name} format, got rank {x.ndim}")
+
+
+def channels_last_copy(x: Tensor) -> Tensor:
+    """A copy of 4-d (5-d) ``x`` laid out channels last: its channel dim densest, same shape and values
+    (autograd: through the permutes and the copy)."""
+    n = x.ndim
+    order = (0, *range(2, n), 1)
+    back = (0, n - 1, *range(1, n - 1))
+    return permute(clone(permute(x, order)), back)
+
+
+def _channels_last_strides(shape: tuple) -> tuple:
+    n = len(shape)
+    strides = [0] * n
+    step = 1
+    for d in (1, *range(n - 1, 1, -1), 0):
+        strides[d] = step
+        step *= shape[d]
+    return tuple(strides)
+
+
+def is_channels_last(x: Tensor, name: str = "channels_last") -> bool:
+    """torch's is_contiguous(memory_format=channels_last[_3d])."""
+    return channels_last_dense(x._shape, x._strides, _CHANNELS_LAST[name])
+
+
+def contiguous(input: Tensor, memory_format=None) -> Tensor:
+    """Same as torch.Tensor.contiguous: ``input`` itself if it is contiguous in ``memory_format`` (default
+    ``contiguous_format``), else a copy that is; ``channels_last`` (4-d) and ``channels_last_3d`` (5-d) put the
+    channel dim innermost."""
+    name = "contiguous_format" if memory_format is None else _format(memory_format)
+    if name in _CHANNELS_LAST:
+        _check_rank(input, name)
+        return input if is_channels_last(input, name) else channels_last_copy(input)
+    if name == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
     return input if input._contig or input.is_contiguous() else clone(input)
 
 
-def clone(input: Tensor) -> Tensor:
-    """A contiguous copy (autograd: gradient passes through)."""
+def clone(input: Tensor, memory_format=None) -> Tensor:
+    """Same as torch.clone: a copy (autograd: gradient passes through). ``memory_format=preserve_format`` keeps a
+    channels-last input channels last and ``channels_last`` makes one; **pyframe**: without ``memory_format`` the
+    copy is contiguous (torch's default preserves the layout; the values are the same)."""
+    name = "contiguous_format" if memory_format is None else _format(memory_format)
+    if name in _CHANNELS_LAST:
+        _check_rank(input, name)
+        return channels_last_copy(input)
+    if name == "preserve_format" and input.ndim in (4, 5) and not input.is_contiguous():
+        cl = "channels_last" if input.ndim == 4 else "channels_last_3d"
+        if is_channels_last(input, cl):
+            return channels_last_copy(input)
     out = empty_tensor(input._shape, input.dtype)
     check(lib.pf_copy(input._d(), out._d()))
     if input.requires_grad and _grad_mode.enabled:
@@ -352,9 +413,16 @@ def to(x: Tensor, *args, dtype=None, copy: bool = False, **kwargs) -> Tensor:
             raise TypeError(f"to() received two target dtypes: {target!r} and {a!r}; give one")
         target = a.dtype if isinstance(a, Tensor) else a
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    fmt = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    if fmt is not None and _format(fmt) != "preserve_format":
+        name = _format(fmt)
+        x = to(x, *args, dtype=dtype, copy=copy, device=device) if (args or dtype or device or copy) else x
+        if name in _CHANNELS_LAST:
+            _check_rank(x, name)
+            return x if x._strides == _channels_last_strides(x._shape) else channels_last_copy(x)
+        return contiguous(x)
     if device is not None and _device.wants_meta(device) and not x.is_meta:  # a shape without memory
         out = meta_tensor(x._shape, as_dtype(target) if target is not None else x.dtype)
         out.requires_grad = x.requires_grad and out.dtype.is_floating_point

@@ -289,3 +289,35 @@ def test_to_refuses_two_dtypes():
     with pytest.raises(TypeError, match="two target dtypes"):
         pyframe.ones(1).to(pyframe.float64, dtype=pyframe.float32)
     assert pyframe.ones(1).to("cpu", pyframe.float64).dtype == pyframe.float64
+
+
+def test_channels_last_strides_and_checks_match_torch():
+    torch = pytest.importorskip("torch")
+    import pyframe as pf
+
+    x = pf.randn(2, 3, 4, 5, requires_grad=True)
+    tx = torch.from_numpy(x.detach().numpy().copy())
+    cl = x.to(memory_format=pf.channels_last)
+    tcl = tx.to(memory_format=torch.channels_last)
+    assert cl.stride() == tcl.stride() and cl.shape == tuple(tcl.shape)
+    assert np.array_equal(cl.detach().numpy(), x.detach().numpy())
+    assert cl.is_contiguous(memory_format=pf.channels_last) and not cl.is_contiguous()
+    assert cl.contiguous(memory_format=pf.channels_last) is cl
+    assert cl.contiguous().stride() == tcl.contiguous().stride()
+    assert cl.to(memory_format=pf.contiguous_format).stride() == (60, 20, 5, 1)
+    assert cl.clone(memory_format=pf.preserve_format).stride() == tcl.clone().stride()
+    assert pf.empty(2, 3, 4, 5, memory_format=pf.channels_last).stride() == tcl.stride()
+    ambiguous, tamb = pf.empty(4, 1, 4, 4), torch.empty(4, 1, 4, 4)
+    for fmt, tfmt in ((pf.channels_last, torch.channels_last), (pf.contiguous_format, torch.contiguous_format)):
+        assert ambiguous.is_contiguous(memory_format=fmt) == tamb.is_contiguous(memory_format=tfmt)
+    assert ambiguous.to(memory_format=pf.channels_last).stride() == tamb.to(memory_format=torch.channels_last).stride()
+    v = pf.randn(2, 3, 2, 2, 2)
+    assert v.contiguous(memory_format=pf.channels_last_3d).stride() == (
+        torch.zeros(2, 3, 2, 2, 2).contiguous(memory_format=torch.channels_last_3d).stride()
+    )
+    (cl * pf.arange(60.0).reshape(2, 3, 2, 5)[:, :, :1].expand(2, 3, 4, 5)).sum().backward()  # gradient flows through
+    assert x.grad is not None and x.grad.shape == x.shape
+    with pytest.raises(RuntimeError, match="rank 4"):
+        pf.randn(2, 3, 4).contiguous(memory_format=pf.channels_last)
+    with pytest.raises(ValueError, match="memory_format"):
+        x.clone(memory_format="sideways")
