@@ -288,3 +288,51 @@ def test_out_proj_is_torchs_nondynamically_quantizable_linear_class():
     # one class under torch's path: a model saved whole names it, and safe_globals([that path's class]) must match
     mha = nn.MultiheadAttention(4, 2)
     assert type(mha.out_proj) is nn.modules.linear.NonDynamicallyQuantizableLinear
+
+
+def test_sdpa_output_is_laid_out_like_the_query_as_torchs():
+    # torch's CPU kernels give a dense result whose dims keep the query's memory order: the nanoGPT form (q, k, v
+    # chunks of one projection, heads split by view + transpose) then allows out.transpose(1, 2).view(...)
+    torch = pytest.importorskip("torch")
+    tf = torch.nn.functional
+    y = pf.randn(2, 5, 36)
+    ty = torch.from_numpy(y.numpy().copy())
+    q, k, v = (c.view(2, 5, 3, 4).transpose(1, 2) for c in y.chunk(3, -1))
+    tq, tk, tv = (c.view(2, 5, 3, 4).transpose(1, 2) for c in ty.chunk(3, -1))
+    for kwargs in ({}, {"is_causal": True}, {"attn_mask": pf.ones(5, 5).bool()}):
+        tkw = {n: torch.from_numpy(m.numpy().copy()) if n == "attn_mask" else m for n, m in kwargs.items()}
+        out, ref = F.scaled_dot_product_attention(q, k, v, **kwargs), tf.scaled_dot_product_attention(tq, tk, tv, **tkw)
+        assert out.stride() == ref.stride()
+        np.testing.assert_allclose(out.transpose(1, 2).view(2, 5, 12).numpy(), ref.transpose(1, 2).reshape(2, 5, 12),
+                                   rtol=1e-5, atol=1e-6)  # fmt: skip
+        contiguous = F.scaled_dot_product_attention(q.contiguous(), k, v, **kwargs)
+        assert contiguous.stride() == tf.scaled_dot_product_attention(tq.contiguous(), tk, tv, **tkw).stride()
+    q3 = pf.randn(3, 2, 5, 4)
+    tq3 = torch.from_numpy(q3.numpy().copy()).transpose(0, 1)
+    q3 = q3.transpose(0, 1)
+    assert (
+        F.scaled_dot_product_attention(q3, q3, q3).stride() == tf.scaled_dot_product_attention(tq3, tq3, tq3).stride()
+    )
+
+
+def test_sdpa_kernel_and_causal_biases_match_torch():
+    torch = pytest.importorskip("torch")
+    from pyframe.nn.attention import SDPBackend, _allowed, sdpa_kernel
+    from pyframe.nn.attention.bias import CausalBias, causal_lower_right, causal_upper_left
+
+    with sdpa_kernel([SDPBackend.MATH, SDPBackend.FLASH_ATTENTION]):
+        assert _allowed() == (SDPBackend.MATH, SDPBackend.FLASH_ATTENTION)
+    assert SDPBackend.MATH in _allowed() and len(_allowed()) == 5
+    with pytest.raises(TypeError, match="SDPBackend"), sdpa_kernel("math"):
+        pass
+    from torch.nn.attention import bias as tbias
+
+    q, k, v = pf.randn(2, 2, 3, 4), pf.randn(2, 2, 7, 4), pf.randn(2, 2, 7, 4)
+    tq, tk, tv = (torch.from_numpy(x.numpy().copy()) for x in (q, k, v))
+    for ours, theirs in ((causal_upper_left, tbias.causal_upper_left), (causal_lower_right, tbias.causal_lower_right)):
+        b, tb = ours(3, 7), theirs(3, 7)
+        assert isinstance(b, CausalBias) and isinstance(b, pf.Tensor)
+        assert np.array_equal(b.numpy(), tb._materialize().numpy())
+        out = F.scaled_dot_product_attention(q, k, v, b)
+        ref = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, tb)
+        np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)

@@ -116,8 +116,23 @@ def scaled_dot_product_attention(
         attn_mask is None and dropout_p == 0.0 and query.dtype.code in _NATIVE and k_len > 0 and e > 0
         and query.ndim == key.ndim == value.ndim and query._shape[:-2] == key._shape[:-2] == value._shape[:-2]
     ):  # fmt: skip
-        return _fused_attention(query, key, value, s, is_causal)
-    return _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, s)
+        return _like_query(query, _fused_attention(query, key, value, s, is_causal))
+    return _like_query(query, _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, s))
+
+
+def _like_query(query: Tensor, out: Tensor) -> Tensor:
+    """The result laid out as torch's CPU kernels lay it out: dense, its dims before the last in the memory order of
+    the query's (a query made by ``x.view(b, L, h, e).transpose(1, 2)`` gives a (b, L, h, e)-major result, so
+    ``out.transpose(1, 2).view(b, L, h * e)`` works without ``contiguous()``, as in torch)."""
+    n = out.ndim
+    if query.ndim != n or n < 3:
+        return out
+    lead = sorted(range(n - 1), key=lambda d: -query._strides[d])  # stable: ties keep their order
+    if lead == list(range(n - 1)):
+        return out
+    order = (*lead, n - 1)
+    back = tuple(order.index(d) for d in range(n))
+    return out.permute(order).contiguous().permute(back)
 
 
 def _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, s):
