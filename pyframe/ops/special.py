@@ -217,7 +217,7 @@ def _incomplete_gamma_grad(name: str, upper: bool):
     """torch's derivative: d/dx P(a, x) = x^(a - 1) e^-x / Gamma(a) (Q's is its negative), in ops so that it is
     differentiable again; torch has none with respect to ``a`` and raises when one is asked for."""
 
-    def grad(g, a, x, y):
+    def grad(g, a, x, y, need_a=True, need_x=True):  # the binary table's signature: which gradients are needed
         if a.requires_grad:
             raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
         d = mul(g, exp(sub(sub(mul(sub(a, 1.0), log(x)), x), lgamma(a))))
