@@ -10,9 +10,10 @@ with ``out=`` or ``dtype=`` are left alone; every other op runs in the dtype of 
 is an ordinary differentiable op, so the gradients of float32 parameters stay float32; within one autocast
 region a parameter (a float32 leaf requiring grad) is cast once and the copy reused.
 
-pyframe has no dispatcher: the first time an autocast region is entered, each listed function is replaced,
-wherever a module (or ``Tensor``) holds it, by a wrapper that reads the calling thread's autocast state. Outside
-autocast a wrapper only forwards the call (one Python frame); before the first autocast nothing is replaced.
+pyframe has no dispatcher: while an autocast region is open (in any thread), each listed function is replaced,
+wherever a module, a layer class or ``Tensor`` holds it, by a wrapper that reads the calling thread's autocast
+state; the last region to close puts the functions back, so outside autocast nothing differs (fx and the ONNX
+exporter know ops by identity). Opening the outermost region scans the loaded modules once.
 Inside a listed op, the ops it calls are not autocast again (torch excludes its autocast key there too).
 """
 
@@ -111,7 +112,8 @@ class _State(threading.local):
 
 _state = _State()
 _install_lock = threading.Lock()
-_installed = False
+_regions = 0  # enabled CPU autocast regions open now, in all threads: the wrappers are in place while > 0
+_swapped: list = []  # (namespace dict or class, key, original value) of every swap, to put back
 
 
 def _cast_to(x: Any, dt) -> Any:
@@ -183,40 +185,61 @@ def _wrap(fn: Callable, policy: str, condition: Callable | None, via_float32: bo
     return autocast_op
 
 
-def _install() -> None:
-    """Replace every listed function, wherever a loaded module or ``Tensor`` holds it, by its wrapper (once)."""
-    global _installed
+def _acquire() -> None:
+    """An enabled CPU region opens: the first one puts the wrappers in place."""
+    global _regions
     with _install_lock:
-        if _installed:
-            return
-        swaps: dict[int, tuple] = {}
-        for policy, table in (("lower", _LOWER), ("fp32", _FP32), ("promote", _PROMOTE)):
-            for mod_name, names in table.items():
-                mod = importlib.import_module(mod_name)
-                for name in names:
-                    fn = getattr(mod, name)
-                    if id(fn) not in swaps:
-                        via_float32 = mod_name == "pyframe.nn.functional.conv"
-                        swaps[id(fn)] = (fn, _wrap(fn, policy, _CONDITIONS.get((mod_name, name)), via_float32))
-        classes = {id(Tensor): Tensor}
-        for mod_name, mod in list(sys.modules.items()):
-            namespace = getattr(mod, "__dict__", None)
-            if not isinstance(namespace, dict):
-                continue
-            ours = mod_name == "pyframe" or mod_name.startswith("pyframe.")
-            for key, value in list(namespace.items()):
-                hit = swaps.get(id(value))
-                if hit is not None and hit[0] is value:
-                    namespace[key] = hit[1]
-                elif ours and isinstance(value, type) and vars(value).get("__module__") == mod_name:
-                    classes[id(value)] = value
-        for cls in classes.values():  # methods bound to a listed function, and layers' ``_fn = staticmethod(F.x)``
-            for key, value in list(vars(cls).items()):
-                fn = value.__func__ if isinstance(value, staticmethod) else value
-                hit = swaps.get(id(fn))
-                if hit is not None and hit[0] is fn:
-                    setattr(cls, key, staticmethod(hit[1]) if isinstance(value, staticmethod) else hit[1])
-        _installed = True
+        _regions += 1
+        if _regions == 1:
+            _install()
+
+
+def _release() -> None:
+    """An enabled CPU region closes: the last one puts the original functions back, so that outside autocast
+    every op is the function it was (fx and the ONNX exporter know ops by identity) and costs nothing more."""
+    global _regions
+    with _install_lock:
+        _regions -= 1
+        if _regions == 0:
+            for where, key, value in reversed(_swapped):
+                if isinstance(where, dict):
+                    where[key] = value
+                else:
+                    setattr(where, key, value)
+            _swapped.clear()
+
+
+def _install() -> None:
+    """Replace every listed function, wherever a loaded module or ``Tensor`` holds it, by its wrapper."""
+    swaps: dict[int, tuple] = {}
+    for policy, table in (("lower", _LOWER), ("fp32", _FP32), ("promote", _PROMOTE)):
+        for mod_name, names in table.items():
+            mod = importlib.import_module(mod_name)
+            for name in names:
+                fn = getattr(mod, name)
+                if id(fn) not in swaps:
+                    via_float32 = mod_name == "pyframe.nn.functional.conv"
+                    swaps[id(fn)] = (fn, _wrap(fn, policy, _CONDITIONS.get((mod_name, name)), via_float32))
+    classes = {id(Tensor): Tensor}
+    for mod_name, mod in list(sys.modules.items()):
+        namespace = getattr(mod, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        ours = mod_name == "pyframe" or mod_name.startswith("pyframe.")
+        for key, value in list(namespace.items()):
+            hit = swaps.get(id(value))
+            if hit is not None and hit[0] is value:
+                _swapped.append((namespace, key, value))
+                namespace[key] = hit[1]
+            elif ours and isinstance(value, type) and vars(value).get("__module__") == mod_name:
+                classes[id(value)] = value
+    for cls in classes.values():  # methods bound to a listed function, and layers' ``_fn = staticmethod(F.x)``
+        for key, value in list(vars(cls).items()):
+            fn = value.__func__ if isinstance(value, staticmethod) else value
+            hit = swaps.get(id(fn))
+            if hit is not None and hit[0] is fn:
+                _swapped.append((cls, key, value))
+                setattr(cls, key, staticmethod(hit[1]) if isinstance(value, staticmethod) else hit[1])
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -240,10 +263,12 @@ def get_autocast_dtype(device_type: str) -> _dtype.dtype:
 
 
 def set_autocast_enabled(device_type: str, enabled: bool) -> None:
-    """Same as torch.set_autocast_enabled: turns autocast on or off for ``device_type`` in this thread."""
-    if enabled and device_type == "cpu":
-        _install()
+    """Same as torch.set_autocast_enabled: turns autocast on or off for ``device_type`` in this thread (outside
+    an ``autocast`` region, turning CPU autocast on keeps the wrappers in place until it is turned off)."""
+    was = _state.enabled.get(device_type, False)
     _state.enabled[device_type] = bool(enabled)
+    if device_type == "cpu" and bool(enabled) != was:
+        _acquire() if enabled else _release()
 
 
 def set_autocast_dtype(device_type: str, dtype: _dtype.dtype) -> None:
@@ -341,7 +366,10 @@ class autocast:  # noqa: N801 - torch's name
         self.prev_cache_enabled = _state.cache_enabled
         self.prev = _state.enabled[self.device]
         self.prev_fastdtype = _state.dtype[self.device]
-        set_autocast_enabled(self.device, self._enabled)
+        self._counted = self.device == "cpu" and self._enabled
+        if self._counted:
+            _acquire()
+        _state.enabled[self.device] = self._enabled
         _state.dtype[self.device] = self.fast_dtype
         _state.nesting += 1
         _state.cache_enabled = self._cache_enabled
@@ -354,6 +382,8 @@ class autocast:  # noqa: N801 - torch's name
         _state.enabled[self.device] = self.prev
         _state.dtype[self.device] = self.prev_fastdtype
         _state.cache_enabled = self.prev_cache_enabled
+        if self._counted:
+            _release()
         return False
 
     def __call__(self, func: Callable) -> Callable:

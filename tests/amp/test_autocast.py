@@ -224,3 +224,18 @@ def test_normalization_of_autocast_outputs_matches_torch():
     for a, b in zip(out[0][1:], out[1][1:], strict=True):
         if isinstance(a, np.ndarray):
             np.testing.assert_allclose(a, b, rtol=3e-2, atol=3e-2)
+
+
+def test_functions_are_themselves_again_after_the_region():
+    """The wrappers exist only while a region is open: graph capture (fx, ONNX) knows ops by identity."""
+    from pyframe.ops import products
+
+    original = products.matmul
+    with pf.autocast("cpu"):
+        assert pf.matmul is not original and hasattr(pf.matmul, "_autocast_original")
+        with pf.autocast("cpu", enabled=False):
+            assert pf.matmul is not original  # still inside the outer region
+    assert pf.matmul is original and pf.Tensor.matmul is original and F.linear.__name__ == "linear"
+    assert not hasattr(F.linear, "_autocast_original") and not hasattr(nn.Conv2d._fn, "_autocast_original")
+    gm = pf.fx.symbolic_trace(nn.Linear(3, 2))
+    assert any(n.op == "call_function" and n.target is F.linear for n in gm.graph.nodes)
