@@ -54,6 +54,15 @@ with torch.no_grad():
 x_all = torch.from_numpy(rng.normal(0, 1, (64, 6)).astype(np.float32))
 y_all = torch.from_numpy(rng.integers(0, 4, 64))
 
+
+def forward_loss(xb, yb):
+    with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+        logits = model(xb)
+        loss = F.cross_entropy(logits, yb)
+    dtypes.add((logits.dtype == torch.bfloat16, loss.dtype == torch.float32))
+    return loss
+
+
 opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 scaler = torch.amp.GradScaler("cpu", init_scale=2.0**12, growth_interval=3)
 swa = AveragedModel(model)
@@ -65,10 +74,7 @@ for epoch in range(4):
     for i in range(0, 64, 16):
         xb, yb = x_all[i : i + 16], y_all[i : i + 16]
         opt.zero_grad()
-        with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
-            logits = model(xb)
-            loss = F.cross_entropy(logits, yb)
-        dtypes.add((logits.dtype == torch.bfloat16, loss.dtype == torch.float32))
+        loss = forward_loss(xb, yb)
         scaler.scale(loss).backward()
         scaler.unscale_(opt)
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
