@@ -36,13 +36,19 @@ class MLP(nn.Module):
 models = [init(MLP()) for _ in range(4)]
 data = torch.from_numpy(rng.normal(size=(4, 5, 6)))
 params, buffers = stack_module_state(models)
-base = copy.deepcopy(models[0]).to("meta")  # a stateless copy: functional_call gives it the state
 
 
-def fmodel(p, b, x):
-    return functional_call(base, (p, b), (x,))
+def make_fmodel():
+    # a stateless copy (meta: no values, kept out of the globals a checkpoint of this program would save)
+    base = copy.deepcopy(models[0]).to("meta")
+
+    def fmodel(p, b, x):
+        return functional_call(base, (p, b), (x,))
+
+    return fmodel
 
 
+fmodel = make_fmodel()
 ens_diff = vmap(fmodel)(params, buffers, data)
 ens_same = vmap(fmodel, in_dims=(0, 0, None))(params, buffers, data[0])
 assert torch.allclose(ens_diff, torch.stack([m(d) for m, d in zip(models, data)]))
