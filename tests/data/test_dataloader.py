@@ -201,3 +201,28 @@ def test_generator():
     a = pf.utils.data.sampler.randperm(30, g).tolist()
     g.set_state(state)
     assert pf.utils.data.sampler.randperm(30, g).tolist() == a
+
+
+class _SendsThenDies(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        if i == 2:
+            os._exit(7)
+        return pf.ones(3) * i
+
+
+def test_worker_dead_before_its_sent_batch_is_read_is_reported_as_its_exit(monkeypatch):
+    # with pyframe.multiprocessing's reductions (torch.multiprocessing's file-descriptor sharing) batch 0's storage
+    # is fetched from the worker that sent it, which has exited by the time it is read
+    from multiprocessing.reduction import ForkingPickler
+
+    import pyframe.multiprocessing
+
+    monkeypatch.setattr(ForkingPickler, "_extra_reducers", dict(ForkingPickler._extra_reducers))
+    pyframe.multiprocessing.init_reductions()
+    it = iter(DataLoader(_SendsThenDies(), batch_size=2, num_workers=1))
+    time.sleep(1.0)
+    with pytest.raises(RuntimeError, match="exited unexpectedly.*exit code 7"):
+        next(it)

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import itertools
 import multiprocessing
+import multiprocessing.connection
 import os
 import queue
 import time
@@ -376,20 +377,34 @@ class _MultiProcessIter:
                 wait = min(wait, max(self._timeout - (time.monotonic() - start), 0.0))
             try:
                 idx, payload = self._data_queue.get(timeout=wait)
-                return idx, _worker.unpickled(payload)
             except queue.Empty:
-                pass
-            dead = [w for w in self._workers if not w.is_alive()]
-            if dead:
-                self._shutdown()
-                codes = ", ".join(f"pid {w.pid}: exit code {w.exitcode}" for w in dead)
-                raise RuntimeError(
-                    f"DataLoader worker(s) exited unexpectedly ({codes}); a negative code is the signal "
-                    "that killed it (e.g. -9: SIGKILL, often out of memory)"
-                )
+                self._raise_if_a_worker_died()
+            else:
+                try:
+                    return idx, _worker.unpickled(payload)
+                except Exception as e:
+                    # a batch's tensor storage travels as a file descriptor fetched from the worker that sent it:
+                    # a worker that exited after sending cannot hand it over. Its exit is the error to report (as
+                    # torch does), once the process is reaped (its sockets close a moment before it can be)
+                    ended = multiprocessing.connection.wait([w.sentinel for w in self._workers], _POLL_SECONDS)
+                    for w in self._workers:
+                        if w.sentinel in ended:
+                            w.join(timeout=_POLL_SECONDS)
+                    self._raise_if_a_worker_died(e)
+                    raise
             if self._timeout > 0 and time.monotonic() - start >= self._timeout:
                 self._shutdown()
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds waiting for a batch")
+
+    def _raise_if_a_worker_died(self, cause: BaseException | None = None) -> None:
+        dead = [w for w in self._workers if not w.is_alive()]
+        if dead:
+            self._shutdown()
+            codes = ", ".join(f"pid {w.pid}: exit code {w.exitcode}" for w in dead)
+            raise RuntimeError(
+                f"DataLoader worker(s) exited unexpectedly ({codes}); a negative code is the signal "
+                "that killed it (e.g. -9: SIGKILL, often out of memory)"
+            ) from cause
 
     def _shutdown(self) -> None:
         if self._closed or os.getpid() != self._owner_pid:
