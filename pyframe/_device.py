@@ -141,35 +141,33 @@ def get_default_device() -> device:
     return _default
 
 
-class memory_format:  # noqa: N801 - torch's name
+class _Named:
+    """A constant known by its name: printed as ``pyframe.NAME`` and pickled as that module-level name."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pyframe.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+class memory_format(_Named):  # noqa: N801 - torch's name
     """Same as torch.memory_format: the names torch's ``memory_format=`` arguments take. pyframe makes
     every new tensor contiguous, so each is accepted and gives the contiguous layout."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"pyframe.{self.name}"
-
-    def __reduce__(self):
-        return self.name
+    __slots__ = ()
 
 
-class layout:  # noqa: N801 - torch's name
-    """Same as torch.layout; pyframe's tensors are all ``strided``."""
+class layout(_Named):  # noqa: N801 - torch's name
+    """Same as torch.layout: ``strided`` (dense tensors), ``sparse_coo`` and ``sparse_csr``
+    (``pyframe.ops.sparse`` and ``pyframe.ops.sparse_csr``)."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"pyframe.{self.name}"
-
-    def __reduce__(self):
-        return self.name
+    __slots__ = ()
 
 
 contiguous_format = memory_format("contiguous_format")
@@ -177,6 +175,8 @@ preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
 
 
 def check_layout(value, fn: str = "factory") -> None:

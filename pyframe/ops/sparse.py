@@ -15,7 +15,7 @@ import math
 
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError, check, ffi, lib
-from pyframe._device import check_device
+from pyframe._device import check_device, sparse_coo
 from pyframe._dtype import as_dtype
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as _ew
@@ -30,22 +30,6 @@ __all__ = ["sparse_coo_tensor", "spmm", "sparse_coo", "sparse_mask"]
 _NULL = ffi.cast("char *", 0)
 
 
-class _Layout:
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"pyframe.{self.name}"
-
-    def __reduce__(self):
-        return self.name
-
-
-sparse_coo = _Layout("sparse_coo")
-
-
 class _SparseStorage(Storage):
     """A sparse tensor's (absent) dense memory: a view of it cannot be made."""
 
@@ -54,31 +38,47 @@ class _SparseStorage(Storage):
     @staticmethod
     def view_class(cls: type) -> type:
         raise NotImplementedError(
-            "views of a sparse COO tensor are not supported in pyframe (it has no dense memory); use to_dense() first"
+            "views of a sparse tensor are not supported in pyframe (it has no dense memory); use to_dense() first"
         )
 
 
 def _dense_only(self, *args):
     raise NotImplementedError(
-        f"this operation has no sparse form in pyframe: a sparse COO tensor of size {list(self._shape)} has no "
-        "dense memory; use to_dense() first (sparse tensors support to_dense, coalesce, indices, values, "
-        "torch.sparse.mm / spmm / @ with a dense matrix)"
+        f"this operation has no sparse form in pyframe: a {self._kind} of size {list(self._shape)} has no dense "
+        f"memory; use to_dense() first (a {self._kind} supports {self._supported})"
     )
 
 
-class SparseCooTensor(Tensor):
-    """A sparse COO tensor: ``indices()`` ``[ndim, nnz]`` and ``values()`` ``[nnz]``. Same as a torch tensor of
-    layout ``torch.sparse_coo`` for what graph code uses (see ``pyframe.sparse``); other ops raise
-    NotImplementedError naming what is supported."""
+class _SparseTensor(Tensor):
+    """What the sparse layouts share: no dense memory (element access raises, naming what is supported), and
+    autograd carried by the stored ``_vals``. A subclass adds its index tensors, ``_kind`` and ``_supported``."""
 
-    __slots__ = ("_idx", "_vals", "_coalesced")
-    is_sparse = True
-    layout = sparse_coo
+    __slots__ = ("_vals",)
+    _kind = "sparse tensor"
+    _supported = "to_dense"
     _ptr = property(_dense_only, lambda self, value: None)
     _d = _dense_only
     numpy = _dense_only
     item = _dense_only
     tolist = _dense_only
+
+    @classmethod
+    def _blank(cls, values: Tensor, shape: tuple):
+        """A tensor of this class over no memory, of ``shape`` and the values' dtype: a leaf outside autograd
+        whose index tensors the caller sets."""
+        t = object.__new__(cls)
+        t._storage = _SparseStorage(_NULL, 0)
+        t._shape = tuple(shape)
+        t._strides = contiguous_strides(shape)
+        t._offset = 0
+        t.dtype = values.dtype
+        t._numel = math.prod(shape)
+        t._contig = False  # never the dense fast paths
+        t._desc = t._grad = t.grad_fn = t._base = t._grad_edge = None
+        t._requires_grad = t._retains_grad = False
+        t._output_nr = t._grad_version = 0
+        t._vals = values
+        return t
 
     @property
     def requires_grad(self) -> bool:
@@ -89,10 +89,26 @@ class SparseCooTensor(Tensor):
     def requires_grad(self, value: bool) -> None:
         self._vals.requires_grad = value
 
-    def requires_grad_(self, requires_grad: bool = True) -> SparseCooTensor:
+    def requires_grad_(self, requires_grad: bool = True):
         """Make the values require grad (they must be a leaf)."""
         self._vals.requires_grad_(requires_grad)
         return self
+
+    def _nnz(self) -> int:
+        """The number of stored entries (duplicates counted)."""
+        return self._vals._shape[0]
+
+
+class SparseCooTensor(_SparseTensor):
+    """A sparse COO tensor: ``indices()`` ``[ndim, nnz]`` and ``values()`` ``[nnz]``. Same as a torch tensor of
+    layout ``torch.sparse_coo`` for what graph code uses (see ``pyframe.sparse``); other ops raise
+    NotImplementedError naming what is supported."""
+
+    __slots__ = ("_idx", "_coalesced")
+    is_sparse = True
+    layout = sparse_coo
+    _kind = "sparse COO tensor"
+    _supported = "to_dense, coalesce, indices, values, torch.sparse.mm / spmm / @ with a dense matrix"
 
     @property
     def grad(self) -> SparseCooTensor | None:
@@ -100,10 +116,6 @@ class SparseCooTensor(Tensor):
         per position when this tensor is not coalesced, as torch's."""
         g = self._vals.grad
         return None if g is None else _gradient(self, g)
-
-    def _nnz(self) -> int:
-        """The number of stored entries (duplicates counted)."""
-        return self._vals._shape[0]
 
     def sparse_dim(self) -> int:
         """The number of sparse dims (the rows of ``indices``)."""
@@ -269,18 +281,8 @@ class SparseCooTensor(Tensor):
 
 
 def _make(indices: Tensor, values: Tensor, shape: tuple, coalesced: bool) -> SparseCooTensor:
-    t = object.__new__(SparseCooTensor)
-    t._storage = _SparseStorage(_NULL, 0)
-    t._shape = tuple(shape)
-    t._strides = contiguous_strides(shape)
-    t._offset = 0
-    t.dtype = values.dtype
-    t._numel = math.prod(shape)
-    t._contig = False  # never the dense fast paths
-    t._desc = t._grad = t.grad_fn = t._base = t._grad_edge = None
-    t._requires_grad = t._retains_grad = False
-    t._output_nr = t._grad_version = 0
-    t._idx, t._vals, t._coalesced = indices, values, coalesced
+    t = SparseCooTensor._blank(values, shape)
+    t._idx, t._coalesced = indices, coalesced
     return t
 
 

@@ -10,11 +10,9 @@ the checks compute in ``core_c/src/sparse.c``.
 
 from __future__ import annotations
 
-import math
-
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError, check, ffi, lib
-from pyframe._device import check_device
+from pyframe._device import check_device, sparse_csr
 from pyframe._dtype import as_dtype
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as _ew
@@ -22,51 +20,30 @@ from pyframe.ops._common import zeros_of
 from pyframe.ops.creation import tensor as _as_tensor
 from pyframe.ops.index import index_add_, index_select
 from pyframe.ops.sparse import (
-    _NULL,
     SparseCooTensor,
-    _dense_only,
     _i64,
-    _Layout,
     _make,
-    _SparseStorage,
+    _SparseTensor,
     to_sparse,
 )
-from pyframe.tensor import Tensor, contiguous_strides, empty_tensor
+from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = ["sparse_csr_tensor", "sparse_csr", "sparse_sampled_addmm"]
 
-sparse_csr = _Layout("sparse_csr")
 _REDUCE = {"sum": lib.PF_CSR_SUM, "mean": lib.PF_CSR_MEAN, "amax": lib.PF_CSR_AMAX, "amin": lib.PF_CSR_AMIN}
 
 
-class SparseCsrTensor(Tensor):
+class SparseCsrTensor(_SparseTensor):
     """A sparse CSR matrix: ``crow_indices()``, ``col_indices()`` and ``values()``. Same as a torch tensor of
     layout ``torch.sparse_csr`` for ``to_dense``, ``to_sparse``, the products of ``pyframe.sparse`` and
     ``@`` a dense matrix; other ops raise NotImplementedError naming what is supported."""
 
-    __slots__ = ("_crow", "_col", "_vals", "_rows")
+    __slots__ = ("_crow", "_col", "_rows")
     is_sparse = False
     is_sparse_csr = True
     layout = sparse_csr
-    _ptr = property(_dense_only, lambda self, value: None)
-    _d = _dense_only
-    numpy = _dense_only
-    item = _dense_only
-    tolist = _dense_only
-
-    @property
-    def requires_grad(self) -> bool:
-        """Whether the values require grad (gradients reach them through this tensor's ops)."""
-        return self._vals.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
-        self._vals.requires_grad = value
-
-    def requires_grad_(self, requires_grad: bool = True) -> SparseCsrTensor:
-        """Make the values require grad (they must be a leaf)."""
-        self._vals.requires_grad_(requires_grad)
-        return self
+    _kind = "sparse CSR matrix"
+    _supported = "to_dense, to_sparse, crow_indices, col_indices, values, torch.sparse.mm / @ with a dense matrix"
 
     @property
     def grad(self) -> SparseCsrTensor | None:
@@ -85,10 +62,6 @@ class SparseCsrTensor(Tensor):
     def values(self) -> Tensor:
         """Same as torch.Tensor.values: the entries' values ``[nnz]``."""
         return self._vals
-
-    def _nnz(self) -> int:
-        """The number of stored entries."""
-        return self._vals._shape[0]
 
     def to_dense(self, dtype=None, *, masked_grad: bool | None = None) -> Tensor:
         """Same as torch.Tensor.to_dense: the dense matrix; differentiable to the values."""
@@ -122,7 +95,7 @@ class SparseCsrTensor(Tensor):
         ``g``'s values when it has this pattern's size, else ``g`` read at the entries."""
         if isinstance(g, SparseCsrTensor) and g._vals._shape == self._vals._shape:
             return g._vals
-        if isinstance(g, (SparseCooTensor, SparseCsrTensor)):
+        if isinstance(g, _SparseTensor):
             g = g.to_dense()
         return index_select(g.reshape(-1), 0, _ew.add(_ew.mul(self._rows, self._shape[1]), self._col))
 
@@ -158,18 +131,8 @@ class SparseCsrTensor(Tensor):
 
 
 def _make_csr(crow: Tensor, col: Tensor, values: Tensor, shape: tuple, rows: Tensor) -> SparseCsrTensor:
-    t = object.__new__(SparseCsrTensor)
-    t._storage = _SparseStorage(_NULL, 0)
-    t._shape = tuple(shape)
-    t._strides = contiguous_strides(shape)
-    t._offset = 0
-    t.dtype = values.dtype
-    t._numel = math.prod(shape)
-    t._contig = False
-    t._desc = t._grad = t.grad_fn = t._base = t._grad_edge = None
-    t._requires_grad = t._retains_grad = False
-    t._output_nr = t._grad_version = 0
-    t._crow, t._col, t._vals, t._rows = crow, col, values, rows
+    t = SparseCsrTensor._blank(values, shape)
+    t._crow, t._col, t._rows = crow, col, rows
     return t
 
 
@@ -243,7 +206,7 @@ def to_sparse_csr(x: Tensor, dense_dim: int | None = None) -> SparseCsrTensor:
 def _operand(fn: str, csr, dense) -> None:
     if not isinstance(csr, SparseCsrTensor):
         raise TypeError(f"{fn}: expected a sparse CSR matrix, got {type(csr).__name__}")
-    if not isinstance(dense, Tensor) or isinstance(dense, (SparseCooTensor, SparseCsrTensor)):
+    if not isinstance(dense, Tensor) or isinstance(dense, _SparseTensor):
         raise TypeError(f"{fn}: expected a dense (strided) tensor, got {type(dense).__name__}")
     if dense.dtype is not csr.dtype:
         raise TypeError(f"{fn}: expected the same dtype, got {csr.dtype.name} and {dense.dtype.name}")

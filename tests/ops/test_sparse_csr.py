@@ -1,6 +1,8 @@
 """Sparse CSR matrices against torch: construction and torch's invariants, conversions, to_dense, the product
 with a dense matrix (sparse.mm with reduce=, torch.mm, @) and sparse.sampled_addmm, with their gradients."""
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -120,3 +122,17 @@ def test_sampled_addmm_errors():
         )
     with pytest.raises(TypeError, match="sparse CSR"):
         pyframe.sparse.sampled_addmm(pyframe.ones(4, 3), pyframe.ones(4, 2), pyframe.ones(2, 3))
+
+
+def test_layouts_and_dense_only_errors_name_the_layout():
+    for lay in (pyframe.sparse_coo, pyframe.sparse_csr, pyframe.strided):
+        assert isinstance(lay, pyframe.layout) and pickle.loads(pickle.dumps(lay)) is lay
+    csr, coo = pyframe.tensor(DENSE).to_sparse_csr(), pyframe.tensor(DENSE).to_sparse()
+    for s, kind in ((csr, "sparse CSR matrix of size \\[4, 3\\]"), (coo, "sparse COO tensor of size \\[4, 3\\]")):
+        for access in (s.numpy, s.item, s.tolist):
+            with pytest.raises(NotImplementedError, match=kind):
+                access()
+        with pytest.raises(NotImplementedError, match="views of a sparse tensor"):
+            s.view(12)
+        s.requires_grad_()
+        assert s.requires_grad and s.values().requires_grad and s._nnz() == 5
