@@ -45,9 +45,20 @@ class MaxPool3d(_MaxPoolNd, fn=F.max_pool3d):
 
 
 class _AvgPoolNd(_ArgsModule):
-    """The average pools' base (torch's ``_AvgPoolNd``)."""
+    """The average pools' base (torch's ``_AvgPoolNd``): AvgPool2d's and AvgPool3d's arguments (``stride``
+    defaults to ``kernel_size``), given to the class's functional form (``fn=``)."""
 
     _shown = ("kernel_size", "stride", "padding")
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override=None) -> None:  # fmt: skip
+        super().__init__(kernel_size=kernel_size, stride=stride if stride is not None else kernel_size,
+                         padding=padding, ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+                         divisor_override=divisor_override)  # fmt: skip
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return self._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                        self.count_include_pad, self.divisor_override)  # fmt: skip
 
 
 class AvgPool1d(_AvgPoolNd):
@@ -55,42 +66,22 @@ class AvgPool1d(_AvgPoolNd):
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:  # fmt: skip
-        super().__init__(kernel_size=_tuple(kernel_size, 1, "kernel_size"),
-                         stride=_tuple(stride if stride is not None else kernel_size, 1, "stride"),
-                         padding=_tuple(padding, 1, "padding"), ceil_mode=ceil_mode,
-                         count_include_pad=count_include_pad)  # fmt: skip
+        _ArgsModule.__init__(self, kernel_size=_tuple(kernel_size, 1, "kernel_size"),
+                             stride=_tuple(stride if stride is not None else kernel_size, 1, "stride"),
+                             padding=_tuple(padding, 1, "padding"), ceil_mode=ceil_mode,
+                             count_include_pad=count_include_pad)  # fmt: skip
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)  # fmt: skip
 
 
-class AvgPool2d(_AvgPoolNd):
+class AvgPool2d(_AvgPoolNd, fn=F.avg_pool2d):
     """Same as torch.nn.AvgPool2d; ``stride`` defaults to ``kernel_size``."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override=None) -> None:  # fmt: skip
-        super().__init__(kernel_size=kernel_size, stride=stride if stride is not None else kernel_size,
-                         padding=padding, ceil_mode=ceil_mode, count_include_pad=count_include_pad,
-                         divisor_override=divisor_override)  # fmt: skip
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)  # fmt: skip
-
-
-class AvgPool3d(_AvgPoolNd):
+class AvgPool3d(_AvgPoolNd, fn=F.avg_pool3d):
     """Same as torch.nn.AvgPool3d; ``stride`` defaults to ``kernel_size``."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override=None) -> None:  # fmt: skip
-        super().__init__(kernel_size=kernel_size, stride=stride if stride is not None else kernel_size,
-                         padding=padding, ceil_mode=ceil_mode, count_include_pad=count_include_pad,
-                         divisor_override=divisor_override)  # fmt: skip
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)  # fmt: skip
 
 
 class _AdaptiveAvgPoolNd(_ArgsModule):
