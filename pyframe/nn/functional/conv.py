@@ -220,27 +220,21 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _back(conv2d(x, weight.unsqueeze(2), bias, (1, s), p, (1, d), groups), batched)
 
 
-def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:  # fmt: skip
-    """Same as torch.nn.functional.conv_transpose2d: weight ``(in, out/groups, kh, kw)``,
-    output size ``(H-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1``.
-    Differences: ``output_padding`` must be smaller than ``stride`` (torch also allows it
-    below ``dilation``)."""
-    fn = "conv_transpose2d"
-    x, batched = _batched(fn, input)
+def _transposed_args(fn: str, input: Tensor, x: Tensor, weight: Tensor, bias: Tensor | None, groups) -> tuple:
+    """The checks conv_transpose2d and conv_transpose3d share, on the batched input ``x`` (of the user's
+    ``input``) and a weight ``(in, out/groups, *kernel)``: returns ``(groups, out_channels)``."""
     _float_arg(weight, fn, "weight")
     _check_im2col_dtype(fn, x)
-    if weight.ndim != 4:
-        raise ShapeError(f"{fn}(): weight must be 4-d [in_channels, out_channels/groups, kh, kw], got shape "
-                         f"{list(weight._shape)}")  # fmt: skip
+    if weight.ndim != x.ndim:
+        kernel = ", ".join(("kd", "kh", "kw")[5 - x.ndim :])
+        raise ShapeError(f"{fn}(): weight must be {x.ndim}-d [in_channels, out_channels/groups, {kernel}], got "
+                         f"shape {list(weight._shape)}")  # fmt: skip
     if bias is not None:
         _tensor_arg(bias, fn, "bias")
     _same_dtype(fn, x, weight=weight, bias=bias)
-    if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
-        raise ValueError(f"{fn}(): groups must be a positive int, got {groups!r}")
+    groups = _groups_arg(fn, groups)
     nonempty_spatial(fn, x)
-    n, c, h, w = x._shape
-    cin, og, kh, kw = weight._shape
+    c, (cin, og) = x._shape[1], weight._shape[:2]
     if cin != c:
         raise ShapeError(f"{fn}(): input has {c} channels (shape {list(input._shape)}) but weight of shape "
                          f"{list(weight._shape)} expects {cin}")  # fmt: skip
@@ -249,6 +243,20 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     o = og * groups
     if bias is not None and bias._shape != (o,):
         raise ShapeError(f"{fn}(): bias must have shape [{o}], got {list(bias._shape)}")
+    return groups, o
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.conv_transpose2d: weight ``(in, out/groups, kh, kw)``,
+    output size ``(H-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1``.
+    Differences: ``output_padding`` must be smaller than ``stride`` (torch also allows it
+    below ``dilation``)."""
+    fn = "conv_transpose2d"
+    x, batched = _batched(fn, input)
+    groups, o = _transposed_args(fn, input, x, weight, bias, groups)
+    n, c, h, w = x._shape
+    _, og, kh, kw = weight._shape
     s, p = _pair(stride, fn, "stride", 1), _pair(padding, fn, "padding", 0)
     d, op = _pair(dilation, fn, "dilation", 1), _pair(output_padding, fn, "output_padding", 0)
     for i in (0, 1):
@@ -407,27 +415,10 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     fold of the volume (col2vol). ``output_padding`` must be smaller than ``stride`` or ``dilation``."""
     fn = "conv_transpose3d"
     x, batched = _batched3d(fn, input)
-    _float_arg(weight, fn, "weight")
-    _check_im2col_dtype(fn, x)
-    if weight.ndim != 5:
-        raise ShapeError(f"{fn}(): weight must be 5-d [in_channels, out_channels/groups, kd, kh, kw], got shape "
-                         f"{list(weight._shape)}")  # fmt: skip
-    if bias is not None:
-        _tensor_arg(bias, fn, "bias")
-    _same_dtype(fn, x, weight=weight, bias=bias)
-    groups = _groups_arg(fn, groups)
-    nonempty_spatial(fn, x)
+    groups, o = _transposed_args(fn, input, x, weight, bias, groups)
     n, c, *sp = x._shape
-    cin, og, *k = weight._shape
+    _, og, *k = weight._shape
     k = tuple(k)
-    if cin != c:
-        raise ShapeError(f"{fn}(): input has {c} channels (shape {list(input._shape)}) but weight of shape "
-                         f"{list(weight._shape)} expects {cin}")  # fmt: skip
-    if c % groups:
-        raise ShapeError(f"{fn}(): in_channels {c} is not divisible by groups {groups}")
-    o = og * groups
-    if bias is not None and bias._shape != (o,):
-        raise ShapeError(f"{fn}(): bias must have shape [{o}], got {list(bias._shape)}")
     s, p = _triple(stride, fn, "stride", 1), _triple(padding, fn, "padding", 0)
     d, op = _triple(dilation, fn, "dilation", 1), _triple(output_padding, fn, "output_padding", 0)
     if any(op[i] >= s[i] and op[i] >= d[i] for i in range(3)):
