@@ -319,40 +319,37 @@ typedef void (*bcol_run)(const void *, int64_t, int64_t, int64_t, void *restrict
     BEST_COL(cmax_##sfx, sfx, T, V, <=)                                                  \
     BEST_COL(cmin_##sfx, sfx, T, V, >=)
 
-#define FLOAT_KERNELS(sfx, T) FLOAT_RUNS(sfx, T) FLOAT_COLS(sfx, T)
-#define INT_KERNELS(sfx, T) INT_RUNS(sfx, T) INT_COLS(sfx, T)
-#define ALL_KERNELS(sfx, T, V, IT) ALL_RUNS(sfx, T, V, IT) ALL_COLS(sfx, T, V)
-FLOAT_KERNELS(f32, float)
-FLOAT_KERNELS(f64, double)
-FLOAT_KERNELS(f16, uint16_t)
-INT_KERNELS(i64, int64_t)
-INT_KERNELS(i32, int32_t)
-INT_KERNELS(b8, uint8_t)
-ALL_KERNELS(f32, float, float, int32_t)
-ALL_KERNELS(f64, double, double, int64_t)
-ALL_KERNELS(f16, uint16_t, float, int32_t)
-ALL_KERNELS(i64, int64_t, int64_t, int64_t)
-ALL_KERNELS(i32, int32_t, int32_t, int32_t)
-ALL_KERNELS(b8, uint8_t, uint8_t, int32_t)
-FLOAT_KERNELS(bf16, uint16_t)
-INT_KERNELS(u8, uint8_t)
-INT_KERNELS(i8, int8_t)
-INT_KERNELS(i16, int16_t)
-ALL_KERNELS(bf16, uint16_t, float, int32_t)
-ALL_KERNELS(u8, uint8_t, uint8_t, int32_t)
-ALL_KERNELS(i8, int8_t, int8_t, int32_t)
-ALL_KERNELS(i16, int16_t, int16_t, int32_t)
+/* Every dtype's kernels and table rows come from one list per kind:
+ * X(arg, dtype code, suffix, storage type T, compute type V, max/min lane index type IT).
+ * A float dtype gets the float sums and products, an integer (or bool) one the exact 64-bit ones; all get the
+ * nonzero counts and max/min with their positions. */
+#define FLOAT_DTYPES(X, arg)                              \
+    X(arg, PF_FLOAT32, f32, float, float, int32_t)        \
+    X(arg, PF_FLOAT64, f64, double, double, int64_t)      \
+    X(arg, PF_FLOAT16, f16, uint16_t, float, int32_t)     \
+    X(arg, PF_BFLOAT16, bf16, uint16_t, float, int32_t)
+#define INT_DTYPES(X, arg)                                \
+    X(arg, PF_INT64, i64, int64_t, int64_t, int64_t)      \
+    X(arg, PF_INT32, i32, int32_t, int32_t, int32_t)      \
+    X(arg, PF_BOOL, b8, uint8_t, uint8_t, int32_t)        \
+    X(arg, PF_UINT8, u8, uint8_t, uint8_t, int32_t)       \
+    X(arg, PF_INT8, i8, int8_t, int8_t, int32_t)          \
+    X(arg, PF_INT16, i16, int16_t, int16_t, int32_t)
+#define FLOAT_KERNELS(_, code, sfx, T, V, IT) \
+    FLOAT_RUNS(sfx, T) FLOAT_COLS(sfx, T) ALL_RUNS(sfx, T, V, IT) ALL_COLS(sfx, T, V)
+#define INT_KERNELS(_, code, sfx, T, V, IT) \
+    INT_RUNS(sfx, T) INT_COLS(sfx, T) ALL_RUNS(sfx, T, V, IT) ALL_COLS(sfx, T, V)
+FLOAT_DTYPES(FLOAT_KERNELS, _)
+INT_DTYPES(INT_KERNELS, _)
 
 /* Kernel tables indexed by dtype: the float kinds fill the float dtypes' rows, the integer kinds
  * the integer and bool rows, the rest every row. */
-#define FLOAT_ENTRIES(name) \
-    [PF_FLOAT32] = name##_f32, [PF_FLOAT64] = name##_f64, [PF_FLOAT16] = name##_f16, [PF_BFLOAT16] = name##_bf16
-#define INT_ENTRIES(name)                                                                                   \
-    [PF_INT64] = name##_i64, [PF_INT32] = name##_i32, [PF_BOOL] = name##_b8, [PF_UINT8] = name##_u8,          \
-    [PF_INT8] = name##_i8, [PF_INT16] = name##_i16
+#define ENTRY(name, code, sfx, T, V, IT) [code] = name##_##sfx,
+#define FLOAT_ENTRIES(name) FLOAT_DTYPES(ENTRY, name)
+#define INT_ENTRIES(name) INT_DTYPES(ENTRY, name)
 #define FLOAT_TABLE(name) {FLOAT_ENTRIES(name)}
 #define INT_TABLE(name) {INT_ENTRIES(name)}
-#define ALL_TABLE(name) {FLOAT_ENTRIES(name), INT_ENTRIES(name)}
+#define ALL_TABLE(name) {FLOAT_ENTRIES(name) INT_ENTRIES(name)}
 _Static_assert(PF_BFLOAT16 == PF_NUM_DTYPES - 1 && PF_NUM_DTYPES == 10, "a dtype without reduction kernels");
 static const f_run fsum_t[PF_NUM_DTYPES] = FLOAT_TABLE(fsum), fss_t[PF_NUM_DTYPES] = FLOAT_TABLE(fss),
                    fprod_t[PF_NUM_DTYPES] = FLOAT_TABLE(fprod);
