@@ -147,21 +147,7 @@ def _widest(args: tuple, kwargs: dict):
     return best
 
 
-def _in_float32(fn: Callable, dt, args: tuple, kwargs: dict) -> Any:
-    """A 16-bit op computed as torch's CPU kernels do: the 16-bit inputs widened to float32 (exactly), the op in
-    float32, the result rounded to ``dt`` once. For the convolutions, whose im2col kernels take float32/float64
-    only; the casts are differentiable, so gradients are rounded to ``dt`` where torch's are."""
-
-    def widen(x):
-        if isinstance(x, Tensor) and x.dtype is dt:
-            return x.float()
-        return x
-
-    out = fn(*(widen(a) for a in args), **{k: widen(v) for k, v in kwargs.items()})
-    return out.to(dt)
-
-
-def _wrap(fn: Callable, policy: str, condition: Callable | None, via_float32: bool = False) -> Callable:
+def _wrap(fn: Callable, policy: str, condition: Callable | None) -> Callable:
     @functools.wraps(fn)
     def autocast_op(*args, **kwargs):
         st = _state
@@ -175,8 +161,6 @@ def _wrap(fn: Callable, policy: str, condition: Callable | None, via_float32: bo
             kwargs = {k: _cast_to(v, dt) for k, v in kwargs.items()}
         st.inside_op = True
         try:
-            if via_float32 and dt is not None and dt.itemsize == 2:
-                return _in_float32(fn, dt, args, kwargs)
             return fn(*args, **kwargs)
         finally:
             st.inside_op = False
@@ -218,8 +202,7 @@ def _install() -> None:
             for name in names:
                 fn = getattr(mod, name)
                 if id(fn) not in swaps:
-                    via_float32 = mod_name == "pyframe.nn.functional.conv"
-                    swaps[id(fn)] = (fn, _wrap(fn, policy, _CONDITIONS.get((mod_name, name)), via_float32))
+                    swaps[id(fn)] = (fn, _wrap(fn, policy, _CONDITIONS.get((mod_name, name))))
     classes = {id(Tensor): Tensor}
     for mod_name, mod in list(sys.modules.items()):
         namespace = getattr(mod, "__dict__", None)
