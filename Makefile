@@ -76,9 +76,13 @@ test: install ctest csan pytest plugin-tests fuzz-short
 # the plugin folders: the multi-process tests (tests/distributed/test_mpi.py) run the mpi plugin (and its `dist`
 # extra, MPI from PyPI) from $(PLUGIN_SITE), tests/system/test_examples.py the demo from $(DEMO_SITE) (the demo's
 # extras too); the docs extra for tests/system/test_docs.py
+# pytest-xdist spreads the suite over one worker per core this process may use (`nproc` follows taskset); most of
+# its time is subprocesses (torch beside pyframe in tests/compat, MPI jobs), which a second worker overlaps.
+# PYTEST_JOBS=0 runs it in one process.
+PYTEST_JOBS ?= $(shell nproc)
 pytest: install $(VENV)/.extra-dist $(VENV)/.oracle $(VENV)/.extra-demo $(VENV)/.extra-docs $(PLUGIN_SITE)/.installed \
 		$(DEMO_SITE)/.installed
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(PYTEST_JOBS)
 
 # torch as a test oracle; pyframe never imports it. pip takes it from wherever pip is configured to look: on these
 # machines the CPU wheel in /opt/wheels for 3.11, PyPI (a CUDA build, about 3 GB with its nvidia-* packages; it
