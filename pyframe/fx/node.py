@@ -7,9 +7,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Node", "map_arg", "map_aggregate", "Argument"]
+__all__ = ["Node", "map_arg", "map_aggregate", "Argument", "Target", "BaseArgumentTypes"]
 
 Argument = Any  # a Node, a base value, or a tuple/list/dict/slice of them
+Target = Callable[..., Any] | str  # what a node calls: a function, or a method, module or attribute name
+BaseArgumentTypes = (str, int, float, bool, complex, type(None), type(...))  # the plain values an argument may be
 
 OPS = ("placeholder", "call_method", "call_module", "call_function", "get_attr", "output", "root")
 
