@@ -504,14 +504,17 @@ int pf_layer_norm_backward(int dtype, const void *g, const void *x, const void *
                            const void *w, void *gx, void *gw, void *gb, int64_t rows, int64_t d);
 
 /* scaled dot-product attention (attention.c): q [..., L, E], k [..., S, E], v [..., S, Ev], out
- * [..., L, Ev] and the softmax weights p [..., L, S] kept for backward; one float dtype, batch dims
- * equal (no broadcast), any strides but a unit last one; causal: key j <= query i (top-left);
- * S >= 1 */
+ * [..., L, Ev] and the softmax weights p [..., L, S] (before dropout) kept for backward; one float
+ * dtype, batch dims equal (no broadcast), any strides but a unit last one; causal: key j <= query i
+ * (top-left); S >= 1. dropout_p in [0, 1): weight (n, i, j) of batch element n is kept when the
+ * Bernoulli(1 - dropout_p) draw at counter offset + (n L + i) S + j (pf_random's) is 1, and scaled
+ * by 1 / (1 - dropout_p); backward takes the same seed and offset and draws the mask again */
 int pf_attention(const pf_tensor *q, const pf_tensor *k, const pf_tensor *v, pf_tensor *out, pf_tensor *p,
-                 double scale, int causal);
+                 double scale, int causal, double dropout_p, uint64_t seed, uint64_t offset);
 /* gq, gk, gv (shapes of q, k, v) from g (out's shape) and forward's p; all written */
 int pf_attention_backward(const pf_tensor *g, const pf_tensor *q, const pf_tensor *k, const pf_tensor *v,
-                          const pf_tensor *p, pf_tensor *gq, pf_tensor *gk, pf_tensor *gv, double scale, int causal);
+                          const pf_tensor *p, pf_tensor *gq, pf_tensor *gk, pf_tensor *gv, double scale, int causal,
+                          double dropout_p, uint64_t seed, uint64_t offset);
 
 /* an LSTM layer over a sequence (rnn.c), gates (i, f, g, o), all buffers contiguous, float32 or
  * float64: xw [L, N, 4H] the input half of the gates (x W_ih^T + b_ih), w_hh [4H, H], b_hh [4H] or

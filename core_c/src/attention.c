@@ -1,20 +1,31 @@
-/* Scaled dot-product attention, forward and backward, one call each.
+/* Scaled dot-product attention, forward and backward, one call each, with the causal mask
+ * and dropout on the weights inside.
  *
  * The composition (mul by scale, matmul, a causal mask built as a tensor, where, softmax,
- * matmul; and twice as many ops back) allocates a [L, S] score tensor per op and a mask
- * per call. Here each (batch, head) is a task: a query row's scores, their softmax and the
- * weighted sum of values are done while the row is in cache, the causal mask is a loop
- * bound (key j <= query i, top-left aligned as torch), and the probabilities are kept for
- * backward. Tasks are independent, so results do not depend on the thread count. */
+ * a dropout mask, where, matmul; and twice as many ops back) allocates an [L, S] tensor per
+ * op and computes the scores above the causal diagonal only to mask them. Here each (batch,
+ * head) is a task and its query rows go in blocks of BR: the block's scores are one product
+ * (pf_gemm_serial) with the keys it may see (a causal block stops at its last row), their
+ * softmax and dropout are done while the block is in cache, and the output is a second
+ * product; backward is four products per block the same way. The weights P (before dropout)
+ * are kept for backward; the dropout mask is not kept: element (n, i, j) of the mask is the
+ * Philox draw at counter offset + (n L + i) S + j, exactly the draw `bernoulli_` makes for
+ * a [..., L, S] tensor, so backward draws it again and the fused call drops what the
+ * composition would. Tasks are independent, so results do not depend on the thread count. */
 #include "core.h"
+
+#define BR 64 /* query rows per block: the block's scores (BR x S) and the keys stay in cache */
 
 typedef struct {
     const pf_tensor *q, *k, *v, *g, *p;
     pf_tensor *out, *pw, *gq, *gk, *gv;
-    int causal, nb;
-    double scale;
-    char *scratch; /* per thread: K^T forward; a row of S and V^T backward */
+    int causal;
+    int64_t nb;
+    double scale, drop; /* drop: the dropout probability, 0 for none */
+    uint64_t seed, offset;
+    char *scratch; /* per thread: a block of dropped weights, of dP, and of the mask */
     size_t per_thread;
+    int *rc; /* per thread: the first error of its tasks */
 } att_args;
 
 /* byte offset of batch element n (of the leading nd - 2 dims) in t */
@@ -28,128 +39,172 @@ static int64_t batch_off(const pf_tensor *t, int64_t n) {
     return off * (int64_t)pf_dtype_size[t->dtype];
 }
 
-#define ROW(t, base, i) ((base) + (i) * (t)->strides[(t)->ndim - 2])
-/* t's matrix of batch element n, as T * */
+/* t's matrix of batch element n, as T *, and its row stride in elements */
 #define BATCH(T, t, n) ((T *)((char *)(t)->data + batch_off((t), (n))))
+#define RS(t) ((t)->strides[(t)->ndim - 2])
 
-#define ATT_KERNELS(T, SUF, EXP)                                                                          \
-    /* acc[x] += (c[r] * s) * rows[r * rs + x] summed over r < R, for x < m: four rows per pass,          \
-     * so one += chain through memory per four rows. Scores run it over K^T and dP over V^T (rows         \
-     * of S keys), the output over V's rows and dQ over K's. */                                           \
-    static inline void addrows_##SUF(T *restrict acc, int64_t m, const T *c, T s, const T *rows,          \
-                                     int64_t rs, int64_t R) {                                             \
-        int64_t r = 0;                                                                                    \
-        for (; r + 4 <= R; r += 4) {                                                                      \
-            T c0 = c[r] * s, c1 = c[r + 1] * s, c2 = c[r + 2] * s, c3 = c[r + 3] * s;                     \
-            const T *restrict r0 = rows + r * rs, *restrict r1 = r0 + rs, *restrict r2 = r1 + rs,         \
-                              *restrict r3 = r2 + rs;                                                     \
-            for (int64_t x = 0; x < m; x++) acc[x] += c0 * r0[x] + c1 * r1[x] + c2 * r2[x] + c3 * r3[x];  \
-        }                                                                                                 \
-        for (; r < R; r++) {                                                                              \
-            T cr = c[r] * s;                                                                              \
-            const T *restrict rr = rows + r * rs;                                                         \
-            for (int64_t x = 0; x < m; x++) acc[x] += cr * rr[x];                                         \
-        }                                                                                                 \
-    }                                                                                                     \
-    PF_VEC_CLONES static void att_fwd_##SUF(const att_args *a, int64_t n, T *kt) {                                 \
-        const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                  \
-        int nd = q->ndim;                                                                                 \
-        int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1]; \
-        const T *qb = BATCH(const T, q, n), *kb = BATCH(const T, k, n), *vb = BATCH(const T, v, n);       \
-        T *ob = BATCH(T, a->out, n), *pb = BATCH(T, a->pw, n);                                            \
-        T sc = (T)a->scale;                                                                               \
-        /* K^T [E][S], so a row's scores are E vectorized passes over the keys */                        \
-        for (int64_t j = 0; j < S; j++) {                                                                 \
-            const T *kj = ROW(k, kb, j);                                                                  \
-            for (int64_t e = 0; e < E; e++) kt[e * S + j] = kj[e];                                        \
-        }                                                                                                 \
-        for (int64_t i = 0; i < L; i++) {                                                                 \
-            const T *qi = ROW(q, qb, i);                                                                  \
-            T *restrict pi = ROW(a->pw, pb, i), *restrict oi = ROW(a->out, ob, i);                                   \
-            int64_t ns = a->causal ? (i + 1 < S ? i + 1 : S) : S;                                         \
-            for (int64_t j = 0; j < ns; j++) pi[j] = 0;                                                   \
-            addrows_##SUF(pi, ns, qi, sc, kt, S, E);                                                      \
-            T m = -INFINITY;                                                                              \
-            for (int64_t j = 0; j < ns; j++) m = pi[j] > m ? pi[j] : m;                                   \
-            if (m == -INFINITY) m = 0; /* all -inf scores: exp gives 0s, 0/0 below gives NaN as torch */  \
-            T sum = 0;                                                                                    \
-            for (int64_t j = 0; j < ns; j++) pi[j] = EXP(pi[j] - m);                                      \
-            for (int64_t j = 0; j < ns; j++) sum += pi[j];                                                \
-            T inv = (T)1 / sum;                                                                           \
-            for (int64_t j = 0; j < ns; j++) pi[j] *= inv;                                                \
-            for (int64_t j = ns; j < S; j++) pi[j] = 0;                                                   \
-            for (int64_t e = 0; e < Ev; e++) oi[e] = 0;                                                   \
-            addrows_##SUF(oi, Ev, pi, (T)1, vb, v->strides[nd - 2], ns);                                  \
-        }                                                                                                 \
-    }                                                                                                     \
-    /* dV = P^T dO; dP = dO V^T; dS = P * (dP - rowsum(P * dP)); dQ = scale dS K; dK = scale dS^T Q */   \
-    PF_VEC_CLONES static void att_bwd_##SUF(const att_args *a, int64_t n, T *dp, T *vt) {                            \
-        const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                  \
-        int nd = q->ndim;                                                                                 \
-        int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1]; \
-        const T *qb = BATCH(const T, q, n), *kb = BATCH(const T, k, n), *vb = BATCH(const T, v, n);       \
-        const T *gb = BATCH(const T, a->g, n), *pb = BATCH(const T, a->p, n);                             \
-        T *gqb = BATCH(T, a->gq, n), *gkb = BATCH(T, a->gk, n), *gvb = BATCH(T, a->gv, n);                \
-        T sc = (T)a->scale;                                                                               \
-        for (int64_t j = 0; j < S; j++) {                                                                 \
-            T *gkj = ROW(a->gk, gkb, j), *gvj = ROW(a->gv, gvb, j);                                       \
-            const T *vj = ROW(v, vb, j);                                                                  \
-            for (int64_t e = 0; e < E; e++) gkj[e] = 0;                                                   \
-            for (int64_t e = 0; e < Ev; e++) gvj[e] = 0;                                                  \
-            for (int64_t e = 0; e < Ev; e++) vt[e * S + j] = vj[e]; /* V^T, as K^T forward */            \
-        }                                                                                                 \
-        for (int64_t i = 0; i < L; i++) {                                                                 \
-            const T *qi = ROW(q, qb, i), *gi = ROW(a->g, gb, i), *pi = ROW(a->p, pb, i);                  \
-            T *restrict gqi = ROW(a->gq, gqb, i);                                                              \
-            int64_t ns = a->causal ? (i + 1 < S ? i + 1 : S) : S;                                         \
-            for (int64_t j = 0; j < ns; j++) dp[j] = 0;                                                   \
-            addrows_##SUF(dp, ns, gi, (T)1, vt, S, Ev);                                                   \
-            T rs = 0;                                                                                     \
-            for (int64_t j = 0; j < ns; j++) {                                                            \
-                T *restrict gvj = ROW(a->gv, gvb, j);                                                     \
-                T pj = pi[j];                                                                             \
-                for (int64_t e = 0; e < Ev; e++) gvj[e] += pj * gi[e];                                    \
-                rs += pj * dp[j];                                                                         \
-            }                                                                                             \
-            for (int64_t j = 0; j < ns; j++) { /* dS, then its rows into dK and dQ */                    \
-                T ds = pi[j] * (dp[j] - rs) * sc;                                                         \
-                T *restrict gkj = ROW(a->gk, gkb, j);                                                     \
-                for (int64_t e = 0; e < E; e++) gkj[e] += ds * qi[e];                                     \
-                dp[j] = ds;                                                                               \
-            }                                                                                             \
-            for (int64_t e = 0; e < E; e++) gqi[e] = 0;                                                   \
-            addrows_##SUF(gqi, E, dp, (T)1, kb, k->strides[nd - 2], ns);                                  \
-        }                                                                                                 \
+/* C (M x N, rows rsc apart, unit columns) = A B, or += with acc; A's (i, k) at A[i rsa + k csa],
+ * B's (k, j) at B[k rsb + j csb], all in elements of dtype dt. An empty sum (K = 0) is zero. */
+static int mm(int dt, int64_t M, int64_t N, int64_t K, const void *A, int64_t rsa, int64_t csa, const void *B,
+              int64_t rsb, int64_t csb, void *C, int64_t rsc, int acc) {
+    if (M == 0 || N == 0) return PF_OK;
+    if (K == 0) {
+        size_t sz = pf_dtype_size[dt];
+        for (int64_t i = 0; !acc && i < M; i++) memset((char *)C + (size_t)(i * rsc) * sz, 0, (size_t)N * sz);
+        return PF_OK;
     }
-
-ATT_KERNELS(float, f32, pf_expf)
-ATT_KERNELS(double, f64, exp)
-
-static void fwd_team(void *arg, int t, int T) {
-    const att_args *a = arg;
-    int64_t b, e;
-    pf_split(a->nb, t, T, &b, &e);
-    char *kt = a->scratch + (size_t)t * a->per_thread;
-    for (int64_t n = b; n < e; n++) {
-        if (a->q->dtype == PF_FLOAT32)
-            att_fwd_f32(a, n, (float *)kt);
-        else
-            att_fwd_f64(a, n, (double *)kt);
-    }
+    pf_gemm_prob pr = {M, N, K, A, B, C, rsa, csa, rsb, csb, rsc, 1, acc};
+    return pf_gemm_serial(dt, &pr, NULL);
 }
 
-static void bwd_team(void *arg, int t, int T) {
+/* keys query i may see: j <= i when causal (top-left aligned, as torch), else all S */
+PF_ALWAYS_INLINE int64_t seen(const att_args *a, int64_t i, int64_t S) { return a->causal ? (i + 1 < S ? i + 1 : S) : S; }
+
+/* the block's dropout mask, rows i0 .. i0 + br, each over the keys it sees; row r at keep + r S */
+static void draw_keep(const att_args *a, int64_t n, int64_t L, int64_t S, int64_t i0, int64_t br, unsigned char *keep) {
+    for (int64_t r = 0; r < br; r++)
+        pf_bernoulli_bytes(a->seed, a->offset + (uint64_t)((n * L + i0 + r) * S), seen(a, i0 + r, S), 1.0 - a->drop,
+                           keep + r * S);
+}
+
+/* Row passes over a block of rows i0 .. i0 + br, compiled per ISA. Row r sees ni = seen(i0 + r)
+ * keys and the block's products cover ns (its last row's ni). */
+#define ATT_ROWS(T, SUF, EXP)                                                                                   \
+    /* raw scores -> softmax weights over the keys a row sees, 0 past them up to S */                           \
+    PF_VEC_CLONES static void softmax_rows_##SUF(const att_args *a, T *P, int64_t ps, int64_t i0, int64_t br,   \
+                                                 int64_t S) {                                                   \
+        T sc = (T)a->scale;                                                                                     \
+        for (int64_t r = 0; r < br; r++) {                                                                      \
+            T *restrict x = P + r * ps;                                                                         \
+            int64_t ni = seen(a, i0 + r, S);                                                                    \
+            T m = -INFINITY, sum = 0;                                                                           \
+            for (int64_t j = 0; j < ni; j++) x[j] *= sc;                                                        \
+            for (int64_t j = 0; j < ni; j++) m = x[j] > m ? x[j] : m;                                           \
+            if (m == -INFINITY) m = 0; /* all -inf scores: exp gives 0s, 0/0 below gives NaN as torch */        \
+            for (int64_t j = 0; j < ni; j++) x[j] = EXP(x[j] - m);                                              \
+            for (int64_t j = 0; j < ni; j++) sum += x[j];                                                       \
+            T is = (T)1 / sum;                                                                                  \
+            for (int64_t j = 0; j < ni; j++) x[j] *= is;                                                        \
+            for (int64_t j = ni; j < S; j++) x[j] = 0;                                                          \
+        }                                                                                                       \
+    }                                                                                                           \
+    /* the dropped weights d = keep ? P / (1 - p) : 0, rows S apart, up to ns */                                \
+    PF_VEC_CLONES static void drop_rows_##SUF(const att_args *a, const T *P, int64_t ps, const unsigned char *keep, \
+                                              T *d, int64_t i0, int64_t br, int64_t ns, int64_t S) {            \
+        T inv = (T)(1.0 / (1.0 - a->drop));                                                                     \
+        for (int64_t r = 0; r < br; r++) {                                                                      \
+            const T *x = P + r * ps;                                                                            \
+            const unsigned char *kr = keep + r * S;                                                             \
+            T *restrict dr = d + r * S;                                                                         \
+            int64_t ni = seen(a, i0 + r, S);                                                                    \
+            for (int64_t j = 0; j < ni; j++) dr[j] = kr[j] ? x[j] * inv : 0;                                    \
+            for (int64_t j = ni; j < ns; j++) dr[j] = 0;                                                        \
+        }                                                                                                       \
+    }                                                                                                           \
+    /* dW (rows S apart) -> dS = P (dP - rowsum(P dP)) scale, dP being dW masked and scaled as W was */         \
+    PF_VEC_CLONES static void dsoftmax_rows_##SUF(const att_args *a, const T *P, int64_t ps,                    \
+                                                  const unsigned char *keep, T *dp, int64_t i0, int64_t br,     \
+                                                  int64_t ns, int64_t S) {                                      \
+        T sc = (T)a->scale, inv = (T)(1.0 / (1.0 - a->drop));                                                   \
+        for (int64_t r = 0; r < br; r++) {                                                                      \
+            const T *x = P + r * ps;                                                                            \
+            T *restrict d = dp + r * S;                                                                         \
+            int64_t ni = seen(a, i0 + r, S);                                                                    \
+            if (a->drop > 0) {                                                                                  \
+                const unsigned char *kr = keep + r * S;                                                         \
+                for (int64_t j = 0; j < ni; j++) d[j] = kr[j] ? d[j] * inv : 0;                                 \
+            }                                                                                                   \
+            T rs = 0;                                                                                           \
+            for (int64_t j = 0; j < ni; j++) rs += x[j] * d[j];                                                 \
+            for (int64_t j = 0; j < ni; j++) d[j] = x[j] * (d[j] - rs) * sc;                                    \
+            for (int64_t j = ni; j < ns; j++) d[j] = 0;                                                         \
+        }                                                                                                       \
+    }
+
+ATT_ROWS(float, f32, pf_expf)
+ATT_ROWS(double, f64, exp)
+
+#define ATT_TASKS(T, SUF, DT)                                                                                   \
+    static int att_fwd_##SUF(const att_args *a, int64_t n, T *pd, unsigned char *keep) {                        \
+        const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                        \
+        int nd = q->ndim;                                                                                       \
+        int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1];       \
+        const T *qb = BATCH(const T, q, n), *kb = BATCH(const T, k, n), *vb = BATCH(const T, v, n);             \
+        T *ob = BATCH(T, a->out, n), *pb = BATCH(T, a->pw, n);                                                  \
+        int64_t ps = RS(a->pw);                                                                                 \
+        for (int64_t i0 = 0; i0 < L; i0 += BR) {                                                                \
+            int64_t br = L - i0 < BR ? L - i0 : BR, ns = seen(a, i0 + br - 1, S);                               \
+            T *P = pb + i0 * ps;                                                                                \
+            int rc = mm(DT, br, ns, E, qb + i0 * RS(q), RS(q), 1, kb, 1, RS(k), P, ps, 0);                      \
+            if (rc) return rc;                                                                                  \
+            softmax_rows_##SUF(a, P, ps, i0, br, S);                                                            \
+            const T *W = P;                                                                                     \
+            int64_t ws = ps;                                                                                    \
+            if (a->drop > 0) {                                                                                  \
+                draw_keep(a, n, L, S, i0, br, keep);                                                            \
+                drop_rows_##SUF(a, P, ps, keep, pd, i0, br, ns, S);                                             \
+                W = pd, ws = S;                                                                                 \
+            }                                                                                                   \
+            rc = mm(DT, br, Ev, ns, W, ws, 1, vb, RS(v), 1, ob + i0 * RS(a->out), RS(a->out), 0);               \
+            if (rc) return rc;                                                                                  \
+        }                                                                                                       \
+        return PF_OK;                                                                                           \
+    }                                                                                                           \
+    /* W = dropped P; dV = W^T dO; dW = dO V^T; dS (dsoftmax_rows); dQ = dS K; dK = dS^T Q */                   \
+    static int att_bwd_##SUF(const att_args *a, int64_t n, T *pd, T *dp, unsigned char *keep) {                 \
+        const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                        \
+        int nd = q->ndim;                                                                                       \
+        int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1];       \
+        const T *qb = BATCH(const T, q, n), *kb = BATCH(const T, k, n), *vb = BATCH(const T, v, n);             \
+        const T *gb = BATCH(const T, a->g, n), *pb = BATCH(const T, a->p, n);                                   \
+        T *gqb = BATCH(T, a->gq, n), *gkb = BATCH(T, a->gk, n), *gvb = BATCH(T, a->gv, n);                      \
+        int64_t ps = RS(a->p), gs = RS(a->g);                                                                   \
+        for (int64_t j = 0; j < S; j++) {                                                                       \
+            memset(gkb + j * RS(a->gk), 0, (size_t)E * sizeof(T));                                              \
+            memset(gvb + j * RS(a->gv), 0, (size_t)Ev * sizeof(T));                                             \
+        }                                                                                                       \
+        for (int64_t i0 = 0; i0 < L; i0 += BR) {                                                                \
+            int64_t br = L - i0 < BR ? L - i0 : BR, ns = seen(a, i0 + br - 1, S);                               \
+            const T *P = pb + i0 * ps, *W = P;                                                                  \
+            int64_t ws = ps;                                                                                    \
+            if (a->drop > 0) {                                                                                  \
+                draw_keep(a, n, L, S, i0, br, keep);                                                            \
+                drop_rows_##SUF(a, P, ps, keep, pd, i0, br, ns, S);                                             \
+                W = pd, ws = S;                                                                                 \
+            }                                                                                                   \
+            int rc = mm(DT, ns, Ev, br, W, 1, ws, gb + i0 * gs, gs, 1, gvb, RS(a->gv), 1);                      \
+            if (!rc) rc = mm(DT, br, ns, Ev, gb + i0 * gs, gs, 1, vb, 1, RS(v), dp, S, 0);                      \
+            if (rc) return rc;                                                                                  \
+            dsoftmax_rows_##SUF(a, P, ps, keep, dp, i0, br, ns, S);                                             \
+            rc = mm(DT, br, E, ns, dp, S, 1, kb, RS(k), 1, gqb + i0 * RS(a->gq), RS(a->gq), 0);                 \
+            if (!rc) rc = mm(DT, ns, E, br, dp, 1, S, qb + i0 * RS(q), RS(q), 1, gkb, RS(a->gk), 1);            \
+            if (rc) return rc;                                                                                  \
+        }                                                                                                       \
+        return PF_OK;                                                                                           \
+    }
+
+ATT_TASKS(float, f32, PF_FLOAT32)
+ATT_TASKS(double, f64, PF_FLOAT64)
+
+/* thread t's scratch: two blocks of BR x S values (dropped weights, dP) and a block of the mask */
+static void team(void *arg, int t, int T, int backward) {
     const att_args *a = arg;
     int64_t b, e, S = a->k->shape[a->k->ndim - 2];
     pf_split(a->nb, t, T, &b, &e);
-    char *dp = a->scratch + (size_t)t * a->per_thread, *vt = dp + (size_t)(S + 8) * sizeof(double);
-    for (int64_t n = b; n < e; n++) {
-        if (a->q->dtype == PF_FLOAT32)
-            att_bwd_f32(a, n, (float *)dp, (float *)vt);
+    size_t blk = (size_t)(BR * S) * pf_dtype_size[a->q->dtype];
+    char *pd = a->scratch + (size_t)t * a->per_thread, *dp = pd + blk;
+    unsigned char *keep = (unsigned char *)(dp + blk);
+    int rc = PF_OK, f32 = a->q->dtype == PF_FLOAT32;
+    for (int64_t n = b; n < e && !rc; n++) {
+        if (backward)
+            rc = f32 ? att_bwd_f32(a, n, (float *)pd, (float *)dp, keep) : att_bwd_f64(a, n, (double *)pd, (double *)dp, keep);
         else
-            att_bwd_f64(a, n, (double *)dp, (double *)vt);
+            rc = f32 ? att_fwd_f32(a, n, (float *)pd, keep) : att_fwd_f64(a, n, (double *)pd, keep);
     }
+    a->rc[t] = rc;
 }
+static void fwd_team(void *arg, int t, int T) { team(arg, t, T, 0); }
+static void bwd_team(void *arg, int t, int T) { team(arg, t, T, 1); }
 
 /* shape [batch..., rows, cols] with the batch dims of q, a float dtype equal to q's, unit last stride */
 static int check_operand(const pf_tensor *t, const pf_tensor *q, int64_t rows, int64_t cols, const char *what) {
@@ -181,6 +236,9 @@ static int check_all(const att_args *a, int backward) {
                         pf_dtype_name[q->dtype]);
     if (q->ndim < 2)
         return pf_error(PF_ERR_VALUE, "scaled_dot_product_attention: query needs at least 2 dims, got %d", q->ndim);
+    if (!(a->drop >= 0.0 && a->drop < 1.0))
+        return pf_error(PF_ERR_VALUE, "scaled_dot_product_attention: the fused kernel's dropout_p must be in [0, 1), "
+                        "got %g", a->drop);
     int nd = q->ndim;
     int64_t L = q->shape[nd - 2], E = q->shape[nd - 1];
     if ((rc = pf_check(a->k, "key")) || (rc = pf_check(a->v, "value"))) return rc;
@@ -200,54 +258,47 @@ static int check_all(const att_args *a, int backward) {
     return PF_OK;
 }
 
-static int64_t batch_count(const pf_tensor *q) {
-    int64_t nb = 1;
-    for (int i = 0; i < q->ndim - 2; i++) nb *= q->shape[i];
-    return nb;
-}
-
-static int threads(const att_args *a) {
+/* the tasks on a team, each thread with its scratch; the first error any of them met */
+static int run(att_args *a, pf_team_fn fn) {
     const pf_tensor *q = a->q;
     int nd = q->ndim;
-    int64_t work = pf_numel(q) * a->k->shape[nd - 2] / (a->causal ? 2 : 1);
-    int nt = pf_threads_for(work);
-    return nt > a->nb ? (int)a->nb : nt;
+    a->nb = 1;
+    for (int i = 0; i < nd - 2; i++) a->nb *= q->shape[i];
+    if (a->nb == 0) return PF_OK;
+    int64_t S = a->k->shape[nd - 2];
+    int nt = pf_threads_for(pf_numel(q) * S / (a->causal ? 2 : 1));
+    if (nt > a->nb) nt = (int)a->nb;
+    size_t blk = (size_t)(BR * S) * pf_dtype_size[q->dtype];
+    a->per_thread = (2 * blk + (size_t)(BR * S) + 63) & ~(size_t)63;
+    a->scratch = pf_alloc((size_t)nt * a->per_thread + (size_t)nt * sizeof(int));
+    if (!a->scratch) return pf_error(PF_ERR_NOMEM, "scaled_dot_product_attention: out of memory for its scratch");
+    a->rc = (int *)(a->scratch + (size_t)nt * a->per_thread);
+    for (int t = 0; t < nt; t++) a->rc[t] = PF_OK;
+    pf_run_team(nt, fn, a);
+    int rc = PF_OK;
+    for (int t = 0; t < nt && !rc; t++) rc = a->rc[t];
+    pf_free(a->scratch);
+    return rc ? pf_error(rc, "scaled_dot_product_attention: out of memory for a product's packing buffer") : PF_OK;
 }
 
 int pf_attention(const pf_tensor *q, const pf_tensor *k, const pf_tensor *v, pf_tensor *out, pf_tensor *p,
-                 double scale, int causal) {
-    att_args a = {.q = q, .k = k, .v = v, .out = out, .pw = p, .causal = causal != 0, .scale = scale};
+                 double scale, int causal, double dropout_p, uint64_t seed, uint64_t offset) {
+    att_args a = {.q = q, .k = k, .v = v, .out = out, .pw = p, .causal = causal != 0, .scale = scale,
+                  .drop = dropout_p, .seed = seed, .offset = offset};
     int rc = check_all(&a, 0);
     if (rc) return rc;
-    a.nb = batch_count(q);
-    if (a.nb == 0 || q->shape[q->ndim - 2] == 0) return PF_OK;
+    if (q->shape[q->ndim - 2] == 0) return PF_OK;
     if (k->shape[k->ndim - 2] == 0)
         return pf_error(PF_ERR_VALUE, "scaled_dot_product_attention: the fused kernel needs at least one key");
-    int nt = threads(&a);
-    int64_t S = k->shape[k->ndim - 2], E = q->shape[q->ndim - 1];
-    a.per_thread = ((size_t)(E * S) * sizeof(double) + 63) & ~(size_t)63;
-    a.scratch = pf_alloc((size_t)nt * a.per_thread);
-    if (!a.scratch) return pf_error(PF_ERR_NOMEM, "scaled_dot_product_attention: out of memory for K^T");
-    pf_run_team(nt, fwd_team, &a);
-    pf_free(a.scratch);
-    return PF_OK;
+    return run(&a, fwd_team);
 }
 
 int pf_attention_backward(const pf_tensor *g, const pf_tensor *q, const pf_tensor *k, const pf_tensor *v,
-                          const pf_tensor *p, pf_tensor *gq, pf_tensor *gk, pf_tensor *gv, double scale, int causal) {
+                          const pf_tensor *p, pf_tensor *gq, pf_tensor *gk, pf_tensor *gv, double scale, int causal,
+                          double dropout_p, uint64_t seed, uint64_t offset) {
     att_args a = {.q = q, .k = k, .v = v, .g = g, .p = p, .gq = gq, .gk = gk, .gv = gv, .causal = causal != 0,
-                  .scale = scale};
+                  .scale = scale, .drop = dropout_p, .seed = seed, .offset = offset};
     int rc = check_all(&a, 1);
     if (rc) return rc;
-    a.nb = batch_count(q);
-    if (a.nb == 0) return PF_OK;
-    int nt = threads(&a);
-    int64_t S = k->shape[k->ndim - 2];
-    int64_t Ev = v->shape[v->ndim - 1];
-    a.per_thread = ((size_t)(S + 8 + Ev * S) * sizeof(double) + 63) & ~(size_t)63;
-    a.scratch = pf_alloc((size_t)nt * a.per_thread);
-    if (!a.scratch) return pf_error(PF_ERR_NOMEM, "scaled_dot_product_attention: out of memory for %lld scores", (long long)S);
-    pf_run_team(nt, bwd_team, &a);
-    pf_free(a.scratch);
-    return PF_OK;
+    return run(&a, bwd_team);
 }

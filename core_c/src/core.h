@@ -352,6 +352,12 @@ static inline void pf_parallel_range(int nt, int64_t n, pf_range_fn fn, void *ar
     pf_run_team(nt, pf_range_part, &j);
 }
 
+/* ---- random draws for other kernels (random.c) ------------------------------------------ */
+
+/* out[i] = 1 when the Bernoulli(prob) draw at counter e0 + i of seed is 1, else 0, for i < n: the
+ * bytes pf_random(PF_RAND_BERNOULLI, ...) writes into a bool tensor at those counters */
+void pf_bernoulli_bytes(uint64_t seed, uint64_t e0, int64_t n, double prob, unsigned char *out);
+
 /* ---- GEMM for other kernels (gemm.c) ------------------------------------------------ */
 
 /* One float32/float64 product C = A B, or C += A B with acc, in element strides; K > 0. */

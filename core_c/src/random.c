@@ -17,7 +17,7 @@
  * the rounds into SIMD multiplies (about 2x over one block at a time with SSE2 alone).
  * Word j of block blk0 + i lands in out[j][i]. */
 #define PB 8
-static void philox4x32_10(uint64_t blk0, uint64_t seed, uint32_t out[4][PB]) {
+PF_ALWAYS_INLINE void philox4x32_10(uint64_t blk0, uint64_t seed, uint32_t out[4][PB]) {
     uint32_t c0[PB], c1[PB], c2[PB], c3[PB];
     for (int i = 0; i < PB; i++) {
         uint64_t c = blk0 + (uint64_t)i;
@@ -142,6 +142,31 @@ static void gen_run(const gen *g, uint64_t seed, uint64_t e0, char *p, int64_t s
     }
 }
 
+/* gen_run's Bernoulli draw into bytes, compiled per ISA: w * 2^-32 < prob is w < ceil(prob 2^32) in
+ * integers (w 2^-32 and prob 2^32 are exact), so the rounds and the compare vectorize. */
+PF_VEC_CLONES void pf_bernoulli_bytes(uint64_t seed, uint64_t e0, int64_t n, double prob, unsigned char *out) {
+    const uint64_t thr = (uint64_t)ceil(prob * 0x1p32);
+    uint32_t w[4][PB];
+    for (int64_t k = 0; k < n;) {
+        uint64_t e = e0 + (uint64_t)k;
+        unsigned q0 = (unsigned)(e % 4);
+        int64_t m = (int64_t)(PB * 4 - q0);
+        if (m > n - k) m = n - k;
+        if ((uint64_t)0 - e < (uint64_t)m && e != 0) m = (int64_t)((uint64_t)0 - e); /* as gen_run */
+        philox4x32_10(e / 4, seed, w);
+        unsigned char *o = out + k;
+        if (m == PB * 4)
+            for (int b = 0; b < PB; b++)
+                for (int l = 0; l < 4; l++) o[4 * b + l] = w[l][b] < thr;
+        else
+            for (int64_t i = 0; i < m; i++) {
+                unsigned q = q0 + (unsigned)i;
+                o[i] = w[q % 4][q / 4] < thr;
+            }
+        k += m;
+    }
+}
+
 /* Exact integer range of each dtype for randint bounds (floats: consecutive integers). */
 static const double int_lo[] = {[PF_FLOAT32] = -0x1p24, [PF_FLOAT64] = -0x1p53, [PF_FLOAT16] = -0x1p11,
                                  [PF_INT64] = -0x1p63,   [PF_INT32] = -0x1p31,   [PF_BOOL] = 0,
@@ -229,7 +254,11 @@ static void fill_part(void *arg, int64_t b, int64_t e) {
     pf_walk_tensor(&w, dst, b);
     while (b < e) {
         int64_t n = pf_walk_run(&w, e - b);
-        gen_run(j->g, j->seed, j->offset + (uint64_t)b, (char *)dst->data + w.off[0], w.inner[0], n);
+        char *o = (char *)dst->data + w.off[0];
+        if (j->g->kind == PF_RAND_BERNOULLI && dst->dtype == PF_BOOL && w.inner[0] == 1) /* dropout's masks */
+            pf_bernoulli_bytes(j->seed, j->offset + (uint64_t)b, n, j->g->prob, (unsigned char *)o);
+        else
+            gen_run(j->g, j->seed, j->offset + (uint64_t)b, o, w.inner[0], n);
         b += n;
         pf_walk_advance(&w, n);
     }

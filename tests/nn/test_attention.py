@@ -98,6 +98,70 @@ def test_sdpa_dropout_is_seeded_and_scaled():
     assert np.all(F.scaled_dot_product_attention(q, k, v, dropout_p=1.0).numpy() == 0)
 
 
+def _composed_with_mask(q, k, v, keep, p, causal):
+    """softmax(q k^T / sqrt(E), causal) with dropout mask ``keep`` (kept weights scaled by 1 / (1 - p)), times v."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if causal:
+        allowed = pf.ones(q.shape[-2], k.shape[-2], dtype=pf.bool).tril()
+        scores = pf.where(allowed, scores, -math.inf)
+    w = pf.where(keep, F.softmax(scores, -1) / (1 - p), 0.0)
+    return w @ v
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("L, S", [(70, 70), (150, 90), (5, 130)])
+def test_sdpa_fused_dropout_drops_what_dropout_draws(causal, L, S):
+    # the fused kernel draws its mask from the counters a bool tensor of the weights' shape would take, so the
+    # composition with that mask (drawn by bernoulli_ from the same generator state) gives the same values and
+    # gradients; rows in blocks of 64, fewer and more keys than queries
+    q = pf.tensor(rand(2, 3, L, 16, seed=1), requires_grad=True)
+    k = pf.tensor(rand(2, 3, S, 16, seed=2), requires_grad=True)
+    v = pf.tensor(rand(2, 3, S, 8, seed=3), requires_grad=True)
+    g = pf.tensor(rand(2, 3, L, 8, seed=4))
+    pf.manual_seed(11)
+    out = F.scaled_dot_product_attention(q, k, v, dropout_p=0.3, is_causal=causal)
+    grads = pf.autograd.grad(out, (q, k, v), g)
+    pf.manual_seed(11)
+    keep = pf.empty(2, 3, L, S, dtype=pf.bool).bernoulli_(0.7)
+    assert 0.6 < keep.double().mean().item() < 0.8
+    want = _composed_with_mask(q, k, v, keep, 0.3, causal)
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-11, atol=1e-13)
+    for got, exp in zip(grads, pf.autograd.grad(want, (q, k, v), g), strict=True):
+        np.testing.assert_allclose(got.numpy(), exp.numpy(), rtol=1e-10, atol=1e-12)
+    # the generator moved on by the weights' count, as dropout's draw moves it
+    after = pf.rand(3)
+    pf.manual_seed(11)
+    pf.empty(2, 3, L, S, dtype=pf.bool).bernoulli_(0.7)
+    np.testing.assert_array_equal(after.numpy(), pf.rand(3).numpy())
+
+
+def test_sdpa_fused_dropout_gradcheck_and_double_backward():
+    q, k, v = (pf.tensor(rand(1, 2, 6, 4, seed=i), requires_grad=True) for i in range(3))
+    w = pf.tensor(rand(1, 2, 6, 4, seed=8))
+
+    def fn(q, k, v):  # the same mask every call
+        pf.manual_seed(5)
+        return (F.scaled_dot_product_attention(q, k, v, dropout_p=0.4, is_causal=True) * w).sum()
+
+    assert gradcheck(fn, (q, k, v), eps=1e-6, atol=1e-6, rtol=1e-4)
+    # create_graph differentiates the composition with the fused call's mask: first-order values agree
+    first = pf.autograd.grad(fn(q, k, v), (q, k, v))
+    second = pf.autograd.grad(fn(q, k, v), (q, k, v), create_graph=True)
+    for a, b in zip(first, second, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-10, atol=1e-12)
+    # and its second order is the composition's with that mask
+    sum((t * t).sum() for t in second).backward()
+    got = [t.grad.numpy().copy() for t in (q, k, v)]
+    pf.manual_seed(5)
+    keep = pf.empty(1, 2, 6, 6, dtype=pf.bool).bernoulli_(0.6)
+    qc, kc, vc = (t.detach().requires_grad_() for t in (q, k, v))
+    grads = pf.autograd.grad((_composed_with_mask(qc, kc, vc, keep, 0.4, True) * w).sum(), (qc, kc, vc),
+                             create_graph=True)  # fmt: skip
+    sum((t * t).sum() for t in grads).backward()
+    for a, b in zip(got, (qc.grad, kc.grad, vc.grad), strict=True):
+        np.testing.assert_allclose(a, b.numpy(), rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize(
     "args, kw, exc, match",
     [
@@ -165,10 +229,10 @@ def test_sdpa_fused_double_backward_and_core_checks():
     q, k, v = (pf.tensor(a) for a in arrays)
     out = pf.empty(1, 4, 2)
     with pytest.raises(TypeError, match="query has float64"):
-        pf._backend.check(lib.pf_attention(q._d(), k._d(), v._d(), out._d(), pf.empty(1, 4, 5)._d(), 1.0, 1))
+        pf._backend.check(lib.pf_attention(q._d(), k._d(), v._d(), out._d(), pf.empty(1, 4, 5)._d(), 1.0, 1, 0.0, 0, 0))
     with pytest.raises(ValueError, match=r"attention weights has shape \[1, 4, 4\]"):
         pf._backend.check(lib.pf_attention(q._d(), k._d(), v._d(), out.double()._d(),
-                                           pf.empty(1, 4, 4, dtype=pf.float64)._d(), 1.0, 1))  # fmt: skip
+                                           pf.empty(1, 4, 4, dtype=pf.float64)._d(), 1.0, 1, 0.0, 0, 0))  # fmt: skip
 
 
 MHA_CASES = {

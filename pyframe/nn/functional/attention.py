@@ -15,6 +15,7 @@ from pyframe.ops import reduce as rd
 from pyframe.ops._common import broadcast_shapes, scalar_tensor
 from pyframe.ops.index import tril
 from pyframe.ops.products import matmul
+from pyframe.ops.random import _generator
 from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = [
@@ -61,10 +62,10 @@ def scaled_dot_product_attention(
 
     A bool ``attn_mask`` is True where attention is allowed; a float one is added to the
     scores. A query row whose keys are all masked out gives zeros (as torch). Calls
-    without a mask or dropout (``is_causal`` allowed), float32/float64 and equal batch dims
+    without a mask (``is_causal`` and dropout allowed), float32/float64 and equal batch dims
     run as one fused C call each way (pf_attention); otherwise the product, softmax and dropout
-    run as a composition of ops. Double backward works on both. Dropout uses pyframe's random
-    stream, not torch's."""
+    run as a composition of ops. Both drop the same weights for the same generator state.
+    Double backward works on both. Dropout uses pyframe's random stream, not torch's."""
     fn = "scaled_dot_product_attention"
     for name, t in (("query", query), ("key", key), ("value", value)):
         _float_arg(t, fn, name)
@@ -113,10 +114,10 @@ def scaled_dot_product_attention(
     e = query._shape[-1]
     s = (1.0 / math.sqrt(e) if e else math.inf) if scale is None else float(scale)
     if (
-        attn_mask is None and dropout_p == 0.0 and query.dtype.code in _NATIVE and k_len > 0 and e > 0
+        attn_mask is None and dropout_p < 1.0 and query.dtype.code in _NATIVE and k_len > 0 and e > 0
         and query.ndim == key.ndim == value.ndim and query._shape[:-2] == key._shape[:-2] == value._shape[:-2]
     ):  # fmt: skip
-        return _like_query(query, _fused_attention(query, key, value, s, is_causal))
+        return _like_query(query, _fused_attention(query, key, value, s, is_causal, float(dropout_p)))
     return _like_query(query, _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, s))
 
 
@@ -135,8 +136,9 @@ def _like_query(query: Tensor, out: Tensor) -> Tensor:
     return out.permute(order).contiguous().permute(back)
 
 
-def _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, s):
-    """The op-by-op path: masks, dropout, broadcast batch dims, float16; double backward."""
+def _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, s, keep=None):
+    """The op-by-op path: masks, dropout, broadcast batch dims, float16; double backward. ``keep``: the
+    dropout mask to apply (the fused path's, drawn again), else one is drawn."""
     q_len, k_len = query._shape[-2], key._shape[-2]
     scores = matmul(ew.mul(query, s), key.transpose(-2, -1))
     if is_causal:
@@ -148,7 +150,9 @@ def _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, s):
             scores = ew.add(scores, attn_mask)
     # a causal mask leaves every query at least key 0, so only a user's mask can empty a row
     p = _masked_softmax(scores, attn_mask is not None and not (is_causal and k_len > 0))
-    if dropout_p > 0.0:
+    if keep is not None:
+        p = ew.where(keep, ew.mul(p, 1.0 / (1.0 - dropout_p)), 0.0)  # what dropout makes of it
+    elif dropout_p > 0.0:
         p = dropout(p, dropout_p, True)
     return matmul(p, value)
 
@@ -157,25 +161,34 @@ def _unit_last(t: Tensor) -> Tensor:
     return t if t._shape[-1] <= 1 or t._strides[-1] == 1 else t.contiguous()
 
 
-def _fused_attention(query: Tensor, key: Tensor, value: Tensor, s: float, is_causal: bool) -> Tensor:
+def _fused_attention(query: Tensor, key: Tensor, value: Tensor, s: float, is_causal: bool, dropout_p: float) -> Tensor:
     """One C call each way (pf_attention): strided q, k, v are read in place (a unit last
     stride is all it needs), the causal mask is a loop bound, the softmax weights are kept
-    for backward. Double backward differentiates the composition."""
+    for backward. Dropout takes the counters ``dropout`` would take for the weights' shape,
+    so it drops the same weights; backward draws the mask again from them. Double backward
+    differentiates the composition with that mask."""
     q, k, v = _unit_last(query), _unit_last(key), _unit_last(value)
     dt = q.dtype
     out = empty_tensor(q._shape[:-1] + (v._shape[-1],), dt)
     p = empty_tensor(q._shape[:-1] + (k._shape[-2],), dt)
-    check(lib.pf_attention(q._d(), k._d(), v._d(), out._d(), p._d(), s, int(is_causal)))
+    seed = offset = 0
+    if dropout_p > 0.0:
+        seed, offset = _generator(None).take(p._numel)
+    check(lib.pf_attention(q._d(), k._d(), v._d(), out._d(), p._d(), s, int(is_causal), dropout_p, seed, offset))
     if needs_grad(query, key, value):
 
         def backward(g):
             if _grad_mode.enabled:  # create_graph: differentiate the composition instead
-                return _regrad(lambda a, b, c: _composed_attention(a, b, c, None, 0.0, is_causal, s),
+                keep = None
+                if dropout_p > 0.0:
+                    keep = empty_tensor(p._shape, _dtype.bool_)
+                    check(lib.pf_random(lib.PF_RAND_BERNOULLI, keep._d(), seed, offset, 1.0 - dropout_p, 0.0))
+                return _regrad(lambda a, b, c: _composed_attention(a, b, c, None, dropout_p, is_causal, s, keep),
                                (query, key, value), g)  # fmt: skip
             g = _unit_last(g)
             gq, gk, gv = empty_tensor(q._shape, dt), empty_tensor(k._shape, dt), empty_tensor(v._shape, dt)
             check(lib.pf_attention_backward(g._d(), q._d(), k._d(), v._d(), p._d(), gq._d(), gk._d(), gv._d(), s,
-                                            int(is_causal)))  # fmt: skip
+                                            int(is_causal), dropout_p, seed, offset))  # fmt: skip
             return (gq if query.requires_grad else None, gk if key.requires_grad else None,
                     gv if value.requires_grad else None)  # fmt: skip
 
