@@ -49,6 +49,7 @@ from pyframe.distributed.process_group import (
     default_pg_timeout,
     destroy_process_group,
     get_backend,
+    get_default_backend_for_device,
     get_global_rank,
     get_group_rank,
     get_process_group_ranks,
@@ -70,4 +71,5 @@ __all__ = [
     "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor", "reduce", "gather", "scatter",
     "all_to_all", "all_to_all_single", "barrier", "monitored_barrier", "send", "recv", "isend", "irecv",
     "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list",
+    "get_default_backend_for_device",
 ]  # fmt: skip

@@ -14,6 +14,7 @@ __all__ = [
     "ProcessGroup", "GroupMember", "group", "is_available", "is_initialized", "is_torchelastic_launched",
     "init_process_group", "destroy_process_group", "new_group", "get_rank", "get_world_size", "get_backend",
     "get_process_group_ranks", "get_global_rank", "get_group_rank", "available_backends", "default_pg_timeout",
+    "get_default_backend_for_device",
 ]  # fmt: skip
 
 # torch's default for CPU backends: a job whose ranks legitimately wait (rank 0 evaluating while the others sit
@@ -281,6 +282,18 @@ def get_backend(group=None) -> str:
     """Same as torch.distributed.get_backend."""
     _require(group, members_only=False)
     return _world.backend.name
+
+
+def get_default_backend_for_device(device) -> str:
+    """Same as torch.distributed.get_default_backend_for_device: the backend for ``device``'s type. For
+    ``"cpu"`` that is torch's ``"gloo"``, which ``init_process_group`` runs on the MPI backend."""
+    kind = device if isinstance(device, str) else getattr(device, "type", None)
+    if not isinstance(kind, str):
+        raise TypeError(f"get_default_backend_for_device(): expected a device or a string, got {type(device).__name__}")
+    kind = kind.split(":")[0]
+    if kind != "cpu":
+        raise ValueError(f"Default backend not registered for device : {kind} (pyframe computes on the CPU only)")
+    return "gloo"
 
 
 def get_process_group_ranks(group) -> list[int]:

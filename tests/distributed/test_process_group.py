@@ -124,3 +124,12 @@ def test_a_plugin_provides_a_backend(no_installed_plugins):
 
 
 # ---- DistributedDataParallel ----------------------------------------------------------------------------
+
+
+def test_default_backend_for_device_is_torchs():
+    assert dist.get_default_backend_for_device("cpu") == "gloo"
+    assert dist.get_default_backend_for_device(torch.device("cpu")) == "gloo"
+    with pytest.raises(ValueError, match="Default backend not registered for device : cuda"):
+        dist.get_default_backend_for_device("cuda:1")
+    with pytest.raises(TypeError, match="expected a device or a string"):
+        dist.get_default_backend_for_device(3)
