@@ -31,6 +31,37 @@ def _openmp_flags() -> list[str]:
     return ["-fopenmp"]
 
 
+def _compile_in_parallel() -> None:
+    """One compiler process per usable core for the core's sources: distutils compiles an extension's files one by
+    one, and the core is some sixty files (a fresh `make demo` spent minutes here). Where distutils lacks the
+    internals this relies on, it stays serial."""
+    import distutils.ccompiler
+    from concurrent.futures import ThreadPoolExecutor
+
+    cls = distutils.ccompiler.CCompiler
+    if getattr(cls.compile, "_pyframe_parallel", False) or not all(
+        hasattr(cls, n) for n in ("_setup_compile", "_get_cc_args", "_compile")
+    ):
+        return
+    jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+    def compile(self, sources, output_dir=None, macros=None, include_dirs=None, debug=False, extra_preargs=None,
+                extra_postargs=None, depends=None):  # fmt: skip
+        macros, objects, extra_postargs, pp_opts, build = self._setup_compile(
+            output_dir, macros, include_dirs, sources, depends, extra_postargs
+        )
+        cc_args = self._get_cc_args(pp_opts, debug, extra_preargs)
+        todo = [(obj, *build[obj]) for obj in objects if obj in build]
+        with ThreadPoolExecutor(max(1, min(jobs, len(todo)))) as pool:
+            for done in [pool.submit(self._compile, obj, src, ext, cc_args, extra_postargs, pp_opts)
+                         for obj, src, ext in todo]:  # fmt: skip
+                done.result()  # a compiler error stops the build with its message
+        return objects
+
+    compile._pyframe_parallel = True
+    cls.compile = compile
+
+
 def make_builder(sources: list[str], extra: tuple[str, ...] = ()) -> FFI:
     """``extra``: more compile and link flags (the fuzzer's AddressSanitizer build passes -fsanitize=address)."""
     omp = _openmp_flags()
@@ -48,6 +79,7 @@ def make_builder(sources: list[str], extra: tuple[str, ...] = ()) -> FFI:
     return builder
 
 
+_compile_in_parallel()
 # setuptools wants sources relative to setup.py's folder
 ffibuilder = make_builder(sorted(str(p.relative_to(ROOT)) for p in (CORE / "src").glob("*.c")))
 
