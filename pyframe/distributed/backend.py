@@ -8,6 +8,7 @@ from plugins through the ``pyframe_distributed_backends`` hookspec; the MPI one 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -55,6 +56,10 @@ class Backend(Protocol):
 
     def allreduce(self, buf: np.ndarray, op: str, desc: str, async_op: bool = False) -> Work:
         """Reduce ``buf`` over all ranks in place; ``op`` is one of :data:`REDUCE_OPS`."""
+
+    def prepare_allreduce(self, buf: np.ndarray, op: str, desc: str) -> Callable[[], None]:
+        """Optional: a callable that does ``allreduce(buf, op, desc).wait()`` each time it is called, with what
+        does not change between calls made once (``all_reduce`` keeps it for a tensor reduced again)."""
 
     def broadcast(self, buf: np.ndarray, src: int, desc: str, async_op: bool = False) -> Work:
         """``buf`` on every rank becomes ``src``'s ``buf``."""
@@ -116,6 +121,10 @@ class _Done:
 DONE = _Done()
 
 
+def _identity() -> None:
+    return None
+
+
 class SingleBackend:
     """The built-in backend for a world of one process: every collective is the identity or a copy.
     Needs no transport, so ``init_process_group("single")`` works everywhere at no import cost."""
@@ -129,6 +138,9 @@ class SingleBackend:
 
     def allreduce(self, buf, op, desc="", async_op=False) -> Work:
         return DONE
+
+    def prepare_allreduce(self, buf, op, desc=""):
+        return _identity  # one rank: every reduction is the identity
 
     def broadcast(self, buf, src, desc="", async_op=False) -> Work:
         return DONE

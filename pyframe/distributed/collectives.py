@@ -15,6 +15,7 @@ import numpy as np
 
 from pyframe._dtype import int16
 from pyframe._grad_mode import no_grad
+from pyframe.distributed import process_group as _pg
 from pyframe.distributed.process_group import ProcessGroup, _agree_on, _require  # noqa: F401 - _agree_on for DDP
 from pyframe.tensor import Tensor
 
@@ -263,47 +264,58 @@ def _unstack(out: Tensor, items: list) -> Callable[[], None]:
 # ---- the collectives -----------------------------------------------------------------------------------
 
 
-_last_sum = [None, None, None, (), (), None]  # tensor, storage, address, shape, strides, (array, description)
-_LAST_SUM_BYTES = 1 << 16  # remembered only this small: the entry keeps the tensor alive until the next call
+# The last synchronous all_reduce on the default group of a tensor the transport takes as it is (a native dtype,
+# contiguous), prepared by the backend: a loop reducing the same tensor (a loss, a metric, a small buffer) pays only
+# the backend's call. Kept while the tensor keeps its memory and layout; only this small (it keeps the tensor alive).
+_last: list = [None] * 9  # tensor, storage, address, shape, strides, op, group, prepared call, AVG's divisor
+_LAST_BYTES = 1 << 20
 
 
-def _sum_wire(t) -> tuple | None:
-    """The transport's view of ``t`` and the call's description when a SUM can go straight to the backend
-    (a native dtype, contiguous); None otherwise. A loop reducing the same small tensor reuses them."""
-    c = _last_sum
-    if c[0] is t and c[1] is t._storage and c[2] == t._ptr and c[3] == t._shape and c[4] == t._strides:
-        return c[5]
-    if not isinstance(t, Tensor) or t.dtype.name not in _NATIVE or not t.is_contiguous():
-        return None
-    wire = ((t.detach() if t.requires_grad else t).numpy(), f"all_reduce SUM {_describe(t)}")
-    if t._numel * t.dtype.itemsize <= _LAST_SUM_BYTES:
-        c[:] = t, t._storage, t._ptr, t._shape, t._strides, wire
-    return wire
+def _prepared(backend, arr, wire: str, desc: str) -> Callable[[], None]:
+    prepare = getattr(backend, "prepare_allreduce", None)
+    if prepare is not None:
+        return prepare(arr, wire, desc)
+    return lambda: backend.allreduce(arr, wire, desc).wait()
 
 
 def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False):
     """Same as torch.distributed.all_reduce: reduce ``tensor`` over all ranks, in place. float16 is summed
     in float32; non-contiguous tensors go through a contiguous copy."""
+    c = _last
+    if (c[0] is tensor and c[5] is op and not async_op and c[6] is _pg._world and (group is None or group is c[6])
+            and c[1] is tensor._storage and c[2] == tensor._ptr and c[3] is tensor._shape
+            and c[4] is tensor._strides):  # fmt: skip
+        c[7]()
+        tensor._storage.version += 1  # written behind autograd's back
+        if c[8]:
+            with no_grad():
+                tensor.detach().div_(c[8])
+        return None
     g = _require(group)
-    if op is ReduceOp.SUM and not async_op:
-        # the common case without staging, Work or callbacks: small messages are dominated by this path
-        wire = _sum_wire(tensor)
-        if wire is not None:
-            g.backend.allreduce(wire[0], "sum", wire[1]).wait()
-            tensor._bump()
-            return None
     what = "all_reduce"
     _check_tensor(tensor, what, "tensor")
     wire = _wire_op(op, tensor, what)
-    s = _Staged(tensor, reduce=True)
     n = g.backend.world_size
+    desc = f"all_reduce {op.name} {_describe(tensor)}"
+    divisor = n if op is ReduceOp.AVG and n > 1 else 0
+    if not async_op and tensor.dtype.name in _NATIVE and tensor.is_contiguous():
+        run = _prepared(g.backend, (tensor.detach() if tensor.requires_grad else tensor).numpy(), wire, desc)
+        if g is _pg._world and tensor._numel * tensor.dtype.itemsize <= _LAST_BYTES:
+            c[:] = tensor, tensor._storage, tensor._ptr, tensor._shape, tensor._strides, op, g, run, divisor
+        run()
+        tensor._bump()
+        if divisor:
+            with no_grad():
+                tensor.detach().div_(divisor)
+        return None
+    s = _Staged(tensor, reduce=True)
 
     def avg():
-        if op is ReduceOp.AVG and n > 1:
+        if divisor:
             with no_grad():
-                tensor.detach().div_(n)
+                tensor.detach().div_(divisor)
 
-    work = g.backend.allreduce(s.arr, wire, f"all_reduce {op.name} {_describe(tensor)}", async_op)
+    work = g.backend.allreduce(s.arr, wire, desc, async_op)
     return _finish(work, what, [s], [tensor], async_op, avg)
 
 

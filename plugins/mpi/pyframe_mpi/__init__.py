@@ -139,6 +139,7 @@ class MPIBackend:
         _engine.next_id += 1
         self.issued = self.committed = 0
         self.children: list[MPIBackend] = []
+        self.check_parts: dict = {}  # the prepared all-reduces' check messages (inline.py)
         _engine.comms[self.id] = self
         self._ops = {"sum": MPI.SUM, "product": MPI.PROD, "max": MPI.MAX, "min": MPI.MIN,
                      "band": MPI.BAND, "bor": MPI.BOR, "bxor": MPI.BXOR}  # fmt: skip
@@ -155,6 +156,13 @@ class MPIBackend:
             return _Work(eng.submit(Op(self, desc, "all_reduce", None, fused=buf), async_op))
         mpi_op, MPI = self._ops[op], self._mpi
         return self._submit(desc, "all_reduce", lambda: self.comm.Allreduce(MPI.IN_PLACE, buf, op=mpi_op), async_op)
+
+    def prepare_allreduce(self, buf, op: str, desc: str):
+        """A callable doing ``allreduce(buf, op, desc).wait()`` with only the MPI call's cost per call (see
+        ``inline.py``); made once and called again for a buffer reduced many times."""
+        from pyframe_mpi.inline import prepare_allreduce
+
+        return prepare_allreduce(self, buf, op, desc)
 
     def broadcast(self, buf, src: int, desc: str, async_op: bool = False) -> _Work:
         return self._submit(desc, "broadcast", lambda: self.comm.Bcast(buf, root=src), async_op)

@@ -301,7 +301,6 @@ class Engine:
             op.error = e
 
     def _check(self, op: Op) -> None:
-        DistBackendError, _ = _errors()
         c = op.comm
         buf = op.fused
         msg = check_message(op.desc, np.int64 if buf is None else buf.dtype, buf)
@@ -311,6 +310,13 @@ class Engine:
             if buf is not None:
                 buf.reshape(-1)[:] = msg[LANES : LANES + buf.size]
             return
+        self.mismatch(op)
+
+    def mismatch(self, op: Op) -> None:
+        """The check said the ranks disagree (every rank learns it from the same sums): gather every rank's
+        description and raise ``DistBackendError`` naming what each called."""
+        DistBackendError, _ = _errors()
+        c = op.comm
         mine = np.frombuffer(op.desc.encode("ascii", "replace")[:_DESC_BYTES].ljust(_DESC_BYTES), dtype=np.uint8)
         every = np.empty((c.size, _DESC_BYTES), dtype=np.uint8)
         self.wait_request(c.ctl.Iallgather(mine.copy(), every), op)
