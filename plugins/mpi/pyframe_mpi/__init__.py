@@ -8,9 +8,9 @@ tensors' memory; asynchronous ones on a communication thread (see ``engine.py``)
 
 Failures end the job: an uncaught exception on any rank aborts all ranks (``MPI_Abort``); a rank that leaves
 (``destroy_process_group()``, or its script ends without it) tells the others, and a rank that waits for a
-collective the leaver will never join raises at once, naming it; a rank killed by a signal is noticed by Open
-MPI's runtime, which ends the job. mpi4py is imported, and MPI started, only when ``init_process_group("mpi")``
-runs.
+collective the leaver will never join ends the job within a quarter of a second, naming it (so does a collective
+past the group's timeout); a rank killed by a signal is noticed by Open MPI's runtime, which ends the job.
+mpi4py is imported, and MPI started, only when ``init_process_group("mpi")`` runs.
 """
 
 from __future__ import annotations
@@ -260,7 +260,6 @@ class MPIBackend:
         eng = self.engine
         stuck = not eng.stop_thread(min(self.timeout, 5.0))
         if self.is_world:
-            eng.leaving = stuck
             if eng.size > 1:
                 eng.announce(3 if propagating else 1)
             if stuck:

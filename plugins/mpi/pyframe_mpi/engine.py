@@ -3,18 +3,23 @@ they were issued, and a notice channel through which a rank that leaves tells th
 
 Every collective is two steps, both run by the executor, in issue order:
 
-1. **the check**: a fixed-size non-blocking ``MPI_Iallreduce`` (SUM, ``CHECK_BYTES``) on a control
-   communicator whose lanes say whether every rank is in the same collective with the same arguments (see
-   ``CHECK_BYTES`` below). It is waited for against the group's deadline and the notices of ranks that left, so
-   a rank that skipped the call, left, or hangs ends the wait with an error naming it. On a mismatch every rank
-   gathers every rank's description and raises; the data step is skipped on every rank, so the group stays
-   usable. A small SUM all-reduce travels inside the check's message: check and data in one round trip.
+1. **the check**: a fixed-size ``MPI_Allreduce`` (SUM, ``CHECK_BYTES``) on a control communicator whose lanes
+   say whether every rank is in the same collective with the same arguments (see ``CHECK_BYTES`` below). On a
+   mismatch every rank gathers every rank's description and raises; the data step is skipped on every rank, so
+   the group stays usable. A small SUM all-reduce travels inside the check's message: check and data in one
+   round trip.
 2. **the data**: once every rank has passed the check they are all committed to the same call, so it is a
    blocking, fused MPI call (``MPI_Allreduce``, ...), where Open MPI uses its best algorithms.
 
+Both are blocking MPI calls (the cheapest Open MPI has: its non-blocking collectives cost twice as much for a
+small message; and a blocking and a non-blocking collective never pair, so every rank uses the same kind). A
+blocking MPI call cannot be interrupted, so a watchdog thread watches it: a rank it needs that left (the notices
+say so, with how many collectives it finished), or the group's timeout passing, ends the job with a message
+naming why, as no rank waiting in that collective could ever return.
+
 A synchronous call made while nothing is queued runs on the calling thread (no hand-off latency); anything
 else (``async_op=True``, DDP's buckets) goes to the communication thread, so it progresses while Python
-computes. Waits release the GIL and yield the core while idle (see ``yield_when_idle``). MPI is initialised
+computes. MPI calls release the GIL and yield the core while idle (see ``yield_when_idle``). MPI is initialised
 with ``MPI_THREAD_MULTIPLE``.
 """
 
@@ -31,8 +36,7 @@ from typing import Any
 
 import numpy as np
 
-_TICK = 0.25  # the watchdog's period: how late past its deadline a wait may end
-_NAP = 2e-4  # between polls of a wait whose thread cannot wait on the notices (another thread does)
+_TICK = 0.25  # the watchdog's period: how late past the failure or the deadline a blocked call ends the job
 _NOTICE_TAG = 7
 _NOTICE_LEN = 2 + 2 * 64  # reason, number of pairs, then (communicator id, committed collectives) pairs
 _DESC_BYTES = 200
@@ -177,20 +181,23 @@ class Engine:
         self.next_id = 0
         self.left: dict[int, tuple[int, dict[int, int]]] = {}  # world rank -> (reason, {comm id: committed})
         self.failed: str | None = None
-        self.leaving = False
+        # the operation whose blocking MPI call runs (one at a time; its seq tells one call from the next): what
+        # the watchdog watches
+        self.inflight: Op | None = None
         self.notice_lock = threading.Lock()
         self.notices = self.world.Dup()
         self.notices.Set_errhandler(MPI.ERRORS_RETURN)
         self.notice_buf = np.zeros(_NOTICE_LEN, dtype=np.int64)
         self.notice_req = self.notices.Irecv(self.notice_buf, source=MPI.ANY_SOURCE, tag=_NOTICE_TAG)
         self.status = MPI.Status()
-        self.watch_deadline: float | None = None
         self.watcher: threading.Thread | None = None
-        self.wakes: list = []
         # the agreement check before every collective; PYFRAME_DISTRIBUTED_CHECK=0 turns it off (one round trip
         # less per collective; a mismatch then hangs or reduces garbage, as raw MPI does)
         self.check = os.environ.get("PYFRAME_DISTRIBUTED_CHECK", "1") != "0"
         yield_when_idle()
+        if self.size > 1:
+            self.watcher = threading.Thread(target=self._watch, name="pyframe-mpi-watchdog", daemon=True)
+            self.watcher.start()
 
     # ---- notices ------------------------------------------------------------------------------------
 
@@ -205,7 +212,7 @@ class Engine:
 
     def _take_notice(self) -> None:
         """Record the notice just received (``notice_buf``, ``status``) and post the next receive; holds
-        ``notice_lock``. Reason 0 is a wake-up this rank sent itself."""
+        ``notice_lock``."""
         buf = self.notice_buf
         if buf[0] != 0:
             pairs = {int(buf[2 + 2 * i]): int(buf[3 + 2 * i]) for i in range(int(buf[1]))}
@@ -291,6 +298,7 @@ class Engine:
             if self.failed is not None:
                 raise DistBackendError(f"{op.what}: the process group failed earlier ({self.failed})")
             c = op.comm
+            self.inflight = op
             if c.size > 1 and op.desc is not None and self.check:
                 self._check(op)
             else:
@@ -299,12 +307,14 @@ class Engine:
                 op.run()
         except BaseException as e:  # noqa: BLE001 - delivered to whoever waits on the operation
             op.error = e
+        finally:
+            self.inflight = None
 
     def _check(self, op: Op) -> None:
         c = op.comm
         buf = op.fused
         msg = check_message(op.desc, np.int64 if buf is None else buf.dtype, buf)
-        self.wait_request(c.ctl.Iallreduce(self.MPI.IN_PLACE, msg, op=self.MPI.SUM), op)
+        c.ctl.Allreduce(self.MPI.IN_PLACE, msg, op=self.MPI.SUM)
         c.committed += 1  # every rank is in this collective (the same one or not): it counts as done
         if agreed(msg, c.size):
             if buf is not None:
@@ -319,7 +329,11 @@ class Engine:
         c = op.comm
         mine = np.frombuffer(op.desc.encode("ascii", "replace")[:_DESC_BYTES].ljust(_DESC_BYTES), dtype=np.uint8)
         every = np.empty((c.size, _DESC_BYTES), dtype=np.uint8)
-        self.wait_request(c.ctl.Iallgather(mine.copy(), every), op)
+        self.inflight = op
+        try:
+            c.ctl.Allgather(mine, every)
+        finally:
+            self.inflight = None
         lines = "; ".join(
             f"rank {c.world_ranks[r]}: {bytes(row).decode('ascii', 'replace').strip()}" for r, row in enumerate(every)
         )
@@ -327,72 +341,34 @@ class Engine:
             f"{op.what}: the ranks called different collectives or passed tensors that differ: {lines}"
         )
 
-    def wait_request(self, req, op: Op, timeout: float | None = None) -> None:
-        """Wait for ``req`` until it completes, the group's timeout passes, or a rank it needs has left.
+    # ---- the watchdog: MPI's blocking calls have no timeout and cannot be interrupted ------------------------
 
-        The wait is one ``MPI_Waitany`` over ``req`` and the notice receive, made with the GIL released: the
-        waiting thread costs no Python time, and its polling gives the core to whatever else is runnable
-        (``yield_when_idle``). A notice (a rank left, or
-        the watchdog's wake-up at the deadline) ends the wait, is handled, and the wait resumes."""
-        DistBackendError, DistTimeoutError = _errors()
-        if req.Test():
-            return
-        c = op.comm
-        timeout = c.timeout if timeout is None else timeout
-        deadline = time.monotonic() + timeout
+    def _watch(self) -> None:
+        """Every ``_TICK`` seconds, while the executor is inside a blocking MPI call: take the notices of ranks
+        that left; if one of them left before the collective the call waits in, or the group's timeout has
+        passed, the call can never return, so end the job naming why (the other ranks' calls cannot return
+        either)."""
+        seen, since = (None, 0), 0.0
         while True:
-            owned = self.notice_lock.acquire(blocking=False)
-            try:
-                if owned and self.notice_req is not None:
-                    self._arm_watchdog(deadline)
-                    try:
-                        done = self.MPI.Request.Waitany([req, self.notice_req], self.status) == 0
-                    finally:
-                        self._arm_watchdog(None)
-                    if done:
-                        return
-                    self._take_notice()
-                elif req.Test():  # another thread waits on the notices: poll, sleeping in between
-                    return
-                else:
-                    time.sleep(_NAP)
-            finally:
-                if owned:
-                    self.notice_lock.release()
+            time.sleep(_TICK)
+            op = self.inflight
+            if op is None:
+                continue
+            now = time.monotonic()
+            if (op, op.seq) != seen:  # a new call: its timeout counts from now (within a tick of its start)
+                seen, since = (op, op.seq), now
+            self.poll_notices()
             why = self.doomed(op)
             if why is not None:
                 self.failed = why
-                raise DistBackendError(f"{op.what}: {why}")
-            if self.leaving:
-                raise DistBackendError(f"{op.what}: this rank is leaving the process group")
-            if time.monotonic() > deadline:
+                self.abort(f"{op.what}: {why}; ending the job")
+            elif now - since > op.comm.timeout and self.inflight is op:
                 self.failed = f"{op.what} timed out"
-                raise DistTimeoutError(
-                    f"MPI {op.what} did not complete within the process group's timeout of {timeout:g} s on rank "
-                    f"{self.rank}: another rank died, hangs, or did not call the same collective"
+                self.abort(
+                    f"MPI {op.what} did not complete within the process group's timeout of {op.comm.timeout:g} s "
+                    f"on rank {self.rank}: another rank died, hangs, or did not call the same collective; ending "
+                    "the job"
                 )
-
-    # ---- the watchdog: wakes a wait at its deadline (MPI waits have no timeout) -------------------------
-
-    def _arm_watchdog(self, deadline: float | None) -> None:
-        self.watch_deadline = deadline  # read by the watchdog at its next tick
-        if self.watcher is None and deadline is not None:
-            self.watcher = threading.Thread(target=self._watch, name="pyframe-mpi-watchdog", daemon=True)
-            self.watcher.start()
-
-    def _watch(self) -> None:
-        """Every ``_TICK`` seconds: a wait past its deadline (or on a rank that is leaving) gets a wake-up."""
-        while True:
-            time.sleep(_TICK)
-            d = self.watch_deadline
-            if d is not None and (time.monotonic() > d or self.leaving):
-                self.watch_deadline = None  # one wake-up per deadline; the waiter re-arms if it goes on
-                self.wake()
-
-    def wake(self) -> None:
-        """End a wait on the notices on this rank: a notice with reason 0 sent to itself."""
-        self.wakes = [r for r in self.wakes if not r.Test()]
-        self.wakes.append(self.notices.Isend(np.zeros(_NOTICE_LEN, dtype=np.int64), dest=self.rank, tag=_NOTICE_TAG))
 
     # ---- ending the job ---------------------------------------------------------------------------------
 
