@@ -13,7 +13,8 @@ from typing import Protocol
 
 import numpy as np
 
-__all__ = ["Backend", "Work", "DistError", "DistBackendError", "DistTimeoutError", "SingleBackend", "REDUCE_OPS"]
+__all__ = ["Backend", "Work", "DistError", "DistBackendError", "DistTimeoutError", "SingleBackend", "REDUCE_OPS",
+           "split_mismatch"]  # fmt: skip
 
 # what ``Backend.allreduce`` must support (AVG is SUM then a division in the C core)
 REDUCE_OPS = ("sum", "product", "max", "min", "band", "bor", "bxor")
@@ -83,9 +84,11 @@ class Backend(Protocol):
         """Rank r's ``recv[q]`` gets rank q's ``send[r]`` (both of shape ``(world_size, ...)``)."""
 
     def alltoallv(self, send: np.ndarray, send_counts: list[int], recv: np.ndarray, recv_counts: list[int],
-                  desc: str, async_op: bool = False) -> Work:  # fmt: skip
-        """Bytes: rank q's ``recv`` gets, after ``recv_counts[:q]``, the ``recv_counts[q]`` bytes rank q sent
-        here (its ``send_counts[r]`` bytes after ``send_counts[:r]``). The caller has checked the counts agree."""
+                  desc: str, async_op: bool = False, row_bytes: int = 1) -> Work:  # fmt: skip
+        """Rows of ``row_bytes`` bytes: rank q's ``recv`` gets, after ``recv_counts[:q]`` rows, the ``recv_counts[q]``
+        rows rank q sent here (its ``send_counts[r]`` rows after ``send_counts[:r]``). Every rank's counts are
+        exchanged first, as part of the operation (so ``async_op=True`` returns at once): counts that disagree
+        raise ``ValueError`` (:func:`split_mismatch`) on every rank and no data moves."""
 
     def barrier(self, desc: str = "barrier", async_op: bool = False) -> Work:
         """Completes once every rank has called it."""
@@ -119,6 +122,15 @@ class _Done:
 
 
 DONE = _Done()
+
+
+def split_mismatch(what: str, table: list, ranks: list[int]) -> str | None:
+    """What is wrong with an all-to-all's counts, or None: ``table[r]`` is group rank r's ``[send_counts,
+    recv_counts]``, ``ranks`` the group's global ranks; what rank r sends to q must be what q expects from r."""
+    n = len(table)
+    bad = [f"rank {ranks[r]} sends {table[r][0][q]} rows to rank {ranks[q]}, which expects {table[q][1][r]}"
+           for r in range(n) for q in range(n) if table[r][0][q] != table[q][1][r]]  # fmt: skip
+    return f"{what}: the ranks' split sizes disagree: {'; '.join(bad)}" if bad else None
 
 
 def _identity() -> None:
@@ -168,7 +180,10 @@ class SingleBackend:
         recv[...] = send
         return DONE
 
-    def alltoallv(self, send, send_counts, recv, recv_counts, desc="", async_op=False) -> Work:
+    def alltoallv(self, send, send_counts, recv, recv_counts, desc="", async_op=False, row_bytes=1) -> Work:
+        bad = split_mismatch("all_to_all_single", [[list(send_counts), list(recv_counts)]], [0])
+        if bad is not None:
+            raise ValueError(bad)
         recv[:] = send
         return DONE
 

@@ -512,8 +512,9 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None, in
     """Same as torch.distributed.all_to_all_single: ``input`` is cut along its first dimension into
     ``input_split_sizes`` rows (default: ``world_size`` equal chunks); chunk r goes to rank r, and ``output``
     holds, in rank order, the ``output_split_sizes[r]`` rows rank r sent here. The split sizes are first compared
-    across ranks: what a rank sends must be what its peer expects, else ``ValueError`` on every rank. With
-    ``async_op=True`` the call returns once the ranks have exchanged their split sizes; the data moves after."""
+    across ranks, as part of the operation: what a rank sends must be what its peer expects, else ``ValueError`` on
+    every rank (from ``wait()`` with ``async_op=True``, which returns at once: the sizes and then the data move on
+    the communication thread)."""
     from math import prod
 
     g = _require(group)
@@ -529,23 +530,9 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None, in
     outs = _splits(output_split_sizes, output._shape[0], n, what, "output_split_sizes")
     rows = f"{input.dtype.name} rows{list(input._shape[1:])}"
     send, recv = _Staged(input, out=False), _Staged(output)
-    # every rank's splits first (this exchange is also the call's agreement check), so a disagreement is an
-    # error on every rank, never a garbled exchange, and every rank picks the same transport call below
-    mine = np.array([ins, outs], dtype=np.int64)
-    every = np.empty((n, 2, n), dtype=np.int64)
-    g.backend.allgather(mine.view(np.uint8).reshape(-1), every.view(np.uint8).reshape(n, -1),
-                        f"{what} {rows}").wait()  # fmt: skip
-    table = every.tolist()
-    bad = [f"rank {g.ranks[r]} sends {table[r][0][q]} rows to rank {g.ranks[q]}, which expects {table[q][1][r]}"
-           for r in range(n) for q in range(n) if table[r][0][q] != table[q][1][r]]  # fmt: skip
-    if bad:
-        raise ValueError(f"{what}: the ranks' split sizes disagree: {'; '.join(bad)}")
-    if len({k for t in table for k in t[0]}) == 1:  # equal chunks everywhere: the plain all-to-all
-        work = g.backend.alltoall(send.arr.reshape(n, -1), recv.arr.reshape(n, -1), None, async_op)
-        return _finish(work, what, [recv], [output], async_op)
     row_bytes = prod(input._shape[1:]) * input.dtype.itemsize
-    work = g.backend.alltoallv(send.arr.reshape(-1), [k * row_bytes for k in ins], recv.arr.reshape(-1),
-                               [k * row_bytes for k in outs], None, async_op)  # fmt: skip
+    work = g.backend.alltoallv(send.arr.reshape(-1), ins, recv.arr.reshape(-1), outs, f"{what} {rows}", async_op,
+                               row_bytes)  # fmt: skip
     return _finish(work, what, [recv], [output], async_op)
 
 

@@ -101,19 +101,21 @@ def trained4(mpi4, tmp_path_factory):
 
 
 def test_collectives(trained):
-    for res in trained:
-        assert (res["world"], res["backend"]) == (2, "mpi")
+    for rank, res in enumerate(trained):
+        n = res["world"]
+        assert (n, res["backend"]) == (2, "mpi")
         assert res["sum"] == [3.0, 10.0] and res["avg"] == [1.5, 5.0]
         assert res["max"] == [1, 0] and res["min"] == [0, -1]
         assert res["async"] == [True, [1.0, 1.0, 1.0]]
         assert res["broadcast"] == [[6.0, 6.0], [6.0, 6.0]]
         assert res["async_late"] == [True, [1.0, 1.0, 1.0]]
+        assert res["a2a_late"] == [100.0 * q + rank for q in range(n) for _ in range((q + rank) % 2 + 1)]
         assert res["all_gather"] == [[0.0, 0.0], [1.0, 2.0]]
-        n = res["world"]
         k = n * (n + 1) // 2 * n  # the sum of rank + 1 over the ranks, then n equal copies summed
         assert res["sum_after_t_"] == [[1.0 * k, 3.0 * k], [2.0 * k, 4.0 * k]]
     # rank 1 called all_reduce only after rank 0's returned and sent it a message: async calls do not wait
     assert trained[0]["async_pending"] is True
+    assert trained[0]["a2a_pending"] is True  # uneven splits: returned before rank 1 had called it
     assert "all_reduce did not complete within 0.05 s on rank 0" in trained[0]["wait_timeout"]
 
 

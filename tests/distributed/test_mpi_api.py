@@ -63,6 +63,7 @@ def _check(results: list[dict]) -> None:
                                      "'group2', ranks=[0]): only its members may use it")  # fmt: skip
         assert res["splits"] == ("all_to_all_single: the ranks' split sizes disagree: rank 0 sends 1 rows to rank 1, "
                                  "which expects 2")  # fmt: skip
+        assert res["splits_async"] == res["splits"]  # from wait(): the sizes are compared on the communication thread
         assert res["send_self"].startswith(f"Invalid destination rank: send on rank {rank} names itself")
         assert res["join_without_ddp"].startswith("Join works with DistributedDataParallel modules")
         if rank == 1:

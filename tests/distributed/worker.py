@@ -175,6 +175,21 @@ def collectives(rank: int, world: int) -> dict:
         dist.recv(torch.zeros(1), src=0)
         work = dist.all_reduce(t, async_op=True)
     out["async_late"] = [work.wait(), t.tolist()]
+    # the same with all_to_all_single and uneven splits: the split sizes are exchanged on the communication thread
+    ins = [(rank + q) % 2 + 1 for q in range(world)]  # rows this rank sends to rank q
+    outs = [(q + rank) % 2 + 1 for q in range(world)]  # rows rank q sends here
+    inp = torch.tensor([[100.0 * rank + q] for q in range(world) for _ in range(ins[q])])
+    o = torch.zeros(sum(outs), 1)
+    if rank == 0:
+        work = dist.all_to_all_single(o, inp, outs, ins, async_op=True)
+        out["a2a_pending"] = not work.is_completed()
+        for r in range(1, world):
+            dist.send(torch.zeros(1), dst=r)
+        work.wait()
+    else:
+        dist.recv(torch.zeros(1), src=0)
+        dist.all_to_all_single(o, inp, outs, ins)
+    out["a2a_late"] = o.reshape(-1).tolist()
     # the same small tensor reduced again after an in-place transpose (no longer contiguous)
     t = torch.tensor([[1.0, 2.0], [3.0, 4.0]]) * (rank + 1)
     dist.all_reduce(t)

@@ -162,6 +162,12 @@ def bad_input(rank: int, n: int) -> dict:
     outs = [2] + [1] * (n - 1) if rank == 1 else [1] * n  # rank 1 expects 2 rows from rank 0, which sends 1
     for name, call in (
         ("splits", lambda: dist.all_to_all_single(pyframe.zeros(sum(outs), 2), pyframe.zeros(n, 2), outs, [1] * n)),
+        (
+            "splits_async",
+            lambda: dist.all_to_all_single(
+                pyframe.zeros(sum(outs), 2), pyframe.zeros(n, 2), outs, [1] * n, async_op=True
+            ).wait(),
+        ),
         ("send_self", lambda: dist.send(T([1.0]), dst=rank)),
         ("join_without_ddp", lambda: pyframe.nn.parallel.Join([nn.Linear(2, 2)])),
     ):

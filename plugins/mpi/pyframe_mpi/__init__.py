@@ -195,19 +195,38 @@ class MPIBackend:
     def alltoall(self, send, recv, desc: str, async_op: bool = False) -> _Work:
         return self._submit(desc, "all_to_all", lambda: self.comm.Alltoall(send, recv), async_op)
 
-    def alltoallv(self, send, send_counts, recv, recv_counts, desc: str, async_op: bool = False) -> _Work:
-        MPI = self._mpi
+    def alltoallv(self, send, send_counts, recv, recv_counts, desc: str, async_op: bool = False,
+                  row_bytes: int = 1) -> _Work:  # fmt: skip
+        import numpy as np
 
-        def displs(counts):
-            out, at = [], 0
+        from pyframe.distributed.backend import split_mismatch
+
+        MPI, n = self._mpi, self.size
+
+        def spec(buf, counts):
+            sizes, displs, at = [], [], 0
             for c in counts:
-                out.append(at)
-                at += c
-            return out
+                sizes.append(c * row_bytes)
+                displs.append(at)
+                at += c * row_bytes
+            return [buf, (sizes, displs), MPI.BYTE]
 
-        spec_s = [send, (list(send_counts), displs(send_counts)), MPI.BYTE]
-        spec_r = [recv, (list(recv_counts), displs(recv_counts)), MPI.BYTE]
-        return self._submit(desc, "all_to_all_single", lambda: self.comm.Alltoallv(spec_s, spec_r), async_op)
+        def run():
+            # every rank's counts first (after the check, so every rank is in this call): a disagreement is an
+            # error on every rank, never a garbled exchange, and every rank picks the same transport call below
+            mine = np.array([list(send_counts), list(recv_counts)], dtype=np.int64)
+            every = np.empty((n, 2, n), dtype=np.int64)
+            self.comm.Allgather(mine, every)
+            table = every.tolist()
+            bad = split_mismatch("all_to_all_single", table, self.world_ranks)
+            if bad is not None:
+                raise ValueError(bad)
+            if len({k for t in table for k in t[0]}) == 1:  # equal chunks everywhere: the plain all-to-all
+                self.comm.Alltoall(send.reshape(n, -1), recv.reshape(n, -1))
+            else:
+                self.comm.Alltoallv(spec(send, send_counts), spec(recv, recv_counts))
+
+        return self._submit(desc, "all_to_all_single", run, async_op)
 
     def barrier(self, desc: str = "barrier", async_op: bool = False) -> _Work:
         return self._submit(desc, "barrier", lambda: None, async_op)  # the check is the barrier
