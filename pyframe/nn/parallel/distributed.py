@@ -3,11 +3,11 @@
 As PyTorch's reducer: parameters go into buckets in reverse registration order (which approximates
 the order backward produces their gradients), the first bucket small (1 MiB) so communication starts
 early, the rest up to ``bucket_cap_mb``. A post-accumulate-grad hook on each parameter copies its
-gradient into its bucket's flat buffer. Buckets are all-reduced strictly in index order: a full bucket
-waits for the ones before it, so which bucket is summed with which never depends on the order in which a
-rank's backward met its layers (ranks may take different branches). Each all-reduce goes to the
-backend's communication thread and backward goes on; after the last bucket the hook waits for all of
-them, divides by the world size (in the C core) and copies the averages back into ``.grad``.
+gradient, scaled by 1/world size (one pass, in the C core, as torch's ``mul_out``), into its bucket's flat
+buffer. Buckets are all-reduced strictly in index order: a full bucket waits for the ones before it, so which
+bucket is summed with which never depends on the order in which a rank's backward met its layers (ranks may
+take different branches). Each all-reduce goes to the backend's communication thread and backward goes on;
+after the last bucket the hook waits for all of them and copies the averages back into ``.grad``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pyframe._grad_mode import is_grad_enabled, no_grad
 from pyframe.distributed.process_group import _agree_on, _require
 from pyframe.nn.modules.module import Module
 from pyframe.ops.creation import zeros
+from pyframe.ops.elementwise import mul
 from pyframe.tensor import Tensor
 
 __all__ = ["DistributedDataParallel", "GradBucket"]
@@ -282,9 +283,18 @@ class DistributedDataParallel(Module):
                     "Expected to mark a variable ready only once: backward ran twice through this parameter "
                     "before the gradients were synchronised (call backward once per forward)"
                 )
-            if p.grad is not b.views[slot]:
-                with no_grad():
-                    b.views[slot].copy_(p.grad)
+            view = b.views[slot]
+            # averaged as torch's reducer does: scaled by 1/world while copied into the bucket (one pass over the
+            # gradient, no division after the all-reduce); a comm hook gets the plain gradients and averages itself
+            scale = 1.0 / self._divisor if self._comm_hook is None and self._divisor > 1 else None
+            with no_grad():
+                if p.grad is not view:
+                    if scale is None:
+                        view.copy_(p.grad)
+                    else:
+                        mul(p.grad, scale, out=view)
+                elif scale is not None:
+                    view.mul_(scale)
             self._ready(b, slot)
 
         return on_grad
@@ -325,8 +335,6 @@ class DistributedDataParallel(Module):
         with no_grad():
             for b in self._buckets:
                 b.flat._bump()
-                if b.future is None and self._divisor > 1:
-                    b.flat.div_(self._divisor)
                 for slot, (p, view) in enumerate(zip(b.params, b.views, strict=True)):
                     if used is not None and not used[(b.index, slot)]:
                         continue  # no rank used it: its gradient stays as it was (None), as torch
