@@ -622,8 +622,12 @@ class Tensor:
         return format_tensor(self)
 
     def __format__(self, spec: str) -> str:
-        if self._numel == 1 and spec:
+        # as torch: a 0-d tensor formats as its number ("{} %".format(acc) prints 4.6875, not tensor(4.6875)),
+        # any other prints as its repr and refuses a format spec
+        if self.ndim == 0:
             return format(self.item(), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
         return repr(self)
 
 

@@ -77,6 +77,21 @@ def test_str_and_format():
     assert f"{t}" == repr(t)
 
 
+@pytest.mark.parametrize("spec", ["", ".2f", ">10", "e"])
+@pytest.mark.parametrize("value", [[2.5], [[1.0]], True, 3, -0.125, [1.0, 2.0], []])
+def test_format_matches_torch(value, spec):
+    """A 0-d tensor formats as its number, any other as its repr, and refuses a spec (torch's Tensor.__format__)."""
+    torch = pytest.importorskip("torch")
+
+    def formatted(lib):
+        try:
+            return format(lib.tensor(value), spec)
+        except (TypeError, ValueError) as e:
+            return type(e).__name__, str(e)
+
+    assert formatted(pyframe) == formatted(torch)
+
+
 def test_size_repr():
     assert repr(pyframe.zeros(2, 3).shape) == "pyframe.Size([2, 3])"
     assert repr(pyframe.tensor(1.0).shape) == "pyframe.Size([])"
