@@ -33,10 +33,13 @@ def _check(results: list[dict]) -> None:
     for rank, res in enumerate(results):
         assert all(res["ranks_identical"].values()), res["ranks_identical"]
         if res["vs_torch"] is not None:  # the final parameters of torch's DDP on gloo, same data and options
-            exact = {k: v for k, v in res["vs_torch"].items() if k != "fp16_hook"}  # bf16 too: at 2 ranks one rounding
+            # torch sums the float16 (bfloat16) buckets in that dtype at every step of its ring, pyframe in float32
+            # and rounds once: the same at 2 ranks (one step) for bfloat16; bfloat16 keeps 3 bits less than float16
+            half = {"fp16_hook": 1e-4} if len(results) == 2 else {"fp16_hook": 1e-4, "bf16_hook": 8e-4}
+            exact = {k: v for k, v in res["vs_torch"].items() if k not in half}
             assert max(exact.values()) < 1e-6, res["vs_torch"]
-            # torch sums the float16 buckets in float16 at every step of its ring, pyframe in float32
-            assert res["vs_torch"]["fp16_hook"] < 1e-4
+            for k, bound in half.items():
+                assert res["vs_torch"][k] < bound, res["vs_torch"]
         # join(throw_on_early_termination=True): rank 0 runs out first (3 batches); every rank raises in that
         # iteration, rank 0 naming itself, as torch's Join
         expect = ("Rank 0 exhausted all inputs." if rank == 0 else
