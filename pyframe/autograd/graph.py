@@ -208,12 +208,43 @@ def edge(t: Tensor):
     return (fn, t._output_nr)
 
 
+class SavedOutput:
+    """An op's output as its backward reads it, without a reference cycle: a backward closure that held the
+    output itself would make output -> grad_fn -> backward -> output, which only the cyclic GC frees when the
+    graph is dropped without a backward. This holds a history-free alias of the output's memory (same storage,
+    so the version check still catches in-place changes) and, once ``record`` got it in ``saved``, a weak
+    reference to the node. Called in the backward it gives the alias, or under ``create_graph`` a fresh alias
+    whose ``grad_fn`` is that node (which the engine is running, so it is alive), so higher derivatives flow
+    through the output as torch's SavedVariable of an output does."""
+
+    __slots__ = ("data", "node", "nr")
+
+    def __init__(self, output: Tensor, nr: int = 0) -> None:
+        self.data = output._view(output._shape, output._strides)
+        self.node = None
+        self.nr = nr  # which output of the op it is
+
+    def _bind(self, node: Node) -> Tensor:
+        self.node = weakref.ref(node)
+        return self.data
+
+    def __call__(self) -> Tensor:
+        data = self.data
+        node = self.node() if _grad_mode.enabled and self.node is not None else None
+        if node is None:
+            return data
+        t = data._view(data._shape, data._strides)
+        t.grad_fn, t._requires_grad, t._output_nr, t._grad_version = node, True, self.nr, data._storage.version
+        return t
+
+
 def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[Tensor] = (), *,
            jvp: Callable | None = None) -> None:  # fmt: skip
     """Attach a node computing ``fn(*output_grads) -> input grads`` to ``outputs``.
 
     ``saved`` are tensors ``fn`` reads: their versions are checked at backward time, so an
-    in-place change after the forward raises instead of giving a wrong gradient. Inside a forward-AD dual level,
+    in-place change after the forward raises instead of giving a wrong gradient. An output ``fn`` reads is given
+    as a ``SavedOutput`` (there and in ``fn``), never as the output itself. Inside a forward-AD dual level,
     the outputs get their tangents (from ``jvp(*input_tangents)`` if given, else from ``fn``)."""
     node = _object_new(_NODE_CLASSES.get(name) or node_class(name))
     node.fn = fn
@@ -226,7 +257,8 @@ def record(name: str, fn: Callable, inputs: Sequence, outputs, saved: Sequence[T
         ]
     )
     if saved:
-        node.saved = tuple(saved)
+        # an output is saved as its SavedOutput's alias (see SavedOutput), which learns its node here
+        node.saved = saved = tuple([t._bind(node) if t.__class__ is SavedOutput else t for t in saved])
         node.versions = tuple([0 if t is None else t._storage.version for t in saved])
         if _saved_hooks:
             _pack(node)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from pyframe._backend import NULL, ShapeError, lib
-from pyframe.autograd.graph import needs_grad, record
+from pyframe.autograd.graph import SavedOutput, needs_grad, record
 from pyframe.linalg._common import call, check_matrix, diag_embed, identity_like
 from pyframe.linalg.solve import solve_triangular
 from pyframe.ops import elementwise as ew
@@ -63,6 +63,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:
     Q = empty_tensor(batch + (m, k) if mode != "r" else (0,), A.dtype)
     call(fn, lib.pf_linalg_qr(A._d(), Q._d() if mode != "r" else NULL, R._d(), int(mode == "complete")))
     if needs_grad(A):
+        Qs, Rs = SavedOutput(Q, 0), SavedOutput(R, 1)
 
         def backward(gQ=None, gR=None):
             if mode == "r":
@@ -72,9 +73,9 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:
                 )
             if mode == "complete" and m > n:
                 raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
-            return _qr_backward(gQ, gR, Q, R, A)
+            return _qr_backward(gQ, gR, Qs(), Rs(), A)
 
-        record("LinalgQrBackward0", backward, (A,), (Q, R), (Q, R))
+        record("LinalgQrBackward0", backward, (A,), (Q, R), (Qs, Rs))
     return QRResult(Q, R)
 
 
@@ -228,11 +229,12 @@ def eigh(A: Tensor, UPLO: str = "L") -> EighResult:
     fn = "linalg.eigh"
     L, V = _eigh(A, UPLO, fn, True)
     if needs_grad(A):
+        Ls, Vs = SavedOutput(L, 0), SavedOutput(V, 1)
 
         def backward(gL=None, gV=None):
-            return _eigh_backward(gL, gV, L, V)
+            return _eigh_backward(gL, gV, Ls(), Vs())
 
-        record("LinalgEighBackward0", backward, (A,), (L, V), (L, V))
+        record("LinalgEighBackward0", backward, (A,), (L, V), (Ls, Vs))
     return EighResult(L, V)
 
 
@@ -242,9 +244,10 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     grad = needs_grad(A)
     L, V = _eigh(A, UPLO, fn, grad)
     if grad:
+        Ls = SavedOutput(L)
 
         def backward(gL):
-            return _eigh_backward(gL, None, L, V)
+            return _eigh_backward(gL, None, Ls(), V)
 
         record("LinalgEighBackward0", backward, (A,), L, (V,))
     return L
@@ -312,8 +315,10 @@ def svd(A: Tensor, full_matrices: bool = True) -> SVDResult:
     if needs_grad(A):
         m, n = A.shape[-2], A.shape[-1]
         k = min(m, n)
+        saved = SavedOutput(U, 0), SavedOutput(S, 1), SavedOutput(Vh, 2)
 
         def backward(gU=None, gS=None, gVh=None):
+            U, S, Vh = (t() for t in saved)
             if full_matrices:
                 gU = gU.narrow(-1, 0, k) if gU is not None else None
                 gVh = gVh.narrow(-2, 0, k) if gVh is not None else None
@@ -321,7 +326,7 @@ def svd(A: Tensor, full_matrices: bool = True) -> SVDResult:
             Vhr = Vh.narrow(-2, 0, k) if full_matrices else Vh
             return _svd_backward(gU, gS, gVh, Ur, S, Vhr, m, n)
 
-        record("LinalgSvdBackward0", backward, (A,), (U, S, Vh), (U, S, Vh))
+        record("LinalgSvdBackward0", backward, (A,), (U, S, Vh), saved)
     return SVDResult(U, S, Vh)
 
 
@@ -332,9 +337,10 @@ def svdvals(A: Tensor) -> Tensor:
     U, S, Vh = _svd(A, False, grad, fn)
     if grad:
         m, n = A.shape[-2], A.shape[-1]
+        Ss = SavedOutput(S)
 
         def backward(gS):
-            return _svd_backward(None, gS, None, U, S, Vh, m, n)
+            return _svd_backward(None, gS, None, U, Ss(), Vh, m, n)
 
         record("LinalgSvdBackward0", backward, (A,), S, (U, Vh))
     return S

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from pyframe import _dtype
 from pyframe._backend import NULL, ShapeError, lib
-from pyframe.autograd.graph import needs_grad, record
+from pyframe.autograd.graph import SavedOutput, needs_grad, record
 from pyframe.linalg._common import LinAlgError, call, check_matrix, check_same_dtype
 from pyframe.linalg.decomp import eigh, svd, svdvals
 from pyframe.linalg.norms import matrix_norm
@@ -48,7 +48,8 @@ def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, her
         w_inv = ew.where(keep, ew.reciprocal(ew.where(keep, W, 1.0)), 0.0)
         P = matmul(ew.mul(V, w_inv.unsqueeze(-2)), V.mT)
         if needs_grad(A):
-            record("LinalgPinvBackward0", lambda g: _pinv_backward(g, P, A), (A,), P, (A, P))
+            Ps = SavedOutput(P)
+            record("LinalgPinvBackward0", lambda g: _pinv_backward(g, Ps(), A), (A,), P, (A, Ps))
         return P
     U, S, Vh = svd(A, full_matrices=False)
     keep = ew.gt(S.detach(), _tolerance(A, S, atol, rtol))
@@ -174,11 +175,12 @@ def det(A: Tensor) -> Tensor:
     d = empty_tensor(A._shape[:-2], A.dtype)
     call(fn, lib.pf_linalg_det(A._d(), d._d(), NULL, NULL))
     if needs_grad(A):
+        ds = SavedOutput(d)
 
         def backward(g):
-            return _det_grad(A, d, g)
+            return _det_grad(A, ds(), g)
 
-        record("LinalgDetBackward0", backward, (A,), d, (A, d))
+        record("LinalgDetBackward0", backward, (A,), d, (A, ds))
     return d
 
 

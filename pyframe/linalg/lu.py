@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from pyframe import _dtype
 from pyframe._backend import ShapeError, lib
-from pyframe.autograd.graph import needs_grad, record
+from pyframe.autograd.graph import SavedOutput, needs_grad, record
 from pyframe.linalg._common import LinAlgError, call, check_matrix, check_same_dtype
 from pyframe.linalg.solve import solve_triangular
 from pyframe.ops import elementwise as ew
@@ -144,7 +144,7 @@ def _record_factor(A: Tensor, LU: Tensor, pivots: Tensor) -> None:
     def backward(g):
         return (_lu_backward(g[..., :, :k], g[..., :k, :], P, L, U),)
 
-    record("LinalgLuFactorExBackward0", backward, (A,), LU, (LU,))
+    record("LinalgLuFactorExBackward0", backward, (A,), LU, (SavedOutput(LU),))  # LU itself: a cycle via the node
 
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> LUFactorExResult:
@@ -188,11 +188,12 @@ def lu(A: Tensor, *, pivot: bool = True) -> LUResult:
     P = _permutation(piv, A.shape[-2]).to(A.dtype)
     L, U = _unpack(LU)
     if needs_grad(A):
+        Ls, Us = SavedOutput(L, 0), SavedOutput(U, 1)
 
         def backward(gL=None, gU=None):
-            return (_lu_backward(gL, gU, P, L, U),)
+            return (_lu_backward(gL, gU, P, Ls(), Us()),)
 
-        record("LinalgLuBackward0", backward, (A,), (L, U), (L, U))
+        record("LinalgLuBackward0", backward, (A,), (L, U), (Ls, Us))
     return LUResult(P, L, U)
 
 

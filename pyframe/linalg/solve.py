@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from pyframe._backend import ShapeError, lib
-from pyframe.autograd.graph import needs_grad, record
+from pyframe.autograd.graph import SavedOutput, needs_grad, record
 from pyframe.linalg._common import call, check_matrix, check_same_dtype, identity_like
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import broadcast_shapes
@@ -55,12 +55,13 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     X = empty_tensor(B3._shape, A.dtype)
     call(fn, lib.pf_linalg_solve(A3._d(), B3._d(), X._d()))
     if needs_grad(A3, B3):
+        Xs = SavedOutput(X)
 
         def backward(g):
             gB = solve(A3.mT, g)
-            return (ew.neg(matmul(gB, X.mT)) if A3.requires_grad else None), (gB if B3.requires_grad else None)
+            return (ew.neg(matmul(gB, Xs().mT)) if A3.requires_grad else None), (gB if B3.requires_grad else None)
 
-        record("LinalgSolveExBackward0", backward, (A3, B3), X, (A3, X))
+        record("LinalgSolveExBackward0", backward, (A3, B3), X, (A3, Xs))
     return X.squeeze(-1) if vector else X
 
 
@@ -82,17 +83,18 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
     X = empty_tensor(B3._shape, A.dtype)
     call(fn, lib.pf_linalg_solve_triangular(A3._d(), B3._d(), X._d(), int(upper), int(unitriangular)))
     if needs_grad(A3, B3):
+        Xs = SavedOutput(X)
 
         def backward(g):
             gB = solve_triangular(A3.mT, g, upper=not upper, unitriangular=unitriangular)
             gA = None
             if A3.requires_grad:
-                gA = ew.neg(matmul(gB, X.mT))
+                gA = ew.neg(matmul(gB, Xs().mT))
                 k = 1 if unitriangular else 0
                 gA = triu(gA, k) if upper else tril(gA, -k)
             return gA, (gB if B3.requires_grad else None)
 
-        record("LinalgSolveTriangularBackward0", backward, (A3, B3), X, (A3, X))
+        record("LinalgSolveTriangularBackward0", backward, (A3, B3), X, (A3, Xs))
     return X
 
 
@@ -109,12 +111,13 @@ def inv(A: Tensor) -> Tensor:
     check_matrix(A, fn)
     X = _like(fn, A, lib.pf_linalg_solve, expand(identity_like(A), *A.shape))
     if needs_grad(A):
+        Xs = SavedOutput(X)
 
         def backward(g):
-            Xt = X.mT
+            Xt = Xs().mT
             return ew.neg(matmul(matmul(Xt, g), Xt))
 
-        record("LinalgInvExBackward0", backward, (A,), X, (X,))
+        record("LinalgInvExBackward0", backward, (A,), X, (Xs,))
     return X
 
 
@@ -131,17 +134,19 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
 def record_cholesky(A: Tensor, L: Tensor) -> None:  # noqa: N803
     """Records ``L = cholesky(A)`` (lower) for autograd when A requires grad (cholesky and cholesky_ex)."""
     if needs_grad(A):
+        Ls = SavedOutput(L)
 
         def backward(gL):
             # torch's cholesky_backward: gA = L^-T phi(L^T gL) L^-1, symmetrized; phi takes the lower
             # triangle with the diagonal halved
+            L = Ls()
             Linv = solve_triangular(L, expand(identity_like(L), *L.shape), upper=False)
             P = matmul(L.mT, gL)
             phi = ew.sub(tril(P), ew.mul(ew.mul(P, identity_like(L)), 0.5))
             gA = matmul(matmul(Linv.mT, phi), Linv)
             return ew.mul(ew.add(gA, gA.mT), 0.5)
 
-        record("LinalgCholeskyExBackward0", backward, (A,), L, (L,))
+        record("LinalgCholeskyExBackward0", backward, (A,), L, (Ls,))
 
 
 def matrix_exp(A: Tensor) -> Tensor:
@@ -185,17 +190,18 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     X = solve_triangular(Ld.mT, solve_triangular(Ld, B.detach(), upper=False), upper=True)
     L3, B3 = _broadcast_batch(L, B)
     if needs_grad(L3, B3):
+        Xs = SavedOutput(X)
 
         def backward(g):
             gB = cholesky_solve(g, L3, upper)
             gL = None
             if L3.requires_grad:
-                common = matmul(gB, X.mT)
+                common = matmul(gB, Xs().mT)
                 common = ew.add(common, common.mT)
                 gL = ew.neg(matmul(L3, common) if upper else matmul(common, L3))
             return gL, (gB if B3.requires_grad else None)
 
-        record("CholeskySolveBackward0", backward, (L3, B3), X, (L3, X))
+        record("CholeskySolveBackward0", backward, (L3, B3), X, (L3, Xs))
     return X
 
 
@@ -207,12 +213,14 @@ def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     eye_ = expand(identity_like(L), *L.shape)
     Inv = solve_triangular(Ld.mT, solve_triangular(Ld, eye_, upper=False), upper=True)
     if needs_grad(L):
+        Is = SavedOutput(Inv)
 
         def backward(g):
+            Inv = Is()
             common = matmul(Inv, matmul(ew.add(g, g.mT), Inv))
             return ew.neg(matmul(L, common) if upper else matmul(common, L))
 
-        record("CholeskyInverseBackward0", backward, (L,), Inv, (L, Inv))
+        record("CholeskyInverseBackward0", backward, (L,), Inv, (L, Is))
     return Inv
 
 

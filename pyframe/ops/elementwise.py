@@ -15,7 +15,7 @@ from pyframe import _dtype, _grad_mode
 from pyframe._backend import SMALL_BYTES, alloc_large, alloc_small, check, lib
 from pyframe._dtype import DEFAULT_FOR_CATEGORY as _DEFAULTS
 from pyframe._dtype import bool_, float32
-from pyframe.autograd.graph import record, record_pair, saved_names
+from pyframe.autograd.graph import SavedOutput, record, record_pair, saved_names
 from pyframe.ops._common import (
     as_tensor_of,
     broadcast_shapes,
@@ -241,9 +241,18 @@ def _unary_into(u: _Unary, x: Tensor, out: Tensor, p) -> Tensor:
 
 
 def _record_unary(u: _Unary, x: Tensor, y: Tensor, p) -> None:
+    # the backward holds only what the derivative reads (None for the rest), and the output as a SavedOutput:
+    # holding y itself would make y -> grad_fn -> backward -> y, a cycle only the cyclic GC frees
     saves, grad = u.saves, u.grad
-    saved = (x, y) if saves == "xy" else (x,) if saves == "x" else (y,) if saves == "y" else ()
-    backward = (lambda g: (grad(g, x, y),)) if u.param is None else (lambda g: (grad(g, x, y, p),))
+    if "y" in saves:
+        ys = SavedOutput(y)
+        xs = x if saves == "xy" else None
+        saved = (x, ys) if xs is not None else (ys,)
+        backward = (lambda g: (grad(g, xs, ys()),)) if u.param is None else (lambda g: (grad(g, xs, ys(), p),))
+    else:
+        xs = x if saves == "x" else None
+        saved = (x,) if xs is not None else ()
+        backward = (lambda g: (grad(g, xs, None),)) if u.param is None else (lambda g: (grad(g, xs, None, p),))
     record(u.backward_name, backward, (x,), y, saved)
 
 
@@ -568,14 +577,15 @@ def _record_binary(row: _Binary, a0, b0, a: Tensor, b: Tensor, out: Tensor) -> N
     if name == "pow":  # a and b may be promoted copies: which grads are needed comes from a0 and b0
         need = (getattr(a0, "requires_grad", False), getattr(b0, "requires_grad", False))
         scalar = None if isinstance(b0, Tensor) else float(b0)
+        ys = SavedOutput(out)  # the output itself would be a cycle through its node
 
         def backward(g):
             if scalar is not None:  # torch's: g e x^(e - 1) through pow with a number (its sqrt/rsqrt forms)
                 return _grad_to(where(eq(b, 0.0), 0.0, mul(g, mul(pow(a, scalar - 1.0), scalar))), a0), None
-            ga, gb = grad(g, a, b, out, *need)
+            ga, gb = grad(g, a, b, ys(), *need)
             return _grad_to(ga, a0), _grad_to(gb, b0)
 
-    record(row.backward_name, backward, (a0, b0), out, (a, b, out))
+    record(row.backward_name, backward, (a0, b0), out, (a, b, ys))
 
 
 def _binary_backward(deriv, a, b, ta, tb, g):

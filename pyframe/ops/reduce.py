@@ -11,7 +11,7 @@ from typing import NamedTuple
 from pyframe import _grad_mode
 from pyframe._backend import SMALL_BYTES, ShapeError, alloc_large, alloc_small, check, ffi, lib
 from pyframe._dtype import as_dtype, bfloat16, bool_, float16, float32, float64, int64
-from pyframe.autograd.graph import record
+from pyframe.autograd.graph import SavedOutput, record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import cast, zeros_of
 from pyframe.ops.index import scatter_add
@@ -109,15 +109,21 @@ def _reduce(
     if deriv is not None and x.requires_grad and _grad_mode.enabled:
         if deriv is _d_sum or deriv is _d_mean:  # x's shape is all they read: the node must not keep x
             backward = partial(_sum_back, kept, x._shape, float(_count(x, dims)) if deriv is _d_mean else None)
-        else:
-            y, ix = values, index
+            saved = ()
+        elif op == lib.PF_VAR or index is not None:  # var reads x; max/min along a dim x and the indices
+            ix = index
 
             def backward(g):
-                return (deriv(g.reshape(kept), x, y.reshape(kept), None if ix is None else ix.reshape(kept), dims),)
+                return (deriv(g.reshape(kept), x, None, None if ix is None else ix.reshape(kept), dims),)
 
-        # prod and full/amax-style max and min also read their result: changing it in place must raise at
-        # backward (max/min along a dim read the indices instead, as torch)
-        saved = () if deriv in (_d_sum, _d_mean) else (x,) if op == lib.PF_VAR or ix is not None else (x, values)
+            saved = (x,)
+        else:  # prod and full/amax-style max and min also read their result (a SavedOutput: no cycle through it)
+            ys = SavedOutput(values)
+
+            def backward(g):
+                return (deriv(g.reshape(kept), x, ys().reshape(kept), None, dims),)
+
+            saved = (x, ys)
         name = _REDUCE_NAMES[op]
         if dim is None and name[-1] == "1":  # torch's node of a full sum, mean or prod: ...Backward0
             name = name[:-1] + "0"
@@ -327,11 +333,13 @@ def _sqrt0(v: Tensor) -> Tensor:
     with _grad_mode.no_grad():
         out = ew.sqrt(v)
     if v.requires_grad and _grad_mode.enabled:
+        ys = SavedOutput(out)
 
         def backward(g):
-            return (ew.where(ew.eq(out, 0.0), 0.0, ew.div(g, ew.mul(out, 2.0))),)
+            y = ys()
+            return (ew.where(ew.eq(y, 0.0), 0.0, ew.div(g, ew.mul(y, 2.0))),)
 
-        record("SqrtBackward0", backward, (v,), out, (out,))
+        record("SqrtBackward0", backward, (v,), out, (ys,))
     return out
 
 
@@ -523,17 +531,19 @@ def _softmax(x: Tensor, dim: int, log: bool, dtype=None) -> Tensor:
 
 
 def _record_softmax(x: Tensor, out: Tensor, d: int, log: bool) -> None:
+    ys = SavedOutput(out)
     if log:  # d log_softmax: g - softmax * sum(g)
 
         def backward(g):
-            return (ew.sub(g, ew.mul(ew.exp(out), sum(g, d, keepdim=True))),)
+            return (ew.sub(g, ew.mul(ew.exp(ys()), sum(g, d, keepdim=True))),)
 
     else:  # d softmax: y * (g - sum(g * y))
 
         def backward(g):
-            return (ew.mul(out, ew.sub(g, sum(ew.mul(g, out), d, keepdim=True))),)
+            y = ys()
+            return (ew.mul(y, ew.sub(g, sum(ew.mul(g, y), d, keepdim=True))),)
 
-    record("LogSoftmaxBackward0" if log else "SoftmaxBackward0", backward, (x,), out, (out,))
+    record("LogSoftmaxBackward0" if log else "SoftmaxBackward0", backward, (x,), out, (ys,))
 
 
 def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:

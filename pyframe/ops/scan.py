@@ -8,7 +8,7 @@ from collections import namedtuple
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import check, lib
 from pyframe._dtype import as_dtype, int64
-from pyframe.autograd.graph import record
+from pyframe.autograd.graph import SavedOutput, record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import _tensor_arg, zeros_of
 from pyframe.ops.creation import ones
@@ -50,16 +50,19 @@ def _reverse_cumsum(g: Tensor, d: int) -> Tensor:
 
 
 def _scanned(op: int, name: str, input: Tensor, dim: int, dtype, grad, saved: bool = False) -> Tensor:
-    """The scan, and its node when floating-point ``input`` needs a gradient: ``grad(g, x, out, d)``."""
+    """The scan, and its node when floating-point ``input`` needs a gradient: ``grad(g, x, out, d)`` (``out``
+    None unless ``saved``: the derivative reads the result)."""
     out = _scan(op, input, dim, dtype, name)
     x = input
     if x.requires_grad and _grad_mode.enabled and out.dtype.is_floating_point:
         d = normalize_dim(dim, x.ndim)
+        ys = SavedOutput(out) if saved else None  # the output itself would be a cycle through its node
+        dt = out.dtype
 
         def backward(g):
-            return ((g if not x._shape else grad(g, x.to(out.dtype), out, d)).to(x.dtype),)
+            return ((g if not x._shape else grad(g, x.to(dt), None if ys is None else ys(), d)).to(x.dtype),)
 
-        record(f"{name.capitalize()}Backward0", backward, (x,), out, (out,) if saved else ())
+        record(f"{name.capitalize()}Backward0", backward, (x,), out, (ys,) if saved else ())
     return out
 
 

@@ -72,10 +72,10 @@ def scatter_reduce(
     d = normalize_dim(dim, input.ndim)
     out = _scatter_reduce_into(input.detach().clone(), d, index, src.detach(), code, include_self)
     if _grad_mode.enabled and (input.requires_grad or src.requires_grad):
-        x, s = input.detach(), src.detach()
+        x, s, y = input.detach(), src.detach(), out.detach()  # y: not out itself, a cycle through its node
 
         def backward(g):
-            gx, gs = _scatter_reduce_grad(g, x, d, index, s, out.detach(), reduce, include_self)
+            gx, gs = _scatter_reduce_grad(g, x, d, index, s, y, reduce, include_self)
             return (gx if input.requires_grad else None), (gs if src.requires_grad else None)
 
         record("ScatterReduceBackward0", backward, (input, src), out)

@@ -672,11 +672,12 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
     nll = empty_tensor((n,), lp.dtype)
     check(lib.pf_ctc_loss(lp._d(), tg._d(), il._d(), tl._d(), int(blank), nll._d(), alpha._d()))
     if needs_grad(lp):
+        y = nll.detach()  # the backward reads the loss: nll itself would be a cycle through its node
 
         def backward(g):
             grad = empty_tensor(lp._shape, lp.dtype)
             beta = empty_tensor(alpha._shape, lp.dtype)
-            check(lib.pf_ctc_loss_backward(g._d(), lp._d(), tg._d(), il._d(), tl._d(), nll._d(), alpha._d(),
+            check(lib.pf_ctc_loss_backward(g._d(), lp._d(), tg._d(), il._d(), tl._d(), y._d(), alpha._d(),
                                            beta._d(), int(blank), int(bool(zero_infinity)), grad._d()))  # fmt: skip
             return (grad,)
 
