@@ -335,6 +335,58 @@ def test_legacy_reduction_arguments():
         assert nn.NLLLoss(reduce=False).reduction == "none"
 
 
+def _legacy_cases():
+    """(name, arguments as NumPy) of every functional loss that takes torch's deprecated size_average/reduce."""
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(0.1, 0.9, (4, 3)), rng.uniform(0, 1, (4, 3))
+    sign, cls = np.sign(rng.normal(size=(4, 3))), rng.integers(0, 3, 4)
+    return [
+        ("mse_loss", (x, y)), ("l1_loss", (x, y)), ("smooth_l1_loss", (x, y)), ("binary_cross_entropy", (x, y)),
+        ("binary_cross_entropy_with_logits", (x, y)), ("kl_div", (np.log(x), y)), ("poisson_nll_loss", (x, y)),
+        ("soft_margin_loss", (x, sign)), ("hinge_embedding_loss", (x, sign)), ("nll_loss", (np.log(x), cls)),
+        ("cross_entropy", (x, cls)), ("multilabel_soft_margin_loss", (x, (y > 0.5) * 1.0)),
+        ("multi_margin_loss", (x, cls)), ("margin_ranking_loss", (x[:, 0], y[:, 0], sign[:, 0])),
+        ("cosine_embedding_loss", (x, y, sign[:, 0])), ("triplet_margin_loss", (x, y, x[::-1].copy())),
+        ("multilabel_margin_loss", (x, np.array([[0, 2, -1], [1, -1, 0], [2, 1, 0], [-1, 0, 0]]))),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("size_average", "reduce"), [(False, None), (None, False), (True, True), (False, True)])
+@pytest.mark.parametrize(("name", "args"), _legacy_cases(), ids=[c[0] for c in _legacy_cases()])
+def test_legacy_reduction_arguments_of_every_functional_loss(name, args, size_average, reduce):
+    """size_average/reduce stand for a reduction as in torch (they were ignored by some losses, refused by others)."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (pf, torch):
+        fn = getattr(lib.nn.functional, name)
+        tensors = [lib.tensor(a) for a in args]
+        with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
+            results.append(fn(*tensors, size_average=size_average, reduce=reduce).numpy())
+    np.testing.assert_allclose(*results, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "huber_loss"])
+def test_elementwise_weight_as_torch(name, reduction):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    x, y, w = rng.normal(size=(3, 5)), rng.normal(size=(3, 5)), rng.uniform(0.5, 2, (3, 5))
+    ours = getattr(F, name)(pf.tensor(x), pf.tensor(y), reduction=reduction, weight=pf.tensor(w))
+    theirs = getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(y), reduction=reduction,
+                                                 weight=torch.tensor(w))  # fmt: skip
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    with pytest.raises(ValueError, match="Weights and input must have the same size"):
+        getattr(F, name)(pf.tensor(x), pf.tensor(y), weight=pf.ones(5))
+
+
+def test_size_average_is_the_third_positional_argument_as_in_torch():
+    x, y = pf.tensor([1.0, 2.0]), pf.tensor([0.0, 0.0])
+    with pytest.warns(UserWarning, match="reduction='sum'"):
+        assert F.mse_loss(x, y, False).item() == 5.0
+    with pytest.warns(UserWarning, match="reduction='none'"):
+        assert F.l1_loss(x, y, None, False).tolist() == [1.0, 2.0]
+
+
 test_reprs_match_torch = reprs_test(
     lambda n: n.KLDivLoss(),
     lambda n: n.HuberLoss(),

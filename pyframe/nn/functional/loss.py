@@ -28,12 +28,25 @@ __all__ = [
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
 
 
-def _legacy_reduction(size_average, reduce) -> str:
-    """torch's deprecated ``size_average``/``reduce`` as a ``reduction`` (None counts as True), with its warning."""
-    warnings.warn("size_average and reduce args will be deprecated, please use reduction= instead.", UserWarning,
-                  stacklevel=3)  # fmt: skip
+def _legacy_reduction(size_average, reduce, stacklevel: int = 3) -> str:
+    """torch's deprecated ``size_average``/``reduce`` pair (None counts as True) as a ``reduction``, with its
+    warning (torch's ``_Reduction.legacy_get_string``)."""
     mean, summed = size_average is not False, reduce is not False
-    return "mean" if mean and summed else "sum" if summed else "none"
+    reduction = "mean" if mean and summed else "sum" if summed else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+                  UserWarning, stacklevel=stacklevel)  # fmt: skip
+    return reduction
+
+
+def _reduction(fn: str, size_average, reduce, reduction: str, allowed: tuple = _REDUCTIONS) -> str:
+    """The reduction a loss applies: ``reduction``, unless torch's deprecated ``size_average``/``reduce`` are given
+    (then what they stand for, as torch maps them); checked against ``allowed``."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, stacklevel=4)
+    if reduction not in allowed:
+        raise ValueError(f"{fn}(): {reduction!r} is not a valid value for reduction; use "
+                         f"{', '.join(repr(r) for r in allowed)}")  # fmt: skip
+    return reduction
 
 
 _CTYPE = {_dtype.float32.code: "float *", _dtype.float64.code: "double *"}
@@ -52,28 +65,52 @@ def _check_same_size(fn: str, input: Tensor, target: Tensor, strict: bool) -> No
         warnings.warn(msg + ". This will likely lead to incorrect results due to broadcasting.", stacklevel=3)
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Same as torch.nn.functional.mse_loss."""
-    _check_reduction(reduction, "mse_loss")
+def _weighted_sum_or_mean(loss: Tensor, weight, reduction: str, fn: str, mean_by_weight: bool) -> Tensor:
+    """torch's per-element ``weight`` of mse/l1/huber: same size as the input; "mean" divides by the weights' sum
+    (mse, l1) or by the element count (huber)."""
+    _tensor_arg(weight, fn, "weight")
+    if weight._shape != loss._shape:
+        raise ValueError(f"{fn}(): Weights and input must have the same size, got weight {list(weight._shape)} and "
+                         f"input {list(loss._shape)}")  # fmt: skip
+    loss = ew.mul(loss, weight)
+    if reduction == "mean" and mean_by_weight:
+        return ew.div(rd.sum(loss), rd.sum(weight))
+    return _reduce_loss(loss, reduction)
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.mse_loss; ``weight`` weighs each element (its "mean" divides by the weights'
+    sum)."""
+    reduction = _reduction("mse_loss", size_average, reduce, reduction)
     _check_same_size("mse_loss", _tensor_arg(input, "mse_loss"), _tensor_arg(target, "mse_loss", "target"), False)
-    return _reduce_loss(ew.square(ew.sub(input, target)), reduction)
+    loss = ew.square(ew.sub(input, target))
+    if weight is not None:
+        return _weighted_sum_or_mean(loss, weight, reduction, "mse_loss", True)
+    return _reduce_loss(loss, reduction)
 
 
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Same as torch.nn.functional.l1_loss."""
-    _check_reduction(reduction, "l1_loss")
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.l1_loss; ``weight`` weighs each element (its "mean" divides by the weights'
+    sum)."""
+    reduction = _reduction("l1_loss", size_average, reduce, reduction)
     _check_same_size("l1_loss", _tensor_arg(input, "l1_loss"), _tensor_arg(target, "l1_loss", "target"), False)
-    return _reduce_loss(ew.abs(ew.sub(input, target)), reduction)
+    loss = ew.abs(ew.sub(input, target))
+    if weight is not None:
+        return _weighted_sum_or_mean(loss, weight, reduction, "l1_loss", True)
+    return _reduce_loss(loss, reduction)
 
 
-def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:  # fmt: skip
     """Same as torch.nn.functional.smooth_l1_loss."""
-    _check_reduction(reduction, "smooth_l1_loss")
+    reduction = _reduction("smooth_l1_loss", size_average, reduce, reduction)
     if beta < 0:
         raise ValueError(f"smooth_l1_loss(): beta must be non-negative, got {beta}")
     _check_same_size("smooth_l1_loss", input, target, False)
     if beta == 0:
-        return l1_loss(input, target, reduction)
+        return l1_loss(input, target, reduction=reduction)
     loss = ew.with_derivative(
         "SmoothL1LossBackward0",
         lambda x, t: _smooth_l1(x, t, beta),
@@ -98,8 +135,9 @@ def _piecewise_l1_grad(g, x, t, edge, slope):
     return gd, ew.neg(gd)
 
 
-def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
-    """Same as torch.nn.functional.huber_loss."""
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:  # fmt: skip
+    """Same as torch.nn.functional.huber_loss; ``weight`` weighs each element (its "mean" is over the elements)."""
     _check_reduction(reduction, "huber_loss")
     if delta <= 0:
         raise ValueError(f"huber_loss(): delta must be positive, got {delta}")
@@ -111,6 +149,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         input,
         target,
     )
+    if weight is not None:
+        return _weighted_sum_or_mean(loss, weight, reduction, "huber_loss", False)
     return _reduce_loss(loss, reduction)
 
 
@@ -144,9 +184,7 @@ def nll_loss(
 ) -> Tensor:  # fmt: skip
     """Same as torch.nn.functional.nll_loss, for input (C), (N, C) or (N, C, d1, ...).
     ``size_average`` and ``reduce`` (deprecated in torch) map to ``reduction`` as torch maps them."""
-    if size_average is not None or reduce is not None:  # torch's legacy arguments, as its legacy_get_string
-        reduction = _legacy_reduction(size_average, reduce)
-    _check_reduction(reduction, "nll_loss")
+    reduction = _reduction("nll_loss", size_average, reduce, reduction)
     _float_arg(input, "nll_loss")
     target = _index_arg(target, "nll_loss")
     inp, t, shape = _classes_last("nll_loss", input, target)
@@ -178,9 +216,7 @@ def cross_entropy(
     """Same as torch.nn.functional.cross_entropy: log_softmax over the class dim, then the
     negative log likelihood; class-index targets (N,) / (N, d1, ...) or class probabilities
     shaped like the input; ``label_smoothing`` as torch."""
-    if size_average is not None or reduce is not None:  # torch's legacy arguments, as its legacy_get_string
-        reduction = _legacy_reduction(size_average, reduce)
-    _check_reduction(reduction, "cross_entropy")
+    reduction = _reduction("cross_entropy", size_average, reduce, reduction)
     _float_arg(input, "cross_entropy")
     _tensor_arg(target, "cross_entropy", "target")
     if not 0.0 <= label_smoothing <= 1.0:
@@ -282,9 +318,7 @@ def binary_cross_entropy(
 ) -> Tensor:  # fmt: skip
     """Same as torch.nn.functional.binary_cross_entropy: logs clamped at -100 and a gradient
     of (x - t) / max(x (1 - x), 1e-12), as torch."""
-    if size_average is not None or reduce is not None:
-        raise NotImplementedError("binary_cross_entropy(): size_average and reduce are deprecated; use reduction=")
-    _check_reduction(reduction, "binary_cross_entropy")
+    reduction = _reduction("binary_cross_entropy", size_average, reduce, reduction)
     _float_arg(input, "binary_cross_entropy")
     _float_arg(target, "binary_cross_entropy", "target")
     _check_same_size("binary_cross_entropy", input, target, True)
@@ -323,10 +357,8 @@ def binary_cross_entropy_with_logits(
     """Same as torch.nn.functional.binary_cross_entropy_with_logits, computed stably:
     (1 - t) x + (1 + (pw - 1) t) softplus(-x), with softplus(-x) = log1p(exp(-|x|)) + max(-x, 0);
     the gradient sigmoid(x) (1 + (pw - 1) t) - pw t is exact at x = 0 too."""
-    if size_average is not None or reduce is not None:
-        raise NotImplementedError("binary_cross_entropy_with_logits(): size_average and reduce are deprecated")
     fn = "binary_cross_entropy_with_logits"
-    _check_reduction(reduction, fn)
+    reduction = _reduction(fn, size_average, reduce, reduction)
     _float_arg(input, fn)
     _float_arg(target, fn, "target")
     _check_same_size(fn, input, target, True)
@@ -367,10 +399,7 @@ def binary_cross_entropy_with_logits(
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:  # fmt: skip
     """Same as torch.nn.functional.kl_div (input holds log-probabilities); "batchmean" too."""
-    if size_average is not None or reduce is not None:
-        raise NotImplementedError("kl_div(): size_average and reduce are deprecated; use reduction=")
-    if reduction not in _REDUCTIONS + ("batchmean",):
-        raise ValueError(f"kl_div(): {reduction!r} is not a valid value for reduction")
+    reduction = _reduction("kl_div", size_average, reduce, reduction, _REDUCTIONS + ("batchmean",))
     if log_target:
         loss = ew.mul(ew.exp(target), ew.sub(target, input))
     else:  # torch's composition: xlogy(t, t) - t x (0 log 0 = 0; a negative target gives NaN)
@@ -387,7 +416,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     """Same as torch.nn.functional.poisson_nll_loss: exp(x) - y x (``log_input``) or
     x - y log(x + eps), plus Stirling's term for y > 1 when ``full``."""
     _float_arg(input, "poisson_nll_loss")
-    _check_reduction(reduction, "poisson_nll_loss")
+    reduction = _reduction("poisson_nll_loss", size_average, reduce, reduction)
     if log_input:
         loss = ew.sub(ew.exp(input), ew.mul(target, input))
     else:
@@ -439,7 +468,7 @@ def _same_shape(fn: str, a: Tensor, b: Tensor, names: str = "input and target") 
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean"):
     """Same as torch.nn.functional.soft_margin_loss: log(1 + exp(-y x)), computed stably."""
     _float_arg(input, "soft_margin_loss")
-    _check_reduction(reduction, "soft_margin_loss")
+    reduction = _reduction("soft_margin_loss", size_average, reduce, reduction)
     _same_shape("soft_margin_loss", input, target)
     loss = ew.with_derivative("SoftMarginLossBackward0", lambda x, t: softplus(ew.neg(ew.mul(t, x))),
                               _soft_margin_grad, input, target)  # fmt: skip
@@ -459,7 +488,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     _float_arg(input1, "margin_ranking_loss", "input1")
     _float_arg(input2, "margin_ranking_loss", "input2")
     _tensor_arg(target, "margin_ranking_loss", "target")
-    _check_reduction(reduction, "margin_ranking_loss")
+    reduction = _reduction("margin_ranking_loss", size_average, reduce, reduction)
     if not (input1.ndim == input2.ndim == target.ndim):
         raise ShapeError(f"margin_ranking_loss(): All input tensors should have same dimension but got sizes: "
                          f"input1: {list(input1._shape)}, input2: {list(input2._shape)}, target: "
@@ -473,7 +502,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
                          reduction: str = "mean") -> Tensor:  # fmt: skip
     """Same as torch.nn.functional.hinge_embedding_loss: x where y = 1, max(0, margin - x) where y = -1."""
     _float_arg(input, "hinge_embedding_loss")
-    _check_reduction(reduction, "hinge_embedding_loss")
+    reduction = _reduction("hinge_embedding_loss", size_average, reduce, reduction)
     margin_part = ew.where(ew.ne(target, 1), ew.clamp(ew.sub(margin, input), min=0.0), 0.0)  # as margin_ranking
     self_part = ew.where(ew.ne(target, -1), input, 0.0)
     return _reduce_loss(ew.add(margin_part, self_part), reduction)
@@ -486,7 +515,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     fn = "cosine_embedding_loss"
     _float_arg(input1, fn, "input1")
     _float_arg(input2, fn, "input2")
-    _check_reduction(reduction, fn)
+    reduction = _reduction(fn, size_average, reduce, reduction)
     _same_shape(fn, input1, input2, "input1 and input2")
     if input1.ndim not in (1, 2):
         raise ShapeError(f"{fn}(): expected 1-d or 2-d inputs, got shape {list(input1._shape)}")
@@ -510,7 +539,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     fn = "triplet_margin_loss"
     for name, t in (("anchor", anchor), ("positive", positive), ("negative", negative)):
         _float_arg(t, fn, name)
-    _check_reduction(reduction, fn)
+    reduction = _reduction(fn, size_average, reduce, reduction)
     if not (anchor.ndim == positive.ndim == negative.ndim) or anchor.ndim not in (1, 2):
         raise ShapeError(f"{fn}(): The anchor, positive, and negative tensors are expected to have the same number "
                          f"of dimensions (1 or 2), but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
@@ -553,7 +582,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     each class, averaged over classes (the last dim)."""
     fn = "multilabel_soft_margin_loss"
     _float_arg(input, fn)
-    _check_reduction(reduction, fn)
+    reduction = _reduction(fn, size_average, reduce, reduction)
     _same_shape(fn, input, target)
     loss = ew.neg(ew.add(ew.mul(target, logsigmoid(input)), ew.mul(ew.sub(1.0, target), logsigmoid(ew.neg(input)))))
     if weight is not None:
@@ -569,7 +598,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     of one class; for a 0-d or 1-d input the unreduced loss has the target's shape, as torch's."""
     fn = "multi_margin_loss"
     _float_arg(input, fn)
-    _check_reduction(reduction, fn)
+    reduction = _reduction(fn, size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError(f"{fn}(): only p == 1 and p == 2 supported, got {p!r}")
     if input.ndim > 2:
@@ -609,9 +638,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     from pyframe.nn.functional.sparse import one_hot
     from pyframe.ops import scan
 
-    if size_average is not None or reduce is not None:  # torch's legacy arguments, as its legacy_get_string
-        reduction = _legacy_reduction(size_average, reduce)
-    _check_reduction(reduction, "multilabel_margin_loss")
+    reduction = _reduction("multilabel_margin_loss", size_average, reduce, reduction)
     x, t = (input, target) if input.ndim == 2 else (input.reshape(1, -1), target.reshape(1, -1))
     if input.ndim > 2 or t.shape != x.shape:
         raise ValueError(f"multilabel_margin_loss(): inconsistent input {list(input.shape)} and target "

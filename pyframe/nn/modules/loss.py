@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from pyframe.nn import functional as F
+from pyframe.nn.functional.loss import _legacy_reduction
 from pyframe.nn.modules._utils import _Layer
 from pyframe.nn.modules.container import ModuleList, Sequential
 from pyframe.nn.modules.linear import Linear
@@ -22,18 +23,6 @@ __all__ = [
     "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
     "MultiLabelMarginLoss", "CTCLoss", "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss", "TripletMarginWithDistanceLoss",
 ]  # fmt: skip
-
-
-def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
-    """torch's mapping of the deprecated ``size_average``/``reduce`` pair to ``reduction``."""
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    reduction = ("mean" if size_average else "sum") if reduce else "none"
-    warnings.warn(
-        f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
-        stacklevel=3,
-    )
-    return reduction
 
 
 class _Loss(_Layer):
