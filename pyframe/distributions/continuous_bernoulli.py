@@ -11,7 +11,7 @@ from pyframe._grad_mode import no_grad
 from pyframe.distributions import constraints
 from pyframe.distributions.discrete import _ProbsOrLogits
 from pyframe.distributions.exp_family import ExponentialFamily
-from pyframe.distributions.utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs
+from pyframe.distributions.utils import clamp_probs, lazy_property, logits_to_probs
 from pyframe.nn import functional as F
 from pyframe.tensor import Tensor
 
@@ -103,9 +103,7 @@ class ContinuousBernoulli(_ProbsOrLogits, ExponentialFamily):
         return self.icdf(T.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype))
 
     def log_prob(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        logits, value = broadcast_all(self.logits, value)
+        logits, value = self._broadcast_checked(self.logits, value)
         return -F.binary_cross_entropy_with_logits(logits, value, reduction="none") + self._log_norm()
 
     def cdf(self, value: Tensor) -> Tensor:

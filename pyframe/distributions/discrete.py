@@ -120,9 +120,7 @@ class Bernoulli(_ProbsOrLogits, ExponentialFamily):
             return T.bernoulli(self.probs.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        logits, value = broadcast_all(self.logits, value)
+        logits, value = self._broadcast_checked(self.logits, value)
         return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
 
     def entropy(self) -> Tensor:
@@ -456,9 +454,7 @@ class Multinomial(Distribution):
         return n * self._categorical.entropy() - math.lgamma(n + 1) + expected_log_fact
 
     def log_prob(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        logits, value = broadcast_all(self.logits, value)
+        logits, value = self._broadcast_checked(self.logits, value)
         logits = T.where((value == 0) & (logits == -math.inf), 0.0, logits)  # 0 draws of an impossible category
         return T.lgamma(value.sum(-1) + 1) - T.lgamma(value + 1).sum(-1) + (logits * value).sum(-1)
 
@@ -486,9 +482,7 @@ class Poisson(ExponentialFamily):
             return T.poisson(self.rate.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        rate, value = broadcast_all(self.rate, value)
+        rate, value = self._broadcast_checked(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
 
     @property

@@ -13,7 +13,7 @@ from typing import Any
 from pyframe import ops as T
 from pyframe._grad_mode import no_grad
 from pyframe.distributions import constraints
-from pyframe.distributions.utils import lazy_property
+from pyframe.distributions.utils import broadcast_all, lazy_property
 from pyframe.tensor import Size, Tensor
 
 __all__ = ["Distribution"]
@@ -225,6 +225,13 @@ class Distribution:
         ):
             raise TypeError(f"sample_shape must be a tuple of non-negative ints, got {sample_shape!r}")
         return Size(tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape))
+
+    def _broadcast_checked(self, param: Tensor, value) -> tuple:
+        """``log_prob``'s opening for a one-parameter family: ``(param, value)`` broadcast together, ``value``
+        validated first when validation is on."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return broadcast_all(param, value)
 
     def _validate_sample(self, value: Tensor) -> None:
         """Check a value given to ``log_prob``/``cdf``/``icdf``: a tensor whose rightmost dimensions are the

@@ -13,7 +13,7 @@ from pyframe.distributions.discrete import Categorical, _ProbsOrLogits
 from pyframe.distributions.distribution import Distribution
 from pyframe.distributions.elementwise_transforms import ExpTransform, SigmoidTransform
 from pyframe.distributions.transformed_distribution import TransformedDistribution
-from pyframe.distributions.utils import broadcast_all, clamp_probs
+from pyframe.distributions.utils import clamp_probs
 from pyframe.tensor import Tensor
 
 __all__ = ["ExpRelaxedCategorical", "LogitRelaxedBernoulli", "RelaxedBernoulli", "RelaxedOneHotCategorical"]
@@ -51,14 +51,28 @@ class LogitRelaxedBernoulli(_ProbsOrLogits, Distribution):
         return (_logit(u) + _logit(p)) / self.temperature
 
     def log_prob(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        logits, value = broadcast_all(self.logits, value)
+        logits, value = self._broadcast_checked(self.logits, value)
         d = logits - value * self.temperature
         return self.temperature.log() + d - 2 * d.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class _Relaxed(TransformedDistribution):
+    """A relaxed family: its logit- or log-space base distribution ``_base(temperature, probs, logits)``
+    mapped by ``_transform``; each family shows the base's temperature and parameters as its own."""
+
+    _base: type
+    _transform: type
+    _base_validates = True  # the base gets validate_args too (torch passes it for the categorical only)
+
+    def __init__(
+        self, temperature: Tensor, probs: _Param = None, logits: _Param = None, validate_args: bool | None = None
+    ) -> None:
+        check = {"validate_args": validate_args} if self._base_validates else {}
+        base = self._base(temperature, probs, logits, **check)
+        super().__init__(base, self._transform(), validate_args=validate_args)
+
+
+class RelaxedBernoulli(_Relaxed):
     """A continuous relaxation of Bernoulli on ``(0, 1)``: the sigmoid of a :class:`LogitRelaxedBernoulli` draw.
     Low temperatures concentrate the mass near 0 and 1.
 
@@ -72,12 +86,7 @@ class RelaxedBernoulli(TransformedDistribution):
     support = constraints.unit_interval
     has_rsample = True
     base_dist: LogitRelaxedBernoulli
-
-    def __init__(
-        self, temperature: Tensor, probs: _Param = None, logits: _Param = None, validate_args: bool | None = None
-    ) -> None:
-        base = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
+    _base, _transform, _base_validates = LogitRelaxedBernoulli, SigmoidTransform, False
 
     temperature = property(lambda self: self.base_dist.temperature, doc="The relaxation temperature.")
     logits = property(lambda self: self.base_dist.logits, doc="The log-odds.")
@@ -123,16 +132,14 @@ class ExpRelaxedCategorical(Distribution):
 
     def log_prob(self, value: Tensor) -> Tensor:
         k = self.event_shape[0]
-        if self._validate_args:
-            self._validate_sample(value)
-        logits, value = broadcast_all(self.logits, value)
+        logits, value = self._broadcast_checked(self.logits, value)
         t = self.temperature
         log_scale = T.full_like(t, float(k)).lgamma() + (k - 1) * t.log()
         score = logits - value * t
         return (score - score.logsumexp(-1, keepdim=True)).sum(-1) + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed):
     """A continuous relaxation of one-hot categorical draws on the simplex (Gumbel-softmax): the exp of an
     :class:`ExpRelaxedCategorical` draw.
 
@@ -146,16 +153,7 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     support = constraints.simplex
     has_rsample = True
     base_dist: ExpRelaxedCategorical
-
-    def __init__(
-        self,
-        temperature: Tensor,
-        probs: Tensor | None = None,
-        logits: Tensor | None = None,
-        validate_args: bool | None = None,
-    ) -> None:
-        base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
-        super().__init__(base, ExpTransform(), validate_args=validate_args)
+    _base, _transform = ExpRelaxedCategorical, ExpTransform
 
     temperature = property(lambda self: self.base_dist.temperature, doc="The relaxation temperature.")
     logits = property(lambda self: self.base_dist.logits, doc="Event log-probabilities.")
