@@ -291,3 +291,20 @@ def test_double_backward_through_a_saved_output_matches_torch(name):
         got.append((g.detach().numpy(), gg.numpy()))
     np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("layer", ["LSTM", "GRU", "RNN", "LSTMCell"])
+def test_recurrent_graph_dropped_without_backward_is_freed_without_the_cyclic_gc(layer):
+    pyframe.manual_seed(0)
+    m = getattr(pyframe.nn, layer)(4, 5) if layer == "LSTMCell" else getattr(pyframe.nn, layer)(4, 5, 2)
+    x = pyframe.randn(*((2, 4) if layer == "LSTMCell" else (3, 2, 4)), requires_grad=True)
+    gc.collect()
+    gc.disable()
+    try:
+        out = m(x)
+        refs = [weakref.ref(t) for t in (out if isinstance(out, tuple) else (out,)) if isinstance(t, pyframe.Tensor)]
+        del out
+        assert refs and [r() for r in refs] == [None] * len(refs)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

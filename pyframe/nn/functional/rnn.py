@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import check, ffi, lib
-from pyframe.autograd.graph import needs_grad, record
+from pyframe.autograd.graph import SavedOutput, needs_grad, record
 from pyframe.nn.functional._utils import _regrad
 from pyframe.nn.functional.dropout import dropout
 from pyframe.nn.functional.linear import linear
@@ -48,10 +48,11 @@ def _lstm_pointwise(gates: Tensor, c: Tensor) -> tuple:
         h1 = ew.mul(parts[3], parts[5])
     c1 = parts[4]
     if needs_grad(gates, c):
+        kept = (*parts[:4], None, parts[5])  # not c1, an output: a cycle through the node
 
         def backward(dh, dc=None):
             # under create_graph the parts are recomputed with history, so the gradient is differentiable
-            i, f, g, o, _, tc = _lstm_parts(gates, c) if _grad_mode.enabled else parts
+            i, f, g, o, _, tc = _lstm_parts(gates, c) if _grad_mode.enabled else kept
             if dh is not None:
                 dtc = ew.mul(dh, ew.mul(o, ew.sub(1.0, ew.mul(tc, tc))))
                 dc = dtc if dc is None else ew.add(dc, dtc)
@@ -113,12 +114,13 @@ def _row_blocks(x: Tensor, sizes: list) -> list:
             blocks.append(x[start : start + n])
             start += n
     if needs_grad(x):
+        kinds = [(b._shape, b.dtype) for b in blocks]  # not the blocks, outputs: a cycle through the node
 
         def backward(*grads):
             from pyframe.ops._common import zeros_of
 
-            full = list(grads) + [None] * (len(blocks) - len(grads))
-            parts = [g if g is not None else zeros_of(b._shape, b.dtype) for g, b in zip(full, blocks, strict=True)]
+            full = list(grads) + [None] * (len(kinds) - len(grads))
+            parts = [g if g is not None else zeros_of(*k) for g, k in zip(full, kinds, strict=True)]
             return (cat(parts),)
 
         record("SplitBackward0", backward, (x,), tuple(blocks))
@@ -175,14 +177,15 @@ def _lstm_layer(xw: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, b_hh) -> tuple
     with _grad_mode.no_grad():
         h_n, c_n = out[L - 1].clone(), cs[L - 1].clone()
     if grad:
+        outs = SavedOutput(out)  # the outputs themselves would be a cycle through the node
+        kinds = [(t._shape, t.dtype) for t in (out, h_n, c_n)]
 
         def backward(*grads):
             d_out, dh_n, dc_n = list(grads) + [None] * (3 - len(grads))
             if _grad_mode.enabled:  # create_graph: differentiate the op-by-op loop
                 from pyframe.ops._common import zeros_of
 
-                given = [g if g is not None else zeros_of(t._shape, t.dtype)
-                         for g, t in zip((d_out, dh_n, dc_n), (out, h_n, c_n), strict=True)]  # fmt: skip
+                given = [g if g is not None else zeros_of(*k) for g, k in zip((d_out, dh_n, dc_n), kinds, strict=True)]
 
                 def composite(a, h, c, wh, bh):
                     o, (hn, cn) = _steps("LSTM", a, (h, c), wh, bh, False)
@@ -197,14 +200,14 @@ def _lstm_layer(xw: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, b_hh) -> tuple
             flat = dg.reshape(L * N, G)
             d_w = d_b = None
             if w_hh.requires_grad:  # dW_hh = sum_t dG_t^T h_{t-1}: one GEMM over every step
-                prev = cat([h0c.reshape(1, N, H), out[: L - 1]]).reshape(L * N, H)
+                prev = cat([h0c.reshape(1, N, H), outs()[: L - 1]]).reshape(L * N, H)
                 d_w = matmul(flat.mT, prev)
             if b_hh is not None and b_hh.requires_grad:
                 d_b = rd.sum(flat, 0)
             return (dg if xw.requires_grad else None, dh0 if h0.requires_grad else None,
                     dc0 if c0.requires_grad else None, d_w, d_b)  # fmt: skip
 
-        record("LstmBackward0", backward, (xw, h0, c0, w_hh, b_hh), (out, h_n, c_n), (w_hh, h0, c0, out))
+        record("LstmBackward0", backward, (xw, h0, c0, w_hh, b_hh), (out, h_n, c_n), (w_hh, h0, c0, outs))
     return out, (h_n, c_n)
 
 
