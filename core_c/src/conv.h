@@ -48,9 +48,25 @@ typedef struct {
                           * [O, R] (or grad_w itself when nblk is 1) */
     int64_t nblk, nsub, csub; /* backward: sample blocks, channel blocks per group of csub channels */
     char *ws;
+    const int32_t *tab; /* small planes: per tap and output position, where x is read (see build_taps), or NULL */
+    int gather;          /* tab read by AVX-512 gathers */
+    const int32_t *tabg; /* the same over grad_x's contiguous planes (tab itself when x's are contiguous) */
+    char *wpk;          /* the weight packed once for every tile's GEMM (see pack_weight), or NULL */
+    size_t wpk_each;    /* bytes per packed part: a group's weight, or (backward) a group's block of csub channels */
+    int err;            /* set (atomically) by a thread whose GEMM refused its pack */
     const char *gyq;    /* backward, wide: grad_out at wide positions [N, O, Lq] */
     size_t ws_each, off_col, off_ct, off_gxp, off_gemm; /* per-thread buffer layout */
 } conv_job;
+
+/* conv.c: small planes (kernel taps x output positions at most 2^16) unfold and fold through a
+ * table of where each tap's output position reads its plane, made once per call: pf_conv_taps
+ * sets j->tab (and j->tabg over grad_x's contiguous planes, with grad) and returns what to
+ * free, or NULL (tables left NULL) when the planes are too large or memory is short. Then the
+ * rows [nc*kk, lt] (ld apart) of positions [p0, p0 + lt) of channels [0, nc) of planes xn
+ * (channel stride j->xsc), and the reverse, added into contiguous planes gxn [nc, H, W]. */
+int32_t *pf_conv_taps(conv_job *j, int grad);
+void pf_conv_tab_unfold(const conv_job *j, const char *xn, int64_t nc, char *col, int64_t ld, int64_t p0, int64_t lt);
+void pf_conv_tab_fold(const conv_job *j, const char *col, int64_t ld, char *gxn, int64_t nc, int64_t p0, int64_t lt);
 
 #ifdef HAVE_DIRECT
 /* conv_direct.c: the forward over j (x, w, bias, out and the geometry set), grad_x of a

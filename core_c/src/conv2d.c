@@ -177,6 +177,23 @@ DEFINE_DENSE(double)
     ((j)->dt == PF_FLOAT32 ? name##_float(__VA_ARGS__) : name##_double(__VA_ARGS__))
 #define F(T, p) ((T *)(p))
 
+
+/* col rows [nc*kk, lt] (ld apart) = channels [0, nc) of sample plane set xn over positions [p0, p0 + lt) */
+static void unfold_tile(const conv_job *j, const char *xn, int64_t nc, char *col, int64_t ld, int64_t p0, int64_t lt) {
+    if (j->tab)
+        pf_conv_tab_unfold(j, xn, nc, col, ld, p0, lt);
+    else
+        DISPATCH(j, im2col_tile, F(const void, xn), j->xsc, nc, F(void, col), ld, p0, lt, &j->g);
+}
+
+/* the reverse, added into contiguous planes gxn [nc, H, W] */
+static void fold_tile(const conv_job *j, const char *col, int64_t ld, char *gxn, int64_t nc, int64_t p0, int64_t lt) {
+    if (j->tabg)
+        pf_conv_tab_fold(j, col, ld, gxn, nc, p0, lt);
+    else
+        DISPATCH(j, col2im_tile, F(const void, col), ld, F(void, gxn), nc, p0, lt, &j->g);
+}
+
 static void fill_row(const conv_job *j, char *dst, int64_t n, double v) {
     if (j->dt == PF_FLOAT32)
         for (int64_t i = 0; i < n; i++) ((float *)dst)[i] = (float)v;
@@ -198,8 +215,66 @@ static const char *wide_source(const conv_job *j, int64_t n, int64_t c0, int64_t
     return buf;
 }
 
+
+/* A tile's product: over the weight's pack `part` when the call packed it, else packing per tile. */
+static void tile_gemm(conv_job *j, const pf_gemm_prob *p, int64_t part, char *gws) {
+    if (!j->wpk) {
+        pf_gemm_serial(j->dt, p, gws);
+        return;
+    }
+    if (pf_gemm_serial_packed(j->dt, p, j->wpk + (size_t)part * j->wpk_each, gws))
+        __atomic_store_n(&j->err, 1, __ATOMIC_RELAXED);
+}
+
+/* part i of the weight as the forward's A (group i, [og, R]) or grad_x's (group i / nsub, its
+ * block of channels i % nsub transposed: [ns*kk, og]) */
+static void weight_part(const conv_job *j, int back, int64_t i, const char **a, int64_t *m, int64_t *k, int64_t *rsa,
+                        int64_t *csa) {
+    if (!back) {
+        *a = j->w + i * j->og * j->R * j->es, *m = j->og, *k = j->R, *rsa = j->R, *csa = 1;
+        return;
+    }
+    int64_t gi = i / j->nsub, s0 = i % j->nsub * j->csub, ns = j->cg - s0 < j->csub ? j->cg - s0 : j->csub;
+    *a = j->w + (gi * j->og * j->R + s0 * j->kk) * j->es, *m = ns * j->kk, *k = j->og, *rsa = 1, *csa = j->R;
+}
+
+typedef struct {
+    conv_job *j;
+    int back;
+} pack_job;
+
+static void pack_parts(void *arg, int64_t i0, int64_t i1) {
+    pack_job *pj = arg;
+    for (int64_t i = i0; i < i1; i++) {
+        const char *a;
+        int64_t m, k, rsa, csa;
+        weight_part(pj->j, pj->back, i, &a, &m, &k, &rsa, &csa);
+        if (pf_gemm_pack_a(pj->j->dt, m, k, a, rsa, csa, pj->j->wpk + (size_t)i * pj->j->wpk_each, pj->j->wpk_each))
+            __atomic_store_n(&pj->j->err, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* The weight packed once for all tiles (parts: see weight_part), when the tiles' GEMMs (`uses`
+ * of each part, the first `p`) would otherwise each pack it again: a 512 x 4608 weight repacked
+ * per tile of 224 positions cost about a tenth of a late ResNet layer's time. Returns PF_OK with
+ * j->wpk NULL when it does not pay. */
+static int pack_weight(conv_job *j, int back, int64_t parts, int64_t uses, const pf_gemm_prob *p) {
+    if (uses < 2 || !pf_gemm_packs_a(j->dt, p)) return PF_OK;
+    j->wpk_each = (pf_gemm_pack_bytes(j->dt, p->M, p->K) + 63) & ~(size_t)63;
+    if (!(j->wpk = pf_alloc((size_t)parts * j->wpk_each)))
+        return pf_error(PF_ERR_NOMEM, "conv2d: out of memory for the packed weight (%zu bytes)", parts * j->wpk_each);
+    pack_job pj = {j, back};
+    pf_parallel_range(pf_threads_for(parts * p->M * p->K), parts, pack_parts, &pj);
+    if (j->err) {
+        pf_free(j->wpk);
+        j->wpk = NULL;
+        return pf_error(PF_ERR_VALUE, "conv2d: packing the weight failed");
+    }
+    return PF_OK;
+}
+
 static void conv_forward_thread(void *arg, int t, int T) {
-    const conv_job *j = arg;
+    conv_job *j = arg;
     const int64_t es = j->es, L = j->L, R = j->R, pos = j->wide ? j->Lq : L;
     char *base = j->ws + (size_t)t * j->ws_each, *col = base + j->off_col, *gws = base + j->off_gemm;
     char *ct = base + j->off_ct;
@@ -212,12 +287,11 @@ static void conv_forward_thread(void *arg, int t, int T) {
             for (int64_t gi = 0; gi < j->G; gi++) {
                 for (int64_t P = P0; P < P0 + lt;) { /* each sample's run of the tile */
                     int64_t n = P / L, p = P % L, seg = L - p < P0 + lt - P ? L - p : P0 + lt - P;
-                    DISPATCH(j, im2col_tile, F(const void, j->x + (n * j->xsn + gi * j->cg * j->xsc) * es), j->xsc,
-                             j->cg, F(void, col + (P - P0) * es), lt, p, seg, &j->g);
+                    unfold_tile(j, j->x + (n * j->xsn + gi * j->cg * j->xsc) * es, j->cg, col + (P - P0) * es, lt, p, seg);
                     P += seg;
                 }
                 pf_gemm_prob p = {j->og, lt, R, j->w + gi * j->og * R * es, col, ct, R, 1, lt, 1, lt, 1, 0};
-                pf_gemm_serial(j->dt, &p, gws);
+                tile_gemm(j, &p, gi, gws);
                 const char *bias = j->bias ? j->bias + gi * j->og * j->bs * es : NULL;
                 for (int64_t P = P0; P < P0 + lt;) {
                     int64_t n = P / L, q = P % L, seg = L - q < P0 + lt - P ? L - q : P0 + lt - P;
@@ -242,22 +316,21 @@ static void conv_forward_thread(void *arg, int t, int T) {
                 DISPATCH(j, wide_cols, F(const void, src + gi * j->cg * psz * es), j->cg, psz, j->Wp, F(void, col),
                          p0, lt, &j->g);
                 p.C = ct, p.rsc = lt, p.acc = 0;
-                pf_gemm_serial(j->dt, &p, gws);
+                tile_gemm(j, &p, gi, gws);
                 DISPATCH(j, wide_store, F(const void, ct), j->og, lt, p0, F(void, j->out + (n * j->O + gi * j->og) * L * es),
                          L, F(const void, bias), j->bs, &j->g, j->Wp);
                 continue;
             }
-            DISPATCH(j, im2col_tile, F(const void, j->x + (n * j->xsn + gi * j->cg * j->xsc) * es), j->xsc, j->cg,
-                     F(void, col), lt, p0, lt, &j->g);
+            unfold_tile(j, j->x + (n * j->xsn + gi * j->cg * j->xsc) * es, j->cg, col, lt, p0, lt);
             if (bias) /* the GEMM adds onto the bias */
                 for (int64_t o = 0; o < j->og; o++) fill_row(j, c + o * L * es, lt, pf_load_f64(bias + o * j->bs * es, j->dt));
-            pf_gemm_serial(j->dt, &p, gws);
+            tile_gemm(j, &p, gi, gws);
         }
     }
 }
 
 static void conv_backward_thread(void *arg, int t, int T) {
-    const conv_job *j = arg;
+    conv_job *j = arg;
     const int64_t es = j->es, L = j->L, R = j->R, kk = j->kk, HW = j->g.H * j->g.W;
     const int64_t pos = j->wide ? j->Lq : L;
     char *base = j->ws + (size_t)t * j->ws_each, *col = base + j->off_col, *gws = base + j->off_gemm;
@@ -279,8 +352,7 @@ static void conv_backward_thread(void *arg, int t, int T) {
                     DISPATCH(j, dense_gather, F(const void, j->gy + ((n * j->O + gi * j->og) * L + p) * es), L,
                              F(void, gt + (P - P0) * es), lt, j->og, seg);
                     if (gw)
-                        DISPATCH(j, im2col_tile, F(const void, j->x + (n * j->xsn + c0 * j->xsc) * es), j->xsc, ns,
-                                 F(void, col + (P - P0) * es), lt, p, seg, &j->g);
+                        unfold_tile(j, j->x + (n * j->xsn + c0 * j->xsc) * es, ns, col + (P - P0) * es, lt, p, seg);
                     P += seg;
                 }
                 if (gw) { /* gw[og, s0*kk:] += g [og, lt] @ col^T [lt, ns*kk] */
@@ -290,11 +362,10 @@ static void conv_backward_thread(void *arg, int t, int T) {
                 if (j->gx) { /* col [ns*kk, lt] = w^T [ns*kk, og] @ g [og, lt], folded run by run */
                     pf_gemm_prob p = {ns * kk, lt, j->og, j->w + (gi * j->og * R + s0 * kk) * es, gt, col,
                                       1, R, lt, 1, lt, 1, 0};
-                    pf_gemm_serial(j->dt, &p, gws);
+                    tile_gemm(j, &p, gi * j->nsub + sub, gws);
                     for (int64_t P = P0; P < P0 + lt;) {
                         int64_t n = P / L, p = P % L, seg = L - p < P0 + lt - P ? L - p : P0 + lt - P;
-                        DISPATCH(j, col2im_tile, F(const void, col + (P - P0) * es), lt,
-                                 F(void, j->gx + (n * j->C + c0) * HW * es), ns, p, seg, &j->g);
+                        fold_tile(j, col + (P - P0) * es, lt, j->gx + (n * j->C + c0) * HW * es, ns, p, seg);
                         P += seg;
                     }
                 }
@@ -326,19 +397,18 @@ static void conv_backward_thread(void *arg, int t, int T) {
                     if (j->wide)
                         DISPATCH(j, wide_cols, F(const void, src), ns, psz, j->Wp, F(void, col), p0, lt, &j->g);
                     else
-                        DISPATCH(j, im2col_tile, F(const void, j->x + (n * j->xsn + c0 * j->xsc) * es), j->xsc, ns,
-                                 F(void, col), lt, p0, lt, &j->g);
+                        unfold_tile(j, j->x + (n * j->xsn + c0 * j->xsc) * es, ns, col, lt, p0, lt);
                     pf_gemm_serial(j->dt, &p, gws);
                 }
                 if (fold) { /* col [ns*kk, lt] = w^T [ns*kk, og] @ gy [og, lt], folded into gx */
                     pf_gemm_prob p = {ns * kk, lt, j->og, j->w + (gi * j->og * R + s0 * kk) * es, gyt, col,
                                       1, R, gys, 1, lt, 1, 0};
-                    pf_gemm_serial(j->dt, &p, gws);
+                    tile_gemm(j, &p, gi * j->nsub + sub, gws);
                     if (j->wide)
                         DISPATCH(j, wide_fold, F(const void, col), F(void, fold), ns,
                                  j->padded ? j->Hp * j->Wp : HW, j->Wp, p0, lt, &j->g);
                     else
-                        DISPATCH(j, col2im_tile, F(const void, col), lt, F(void, fold), ns, p0, lt, &j->g);
+                        fold_tile(j, col, lt, fold, ns, p0, lt);
                 }
             }
             if (fold && fold != gxn) DISPATCH(j, unpad_planes, F(const void, fold), ns, F(void, gxn), &j->g, j->Hp, j->Wp);
@@ -431,9 +501,16 @@ static int run_job(conv_job *j, int64_t items, pf_team_fn fn) {
     if (nt > items) nt = (int)items;
     if (nt < 1) nt = 1;
     j->ws = pf_alloc((size_t)nt * j->ws_each);
-    if (!j->ws) return pf_error(PF_ERR_NOMEM, "conv2d: out of memory for %d tile buffers", nt);
+    if (!j->ws) {
+        pf_free(j->wpk);
+        j->wpk = NULL;
+        return pf_error(PF_ERR_NOMEM, "conv2d: out of memory for %d tile buffers", nt);
+    }
     pf_run_team(nt, fn, j);
     pf_free(j->ws);
+    pf_free(j->wpk);
+    j->wpk = NULL;
+    if (j->err) return pf_error(PF_ERR_VALUE, "conv2d: a tile's product did not match the packed weight");
     return PF_OK;
 }
 
@@ -468,16 +545,21 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
     size_t ws = 0;
     for (int64_t lt = j.lt, k = 0; k < 2; k++, lt = pos - (j.ntiles - 1) * j.lt) {
         pf_gemm_prob p = {j.og, lt, j.R, j.w, j.x, j.out, j.R, 1, lt, 1, j.L, 1, 1};
-        ws = umax(ws, pf_gemm_ws_bytes(j.dt, &p));
+        ws = umax(ws, umax(pf_gemm_ws_bytes(j.dt, &p), pf_gemm_packed_ws_bytes(j.dt, &p)));
         p.rsc = lt, p.acc = 0;
-        ws = umax(ws, pf_gemm_ws_bytes(j.dt, &p));
+        ws = umax(ws, umax(pf_gemm_ws_bytes(j.dt, &p), pf_gemm_packed_ws_bytes(j.dt, &p)));
     }
     size_t es = (size_t)j.es;
     j.off_col = j.wide && j.padded ? align64((size_t)(j.C * j.Hp * j.Wp) * es) : 0;
     j.off_ct = j.off_col + align64((size_t)(j.R * j.lt) * es);
     j.off_gemm = j.off_ct + (j.wide || j.dense ? align64((size_t)(j.og * j.lt) * es) : 0);
     j.ws_each = j.off_gemm + align64(ws);
-    return run_job(&j, j.dense ? j.ntiles : j.N * j.ntiles, conv_forward_thread);
+    pf_gemm_prob first = {j.og, j.lt, j.R, j.w, j.x, j.out, j.R, 1, j.lt, 1, j.lt, 1, 0};
+    if ((rc = pack_weight(&j, 0, j.G, j.dense ? j.ntiles : j.N * j.ntiles, &first)) != PF_OK) return rc;
+    int32_t *tab = j.wide ? NULL : pf_conv_taps(&j, 0);
+    rc = run_job(&j, j.dense ? j.ntiles : j.N * j.ntiles, conv_forward_thread);
+    pf_free(tab);
+    return rc;
 }
 
 static void expand_rows(void *arg, int64_t i0, int64_t i1) {
@@ -559,6 +641,7 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
         pf_gemm_prob pw_ = {j.og, ns, lt, j.gy, j.x, NULL, rs, 1, j.cols_t ? ns : 1, j.cols_t ? 1 : lt, j.R, 1, 1};
         pf_gemm_prob px = {ns, lt, j.og, j.w, j.gy, NULL, 1, j.R, rs, 1, lt, 1, 0};
         ws = umax(ws, umax(pf_gemm_ws_bytes(j.dt, &pw_), pf_gemm_ws_bytes(j.dt, &px)));
+        ws = umax(ws, pf_gemm_packed_ws_bytes(j.dt, &px));
     }
     size_t es = (size_t)j.es, plane = (size_t)(j.csub * j.Hp * j.Wp) * es;
     j.off_col = j.wide && j.padded ? align64(plane) : 0;
@@ -585,7 +668,14 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
         j.gyq = gyq;
         pf_parallel_range(pf_threads_for(j.N * j.O * j.Lq), j.N, expand_rows, &j);
     }
-    rc = run_job(&j, j.nblk * j.G * j.nsub, conv_backward_thread);
+    if (j.gx) { /* grad_x's A, the weight's blocks transposed, once for every item and tile */
+        int64_t per_block = j.dense ? (pos + j.lt - 1) / j.lt : (j.N + j.nblk - 1) / j.nblk * ((pos + j.lt - 1) / j.lt);
+        pf_gemm_prob first = {j.csub * j.kk, j.lt, j.og, j.w, j.gy, NULL, 1, j.R, j.lt, 1, j.lt, 1, 0};
+        rc = pack_weight(&j, 1, j.G * j.nsub, j.nblk * per_block, &first);
+    }
+    int32_t *tab = j.wide ? NULL : pf_conv_taps(&j, 1);
+    if (rc == PF_OK) rc = run_job(&j, j.nblk * j.G * j.nsub, conv_backward_thread);
+    pf_free(tab);
     pf_free(gyq);
     if (rc == PF_OK && partials) {
         j.out = grad_w->data;

@@ -374,6 +374,20 @@ typedef struct {
  * PF_ERR_NOMEM without a message (it may run on a worker thread). */
 size_t pf_gemm_ws_bytes(int dtype, const pf_gemm_prob *p);
 int pf_gemm_serial(int dtype, const pf_gemm_prob *p, void *ws);
+/* A packed once into the kernels' panels and read by many products on any threads (a conv's
+ * weight over all its tiles): pf_gemm_pack_bytes(dtype, M, K) bytes (0 for a bad dtype or size)
+ * filled by pf_gemm_pack_a from A [M, K] at element strides (rsa, csa), then products
+ * pf_gemm_serial_packed(dtype, p, pack, ws) with p->M, p->K the pack's (p->A is not read; ws
+ * holds pf_gemm_packed_ws_bytes(dtype, p) or is NULL). The pack records its shape, dtype and
+ * kernel set: a product that does not match them returns PF_ERR_VALUE, without a message. */
+size_t pf_gemm_pack_bytes(int dtype, int64_t M, int64_t K);
+/* 1 when pf_gemm_serial would pack p's A itself (not a small, skinny or vector product, and not
+ * computed transposed), so a pack made once saves that work on every product after the first. */
+int pf_gemm_packs_a(int dtype, const pf_gemm_prob *p);
+int pf_gemm_pack_a(int dtype, int64_t M, int64_t K, const void *A, int64_t rsa, int64_t csa, void *dst,
+                   size_t bytes);
+size_t pf_gemm_packed_ws_bytes(int dtype, const pf_gemm_prob *p);
+int pf_gemm_serial_packed(int dtype, const pf_gemm_prob *p, const void *pack, void *ws);
 /* AVX-512 only (x86 builds; call when pf_gemm_path() is "avx512"): dst[k * ds + i] =
  * rows[i][k] for k < n and i < nr, lanes [nr, keep) of each dst row zeroed, keep <= 16. */
 void pf_transpose_rows_f32(const float *const *rows, int nr, int keep, int64_t n, float *dst, int64_t ds);

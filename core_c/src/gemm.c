@@ -533,6 +533,7 @@ typedef struct {
     int64_t M, N, K, es, mr, nr, mt, ntl, kc, mc;
     int direct;
     int shared; /* run by a team of its own: worksharing and barriers apply */
+    const char *apk; /* A packed beforehand (pack_a_all's layout), or NULL: each thread packs its rows */
     char *buf;
     size_t bbytes, abytes;
 } blocked_job;
@@ -585,9 +586,13 @@ static void blocked_thread(void *arg, int t, int team) {
             }
             for (int64_t ic = i0; ic < i1 && ja < jb; ic += mct) {
                 int64_t mcur = min64(mct, i1 - ic);
-                for (int64_t q = 0; q < mcur; q += mr)
-                    d->pack(kcur, min64(mr, mcur - q), p.A + ((ic + q) * p.rsa + pc * p.csa) * es, p.rsa,
-                            p.csa, mr, abuf + q * kcur * es);
+                const char *ap = abuf;
+                if (job->apk) /* K block pc holds cdiv(M, mr) panels of kcur x mr */
+                    ap = job->apk + (pc * cdiv(M, mr) * mr + ic * kcur) * es;
+                else
+                    for (int64_t q = 0; q < mcur; q += mr)
+                        d->pack(kcur, min64(mr, mcur - q), p.A + ((ic + q) * p.rsa + pc * p.csa) * es, p.rsa,
+                                p.csa, mr, abuf + q * kcur * es);
                 for (int64_t jr = ja; jr < jb; jr += nr) {
                     int n = (int)min64(nr, jb - jr);
                     const char *bp = buf + (jr - jc) * kcur * es;
@@ -600,7 +605,7 @@ static void blocked_thread(void *arg, int t, int team) {
                         bp = ebuf;
                     }
                     for (int64_t ir = 0; ir < mcur; ir += mr)
-                        run_tile(d, kcur, abuf + ir * kcur * es, bp, brs,
+                        run_tile(d, kcur, ap + ir * kcur * es, bp, brs,
                                  p.C + ((ic + ir) * p.rsc + jr * p.csc) * es, p.rsc, p.csc,
                                  (int)min64(mr, mcur - ir), n, pc > 0 || p.acc);
                 }
@@ -620,9 +625,10 @@ typedef struct {
     size_t bbytes, abytes;
 } gemm_plan;
 
-static gemm_plan plan_blocked(const gemm_desc *d, gemm_prob p) {
-    /* C^T = B^T A^T wastes less of the MR x NR tiles when N is the short side */
-    if (4 * padded(d, p.N, p.M) < 3 * padded(d, p.M, p.N)) p = transposed(&p);
+static gemm_plan plan_blocked(const gemm_desc *d, gemm_prob p, int packed_a) {
+    /* C^T = B^T A^T wastes less of the MR x NR tiles when N is the short side (A packed
+     * beforehand stays A) */
+    if (!packed_a && 4 * padded(d, p.N, p.M) < 3 * padded(d, p.M, p.N)) p = transposed(&p);
     const int64_t M = p.M, N = p.N, K = p.K, es = (int64_t)d->esz, mr = d->mr, nr = d->nr;
     gemm_plan pl = {.p = p, .direct = p.csb == 1 && (M <= DIRECT_M || (double)M * N * K <= DIRECT_WORK)};
     pl.kc = cdiv(K, cdiv(K, d->kc)); /* equal K blocks, none tiny */
@@ -656,13 +662,16 @@ static int takes_skinny(const gemm_desc *d, const gemm_prob *p, int nt) {
 }
 
 /* C = A B (or C += A B with p.acc) for one matrix on nt threads; K > 0. ws, if given, holds
- * ws_bytes(d, p) for one thread. Returns PF_ERR_NOMEM without a message (it may run on a worker
- * thread, whose error text the caller would not see). */
-static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws) {
-    if (takes_gemv(&p)) return gemv(d, &p, nt);
-    if (takes_small(d, &p, nt)) return PF_OK;
-    if (takes_skinny(d, &p, nt)) return PF_OK;
-    gemm_plan pl = plan_blocked(d, p);
+ * ws_bytes(d, p) for one thread. apk: A already packed by pack_a_all (then p.A is not read and
+ * the product always takes the blocked path), or NULL. Returns PF_ERR_NOMEM without a message
+ * (it may run on a worker thread, whose error text the caller would not see). */
+static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws, const char *apk) {
+    if (!apk) {
+        if (takes_gemv(&p)) return gemv(d, &p, nt);
+        if (takes_small(d, &p, nt)) return PF_OK;
+        if (takes_skinny(d, &p, nt)) return PF_OK;
+    }
+    gemm_plan pl = plan_blocked(d, p, apk != NULL);
     p = pl.p;
     const int64_t M = p.M, N = p.N, K = p.K, es = (int64_t)d->esz, mr = d->mr, nr = d->nr;
     char *buf = ws ? ws : pf_alloc(pl.bbytes + (size_t)nt * pl.abytes);
@@ -671,8 +680,8 @@ static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws) {
     /* Thread t owns C[i0:i1, j0:j1]. All threads pack the shared B block together; each
      * packs A for its own rows, in blocks sized so its rows split evenly. A single thread runs
      * outside any region of its own (pf_run_team calls it directly), so `shared` is 0 then. */
-    blocked_job job = {d,     p,  M,         N,      K, es, mr, nr, cdiv(M, mr), cdiv(N, nr), pl.kc, pl.mc,
-                       pl.direct, nt > 1, buf, pl.bbytes, pl.abytes};
+    blocked_job job = {d,         p,      M,  N,   K,   es,        mr,       nr, cdiv(M, mr), cdiv(N, nr), pl.kc,
+                       pl.mc,     pl.direct, nt > 1, apk, buf, pl.bbytes, pl.abytes};
     pf_run_team(nt, blocked_thread, &job);
     if (!ws) pf_free(buf);
     return PF_OK;
@@ -680,15 +689,89 @@ static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws) {
 
 static size_t ws_bytes(const gemm_desc *d, gemm_prob p) {
     if (takes_gemv(&p)) return 0;
-    gemm_plan pl = plan_blocked(d, p);
+    gemm_plan pl = plan_blocked(d, p, 0);
     return pl.bbytes + pl.abytes;
+}
+
+/* ---- A packed once, read by many products --------------------------------------------- */
+
+/* Every K block (the plan's kc) holds cdiv(M, mr) panels of kcur x mr, the layout
+ * blocked_thread packs per row block: a weight packed once serves every tile of a conv. */
+static size_t pack_a_elems(const gemm_desc *d, int64_t M, int64_t K) { return (size_t)(cdiv(M, d->mr) * d->mr * K); }
+
+static void pack_a_all(const gemm_desc *d, int64_t M, int64_t K, const char *A, int64_t rsa, int64_t csa, char *dst) {
+    const int64_t es = (int64_t)d->esz, mr = d->mr, kc = cdiv(K, cdiv(K, d->kc)), mp = cdiv(M, mr) * mr;
+    for (int64_t pc = 0; pc < K; pc += kc) {
+        int64_t kcur = min64(kc, K - pc);
+        for (int64_t q = 0; q < M; q += mr)
+            d->pack(kcur, min64(mr, M - q), A + (q * rsa + pc * csa) * es, rsa, csa, (int)mr,
+                    dst + (pc * mp + q * kcur) * es);
+    }
+}
+
+/* The pack's header: what it was packed for, checked by every product that reads it (a kernel
+ * set switched in between, or another shape, must not read panels of the wrong width). */
+typedef struct {
+    uint32_t magic, path;
+    int64_t M, K;
+    int dtype;
+} pack_head;
+#define PACK_MAGIC 0x70664150u
+#define PACK_HEAD 64 /* bytes before the panels, which stay 64-byte aligned */
+_Static_assert(sizeof(pack_head) <= PACK_HEAD, "the pack header outgrew its room");
+
+size_t pf_gemm_pack_bytes(int dtype, int64_t M, int64_t K) {
+    if ((dtype != PF_FLOAT32 && dtype != PF_FLOAT64) || M < 1 || K < 1) return 0;
+    const gemm_desc *d = &descs[current_path()][dtype == PF_FLOAT64];
+    return PACK_HEAD + pack_a_elems(d, M, K) * d->esz;
+}
+
+int pf_gemm_pack_a(int dtype, int64_t M, int64_t K, const void *A, int64_t rsa, int64_t csa, void *dst,
+                   size_t bytes) {
+    if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
+        return pf_error(PF_ERR_TYPE, "gemm_pack_a: expected float32 or float64, got dtype code %d", dtype);
+    if (M < 1 || K < 1 || !A || !dst)
+        return pf_error(PF_ERR_VALUE, "gemm_pack_a: need M, K >= 1 and both buffers, got M=%lld, K=%lld",
+                        (long long)M, (long long)K);
+    int path = current_path();
+    const gemm_desc *d = &descs[path][dtype == PF_FLOAT64];
+    size_t need = PACK_HEAD + pack_a_elems(d, M, K) * d->esz;
+    if (bytes < need)
+        return pf_error(PF_ERR_VALUE, "gemm_pack_a: a %lld x %lld pack needs %zu bytes, the buffer has %zu",
+                        (long long)M, (long long)K, need, bytes);
+    pack_head h = {PACK_MAGIC, (uint32_t)path, M, K, dtype};
+    memcpy(dst, &h, sizeof h);
+    pack_a_all(d, M, K, A, rsa, csa, (char *)dst + PACK_HEAD);
+    return PF_OK;
+}
+
+int pf_gemm_serial_packed(int dtype, const pf_gemm_prob *p, const void *apk, void *ws) {
+    pack_head h;
+    memcpy(&h, apk, sizeof h);
+    if (h.magic != PACK_MAGIC || h.dtype != dtype || h.M != p->M || h.K != p->K || h.path >= NUM_PATHS)
+        return PF_ERR_VALUE;
+    return gemm_blocked(&descs[h.path][dtype == PF_FLOAT64], *p, 1, ws, (const char *)apk + PACK_HEAD);
 }
 
 static const gemm_desc *float_desc(int dtype) { return &descs[current_path()][dtype == PF_FLOAT64]; }
 
 size_t pf_gemm_ws_bytes(int dtype, const pf_gemm_prob *p) { return ws_bytes(float_desc(dtype), *p); }
 
-int pf_gemm_serial(int dtype, const pf_gemm_prob *p, void *ws) { return gemm_blocked(float_desc(dtype), *p, 1, ws); }
+int pf_gemm_packs_a(int dtype, const pf_gemm_prob *p) {
+    const gemm_desc *d = float_desc(dtype);
+    if (p->M <= PF_SKINNY_M || p->N <= 1 || p->K < 1) return 0; /* skinny, gemv: A read in place */
+    if (p->M <= PF_SMALL_DIM && p->N <= PF_SMALL_DIM && p->K <= PF_SMALL_DIM) return 0; /* small: likewise */
+    return !(4 * padded(d, p->N, p->M) < 3 * padded(d, p->M, p->N)); /* transposed: A would be B */
+}
+
+size_t pf_gemm_packed_ws_bytes(int dtype, const pf_gemm_prob *p) {
+    gemm_plan pl = plan_blocked(float_desc(dtype), *p, 1);
+    return pl.bbytes + pl.abytes;
+}
+
+int pf_gemm_serial(int dtype, const pf_gemm_prob *p, void *ws) {
+    return gemm_blocked(float_desc(dtype), *p, 1, ws, NULL);
+}
 
 /* ---- integers ------------------------------------------------------------------------ */
 
@@ -741,7 +824,7 @@ static gemm_prob at_batch(const gemm_prob *p, const pf_tensor *a, const pf_tenso
 
 static int run_one(int dt, const gemm_desc *d, gemm_prob p, int nt) {
     if (dt == PF_INT64 || dt == PF_INT32) pf_parallel_range(nt, p.M, dt == PF_INT64 ? gemm_i64 : gemm_i32, &p);
-    else return gemm_blocked(d, p, nt, NULL);
+    else return gemm_blocked(d, p, nt, NULL, NULL);
     return PF_OK;
 }
 
@@ -834,7 +917,7 @@ int pf_mm(int dtype, int64_t M, int64_t N, int64_t K, const void *a, int64_t rsa
     }
     gemm_prob p = {M, N, K, a, b, c, rsa, csa, rsb, csb, N, 1, 0};
     int nt = (double)M * N * K >= PAR_WORK ? pf_threads() : 1;
-    if (gemm_blocked(float_desc(dtype), p, nt, NULL))
+    if (gemm_blocked(float_desc(dtype), p, nt, NULL, NULL))
         return pf_error(PF_ERR_NOMEM, "mm: out of memory for packing buffers (M=%lld, N=%lld, K=%lld)",
                         (long long)M, (long long)N, (long long)K);
     return PF_OK;

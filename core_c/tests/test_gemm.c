@@ -321,6 +321,85 @@ static void path_cases(void) {
     CHECK(!strcmp(pf_gemm_path(), best), "auto path %s, want %s", pf_gemm_path(), best);
 }
 
+/* A packed once (pf_gemm_pack_a) and read by several products with different B, C and acc:
+ * shapes across the K blocks (kc 256-384) and row panels, A and B stored either way. */
+static void packed_cases(const char *path) {
+    for (int it = 0; it < 24; it++) {
+        int dt = it % 4 == 3 ? PF_FLOAT64 : PF_FLOAT32;
+        int64_t M = 1 + (int64_t)((urand() + 1) * 150), N = 1 + (int64_t)((urand() + 1) * 150);
+        int64_t K = 1 + (int64_t)((urand() + 1) * 400);
+        if (it % 6 == 0) M = 12 * (1 + it % 5), K = 256 * (1 + it % 3) + it % 2; /* panel and block edges */
+        int ta = it & 1;
+        size_t es = pf_dtype_size[dt], bytes = pf_gemm_pack_bytes(dt, M, K);
+        CHECK(bytes > 0, "%s pack_bytes(%lld, %lld) = 0", path, (long long)M, (long long)K);
+        char *a = malloc((size_t)(M * K) * es), *pk = pf_alloc(bytes);
+        for (int64_t i = 0; i < M * K; i++) pf_store_f64(a + i * es, dt, urand());
+        int64_t rsa = ta ? 1 : K, csa = ta ? M : 1;
+        CHECK_OK(pf_gemm_pack_a(dt, M, K, a, rsa, csa, pk, bytes));
+        for (int use = 0; use < 2; use++) { /* the same pack, twice */
+            int tb = (it >> 1 & 1) ^ use, acc = use && it % 3 == 0;
+            int64_t ldc = N + use;
+            char *b = malloc((size_t)(K * N) * es), *c = malloc((size_t)(M * ldc) * es);
+            for (int64_t i = 0; i < K * N; i++) pf_store_f64(b + i * es, dt, urand());
+            for (int64_t i = 0; i < M * ldc; i++) pf_store_f64(c + i * es, dt, acc ? urand() : NAN);
+            double *c0 = malloc((size_t)(M * N) * sizeof(double));
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) c0[i * N + j] = pf_load_f64(c + (i * ldc + j) * es, dt);
+            int64_t rsb = tb ? 1 : N, csb = tb ? K : 1;
+            pf_gemm_prob p = {M, N, K, NULL, b, c, 0, 0, rsb, csb, ldc, 1, acc}; /* A only through the pack */
+            char *ws = pf_alloc(pf_gemm_packed_ws_bytes(dt, &p) + 1);
+            CHECK_OK(pf_gemm_serial_packed(dt, &p, pk, use ? ws : NULL));
+            int64_t bad = 0;
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) {
+                    double ref = acc ? c0[i * N + j] : 0, mag = fabs(ref);
+                    for (int64_t k = 0; k < K; k++) {
+                        double x = pf_load_f64(a + (i * rsa + k * csa) * es, dt) *
+                                   pf_load_f64(b + (k * rsb + j * csb) * es, dt);
+                        ref += x, mag += fabs(x);
+                    }
+                    double err = fabs(pf_load_f64(c + (i * ldc + j) * es, dt) - ref);
+                    bad += !(err <= (dt == PF_FLOAT32 ? 1e-5 : 1e-12) * (mag + 1e-30));
+                }
+            for (int64_t i = 0; i < M && !acc; i++)
+                for (int64_t j = N; j < ldc; j++) bad += !isnan(pf_load_f64(c + (i * ldc + j) * es, dt));
+            CHECK(bad == 0, "%s packed %s use %d M=%lld N=%lld K=%lld ta=%d tb=%d acc=%d: %lld wrong", path,
+                  pf_dtype_name[dt], use, (long long)M, (long long)N, (long long)K, ta, tb, acc, (long long)bad);
+            pf_free(ws);
+            free(b), free(c), free(c0);
+        }
+        free(a);
+        pf_free(pk);
+    }
+}
+
+/* What a pack refuses: a bad dtype or size, a short buffer, and a product of another shape or
+ * dtype than the pack's (nothing written then). */
+static void packed_errors(void) {
+    float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, c[4] = {-7, -7, -7, -7};
+    CHECK(pf_gemm_pack_bytes(PF_INT32, 2, 3) == 0 && pf_gemm_pack_bytes(PF_FLOAT32, 0, 3) == 0, "pack_bytes of nothing");
+    size_t bytes = pf_gemm_pack_bytes(PF_FLOAT32, 2, 3);
+    char *pk = pf_alloc(bytes);
+    expect_err(pf_gemm_pack_a(PF_INT64, 2, 3, a, 3, 1, pk, bytes), PF_ERR_TYPE, "pack int64", "float32 or float64", NULL);
+    expect_err(pf_gemm_pack_a(PF_FLOAT32, 0, 3, a, 3, 1, pk, bytes), PF_ERR_VALUE, "pack M=0", "M, K >= 1", NULL);
+    expect_err(pf_gemm_pack_a(PF_FLOAT32, 2, 3, a, 3, 1, pk, bytes - 1), PF_ERR_VALUE, "short buffer", "needs", NULL);
+    CHECK_OK(pf_gemm_pack_a(PF_FLOAT32, 2, 3, a, 3, 1, pk, bytes));
+    pf_gemm_prob p = {2, 2, 2, NULL, (const char *)b, (char *)c, 0, 0, 2, 1, 2, 1, 0}; /* K 2, pack's 3 */
+    CHECK(pf_gemm_serial_packed(PF_FLOAT32, &p, pk, NULL) == PF_ERR_VALUE, "another K accepted");
+    p.K = 3, p.M = 1;
+    CHECK(pf_gemm_serial_packed(PF_FLOAT32, &p, pk, NULL) == PF_ERR_VALUE, "another M accepted");
+    p.M = 2;
+    CHECK(pf_gemm_serial_packed(PF_FLOAT64, &p, pk, NULL) == PF_ERR_VALUE, "another dtype accepted");
+    for (int i = 0; i < 4; i++) CHECK(c[i] == -7, "a refused product wrote C[%d] = %g", i, c[i]);
+    /* made on one kernel set, read after another was selected: the pack says which it is */
+    const char *other = pf_cpu_supports("avx2") && strcmp(pf_gemm_path(), "avx2") ? "avx2" : "portable";
+    CHECK_OK(pf_gemm_select(other));
+    CHECK_OK(pf_gemm_serial_packed(PF_FLOAT32, &p, pk, NULL)); /* [[1 2 3], [4 5 6]] @ [[1 0], [0 1], [1 1]] */
+    CHECK(c[0] == 4 && c[1] == 5 && c[2] == 10 && c[3] == 11, "after a path switch: %g %g %g %g", c[0], c[1], c[2], c[3]);
+    CHECK_OK(pf_gemm_select("auto"));
+    pf_free(pk);
+}
+
 int main(void) {
     path_cases();
     static const char *const paths[] = {"avx512", "avx2", "portable"};
@@ -330,7 +409,9 @@ int main(void) {
         value_cases(paths[p]);
         small_cases(paths[p], 0);
         small_cases(paths[p], 1);
+        packed_cases(paths[p]);
     }
+    packed_errors();
     CHECK_OK(pf_gemm_select("auto"));
     int_cases();
     /* odd and single thread counts change the thread grid */

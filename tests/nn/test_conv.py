@@ -167,6 +167,62 @@ def test_conv2d_paths_match_torch(xs, ws, stride, padding, dilation, groups, tra
     grads_equal(po, to, [px, pw, pb], [tx, tw, tb], rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize(
+    "xs, ws, stride, padding, dilation",
+    [
+        ((32, 256, 4, 4), (64, 256, 3, 3), 1, 1, 1),  # late ResNet stage: dense tiles, the weight packed once
+        ((6, 64, 7, 7), (48, 64, 3, 3), 1, 1, 1),  # 7x7: samples split across tiles
+        ((4, 40, 8, 8), (40, 40, 3, 3), 2, 1, 1),  # stride 2 over the position table
+        ((3, 40, 9, 7), (36, 40, 3, 2), 1, (2, 0), 2),  # dilation and uneven padding
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv2d_small_planes_match_torch(xs, ws, stride, padding, dilation, dtype):
+    rng = np.random.default_rng(5)
+    (px, tx), (pw, tw), (pb, tb) = (
+        both(rng.standard_normal(xs).astype(dtype)),
+        both((rng.standard_normal(ws) * 0.05).astype(dtype)),
+        both(rng.standard_normal(ws[0]).astype(dtype)),
+    )
+    po = F.conv2d(px, pw, pb, stride, padding, dilation)
+    to = TF.conv2d(tx, tw, tb, stride, padding, dilation)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    grads_equal(po, to, [px, pw, pb], [tx, tw, tb], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("how", ["add_", "data", "copy_", "numpy"])
+def test_conv2d_sees_a_weight_changed_in_place_between_calls(how):
+    """The weight is packed for the GEMM per call: a change in place between two calls (any way
+    of making it) is in the second call's output and gradients, never a stale pack."""
+    rng = np.random.default_rng(6)
+    x = pf.tensor(rng.standard_normal((32, 256, 4, 4)).astype(np.float32), requires_grad=True)
+    w = pf.tensor((rng.standard_normal((64, 256, 3, 3)) * 0.05).astype(np.float32), requires_grad=True)
+    y1 = F.conv2d(x, w, padding=1)
+    y1.sum().backward()
+    gx1 = x.grad.clone()
+    new = (rng.standard_normal((64, 256, 3, 3)) * 0.05).astype(np.float32)
+    with pf.no_grad():
+        if how == "add_":
+            w.add_(pf.tensor(new) - w)
+        elif how == "data":
+            w.data.copy_(pf.tensor(new))
+        elif how == "copy_":
+            w.copy_(pf.tensor(new))
+        else:
+            w.detach().numpy()[...] = new
+    x.grad = None
+    y2 = F.conv2d(x, w, padding=1)
+    y2.sum().backward()
+    ref_w = pf.tensor(new, requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_(True)
+    ref = F.conv2d(x_ref, ref_w, padding=1)
+    ref.sum().backward()
+    np.testing.assert_allclose(y2.detach().numpy(), ref.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), x_ref.grad.numpy(), rtol=1e-5, atol=1e-5)
+    assert not np.allclose(y1.detach().numpy(), y2.detach().numpy(), atol=1e-2)
+    assert not np.allclose(gx1.numpy(), x.grad.numpy(), atol=1e-2)
+
+
 def test_conv2d_bad_input():
     x = pf.randn(2, 3, 8, 8)
     with pytest.raises(ValueError, match=r"weight of size \[4, 2, 3, 3\].*to have 2 channels, but got 3 channels"):
