@@ -23,7 +23,7 @@ typedef struct {
  * AVX-512): for |a| <= 0.9277 an odd minimax polynomial, above it 1 - exp(poly(|a|)) (N. Juffa's
  * erff split and coefficients); both are computed and one selected so the loop stays
  * branch-free. Within 1.1 ulp of erf over all floats (checked against double erf). */
-static inline float erf_vec(float a) {
+PF_ALWAYS_INLINE float erf_vec(float a) {
     float t = fabsf(a), s = a * a;
     float r = -1.72853470e-5f * t + 3.83197126e-4f;
     float u = -3.88396438e-3f * t + 2.42546219e-2f;
@@ -44,19 +44,25 @@ static inline float erf_vec(float a) {
     return t > 0.927734375f ? big : q;
 }
 
-/* Branch-free loops, one per case, so gcc vectorizes all but the libm erf / tanh calls. */
+/* Branch-free loops, one per case, so gcc vectorizes all but the libm erf / tanh calls; one
+ * pass over memory each (the gate is computed where it is used, not stored and reread). */
 #define GELU_KERNELS(T, SUF, ERF, TANH, EXP)                                                         \
+    PF_ALWAYS_INLINE T gelu_gate_##SUF(T xi, int approx) {                                           \
+        return approx ? (T)0.5 * ((T)1 + TANH((T)K_SQRT_2_PI * (xi + (T)K_TANH_C * xi * xi * xi)))  \
+                      : (T)0.5 * ((T)1 + ERF(xi * (T)K_SQRT1_2));                                   \
+    }                                                                                                \
     PF_VEC_CLONES static void gelu_fwd_##SUF(void *arg, int64_t b, int64_t e) {                      \
         const gelu_args *a = arg;                                                                    \
         const T *x = a->x;                                                                           \
-        /* no gate wanted: y holds it until the product */                                           \
-        T *y = a->y, *gate = a->cdf ? (T *)a->cdf : y;                                               \
-        if (a->approx)                                                                               \
-            for (int64_t i = b; i < e; i++)                                                          \
-                gate[i] = (T)0.5 * ((T)1 + TANH((T)K_SQRT_2_PI * (x[i] + (T)K_TANH_C * x[i] * x[i] * x[i]))); \
+        T *y = a->y, *gate = a->cdf;                                                                 \
+        if (a->approx && gate)                                                                       \
+            for (int64_t i = b; i < e; i++) gate[i] = gelu_gate_##SUF(x[i], 1), y[i] = x[i] * gate[i]; \
+        else if (a->approx)                                                                          \
+            for (int64_t i = b; i < e; i++) y[i] = x[i] * gelu_gate_##SUF(x[i], 1);                  \
+        else if (gate)                                                                               \
+            for (int64_t i = b; i < e; i++) gate[i] = gelu_gate_##SUF(x[i], 0), y[i] = x[i] * gate[i]; \
         else                                                                                         \
-            for (int64_t i = b; i < e; i++) gate[i] = (T)0.5 * ((T)1 + ERF(x[i] * (T)K_SQRT1_2));    \
-        for (int64_t i = b; i < e; i++) y[i] = x[i] * gate[i];                                       \
+            for (int64_t i = b; i < e; i++) y[i] = x[i] * gelu_gate_##SUF(x[i], 0);                  \
     }                                                                                                \
     PF_VEC_CLONES static void gelu_bwd_##SUF(void *arg, int64_t b, int64_t e) {                      \
         const gelu_args *a = arg;                                                                    \
@@ -70,12 +76,13 @@ static inline float erf_vec(float a) {
             }                                                                                        \
             return;                                                                                  \
         }                                                                                            \
-        if (!c) { /* the gate first (scalar erf), then the vectorized rest */                        \
-            for (int64_t i = b; i < e; i++) gx[i] = (T)0.5 * ((T)1 + ERF(x[i] * (T)K_SQRT1_2));      \
-            c = gx;                                                                                  \
-        }                                                                                            \
-        for (int64_t i = b; i < e; i++)                                                              \
-            gx[i] = g[i] * (c[i] + x[i] * (T)K_INV_SQRT_2PI * EXP((T)-0.5 * x[i] * x[i]));           \
+        if (c)                                                                                       \
+            for (int64_t i = b; i < e; i++)                                                          \
+                gx[i] = g[i] * (c[i] + x[i] * (T)K_INV_SQRT_2PI * EXP((T)-0.5 * x[i] * x[i]));       \
+        else                                                                                         \
+            for (int64_t i = b; i < e; i++)                                                          \
+                gx[i] = g[i] * (gelu_gate_##SUF(x[i], 0) +                                           \
+                                x[i] * (T)K_INV_SQRT_2PI * EXP((T)-0.5 * x[i] * x[i]));              \
     }
 
 GELU_KERNELS(float, f32, erf_vec, tanhf, pf_expf)

@@ -60,11 +60,15 @@ static int mm(int dt, int64_t M, int64_t N, int64_t K, const void *A, int64_t rs
 /* keys query i may see: j <= i when causal (top-left aligned, as torch), else all S */
 PF_ALWAYS_INLINE int64_t seen(const att_args *a, int64_t i, int64_t S) { return a->causal ? (i + 1 < S ? i + 1 : S) : S; }
 
-/* the block's dropout mask, rows i0 .. i0 + br, each over the keys it sees; row r at keep + r S */
+/* the block's dropout mask, rows i0 .. i0 + br, each over the keys it sees; row r at keep + r S. A
+ * row's draw goes on to a multiple of 64 keys (at most S): whole runs of 16 Philox blocks are the
+ * vectorized case, and the draws past the keys a row sees are never read. */
 static void draw_keep(const att_args *a, int64_t n, int64_t L, int64_t S, int64_t i0, int64_t br, unsigned char *keep) {
-    for (int64_t r = 0; r < br; r++)
-        pf_bernoulli_bytes(a->seed, a->offset + (uint64_t)((n * L + i0 + r) * S), seen(a, i0 + r, S), 1.0 - a->drop,
+    for (int64_t r = 0; r < br; r++) {
+        int64_t m = (seen(a, i0 + r, S) + 63) & ~(int64_t)63;
+        pf_bernoulli_bytes(a->seed, a->offset + (uint64_t)((n * L + i0 + r) * S), m < S ? m : S, 1.0 - a->drop,
                            keep + r * S);
+    }
 }
 
 /* Row passes over a block of rows i0 .. i0 + br, compiled per ISA. Row r sees ni = seen(i0 + r)

@@ -142,23 +142,68 @@ static void gen_run(const gen *g, uint64_t seed, uint64_t e0, char *p, int64_t s
     }
 }
 
+/* Philox4x32-10 on 16 consecutive counters, one per 32-bit lane of GCC vectors (gcc emits
+ * vpmuludq with AVX-512, pairs of SSE2 ops without): word j of block blk0 + i lands in
+ * out[j][i], the words philox4x32_10 gives. */
+typedef uint32_t u32x16 __attribute__((vector_size(64)));
+typedef uint64_t u64x8 __attribute__((vector_size(64)));
+#define LO32 0x00000000FFFFFFFFull
+/* lo, hi = the low and high 32 bits of c * k in each lane (k < 2^32): even lanes, then odd */
+#define MULHILO(c, k, lo, hi)                                                       \
+    do {                                                                            \
+        u64x8 pe_ = ((u64x8)(c) & LO32) * (k), po_ = ((u64x8)(c) >> 32) * (k);    \
+        lo = (u32x16)((pe_ & LO32) | (po_ << 32));                                  \
+        hi = (u32x16)((pe_ >> 32) | (po_ & ~LO32));                                 \
+    } while (0)
+PF_ALWAYS_INLINE void philox16(uint64_t blk0, uint64_t seed, uint32_t out[4][16]) {
+    uint32_t lo[16], hi[16];
+    for (int i = 0; i < 16; i++) lo[i] = (uint32_t)(blk0 + (uint64_t)i), hi[i] = (uint32_t)((blk0 + (uint64_t)i) >> 32);
+    u32x16 c0, c1, c2 = {0}, c3 = {0}, l0, h0, l1, h1;
+    memcpy(&c0, lo, sizeof lo);
+    memcpy(&c1, hi, sizeof hi);
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    const u64x8 m0 = {0xD2511F53u, 0xD2511F53u, 0xD2511F53u, 0xD2511F53u, 0xD2511F53u, 0xD2511F53u, 0xD2511F53u,
+                      0xD2511F53u},
+                m1 = {0xCD9E8D57u, 0xCD9E8D57u, 0xCD9E8D57u, 0xCD9E8D57u, 0xCD9E8D57u, 0xCD9E8D57u, 0xCD9E8D57u,
+                      0xCD9E8D57u};
+    for (int r = 0; r < 10; r++) {
+        MULHILO(c0, m0, l0, h0);
+        MULHILO(c2, m1, l1, h1);
+        c0 = h1 ^ c1 ^ k0;
+        c2 = h0 ^ c3 ^ k1;
+        c1 = l1;
+        c3 = l0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    memcpy(out[0], &c0, 64);
+    memcpy(out[1], &c1, 64);
+    memcpy(out[2], &c2, 64);
+    memcpy(out[3], &c3, 64);
+}
+
 /* gen_run's Bernoulli draw into bytes, compiled per ISA: w * 2^-32 < prob is w < ceil(prob 2^32) in
- * integers (w 2^-32 and prob 2^32 are exact), so the rounds and the compare vectorize. */
+ * integers (w 2^-32 and prob 2^32 are exact), and 16 Philox blocks go at once. */
 PF_VEC_CLONES void pf_bernoulli_bytes(uint64_t seed, uint64_t e0, int64_t n, double prob, unsigned char *out) {
     const uint64_t thr = (uint64_t)ceil(prob * 0x1p32);
-    uint32_t w[4][PB];
+    uint32_t w[4][16];
     for (int64_t k = 0; k < n;) {
         uint64_t e = e0 + (uint64_t)k;
         unsigned q0 = (unsigned)(e % 4);
-        int64_t m = (int64_t)(PB * 4 - q0);
+        int64_t m = (int64_t)(64 - q0);
         if (m > n - k) m = n - k;
         if ((uint64_t)0 - e < (uint64_t)m && e != 0) m = (int64_t)((uint64_t)0 - e); /* as gen_run */
-        philox4x32_10(e / 4, seed, w);
+        philox16(e / 4, seed, w);
         unsigned char *o = out + k;
-        if (m == PB * 4)
-            for (int b = 0; b < PB; b++)
-                for (int l = 0; l < 4; l++) o[4 * b + l] = w[l][b] < thr;
-        else
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (m == 64) { /* block b's four bytes as one little-endian word: byte l is word l's draw */
+            u32x16 v[4], bytes = {0}, one = bytes + 1;
+            memcpy(v, w, sizeof w);
+            for (int l = 0; l < 4; l++)
+                bytes |= (thr > UINT32_MAX ? one : ((u32x16)(v[l] < (uint32_t)thr) & one)) << (8 * l);
+            memcpy(o, &bytes, 64);
+        } else
+#endif
             for (int64_t i = 0; i < m; i++) {
                 unsigned q = q0 + (unsigned)i;
                 o[i] = w[q % 4][q / 4] < thr;

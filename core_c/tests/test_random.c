@@ -95,6 +95,26 @@ static void test_distributions(void) {
     CHECK(!bad, "bernoulli p=0/1: %d wrong", bad);
 }
 
+/* Bernoulli into contiguous bool takes the vectorized path (pf_bernoulli_bytes), every other dtype
+ * the general one: the same draws for every offset, length, probability and seed, 1 and 0 included. */
+static void test_bernoulli_paths(void) {
+    enum { M = 300 };
+    static uint8_t b[M];
+    static float f[M];
+    const double probs[] = {0.0, 1e-9, 0.3, 0.5, 0.8, 1.0 - 0x1p-33, 1.0};
+    int bad = 0;
+    for (size_t pi = 0; pi < sizeof probs / sizeof *probs; pi++)
+        for (uint64_t off = 0; off < 9; off++)
+            for (int64_t n = 0; n <= M; n += n < 70 ? 1 : 23) {
+                pf_tensor tb = vec(b, PF_BOOL, n), tf = vec(f, PF_FLOAT32, n);
+                uint64_t seed = 0x9E3779B97F4A7C15ull * (off + 1), o = off * 1000003 + (off & 1 ? UINT64_MAX - 40 : 0);
+                CHECK_OK(pf_random(PF_RAND_BERNOULLI, &tb, seed, o, probs[pi], 0));
+                CHECK_OK(pf_random(PF_RAND_BERNOULLI, &tf, seed, o, probs[pi], 0));
+                for (int64_t i = 0; i < n; i++) bad += b[i] != (f[i] == 1.0f) || b[i] > 1;
+            }
+    CHECK(!bad, "bernoulli into bool differs from the general path in %d draws", bad);
+}
+
 /* Ranges one ulp wide: lo + u * span rounds up to the excluded bound unless clamped. */
 static void test_upper_bound_excluded(void) {
     static float f[N];
@@ -336,5 +356,6 @@ int main(void) {
     test_randperm();
     test_weighted();
     test_multinomial();
+    test_bernoulli_paths();
     return pf_test_summary("test_random");
 }
