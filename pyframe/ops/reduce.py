@@ -418,11 +418,10 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
         raise TypeError(f"norm(): input dtype should be floating point, got {input.dtype.name}")
     if input.dtype is float16 or input.dtype is bfloat16:  # squares and sums in float32, rounded once
         return norm(input.to(float32), p, dim, keepdim).to(input.dtype)
-    a = ew.abs(input)
     if p in ("fro", 2, 2.0):
         return _no_overflow(_sqrt0(sum(ew.mul(input, input), dim, keepdim)), input, p, dim, keepdim)
     if p == 1:
-        return sum(a, dim, keepdim)
+        return sum(ew.abs(input), dim, keepdim)
     if p == math.inf or p == -math.inf:
         pick = amax if p == math.inf else amin
         d = () if dim is None else dim
@@ -437,7 +436,8 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
         return ew.with_derivative("NormBackward1", lambda t: sum(cast(ew.ne(t, 0), t.dtype), dim, keepdim),
                                   lambda g, t: zeros_of(t._shape, g.dtype), input)  # fmt: skip
     if isinstance(p, (int, float)) and not isinstance(p, bool):
-        return _no_overflow(ew.pow(sum(ew.pow(a, float(p)), dim, keepdim), 1.0 / p), input, p, dim, keepdim)
+        return _no_overflow(ew.pow(sum(ew.pow(ew.abs(input), float(p)), dim, keepdim), 1.0 / p), input, p, dim,
+                            keepdim)  # fmt: skip
     raise ValueError(f"norm: unsupported p={p!r}; use 'fro', 'nuc', a number, inf or -inf")
 
 
