@@ -35,8 +35,12 @@ def _compile_in_parallel() -> None:
     """One compiler process per usable core for the core's sources: distutils compiles an extension's files one by
     one, and the core is some sixty files (a fresh `make demo` spent minutes here). Where distutils lacks the
     internals this relies on, it stays serial."""
-    import distutils.ccompiler
     from concurrent.futures import ThreadPoolExecutor
+
+    try:
+        import distutils.ccompiler  # setuptools' copy (Python 3.12 has none of its own)
+    except ImportError:
+        return
 
     cls = distutils.ccompiler.CCompiler
     if getattr(cls.compile, "_pyframe_parallel", False) or not all(
