@@ -562,11 +562,20 @@ class Tensor:
             return self.detach().to(_dtype.float32).numpy().tolist()
         return self.detach().numpy().tolist()
 
+    def _python_scalar(self):
+        # float(), int(), complex(): torch raises ValueError here (item() raises RuntimeError)
+        if self._numel != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._python_scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._python_scalar())
+
+    def __complex__(self) -> complex:
+        return complex(self._python_scalar())
 
     def __index__(self) -> int:
         if self.dtype.is_floating_point or self.dtype is _dtype.bool_ or self._numel != 1:
@@ -575,7 +584,8 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._numel != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {self._numel} values is ambiguous")
+            many = "no values" if self._numel == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {many} is ambiguous")
         return bool(self.item())
 
     def __array__(self, dtype=None, copy=None):

@@ -303,8 +303,14 @@ def test_factory_bad_sizes():
 def test_conversion_errors():
     with pytest.raises(RuntimeError, match="3 elements cannot be converted to Scalar"):
         pyframe.ones(3).item()
-    with pytest.raises(RuntimeError, match="Boolean value of Tensor with 2 values is ambiguous"):
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
         bool(pyframe.ones(2))
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with no values is ambiguous"):
+        bool(pyframe.ones(0))
+    for convert in (float, int, complex):  # ValueError, as torch (code catching it relies on the type)
+        with pytest.raises(ValueError, match="only one element tensors can be converted to Python scalars"):
+            convert(pyframe.ones(2))
+    assert (float(pyframe.tensor([2.5])), int(pyframe.tensor(7)), complex(pyframe.tensor(1.5))) == (2.5, 7, 1.5 + 0j)
     with pytest.raises(TypeError, match="len.*0-d"):
         len(pyframe.tensor(1.0))
     with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
