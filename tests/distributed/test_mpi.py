@@ -113,6 +113,12 @@ def test_collectives(trained):
         assert res["all_gather"] == [[0.0, 0.0], [1.0, 2.0]]
         k = n * (n + 1) // 2 * n  # the sum of rank + 1 over the ranks, then n equal copies summed
         assert res["sum_after_t_"] == [[1.0 * k, 3.0 * k], [2.0 * k, 4.0 * k]]
+        t, want = [[r + 1.0, 10.0 * r] for r in range(n)], []
+        for op in ("sum", "sum", "max", "avg", "sum"):
+            red = [sum(c) / (n if op == "avg" else 1) if op != "max" else max(c) for c in zip(*t, strict=True)]
+            want.append(red)
+            t = [[v + r for v in red] for r in range(n)]
+        assert res["reduced_again"] == want
     # rank 1 called all_reduce only after rank 0's returned and sent it a message: async calls do not wait
     assert trained[0]["async_pending"] is True
     assert trained[0]["a2a_pending"] is True  # uneven splits: returned before rank 1 had called it

@@ -196,6 +196,14 @@ def collectives(rank: int, world: int) -> dict:
     t.t_()
     dist.all_reduce(t)
     out["sum_after_t_"] = t.tolist()
+    # one tensor reduced again and again (the prepared call is kept): written between calls, with other ops
+    t = torch.tensor([rank + 1.0, 10.0 * rank])
+    seen = []
+    for op in (dist.ReduceOp.SUM, dist.ReduceOp.SUM, dist.ReduceOp.MAX, dist.ReduceOp.AVG, dist.ReduceOp.SUM):
+        dist.all_reduce(t, op=op)
+        seen.append(t.tolist())
+        t.add_(rank)
+    out["reduced_again"] = seen
     t = torch.full((2, 2), float(rank + 5))
     dist.broadcast(t, src=1)
     out["broadcast"] = t.tolist()
