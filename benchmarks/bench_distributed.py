@@ -101,7 +101,12 @@ def worker(outfile: str) -> None:
     comm = MPI.COMM_WORLD.Dup()
     res: dict = {"allreduce": {}}
 
-    # 1. all-reduce vs mpi4py, alternating
+    # 1. all-reduce vs mpi4py, alternating; at 1 KB also the MPI call alone on the agreement check's message (the
+    # floor under a checked 1 KB all_reduce, whose data rides in that message)
+    from pyframe_mpi.engine import CHECK_BYTES
+
+    msg = np.ones(CHECK_BYTES // 4, dtype=np.float32)
+    floor = []
     for size in SIZES:
         n = size // 4
         arr = np.ones(n, dtype=np.float32)
@@ -113,7 +118,11 @@ def worker(outfile: str) -> None:
             ours.append(_median_time(lambda: dist.all_reduce(t), reps))
             comm.Barrier()
             theirs.append(_median_time(lambda: comm.Allreduce(MPI.IN_PLACE, arr, op=MPI.SUM), reps))
+            if size == 1 << 10:
+                comm.Barrier()
+                floor.append(_median_time(lambda: comm.Allreduce(MPI.IN_PLACE, msg, op=MPI.SUM), reps))
         res["allreduce"][size] = [statistics.median(ours), statistics.median(theirs)]
+    res["check_floor"] = [CHECK_BYTES, statistics.median(floor)]
 
     # 2. async return while the other rank is late
     returns = []
@@ -127,6 +136,20 @@ def worker(outfile: str) -> None:
         returns.append(time.perf_counter() - t0)
         work.wait()
     res["async_return"] = statistics.median(returns)
+    # the same with all_to_all_single and uneven splits (the split sizes are exchanged on the communication thread)
+    ins = [1 + rank, 2 - rank]  # rows to rank 0 and rank 1: rank 0 sends 1 and 2, rank 1 sends 2 and 1
+    outs = [1 + q if rank == 0 else 2 - q for q in range(2)]  # rows rank 0 and rank 1 send here
+    src, dst = pyframe.ones(sum(ins), 1 << 10), pyframe.zeros(sum(outs), 1 << 10)
+    returns = []
+    for _ in range(ROUNDS):
+        comm.Barrier()
+        if rank == 1:
+            time.sleep(0.2)
+        t0 = time.perf_counter()
+        work = dist.all_to_all_single(dst, src, outs, ins, async_op=True)
+        returns.append(time.perf_counter() - t0)
+        work.wait()
+    res["async_return_a2a"] = statistics.median(returns)
 
     # 3. a 32 MB async all-reduce behind 0.4 s of compute
     big = pyframe.ones(8 << 20)
@@ -233,8 +256,15 @@ def main() -> None:
         size = int(size)
         label = f"{size >> 20} MB" if size >= 1 << 20 else f"{size >> 10} KB"
         print(f"  {label:>8}{'':26}{ours * 1e6:9.1f} us  {theirs * 1e6:9.1f} us  {ours / theirs:7.2f}x")
+    check_bytes, floor = res["check_floor"]
+    print(
+        f"  the MPI call alone on the check's {check_bytes}-byte message (a 1 KB all_reduce's floor with the check): "
+        f"{floor * 1e6:.1f} us, {floor / res['allreduce']['1024'][1]:.2f}x mpi4py's 1 KB"
+    )
     late = res["async_return"] * 1e3
     print(f"\nall_reduce(async_op=True) returned in {late:.3f} ms with the other rank 0.2 s late")
+    late = res["async_return_a2a"] * 1e3
+    print(f"all_to_all_single(async_op=True), uneven splits, returned in {late:.3f} ms with the other rank 0.2 s late")
     for who, rows in (("pyframe", res["overlap"]), ("torch gloo", res["overlap_torch"])):
         if rows is None:
             continue

@@ -200,6 +200,13 @@ class Engine:
         if self.size > 1:
             self.watcher = threading.Thread(target=self._watch, name="pyframe-mpi-watchdog", daemon=True)
             self.watcher.start()
+            # started now, not by the first asynchronous call: starting a thread waits for it to run, which took
+            # 5-11 ms on the loaded machine (the first async_op=True call should return at once)
+            self._start_thread()
+
+    def _start_thread(self) -> None:
+        self.thread = threading.Thread(target=self._loop, name="pyframe-mpi-comm", daemon=True)
+        self.thread.start()
 
     # ---- notices ------------------------------------------------------------------------------------
 
@@ -260,8 +267,7 @@ class Engine:
                 self.pending += 1
                 self.queue.append(op)
                 if self.thread is None:
-                    self.thread = threading.Thread(target=self._loop, name="pyframe-mpi-comm", daemon=True)
-                    self.thread.start()
+                    self._start_thread()
                 self.cv.notify()
         if inline:
             self.execute(op)
