@@ -117,8 +117,27 @@ def scaled_dot_product_attention(
         attn_mask is None and dropout_p < 1.0 and query.dtype.code in _NATIVE and k_len > 0 and e > 0
         and query.ndim == key.ndim == value.ndim and query._shape[:-2] == key._shape[:-2] == value._shape[:-2]
     ):  # fmt: skip
-        return _like_query(query, _fused_attention(query, key, value, s, is_causal, float(dropout_p)))
+        return _fused_attention(query, key, value, s, is_causal, float(dropout_p))
     return _like_query(query, _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, s))
+
+
+def _query_order(query: Tensor) -> tuple | None:
+    """The dims of the query before the last, outermost first in its memory order (with the last dim after them),
+    or None when that is the natural order (or the query has fewer than 3 dims)."""
+    n = query.ndim
+    if n < 3:
+        return None
+    lead = sorted(range(n - 1), key=lambda d: -query._strides[d])  # stable: ties keep their order
+    return None if lead == list(range(n - 1)) else (*lead, n - 1)
+
+
+def _empty_like_query(query: Tensor, shape: tuple, dt) -> Tensor:
+    """A new dense tensor of ``shape`` laid out as ``_like_query`` lays out a result."""
+    order = _query_order(query)
+    if order is None or len(shape) != query.ndim:
+        return empty_tensor(shape, dt)
+    back = tuple(order.index(d) for d in range(len(shape)))
+    return empty_tensor(tuple(shape[d] for d in order), dt).permute(back)
 
 
 def _like_query(query: Tensor, out: Tensor) -> Tensor:
@@ -126,12 +145,9 @@ def _like_query(query: Tensor, out: Tensor) -> Tensor:
     the query's (a query made by ``x.view(b, L, h, e).transpose(1, 2)`` gives a (b, L, h, e)-major result, so
     ``out.transpose(1, 2).view(b, L, h * e)`` works without ``contiguous()``, as in torch)."""
     n = out.ndim
-    if query.ndim != n or n < 3:
+    order = _query_order(query) if query.ndim == n else None
+    if order is None:
         return out
-    lead = sorted(range(n - 1), key=lambda d: -query._strides[d])  # stable: ties keep their order
-    if lead == list(range(n - 1)):
-        return out
-    order = (*lead, n - 1)
     back = tuple(order.index(d) for d in range(n))
     return out.permute(order).contiguous().permute(back)
 
@@ -163,13 +179,14 @@ def _unit_last(t: Tensor) -> Tensor:
 
 def _fused_attention(query: Tensor, key: Tensor, value: Tensor, s: float, is_causal: bool, dropout_p: float) -> Tensor:
     """One C call each way (pf_attention): strided q, k, v are read in place (a unit last
-    stride is all it needs), the causal mask is a loop bound, the softmax weights are kept
-    for backward. Dropout takes the counters ``dropout`` would take for the weights' shape,
-    so it drops the same weights; backward draws the mask again from them. Double backward
-    differentiates the composition with that mask."""
+    stride is all it needs) and the output is written laid out as ``_like_query`` lays it out;
+    the causal mask is a loop bound, the softmax weights are kept for backward. Dropout takes
+    the counters ``dropout`` would take for the weights' shape, so it drops the same weights;
+    backward draws the mask again from them. Double backward differentiates the composition
+    with that mask."""
     q, k, v = _unit_last(query), _unit_last(key), _unit_last(value)
     dt = q.dtype
-    out = empty_tensor(q._shape[:-1] + (v._shape[-1],), dt)
+    out = _empty_like_query(query, q._shape[:-1] + (v._shape[-1],), dt)  # written in place of _like_query's copy
     p = empty_tensor(q._shape[:-1] + (k._shape[-2],), dt)
     seed = offset = 0
     if dropout_p > 0.0:
