@@ -276,8 +276,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     unpickler that imports and calls nothing outside an allowlist; anything else raises
     :class:`~pyframe.serialization.WeightsOnlyError` naming what the file asked for. ``weights_only=False``
     unpickles a torch-format file with Python's pickle, which runs whatever the file says: only for files you
-    trust (``docs/serialization.md``). Tensors come back in new memory (with ``mmap=True``, for a torch zip
-    file on disk, mapped copy-on-write and read only when used) and keep dtype, shape, strides and
+    trust (``docs/serialization.md``). Tensors come back in new memory (with ``mmap=True``, for a file on
+    disk in either format, mapped copy-on-write and read only when used) and keep dtype, shape, strides and
     ``requires_grad``; tensors that shared a storage share it again. A damaged file raises
     :class:`CheckpointError` (a ValueError). ``map_location`` may be None, "cpu", a dict mapping saved
     locations to "cpu", or a callable ``(storage, location) -> storage`` that returns the storage."""
@@ -298,10 +298,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
                 fh, source, head, map_location=map_location, weights_only=weights_only, use_mmap=bool(mmap),
                 encoding=encoding,
             )  # fmt: skip
-        if mmap:
-            raise ValueError("pyframe.load(mmap=True) maps torch zip files; pyframe checkpoints are read into memory")
         header, hend = _read_header(fh, source, size)
-        storages = _read_storages(fh, source, header, hend, size, is_path)
+        storages = _read_storages(fh, source, header, hend, size, is_path, use_mmap=bool(mmap))
     tensors = _build_tensors(header["tensors"], storages)
     try:
         obj = _Decoder(tensors, source, header["tensors"]).decode(header["object"], "obj")

@@ -9,6 +9,7 @@ import collections
 import importlib
 import json
 import math
+import os
 import struct
 import sys
 import zlib
@@ -483,13 +484,18 @@ def _tensor_problem(t: dict, st: dict) -> str | None:
     return None
 
 
-def _read_storages(fh, source: str, header: dict, hend: int, size: int | None, is_path: bool) -> list:
+def _read_storages(
+    fh, source: str, header: dict, hend: int, size: int | None, is_path: bool, use_mmap: bool = False
+) -> list:
     """(Storage, dtype) for each storage entry, read into new C memory and checked against its CRC32.
 
     ``size`` (None for a stream of unknown length) has been checked against the header's sizes, so the
     memory allocated is memory the file fills; a stream is read in pieces before allocating, so that a
-    lying header fails at the end of the stream instead of allocating what it claims."""
+    lying header fails at the end of the stream instead of allocating what it claims. With ``use_mmap``
+    (a file on disk) the storages are views of the file mapped copy-on-write, read only when used."""
     _check_zero(_read_exact(fh, _pad(hend), "padding", source), "after the header", source)
+    if use_mmap:
+        return _map_storages(fh, source, header, size, is_path)
     data_nbytes, pos, out = header["data_nbytes"], 0, []
     for i, s in enumerate(header["storages"]):
         gap = s["offset"] - pos
@@ -531,6 +537,39 @@ def _read_storages(fh, source: str, header: dict, hend: int, size: int | None, i
         extra = size - hend - _pad(hend) - data_nbytes
         if extra > 0:
             raise CheckpointError(f"{source}: corrupted: {extra} unexpected bytes after the tensor data")
+    return out
+
+
+def _map_storages(fh, source: str, header: dict, size: int | None, is_path: bool) -> list:
+    """``_read_storages`` for ``load(mmap=True)``: as torch's mmap load, the bytes are not read, so the
+    CRC32s are not checked (bool storages are, as a wrong byte there would make comparisons lie)."""
+    import mmap as _mmap
+
+    try:
+        fileno = fh.fileno()
+    except (AttributeError, OSError, ValueError):
+        fileno = None
+    if size is None or fileno is None or not _LITTLE:
+        why = "a file on disk" if _LITTLE else "a little-endian machine"
+        raise CheckpointError(f"{source}: mmap=True needs {why}; load it without mmap")
+    base, data_nbytes = fh.tell(), header["data_nbytes"]
+    have = os.fstat(fileno).st_size - base
+    if have < data_nbytes or (is_path and have > data_nbytes):
+        what = "truncated" if have < data_nbytes else "corrupted"
+        raise CheckpointError(f"{source}: {what}: header says {data_nbytes} bytes of tensor data, file has {have}")
+    mm = _mmap.mmap(fileno, 0, access=_mmap.ACCESS_COPY) if data_nbytes else None
+    out = []
+    for i, s in enumerate(header["storages"]):
+        nbytes, dt = s["nbytes"], _dtype._BY_NAME[s["dtype"]]
+        if s["offset"] + nbytes > data_nbytes:
+            raise CheckpointError(f"{source}: truncated: storage {i} runs past the end of the tensor data")
+        if not nbytes:
+            out.append((Storage(alloc(0), 0), dt))
+            continue
+        arr = np.frombuffer(mm, dtype=np.uint8, count=nbytes, offset=base + s["offset"])
+        if dt is _dtype.bool_ and arr.max() > 1:
+            raise CheckpointError(f"{source}: corrupted: storage {i} is bool but holds a byte other than 0 and 1")
+        out.append((Storage(ffi.cast("char *", arr.__array_interface__["data"][0]), nbytes, owner=arr), dt))
     return out
 
 

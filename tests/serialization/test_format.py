@@ -640,10 +640,9 @@ def test_pickle_arguments_are_rejected_and_weights_only_reads_the_same_data(good
         save([1], io.BytesIO(), pickle_module=json)
     with pytest.raises(ValueError, match="CPU only"):
         load(good_file, map_location="cuda:0")
-    with pytest.raises(ValueError, match="mmap"):
-        load(good_file, mmap=True)
     kws = (
         {},
+        {"mmap": True},
         {"weights_only": True},
         {"weights_only": False},
         {"map_location": "cpu"},
@@ -786,3 +785,30 @@ def test_header_size_and_entry_count_are_bounded(monkeypatch):
     save([pyframe.zeros(1), pyframe.zeros(1), pyframe.zeros(1)], buf)
     with pytest.raises(CheckpointError, match="refused: 3 storages, more than the 2"):
         load(io.BytesIO(buf.getvalue()))
+
+
+def test_mmap_maps_a_pyframe_file_copy_on_write(tmp_path):
+    # torch.load(path, mmap=True) is how torch programs load what torch.save wrote; here pyframe.save wrote it
+    base = pyframe.arange(24.0).reshape(4, 6)
+    obj = {"w": base, "col": base[:, 2], "i": pyframe.arange(5), "b": pyframe.tensor([True, False]),
+           "e": pyframe.zeros(0), "p": pyframe.nn.Parameter(pyframe.ones(3))}  # fmt: skip
+    path = tmp_path / "m.pt"
+    save(obj, path)
+    got = load(path, mmap=True)
+    for k in obj:
+        assert type(got[k]) is type(obj[k]) and got[k].dtype == obj[k].dtype, k
+        assert got[k].tolist() == obj[k].tolist(), k
+    assert got["p"].requires_grad and got["col"].storage_offset() == 2  # the view still shares its base
+    got["w"][0, 2] = -1.0
+    assert got["col"][0].item() == -1.0
+    assert load(path)["w"][0, 2].item() == 2.0  # copy-on-write: the file is unchanged
+    with pytest.raises(CheckpointError, match="mmap=True needs a file on disk"):
+        load(io.BytesIO(path.read_bytes()), mmap=True)
+    data = path.read_bytes()
+    for cut, what in ((len(data) - 1, "truncated"), (len(data) + 64, "corrupted")):
+        (tmp_path / "c.pt").write_bytes(data[:cut] if cut < len(data) else data + bytes(64))
+        with pytest.raises(CheckpointError, match=what):
+            load(tmp_path / "c.pt", mmap=True)
+    (tmp_path / "b.pt").write_bytes(_bool_file(b"\x01\x07"))
+    with pytest.raises(CheckpointError, match="storage 0 is bool but holds a byte other than 0 and 1"):
+        load(tmp_path / "b.pt", mmap=True)
