@@ -275,17 +275,21 @@ def _is_scalar_bool(k) -> bool:
     return isinstance(k, (bool, np.bool_)) or (isinstance(k, Tensor) and k.dtype is bool_ and k.ndim == 0)
 
 
-def _basic(x: Tensor, items: list):
-    """Apply ints, slices and None; tensors stay for the advanced step as (view dim, tensor)."""
+def _basic(x: Tensor, items: list, one_slice: bool = False):
+    """Apply ints, slices and None; tensors stay for the advanced step as (view dim, tensor). The view's node is
+    named as torch's: after the last step that changes something (an int selects, a slice that is not the whole
+    dim slices, None unsqueezes), an alias when none does, a slice for a key that is one slice (``x[:]``)."""
     shape, strides, offset = [], [], x._offset
     advanced = []
     basic_key = []  # the key without its tensors: the view's gradient is written back through it
     d = 0
+    last = "slice_back" if one_slice else "alias_back"
     for k in items:
         if k is None:
             shape.append(1)
             strides.append(0)
             basic_key.append(None)
+            last = "unsqueeze_back"
         elif isinstance(k, _UnitIndex):
             advanced.append((len(shape), k.index))
             shape.append(1)
@@ -322,6 +326,8 @@ def _basic(x: Tensor, items: list):
                 raise ValueError("step must be greater than zero")
             n = max(0, -(-(stop - start) // step))
             offset += start * x._strides[d] if n else 0
+            if one_slice or (start, n, step) != (0, size, 1):
+                last = "slice_back"
             shape.append(n)
             strides.append(x._strides[d] * step)
             basic_key.append(k)
@@ -334,6 +340,7 @@ def _basic(x: Tensor, items: list):
             offset += (k % size) * x._strides[d]
             basic_key.append(k)
             d += 1
+            last = "select_back"
         else:
             raise IndexError(
                 f"only integers, slices (`:`), ellipsis (`...`), None and long or bool tensors are valid indices "
@@ -346,16 +353,17 @@ def _basic(x: Tensor, items: list):
     def slice_back(g):  # the shape, not x: the node must not keep x alive
         return embed(g, old, tuple(basic_key))
 
+    slice_back.__name__ = last  # view_op names the node after it
     return view_op(x, tuple(shape), tuple(strides), offset, slice_back), advanced
 
 
 def _int_back(x: Tensor, key: int):
     old = x._shape
 
-    def slice_back(g):
+    def select_back(g):
         return embed(g, old, (key,))
 
-    return slice_back
+    return select_back
 
 
 def _linear_index(view: Tensor, advanced: list):
@@ -389,7 +397,7 @@ def getitem(x: Tensor, key) -> Tensor:
             return view_op(x, x._shape[1:], x._strides[1:], x._offset + (key % size) * x._strides[0], _int_back(x, key))
     elif type(key) is Tensor and key.ndim == 1 and (key.dtype is int64 or key.dtype is int32) and x._shape:
         return _index_select(x, 0, key)
-    view, advanced = _basic(x, _expand_index(x, key))
+    view, advanced = _basic(x, _expand_index(x, key), type(key) is slice)
     if not advanced:
         return view
     _, flat, lin, bshape, dims, rest = _linear_index(view, advanced)

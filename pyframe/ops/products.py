@@ -375,12 +375,12 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
     old = tuple(x.shape)
 
-    def backward(g: Tensor) -> Tensor:
+    def diagonal_back(g: Tensor) -> Tensor:
         z = g.new_zeros(old)
         diagonal(z, offset, d1, d2).copy_(g)
         return z
 
-    return sh.view_op(x, shape, strides, x._offset + start, backward)
+    return sh.view_op(x, shape, strides, x._offset + start, diagonal_back)
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002

@@ -311,8 +311,11 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
     offset = input._offset if storage_offset is None else int(storage_offset)
     size, stride = _check_strided("as_strided", input, size, stride, offset)
     shape, strides, base = input._shape, input._strides, input._offset
-    return sh.view_op(input, size, stride, offset, lambda g: _strided_back(g, size, stride, offset, shape, strides,
-                                                                           base))  # fmt: skip
+
+    def as_strided_back(g):
+        return _strided_back(g, size, stride, offset, shape, strides, base)
+
+    return sh.view_op(input, size, stride, offset, as_strided_back)
 
 
 def as_strided_copy(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:  # noqa: A002
@@ -346,8 +349,11 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # no
     shape = x._shape[:d] + (windows,) + x._shape[d + 1 :] + (size,)
     strides = x._strides[:d] + (x._strides[d] * step,) + x._strides[d + 1 :] + (x._strides[d],)
     base_shape, base_strides, offset = x._shape, x._strides, x._offset
-    return sh.view_op(x, shape, strides, offset, lambda g: _strided_back(g, shape, strides, offset, base_shape,
-                                                                         base_strides, offset))  # fmt: skip
+
+    def unfold_back(g):
+        return _strided_back(g, shape, strides, offset, base_shape, base_strides, offset)
+
+    return sh.view_op(x, shape, strides, offset, unfold_back)
 
 
 def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002

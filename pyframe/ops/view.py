@@ -120,7 +120,9 @@ def reshape(self: Tensor, *sizes, shape=None) -> Tensor:
 
 _VIEW_NAMES = {"transpose_back": "TransposeBackward0", "permute_back": "PermuteBackward0",
                "expand_back": "ExpandBackward0", "slice_back": "SliceBackward0", "unsqueeze_back": "UnsqueezeBackward0",
-               "squeeze_back": "SqueezeBackward0", "t_back": "TBackward0"}  # fmt: skip
+               "squeeze_back": "SqueezeBackward0", "t_back": "TBackward0", "select_back": "SelectBackward0",
+               "alias_back": "AliasBackward0", "diagonal_back": "DiagonalBackward0", "unfold_back": "UnfoldBackward0",
+               "as_strided_back": "AsStridedBackward0"}  # fmt: skip
 
 
 def embed(g: Tensor, shape: tuple, key) -> Tensor:

@@ -491,3 +491,21 @@ def test_index_ops_on_a_zero_dim_tensor_as_torch():
     assert x.index_fill(0, pyframe.tensor([0]), 2.0).item() == 2.0
     assert x.index_fill(0, pyframe.tensor([], dtype=pyframe.int64), 2.0).item() == 5.0
     assert x.index_copy(0, pyframe.tensor([0]), pyframe.tensor(3.0)).item() == 3.0
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["y[0]", "y[0][2]", "y[0, 2]", "y[-1]", "y[1:]", "y[:]", "y[::1]", "y[...]", "y[:, :]", "y[:, 0:5]", "y[0:2, :]",
+     "y[:, 1]", "y[..., 1]", "y[None]", "y[None, 0]", "y[0, None]", "y[:, None, 1]", "y[0, 1:]", "y.select(0, 1)",
+     "y.diagonal()", "y.unfold(1, 2, 1)", "y.as_strided((2,), (1,))", "y[0].view(1, -1)"],
+)  # fmt: skip
+def test_view_nodes_are_named_as_torch_names_them(expr):
+    # programs print tensors with their grad_fn (tensor(2.69, grad_fn=<SelectBackward0>)): the name is output
+    torch = pytest.importorskip("torch")
+    names = []
+    for lib in (torch, pyframe):
+        y = lib.arange(15.0).reshape(3, 5).requires_grad_() * 1
+        r = eval(expr, {"y": y})
+        r.sum().backward()
+        names.append(type(r.grad_fn).__name__)
+    assert names[1] == names[0]
