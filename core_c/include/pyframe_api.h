@@ -279,6 +279,10 @@ int pf_matmul(const pf_tensor *a, const pf_tensor *b, pf_tensor *out);
  * descriptors: the lean entry for small operands): c [M, N] contiguous = a [M, K] @ b [K, N] */
 int pf_mm(int dtype, int64_t M, int64_t N, int64_t K, const void *a, int64_t rsa, int64_t csa, const void *b,
           int64_t rsb, int64_t csb, void *c);
+/* the same plus a bias row broadcast over the rows of c (bias [N] at element stride bs, or NULL):
+ * c = a @ b + bias, one pass (a Linear layer) */
+int pf_mm_bias(int dtype, int64_t M, int64_t N, int64_t K, const void *a, int64_t rsa, int64_t csa, const void *b,
+               int64_t rsb, int64_t csb, const void *bias, int64_t bs, void *c);
 
 /* conv helpers (conv.c): x [N, C, H, W] <-> col [N, C*KH*KW, OH*OW] */
 int pf_im2col(const pf_tensor *x, pf_tensor *col, int kh, int kw, int sh, int sw,

@@ -407,6 +407,22 @@ int32_t *pf_conv_taps(conv_job *j, int grad) {
     return tab;
 }
 
+#ifdef HAVE_DIRECT
+__attribute__((target("avx512f"))) void pf_conv_pack_b(const float *xg, int64_t xsc, int64_t kk, const int32_t *offs,
+                                                       int64_t ltp, int64_t pc, int64_t kcur, int64_t nr, float *bp) {
+    for (int64_t k = pc; k < pc + kcur; k++) {
+        const float *xc = xg + k / kk * xsc;
+        const int32_t *ix = offs + k % kk * ltp;
+        float *dst = bp + (k - pc) * nr;
+        for (int64_t i = 0; i < ltp; i += 16) {
+            __m512i o = _mm512_loadu_si512(ix + i);
+            __mmask16 ok = _mm512_cmpge_epi32_mask(o, _mm512_setzero_si512());
+            _mm512_storeu_ps(dst + i / nr * kcur * nr + i % nr, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ok, o, xc, 4));
+        }
+    }
+}
+#endif
+
 void pf_conv_tab_unfold(const conv_job *j, const char *xn, int64_t nc, char *col, int64_t ld, int64_t p0, int64_t lt) {
 #ifdef HAVE_DIRECT
     if (j->dt == PF_FLOAT32 && j->gather) {

@@ -53,6 +53,9 @@ typedef struct {
     const int32_t *tabg; /* the same over grad_x's contiguous planes (tab itself when x's are contiguous) */
     char *wpk;          /* the weight packed once for every tile's GEMM (see pack_weight), or NULL */
     size_t wpk_each;    /* bytes per packed part: a group's weight, or (backward) a group's block of csub channels */
+    int implicit;       /* dense float32 forward: B panels gathered from x per K block (pf_conv_pack_b) */
+    int64_t pkc, pnr;   /* the weight pack's K block and panel width */
+    size_t off_offs;    /* implicit: a tile's absolute offsets [kk, ltp] in the per-thread buffer */
     int err;            /* set (atomically) by a thread whose GEMM refused its pack */
     const char *gyq;    /* backward, wide: grad_out at wide positions [N, O, Lq] */
     size_t ws_each, off_col, off_ct, off_gxp, off_gemm; /* per-thread buffer layout */
@@ -73,6 +76,12 @@ void pf_conv_tab_fold(const conv_job *j, const char *col, int64_t ld, char *gxn,
  * stride-1 conv as the forward of grad_out with the flipped, transposed weight, and the
  * wide unfold transposed (colt [lt, nc*kk]) for the weight gradient's GEMM. */
 int pf_conv_direct(conv_job *j, int sh, int sw);
+/* conv.c: one K block of a tile's B panels for the GEMM straight from x: row k (channel k / kk
+ * of xg, channel stride xsc; tap k % kk) at lane i reads xg[offs[(k % kk) * ltp + i]] (-1: a
+ * zero); bp[(i / nr * kcur + k - pc) * nr + i % nr] for k in [pc, pc + kcur), i < ltp (a
+ * multiple of nr, itself a multiple of 16). */
+void pf_conv_pack_b(const float *xg, int64_t xsc, int64_t kk, const int32_t *offs, int64_t ltp, int64_t pc,
+                    int64_t kcur, int64_t nr, float *bp);
 int pf_conv_grad_x_direct(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx, const conv_job *j);
 void pf_conv_cols_t(const conv_job *j, const float *xp, int64_t nc, int64_t psz, float *colt, int64_t q0, int64_t lt);
 #endif

@@ -273,6 +273,33 @@ static int pack_weight(conv_job *j, int back, int64_t parts, int64_t uses, const
     return PF_OK;
 }
 
+#ifdef HAVE_DIRECT
+/* The implicit forward of one dense tile (positions P0 .. P0 + lt of the batch) and group: no
+ * unfold; per K block of the weight's pack, its B panels gathered from x, then multiplied into
+ * ct [og, lt]. offs: the tile's absolute offsets into x per tap, made by tile_offsets. */
+static void implicit_tile(conv_job *j, int64_t gi, int64_t lt, const int32_t *offs, char *bp, char *ct) {
+    const char *pk = j->wpk + (size_t)gi * j->wpk_each;
+    const float *xg = (const float *)j->x + gi * j->cg * j->xsc;
+    int64_t ltp = (lt + j->pnr - 1) / j->pnr * j->pnr;
+    for (int64_t pc = 0; pc < j->R; pc += j->pkc) {
+        int64_t kcur = j->R - pc < j->pkc ? j->R - pc : j->pkc;
+        pf_conv_pack_b(xg, j->xsc, j->kk, offs, ltp, pc, kcur, j->pnr, (float *)bp);
+        if (pf_gemm_packed_block(j->dt, pk, pc, kcur, bp, lt, ct, lt, pc > 0))
+            __atomic_store_n(&j->err, 1, __ATOMIC_RELAXED);
+    }
+}
+#endif
+
+/* offs [kk, ltp]: where tap t of tile lane i reads x (sample and position from the tap table),
+ * -1 for padding and for the lanes past lt */
+static void tile_offsets(const conv_job *j, int64_t P0, int64_t lt, int64_t ltp, int32_t *offs) {
+    for (int64_t t = 0; t < j->kk; t++)
+        for (int64_t i = 0; i < ltp; i++) {
+            int64_t P = P0 + i, o = i < lt ? j->tab[t * j->L + P % j->L] : -1;
+            offs[t * ltp + i] = o < 0 ? -1 : (int32_t)(P / j->L * j->xsn + o);
+        }
+}
+
 static void conv_forward_thread(void *arg, int t, int T) {
     conv_job *j = arg;
     const int64_t es = j->es, L = j->L, R = j->R, pos = j->wide ? j->Lq : L;
@@ -284,14 +311,19 @@ static void conv_forward_thread(void *arg, int t, int T) {
         pf_split(j->ntiles, t, T, &i0, &i1);
         for (int64_t it = i0; it < i1; it++) {
             int64_t P0 = it * j->lt, lt = j->N * L - P0 < j->lt ? j->N * L - P0 : j->lt;
+            int32_t *offs = (int32_t *)(base + j->off_offs);
+            if (j->implicit) tile_offsets(j, P0, lt, (lt + j->pnr - 1) / j->pnr * j->pnr, offs);
             for (int64_t gi = 0; gi < j->G; gi++) {
-                for (int64_t P = P0; P < P0 + lt;) { /* each sample's run of the tile */
+#ifdef HAVE_DIRECT
+                if (j->implicit) implicit_tile(j, gi, lt, offs, col, ct);
+#endif
+                for (int64_t P = P0; P < P0 + lt && !j->implicit;) { /* each sample's run of the tile */
                     int64_t n = P / L, p = P % L, seg = L - p < P0 + lt - P ? L - p : P0 + lt - P;
                     unfold_tile(j, j->x + (n * j->xsn + gi * j->cg * j->xsc) * es, j->cg, col + (P - P0) * es, lt, p, seg);
                     P += seg;
                 }
                 pf_gemm_prob p = {j->og, lt, R, j->w + gi * j->og * R * es, col, ct, R, 1, lt, 1, lt, 1, 0};
-                tile_gemm(j, &p, gi, gws);
+                if (!j->implicit) tile_gemm(j, &p, gi, gws);
                 const char *bias = j->bias ? j->bias + gi * j->og * j->bs * es : NULL;
                 for (int64_t P = P0; P < P0 + lt;) {
                     int64_t n = P / L, q = P % L, seg = L - q < P0 + lt - P ? L - q : P0 + lt - P;
@@ -550,13 +582,27 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
         ws = umax(ws, umax(pf_gemm_ws_bytes(j.dt, &p), pf_gemm_packed_ws_bytes(j.dt, &p)));
     }
     size_t es = (size_t)j.es;
-    j.off_col = j.wide && j.padded ? align64((size_t)(j.C * j.Hp * j.Wp) * es) : 0;
-    j.off_ct = j.off_col + align64((size_t)(j.R * j.lt) * es);
-    j.off_gemm = j.off_ct + (j.wide || j.dense ? align64((size_t)(j.og * j.lt) * es) : 0);
-    j.ws_each = j.off_gemm + align64(ws);
     pf_gemm_prob first = {j.og, j.lt, j.R, j.w, j.x, j.out, j.R, 1, j.lt, 1, j.lt, 1, 0};
     if ((rc = pack_weight(&j, 0, j.G, j.dense ? j.ntiles : j.N * j.ntiles, &first)) != PF_OK) return rc;
     int32_t *tab = j.wide ? NULL : pf_conv_taps(&j, 0);
+    size_t colb = (size_t)(j.R * j.lt) * es;
+#ifdef HAVE_DIRECT
+    /* dense float32 tiles with the weight packed and x's offsets within int32: B gathered from x
+     * per K block (no unfold buffer, no copy of it into panels) */
+    if (j.dense && j.wpk && j.tab && j.gather && j.dt == PF_FLOAT32 && j.N * j.xsn + j.g.H * j.g.xsh + j.g.W * j.g.xsw < INT32_MAX) {
+        int pnr = 0;
+        if (pf_gemm_pack_kc(j.wpk, &j.pkc, &pnr) == PF_OK && pnr % 16 == 0) j.pnr = pnr, j.implicit = 1;
+    }
+    if (j.implicit) {
+        int64_t ltp = (j.lt + j.pnr - 1) / j.pnr * j.pnr;
+        colb = align64((size_t)(j.pkc * ltp) * es) + (size_t)(j.kk * ltp) * sizeof(int32_t);
+    }
+#endif
+    j.off_col = j.wide && j.padded ? align64((size_t)(j.C * j.Hp * j.Wp) * es) : 0;
+    j.off_offs = j.off_col + (j.implicit ? align64((size_t)(j.pkc * ((j.lt + j.pnr - 1) / j.pnr * j.pnr)) * es) : 0);
+    j.off_ct = j.off_col + align64(colb);
+    j.off_gemm = j.off_ct + (j.wide || j.dense ? align64((size_t)(j.og * j.lt) * es) : 0);
+    j.ws_each = j.off_gemm + align64(ws);
     rc = run_job(&j, j.dense ? j.ntiles : j.N * j.ntiles, conv_forward_thread);
     pf_free(tab);
     return rc;

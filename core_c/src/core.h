@@ -388,6 +388,15 @@ int pf_gemm_pack_a(int dtype, int64_t M, int64_t K, const void *A, int64_t rsa, 
                    size_t bytes);
 size_t pf_gemm_packed_ws_bytes(int dtype, const pf_gemm_prob *p);
 int pf_gemm_serial_packed(int dtype, const pf_gemm_prob *p, const void *pack, void *ws);
+/* B built by the caller straight into panels (an implicit conv: no unfold buffer, no second copy):
+ * pf_gemm_pack_kc gives the pack's K block and the panel width nr; then per K block pc (a
+ * multiple of kc, kcur = min(kc, K - pc)), C [M, N] (rows rsc apart, contiguous) = (or += with
+ * acc) the block's A times bp: cdiv(N, nr) panels of kcur x nr values, panel q at q * kcur * nr,
+ * lanes past N finite (zeros). On the calling thread; PF_ERR_VALUE, no message, when the pack or
+ * the block does not match. */
+int pf_gemm_pack_kc(const void *pack, int64_t *kc, int *nr);
+int pf_gemm_packed_block(int dtype, const void *pack, int64_t pc, int64_t kcur, const void *bp, int64_t N, void *c,
+                         int64_t rsc, int acc);
 /* AVX-512 only (x86 builds; call when pf_gemm_path() is "avx512"): dst[k * ds + i] =
  * rows[i][k] for k < n and i < nr, lanes [nr, keep) of each dst row zeroed, keep <= 16. */
 void pf_transpose_rows_f32(const float *const *rows, int nr, int keep, int64_t n, float *dst, int64_t ds);

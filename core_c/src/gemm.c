@@ -764,6 +764,32 @@ int pf_gemm_packs_a(int dtype, const pf_gemm_prob *p) {
     return !(4 * padded(d, p->N, p->M) < 3 * padded(d, p->M, p->N)); /* transposed: A would be B */
 }
 
+int pf_gemm_pack_kc(const void *pack, int64_t *kc, int *nr) {
+    pack_head h;
+    memcpy(&h, pack, sizeof h);
+    if (h.magic != PACK_MAGIC || h.path >= NUM_PATHS) return PF_ERR_VALUE;
+    const gemm_desc *d = &descs[h.path][h.dtype == PF_FLOAT64];
+    *kc = cdiv(h.K, cdiv(h.K, d->kc)), *nr = d->nr;
+    return PF_OK;
+}
+
+int pf_gemm_packed_block(int dtype, const void *pack, int64_t pc, int64_t kcur, const void *bp, int64_t N, void *c,
+                         int64_t rsc, int acc) {
+    pack_head h;
+    memcpy(&h, pack, sizeof h);
+    if (h.magic != PACK_MAGIC || h.dtype != dtype || h.path >= NUM_PATHS) return PF_ERR_VALUE;
+    const gemm_desc *d = &descs[h.path][dtype == PF_FLOAT64];
+    const int64_t es = (int64_t)d->esz, mr = d->mr, nr = d->nr, M = h.M, kc = cdiv(h.K, cdiv(h.K, d->kc));
+    if (pc < 0 || pc % kc || kcur != min64(kc, h.K - pc) || N < 1) return PF_ERR_VALUE;
+    /* the K block's A (M x kcur, in L2 for the layers this serves) against one B panel (in L1) at a time */
+    const char *a = (const char *)pack + PACK_HEAD + pc * cdiv(M, mr) * mr * es;
+    for (int64_t jr = 0; jr < N; jr += nr)
+        for (int64_t ir = 0; ir < M; ir += mr)
+            run_tile(d, kcur, a + ir * kcur * es, (const char *)bp + jr * kcur * es, nr,
+                     (char *)c + (ir * rsc + jr) * es, rsc, 1, (int)min64(mr, M - ir), (int)min64(nr, N - jr), acc);
+    return PF_OK;
+}
+
 size_t pf_gemm_packed_ws_bytes(int dtype, const pf_gemm_prob *p) {
     gemm_plan pl = plan_blocked(float_desc(dtype), *p, 1);
     return pl.bbytes + pl.abytes;
@@ -916,6 +942,31 @@ int pf_mm(int dtype, int64_t M, int64_t N, int64_t K, const void *a, int64_t rsa
         return PF_OK;
     }
     gemm_prob p = {M, N, K, a, b, c, rsa, csa, rsb, csb, N, 1, 0};
+    int nt = (double)M * N * K >= PAR_WORK ? pf_threads() : 1;
+    if (gemm_blocked(float_desc(dtype), p, nt, NULL, NULL))
+        return pf_error(PF_ERR_NOMEM, "mm: out of memory for packing buffers (M=%lld, N=%lld, K=%lld)",
+                        (long long)M, (long long)N, (long long)K);
+    return PF_OK;
+}
+
+int pf_mm_bias(int dtype, int64_t M, int64_t N, int64_t K, const void *a, int64_t rsa, int64_t csa, const void *b,
+               int64_t rsb, int64_t csb, const void *bias, int64_t bs, void *c) {
+    if (!bias || M < 2 || K < 1 || N < 1 || (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)) {
+        /* one row (a matrix-vector product, which overwrites) or nothing to multiply: add after */
+        int rc = pf_mm(dtype, M, N, K, a, rsa, csa, b, rsb, csb, c);
+        if (rc || !bias) return rc;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++)
+                if (dtype == PF_FLOAT32) ((float *)c)[i * N + j] += ((const float *)bias)[j * bs];
+                else ((double *)c)[i * N + j] += ((const double *)bias)[j * bs];
+        return PF_OK;
+    }
+    if (!c || !a || !b) return pf_error(PF_ERR_VALUE, "mm: missing data");
+    for (int64_t i = 0; i < M; i++) /* C starts as the bias, the product accumulates onto it */
+        for (int64_t j = 0; j < N; j++)
+            if (dtype == PF_FLOAT32) ((float *)c)[i * N + j] = ((const float *)bias)[j * bs];
+            else ((double *)c)[i * N + j] = ((const double *)bias)[j * bs];
+    gemm_prob p = {M, N, K, a, b, c, rsa, csa, rsb, csb, N, 1, 1};
     int nt = (double)M * N * K >= PAR_WORK ? pf_threads() : 1;
     if (gemm_blocked(float_desc(dtype), p, nt, NULL, NULL))
         return pf_error(PF_ERR_NOMEM, "mm: out of memory for packing buffers (M=%lld, N=%lld, K=%lld)",

@@ -348,7 +348,30 @@ static void packed_cases(const char *path) {
             int64_t rsb = tb ? 1 : N, csb = tb ? K : 1;
             pf_gemm_prob p = {M, N, K, NULL, b, c, 0, 0, rsb, csb, ldc, 1, acc}; /* A only through the pack */
             char *ws = pf_alloc(pf_gemm_packed_ws_bytes(dt, &p) + 1);
-            CHECK_OK(pf_gemm_serial_packed(dt, &p, pk, use ? ws : NULL));
+            if (it % 2 == 0) {
+                CHECK_OK(pf_gemm_serial_packed(dt, &p, pk, use ? ws : NULL));
+            } else { /* B in panels by the caller, one K block at a time (the implicit conv's entry) */
+                int64_t kc;
+                int nr;
+                CHECK_OK(pf_gemm_pack_kc(pk, &kc, &nr));
+                int64_t np = (N + nr - 1) / nr;
+                char *bp = malloc((size_t)(np * nr * kc) * es);
+                for (int64_t pc = 0; pc < K; pc += kc) {
+                    int64_t kcur = K - pc < kc ? K - pc : kc;
+                    for (int64_t q = 0; q < np; q++)
+                        for (int64_t k = 0; k < kcur; k++)
+                            for (int64_t l = 0; l < nr; l++) {
+                                int64_t j = q * nr + l;
+                                double v = j < N ? pf_load_f64(b + ((pc + k) * rsb + j * csb) * es, dt) : 0;
+                                pf_store_f64(bp + ((q * kcur + k) * nr + l) * es, dt, v);
+                            }
+                    CHECK_OK(pf_gemm_packed_block(dt, pk, pc, kcur, bp, N, c, ldc, acc || pc > 0));
+                }
+                /* a block that is not the pack's is refused */
+                CHECK(pf_gemm_packed_block(dt, pk, 1, K - 1, bp, N, c, ldc, 1) == PF_ERR_VALUE || K == 1 || kc == 1,
+                      "%s packed block at k 1 accepted", path);
+                free(bp);
+            }
             int64_t bad = 0;
             for (int64_t i = 0; i < M; i++)
                 for (int64_t j = 0; j < N; j++) {
@@ -400,6 +423,39 @@ static void packed_errors(void) {
     pf_free(pk);
 }
 
+/* pf_mm_bias: c = a b + bias row (any bias stride), one row (the vector path) and several */
+static void bias_cases(void) {
+    for (int it = 0; it < 40; it++) {
+        int dt = it % 3 == 2 ? PF_FLOAT64 : PF_FLOAT32;
+        int64_t M = it % 4 == 0 ? 1 : 1 + (int64_t)((urand() + 1) * 80), N = 1 + (int64_t)((urand() + 1) * 90);
+        int64_t K = it % 9 == 0 ? 0 : 1 + (int64_t)((urand() + 1) * 200), bs = 1 + it % 2;
+        size_t es = pf_dtype_size[dt];
+        char *a = malloc((size_t)(M * K + 1) * es), *b = malloc((size_t)(K * N + 1) * es);
+        char *bias = malloc((size_t)(N * bs) * es), *c = malloc((size_t)(M * N) * es);
+        for (int64_t i = 0; i < M * K; i++) pf_store_f64(a + i * es, dt, urand());
+        for (int64_t i = 0; i < K * N; i++) pf_store_f64(b + i * es, dt, urand());
+        for (int64_t i = 0; i < N * bs; i++) pf_store_f64(bias + i * es, dt, urand());
+        int tb = it & 1; /* b as x W^T reads it */
+        int64_t rsb = tb ? 1 : N, csb = tb ? K : 1;
+        CHECK_OK(pf_mm_bias(dt, M, N, K, a, K, 1, b, rsb, csb, it % 5 == 4 ? NULL : bias, bs, c));
+        int64_t bad = 0;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double ref = it % 5 == 4 ? 0 : pf_load_f64(bias + j * bs * es, dt), mag = fabs(ref);
+                for (int64_t k = 0; k < K; k++) {
+                    double x = pf_load_f64(a + (i * K + k) * es, dt) * pf_load_f64(b + (k * rsb + j * csb) * es, dt);
+                    ref += x, mag += fabs(x);
+                }
+                bad += !(fabs(pf_load_f64(c + (i * N + j) * es, dt) - ref) <= (dt == PF_FLOAT32 ? 1e-5 : 1e-12) * (mag + 1e-30));
+            }
+        CHECK(bad == 0, "mm_bias %s M=%lld N=%lld K=%lld: %lld wrong", pf_dtype_name[dt], (long long)M, (long long)N,
+              (long long)K, (long long)bad);
+        free(a), free(b), free(bias), free(c);
+    }
+    expect_err(pf_mm_bias(PF_INT32, 2, 2, 2, NULL, 2, 1, NULL, 2, 1, NULL, 1, NULL), PF_ERR_TYPE, "mm_bias int32",
+               "float32 or float64", NULL);
+}
+
 int main(void) {
     path_cases();
     static const char *const paths[] = {"avx512", "avx2", "portable"};
@@ -412,6 +468,7 @@ int main(void) {
         packed_cases(paths[p]);
     }
     packed_errors();
+    bias_cases();
     CHECK_OK(pf_gemm_select("auto"));
     int_cases();
     /* odd and single thread counts change the thread grid */

@@ -27,6 +27,19 @@ def test_linear_float32_and_transposed_input(rng):
     compare(F.linear, TF.linear, x[:, :4].copy(), w, b, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("m, k, n", [(1, 700, 30), (3, 5, 2), (40, 50, 40), (20, 650, 2600), (130, 700, 140)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_linear_bias_added_in_the_product_matches_torch(m, k, n, dtype):
+    """The bias is the product's starting value (one pass): one row, small, skinny and blocked
+    products (K past one block), a strided bias, against torch."""
+    rng = np.random.default_rng(m + k)
+    x, w = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((n, k)).astype(dtype)
+    b2 = rng.standard_normal((n, 2)).astype(dtype)  # the bias is its first column: stride 2
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    compare(lambda x, w, b2: F.linear(x, w, b2[:, 0]), lambda x, w, b2: TF.linear(x, w, b2[:, 0]), x, w, b2,
+            rtol=tol, atol=tol)  # fmt: skip
+
+
 def test_linear_broadcast_bias_and_no_grad(rng):
     compare(F.linear, TF.linear, f64(rng, 2, 4), f64(rng, 3, 4), f64(rng, 1, 3))
     with pf.no_grad():

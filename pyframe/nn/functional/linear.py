@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pyframe import _dtype, _grad_mode
-from pyframe._backend import SMALL_BYTES, ShapeError, alloc_large, alloc_small, check, lib
+from pyframe._backend import NULL, SMALL_BYTES, ShapeError, alloc_large, alloc_small, check, lib
 from pyframe.autograd.graph import record
 from pyframe.nn.functional._utils import _cached_desc, _cast, _desc_cache, _same_dtype, _tensor_arg
 from pyframe.ops import elementwise as ew
@@ -16,6 +16,7 @@ __all__ = [
 ]  # fmt: skip
 
 _matmul = lib.pf_matmul
+_mm_bias = lib.pf_mm_bias
 _binary = lib.pf_binary
 _binary_contig = lib.pf_binary_contig
 _ADD = lib.PF_ADD
@@ -77,6 +78,14 @@ def _linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
     shape, strides = (m, n), (n, 1)
     out = fresh(data, nbytes, shape, strides, numel, dt)
+    if dt is _dtype.float32 or dt is _dtype.float64:  # pointers and strides, the bias added in the same pass
+        xs, ws = x._strides, w._strides
+        rc = _mm_bias(code, m, n, k, x._ptr, xs[0], xs[1], w._ptr, ws[1], ws[0],
+                      NULL if b is None else b._ptr, 0 if b is None else b._strides[0], data)  # fmt: skip
+        if rc:
+            check(rc)
+        _record_linear(x, w, b, out)
+        return out
     # the descriptor cache, inlined: this path is benchmarked per call
     key = (_cast("char *", data), code, shape, strides)
     od = _desc_cache.get(key) or _cached_desc(data, code, shape, strides)
@@ -94,6 +103,11 @@ def _linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
             rc = _binary(_ADD, od, _cached_desc(b._ptr, code, shape, (0, b._strides[0])), od)
         if rc:
             check(rc)
+    _record_linear(x, w, b, out)
+    return out
+
+
+def _record_linear(x: Tensor, w: Tensor, b: Tensor | None, out: Tensor) -> None:
     if _grad_mode.enabled and (x.requires_grad or w.requires_grad or (b is not None and b.requires_grad)):
 
         def backward(g):
@@ -104,7 +118,6 @@ def _linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
             )
 
         record("AddmmBackward0", backward, (x, w, b), out, (x, w))
-    return out
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
