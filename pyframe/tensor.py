@@ -6,6 +6,7 @@ so ``x.exp()`` and ``pyframe.exp(x)`` are the same function.
 
 from __future__ import annotations
 
+import copy
 import math
 import mmap
 import operator
@@ -267,6 +268,7 @@ class Tensor:
         "_storage", "_shape", "_strides", "_offset", "dtype", "_ptr", "_numel", "_contig", "_desc",
         "_requires_grad", "_grad", "grad_fn", "_output_nr", "_retains_grad", "_base", "_grad_version", "__weakref__",
         "_grad_edge",  # a leaf's (AccumulateGrad, 0), set by autograd at its first recorded use
+        "__dict__",  # attributes programs set on a tensor or parameter (``p.no_decay = True``), as torch allows
     )) | {
         "dtype": "Same as torch.Tensor.dtype: the element type (a ``pyframe.dtype``, e.g. ``pyframe.float32``).",
         "grad_fn": "Same as torch.Tensor.grad_fn: the autograd node that made this tensor (None for a leaf).",
@@ -595,7 +597,12 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self.detach()._elements().copy(), self.requires_grad, self.dtype.name))
+        # the attributes a program set travel as the pickle's state (applied to the rebuilt tensor's __dict__)
+        return (
+            _rebuild,
+            (self.detach()._elements().copy(), self.requires_grad, self.dtype.name),
+            self.__dict__ or None,
+        )
 
     # ---- shared memory (torch.multiprocessing) ------------------------------------------
 
@@ -626,6 +633,8 @@ class Tensor:
         out = self.detach().clone()
         out.requires_grad = self.requires_grad
         memo[id(self)] = out
+        if self.__dict__:
+            out.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return out
 
     def __repr__(self) -> str:

@@ -41,9 +41,9 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (self.detach(), self.requires_grad))
+        return (_rebuild_parameter, (self.detach(), self.requires_grad), self.__dict__ or None)
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo):  # as torch's, the attributes a program set are not copied
         if id(self) in memo:
             return memo[id(self)]
         out = type(self)(self.detach().clone(), self.requires_grad)

@@ -316,3 +316,22 @@ def test_size_stays_a_size_and_h_transposes_matrices():
     assert pyframe.tensor(2.0).H.item() == 2.0
     with pytest.raises(RuntimeError, match="only supported on matrices"):
         _ = pyframe.ones(3).H
+
+
+def test_attributes_set_by_a_program_as_torch():
+    """Programs tag tensors and parameters (``p.no_decay = True``); pickling keeps the tags, deepcopy keeps a
+    tensor's and (torch's quirk) drops a parameter's, and new tensors start without any."""
+    import copy
+    import pickle
+
+    t = pyframe.ones(2)
+    t.flag = 4
+    assert copy.deepcopy(t).flag == pickle.loads(pickle.dumps(t)).flag == copy.copy(t).flag == 4
+    assert t.detach().__dict__ == t.clone().__dict__ == {}
+    p = pyframe.nn.Parameter(pyframe.ones(2))
+    p.no_decay = True
+    assert pickle.loads(pickle.dumps(p)).no_decay is True
+    assert not hasattr(copy.deepcopy(p), "no_decay")
+    m = pyframe.nn.Linear(2, 2)
+    m.weight.no_decay = True
+    assert [n for n, q in m.named_parameters() if getattr(q, "no_decay", False)] == ["weight"]
