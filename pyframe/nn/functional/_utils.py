@@ -63,9 +63,11 @@ _INT32_MAX = 2**31 - 1
 _REDUCTIONS = ("none", "mean", "sum")
 
 
-def _check_reduction(reduction: str, fn: str) -> None:
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{fn}(): {reduction!r} is not a valid value for reduction; use 'none', 'mean' or 'sum'")
+def _check_reduction(reduction: str, fn: str, allowed: tuple = _REDUCTIONS) -> None:
+    if reduction not in allowed:
+        names = [repr(r) for r in allowed]
+        raise ValueError(f"{fn}(): {reduction!r} is not a valid value for reduction; use "
+                         f"{', '.join(names[:-1])} or {names[-1]}")  # fmt: skip
 
 
 def _reduce_loss(loss: Tensor, reduction: str) -> Tensor:

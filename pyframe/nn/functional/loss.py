@@ -43,9 +43,7 @@ def _reduction(fn: str, size_average, reduce, reduction: str, allowed: tuple = _
     (then what they stand for, as torch maps them); checked against ``allowed``."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce, stacklevel=4)
-    if reduction not in allowed:
-        raise ValueError(f"{fn}(): {reduction!r} is not a valid value for reduction; use "
-                         f"{', '.join(repr(r) for r in allowed)}")  # fmt: skip
+    _check_reduction(reduction, fn, allowed)
     return reduction
 
 
