@@ -22,7 +22,7 @@ counts the parent's resident size, since a child started by vfork shares its mem
 what the model, its data and training took.
 
     python benchmarks/bench_models.py [--quick] [--models gpt,resnet,...] [--threads 1,2] [--rounds 3]
-                                      [--seconds 6]
+                                      [--seconds 6] [--cpu]
 """
 
 from __future__ import annotations
@@ -354,8 +354,11 @@ def _rss_mb(field: str = "VmRSS") -> float:
     return float("nan")
 
 
-def _child(lib_name: str, name: str, threads: int, seconds: float) -> None:
-    """Prints {"ms": median step ms, "steps": n, "base_mb": resident MB after import, "peak_mb": the most}."""
+def _child(lib_name: str, name: str, threads: int, seconds: float, cpu: bool = False) -> None:
+    """Prints {"ms": median step ms, "steps": n, "base_mb": resident MB after import, "peak_mb": the most}.
+
+    With ``cpu`` a step's time is the process's CPU time (every thread's), which another job on the machine barely
+    moves: at 1 thread it is the step's cost, at more threads the cost summed over them (not its wall time)."""
     import gc
 
     import numpy  # noqa: F401  (in the baseline for both libraries)
@@ -370,19 +373,20 @@ def _child(lib_name: str, name: str, threads: int, seconds: float) -> None:
     step()  # warm-up: first allocations, lazy initialisation
     step()
     gc.collect()
+    clock = time.process_time if cpu else time.perf_counter
     times, end = [], time.perf_counter() + seconds
     while time.perf_counter() < end or len(times) < 3:
-        t0 = time.perf_counter()
+        t0 = clock()
         step()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     print(json.dumps({"ms": statistics.median(times) * 1e3, "steps": len(times), "base_mb": base,
                       "peak_mb": _rss_mb("VmHWM")}))  # fmt: skip
 
 
-def run_child(lib_name: str, name: str, threads: int, seconds: float) -> dict:
+def run_child(lib_name: str, name: str, threads: int, seconds: float, cpu: bool = False) -> dict:
     """One fresh process: its result, with its own peak resident MB."""
     env = dict(os.environ, PYFRAME_DISABLE_PLUGIN_AUTOLOAD="1")
-    args = [sys.executable, __file__, "--child", lib_name, name, str(threads), str(seconds)]
+    args = [sys.executable, __file__, "--child", lib_name, name, str(threads), str(seconds), str(int(cpu))]
     with tempfile.TemporaryFile("w+") as err:
         p = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
         out = p.stdout.read()
@@ -394,15 +398,20 @@ def run_child(lib_name: str, name: str, threads: int, seconds: float) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     ap.add_argument("--models", default=",".join(CASES), help=f"comma-separated, from {','.join(CASES)}")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=6.0, help="timed seconds per process (after 2 warm-up steps)")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round, 1 thread, 0.5 s per process")
+    ap.add_argument(
+        "--cpu",
+        action="store_true",
+        help="time steps by the process's CPU time (robust to other jobs; at 1 thread the step's cost)",
+    )
     ns = ap.parse_args()
     if ns.child:
-        _child(ns.child[0], ns.child[1], int(ns.child[2]), float(ns.child[3]))
+        _child(ns.child[0], ns.child[1], int(ns.child[2]), float(ns.child[3]), ns.child[4] == "1")
         return
     if ns.quick:
         ns.rounds, ns.threads, ns.seconds = 1, "1", 0.5
@@ -418,6 +427,8 @@ def main() -> None:
         libs = ["pyframe"]
     print(f"{os.cpu_count()} cores; medians of {ns.rounds} rounds, each a fresh process per library, the order")
     print(f"alternating; {ns.seconds:g} s timed per process. Throughput: higher is better; latency and memory:")
+    if ns.cpu:
+        print("step times are CPU time (process_time: every thread's), not wall time.")
     print("lower. 'vs torch' is pyframe's advantage (throughput ratio, or torch's ms / pyframe's ms).")
     print(f"load (1, 5, 15-min averages) at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
     head = (f"{'model':<40}{'thr':>4}{'pyframe':>11}{'torch':>11}{'vs torch':>9}{'unit':>7}"
@@ -429,7 +440,7 @@ def main() -> None:
             res: dict[str, list[dict]] = {lib: [] for lib in libs}
             for r in range(ns.rounds):
                 for lib in libs if r % 2 == 0 else libs[::-1]:
-                    res[lib].append(run_child(lib, name, threads, ns.seconds))
+                    res[lib].append(run_child(lib, name, threads, ns.seconds, ns.cpu))
             med = {lib: {k: statistics.median(x[k] for x in rs) for k in ("ms", "peak_mb")} for lib, rs in res.items()}
             for lib, rs in res.items():
                 med[lib]["train_mb"] = statistics.median(x["peak_mb"] - x["base_mb"] for x in rs)
