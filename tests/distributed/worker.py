@@ -229,6 +229,50 @@ def collectives(rank: int, world: int) -> dict:
     return out
 
 
+def reduce_paths(rank: int, world: int) -> dict:
+    """Synchronous all_reduce, every dtype and op, small (riding in the check's message) and larger (check, then
+    data), each tensor reduced twice (the prepared call kept, the tensor written between), compared with NumPy on
+    every rank's inputs; a small call on one rank against a larger one on another; the C path's refusals. The
+    test makes the last rank call MPI through mpi4py (``PYFRAME_MPI_DIRECT=0``) in one run, so the two ways pair."""
+    import numpy as np
+    from pyframe_mpi import _engine, direct
+
+    out: dict = {"direct": direct.why_not(), "wrong": []}
+    ops = {"sum": np.add, "max": np.maximum, "min": np.minimum, "product": np.multiply,
+           "band": np.bitwise_and, "bor": np.bitwise_or, "bxor": np.bitwise_xor}  # fmt: skip
+    for dtype in ("float32", "float64", "int32", "int64", "int8", "uint8", "int16"):
+        for numel in (3, 256, 275, 276, 3000):  # 275 float32 is the largest that rides in the check's message
+            for name, fn in ops.items():
+                if name.startswith("b") and dtype.startswith("float"):
+                    continue
+                op = getattr(dist.ReduceOp, name.upper())
+                t = torch.zeros(numel, dtype=getattr(torch, dtype))
+                for again in range(2):
+                    inputs = [(np.arange(numel) * (again + 1) % 5 + r + 1).astype(dtype) for r in range(world)]
+                    t.copy_(torch.from_numpy(inputs[rank]))
+                    dist.all_reduce(t, op=op)
+                    want = inputs[0]
+                    for r in range(1, world):
+                        want = fn(want, inputs[r]).astype(dtype)
+                    if t.numpy().tobytes() != want.tobytes():
+                        out["wrong"].append(f"{name} {dtype}[{numel}] call {again}: {t.tolist()[:4]} vs {want[:4]}")
+    try:
+        dist.all_reduce(torch.ones(4 if rank == 0 else 3000))
+        out["small_vs_large"] = "no error"
+    except dist.DistBackendError as e:
+        out["small_vs_large"] = str(e)
+    t = torch.ones(3)
+    dist.all_reduce(t)
+    out["after"] = t.tolist()
+    if _engine.direct is not None:
+        ffi, lib = _engine.direct
+        rec = ffi.new("struct pf_allreduce *")
+        rec.type, rec.op, rec.count = 99, lib.PF_SUM, 0  # a dtype code direct.c does not know
+        out["refused"] = [lib.pf_allreduce_run(ffi.NULL), lib.pf_allreduce_plain(rec), lib.pf_allreduce_run(rec)]
+        out["bad_record"] = lib.PF_BAD_RECORD
+    return out
+
+
 def eval_on_rank0(rank: int, world: int) -> dict:
     """Train with BatchNorm, then evaluate on rank 0 only through the wrapper (no_grad: no buffer broadcast)."""
     torch.manual_seed(0)
@@ -255,6 +299,9 @@ def failing_now(outdir: str) -> None:
 
 def main() -> None:
     scenario, outdir = sys.argv[1], sys.argv[2]
+    last = int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1")) - 1
+    if scenario == "reduce_mixed" and os.environ.get("OMPI_COMM_WORLD_RANK") == str(last):
+        os.environ["PYFRAME_MPI_DIRECT"] = "0"  # the last rank calls MPI through mpi4py, the others through direct.c
     dist.init_process_group("mpi", timeout=float(os.environ.get("DIST_TEST_TIMEOUT", "60")))
     rank, world = dist.get_rank(), dist.get_world_size()
     if scenario == "train":
@@ -266,6 +313,11 @@ def main() -> None:
         result.update(eval_on_rank0(rank, world))
         with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
             json.dump(result, f)
+        dist.destroy_process_group()
+        return
+    if scenario in ("reduce", "reduce_mixed"):
+        with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
+            json.dump(reduce_paths(rank, world), f)
         dist.destroy_process_group()
         return
     if scenario == "branches":

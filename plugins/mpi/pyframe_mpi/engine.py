@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from pyframe_mpi.direct import attach
+
 _TICK = 0.25  # the watchdog's period: how late past the failure or the deadline a blocked call ends the job
 _NOTICE_TAG = 7
 _NOTICE_LEN = 2 + 2 * 64  # reason, number of pairs, then (communicator id, committed collectives) pairs
@@ -196,6 +198,8 @@ class Engine:
         # the agreement check before every collective; PYFRAME_DISTRIBUTED_CHECK=0 turns it off (one round trip
         # less per collective; a mismatch then hangs or reduces garbage, as raw MPI does)
         self.check = os.environ.get("PYFRAME_DISTRIBUTED_CHECK", "1") != "0"
+        # (ffi, lib) of the C extension that runs a prepared all-reduce in one call (direct.py), or None
+        self.direct = attach(self.MPI, self.world)
         yield_when_idle()
         if self.size > 1:
             self.watcher = threading.Thread(target=self._watch, name="pyframe-mpi-watchdog", daemon=True)

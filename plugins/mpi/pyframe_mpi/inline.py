@@ -30,16 +30,79 @@ def prepare_allreduce(backend, buf: np.ndarray, op: str, desc: str) -> Callable[
     ``backend``'s communicator, checked against the other ranks with ``desc``, and returns when done, failing as
     the executor's operations do (``DistBackendError`` on every rank on a mismatch; the job ended by the watchdog
     when a rank it waits for left or the timeout passed)."""
+    eng = backend.engine
+    n = backend.size
+    record = Op(backend, desc, "all_reduce", None)  # what a long wait names (the watchdog's)
+    checked = n > 1 and eng.check and desc is not None
+    fused = checked and op == "sum" and fusable(buf, n)
+    parts = _check_parts(backend, desc, buf.dtype if fused else np.dtype(np.int64)) if checked else None
+    if eng.direct is not None and buf.size < 1 << 31:
+        return _direct_call(backend, buf, op, record, parts, fused)
+    return _mpi4py_call(backend, buf, op, record, parts, fused)
+
+
+def _handed_over(backend, buf: np.ndarray, op: str, desc: str) -> None:
+    backend.allreduce(buf, op, desc).wait()
+
+
+def _direct_call(backend, buf: np.ndarray, op: str, record: Op, parts: tuple | None, fused: bool):
+    """The call through ``direct.c``: one C call per all-reduce, the check's copies and comparison included."""
+    from pyframe_mpi.direct import CODES, OPS
+
+    eng, MPI = backend.engine, backend._mpi
+    ffi, lib = eng.direct
+    rec = ffi.new("struct pf_allreduce *")
+    keep = [buf]  # what the record points into lives as long as the callable (run.keep)
+    rec.comm = MPI._handleof(backend.comm)
+    rec.data, rec.count, rec.type, rec.op = ffi.from_buffer(buf), buf.size, CODES[buf.dtype.name], OPS[op]
+    if parts is not None:
+        msg, _, first, expected = parts
+        keep += [msg, first, expected]
+        rec.ctl = MPI._handleof(backend.ctl)
+        rec.msg, rec.msg_count, rec.msg_type = ffi.from_buffer(msg), msg.size, CODES[msg.dtype.name]
+        rec.lanes, rec.expected, rec.lanes_bytes = ffi.from_buffer(first), ffi.from_buffer(expected), first.nbytes
+        rec.fused = fused
+    call = lib.pf_allreduce_run if parts is not None else lib.pf_allreduce_plain
+    desc = record.desc
+
+    def failed(rc: int) -> None:
+        if rec.stage:
+            backend.committed += 1
+        if rc == lib.PF_MISMATCH:
+            eng.mismatch(record)
+        if rc == lib.PF_BAD_RECORD:
+            raise ValueError(f"all_reduce: the prepared call's record was refused by the C path: {desc}")
+        raise MPI.Exception(rc)
+
+    def run() -> None:
+        if eng.pending or eng.failed is not None:
+            return _handed_over(backend, buf, op, desc)
+        backend.issued += 1
+        record.seq = backend.issued
+        eng.inflight = record  # while the call blocks, the watchdog ends the job if a rank it needs left
+        try:
+            rc = call(rec)
+        finally:
+            eng.inflight = None
+        if rc:
+            failed(rc)
+        backend.committed += 1
+
+    run.keep = keep  # type: ignore[attr-defined]
+    return run
+
+
+def _mpi4py_call(backend, buf: np.ndarray, op: str, record: Op, parts: tuple | None, fused: bool):
+    """The same through mpi4py (when ``direct.c`` was not built or does not drive mpi4py's MPI)."""
     eng, MPI = backend.engine, backend._mpi
     mpi_op, in_place = backend._ops[op], MPI.IN_PLACE
     data_call = backend.comm.Allreduce
-    n = backend.size
-    record = Op(backend, desc, "all_reduce", None)  # what a long wait names (the watchdog's)
+    desc = record.desc
 
     def handed_over() -> None:
-        backend.allreduce(buf, op, desc).wait()
+        _handed_over(backend, buf, op, desc)
 
-    if n == 1 or not eng.check or desc is None:
+    if parts is None:
 
         def run() -> None:
             if eng.pending or eng.failed is not None:
@@ -55,11 +118,8 @@ def prepare_allreduce(backend, buf: np.ndarray, op: str, desc: str) -> Callable[
 
         return run
 
-    fused = op == "sum" and fusable(buf, n)
-    msg, head, first, expected = _check_parts(backend, desc, buf.dtype if fused else np.dtype(np.int64))
+    msg, head, first, expected = parts
     check_call, sum_op = backend.ctl.Allreduce, MPI.SUM
-    # while a call blocks, the engine's watchdog ends the job if a rank it needs left or the timeout passes
-
     # the per-call copies and the comparison on memoryviews of bytes: a third of NumPy's cost at these sizes
     head_b, first_b = memoryview(head).cast("B"), memoryview(first).cast("B")
     if fused:
