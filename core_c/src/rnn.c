@@ -2,50 +2,70 @@
  *
  * The op-by-op step (a GEMM, an add, four activations, a cell update, each a Python call and a
  * new tensor, and twice as many back) costs more than its arithmetic at language-model sizes;
- * here the time loop runs in C: per step one product h W_hh^T (pf_mm, threaded when large) and
- * one pass over the gates that adds the input half and the bias, activates, and updates c and h
- * in place. Forward keeps the activated gates and every c for backward; backward walks the steps
- * in reverse, writing each step's gate gradient and carrying dh (one product dG_t W_hh) and dc.
+ * here the time loop runs in C. Forward keeps the activated gates and every c for backward;
+ * backward walks the steps in reverse, writing each step's gate gradient and carrying dh and dc.
  * The weight gradient dG^T [h0; h_1..h_{L-1}] is one GEMM over all steps, left to the caller.
- * Gates are (i, f, g, o) as torch lays them out. */
+ * Gates are (i, f, g, o) as torch lays them out.
+ *
+ * float32 on the AVX-512 kernels (the language-model case): W_hh is packed once per call into
+ * panels of 16 hidden units, read by every step, and each step is one parallel region in which a
+ * thread owns a range of units: it multiplies h_{t-1} by its panels (6-row by 64-column register
+ * tiles, the four gates of 16 units) and runs the cell on those units at once, so the gates never
+ * leave the thread's cache and a step needs no barrier but its end. Backward does the same with
+ * dG_{t+1} W_hh over panels of W_hh's columns. At batch 20 the general GEMM would not pack W_hh
+ * (too few rows to repay it per product) and pads 20 columns to its 32-wide tiles; here the pack
+ * is made once for 35 steps and no lane is wasted but the last block's. The pack lives for one
+ * call: a weight changed between calls is always read afresh.
+ * Other dtypes and kernel sets: per step one product (pf_mm) and one pass of the cell. */
+#include <string.h>
 #include "core.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define RNN_X86 1
+#include <immintrin.h>
+#define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+#endif
+
+/* Cells over units [0, w) of N rows; pointers start at the first unit, rows of xw, act and dg are
+ * 4H apart, of cp, c, h, dh and dc H apart; hw's rows are hrs apart and its gates hqs apart.
+ * Every pointer is restrict (none alias), which lets gcc vectorize over the units. */
 #define LSTM_KERNELS(T, SUF, SIG, TANH)                                                                 \
-    /* one step: gates = xw + hw (+ b); c = f c_prev + i g; h = o tanh(c) */                          \
-    PF_VEC_CLONES static void cell_fwd_##SUF(int64_t N, int64_t H, const T *xw, const T *hw, const T *b, \
-                                             const T *cp, T *c, T *h, T *act) {                         \
+    /* one step: gates = xw + hw + b; c = f c_prev + i g; h = o tanh(c) */                            \
+    PF_VEC_CLONES static void cell_fwd_##SUF(int64_t N, int64_t H, int64_t w, const T *restrict xw,     \
+                                             const T *restrict hw, int64_t hrs, int64_t hqs,           \
+                                             const T *restrict b, const T *restrict cp, T *restrict c,  \
+                                             T *restrict h, T *restrict act) {                          \
         for (int64_t n = 0; n < N; n++) {                                                             \
-            const T *x = xw + n * 4 * H, *y = hw + n * 4 * H;                                         \
-            T *a = act ? act + n * 4 * H : NULL;                                                      \
-            for (int64_t j = 0; j < H; j++) {                                                         \
-                T zi = x[j] + y[j], zf = x[H + j] + y[H + j], zg = x[2 * H + j] + y[2 * H + j],       \
-                  zo = x[3 * H + j] + y[3 * H + j];                                                   \
-                if (b) zi += b[j], zf += b[H + j], zg += b[2 * H + j], zo += b[3 * H + j];            \
-                T i = SIG(zi), f = SIG(zf), g = TANH(zg), o = SIG(zo);                                \
-                T cn = f * cp[n * H + j] + i * g;                                                     \
-                c[n * H + j] = cn;                                                                    \
-                h[n * H + j] = o * TANH(cn);                                                          \
-                if (a) a[j] = i, a[H + j] = f, a[2 * H + j] = g, a[3 * H + j] = o;                    \
+            const T *x = xw + n * 4 * H, *y = hw + n * hrs, *pc = cp + n * H;                         \
+            T *a = act + n * 4 * H, *cn = c + n * H, *hn = h + n * H;                                 \
+            for (int64_t j = 0; j < w; j++) {                                                         \
+                T i = SIG(x[j] + y[j] + b[j]), f = SIG(x[H + j] + y[hqs + j] + b[H + j]);              \
+                T g = TANH(x[2 * H + j] + y[2 * hqs + j] + b[2 * H + j]);                             \
+                T o = SIG(x[3 * H + j] + y[3 * hqs + j] + b[3 * H + j]);                              \
+                T cv = f * pc[j] + i * g;                                                             \
+                cn[j] = cv;                                                                           \
+                hn[j] = o * TANH(cv);                                                                 \
+                a[j] = i, a[H + j] = f, a[2 * H + j] = g, a[3 * H + j] = o;                           \
             }                                                                                         \
         }                                                                                             \
     }                                                                                                 \
     /* one step back: dh (this step's h gradient, all of it) and dc (carried) in; the gate           \
      * gradient dg out and dc replaced by the gradient of c_prev */                                 \
-    PF_VEC_CLONES static void cell_bwd_##SUF(int64_t N, int64_t H, const T *act, const T *c, const T *cp, \
-                                             const T *dh, T *dc, T *dg) {                             \
+    PF_VEC_CLONES static void cell_bwd_##SUF(int64_t N, int64_t H, int64_t w, const T *restrict act,    \
+                                             const T *restrict c, const T *restrict cp,                \
+                                             const T *restrict dh, T *restrict dc, T *restrict dg) {   \
         for (int64_t n = 0; n < N; n++) {                                                             \
-            const T *a = act + n * 4 * H;                                                             \
-            T *d = dg + n * 4 * H;                                                                    \
-            for (int64_t j = 0; j < H; j++) {                                                         \
-                int64_t k = n * H + j;                                                                \
+            const T *a = act + n * 4 * H, *cr = c + n * H, *pc = cp + n * H, *gh = dh + n * H;        \
+            T *d = dg + n * 4 * H, *dcr = dc + n * H;                                                 \
+            for (int64_t j = 0; j < w; j++) {                                                         \
                 T i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j];                         \
-                T tc = TANH(c[k]), gh = dh[k];                                                        \
-                T gc = dc[k] + gh * o * (1 - tc * tc);                                                \
+                T tc = TANH(cr[j]);                                                                   \
+                T gc = dcr[j] + gh[j] * o * (1 - tc * tc);                                            \
                 d[j] = gc * g * i * (1 - i);                                                          \
-                d[H + j] = gc * cp[k] * f * (1 - f);                                                  \
+                d[H + j] = gc * pc[j] * f * (1 - f);                                                  \
                 d[2 * H + j] = gc * i * (1 - g * g);                                                  \
-                d[3 * H + j] = gh * tc * o * (1 - o);                                                 \
-                dc[k] = gc * f;                                                                       \
+                d[3 * H + j] = gh[j] * tc * o * (1 - o);                                              \
+                dcr[j] = gc * f;                                                                      \
             }                                                                                         \
         }                                                                                             \
     }
@@ -63,6 +83,220 @@ static int check_sizes(int dtype, int64_t L, int64_t N, int64_t H, const char *f
     return PF_OK;
 }
 
+/* zeros for a missing b_hh, and a step's gates when forward keeps none (threads write disjoint
+ * units of it); both freed by the caller */
+static int scratch(size_t es, int64_t N, int64_t H, const void **b, void **acts, void **zb, void **ab) {
+    *zb = *ab = NULL;
+    if (!*b) {
+        if (!(*zb = pf_alloc((size_t)(4 * H) * es))) return PF_ERR_NOMEM;
+        memset(*zb, 0, (size_t)(4 * H) * es);
+        *b = *zb;
+    }
+    if (!*acts && !(*ab = pf_alloc((size_t)(4 * N * H) * es))) return PF_ERR_NOMEM;
+    return PF_OK;
+}
+
+/* ---- float32 on AVX-512: W_hh packed once, threads own units ---------------------------- */
+
+#define UB 16 /* hidden units per panel: one vector */
+#define MAX_ROWS 6 /* rows of a register tile: 6 x 4 accumulators + 4 panel vectors + 1 broadcast */
+
+#ifdef RNN_X86
+/* C[r][16v + l] (=, or += with acc; the last vector's lanes masked by `last`) = sum_k A[r lda + k]
+ * B[k ldb + v vs + l] for r < MR, v < NV: rows of A broadcast against NV vectors of B per k */
+static inline __attribute__((always_inline)) T512 void tile(const int MR, const int NV, int64_t K, const float *A,
+                                                            int64_t lda, const float *B, int64_t ldb, int64_t vs,
+                                                            float *C, int64_t ldc, __mmask16 last, int add) {
+    __m512 acc[MAX_ROWS][4];
+    const float *ar[MAX_ROWS];
+    _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {
+        ar[r] = A + r * lda;
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] =
+            add ? _mm512_maskz_loadu_ps(v == NV - 1 ? last : (__mmask16)0xffff, C + r * ldc + v * UB)
+                : _mm512_setzero_ps();
+    }
+    for (int64_t k = 0; k < K; k++, B += ldb) {
+        __m512 b[4];
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) b[v] = _mm512_loadu_ps(B + v * vs);
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {
+            __m512 a = _mm512_set1_ps(ar[r][k]);
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+        }
+    }
+    _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)
+            _mm512_mask_storeu_ps(C + r * ldc + v * UB, v == NV - 1 ? last : (__mmask16)0xffff, acc[r][v]);
+}
+
+#define TILE_CASE(M, V)                                                                                \
+    case (V) * 8 + (M): tile(M, V, K, A, lda, B, ldb, vs, C, ldc, last, add); break;
+#define TILE_ROWS(V) TILE_CASE(1, V) TILE_CASE(2, V) TILE_CASE(3, V) TILE_CASE(4, V) TILE_CASE(5, V) TILE_CASE(6, V)
+
+/* m <= MAX_ROWS rows, nv <= 4 vectors */
+static T512 void tile_any(int m, int nv, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                          int64_t vs, float *C, int64_t ldc, __mmask16 last, int add) {
+    switch (nv * 8 + m) {
+        TILE_ROWS(1)
+        TILE_ROWS(2)
+        TILE_ROWS(3)
+        TILE_ROWS(4)
+    default: break;
+    }
+}
+
+/* all N rows of A in tiles of nearly equal height, over K in blocks whose rows of B (KC x 64
+ * values, 32 KB) stay in L1 while every tile reads them: only the first streams them from L3 */
+#define KC 128
+static void tiles(int64_t N, int nv, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, int64_t vs,
+                  float *C, int64_t ldc, __mmask16 last) {
+    int64_t nt = (N + MAX_ROWS - 1) / MAX_ROWS, r0, r1;
+    for (int64_t k0 = 0; k0 < K; k0 += KC) {
+        int64_t kc = K - k0 < KC ? K - k0 : KC;
+        for (int64_t i = 0; i < nt; i++) {
+            pf_split(N, (int)i, (int)nt, &r0, &r1);
+            tile_any((int)(r1 - r0), nv, kc, A + r0 * lda + k0, lda, B + k0 * ldb, ldb, vs, C + r0 * ldc, ldc, last,
+                     k0 > 0);
+        }
+    }
+}
+
+/* Forward pack, block b of 16 units: H rows k of 64 values, the four gates' 16 columns of W_hh^T
+ * (W_hh's rows q H + 16 b + l read along k), zeros past H. */
+typedef struct {
+    const float *w;
+    float *pack;
+    int64_t H;
+} pack_job;
+
+static void pack_fwd(void *arg, int64_t b0, int64_t b1) {
+    const pack_job *j = arg;
+    const int64_t H = j->H;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t u0 = b * UB, w = H - u0 < UB ? H - u0 : UB;
+        for (int q = 0; q < 4; q++) {
+            const float *rows[UB];
+            for (int64_t l = 0; l < w; l++) rows[l] = j->w + (q * H + u0 + l) * H;
+            pf_transpose_rows_f32(rows, (int)w, UB, H, j->pack + b * H * 4 * UB + q * UB, 4 * UB);
+        }
+    }
+}
+
+/* Backward pack, block b: 4H rows k of 16 values, W_hh's columns 16 b + l, zeros past H. */
+static T512 void pack_bwd(void *arg, int64_t b0, int64_t b1) {
+    const pack_job *j = arg;
+    const int64_t H = j->H;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t u0 = b * UB, w = H - u0 < UB ? H - u0 : UB;
+        __mmask16 m = (__mmask16)((1u << w) - 1);
+        const float *src = j->w + u0;
+        float *dst = j->pack + b * 4 * H * UB;
+        for (int64_t k = 0; k < 4 * H; k++) _mm512_storeu_ps(dst + k * UB, _mm512_maskz_loadu_ps(m, src + k * H));
+    }
+}
+
+/* threads for a step's product of N x 4H x H multiply-adds over nb blocks */
+static int step_threads(int64_t N, int64_t H, int64_t nb) {
+    int nt = (double)N * 4 * H * H >= (1 << 17) ? pf_threads() : 1;
+    return nt > nb ? (int)nb : nt;
+}
+
+typedef struct {
+    int64_t N, H, nb;
+    const float *pack, *xw, *b, *hp, *cp;
+    float *c, *h, *act, *z; /* z: N x 64 gate sums per thread */
+} fwd_job;
+
+static void fwd_part(void *arg, int t, int T) {
+    const fwd_job *j = arg;
+    const int64_t N = j->N, H = j->H;
+    int64_t b0, b1;
+    pf_split(j->nb, t, T, &b0, &b1);
+    float *z = j->z + (size_t)t * N * 4 * UB;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t u0 = b * UB, w = H - u0 < UB ? H - u0 : UB;
+        tiles(N, 4, H, j->hp, H, j->pack + b * H * 4 * UB, 4 * UB, UB, z, 4 * UB, (__mmask16)0xffff);
+        cell_fwd_f32(N, H, w, j->xw + u0, z, 4 * UB, UB, j->b + u0, j->cp + u0, j->c + u0, j->h + u0, j->act + u0);
+    }
+}
+
+static int forward_packed(int64_t L, int64_t N, int64_t H, const float *xw, const float *w_hh, const float *b,
+                          const float *h0, const float *c0, float *out, float *cs, float *acts, int acts_per_step) {
+    const int64_t nb = (H + UB - 1) / UB;
+    int nmax = pf_threads();
+    float *pack = pf_alloc((size_t)(nb * H * 4 * UB) * sizeof(float));
+    float *z = pf_alloc((size_t)nmax * (size_t)(N * 4 * UB) * sizeof(float));
+    if (!pack || !z) {
+        pf_free(pack), pf_free(z);
+        return PF_ERR_NOMEM;
+    }
+    pack_job pj = {w_hh, pack, H};
+    pf_parallel_range(step_threads(N, H, nb), nb, pack_fwd, &pj);
+    const int64_t nh = N * H, ng = 4 * N * H;
+    for (int64_t t = 0; t < L; t++) {
+        fwd_job j = {N,  H,  nb, pack, xw + t * ng, b, t ? out + (t - 1) * nh : h0, t ? cs + (t - 1) * nh : c0,
+                     cs + t * nh, out + t * nh, acts + (acts_per_step ? 0 : t * ng), z};
+        int nt = step_threads(N, H, nb);
+        pf_run_team(nt < nmax ? nt : nmax, fwd_part, &j);
+    }
+    pf_free(pack), pf_free(z);
+    return PF_OK;
+}
+
+typedef struct {
+    int64_t N, H, nb;
+    const float *pack, *dgn; /* dgn: the gate gradient of the step after, or NULL (dh given) */
+    const float *act, *c, *cp, *dout;
+    float *dh, *dc, *dg; /* dg NULL: the product alone (dh0 at the end) */
+} bwd_job;
+
+static void bwd_part(void *arg, int t, int T) {
+    const bwd_job *j = arg;
+    const int64_t N = j->N, H = j->H;
+    int64_t b0, b1;
+    pf_split(j->nb, t, T, &b0, &b1);
+    if (j->dgn) /* dh[:, own units] = dG_{t+1} W_hh[:, own units], up to 4 panels at a time */
+        for (int64_t b = b0; b < b1; b += 4) {
+            int nv = (int)(b1 - b < 4 ? b1 - b : 4);
+            int64_t u0 = b * UB, width = H - u0 < nv * UB ? H - u0 : nv * UB, tail = width - (nv - 1) * UB;
+            tiles(N, nv, 4 * H, j->dgn, 4 * H, j->pack + b * 4 * H * UB, UB, 4 * H * UB, j->dh + u0, H,
+                  (__mmask16)((1u << tail) - 1));
+        }
+    if (!j->dg) return;
+    int64_t u0 = b0 * UB, u1 = b1 * UB < H ? b1 * UB : H;
+    if (j->dout)
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t u = u0; u < u1; u++) j->dh[n * H + u] += j->dout[n * H + u];
+    cell_bwd_f32(N, H, u1 - u0, j->act + u0, j->c + u0, j->cp + u0, j->dh + u0, j->dc + u0, j->dg + u0);
+}
+
+static int backward_packed(int64_t L, int64_t N, int64_t H, const float *w_hh, const float *c0, const float *cs,
+                           const float *acts, const float *dout, float *dg, float *dh, float *dc) {
+    const int64_t nb = (H + UB - 1) / UB;
+    float *pack = pf_alloc((size_t)(nb * 4 * H * UB) * sizeof(float));
+    if (!pack) return PF_ERR_NOMEM;
+    pack_job pj = {w_hh, pack, H};
+    pf_parallel_range(step_threads(N, H, nb), nb, pack_bwd, &pj);
+    const int64_t nh = N * H, ng = 4 * N * H;
+    for (int64_t t = L - 1; t >= 0; t--) {
+        bwd_job j = {N,           H,     nb,   pack, t + 1 < L ? dg + (t + 1) * ng : NULL, acts + t * ng, cs + t * nh,
+                     t ? cs + (t - 1) * nh : c0, dout ? dout + t * nh : NULL, dh, dc, dg + t * ng};
+        pf_run_team(step_threads(N, H, nb), bwd_part, &j);
+    }
+    bwd_job last = {N, H, nb, pack, dg, NULL, NULL, NULL, NULL, dh, dc, NULL};
+    pf_run_team(step_threads(N, H, nb), bwd_part, &last);
+    pf_free(pack);
+    return PF_OK;
+}
+
+/* the packed path runs when this is 1: float32 on the AVX-512 kernels */
+static int packed_path(int dtype) { return dtype == PF_FLOAT32 && !strcmp(pf_gemm_path(), "avx512"); }
+#else
+static int packed_path(int dtype) {
+    (void)dtype;
+    return 0;
+}
+#endif
+
 int pf_lstm_forward(int dtype, int64_t L, int64_t N, int64_t H, const void *xw, const void *w_hh, const void *b_hh,
                     const void *h0, const void *c0, void *out, void *cs, void *acts, void *hw) {
     int rc = check_sizes(dtype, L, N, H, "lstm_forward");
@@ -71,22 +305,36 @@ int pf_lstm_forward(int dtype, int64_t L, int64_t N, int64_t H, const void *xw, 
     if (!xw || !w_hh || !h0 || !c0 || !out || !cs || !hw)
         return pf_error(PF_ERR_VALUE, "lstm_forward(): a NULL input or output buffer");
     size_t es = pf_dtype_size[dtype];
+    void *zb, *ab;
+    if ((rc = scratch(es, N, H, &b_hh, &acts, &zb, &ab))) goto done;
     int64_t nh = N * H, ng = 4 * N * H;
+#ifdef RNN_X86
+    if (packed_path(dtype)) {
+        rc = forward_packed(L, N, H, xw, w_hh, b_hh, h0, c0, out, cs, acts ? acts : ab, !acts);
+        goto done;
+    }
+#endif
     for (int64_t t = 0; t < L; t++) {
         const char *hp = t ? (const char *)out + (size_t)((t - 1) * nh) * es : h0;
         const char *cp = t ? (const char *)cs + (size_t)((t - 1) * nh) * es : c0;
         /* hw [N, 4H] = h_prev [N, H] @ W_hh^T (W_hh [4H, H] read transposed in place) */
-        if ((rc = pf_mm(dtype, N, 4 * H, H, hp, H, 1, w_hh, 1, H, hw))) return rc;
+        if ((rc = pf_mm(dtype, N, 4 * H, H, hp, H, 1, w_hh, 1, H, hw))) goto done;
         const char *x = (const char *)xw + (size_t)(t * ng) * es;
         char *c = (char *)cs + (size_t)(t * nh) * es, *h = (char *)out + (size_t)(t * nh) * es;
-        char *a = acts ? (char *)acts + (size_t)(t * ng) * es : NULL;
+        char *a = acts ? (char *)acts + (size_t)(t * ng) * es : ab;
         if (dtype == PF_FLOAT32)
-            cell_fwd_f32(N, H, (const float *)x, hw, b_hh, (const float *)cp, (float *)c, (float *)h, (float *)a);
+            cell_fwd_f32(N, H, H, (const float *)x, hw, 4 * H, H, b_hh, (const float *)cp, (float *)c, (float *)h,
+                         (float *)a);
         else
-            cell_fwd_f64(N, H, (const double *)x, hw, b_hh, (const double *)cp, (double *)c, (double *)h,
-                         (double *)a);
+            cell_fwd_f64(N, H, H, (const double *)x, hw, 4 * H, H, b_hh, (const double *)cp, (double *)c,
+                         (double *)h, (double *)a);
     }
-    return PF_OK;
+done:
+    pf_free(zb), pf_free(ab);
+    if (rc == PF_ERR_NOMEM)
+        return pf_error(PF_ERR_NOMEM, "lstm_forward(): out of memory for scratch (L=%lld, N=%lld, H=%lld)",
+                        (long long)L, (long long)N, (long long)H);
+    return rc;
 }
 
 int pf_lstm_backward(int dtype, int64_t L, int64_t N, int64_t H, const void *w_hh, const void *c0, const void *cs,
@@ -104,6 +352,13 @@ int pf_lstm_backward(int dtype, int64_t L, int64_t N, int64_t H, const void *w_h
     else memset(dh0, 0, (size_t)nh * es);
     if (dcn) memcpy(dc0, dcn, (size_t)nh * es);
     else memset(dc0, 0, (size_t)nh * es);
+#ifdef RNN_X86
+    if (packed_path(dtype) && L) {
+        if (backward_packed(L, N, H, w_hh, c0, cs, acts, dout, dgates, dh0, dc0))
+            return pf_error(PF_ERR_NOMEM, "lstm_backward(): out of memory for packing W_hh (H=%lld)", (long long)H);
+        return PF_OK;
+    }
+#endif
     for (int64_t t = L - 1; t >= 0; t--) {
         if (dout) {
             const char *d = (const char *)dout + (size_t)(t * nh) * es;
@@ -116,9 +371,9 @@ int pf_lstm_backward(int dtype, int64_t L, int64_t N, int64_t H, const void *w_h
         const char *cp = t ? (const char *)cs + (size_t)((t - 1) * nh) * es : c0;
         char *dg = (char *)dgates + (size_t)(t * ng) * es;
         if (dtype == PF_FLOAT32)
-            cell_bwd_f32(N, H, (const float *)a, (const float *)c, (const float *)cp, dh0, dc0, (float *)dg);
+            cell_bwd_f32(N, H, H, (const float *)a, (const float *)c, (const float *)cp, dh0, dc0, (float *)dg);
         else
-            cell_bwd_f64(N, H, (const double *)a, (const double *)c, (const double *)cp, dh0, dc0, (double *)dg);
+            cell_bwd_f64(N, H, H, (const double *)a, (const double *)c, (const double *)cp, dh0, dc0, (double *)dg);
         /* dh of h_{t-1} [N, H] = dG_t [N, 4H] @ W_hh [4H, H] */
         if ((rc = pf_mm(dtype, N, H, 4 * H, dg, 4 * H, 1, w_hh, H, 1, dh0))) return rc;
     }

@@ -1,6 +1,8 @@
 /* rnn.c: the LSTM layer forward against a double reference step loop (float64 and float32, with
  * and without b_hh), backward against central differences of forward in float64 (every entry of
- * xw, h0 and c0, gradients flowing from out, h_n and c_n or only some of them); bad input. */
+ * xw, h0 and c0, gradients flowing from out, h_n and c_n or only some of them); float32 at sizes
+ * whose units do not fill the packed path's 16-unit panels and whose rows do not fill its tiles,
+ * against float64 forward and backward, on every kernel set; bad input. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +113,70 @@ static void test_backward(void) {
     }
 }
 
+/* float32 (the packed path on AVX-512, the per-step product elsewhere) against float64 at sizes
+ * with a partial last panel (H % 16), partial row tiles (N % 6) and several panels per thread */
+static void test_float32_sizes(void) {
+    static const int64_t shapes[][3] = {{1, 1, 1}, {1, 1, 17}, {3, 7, 37}, {2, 13, 20}, {4, 20, 70}, {2, 2, 129}};
+    const char *paths[] = {"avx512", "avx2", "portable"};
+    for (int pi = 0; pi < 3; pi++) {
+        if (!pf_cpu_supports(paths[pi])) continue;
+        CHECK_OK(pf_gemm_select(paths[pi]));
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            int64_t l = shapes[si][0], n = shapes[si][1], h = shapes[si][2], g = 4 * h;
+            size_t nx = (size_t)(l * n * g), nw = (size_t)(g * h), ns = (size_t)(n * h), no = (size_t)(l * n * h);
+            double *d = malloc(sizeof(double) * (4 * nx + nw + g + 4 * ns + 3 * no + n * g));
+            float *f = malloc(sizeof(float) * (4 * nx + nw + g + 4 * ns + 3 * no + n * g));
+            double *dx = d, *dw = dx + nx, *db = dw + nw, *dh0 = db + g, *dc0 = dh0 + ns, *dout = dc0 + ns,
+                   *dcs = dout + no, *dacts = dcs + no, *dgo = dacts + nx, *ddg = dgo + no, *dgh = ddg + nx,
+                   *dgc = dgh + ns, *dhw = dgc + ns;
+            float *fx = f, *fw = fx + nx, *fb = fw + nw, *fh0 = fb + g, *fc0 = fh0 + ns, *fout = fc0 + ns,
+                  *fcs = fout + no, *facts = fcs + no, *fgo = facts + nx, *fdg = fgo + no, *fgh = fdg + nx,
+                  *fgc = fgh + ns, *fhw = fgc + ns;
+            unsigned seed = 11 + (unsigned)si;
+            fill(dx, (int)nx, &seed, 2);
+            fill(dw, (int)nw, &seed, 2 / sqrt((double)h));
+            fill(db, (int)g, &seed, 1);
+            fill(dh0, (int)ns, &seed, 1);
+            fill(dc0, (int)ns, &seed, 1);
+            fill(dgo, (int)no, &seed, 1);
+            fill(dgh, (int)ns, &seed, 1);
+            fill(dgc, (int)ns, &seed, 1);
+            /* round the inputs to float32 first, so both runs see the same numbers */
+            for (size_t i = 0; i < nx; i++) fx[i] = (float)dx[i], dx[i] = fx[i];
+            for (size_t i = 0; i < nw; i++) fw[i] = (float)dw[i], dw[i] = fw[i];
+            for (int64_t i = 0; i < g; i++) fb[i] = (float)db[i], db[i] = fb[i];
+            for (size_t i = 0; i < ns; i++) {
+                fh0[i] = (float)dh0[i], dh0[i] = fh0[i], fc0[i] = (float)dc0[i], dc0[i] = fc0[i];
+                fgh[i] = (float)dgh[i], dgh[i] = fgh[i], fgc[i] = (float)dgc[i], dgc[i] = fgc[i];
+            }
+            for (size_t i = 0; i < no; i++) fgo[i] = (float)dgo[i], dgo[i] = fgo[i];
+            CHECK_OK(pf_lstm_forward(PF_FLOAT64, l, n, h, dx, dw, db, dh0, dc0, dout, dcs, dacts, dhw));
+            CHECK_OK(pf_lstm_forward(PF_FLOAT32, l, n, h, fx, fw, fb, fh0, fc0, fout, fcs, facts, fhw));
+            double worst = 0;
+            for (size_t i = 0; i < no; i++) worst = fmax(worst, fmax(fabs(fout[i] - dout[i]), fabs(fcs[i] - dcs[i])));
+            CHECK(worst < 5e-5, "%s float32 forward L=%lld N=%lld H=%lld off by %g", paths[pi], (long long)l,
+                  (long long)n, (long long)h, worst);
+            double dgh0[4096], dgc0[4096];
+            float fgh0[4096], fgc0[4096];
+            CHECK_OK(pf_lstm_backward(PF_FLOAT64, l, n, h, dw, dc0, dcs, dacts, dgo, dgh, dgc, ddg, dgh0, dgc0));
+            CHECK_OK(pf_lstm_backward(PF_FLOAT32, l, n, h, fw, fc0, fcs, facts, fgo, fgh, fgc, fdg, fgh0, fgc0));
+            worst = 0;
+            for (size_t i = 0; i < nx; i++) worst = fmax(worst, fabs(fdg[i] - ddg[i]));
+            for (size_t i = 0; i < ns; i++) worst = fmax(worst, fmax(fabs(fgh0[i] - dgh0[i]), fabs(fgc0[i] - dgc0[i])));
+            CHECK(worst < 2e-4, "%s float32 backward L=%lld N=%lld H=%lld off by %g", paths[pi], (long long)l,
+                  (long long)n, (long long)h, worst);
+            /* without acts (inference) the same h and c, bit for bit */
+            float *o2 = malloc(sizeof(float) * 2 * no);
+            CHECK_OK(pf_lstm_forward(PF_FLOAT32, l, n, h, fx, fw, NULL, fh0, fc0, o2, o2 + no, NULL, fhw));
+            CHECK_OK(pf_lstm_forward(PF_FLOAT32, l, n, h, fx, fw, NULL, fh0, fc0, fout, fcs, facts, fhw));
+            CHECK(!memcmp(o2, fout, sizeof(float) * no) && !memcmp(o2 + no, fcs, sizeof(float) * no),
+                  "%s float32 forward without acts differs", paths[pi]);
+            free(o2), free(d), free(f);
+        }
+    }
+    CHECK_OK(pf_gemm_select("auto"));
+}
+
 static void test_bad_input(void) {
     double x[G] = {0}, w[G * H] = {0}, h[H] = {0}, c[H] = {0}, o[H], cs[H], hw[G];
     CHECK(pf_lstm_forward(PF_INT64, 1, 1, H, x, w, NULL, h, c, o, cs, NULL, hw) == PF_ERR_TYPE, "int64 accepted");
@@ -125,6 +191,7 @@ static void test_bad_input(void) {
 int main(void) {
     test_forward();
     test_backward();
+    test_float32_sizes();
     test_bad_input();
     return pf_test_summary("test_rnn");
 }

@@ -297,3 +297,57 @@ def test_lstm_hidden_state_changed_in_place_after_forward_raises():
         c0.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()
+
+
+# float32 layers take the C time loop's packed-weight path on AVX-512 machines: shapes whose hidden
+# size does not fill its 16-unit panels and whose batch does not fill its row tiles, batch 1, one step,
+# two layers, both directions
+F32_SHAPES = [(1, 1, 5, 17, 1, False), (6, 1, 9, 33, 2, True), (4, 13, 6, 20, 1, False), (3, 20, 8, 70, 2, False)]
+
+
+@pytest.mark.parametrize(("L", "N", "inp", "H", "layers", "bidir"), F32_SHAPES)
+def test_lstm_float32_shapes_match_torch(L, N, inp, H, layers, bidir):
+    torch.manual_seed(L * 100 + H)
+    t = torch.nn.LSTM(inp, H, layers, bidirectional=bidir)
+    p = nn.LSTM(inp, H, layers, bidirectional=bidir)
+    p.load_state_dict({k: pf.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    rng = np.random.default_rng(H)
+    dirs = 2 if bidir else 1
+    x = rng.normal(size=(L, N, inp)).astype("float32")
+    h0, c0 = (rng.normal(size=(layers * dirs, N, H)).astype("float32") for _ in range(2))
+    w_out = rng.normal(size=(L, N, dirs * H)).astype("float32")
+    grads = []
+    for lib, m in ((pf, p), (torch, t)):
+        xs, hs, cs = (lib.tensor(a, requires_grad=True) for a in (x, h0, c0))
+        out, (hn, cn) = m(xs, (hs, cs))
+        ((out * lib.tensor(w_out)).sum() + hn.sum() + (cn * cn).sum()).backward()
+        grads.append([a.detach().numpy() for a in (out, hn, cn, xs.grad, hs.grad, cs.grad)]
+                     + [q.grad.numpy() for q in m.parameters()])  # fmt: skip
+    for a, b in zip(*grads, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=2e-5)
+
+
+def test_lstm_weight_changed_in_place_between_calls():
+    # the packed weight lives for one call: a second call after an in-place change, through the
+    # tensor or a NumPy view of it, sees the new weight forward and backward
+    t = torch.nn.LSTM(6, 20)
+    p = nn.LSTM(6, 20)
+    p.load_state_dict({k: pf.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    x = np.random.default_rng(3).normal(size=(5, 3, 6)).astype("float32")
+    for change in range(3):
+        if change == 1:
+            with pf.no_grad():
+                p.weight_hh_l0.mul_(-0.5)
+            with torch.no_grad():
+                t.weight_hh_l0.mul_(-0.5)
+        elif change == 2:
+            p.weight_hh_l0.detach().numpy()[:7] += 0.25
+            with torch.no_grad():
+                t.weight_hh_l0[:7] += 0.25
+        p.zero_grad()
+        t.zero_grad()
+        po, to = p(pf.tensor(x))[0], t(torch.tensor(x))[0]
+        np.testing.assert_allclose(po.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
+        po.pow(2).sum().backward()
+        to.pow(2).sum().backward()
+        np.testing.assert_allclose(p.weight_hh_l0.grad.numpy(), t.weight_hh_l0.grad.numpy(), rtol=1e-3, atol=1e-4)
