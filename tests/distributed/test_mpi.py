@@ -147,6 +147,9 @@ def test_all_reduce_through_c_and_through_mpi4py(mpi, tmp_path, scenario):
         assert got["wrong"] == []
         assert "rank 0: all_reduce SUM float32[4]; rank 1: all_reduce SUM float32[3000]" in got["small_vs_large"]
         assert got["after"] == [2.0, 2.0, 2.0]
+        assert "rank 0: all_reduce SUM float32[4096]; rank 1: all_reduce SUM float32[3]" in got["small_vs_repeated"]
+        assert got["repeated"] == [8.0, 8.0]  # 1 summed over 2 ranks three times; the mismatched call moved nothing
+        assert got["alternating"] == [[8.0 * 2**3] * 2, [8.0], [1.0] * 3]
         if scenario == "reduce_mixed" and rank == 1:
             assert got["direct"] == "PYFRAME_MPI_DIRECT=0" and "refused" not in got
         elif built:

@@ -247,7 +247,7 @@ def reduce_paths(rank: int, world: int) -> dict:
                     continue
                 op = getattr(dist.ReduceOp, name.upper())
                 t = torch.zeros(numel, dtype=getattr(torch, dtype))
-                for again in range(2):
+                for again in range(3):  # from the third call a larger SUM rides in a check of its own size
                     inputs = [(np.arange(numel) * (again + 1) % 5 + r + 1).astype(dtype) for r in range(world)]
                     t.copy_(torch.from_numpy(inputs[rank]))
                     dist.all_reduce(t, op=op)
@@ -261,6 +261,25 @@ def reduce_paths(rank: int, world: int) -> dict:
         out["small_vs_large"] = "no error"
     except dist.DistBackendError as e:
         out["small_vs_large"] = str(e)
+    # after a 16 KB SUM checked twice the check is 16 KB: a different call on one rank still pairs and is caught
+    big = torch.ones(4096)
+    for _ in range(3):
+        dist.all_reduce(big)
+    try:
+        dist.all_reduce(big if rank == 0 else torch.ones(3))
+        out["small_vs_repeated"] = "no error"
+    except dist.DistBackendError as e:
+        out["small_vs_repeated"] = str(e)
+    out["repeated"] = big.numpy()[:2].tolist()
+    # alternating sizes, and other collectives after a repeated larger SUM
+    small = torch.ones(1)
+    for _ in range(3):
+        dist.all_reduce(big)
+        dist.all_reduce(small)
+    dist.barrier()
+    b = torch.full((3,), float(rank))
+    dist.broadcast(b, src=world - 1)
+    out["alternating"] = [big.numpy()[:2].tolist(), small.tolist(), b.tolist()]
     t = torch.ones(3)
     dist.all_reduce(t)
     out["after"] = t.tolist()

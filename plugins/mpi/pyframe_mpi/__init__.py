@@ -25,7 +25,7 @@ from typing import Any
 
 import pluggy
 
-from pyframe_mpi.engine import Op, fusable
+from pyframe_mpi.engine import CHECK_BYTES, Op
 
 # The same marker as ``pyframe.hookimpl``, built here so this module never imports pyframe while being
 # imported (see plugins/grad-clipper for why).
@@ -140,6 +140,9 @@ class MPIBackend:
         self.issued = self.committed = 0
         self.children: list[MPIBackend] = []
         self.check_parts: dict = {}  # the prepared all-reduces' check messages (inline.py)
+        # the next check's size and the sizes the last two checked calls asked for; ``steady``: the size while the
+        # last two asked for the same, else 0 (note_fit)
+        self.fit_prev = self.fit_last = self.steady = self.check_bytes = CHECK_BYTES
         _engine.comms[self.id] = self
         self._ops = {"sum": MPI.SUM, "product": MPI.PROD, "max": MPI.MAX, "min": MPI.MIN,
                      "band": MPI.BAND, "bor": MPI.BOR, "bxor": MPI.BXOR}  # fmt: skip
@@ -150,12 +153,25 @@ class MPIBackend:
         return _Work(self.engine.submit(Op(self, desc, what, run), async_op))
 
     def allreduce(self, buf, op: str, desc: str, async_op: bool = False) -> _Work:
-        eng = self.engine
-        if op == "sum" and desc is not None and eng.check and self.size > 1 and fusable(buf, self.size):
-            # small: the data rides in the agreement check's message (one round trip)
-            return _Work(eng.submit(Op(self, desc, "all_reduce", None, fused=buf), async_op))
         mpi_op, MPI = self._ops[op], self._mpi
-        return self._submit(desc, "all_reduce", lambda: self.comm.Allreduce(MPI.IN_PLACE, buf, op=mpi_op), async_op)
+        eng = self.engine
+        ride = buf if op == "sum" and desc is not None and eng.check and self.size > 1 else None
+        run = lambda: self.comm.Allreduce(MPI.IN_PLACE, buf, op=mpi_op)  # noqa: E731 - skipped when the data rode
+        # a SUM that fits rides in the agreement check's message (one round trip for both)
+        return _Work(eng.submit(Op(self, desc, "all_reduce", run, fused=ride), async_op))
+
+    # ---- the check message's size on this communicator (engine.py): the same on every rank, from what they agreed
+
+    def note_fit(self, fit: int) -> None:
+        """After a check every rank agreed on: ``fit`` is the size that call asks for (``engine.fit_bytes``); the
+        same one twice in a row makes it the next check's size."""
+        self.fit_prev, self.fit_last = self.fit_last, fit
+        self.steady = fit if fit == self.fit_prev else 0
+        self.check_bytes = fit if fit == self.fit_prev else CHECK_BYTES
+
+    def reset_fit(self) -> None:
+        """Back to the default check size (after a mismatch: every rank does it)."""
+        self.fit_prev = self.fit_last = self.steady = self.check_bytes = CHECK_BYTES
 
     def prepare_allreduce(self, buf, op: str, desc: str):
         """A callable doing ``allreduce(buf, op, desc).wait()`` with only the MPI call's cost per call (see

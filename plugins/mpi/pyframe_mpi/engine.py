@@ -87,18 +87,23 @@ def yield_when_idle() -> None:
         pass  # another MPI, or no such symbol: the MCA variable is all there is
 
 
-# The check message: every rank all-reduces (SUM) exactly CHECK_BYTES on the control communicator, whatever it
+# The check message: every rank all-reduces (SUM) the same number of bytes on the control communicator, whatever it
 # checks, so ranks in different calls still pair byte for byte (never a truncation or a hang, only lanes that
 # disagree). It opens with LANES values in the message's dtype: PAIRS pairs (h, h*h) of 7-bit pieces of the call's
 # description hash, then a 1 from every rank. The ranks agree exactly when n * sum(h*h) == sum(h)**2 for every
 # pair (equality in Cauchy-Schwarz: every h equal) and the last lane sums to n; all sums stay exact integers in
-# float32 up to MAX_FUSED_RANKS ranks. A small SUM all-reduce rides in the same message after the lanes (one round
-# trip for check and data); other calls send zeros there and move their data after the check. The size: 1 KB of data
-# after the lanes in any fused dtype. The message's size is most of a small collective's cost (2 ranks, Open MPI's
-# shared memory, per call: 1 KB 1.78 us, 1,176 B 1.85 us, 2 KB 2.25 us, 256 B 0.96 us).
+# float32 up to MAX_FUSED_RANKS ranks. A SUM all-reduce that fits rides in the same message after the lanes (one
+# round trip for check and data); other calls send zeros there and move their data after the check.
+# The size: CHECK_BYTES (1 KB of data after the lanes in any fused dtype), except after the same larger SUM
+# all-reduce (up to MAX_CHECK_BYTES) was checked twice in a row on the communicator: then the next check is that
+# call's size (``MPIBackend.note_fit``), so a loop reducing a 16 KB tensor makes one round trip per call instead of
+# two. Every rank knows the size without a message: it follows from the calls the ranks agreed on. The message's
+# size is most of a small collective's cost (2 ranks, Open MPI's shared memory, per call: 1 KB 1.78 us, 1,176 B
+# 1.85 us, 2 KB 2.25 us, 256 B 0.96 us), so the default stays small.
 PAIRS = 9
 LANES = 2 * PAIRS + 1
 CHECK_BYTES = 1024 + 8 * LANES
+MAX_CHECK_BYTES = (32 << 10) + 8 * LANES  # measured: riding pays up to 32 KB (the copies in and out cost more above)
 MAX_FUSED_RANKS = 1024
 FUSED_DTYPES = ("float32", "float64", "int32", "int64")
 _LANE_CACHE: dict[str, list[int]] = {}
@@ -124,15 +129,15 @@ def lanes(desc: str) -> list[int]:
 _MESSAGES: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
 
-def check_message(desc: str, dtype, payload: np.ndarray | None = None) -> np.ndarray:
-    """``CHECK_BYTES`` of ``dtype``: the lanes of ``desc``, then ``payload`` (if any), then zeros. The array is
-    reused by the next call with the same description (operations run one at a time)."""
-    key = (desc, np.dtype(dtype).char)
+def check_message(desc: str, dtype, nbytes: int = CHECK_BYTES, payload: np.ndarray | None = None) -> np.ndarray:
+    """``nbytes`` of ``dtype``: the lanes of ``desc``, then ``payload`` (if any), then zeros. The array is reused by
+    the next call with the same description and size (operations run one at a time)."""
+    key = (desc, np.dtype(dtype).char, nbytes)
     got = _MESSAGES.get(key)
     if got is None:
         if len(_MESSAGES) > 1024:
             _MESSAGES.clear()
-        msg = np.zeros(CHECK_BYTES // np.dtype(dtype).itemsize, dtype=dtype)
+        msg = np.zeros(nbytes // np.dtype(dtype).itemsize, dtype=dtype)
         msg[:LANES] = lanes(desc)
         got = _MESSAGES[key] = (msg, msg[:LANES].copy())
     msg, first = got
@@ -150,20 +155,31 @@ def agreed(msg: np.ndarray, n: int) -> bool:
     return all(n * v[2 * i + 1] == v[2 * i] * v[2 * i] for i in range(PAIRS))
 
 
-def fusable(buf: np.ndarray, ranks: int) -> bool:
-    """Whether a SUM all-reduce of ``buf`` can ride in the check message."""
-    return (buf.dtype.name in FUSED_DTYPES and buf.nbytes <= CHECK_BYTES - LANES * buf.dtype.itemsize
-            and ranks <= MAX_FUSED_RANKS)  # fmt: skip
+def ride_bytes(buf: np.ndarray, ranks: int) -> int:
+    """The bytes of a check message a SUM all-reduce of ``buf`` rides in (the lanes, then the data, rounded up to 8
+    bytes so every fused dtype divides it), or 0 when it cannot ride (its dtype, or too many ranks)."""
+    if buf.dtype.name not in FUSED_DTYPES or ranks > MAX_FUSED_RANKS:
+        return 0
+    return (LANES * buf.dtype.itemsize + buf.nbytes + 7) // 8 * 8
+
+
+def fit_bytes(need: int) -> int:
+    """The check size a call needing ``need`` bytes (``ride_bytes``; 0 for any other call) asks for when repeated:
+    its own size between CHECK_BYTES and MAX_CHECK_BYTES, otherwise CHECK_BYTES."""
+    return need if CHECK_BYTES < need <= MAX_CHECK_BYTES else CHECK_BYTES
 
 
 class Op:
-    """One operation: what it is (for the check and for messages) and the blocking MPI call(s) to run; or, for a
-    small SUM all-reduce, ``fused``, the buffer that rides in the check message (``run`` is then None)."""
+    """One operation: what it is (for the check and for messages) and the blocking MPI call(s) to run; for a SUM
+    all-reduce, ``fused``, the buffer that rides in the check message when ``need`` bytes fit in it (``run`` is then
+    skipped), and ``fit``, the check size it asks for when repeated (see ``fit_bytes``)."""
 
-    __slots__ = ("comm", "seq", "desc", "what", "run", "fused", "event", "error")
+    __slots__ = ("comm", "seq", "desc", "what", "run", "fused", "need", "fit", "event", "error")
 
     def __init__(self, comm: Any, desc: str, what: str, run, fused: np.ndarray | None = None) -> None:
         self.comm, self.desc, self.what, self.run, self.fused = comm, desc, what, run, fused
+        self.need = 0 if fused is None else ride_bytes(fused, comm.size)
+        self.fit = fit_bytes(self.need)
         self.seq = 0
         self.event: threading.Event | None = None  # made when the operation is queued (inline ones need none)
         self.error: BaseException | None = None
@@ -311,34 +327,42 @@ class Engine:
                 raise DistBackendError(f"{op.what}: the process group failed earlier ({self.failed})")
             c = op.comm
             self.inflight = op
+            rode = False
             if c.size > 1 and op.desc is not None and self.check:
-                self._check(op)
+                rode = self._check(op)
             else:
                 c.committed += 1
-            if op.run is not None:
+            if op.run is not None and not rode:
                 op.run()
         except BaseException as e:  # noqa: BLE001 - delivered to whoever waits on the operation
             op.error = e
         finally:
             self.inflight = None
 
-    def _check(self, op: Op) -> None:
+    def _check(self, op: Op) -> bool:
+        """The check of ``op`` on its communicator's current check size; True if its data rode in the message (it
+        is done), False if its data is still to move; raises on a mismatch."""
         c = op.comm
-        buf = op.fused
-        msg = check_message(op.desc, np.int64 if buf is None else buf.dtype, buf)
+        size = c.check_bytes
+        rides = 0 < op.need <= size
+        buf = op.fused if rides else None
+        msg = check_message(op.desc, np.int64 if buf is None else buf.dtype, size, buf)
         c.ctl.Allreduce(self.MPI.IN_PLACE, msg, op=self.MPI.SUM)
         c.committed += 1  # every rank is in this collective (the same one or not): it counts as done
-        if agreed(msg, c.size):
-            if buf is not None:
-                buf.reshape(-1)[:] = msg[LANES : LANES + buf.size]
-            return
-        self.mismatch(op)
+        if not agreed(msg, c.size):
+            self.mismatch(op)
+        if c.steady != op.fit:
+            c.note_fit(op.fit)
+        if buf is not None:
+            buf.reshape(-1)[:] = msg[LANES : LANES + buf.size]
+        return rides
 
     def mismatch(self, op: Op) -> None:
         """The check said the ranks disagree (every rank learns it from the same sums): gather every rank's
         description and raise ``DistBackendError`` naming what each called."""
         DistBackendError, _ = _errors()
         c = op.comm
+        c.reset_fit()  # every rank saw the same sums: every rank starts over from the default check size
         mine = np.frombuffer(op.desc.encode("ascii", "replace")[:_DESC_BYTES].ljust(_DESC_BYTES), dtype=np.uint8)
         every = np.empty((c.size, _DESC_BYTES), dtype=np.uint8)
         self.inflight = op

@@ -10,8 +10,10 @@ a rank on the executor's pair and compare as usual.
 The summed lanes equal ``world_size`` times this rank's own lanes exactly when every rank sent the same lanes
 (if they are equal, each pair sums to ``n*h`` and ``n*h*h``; conversely ``n * (n*h*h) == (n*h)**2`` is the equality
 case of Cauchy-Schwarz that ``engine.agreed`` tests): so one comparison of bytes decides, and every rank decides the
-same. Whenever asynchronous work is queued or the group has failed, the prepared call hands over to the executor
-(``MPIBackend.allreduce``), which keeps issue order and raises what failed.
+same. The check's size follows the calls the ranks agreed on (``engine.py``): a call runs here on the default size,
+or on its own size once it has been checked twice in a row (a repeated SUM of up to 32 KB then rides in its own
+check message). Otherwise, and whenever asynchronous work is queued or the group has failed, the prepared call hands
+over to the executor (``MPIBackend.allreduce``), which takes any size, keeps issue order and raises what failed.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pyframe_mpi.engine import CHECK_BYTES, LANES, Op, fusable, lanes
+from pyframe_mpi.engine import CHECK_BYTES, LANES, Op, fit_bytes, lanes, ride_bytes
 
 __all__ = ["prepare_allreduce"]
 
@@ -33,39 +35,52 @@ def prepare_allreduce(backend, buf: np.ndarray, op: str, desc: str) -> Callable[
     eng = backend.engine
     n = backend.size
     record = Op(backend, desc, "all_reduce", None)  # what a long wait names (the watchdog's)
-    checked = n > 1 and eng.check and desc is not None
-    fused = checked and op == "sum" and fusable(buf, n)
-    parts = _check_parts(backend, desc, buf.dtype if fused else np.dtype(np.int64)) if checked else None
+    if not (n > 1 and eng.check and desc is not None):
+        plans = None
+    else:
+        need = ride_bytes(buf, n) if op == "sum" else 0
+        record.fit = fit_bytes(need)
+        # the check on the default size (the data rides if it fits) and, for a SUM that asks for a larger size,
+        # the check on its own size with the data riding: (parts, rides) each
+        rides = 0 < need <= CHECK_BYTES
+        plans = [(_check_parts(backend, desc, buf.dtype if rides else np.dtype(np.int64), CHECK_BYTES), rides)]
+        if record.fit != CHECK_BYTES:
+            plans.append((_check_parts(backend, desc, buf.dtype, record.fit), True))
     if eng.direct is not None and buf.size < 1 << 31:
-        return _direct_call(backend, buf, op, record, parts, fused)
-    return _mpi4py_call(backend, buf, op, record, parts, fused)
+        return _direct_call(backend, buf, op, record, plans)
+    return _mpi4py_call(backend, buf, op, record, plans)
 
 
 def _handed_over(backend, buf: np.ndarray, op: str, desc: str) -> None:
     backend.allreduce(buf, op, desc).wait()
 
 
-def _direct_call(backend, buf: np.ndarray, op: str, record: Op, parts: tuple | None, fused: bool):
+def _direct_call(backend, buf: np.ndarray, op: str, record: Op, plans: list | None):
     """The call through ``direct.c``: one C call per all-reduce, the check's copies and comparison included."""
     from pyframe_mpi.direct import CODES, OPS
 
     eng, MPI = backend.engine, backend._mpi
     ffi, lib = eng.direct
-    rec = ffi.new("struct pf_allreduce *")
-    keep = [buf]  # what the record points into lives as long as the callable (run.keep)
-    rec.comm = MPI._handleof(backend.comm)
-    rec.data, rec.count, rec.type, rec.op = ffi.from_buffer(buf), buf.size, CODES[buf.dtype.name], OPS[op]
-    if parts is not None:
-        msg, _, first, expected = parts
-        keep += [msg, first, expected]
-        rec.ctl = MPI._handleof(backend.ctl)
-        rec.msg, rec.msg_count, rec.msg_type = ffi.from_buffer(msg), msg.size, CODES[msg.dtype.name]
-        rec.lanes, rec.expected, rec.lanes_bytes = ffi.from_buffer(first), ffi.from_buffer(expected), first.nbytes
-        rec.fused = fused
-    call = lib.pf_allreduce_run if parts is not None else lib.pf_allreduce_plain
-    desc = record.desc
+    keep: list = [buf]  # what the records point into lives as long as the callable (run.keep)
+    recs = []
+    for parts, rides in plans or [(None, False)]:
+        rec = ffi.new("struct pf_allreduce *")
+        rec.comm = MPI._handleof(backend.comm)
+        rec.data, rec.count, rec.type, rec.op = ffi.from_buffer(buf), buf.size, CODES[buf.dtype.name], OPS[op]
+        if parts is not None:
+            msg, _, first, expected = parts
+            keep += [msg, first, expected]
+            rec.ctl = MPI._handleof(backend.ctl)
+            rec.msg, rec.msg_count, rec.msg_type = ffi.from_buffer(msg), msg.size, CODES[msg.dtype.name]
+            rec.lanes, rec.expected, rec.lanes_bytes = ffi.from_buffer(first), ffi.from_buffer(expected), first.nbytes
+            rec.fused = rides
+        keep.append(rec)
+        recs.append(rec)
+    desc, fit = record.desc, record.fit
+    on_default = recs[0]
+    on_own = recs[-1]  # the same record when the call asks for the default size
 
-    def failed(rc: int) -> None:
+    def failed(rc: int, rec) -> None:
         if rec.stage:
             backend.committed += 1
         if rc == lib.PF_MISMATCH:
@@ -74,35 +89,63 @@ def _direct_call(backend, buf: np.ndarray, op: str, record: Op, parts: tuple | N
             raise ValueError(f"all_reduce: the prepared call's record was refused by the C path: {desc}")
         raise MPI.Exception(rc)
 
-    def run() -> None:
-        if eng.pending or eng.failed is not None:
-            return _handed_over(backend, buf, op, desc)
-        backend.issued += 1
-        record.seq = backend.issued
-        eng.inflight = record  # while the call blocks, the watchdog ends the job if a rank it needs left
-        try:
-            rc = call(rec)
-        finally:
-            eng.inflight = None
-        if rc:
-            failed(rc)
-        backend.committed += 1
+    if plans is None:
+        call = lib.pf_allreduce_plain
+
+        def run() -> None:
+            if eng.pending or eng.failed is not None:
+                return _handed_over(backend, buf, op, desc)
+            backend.issued += 1
+            record.seq = backend.issued
+            eng.inflight = record  # while the call blocks, the watchdog ends the job if a rank it needs left
+            try:
+                rc = call(on_default)
+            finally:
+                eng.inflight = None
+            if rc:
+                failed(rc, on_default)
+            backend.committed += 1
+
+    else:
+        call = lib.pf_allreduce_run
+
+        def run() -> None:
+            if eng.pending or eng.failed is not None:
+                return _handed_over(backend, buf, op, desc)
+            if backend.steady == fit:  # the check is on this call's own size
+                rec = on_own
+            elif backend.check_bytes == CHECK_BYTES:
+                rec = on_default
+            else:  # another call's size: the executor's message takes any
+                return _handed_over(backend, buf, op, desc)
+            backend.issued += 1
+            record.seq = backend.issued
+            eng.inflight = record  # while the call blocks, the watchdog ends the job if a rank it needs left
+            try:
+                rc = call(rec)
+            finally:
+                eng.inflight = None
+            if rc:
+                failed(rc, rec)
+            backend.committed += 1
+            if backend.steady != fit:
+                backend.note_fit(fit)
 
     run.keep = keep  # type: ignore[attr-defined]
     return run
 
 
-def _mpi4py_call(backend, buf: np.ndarray, op: str, record: Op, parts: tuple | None, fused: bool):
+def _mpi4py_call(backend, buf: np.ndarray, op: str, record: Op, plans: list | None):
     """The same through mpi4py (when ``direct.c`` was not built or does not drive mpi4py's MPI)."""
     eng, MPI = backend.engine, backend._mpi
     mpi_op, in_place = backend._ops[op], MPI.IN_PLACE
     data_call = backend.comm.Allreduce
-    desc = record.desc
+    desc, fit = record.desc, record.fit
 
     def handed_over() -> None:
         _handed_over(backend, buf, op, desc)
 
-    if parts is None:
+    if plans is None:
 
         def run() -> None:
             if eng.pending or eng.failed is not None:
@@ -118,63 +161,58 @@ def _mpi4py_call(backend, buf: np.ndarray, op: str, record: Op, parts: tuple | N
 
         return run
 
-    msg, head, first, expected = parts
-    check_call, sum_op = backend.ctl.Allreduce, MPI.SUM
     # the per-call copies and the comparison on memoryviews of bytes: a third of NumPy's cost at these sizes
-    head_b, first_b = memoryview(head).cast("B"), memoryview(first).cast("B")
-    if fused:
-        flat = memoryview(buf.reshape(-1)).cast("B")
-        slot = memoryview(msg[LANES : LANES + buf.size]).cast("B")
-
-        def run() -> None:
-            if eng.pending or eng.failed is not None:
-                return handed_over()
-            head_b[:] = first_b
-            slot[:] = flat
-            backend.issued += 1
-            record.seq = backend.issued
-            eng.inflight = record
-            try:
-                check_call(in_place, msg, sum_op)  # check and data in one message
-            finally:
-                eng.inflight = None
-            backend.committed += 1  # every rank is in this collective (the same one or not): it counts as done
-            if head_b != expected:
-                eng.mismatch(record)
-            flat[:] = slot
-
-        return run
+    flat = memoryview(buf.reshape(-1)).cast("B")
+    ways = []
+    for (msg, head, first, expected), rides in plans:
+        slot = memoryview(msg[LANES : LANES + buf.size]).cast("B") if rides else None
+        ways.append((msg, memoryview(head).cast("B"), memoryview(first).cast("B"), expected, slot))
+    on_default, on_own = ways[0], ways[-1]
+    check_call, sum_op = backend.ctl.Allreduce, MPI.SUM
 
     def run() -> None:
         if eng.pending or eng.failed is not None:
             return handed_over()
+        if backend.steady == fit:  # the check is on this call's own size
+            msg, head_b, first_b, expected, slot = on_own
+        elif backend.check_bytes == CHECK_BYTES:
+            msg, head_b, first_b, expected, slot = on_default
+        else:  # another call's size: the executor's message takes any
+            return handed_over()
         head_b[:] = first_b
+        if slot is not None:
+            slot[:] = flat
         backend.issued += 1
         record.seq = backend.issued
         eng.inflight = record
         try:
-            check_call(in_place, msg, sum_op)
-            backend.committed += 1
+            check_call(in_place, msg, sum_op)  # with the data in it when it rides
+            backend.committed += 1  # every rank is in this collective (the same one or not): it counts as done
             if head_b != expected:
                 eng.mismatch(record)
-            data_call(in_place, buf, mpi_op)
+            if slot is None:
+                data_call(in_place, buf, mpi_op)
         finally:
             eng.inflight = None
+        if slot is not None:
+            flat[:] = slot
+        if backend.steady != fit:
+            backend.note_fit(fit)
 
     return run
 
 
-def _check_parts(backend, desc: str, dtype: np.dtype) -> tuple:
-    """The check message for ``desc`` in ``dtype`` on ``backend`` (its lanes refilled by each call), the view of its
-    lanes, the lanes, and the bytes they sum to when the ranks agree: made once per description (a large tensor's
-    call is prepared again each time; this part is not)."""
+def _check_parts(backend, desc: str, dtype: np.dtype, nbytes: int) -> tuple:
+    """The check message of ``nbytes`` for ``desc`` in ``dtype`` on ``backend`` (its lanes refilled by each call),
+    the view of its lanes, the lanes, and the bytes they sum to when the ranks agree: made once per description
+    and size (a large tensor's call is prepared again each time; this part is not)."""
     cache = backend.check_parts
-    key = (desc, dtype.char)
+    key = (desc, dtype.char, nbytes)
     got = cache.get(key)
     if got is None:
         if len(cache) > 256:
             cache.clear()
-        msg = np.zeros(CHECK_BYTES // dtype.itemsize, dtype=dtype)
+        msg = np.zeros(nbytes // dtype.itemsize, dtype=dtype)
         first = np.array(lanes(desc), dtype=dtype)
         got = cache[key] = (msg, msg[:LANES], first, (first * backend.size).tobytes())
     return got

@@ -72,7 +72,7 @@ def test_check_lanes_agree_only_on_the_same_description(n):
     assert not agreed(_summed(mixed), n) and not agreed(_summed(mixed[::-1]), n)
     # a small SUM rides after the lanes
     payload = np.arange(3, dtype=np.float32)
-    msgs = [check_message("all_reduce SUM float32[3]", np.float32, payload).copy() for _ in range(n)]
+    msgs = [check_message("all_reduce SUM float32[3]", np.float32, payload=payload).copy() for _ in range(n)]
     total = _summed(msgs)
     assert agreed(total, n) and total[LANES : LANES + 3].tolist() == (n * payload).tolist()
 
@@ -109,3 +109,28 @@ def test_direct_c_compiles_warning_free():
     r = subprocess.run([mpicc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", str(src)],
                        capture_output=True, text=True, timeout=120)  # fmt: skip
     assert r.returncode == 0, r.stderr
+
+
+def test_the_check_size_follows_what_the_ranks_agreed_on():
+    """A larger SUM checked twice in a row makes the next check its size; anything else, or a mismatch, goes back."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    from pyframe_mpi import MPIBackend
+    from pyframe_mpi.engine import CHECK_BYTES, MAX_CHECK_BYTES, fit_bytes, ride_bytes
+
+    c = SimpleNamespace()
+    MPIBackend.reset_fit(c)
+    big = fit_bytes(ride_bytes(np.ones(4096, dtype=np.float32), 2))
+    assert big == 4096 * 4 + 19 * 4 + 4 and big % 8 == 0  # the lanes, the data, rounded up to 8 bytes
+    assert fit_bytes(ride_bytes(np.ones(256, dtype=np.float32), 2)) == CHECK_BYTES  # rides in the default
+    assert fit_bytes(ride_bytes(np.ones(1 << 15, dtype=np.float32), 2)) == CHECK_BYTES  # 128 KB: too large
+    assert fit_bytes(ride_bytes(np.ones(8, dtype=np.int8), 2)) == CHECK_BYTES  # a dtype that never rides
+    assert ride_bytes(np.ones(3, dtype=np.float32), 1025) == 0 and big < MAX_CHECK_BYTES
+    seen = []
+    for fit in (big, big, big, CHECK_BYTES, big, CHECK_BYTES, big, big):
+        MPIBackend.note_fit(c, fit)
+        seen.append(c.check_bytes)
+    assert seen == [CHECK_BYTES, big, big, CHECK_BYTES, CHECK_BYTES, CHECK_BYTES, CHECK_BYTES, big]
+    MPIBackend.reset_fit(c)
+    assert (c.check_bytes, c.steady) == (CHECK_BYTES, CHECK_BYTES)
