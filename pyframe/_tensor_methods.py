@@ -299,9 +299,14 @@ _BY_TYPE_NAME = {name: dt for dt, name in _TYPE_NAMES.items()}
 
 def _type(self: Tensor, dtype=None, non_blocking: bool = False):
     """Same as torch.Tensor.type: no argument gives the type's name (``"pyframe.FloatTensor"``);
-    a dtype or a type name (``"torch.LongTensor"`` too, for ported code) gives a cast."""
+    a dtype, a legacy type (``pyframe.LongTensor``) or a type name (``"torch.LongTensor"`` too, for ported code)
+    gives a cast."""
     if dtype is None:
         return "pyframe." + _TYPE_NAMES[self.dtype]
     if isinstance(dtype, str) and dtype.rpartition(".")[2] in _BY_TYPE_NAME:
         dtype = _BY_TYPE_NAME[dtype.rpartition(".")[2]]
+    elif dtype is Tensor:  # x.type(torch.Tensor): the default tensor type
+        dtype = _dt.get_default_dtype()
+    elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), _dt.dtype):
+        dtype = dtype.dtype  # the legacy types: x.type(torch.FloatTensor)
     return self.to(dtype)

@@ -300,8 +300,13 @@ def test_tensor_type_names_and_casts():
     assert x.type() == "pyframe.LongTensor"
     assert x.type(pyframe.float).dtype == pyframe.float32
     assert x.type("torch.DoubleTensor").dtype == pyframe.float64
+    assert x.type(pyframe.FloatTensor).dtype == pyframe.float32  # the legacy types, as torch
+    assert x.type(pyframe.DoubleTensor).type(pyframe.LongTensor).tolist() == [1, 2]
+    assert x.type(pyframe.Tensor).dtype == pyframe.get_default_dtype()
     with pytest.raises((TypeError, ValueError)):
         x.type("foo")
+    with pytest.raises(TypeError):
+        x.type(dict)
 
 
 def test_size_stays_a_size_and_h_transposes_matrices():
