@@ -52,7 +52,13 @@ from pyframe._dtype import (
     set_default_dtype,
     uint8,
 )  # fmt: skip
-from pyframe._eager import are_deterministic_algorithms_enabled, compile, use_deterministic_algorithms
+from pyframe._eager import (
+    are_deterministic_algorithms_enabled,
+    compile,
+    get_float32_matmul_precision,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
 from pyframe._format import set_printoptions
 from pyframe._grad_mode import (
     enable_grad,
@@ -121,6 +127,7 @@ __all__ = [
     "load", "DeviceError", "device", "set_default_device", "get_default_device", "cuda", "accelerator", "backends",
     "pi", "e", "inf", "nan", "finfo", "iinfo", "get_default_dtype", "set_default_dtype", "promote_types", "can_cast",
     "inference_mode", "is_inference_mode_enabled", "compile", "use_deterministic_algorithms",
+    "set_float32_matmul_precision", "get_float32_matmul_precision",
     "are_deterministic_algorithms_enabled", "is_complex", "set_printoptions", "distributions", "linalg", "det",
     "inverse", "matrix_exp", "slogdet", "geqrf", "logdet", "lu", "lu_solve", "lu_unpack",
     "cholesky_inverse", "cholesky_solve", "triangular_solve", "ormqr", "svd_lowrank",

@@ -541,9 +541,22 @@ _METHODS = {
 }  # fmt: skip
 
 
+# torch's other names of methods Tensor has (bound last: some of the methods are bound above)
+_OTHER_NAMES = {
+    "absolute_": "abs_", "arccos_": "acos_", "arccosh_": "acosh_", "arcsin_": "asin_", "arcsinh_": "asinh_",
+    "arctan_": "atan_", "arctanh_": "atanh_", "arctan2_": "atan2_", "clip_": "clamp_", "fix_": "trunc_",
+    "negative_": "neg_", "multiply": "mul", "multiply_": "mul_", "subtract": "sub", "subtract_": "sub_",
+    "greater": "gt", "greater_": "gt_", "greater_equal": "ge", "greater_equal_": "ge_", "less": "lt",
+    "less_": "lt_", "less_equal": "le", "less_equal_": "le_", "not_equal": "ne", "not_equal_": "ne_",
+    "swapdims": "transpose",
+}  # fmt: skip
+
+
 def bind() -> None:
     """The Tensor methods of the functions above (those Tensor does not have already)."""
     for name, fn in {**_METHODS, **{k: _inplace(k, v) for k, v in _INPLACE.items()}}.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, fn)
+    for alias, name in _OTHER_NAMES.items():
+        setattr(Tensor, alias, getattr(Tensor, name))
     Tensor.__new__ = _tensor_new  # torch.Tensor(data) / torch.Tensor(*sizes); pyframe makes its own without it

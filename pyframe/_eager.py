@@ -1,6 +1,7 @@
 """torch's global switches whose work pyframe already does, so ported code runs unchanged:
 ``compile`` (pyframe runs eagerly; the model is returned as it is), ``use_deterministic_algorithms``
-(every pyframe kernel is deterministic, whatever the thread count), ``set_printoptions``."""
+(every pyframe kernel is deterministic, whatever the thread count), ``set_float32_matmul_precision``
+(float32 products always compute in float32)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ from typing import Any
 
 __all__ = [
     "compile", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "set_float32_matmul_precision", "get_float32_matmul_precision",
 ]  # fmt: skip
 
 _deterministic = [False]
+_matmul_precision = ["highest"]
+_PRECISIONS = ("highest", "high", "medium")
 
 
 def compile(model: Any = None, **options: Any) -> Any:  # noqa: A001 - torch's name
@@ -35,3 +39,19 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
 def are_deterministic_algorithms_enabled() -> bool:
     """Same as torch.are_deterministic_algorithms_enabled."""
     return _deterministic[0]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Same call as torch.set_float32_matmul_precision (``"highest"``, ``"high"`` or ``"medium"``). torch may then
+    compute float32 products in TF32 or bfloat16 on hardware that has them; pyframe's float32 products always
+    compute in float32, so the setting is recorded (``get_float32_matmul_precision``) and results do not change."""
+    if precision not in _PRECISIONS:
+        raise RuntimeError(
+            f"set_float32_matmul_precision(): expected one of {', '.join(_PRECISIONS)}, got {precision!r}"
+        )
+    _matmul_precision[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """Same as torch.get_float32_matmul_precision: the last value set (``"highest"`` at start)."""
+    return _matmul_precision[0]

@@ -125,7 +125,7 @@ def bind() -> None:
         "long": _cast(_dt.int64), "int": _cast(_dt.int32), "bool": _cast(_dt.bool_),
         "byte": _cast(_dt.uint8), "char": _cast(_dt.int8), "short": _cast(_dt.int16),
         "bfloat16": _cast(_dt.bfloat16),
-        "type_as": lambda self, other: self.to(other.dtype), "type": _type,
+        "type_as": lambda self, other: self.to(other.dtype), "type": _type, "apply_": _apply_,
         "requires_grad_": _requires_grad_,
         **ew.inplace_unary_ops,
         "round_": pointwise.round_,
@@ -169,10 +169,28 @@ def bind() -> None:
         triangular_solve=lambda self, A, upper=True, transpose=False, unitriangular=False: triangular_solve(
             self, A, upper, transpose, unitriangular),
     )  # fmt: skip
+    methods.update(
+        detach_=_detach_, fill_diagonal_=_fill_diagonal_, random_=_random_, map_=_map_, map2_=_map2_,
+        is_same_size=lambda self, other: self.shape == other.shape, is_signed=lambda self: self.dtype.is_signed,
+        is_complex=lambda self: False, is_conj=lambda self: False, is_neg=lambda self: False,
+        is_inference=lambda self: False, is_nested=False, is_quantized=False,
+        matrix_power=linalg.matrix_power, dim_order=_dim_order,
+        cfloat=_no_complex("cfloat"), cdouble=_no_complex("cdouble"), chalf=_no_complex("chalf"),
+    )  # fmt: skip
     for name, fn in methods.items():
         if name in _LAMBDA_DOCS:
             fn.__doc__ = _LAMBDA_DOCS[name]
         setattr(Tensor, name, fn)
+    Tensor.itemsize = property(
+        lambda self: self.dtype.itemsize, doc="Same as torch.Tensor.itemsize: bytes per element."
+    )
+    Tensor.nbytes = property(
+        lambda self: self._numel * self.dtype.itemsize, doc="Same as torch.Tensor.nbytes: numel * itemsize."
+    )
+    Tensor.real = property(_real, doc="Same as torch.Tensor.real: for a real tensor, the tensor itself.")
+    Tensor.imag = property(
+        _imag, doc="Same as torch.Tensor.imag: real tensors have none (pyframe has no complex dtypes)."
+    )
     Tensor.backward = autograd.tensor_backward
     Tensor.register_hook = autograd.register_hook
     Tensor.register_post_accumulate_grad_hook = autograd.register_post_accumulate_grad_hook
@@ -199,6 +217,12 @@ def bind() -> None:
 
 # the docstrings of the one-line methods bound above as lambdas
 _LAMBDA_DOCS = {
+    "is_same_size": "Same as torch.Tensor.is_same_size: whether ``other`` has this tensor's shape.",
+    "is_signed": "Same as torch.Tensor.is_signed: whether the dtype holds negative numbers.",
+    "is_complex": "Same as torch.Tensor.is_complex: always False (pyframe has no complex dtypes).",
+    "is_conj": "Same as torch.Tensor.is_conj: always False (no conjugate views of real tensors).",
+    "is_neg": "Same as torch.Tensor.is_neg: always False (no lazily negated views).",
+    "is_inference": "Same as torch.Tensor.is_inference: False (inference mode makes ordinary tensors here).",
     "triangular_solve": "Same as torch.Tensor.triangular_solve: ``pyframe.triangular_solve(self, A, ...)``.",
     "nelement": "Same as torch.Tensor.nelement: the number of elements (``numel``).",
     "ndimension": "Same as torch.Tensor.ndimension: the number of dims (``ndim``).",
@@ -310,3 +334,111 @@ def _type(self: Tensor, dtype=None, non_blocking: bool = False):
     elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), _dt.dtype):
         dtype = dtype.dtype  # the legacy types: x.type(torch.FloatTensor)
     return self.to(dtype)
+
+
+def _apply_(self: Tensor, callable):  # noqa: A002 - torch's name
+    """Same as torch.Tensor.apply_: ``callable`` (a Python function of one number) replaces each element in
+    place. It runs in Python once per element, so it is slow, as torch warns; it does not record gradients."""
+    if self.requires_grad and self.grad_fn is None:
+        raise RuntimeError("apply_ on a leaf tensor that requires grad: a leaf's values cannot change in place")
+    if self.is_complex():
+        raise TypeError("apply_ is defined for real tensors (as torch's)")
+    values = [callable(v) for v in self.reshape(-1).tolist()]
+    with autograd.no_grad():
+        self.copy_(ops.tensor(values, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+def _detach_(self: Tensor) -> Tensor:
+    """Same as torch.Tensor.detach_: the tensor itself becomes a leaf that does not require grad."""
+    if self._base is not None and self.requires_grad:
+        raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+    self.grad_fn = self._grad_edge = None
+    self._requires_grad = False
+    self._output_nr = 0
+    return self
+
+
+def _fill_diagonal_(self: Tensor, fill_value, wrap: bool = False) -> Tensor:
+    """Same as torch.Tensor.fill_diagonal_: the main diagonal (every dim equal past 2-D) set to ``fill_value``;
+    ``wrap`` continues the diagonal of a tall matrix below row N, every N + 1 rows, as torch (and NumPy)."""
+    if self.ndim < 2:
+        raise RuntimeError(f"fill_diagonal_: dimensions must be larger than 1, got {self.ndim}")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError(f"fill_diagonal_: all dimensions of input must be of equal length, got {tuple(self.shape)}")
+    rows, cols = self.shape[0], self.shape[1]
+    if self.ndim == 2 and wrap and rows > cols + 1:
+        flat = self.contiguous()
+        n = (rows * cols + cols) // (cols + 1)  # positions k * (cols + 1) inside rows * cols
+        flat.as_strided((n,), (cols + 1,)).fill_(fill_value)
+        if flat is not self:
+            self.copy_(flat)
+        return self
+    n = min(self.shape)
+    self.as_strided((n,), (sum(self.stride()),), self.storage_offset()).fill_(fill_value)
+    return self
+
+
+def _random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
+    """Same as torch.Tensor.random_: ``random_(to)`` integers in [0, to), ``random_(from, to)`` in [from, to);
+    without bounds [0, 2**mantissa] for floating dtypes (every integer the dtype holds exactly) and [0, max) for
+    integer dtypes."""
+    low, high = kwargs.pop("from", 0), kwargs.pop("to", None)
+    if kwargs:
+        raise TypeError(f"random_(): unexpected keyword arguments {sorted(kwargs)}")
+    if len(args) == 1:
+        high = args[0]
+    elif len(args) == 2:
+        low, high = args
+    elif args:
+        raise TypeError(f"random_(): expected at most 2 bounds, got {len(args)}")
+    if high is None:
+        if self.dtype.is_floating_point:
+            high = 2 ** {_dt.float16: 11, _dt.bfloat16: 8, _dt.float32: 24}.get(self.dtype, 53) + 1
+        elif self.dtype is _dt.bool_:
+            high = 2
+        else:
+            high = _dt.iinfo(self.dtype).max
+    if not low < high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    draw = random.randint(int(low), int(high), tuple(self.shape), dtype=_dt.int64, generator=generator)
+    with autograd.no_grad():
+        return self.copy_(draw)
+
+
+def _map_(self: Tensor, tensor: Tensor, callable) -> Tensor:  # noqa: A002 - torch's name
+    """Same as torch.Tensor.map_: ``self[i] = callable(self[i], tensor[i])`` for each element (``tensor``
+    broadcast to this shape), in Python, so slow, as torch's."""
+    other = tensor.expand(self.shape).reshape(-1).tolist()
+    values = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), other, strict=True)]
+    with autograd.no_grad():
+        return self.copy_(ops.tensor(values, dtype=self.dtype).reshape(self.shape))
+
+
+def _map2_(self: Tensor, x: Tensor, y: Tensor, callable) -> Tensor:  # noqa: A002 - torch's name
+    """Same as torch.Tensor.map2_: ``self[i] = callable(self[i], x[i], y[i])``, ``x`` and ``y`` broadcast."""
+    xs, ys = (t.expand(self.shape).reshape(-1).tolist() for t in (x, y))
+    values = [callable(a, b, c) for a, b, c in zip(self.reshape(-1).tolist(), xs, ys, strict=True)]
+    with autograd.no_grad():
+        return self.copy_(ops.tensor(values, dtype=self.dtype).reshape(self.shape))
+
+
+def _dim_order(self: Tensor, *, ambiguity_check: bool = False) -> tuple[int, ...]:
+    """Same as torch.Tensor.dim_order: the dims from outermost to innermost in memory (largest stride first)."""
+    return tuple(sorted(range(self.ndim), key=lambda d: -self.stride(d)))
+
+
+def _no_complex(name: str):
+    def method(self: Tensor, memory_format=None):
+        raise TypeError(f"Tensor.{name}(): pyframe has no complex dtypes")
+
+    method.__doc__ = f"Same call as torch.Tensor.{name}; raises TypeError: pyframe has no complex dtypes."
+    return method
+
+
+def _real(self: Tensor) -> Tensor:
+    return self
+
+
+def _imag(self: Tensor) -> Tensor:
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")

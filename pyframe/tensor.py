@@ -522,9 +522,12 @@ class Tensor:
 
     # ---- conversions ----------------------------------------------------------------
 
-    def numpy(self) -> np.ndarray:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
         """A NumPy array sharing this tensor's memory (any strides). Same as torch.Tensor.numpy: NumPy has no
-        bfloat16, so a bfloat16 tensor raises (convert it with ``.float()`` first)."""
+        bfloat16, so a bfloat16 tensor raises (convert it with ``.float()`` first). ``force=True`` is
+        ``detach().resolve_conj().resolve_neg().numpy()``: it works on a tensor that requires grad."""
+        if force:
+            return self.detach().resolve_conj().resolve_neg().numpy()
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self.dtype is _dtype.bfloat16:

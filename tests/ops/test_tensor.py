@@ -340,3 +340,70 @@ def test_attributes_set_by_a_program_as_torch():
     m = pyframe.nn.Linear(2, 2)
     m.weight.no_decay = True
     assert [n for n, q in m.named_parameters() if getattr(q, "no_decay", False)] == ["weight"]
+
+
+def test_torch_method_spellings():
+    """Methods torch programs call under other names or as queries, with torch's results."""
+    x = pyframe.arange(12.0).reshape(3, 4)
+    assert x.greater(3).sum().item() == 8 and x.less_equal(3).sum().item() == 4
+    assert x.multiply(2).tolist() == (x * 2).tolist() and x.subtract(1).tolist() == (x - 1).tolist()
+    assert x.clone().clip_(0, 2).max().item() == 2 and x.swapdims(0, 1).shape == (4, 3)
+    assert (x.itemsize, x.nbytes, x.real is x, x.is_complex(), x.is_signed()) == (4, 48, True, False, True)
+    assert not pyframe.ones(1, dtype=pyframe.uint8).is_signed()
+    assert x.t().dim_order() == (1, 0) and x.is_same_size(pyframe.ones(3, 4))
+    with pytest.raises(RuntimeError, match="non-complex"):
+        _ = x.imag
+    with pytest.raises(TypeError, match="complex"):
+        x.cfloat()
+    assert pyframe.eye(2).mul(2).matrix_power(3).tolist() == [[8.0, 0.0], [0.0, 8.0]]
+
+
+def test_fill_diagonal_as_torch_and_numpy():
+    a = pyframe.zeros(7, 3)
+    a.fill_diagonal_(5, wrap=True)  # the diagonal restarts every N + 1 rows
+    expected = np.zeros((7, 3))
+    np.fill_diagonal(expected, 5, wrap=True)
+    assert a.tolist() == expected.tolist()
+    assert pyframe.zeros(7, 3).fill_diagonal_(5).sum().item() == 15
+    t = pyframe.zeros(4, 3).t()  # a transposed view: the strides, not the layout, say where the diagonal is
+    assert t.fill_diagonal_(2).tolist() == [[2, 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0]]
+    assert pyframe.zeros(2, 2, 2).fill_diagonal_(1).sum().item() == 2
+    with pytest.raises(RuntimeError, match="equal length"):
+        pyframe.zeros(2, 3, 2).fill_diagonal_(1)
+    with pytest.raises(RuntimeError, match="larger than 1"):
+        pyframe.zeros(3).fill_diagonal_(1)
+
+
+def test_detach_random_map_apply():
+    y = pyframe.ones(2, requires_grad=True) * 2
+    assert y.detach_() is y and (y.requires_grad, y.grad_fn, y.is_leaf) == (False, None, True)
+    with pytest.raises(RuntimeError, match="views in-place"):
+        (pyframe.ones(2, 2, requires_grad=True) * 2)[0].detach_()
+    g = pyframe.Generator().manual_seed(0)
+    assert set(pyframe.empty(1000, dtype=pyframe.int64).random_(3, 5, generator=g).tolist()) == {3, 4}
+    r = pyframe.empty(1000).random_(10, generator=g)
+    assert r.min().item() >= 0 and r.max().item() <= 9 and r.eq(r.round()).all()
+    assert pyframe.empty(100).random_(generator=g).max().item() <= 2**24
+    with pytest.raises(RuntimeError, match="less than"):
+        pyframe.empty(3).random_(5, 2)
+    assert pyframe.ones(2, 2).map_(pyframe.tensor([1.0, 2.0]), lambda a, b: a + b).tolist() == [[2, 3], [2, 3]]
+    m = pyframe.ones(2).map2_(pyframe.tensor([1.0, 2.0]), pyframe.tensor(3.0), lambda a, b, c: a * b + c)
+    assert m.tolist() == [4.0, 5.0]
+    assert pyframe.arange(4).apply_(lambda v: v * v).tolist() == [0, 1, 4, 9]
+    with pytest.raises(RuntimeError, match="leaf"):
+        pyframe.ones(2, requires_grad=True).apply_(abs)
+    w = pyframe.ones(3, requires_grad=True) * 2
+    assert w.numpy(force=True).tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        w.numpy()
+
+
+def test_float32_matmul_precision_is_recorded():
+    before = pyframe.get_float32_matmul_precision()
+    try:
+        pyframe.set_float32_matmul_precision("high")
+        assert pyframe.get_float32_matmul_precision() == "high"
+        with pytest.raises(RuntimeError, match="highest"):
+            pyframe.set_float32_matmul_precision("low")
+    finally:
+        pyframe.set_float32_matmul_precision(before)
