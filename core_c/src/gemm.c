@@ -293,10 +293,41 @@ T512 void pf_transpose_rows_f32(const float *const *rows, int nr, int keep, int6
     }
 }
 
+/* Panels of w columns one after another (kc * w floats each, zeros past cnt) from a source whose
+ * columns are contiguous (si = 1): row k of every panel is one run of cnt floats, read in memory
+ * order. Packing one panel at a time reads a short piece of every row instead, each row on a page
+ * of its own for a wide source, which the hardware prefetcher does not follow: the weight
+ * gradient's A = g^T spent a fifth of its product packing that way. */
+#define PACK_AHEAD 4
+static T512 void pack_runs_f32_512(int64_t kc, int64_t cnt, const void *src_, int64_t sk, int w, void *dst_) {
+    const float *src = src_;
+    float *dst = dst_;
+    int64_t np = cdiv(cnt, w);
+    for (int64_t k = 0; k < kc; k++) {
+        const float *s = src + k * sk;
+        float *d = dst + k * w;
+        if (k + PACK_AHEAD < kc) /* rows far apart: the hardware prefetcher does not cross to the next */
+            for (int64_t b = 0; b < cnt; b += 16) _mm_prefetch((const char *)(s + PACK_AHEAD * sk + b), _MM_HINT_T0);
+        for (int64_t p = 0; p < np; p++, s += w, d += kc * w) {
+            int c = (int)min64(w, cnt - p * w);
+            for (int h = 0; h < w; h += 16) {
+                int cv = c - h < 0 ? 0 : c - h > 16 ? 16 : c - h, wv = w - h > 16 ? 16 : w - h;
+                __m512 v = p * w + h + 16 <= cnt ? _mm512_loadu_ps(s + h)
+                                                 : _mm512_maskz_loadu_ps((__mmask16)((1u << cv) - 1), s + h);
+                _mm512_mask_storeu_ps(d + h, (__mmask16)((1u << wv) - 1), v);
+            }
+        }
+    }
+}
+
 /* Sources contiguous along k (row-major A, transposed B) need a transpose, one scalar
  * per element above; through registers it made packing 3-4x cheaper. */
 static T512 void pack_f32_512(int64_t kc, int64_t cnt, const void *src_, int64_t si, int64_t sk, int w,
                               void *dst_) {
+    if (si == 1) {
+        pack_runs_f32_512(kc, cnt, src_, sk, w, dst_);
+        return;
+    }
     if (sk != 1 || si == 1 || kc < 16) {
         pack_f32(kc, cnt, src_, si, sk, w, dst_);
         return;
@@ -548,6 +579,21 @@ static void thread_grid(int nt, int64_t mt, int64_t ntl, int *gr, int *gc) {
     *gc = nt / *gr;
 }
 
+/* cdiv(cnt, w) panels of kc x w one after another at dst, from the source's columns src + i si
+ * (i < cnt): one pass over the source's rows when its columns are contiguous (pack_runs_f32_512),
+ * else a panel at a time. */
+static void pack_panels(const gemm_desc *d, int64_t kc, int64_t cnt, const char *src, int64_t si, int64_t sk, int w,
+                        char *dst) {
+#ifdef PF_X86
+    if (si == 1 && d->pack == pack_f32_512) {
+        pack_runs_f32_512(kc, cnt, src, sk, w, dst);
+        return;
+    }
+#endif
+    const int64_t es = (int64_t)d->esz;
+    for (int64_t q = 0; q < cnt; q += w) d->pack(kc, min64(w, cnt - q), src + q * si * es, si, sk, w, dst + q * kc * es);
+}
+
 /* Thread t's part of a blocked product. With one thread it runs outside any OpenMP region
  * of its own, possibly inside a caller's (the batch loop), so it must not use worksharing
  * or barriers then: those would bind to the caller's team. */
@@ -574,15 +620,14 @@ static void blocked_thread(void *arg, int t, int team) {
         for (int64_t pc = 0; pc < K; pc += kc) {
             int64_t kcur = min64(kc, K - pc);
             int64_t npan = cdiv(ncur, nr);
-            if (!direct && job->shared) {
-#pragma omp for schedule(static)
-                for (int64_t q = 0; q < npan; q++)
-                    d->pack(kcur, min64(nr, ncur - q * nr), p.B + (pc * p.rsb + (jc + q * nr) * p.csb) * es,
-                            p.csb, p.rsb, nr, buf + q * nr * kcur * es);
-            } else if (!direct) {
-                for (int64_t q = 0; q < npan; q++)
-                    d->pack(kcur, min64(nr, ncur - q * nr), p.B + (pc * p.rsb + (jc + q * nr) * p.csb) * es,
-                            p.csb, p.rsb, nr, buf + q * nr * kcur * es);
+            if (!direct) { /* in a team each thread packs its share of the panels, then all wait */
+                int64_t q0 = 0, q1 = npan;
+                if (job->shared) pf_split(npan, t, team, &q0, &q1);
+                pack_panels(d, kcur, min64(ncur, q1 * nr) - q0 * nr, p.B + (pc * p.rsb + (jc + q0 * nr) * p.csb) * es,
+                            p.csb, p.rsb, (int)nr, buf + q0 * nr * kcur * es);
+                if (job->shared) {
+#pragma omp barrier
+                }
             }
             for (int64_t ic = i0; ic < i1 && ja < jb; ic += mct) {
                 int64_t mcur = min64(mct, i1 - ic);
@@ -590,9 +635,7 @@ static void blocked_thread(void *arg, int t, int team) {
                 if (job->apk) /* K block pc holds cdiv(M, mr) panels of kcur x mr */
                     ap = job->apk + (pc * cdiv(M, mr) * mr + ic * kcur) * es;
                 else
-                    for (int64_t q = 0; q < mcur; q += mr)
-                        d->pack(kcur, min64(mr, mcur - q), p.A + ((ic + q) * p.rsa + pc * p.csa) * es, p.rsa,
-                                p.csa, mr, abuf + q * kcur * es);
+                    pack_panels(d, kcur, mcur, p.A + (ic * p.rsa + pc * p.csa) * es, p.rsa, p.csa, (int)mr, abuf);
                 for (int64_t jr = ja; jr < jb; jr += nr) {
                     int n = (int)min64(nr, jb - jr);
                     const char *bp = buf + (jr - jc) * kcur * es;
