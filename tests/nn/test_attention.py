@@ -400,3 +400,34 @@ def test_sdpa_kernel_and_causal_biases_match_torch():
         out = F.scaled_dot_product_attention(q, k, v, b)
         ref = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, tb)
         np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dropout_p", [0.0, 0.3])
+def test_sdpa_fused_gradients_are_laid_out_like_their_inputs(dropout_p):
+    # nanoGPT's heads are x.view(b, L, h, e).transpose(1, 2): each gradient comes back (b, L, h, e)-major, so the
+    # views' backward to x reshapes it without a copy; values equal those of contiguous inputs (same mask)
+    x = pf.randn(2, 6, 3 * 8, dtype=pf.float64)
+    grads = []
+
+    def run(contiguous):
+        xx = x.detach().requires_grad_()
+        heads = [c.view(2, 6, 2, 4).transpose(1, 2) for c in xx.split(8, dim=2)]
+        if contiguous:
+            heads = [h.contiguous() for h in heads]
+        got = []
+        for h in heads:
+            h.register_hook(lambda g: got.append(g))
+        pf.manual_seed(5)
+        out = F.scaled_dot_product_attention(*heads, dropout_p=dropout_p, is_causal=True)
+        (out * pf.arange(out.numel(), dtype=pf.float64).view(out.shape)).sum().backward()
+        grads.append(got)
+        return heads, xx.grad
+
+    gx, gx_ref = run(False)[1], run(True)[1]
+    for g in grads[0]:
+        assert g.transpose(1, 2).is_contiguous()
+    for g in grads[1]:
+        assert g.is_contiguous()
+    for g, ref in zip(grads[0], grads[1], strict=True):
+        np.testing.assert_allclose(g.numpy(), ref.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gx.numpy(), gx_ref.numpy(), rtol=1e-12, atol=1e-12)

@@ -203,7 +203,9 @@ def _fused_attention(query: Tensor, key: Tensor, value: Tensor, s: float, is_cau
                 return _regrad(lambda a, b, c: _composed_attention(a, b, c, None, dropout_p, is_causal, s, keep),
                                (query, key, value), g)  # fmt: skip
             g = _unit_last(g)
-            gq, gk, gv = empty_tensor(q._shape, dt), empty_tensor(k._shape, dt), empty_tensor(v._shape, dt)
+            # each gradient laid out as its input (q from x.view(b, L, h, e).transpose(1, 2) gets a (b, L, h, e)-major
+            # gradient), so the views' backward back to x's shape needs no copy
+            gq, gk, gv = (_empty_like_query(t, t._shape, dt) for t in (query, key, value))
             check(lib.pf_attention_backward(g._d(), q._d(), k._d(), v._d(), p._d(), gq._d(), gk._d(), gv._d(), s,
                                             int(is_causal), dropout_p, seed, offset))  # fmt: skip
             return (gq if query.requires_grad else None, gk if key.requires_grad else None,
