@@ -94,3 +94,42 @@ def test_clip_grad_norm_deprecated_name_and_empty_generator_warn():
     assert abs(total.item() - 4.0) < 1e-6 and abs(p.grad.norm().item() - 1.0) < 1e-5
     with pytest.warns(UserWarning, match="empty generator"):
         pyframe.nn.utils.clip_grad_norm_((q for q in []), 1.0)
+
+
+@needs_torch
+@pytest.mark.parametrize(
+    "case", ["large", "inf", "nan", "mixed", "strided", "float64", "empty"]
+)  # fmt: skip
+def test_total_two_norm_fast_path_and_its_fallbacks_match_torch(case):
+    # the 2-norm of dense same-dtype gradients is one dot product each; inf or NaN gradients, mixed dtypes and
+    # strided gradients take the general path; all give torch's norm and clipped gradients
+    rng = np.random.default_rng(7)
+    grads = [rng.standard_normal(s).astype(np.float32) for s in ((40, 30), (17,), (3, 1, 5))]
+    if case == "large":
+        grads.append(rng.standard_normal(100_003).astype(np.float32))
+    elif case == "inf":
+        grads[1][3] = np.inf
+    elif case == "nan":
+        grads[2][0, 0, 1] = np.nan
+    elif case == "mixed":
+        grads[1] = grads[1].astype(np.float64)
+    elif case == "float64":
+        grads = [g.astype(np.float64) for g in grads]
+    elif case == "empty":
+        grads.append(np.zeros((0, 4), np.float32))
+    results = []
+    for lib in (torch, pyframe):
+        params = []
+        for g in grads:
+            p = lib.zeros(g.shape, dtype=getattr(lib, str(g.dtype))).requires_grad_()
+            rev = tuple(range(g.ndim))[::-1]
+            p.grad = lib.from_numpy(g.copy()) if case != "strided" else lib.from_numpy(g.T.copy()).permute(rev)
+            params.append(p)
+        total = lib.nn.utils.clip_grad_norm_(params, 1.0)
+        results.append((float(total), [arr(p.grad) for p in params]))
+    if math.isnan(results[0][0]):
+        assert math.isnan(results[1][0])
+    else:
+        assert results[1][0] == pytest.approx(results[0][0], rel=1e-6)
+    for a, b in zip(results[0][1], results[1][1], strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-9)

@@ -9,8 +9,10 @@ import types
 import warnings
 from collections.abc import Iterable
 
-from pyframe import _grad_mode
+from pyframe import _dtype, _grad_mode
 from pyframe.ops import join as _join
+from pyframe.ops import products as _products
+from pyframe.ops import reduce as _reduce
 from pyframe.tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
@@ -34,8 +36,10 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0, e
     if not tensors:
         return tensor(0.0)
     with _grad_mode.no_grad():
-        norms = [t.detach().norm(norm_type) for t in tensors]
-        total = norms[0] if len(norms) == 1 else _join.stack([n.to(norms[0].dtype) for n in norms]).norm(norm_type)
+        total = _total_two_norm(tensors) if norm_type == 2.0 else None
+        if total is None:
+            norms = [t.detach().norm(norm_type) for t in tensors]
+            total = norms[0] if len(norms) == 1 else _join.stack([n.to(norms[0].dtype) for n in norms]).norm(norm_type)
     if error_if_nonfinite and not math.isfinite(total.item()):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it cannot "
@@ -43,6 +47,22 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0, e
             "`error_if_nonfinite=False`"
         )
     return total
+
+
+def _total_two_norm(tensors: list) -> Tensor | None:
+    """The 2-norm of dense float32/float64 tensors of one dtype as ``sqrt`` of the sum of their squared sums, each
+    one C pass (a dot product of the tensor with itself: no squares tensor, no per-tensor overflow check), or None
+    for the general path: other dtypes or layouts, and a sum that is not finite (a square overflowing float32, or
+    an inf or NaN gradient, whose norm the general path computes as torch does)."""
+    dt = tensors[0].dtype
+    if dt is not _dtype.float32 and dt is not _dtype.float64:
+        return None
+    if any(t.dtype is not dt or not t.is_contiguous() or t.is_sparse for t in tensors):
+        return None
+    flat = [t.detach().reshape(-1) for t in tensors]
+    squares = [_products.dot(f, f) for f in flat]
+    total = (squares[0] if len(squares) == 1 else _reduce.sum(_join.stack(squares))).sqrt()
+    return total if math.isfinite(total.item()) else None
 
 
 def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, total_norm: Tensor,
