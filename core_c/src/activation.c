@@ -44,6 +44,14 @@ PF_ALWAYS_INLINE float erf_vec(float a) {
     return t > 0.927734375f ? big : q;
 }
 
+/* A loop this long per vector keeps few loads in flight, so an input larger than L2 (a GEMM's
+ * output, as in every transformer MLP) came at memory latency: 3.7 ms for 1.5M floats against
+ * 0.76 ms warm. The loops go in chunks, and each chunk first asks for the next one's lines. */
+#define CHUNK 2048
+PF_ALWAYS_INLINE void fetch_ahead(const void *p, int64_t from, int64_t to, size_t esz) {
+    for (int64_t o = from * (int64_t)esz; o < to * (int64_t)esz; o += 64) __builtin_prefetch((const char *)p + o, 0, 3);
+}
+
 /* Branch-free loops, one per case, so gcc vectorizes all but the libm erf / tanh calls; one
  * pass over memory each (the gate is computed where it is used, not stored and reread). */
 #define GELU_KERNELS(T, SUF, ERF, TANH, EXP)                                                         \
@@ -51,8 +59,7 @@ PF_ALWAYS_INLINE float erf_vec(float a) {
         return approx ? (T)0.5 * ((T)1 + TANH((T)K_SQRT_2_PI * (xi + (T)K_TANH_C * xi * xi * xi)))  \
                       : (T)0.5 * ((T)1 + ERF(xi * (T)K_SQRT1_2));                                   \
     }                                                                                                \
-    PF_VEC_CLONES static void gelu_fwd_##SUF(void *arg, int64_t b, int64_t e) {                      \
-        const gelu_args *a = arg;                                                                    \
+    PF_ALWAYS_INLINE void gelu_fwd_span_##SUF(const gelu_args *a, int64_t b, int64_t e) {             \
         const T *x = a->x;                                                                           \
         T *y = a->y, *gate = a->cdf;                                                                 \
         if (a->approx && gate)                                                                       \
@@ -64,8 +71,7 @@ PF_ALWAYS_INLINE float erf_vec(float a) {
         else                                                                                         \
             for (int64_t i = b; i < e; i++) y[i] = x[i] * gelu_gate_##SUF(x[i], 0);                  \
     }                                                                                                \
-    PF_VEC_CLONES static void gelu_bwd_##SUF(void *arg, int64_t b, int64_t e) {                      \
-        const gelu_args *a = arg;                                                                    \
+    PF_ALWAYS_INLINE void gelu_bwd_span_##SUF(const gelu_args *a, int64_t b, int64_t e) {             \
         const T *g = a->g, *x = a->x, *c = a->cdf_in;                                                \
         T *gx = a->gx;                                                                               \
         if (a->approx) { /* tanh again, not 2 cdf - 1: 1 - t^2 would cancel in the tails */          \
@@ -83,6 +89,23 @@ PF_ALWAYS_INLINE float erf_vec(float a) {
             for (int64_t i = b; i < e; i++)                                                          \
                 gx[i] = g[i] * (gelu_gate_##SUF(x[i], 0) +                                           \
                                 x[i] * (T)K_INV_SQRT_2PI * EXP((T)-0.5 * x[i] * x[i]));              \
+    }                                                                                                \
+    PF_VEC_CLONES static void gelu_fwd_##SUF(void *arg, int64_t b, int64_t e) {                      \
+        const gelu_args *a = arg;                                                                    \
+        for (int64_t c = b; c < e; c += CHUNK) {                                                     \
+            int64_t d = c + CHUNK < e ? c + CHUNK : e;                                               \
+            fetch_ahead(a->x, d, d + CHUNK < e ? d + CHUNK : e, sizeof(T));                          \
+            gelu_fwd_span_##SUF(a, c, d);                                                            \
+        }                                                                                            \
+    }                                                                                                \
+    PF_VEC_CLONES static void gelu_bwd_##SUF(void *arg, int64_t b, int64_t e) {                      \
+        const gelu_args *a = arg;                                                                    \
+        for (int64_t c = b; c < e; c += CHUNK) {                                                     \
+            int64_t d = c + CHUNK < e ? c + CHUNK : e, f = d + CHUNK < e ? d + CHUNK : e;            \
+            fetch_ahead(a->x, d, f, sizeof(T));                                                      \
+            fetch_ahead(a->g, d, f, sizeof(T));                                                      \
+            gelu_bwd_span_##SUF(a, c, d);                                                            \
+        }                                                                                            \
     }
 
 GELU_KERNELS(float, f32, erf_vec, tanhf, pf_expf)
