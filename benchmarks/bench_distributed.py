@@ -8,9 +8,11 @@
    1 - (the wait left after the compute) / comm alone; the same with torch's gloo in the same processes when
    torch is installed;
 4. DDP on a 25 MB model (a 64-500 linear layer, then 25 500-500 ones; ``bucket_cap_mb=1``: one layer, 1 MB,
-   per bucket, see ``BUCKET_MB``): how much of its gradient all-reduce hides behind backward:
+   per bucket, see ``BUCKET_MB``), and torch's DDP on gloo on the same model in the same processes when torch is
+   installed: how much of its gradient all-reduce hides behind backward:
    hidden = 1 - (DDP step - plain step) / (the buckets all-reduced alone), and done during backward =
-   1 - (the wait at the end of backward) / (the buckets all-reduced alone).
+   1 - (the waits at the end of backward) / (the buckets all-reduced alone); and the process CPU of a plain and of a
+   DDP step beside the buckets' own.
 
 "hidden" also charges the communication's CPU to the step: where the ranks' computation fills every core (two
 ranks on this 2-core machine), that CPU comes out of the computation. "done during" counts only what is left to
@@ -83,6 +85,57 @@ def _torch_overlap(rank: int, k: int) -> list | None:
         work.wait()
         t2 = time.perf_counter()
         rows.append([t_comm, t_comp, t2 - t0, t2 - t1, cpu_comm])
+    td.destroy_process_group()
+    return rows
+
+
+def _torch_ddp(rank: int, bucket_bytes: list) -> list | None:
+    """Section 4 with torch's DDP on gloo in the same processes (the same model, buckets and measurements): what
+    this machine allows a mature implementation."""
+    try:
+        import torch
+        import torch.distributed as td
+        from torch import nn as tnn
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    td.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{os.environ['BENCH_PORT_DDP']}", rank=rank,
+                          world_size=2)  # fmt: skip
+    torch.manual_seed(0)
+
+    def net():
+        layers = [tnn.Linear(64, 500)]
+        for _ in range(25):
+            layers += [tnn.Tanh(), tnn.Linear(500, 500)]
+        return tnn.Sequential(*layers)
+
+    model, plain = net(), net()
+    ddp = tnn.parallel.DistributedDataParallel(model, bucket_cap_mb=BUCKET_MB)
+    x = torch.randn(192, 64)
+
+    def step(m):
+        m.zero_grad()
+        m(x).square().mean().backward()
+
+    for _ in range(2):
+        step(ddp)
+        step(plain)
+    bufs = [torch.ones(n // 4) for n in bucket_bytes]  # pyframe's buckets (torch's rule: the same sizes)
+    rows = []
+    for _ in range(ROUNDS):
+        td.barrier()
+        c0 = time.process_time()
+        t_plain = _median_time(lambda: step(plain), 1)
+        cpu_plain = time.process_time() - c0
+        td.barrier()
+        c0 = time.process_time()
+        t_ddp = _median_time(lambda: step(ddp), 1)
+        cpu_ddp = time.process_time() - c0
+        td.barrier()
+        c0 = time.process_time()
+        t_comm = _median_time(lambda: [td.all_reduce(b) for b in bufs], 1)
+        cpu_comm = time.process_time() - c0
+        rows.append([t_plain, t_ddp, t_comm, float("nan"), cpu_comm, cpu_plain, cpu_ddp])
     td.destroy_process_group()
     return rows
 
@@ -211,16 +264,21 @@ def worker(outfile: str) -> None:
     rows = []
     for _ in range(ROUNDS):
         comm.Barrier()
+        c0 = time.process_time()
         t_plain = _median_time(lambda: step(plain), 1)
+        cpu_plain = time.process_time() - c0
         comm.Barrier()
+        c0 = time.process_time()
         t_ddp = _median_time(lambda: step(ddp), 1)
+        cpu_ddp = time.process_time() - c0
         wait = ddp.last_sync_wait
         comm.Barrier()
         c0 = time.process_time()
         t_comm = _median_time(lambda: [dist.all_reduce(b) for b in bufs], 1)
         cpu_comm = time.process_time() - c0
-        rows.append([t_plain, t_ddp, t_comm, wait, cpu_comm])
+        rows.append([t_plain, t_ddp, t_comm, wait, cpu_comm, cpu_plain, cpu_ddp])
     res["ddp"] = {"rounds": rows, "mbytes": sum(ddp.bucket_sizes) / 1e6, "buckets": len(ddp.bucket_sizes)}
+    res["ddp_torch"] = _torch_ddp(rank, ddp.bucket_sizes)
     comm.Free()
     if rank == 0:
         Path(outfile).write_text(json.dumps(res))
@@ -245,7 +303,7 @@ def main() -> None:
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "res.json"
-        env["BENCH_PORT"] = str(_free_port())
+        env["BENCH_PORT"], env["BENCH_PORT_DDP"] = str(_free_port()), str(_free_port())
         cmd = [mpiexec, "-n", "2", "--oversubscribe", sys.executable, __file__, "--worker", str(out)]
         subprocess.run(cmd, env=env, check=True, timeout=1800)
         res = json.loads(out.read_text())
@@ -281,20 +339,29 @@ def main() -> None:
             f"  the communication's own CPU (this rank, comm alone): {cpu * 1e3:.0f} ms of {comm * 1e3:.0f} ms; "
             f"where the computation fills every core at most {max(0.0, 1 - cpu / comm):.0%} can be hidden"
         )
-    d = res["ddp"]
-    plain, step, comm, wait, cpu = (statistics.median(r[i] for r in d["rounds"]) for i in range(5))
-    hid = [max(0.0, min(1.0, 1 - (s - p) / c)) for p, s, c, _, _ in d["rounds"]]
-    out = [max(0.0, min(1.0, 1 - w / c)) for _, _, c, w, _ in d["rounds"]]
-    rounds = f"{', '.join(f'{h:.0%}' for h in hid)}; done during backward: {', '.join(f'{h:.0%}' for h in out)}"
-    print(f"\nDDP, {d['mbytes']:.1f} MB of gradients in {d['buckets']} buckets: plain step {plain * 1e3:.0f} ms, "
-          f"DDP step {step * 1e3:.0f} ms, buckets all-reduced alone {comm * 1e3:.0f} ms, wait at the end of "
-          f"backward {wait * 1e3:.0f} ms: hidden {statistics.median(hid):.0%}; done during backward "
-          f"{statistics.median(out):.0%}")  # fmt: skip
-    print(f"  rounds: {rounds}")
-    print(
-        f"  the buckets' all-reduce CPU (this rank, alone): {cpu * 1e3:.0f} ms of {comm * 1e3:.0f} ms; where the "
-        f"computation fills every core at most {max(0.0, 1 - cpu / comm):.0%} can be hidden"
-    )
+    for who, d in (("pyframe", res["ddp"]), ("torch gloo", res.get("ddp_torch") and {"rounds": res["ddp_torch"]})):
+        if not d:
+            continue
+        plain, step, comm, wait, cpu, cpu_plain, cpu_ddp = (statistics.median(r[i] for r in d["rounds"])
+                                                             for i in range(7))  # fmt: skip
+        hid = [max(0.0, min(1.0, 1 - (s - p) / c)) for p, s, c, *_ in d["rounds"]]
+        what = f"{d['mbytes']:.1f} MB of gradients in {d['buckets']} buckets" if "mbytes" in d else "the same model"
+        print(f"\n{who} DDP, {what}: plain step {plain * 1e3:.0f} ms, DDP step {step * 1e3:.0f} ms, buckets "
+              f"all-reduced alone {comm * 1e3:.0f} ms: hidden {statistics.median(hid):.0%} (rounds: "
+              f"{', '.join(f'{h:.0%}' for h in hid)})")  # fmt: skip
+        if wait == wait:  # pyframe's own: the waits at the end of backward
+            out = [max(0.0, min(1.0, 1 - w / c)) for _, _, c, w, *_ in d["rounds"]]
+            print(f"  waits at the end of backward {wait * 1e3:.0f} ms: done during backward "
+                  f"{statistics.median(out):.0%} (rounds: {', '.join(f'{h:.0%}' for h in out)})")  # fmt: skip
+        print(
+            f"  the buckets' all-reduce CPU (this rank, alone): {cpu * 1e3:.0f} ms of {comm * 1e3:.0f} ms; where the "
+            f"computation fills every core at most {max(0.0, 1 - cpu / comm):.0%} can be hidden"
+        )
+        print(
+            f"  process CPU per step (this rank, all threads): plain {cpu_plain * 1e3:.0f} ms, DDP "
+            f"{cpu_ddp * 1e3:.0f} ms: DDP adds {(cpu_ddp - cpu_plain) * 1e3:.0f} ms, the all-reduce alone is "
+            f"{cpu * 1e3:.0f} ms (the rest: copying the gradients into the buckets and back, the hooks)"
+        )
     if len(sys.argv) > 2 and sys.argv[1] == "--json":
         Path(sys.argv[2]).write_text(json.dumps(dict(res, load=load), indent=1))
 

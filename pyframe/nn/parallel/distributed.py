@@ -7,7 +7,8 @@ gradient, scaled by 1/world size (one pass, in the C core, as torch's ``mul_out`
 buffer. Buckets are all-reduced strictly in index order: a full bucket waits for the ones before it, so which
 bucket is summed with which never depends on the order in which a rank's backward met its layers (ranks may
 take different branches). Each all-reduce goes to the backend's communication thread and backward goes on;
-after the last bucket the hook waits for all of them and copies the averages back into ``.grad``.
+after the last bucket the hook waits for them in order, copying each one's averages back into ``.grad`` as soon
+as it is done (while the later ones are still being reduced).
 """
 
 from __future__ import annotations
@@ -316,9 +317,15 @@ class DistributedDataParallel(Module):
             b.work = self._group.backend.allreduce(b.wire, "sum", b.desc, True)
 
     def _finalize(self) -> None:
-        t0 = time.perf_counter()
+        # Each bucket's averages go back into .grad as soon as its all-reduce is done, while the later buckets are
+        # still being reduced on the communication thread: the copies fill time this thread would spend waiting.
+        # (With find_unused_parameters, which gradients to write is known only once every rank's map is in.)
+        now = time.perf_counter
+        waited = 0.0
+        early = not self.find_unused_parameters
         try:
             for b in self._buckets:
+                t0 = now()
                 if b.future is not None:
                     value = b.future.wait()
                     if value is not b.flat:
@@ -326,25 +333,35 @@ class DistributedDataParallel(Module):
                             b.flat.copy_(value.reshape(-1))
                 else:
                     b.work.wait()
-            used = self._globally_used() if self.find_unused_parameters else None
+                waited += now() - t0
+                if early:
+                    self._copy_back(b, None)
+            if not early:
+                t0 = now()
+                used = self._globally_used()
+                waited += now() - t0
+                for b in self._buckets:
+                    self._copy_back(b, used)
         except BaseException:
             self._reset()
             raise
         finally:
-            self.last_sync_wait = time.perf_counter() - t0
-        with no_grad():
-            for b in self._buckets:
-                b.flat._bump()
-                for slot, (p, view) in enumerate(zip(b.params, b.views, strict=True)):
-                    if used is not None and not used[(b.index, slot)]:
-                        continue  # no rank used it: its gradient stays as it was (None), as torch
-                    if self.gradient_as_bucket_view:
-                        p.grad = view
-                    elif p.grad is None:
-                        p.grad = view.clone()
-                    else:
-                        p.grad.copy_(view)
+            self.last_sync_wait = waited
         self._reset()
+
+    def _copy_back(self, b: _Bucket, used: dict | None) -> None:
+        """Bucket ``b``'s averaged gradients into ``.grad`` (views of the bucket with ``gradient_as_bucket_view``)."""
+        with no_grad():
+            b.flat._bump()
+            for slot, (p, view) in enumerate(zip(b.params, b.views, strict=True)):
+                if used is not None and not used[(b.index, slot)]:
+                    continue  # no rank used it: its gradient stays as it was (None), as torch
+                if self.gradient_as_bucket_view:
+                    p.grad = view
+                elif p.grad is None:
+                    p.grad = view.clone()
+                else:
+                    p.grad.copy_(view)
 
     def _globally_used(self) -> dict:
         from pyframe.ops.creation import ones
