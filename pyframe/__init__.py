@@ -56,7 +56,13 @@ from pyframe._eager import (
     are_deterministic_algorithms_enabled,
     compile,
     get_float32_matmul_precision,
+    get_num_interop_threads,
+    is_storage,
+    set_default_tensor_type,
     set_float32_matmul_precision,
+    set_flush_denormal,
+    set_num_interop_threads,
+    typename,
     use_deterministic_algorithms,
 )
 from pyframe._format import set_printoptions
@@ -84,6 +90,8 @@ from pyframe.linalg.solve import cholesky_inverse, cholesky_solve, triangular_so
 from pyframe.linalg.lowrank import pca_lowrank, svd_lowrank  # isort: skip
 from pyframe import _aliases  # isort: skip - torch's top-level aliases and compositions, and their methods
 from pyframe._aliases import *  # noqa: F403  # isort: skip
+from pyframe import _functional_forms  # isort: skip
+from pyframe._functional_forms import *  # noqa: F403  # isort: skip
 from pyframe import signal  # isort: skip
 from pyframe import special  # isort: skip
 from pyframe import masked  # isort: skip
@@ -114,6 +122,8 @@ pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
 bool = bool_  # noqa: A001
 half, float, double, long, int = float16, float32, float64, int64, int32  # noqa: A001
 short = int16
+range = ops.creation.torch_range  # noqa: A001 - torch.range (start to end included); shadows range here only
+newaxis = None  # torch's (and NumPy's) name for None in indexing: x[:, newaxis]
 
 _tensor_methods.bind()
 
@@ -127,7 +137,9 @@ __all__ = [
     "load", "DeviceError", "device", "set_default_device", "get_default_device", "cuda", "accelerator", "backends",
     "pi", "e", "inf", "nan", "finfo", "iinfo", "get_default_dtype", "set_default_dtype", "promote_types", "can_cast",
     "inference_mode", "is_inference_mode_enabled", "compile", "use_deterministic_algorithms",
-    "set_float32_matmul_precision", "get_float32_matmul_precision",
+    "set_float32_matmul_precision", "get_float32_matmul_precision", "set_num_interop_threads",
+    "get_num_interop_threads", "set_flush_denormal", "set_default_tensor_type", "typename", "is_storage", "range",
+    "newaxis",
     "are_deterministic_algorithms_enabled", "is_complex", "set_printoptions", "distributions", "linalg", "det",
     "inverse", "matrix_exp", "slogdet", "geqrf", "logdet", "lu", "lu_solve", "lu_unpack",
     "cholesky_inverse", "cholesky_solve", "triangular_solve", "ormqr", "svd_lowrank",
@@ -135,7 +147,7 @@ __all__ = [
     "empty_cache", "memory_cached", "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d", "layout", "strided",
     *ops.__all__,
-    *_aliases.__all__, "signal", "special", "masked", "fft", "func", "profiler",
+    *_aliases.__all__, *_functional_forms.__all__, "signal", "special", "masked", "fft", "func", "profiler",
     "amp", "cpu", "jit", "random", "testing", "autocast", "is_autocast_enabled", "get_autocast_dtype",
     "set_autocast_enabled", "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
     "clear_autocast_cache", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",

@@ -9,11 +9,13 @@ from typing import Any
 
 __all__ = [
     "compile", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
-    "set_float32_matmul_precision", "get_float32_matmul_precision",
+    "set_float32_matmul_precision", "get_float32_matmul_precision", "set_num_interop_threads",
+    "get_num_interop_threads", "set_flush_denormal", "set_default_tensor_type", "typename", "is_storage",
 ]  # fmt: skip
 
 _deterministic = [False]
 _matmul_precision = ["highest"]
+_interop_threads = [1]
 _PRECISIONS = ("highest", "high", "medium")
 
 
@@ -55,3 +57,59 @@ def set_float32_matmul_precision(precision: str) -> None:
 def get_float32_matmul_precision() -> str:
     """Same as torch.get_float32_matmul_precision: the last value set (``"highest"`` at start)."""
     return _matmul_precision[0]
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Same call as torch.set_num_interop_threads. torch runs independent ops of a graph on a pool of that many
+    threads; pyframe runs ops one after another (each op's kernel uses ``set_num_threads`` threads), so the
+    count is checked and recorded (``get_num_interop_threads``) and nothing else changes."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise RuntimeError(f"set_num_interop_threads: number of threads must be positive, got {n!r}")
+    _interop_threads[0] = n
+
+
+def get_num_interop_threads() -> int:
+    """Same as torch.get_num_interop_threads: the count last set (1: pyframe runs ops one after another)."""
+    return _interop_threads[0]
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Same call as torch.set_flush_denormal; returns False, torch's answer where it cannot: pyframe keeps IEEE
+    denormals (its kernels never switch the CPU's flush-to-zero mode), so results do not depend on the call."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"set_flush_denormal(): mode must be a bool, got {type(mode).__name__}")
+    return False
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """Same as torch.set_default_tensor_type (deprecated there for ``set_default_dtype``): a legacy type or its
+    name (``pyframe.DoubleTensor``, ``"torch.FloatTensor"``) sets the default floating dtype."""
+    from pyframe import _dtype
+
+    name = t if isinstance(t, str) else getattr(t, "__name__", "")
+    dt = getattr(t, "dtype", None) if not isinstance(t, str) else None
+    table = {"FloatTensor": _dtype.float32, "DoubleTensor": _dtype.float64, "HalfTensor": _dtype.float16,
+             "BFloat16Tensor": _dtype.bfloat16}  # fmt: skip
+    dt = dt if isinstance(dt, _dtype.dtype) else table.get(name.rpartition(".")[2])
+    if dt is None or not dt.is_floating_point:
+        raise TypeError(f"set_default_tensor_type(): expected a floating tensor type (FloatTensor, DoubleTensor, "
+                        f"HalfTensor, BFloat16Tensor) or its name, got {t!r}")  # fmt: skip
+    _dtype.set_default_dtype(dt)
+
+
+def typename(obj: Any) -> str:
+    """Same as torch.typename: a tensor's type name (``"pyframe.FloatTensor"``), else the object's class as
+    ``module.qualname``."""
+    from pyframe.tensor import Tensor
+
+    if isinstance(obj, Tensor):
+        return obj.type()
+    cls = obj if isinstance(obj, type) else type(obj)
+    module = getattr(cls, "__module__", "") or ""
+    return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"
+
+
+def is_storage(obj: Any) -> bool:
+    """Same as torch.is_storage: False: pyframe has no storage objects in its public API (a tensor's memory is
+    reached through the tensor, ``data_ptr`` and ``numpy()``)."""
+    return False

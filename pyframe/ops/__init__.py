@@ -7,6 +7,7 @@ from pyframe.ops import elementwise as _elementwise
 from pyframe.ops import histogram as _histogram
 from pyframe.ops import index as _index
 from pyframe.ops import inplace_view as _inplace_view
+from pyframe.ops import interop as _interop
 from pyframe.ops import join as _join
 from pyframe.ops import pointwise as _pointwise
 from pyframe.ops import products as _products
@@ -21,6 +22,7 @@ from pyframe.ops import sparse_csr as _sparse_csr
 from pyframe.ops import special as _special
 from pyframe.ops import stats as _stats
 from pyframe.ops import view as _view
+from pyframe.ops import windows as _windows
 from pyframe.ops.bitwise import *  # noqa: F403
 from pyframe.ops.compare import *  # noqa: F403
 from pyframe.ops.creation import *  # noqa: F403
@@ -30,6 +32,7 @@ from pyframe.ops.histogram import *  # noqa: F403
 from pyframe.ops.index import *  # noqa: F403
 from pyframe.ops.index import getitem, index_add_, scatter_add_, setitem
 from pyframe.ops.inplace_view import *  # noqa: F403
+from pyframe.ops.interop import *  # noqa: F403
 from pyframe.ops.join import *  # noqa: F403
 from pyframe.ops.pointwise import *  # noqa: F403
 from pyframe.ops.products import *  # noqa: F403
@@ -44,6 +47,7 @@ from pyframe.ops.sparse_csr import *  # noqa: F403
 from pyframe.ops.special import *  # noqa: F403
 from pyframe.ops.stats import *  # noqa: F403
 from pyframe.ops.view import *  # noqa: F403
+from pyframe.ops.windows import *  # noqa: F403
 
 __all__ = [
     *_bitwise.__all__,
@@ -52,6 +56,7 @@ __all__ = [
     *_elementwise.__all__,
     *_histogram.__all__,
     *_index.__all__,
+    *_interop.__all__,
     *_inplace_view.__all__,
     *_join.__all__,
     *_pointwise.__all__,
@@ -67,6 +72,7 @@ __all__ = [
     *_special.__all__,
     *_stats.__all__,
     *_view.__all__,
+    *_windows.__all__,
 ]
 
 _internal = (binary_ops, copy_, fill_, inplace_ops, unary_ops, zero_, getitem, setitem, index_add_, scatter_add_)

@@ -334,6 +334,29 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, dev
     return _finish(t, requires_grad)
 
 
+def torch_range(start=0, end=None, step=1, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Same as torch.range (deprecated there for ``arange``): ``start`` to ``end`` INCLUDED, in the default dtype
+    (float32) unless ``dtype`` says otherwise. ``pyframe.range`` is this function (here under another name, so as
+    not to shadow Python's ``range`` in this module)."""
+    import warnings
+
+    if end is None:
+        start, end = 0, start
+    warnings.warn("pyframe.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use pyframe.arange, which produces values "
+                  "in [start, end).", UserWarning, stacklevel=2)  # fmt: skip
+    if step == 0 or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (start, end, step)):
+        raise ValueError(f"range: start, end and step must be finite numbers, step nonzero; got {start}, {end}, {step}")
+    if (end - start) * step < 0:
+        raise ValueError(f"range: upper bound and lower bound inconsistent with step sign ({start}, {end}, {step})")
+    n = math.floor((end - start) / step) + 1
+    dt = _dtype.get_default_dtype() if dtype is None else as_dtype(dtype)
+    check_device(device)
+    t = empty_tensor((n,), dt)
+    check(lib.pf_arange(t._d(), float(start), float(step)))
+    return _finish(t, requires_grad)
+
+
 def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Same as torch.linspace: ``steps`` values evenly spaced from ``start`` to ``end``, both included.
 

@@ -19,8 +19,9 @@ from pyframe.tensor import Tensor, as_shape, empty_tensor
 
 __all__ = [
     "multinomial", "bernoulli", "randperm", "normal", "rand", "randn", "randint", "rand_like", "randn_like",
-    "randint_like", "Generator", "manual_seed", "initial_seed", "seed", "get_rng_state", "set_rng_state", "uniform_",
-    "normal_", "poisson", "binomial", "exponential_", "cauchy_", "log_normal_", "geometric_",
+    "randint_like", "Generator", "default_generator", "manual_seed", "initial_seed", "seed", "get_rng_state",
+    "set_rng_state", "uniform_", "normal_", "poisson", "binomial", "exponential_", "cauchy_",
+    "log_normal_", "geometric_",
 ]  # fmt: skip
 
 
@@ -283,7 +284,8 @@ class Generator(_Generator):
         return self
 
 
-_default = _Generator(0x5EED)
+_default = Generator().manual_seed(0x5EED)
+default_generator = _default  # torch's name: the global generator as an object (manual_seed, get_state...)
 
 
 def manual_seed(seed: int) -> None:

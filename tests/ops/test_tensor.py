@@ -396,14 +396,3 @@ def test_detach_random_map_apply():
     assert w.numpy(force=True).tolist() == [2.0, 2.0, 2.0]
     with pytest.raises(RuntimeError, match="requires grad"):
         w.numpy()
-
-
-def test_float32_matmul_precision_is_recorded():
-    before = pyframe.get_float32_matmul_precision()
-    try:
-        pyframe.set_float32_matmul_precision("high")
-        assert pyframe.get_float32_matmul_precision() == "high"
-        with pytest.raises(RuntimeError, match="highest"):
-            pyframe.set_float32_matmul_precision("low")
-    finally:
-        pyframe.set_float32_matmul_precision(before)

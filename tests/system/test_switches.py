@@ -1,5 +1,6 @@
 """torch's global switches: the default dtype, finfo/iinfo, inference_mode, compile,
-deterministic algorithms, print options, can_cast/promote_types."""
+deterministic algorithms, print options, can_cast/promote_types, matmul precision, interop threads,
+flush-denormal, the legacy default tensor type, typename, the global generator object."""
 
 import numpy as np
 import pytest
@@ -107,3 +108,62 @@ def test_deterministic_flag_and_print_options():
         pyframe.set_printoptions(profile="default")
     assert repr(pyframe.tensor([1.23456])) == "tensor([1.2346])"
     assert not pyframe.is_complex(pyframe.zeros(1))
+
+
+def test_recorded_switches_check_their_input():
+    before = pyframe.get_float32_matmul_precision()
+    try:
+        pyframe.set_float32_matmul_precision("high")
+        assert pyframe.get_float32_matmul_precision() == "high"
+        with pytest.raises(RuntimeError, match="highest"):
+            pyframe.set_float32_matmul_precision("low")
+    finally:
+        pyframe.set_float32_matmul_precision(before)
+    n = pyframe.get_num_interop_threads()
+    try:
+        pyframe.set_num_interop_threads(2)
+        assert pyframe.get_num_interop_threads() == 2
+        with pytest.raises(RuntimeError, match="positive"):
+            pyframe.set_num_interop_threads(0)
+    finally:
+        pyframe.set_num_interop_threads(n)
+    assert pyframe.set_flush_denormal(True) is False  # denormals stay IEEE: nothing changed
+    assert pyframe.tensor([1e-40], dtype=pyframe.float32).item() != 0.0
+    with pytest.raises(TypeError):
+        pyframe.set_flush_denormal(1)
+
+
+def test_set_default_tensor_type_and_typename(default_float):
+    pyframe.set_default_tensor_type(pyframe.DoubleTensor)
+    assert pyframe.ones(1).dtype is pyframe.float64
+    pyframe.set_default_tensor_type("torch.FloatTensor")
+    assert pyframe.ones(1).dtype is pyframe.float32
+    with pytest.raises(TypeError, match="floating tensor type"):
+        pyframe.set_default_tensor_type(pyframe.LongTensor)
+    assert pyframe.typename(pyframe.ones(1)) == "pyframe.FloatTensor"
+    assert pyframe.typename(pyframe.nn.Linear(1, 1)) == "pyframe.nn.modules.linear.Linear"
+    assert pyframe.typename(3) == "int" and not pyframe.is_storage(pyframe.ones(1))
+    assert pyframe.ones(3)[:, pyframe.newaxis].shape == (3, 1)
+
+
+def test_range_includes_its_end_and_warns():
+    with pytest.warns(UserWarning, match="deprecated"):
+        assert pyframe.range(0, 4).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    with pytest.warns(UserWarning):
+        r = pyframe.range(1, 2, 0.25, dtype=pyframe.float64)
+    assert r.tolist() == [1.0, 1.25, 1.5, 1.75, 2.0] and r.dtype is pyframe.float64
+    with pytest.warns(UserWarning), pytest.raises(ValueError, match="inconsistent"):
+        pyframe.range(3, 0)
+    assert list(range(3)) == [0, 1, 2]  # Python's range is untouched
+
+
+def test_default_generator_is_the_global_stream():
+    pyframe.manual_seed(3)
+    a = pyframe.rand(4)
+    pyframe.default_generator.manual_seed(3)
+    assert pyframe.rand(4).tolist() == a.tolist()
+    assert pyframe.initial_seed() == pyframe.default_generator.initial_seed() == 3
+    state = pyframe.default_generator.get_state()
+    b = pyframe.rand(2)
+    pyframe.set_rng_state(state)
+    assert pyframe.rand(2).tolist() == b.tolist()
