@@ -37,7 +37,8 @@ __all__ = [
     "conv3d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "grid_sampler", "grid_sampler_2d",
     "grid_sampler_3d", "affine_grid_generator",
     "ByteTensor", "CharTensor", "ShortTensor", "BFloat16Tensor", "result_type", "native_layer_norm",
-    "native_group_norm", "native_batch_norm", "feature_alpha_dropout", "alpha_dropout",
+    "native_group_norm", "native_batch_norm", "feature_alpha_dropout", "alpha_dropout", "matrix_power",
+    "chain_matmul", "vander", "get_device", "set_warn_always", "is_warn_always_enabled",
 ]  # fmt: skip
 
 # ---- torch's aliases of nn.functional and linalg -----------------------------------------------------------
@@ -502,6 +503,68 @@ class BFloat16Tensor(metaclass=_LegacyType):
     """Same as torch.BFloat16Tensor: bfloat16 tensors (see ``FloatTensor``)."""
 
     dtype = _dtype.bfloat16
+
+
+# ---- torch's top-level forms of Tensor methods: torch.clamp_(x, 0, 1) is x.clamp_(0, 1) -------------------------
+
+_METHOD_FORMS = (
+    "clamp_", "clamp_min_", "clamp_max_", "clip_", "fill_", "detach_", "frac_", "gcd_", "lcm_", "xlogy_",
+    "nan_to_num_", "sinc_", "deg2rad_", "rad2deg_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
+    "arctanh_", "negative_", "fix_", "addmv_", "conj_physical_", "is_same_size", "is_signed", "is_conj", "is_neg",
+    "is_inference",
+)  # fmt: skip
+
+
+def _method_form(name: str):
+    def form(input: Tensor, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+
+    form.__name__ = form.__qualname__ = name
+    form.__doc__ = f"Same as torch.{name}: ``input.{name}(...)``."
+    return form
+
+
+for _name in _METHOD_FORMS:
+    globals()[_name] = _method_form(_name)
+__all__ += list(_METHOD_FORMS)
+
+
+def matrix_power(input: Tensor, n: int) -> Tensor:
+    """Same as torch.matrix_power: ``linalg.matrix_power``."""
+    return _linalg.matrix_power(input, n)
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """Same as torch.chain_matmul (deprecated there for ``linalg.multi_dot``): the product of the matrices, in
+    the cheapest order."""
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return _linalg.multi_dot(list(matrices))
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """Same as torch.vander: columns ``x**(N-1), ..., x**0``, or increasing powers with ``increasing``."""
+    v = _linalg.vander(x, N=N)
+    return v if increasing else v.flip(-1)
+
+
+def get_device(input: Tensor) -> int:
+    """Same as torch.get_device for a CPU tensor: -1."""
+    return -1
+
+
+_warn_always = [False]
+
+
+def set_warn_always(b: bool) -> None:
+    """Same as torch.set_warn_always: recorded; pyframe's warnings use Python's ``warnings`` filters, which
+    decide how often each shows."""
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    """Same as torch.is_warn_always_enabled."""
+    return _warn_always[0]
 
 
 # ---- in-place forms ---------------------------------------------------------------------------------------------

@@ -93,3 +93,19 @@ def test_fill_depends_on_input_with_zero_gradient_and_zero_is_a_function():
         pf.fill(pf.ones(2), pf.ones(2))
     z = pf.ones(2, 2)
     assert pf.zero_(z) is z and z.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+def test_top_level_forms_of_methods():
+    x = pf.tensor([-1.0, 0.5, 3.0])
+    assert pf.clamp_(x, 0, 2) is x and x.tolist() == [0.0, 0.5, 2.0]
+    assert pf.fill_(pf.zeros(2), 7).tolist() == [7.0, 7.0] and pf.negative_(pf.ones(1)).tolist() == [-1.0]
+    assert pf.is_same_size(x, pf.ones(3)) and pf.is_signed(x) and not pf.is_conj(x) and pf.get_device(x) == -1
+    assert pf.matrix_power(pf.eye(2) * 2, 3).tolist() == [[8.0, 0.0], [0.0, 8.0]]
+    v = pf.tensor([1.0, 2.0, 3.0])
+    assert pf.vander(v).tolist() == [[1, 1, 1], [4, 2, 1], [9, 3, 1]]
+    assert pf.vander(v, 2, increasing=True).tolist() == [[1, 1], [1, 2], [1, 3]]
+    a, b, c = pf.randn(2, 3, dtype=pf.float64), pf.randn(3, 4, dtype=pf.float64), pf.randn(4, 2, dtype=pf.float64)
+    assert pf.allclose(pf.chain_matmul(a, b, c), a @ b @ c)
+    pf.set_warn_always(True)
+    assert pf.is_warn_always_enabled()
+    pf.set_warn_always(False)
