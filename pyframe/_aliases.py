@@ -47,6 +47,7 @@ conv1d, conv2d, conv_transpose1d, conv_transpose2d = F.conv1d, F.conv2d, F.conv_
 avg_pool1d, adaptive_avg_pool1d, bilinear = F.avg_pool1d, F.adaptive_avg_pool1d, F.bilinear
 cosine_similarity, pairwise_distance = F.cosine_similarity, F.pairwise_distance
 pixel_shuffle, pixel_unshuffle, prelu, hardshrink = F.pixel_shuffle, F.pixel_unshuffle, F.prelu, F.hardshrink
+pdist, channel_shuffle = F.pdist, F.channel_shuffle
 conv3d, conv_transpose3d = F.conv3d, F.conv_transpose3d
 max_pool1d, max_pool2d, max_pool3d = F.max_pool1d, F.max_pool2d, F.max_pool3d
 native_layer_norm, native_group_norm = _normalization.native_layer_norm, _normalization.native_group_norm
@@ -88,24 +89,6 @@ def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
 def constant_pad_nd(input: Tensor, pad, value: float = 0) -> Tensor:
     """Same as torch.constant_pad_nd: ``F.pad(input, pad, value=value)``."""
     return F.pad(input, list(pad), mode="constant", value=value)
-
-
-def pdist(input: Tensor, p: float = 2) -> Tensor:
-    """Same as torch.pdist: the distances between the rows of a 2-d input, upper triangle in row order."""
-    if input.ndim != 2:
-        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
-    n = input.shape[0]
-    i, j = ops.triu_indices(n, n, 1)  # none for n < 2: an empty result that is still a function of input
-    return ops.norm(input[i] - input[j], p, dim=-1)
-
-
-def channel_shuffle(input: Tensor, groups: int) -> Tensor:
-    """Same as torch.channel_shuffle: channels regrouped as (groups, C / groups), transposed."""
-    b, c = input.shape[0], input.shape[1]
-    if groups <= 0 or c % groups:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
-    rest = tuple(input.shape[2:])
-    return input.reshape(b, groups, c // groups, *rest).transpose(1, 2).reshape(b, c, *rest)
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:

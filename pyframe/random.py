@@ -13,9 +13,20 @@ from collections.abc import Generator as _PyGenerator
 from collections.abc import Iterable
 
 from pyframe._device import DeviceError
-from pyframe.ops.random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from pyframe.ops.random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
 
-__all__ = ["set_rng_state", "get_rng_state", "manual_seed", "seed", "initial_seed", "fork_rng"]
+__all__ = [
+    "set_rng_state", "get_rng_state", "manual_seed", "seed", "initial_seed", "fork_rng", "Generator",
+    "default_generator",
+]  # fmt: skip
 
 
 @contextlib.contextmanager

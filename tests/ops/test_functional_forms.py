@@ -109,3 +109,22 @@ def test_activations_and_dropout_forms():
     assert bool(per_channel.all()) and set(f.unique().tolist()) <= {0.0, 2.0}
     with pytest.raises(TypeError, match="generator"):
         pyframe.rrelu(x, generator=pyframe.Generator())
+
+
+def test_functional_inplace_spellings_and_with_indices():
+    F, tF = pyframe.nn.functional, torch.nn.functional
+    for name, args in (("elu_", (0.5,)), ("hardtanh_", (-0.5, 0.5)), ("leaky_relu_", (0.1,)), ("celu_", (0.7,)),
+                       ("selu_", ()), ("rrelu_", ()), ("threshold_", (0.2, -1.0))):  # fmt: skip
+        x, tx = _pair(3, 4)
+        assert getattr(F, name)(x, *args) is x
+        getattr(tF, name)(tx, *args)
+        _close(x, tx)
+    x, tx = _pair(2, 3, 6, 6)
+    cases = ((1, x.reshape(2, 3, 36), tx.reshape(2, 3, 36)), (2, x, tx), (3, x[:, None], tx[:, None]))
+    for d, xs, txs in cases:
+        got = getattr(F, f"adaptive_max_pool{d}d_with_indices")(xs, 2)
+        want = getattr(tF, f"adaptive_max_pool{d}d_with_indices")(txs, 2)
+        _close(got[0], want[0])
+        assert got[1].tolist() == want[1].tolist()
+    _close(F.pdist(x[0, 0]), tF.pdist(tx[0, 0]))
+    _close(F.channel_shuffle(x, 3), tF.channel_shuffle(tx, 3))

@@ -18,7 +18,8 @@ from pyframe.tensor import Tensor, empty_tensor
 __all__ = [
     "celu", "elu", "gelu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
     "log_softmax", "logsigmoid", "mish", "prelu", "relu", "relu6", "relu_", "rrelu", "selu", "sigmoid", "silu",
-    "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
+    "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold", "elu_",
+    "hardtanh_", "leaky_relu_", "celu_", "selu_", "rrelu_", "threshold_",
 ]  # fmt: skip
 
 _NATIVE = (_dtype.float32.code, _dtype.float64.code)  # dtypes the fused C kernels take
@@ -378,3 +379,39 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
         one = zeros_of(y._shape, y.dtype)
         ix.scatter_add_(one, dim, idx, ew.add(zeros_of(idx._shape, y.dtype), 1.0))
     return ew.add(ew.sub(one, y.detach()), y)
+
+
+# torch's in-place spellings: the op with inplace=True, written into ``input``
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """Same as torch.nn.functional.elu_: ``elu(input, alpha, inplace=True)``."""
+    return elu(input, alpha, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """Same as torch.nn.functional.hardtanh_: ``hardtanh(input, min_val, max_val, inplace=True)``."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """Same as torch.nn.functional.leaky_relu_: ``leaky_relu(input, negative_slope, inplace=True)``."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """Same as torch.nn.functional.celu_: ``celu(input, alpha, inplace=True)``."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """Same as torch.nn.functional.selu_: ``selu(input, inplace=True)``."""
+    return selu(input, inplace=True)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """Same as torch.nn.functional.rrelu_: ``rrelu(input, lower, upper, training, inplace=True)``."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """Same as torch.nn.functional.threshold_: ``threshold(input, threshold, value, inplace=True)``."""
+    return globals()["threshold"](input, threshold, value, inplace=True)

@@ -20,7 +20,9 @@ __all__ = [
     "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool1d",
     "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
     "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool3d", "max_pool1d_with_indices",
-    "max_pool2d_with_indices", "max_pool3d_with_indices",
+    "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
 ]  # fmt: skip
 
 _INT32_MAX = 2**31 - 1
@@ -458,6 +460,33 @@ def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
                             return_indices: bool = True):  # fmt: skip
     """Same as torch.nn.functional.max_pool3d_with_indices: max_pool3d's values and indices."""
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = True):
+    """Same as torch.nn.functional.adaptive_max_pool1d_with_indices: (values, indices)."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = True):
+    """Same as torch.nn.functional.adaptive_max_pool2d_with_indices: (values, indices)."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = True):
+    """Same as torch.nn.functional.adaptive_max_pool3d_with_indices: (values, indices)."""
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices: bool = True, _random_samples: Tensor | None = None):  # fmt: skip
+    """Same as torch.nn.functional.fractional_max_pool2d_with_indices: (values, indices)."""
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices: bool = True, _random_samples: Tensor | None = None):  # fmt: skip
+    """Same as torch.nn.functional.fractional_max_pool3d_with_indices: (values, indices)."""
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)
 
 
 # float16 and bfloat16 computed in float32 and rounded back, as torch's CPU kernels (the C kernels take float32/64)

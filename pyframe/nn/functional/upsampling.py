@@ -21,6 +21,7 @@ from pyframe.tensor import Tensor
 
 __all__ = [
     "interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample", "upsample_bilinear", "upsample_nearest",
+    "channel_shuffle", "native_channel_shuffle",
 ]  # fmt: skip
 
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area", "bicubic")
@@ -267,3 +268,16 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
     return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Same as torch.nn.functional.channel_shuffle (and torch.channel_shuffle): channels regrouped as
+    (groups, C / groups), transposed."""
+    b, c = input.shape[0], input.shape[1]
+    if groups <= 0 or c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    return input.reshape(b, groups, c // groups, *rest).transpose(1, 2).reshape(b, c, *rest)
+
+
+native_channel_shuffle = channel_shuffle
