@@ -419,6 +419,11 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False) -> Tensor:
     if input.dtype is float16 or input.dtype is bfloat16:  # squares and sums in float32, rounded once
         return norm(input.to(float32), p, dim, keepdim).to(input.dtype)
     if p in ("fro", 2, 2.0):
+        if dim is None and not keepdim and input._contig and not (input.requires_grad and _grad_mode.enabled):
+            # the whole tensor outside autograd (clip_grad_norm_'s norms): one pass of pf_dot, no tensor of squares
+            out = empty_tensor((), input.dtype)
+            check(lib.pf_dot(input.dtype.code, input._ptr, 1, input._ptr, 1, input._numel, out._ptr))
+            return _no_overflow(ew.sqrt(out), input, p, dim, keepdim)
         return _no_overflow(_sqrt0(sum(ew.mul(input, input), dim, keepdim)), input, p, dim, keepdim)
     if p == 1:
         return sum(ew.abs(input), dim, keepdim)

@@ -366,3 +366,27 @@ def test_zero_norm_counts_nonzeros_with_a_zero_gradient():
     d = pyframe.cdist(x.unsqueeze(0), x.unsqueeze(0) + 1.0, p=0.0)
     assert d.requires_grad and d.shape == (1, 2, 2)
     assert pyframe.pdist(pyframe.ones(1, 3, requires_grad=True)).requires_grad  # empty, still a function of it
+
+
+def test_two_norm_of_a_whole_tensor_outside_autograd():
+    # one pass of pf_dot (clip_grad_norm_'s norms): the same value as the squares-and-sum path, for float32 and
+    # float64, empty, 0-d, strided (the general path) and beyond float32's squares (computed again in float64)
+    rng = np.random.default_rng(0)
+    for dt in (pyframe.float32, pyframe.float64):
+        a = rng.normal(size=(300, 70))
+        x = pyframe.tensor(a, dtype=dt)
+        want = np.linalg.norm(a.astype(np.float32 if dt is pyframe.float32 else np.float64).astype(np.float64))
+        for got in (x.norm(), x.norm(2), x.t().norm(), x.norm("fro")):
+            assert got.dtype is dt and got.shape == ()
+            np.testing.assert_allclose(got.item(), want, rtol=1e-6)
+        with pyframe.no_grad():
+            assert x.clone().requires_grad_().norm().item() == x.norm().item()
+        assert pyframe.zeros(0, dtype=dt).norm().item() == 0.0
+        assert pyframe.tensor(-3.0, dtype=dt).norm().item() == 3.0
+    assert pyframe.tensor([3e20, 4e20]).norm().item() == pytest.approx(5e20, rel=1e-6)
+    assert np.isnan(pyframe.tensor([1.0, float("nan")]).norm().item())
+    assert pyframe.tensor([1.0, float("inf")]).norm().item() == float("inf")
+    y = pyframe.tensor([3.0, 4.0], requires_grad=True)  # with a gradient: the differentiable path
+    n = y.norm()
+    n.backward()
+    assert n.item() == 5.0 and y.grad.tolist() == pytest.approx([0.6, 0.8])
