@@ -376,6 +376,26 @@ __attribute__((target("avx512f"))) static void tab_unfold_512(const float *xn, i
             }
         }
 }
+/* the fold as gather, add, scatter: within a tap no two positions write one input, so a
+ * vector's lanes never collide (gcc keeps the scalar loop's scatter-add scalar) */
+__attribute__((target("avx512f"))) static void tab_fold_512(const float *col, int64_t ld, float *gxn, int64_t psz,
+                                                            int64_t nc, int64_t kk, const int32_t *tab, int64_t L,
+                                                            int64_t p0, int64_t lt) {
+    for (int64_t c = 0; c < nc; c++)
+        for (int64_t t = 0; t < kk; t++) {
+            const int32_t *ix = tab + t * L + p0;
+            const float *row = col + (c * kk + t) * ld;
+            float *gp = gxn + c * psz;
+            for (int64_t p = 0; p < lt; p += 16) {
+                __mmask16 m = lt - p >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (lt - p)) - 1);
+                __m512i o = _mm512_maskz_loadu_epi32(m, ix + p);
+                __mmask16 ok = _mm512_mask_cmpge_epi32_mask(m, o, _mm512_setzero_si512());
+                __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ok, o, gp, 4);
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(ok, row + p));
+                _mm512_mask_i32scatter_ps(gp, ok, o, v, 4);
+            }
+        }
+}
 #endif
 
 /* tab [kk, L] over planes with strides (sh_, sw_) */
@@ -438,6 +458,12 @@ void pf_conv_tab_unfold(const conv_job *j, const char *xn, int64_t nc, char *col
 
 void pf_conv_tab_fold(const conv_job *j, const char *col, int64_t ld, char *gxn, int64_t nc, int64_t p0, int64_t lt) {
     int64_t psz = j->g.H * j->g.W;
+#ifdef HAVE_DIRECT
+    if (j->dt == PF_FLOAT32 && j->gather) {
+        tab_fold_512((const float *)col, ld, (float *)gxn, psz, nc, j->kk, j->tabg, j->L, p0, lt);
+        return;
+    }
+#endif
     if (j->dt == PF_FLOAT32)
         tab_fold_float((const float *)col, ld, (float *)gxn, psz, nc, j->kk, j->tabg, j->L, p0, lt);
     else

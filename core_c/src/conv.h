@@ -83,6 +83,9 @@ int pf_conv_direct(conv_job *j, int sh, int sw);
 void pf_conv_pack_b(const float *xg, int64_t xsc, int64_t kk, const int32_t *offs, int64_t ltp, int64_t pc,
                     int64_t kcur, int64_t nr, float *bp);
 int pf_conv_grad_x_direct(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx, const conv_job *j);
+/* conv_weight_grad.c: grad_w of j (x, gy and the geometry set) as an implicit GEMM, float32 on
+ * small planes with enough output channels; *done 0 (nothing written) when it does not apply. */
+int pf_conv_grad_w_implicit(conv_job *j, pf_tensor *grad_w, int *done);
 void pf_conv_cols_t(const conv_job *j, const float *xp, int64_t nc, int64_t psz, float *colt, int64_t q0, int64_t lt);
 #endif
 #endif

@@ -645,6 +645,12 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
     j.gy = grad_out->data;
     if ((j.dense = dense_wins(&j))) j.wide = 0;
 #ifdef HAVE_DIRECT
+    if (grad_w) { /* grad_w as an implicit GEMM: grad_out packed once, B gathered from x */
+        int done = 0;
+        if ((rc = pf_conv_grad_w_implicit(&j, grad_w, &done)) != PF_OK) return rc;
+        if (done) grad_w = NULL;
+        if (done && !grad_x) return PF_OK;
+    }
     /* stride 1: grad_x is grad_out correlated with the flipped, transposed weight (padding
      * (k-1)*d - p), which the direct forward kernels do with no unfold at all. Its output
      * rows are x's channels: with fewer than 8 per group the micro-kernels would idle. */

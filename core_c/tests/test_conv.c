@@ -147,6 +147,14 @@ static void conv2d_cases(void) {
             double e4 = conv2d_case(PF_FLOAT64, 2, 9, 8, 7, 7, 64, 2, &cfgs[2], 1);
             CHECK(e1 < 1e-5 && e2 < 1e-5 && e3 < 1e-5 && e4 < 1e-12, "conv2d %s at %d threads: %g %g %g %g",
                   paths[p], nt, e1, e2, e3, e4);
+            /* the weight gradient as an implicit GEMM (avx512 float32, >= 96 output channels per
+             * group): channels-last x with stride 2; every other element, dilation and groups (17
+             * input channels per group: a part-empty panel); sample blocks of unequal size */
+            double e5 = conv2d_case(PF_FLOAT32, 2, 5, 40, 6, 7, 96, 1, &cfgs[2], 1);
+            double e6 = conv2d_case(PF_FLOAT32, 1, 9, 34, 5, 5, 192, 2, &cfgs[6], 0);
+            double e7 = conv2d_case(PF_FLOAT32, 0, 3, 16, 4, 4, 128, 1, &cfgs[3], 0);
+            CHECK(e5 < 1e-5 && e6 < 1e-5 && e7 < 1e-5, "conv2d implicit grad_w %s at %d threads: %g %g %g", paths[p],
+                  nt, e5, e6, e7);
         }
         pf_set_num_threads(0);
     }

@@ -190,6 +190,36 @@ def test_conv2d_small_planes_match_torch(xs, ws, stride, padding, dilation, dtyp
     grads_equal(po, to, [px, pw, pb], [tx, tw, tb], rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize(
+    "xs, ws, stride, padding, dilation, groups",
+    [
+        ((32, 256, 4, 4), (512, 256, 3, 3), 1, 1, 1, 1),  # the last ResNet stage: one sample block
+        ((9, 128, 8, 8), (256, 128, 3, 3), 2, 1, 1, 1),  # stride 2, sample blocks of unequal size
+        ((5, 64, 8, 8), (128, 64, 1, 1), 2, 0, 1, 1),  # a 1x1 stride-2 shortcut
+        ((3, 40, 9, 7), (96, 40, 3, 2), 1, (2, 0), 2, 1),  # dilation, uneven padding, a part-empty panel
+        ((4, 34, 6, 6), (192, 17, 3, 3), 1, 1, 1, 2),  # groups of 17 channels
+        ((2, 48, 20, 20), (128, 48, 3, 3), 1, 1, 1, 1),  # a plane of 400 positions: a sample per chunk
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv2d_weight_gradient_paths_match_torch(xs, ws, stride, padding, dilation, groups, dtype, threads):
+    """Layers with many output channels take the weight gradient as an implicit GEMM (float32 on
+    AVX-512): grad_out packed once, B's panels gathered from x."""
+    rng = np.random.default_rng(8)
+    (px, tx) = both(rng.standard_normal(xs).astype(dtype))
+    (pw, tw) = both((rng.standard_normal(ws) * 0.05).astype(dtype))
+    before = pf.get_num_threads()
+    try:
+        pf.set_num_threads(threads)
+        po = F.conv2d(px, pw, None, stride, padding, dilation, groups)
+        to = TF.conv2d(tx, tw, None, stride, padding, dilation, groups)
+        tol = 1e-4 if dtype == np.float32 else 1e-10
+        grads_equal(po, to, [px, pw], [tx, tw], rtol=tol, atol=tol)
+    finally:
+        pf.set_num_threads(before)
+
+
 @pytest.mark.parametrize("how", ["add_", "data", "copy_", "numpy"])
 def test_conv2d_sees_a_weight_changed_in_place_between_calls(how):
     """The weight is packed for the GEMM per call: a change in place between two calls (any way
