@@ -523,9 +523,12 @@ static int64_t tile_len(const conv_job *j, int64_t rows, int64_t pos) {
 /* Small images with many output channels take dense tiles: per-sample tiles (and the
  * direct kernels' 32-lane tiles) would leave a quarter or more of each image's last panel
  * empty: 7x7 fills 64 lanes with 49 outputs, 4x4 32 with 16. */
-static int dense_wins(const conv_job *j) {
+static int dense_wins(const conv_job *j, int direct) {
     int64_t pos = j->wide ? j->Lq : j->L, lanes = (pos + 31) / 32 * 32;
-    return j->og >= 32 && 4 * lanes > 5 * j->L;
+    /* strided layers whose planes take the tap table (conv.c: taps x positions <= 2^16): the dense
+     * tiles gather B from x, which beat the direct kernels' phase planes even at 1/8 lanes wasted
+     * (CIFAR ResNet's 64 -> 128 stride-2 layers, 3x3 and 1x1: 10-15%) */
+    return j->og >= 32 && (4 * lanes > 5 * j->L || (direct && !j->wide && j->kk * j->L <= (1 << 16)));
 }
 
 static int run_job(conv_job *j, int64_t items, pf_team_fn fn) {
@@ -568,7 +571,8 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
                 fill_row(&j, j.out + (n * j.O + o) * j.L * j.es, j.L, j.bias ? pf_load_f64(j.bias + o * j.bs * j.es, j.dt) : 0);
         return PF_OK;
     }
-    if ((j.dense = dense_wins(&j))) j.wide = 0;
+    int direct = j.dt == PF_FLOAT32 && !strcmp(pf_gemm_path(), "avx512");
+    if ((j.dense = dense_wins(&j, direct))) j.wide = 0;
 #ifdef HAVE_DIRECT
     if (!j.dense && j.dt == PF_FLOAT32 && !strcmp(pf_gemm_path(), "avx512")) return pf_conv_direct(&j, sh, sw);
 #endif
@@ -643,7 +647,7 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
                             pf_dtype_name[grad_w->dtype]);
     }
     j.gy = grad_out->data;
-    if ((j.dense = dense_wins(&j))) j.wide = 0;
+    if ((j.dense = dense_wins(&j, 0))) j.wide = 0;
 #ifdef HAVE_DIRECT
     if (grad_w) { /* grad_w as an implicit GEMM: grad_out packed once, B gathered from x */
         int done = 0;
