@@ -159,7 +159,7 @@ __all__ = [
 
 def __getattr__(name: str):
     # torch.distributed is an attribute after `import torch`: imported on first use (it has a cost and is rarely used)
-    if name in ("distributed", "multiprocessing", "sparse"):
+    if name in ("distributed", "multiprocessing", "sparse", "hub", "compiler", "types", "_dynamo"):
         import importlib
 
         return importlib.import_module("pyframe." + name)

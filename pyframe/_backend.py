@@ -149,6 +149,16 @@ def get_num_threads() -> int:
     return lib.pf_get_num_threads()
 
 
+def openmp_enabled() -> bool:
+    """Whether the C core was built with OpenMP (its kernels parallel)."""
+    return bool(lib.pf_openmp_enabled())
+
+
+def gemm_path() -> str:
+    """The GEMM kernel set in use: "avx512", "avx2" or "portable"."""
+    return ffi.string(lib.pf_gemm_path()).decode()
+
+
 def show_config() -> str:
     """Prints and returns the build and runtime configuration of the C core."""
     paths = [p for p in ("avx512", "avx2", "portable") if lib.pf_cpu_supports(p.encode())]

@@ -1,6 +1,7 @@
 """Optimizers and learning-rate schedulers. Same as torch.optim."""
 
 from pyframe.optim import lr_scheduler
+from pyframe.optim import torch_paths as _torch_paths  # noqa: F401 - registers torch.optim.adamw and kin
 from pyframe.optim.adafactor import Adafactor
 from pyframe.optim.adam import Adam, AdamW
 from pyframe.optim.adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop

@@ -808,3 +808,7 @@ class CyclicLR(LRScheduler):
         if fn is not None and self._scale_fn_custom is not None:
             self._scale_fn_custom.__dict__.update(fn)
         self._init_scale_fn()
+
+
+class _LRScheduler(LRScheduler):
+    """torch's older name of the scheduler base class (subclasses written for it, ``isinstance`` checks)."""

@@ -20,7 +20,18 @@ from pyframe.ops.optim import fused_step
 from pyframe.tensor import Tensor, empty_tensor
 from pyframe.utils.hooks import RemovableHandle
 
-__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "required"]
+
+
+class _RequiredParameter:
+    """Singleton class representing a required parameter for an Optimizer."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+# torch's sentinel for an argument a custom optimizer must be given: ``def __init__(self, params, lr=required)``
+required = _RequiredParameter()
 
 # hooks of every optimizer's step, as torch's: pre hooks run before each instance's own, post hooks after
 _global_step_pre_hooks: OrderedDict[int, Callable] = OrderedDict()

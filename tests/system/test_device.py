@@ -106,3 +106,21 @@ def test_generator_streams_are_reproducible():
     assert pyframe.randn(3, generator=g.set_state(state)).tolist() == second.tolist()
     with pytest.raises(TypeError, match="Generator"):
         pyframe.rand(2, generator=3)
+
+
+def test_backends_are_importable_submodules_with_torchs_flags():
+    import importlib
+
+    cudnn = importlib.import_module("pyframe.backends.cudnn")
+    assert cudnn is pyframe.backends.cudnn and not cudnn.is_available() and cudnn.version() is None
+    before = cudnn.deterministic
+    with cudnn.flags(enabled=False, deterministic=True):
+        assert (cudnn.enabled, cudnn.deterministic) == (False, True)
+    assert cudnn.enabled and cudnn.deterministic == before
+    for name in ("cuda", "mps", "openmp", "cpu", "mkl", "mkldnn", "opt_einsum"):
+        assert importlib.import_module(f"pyframe.backends.{name}") is getattr(pyframe.backends, name)
+    assert pyframe.backends.openmp.is_available() is pyframe._backend.openmp_enabled()
+    assert pyframe.backends.cpu.get_cpu_capability() in ("AVX512", "AVX2", "DEFAULT")
+    with pyframe.backends.cuda.sdp_kernel(enable_flash=False):
+        assert not pyframe.backends.cuda.flash_sdp_enabled()
+    assert pyframe.backends.cuda.flash_sdp_enabled() and not pyframe.backends.cuda.is_built()

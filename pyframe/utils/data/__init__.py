@@ -21,3 +21,19 @@ __all__ = [
     *_distributed.__all__,
     *_sampler.__all__,
 ]
+
+
+def _torch_utils_paths() -> None:
+    """torch's private package ``torch.utils.data._utils`` (``from torch.utils.data._utils.collate import
+    default_collate`` in older programs): an alias module whose ``collate`` and ``worker`` are these modules."""
+    import sys
+    import types
+
+    alias = types.ModuleType(f"{__name__}._utils", "torch.utils.data._utils: pyframe's collate and worker modules.")
+    alias.collate, alias.worker = _collate, _worker
+    sys.modules[alias.__name__] = alias
+    sys.modules[f"{alias.__name__}.collate"], sys.modules[f"{alias.__name__}.worker"] = _collate, _worker
+    globals()["_utils"] = alias
+
+
+_torch_utils_paths()

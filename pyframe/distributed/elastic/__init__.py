@@ -1,0 +1,1 @@
+"""torch.distributed.elastic, the part scripts started by a launcher import: ``multiprocessing.errors.record``."""
