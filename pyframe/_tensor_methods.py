@@ -173,7 +173,7 @@ def bind() -> None:
         detach_=_detach_, fill_diagonal_=_fill_diagonal_, random_=_random_, map_=_map_, map2_=_map2_,
         is_same_size=lambda self, other: self.shape == other.shape, is_signed=lambda self: self.dtype.is_signed,
         is_complex=lambda self: False, is_conj=lambda self: False, is_neg=lambda self: False,
-        is_inference=lambda self: False, is_nested=False, is_quantized=False,
+        is_inference=lambda self: False,
         matrix_power=linalg.matrix_power, dim_order=_dim_order,
         cfloat=_no_complex("cfloat"), cdouble=_no_complex("cdouble"), chalf=_no_complex("chalf"),
     )  # fmt: skip
@@ -199,6 +199,13 @@ def bind() -> None:
         lambda self: self._retains_grad, doc="Same as torch.Tensor.retains_grad: whether retain_grad() was called."
     )
     Tensor.is_cuda = property(lambda self: False, doc="Always False: pyframe runs on the CPU.")
+    for name in ("is_xpu", "is_mps", "is_mtia", "is_ipu", "is_xla", "is_vulkan", "is_maia", "is_mkldnn",
+                 "is_quantized", "is_nested"):  # fmt: skip
+        setattr(
+            Tensor,
+            name,
+            property(lambda self: False, doc=f"Same as torch.Tensor.{name}: False on pyframe's CPU tensors."),
+        )
     Tensor.is_cpu = property(lambda self: True, doc="Always True: pyframe runs on the CPU.")
     Tensor.layout = _device.strided
     Tensor.T = property(view.reverse_dims)

@@ -356,6 +356,7 @@ def test_torch_method_spellings():
     with pytest.raises(TypeError, match="complex"):
         x.cfloat()
     assert pyframe.eye(2).mul(2).matrix_power(3).tolist() == [[8.0, 0.0], [0.0, 8.0]]
+    assert not any(getattr(x, n) for n in ("is_xpu", "is_mps", "is_quantized", "is_nested", "is_mkldnn"))
 
 
 def test_fill_diagonal_as_torch_and_numpy():
