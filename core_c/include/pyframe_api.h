@@ -512,13 +512,20 @@ int pf_layer_norm_backward(int dtype, const void *g, const void *x, const void *
  * dtype, batch dims equal (no broadcast), any strides but a unit last one; causal: key j <= query i
  * (top-left); S >= 1. dropout_p in [0, 1): weight (n, i, j) of batch element n is kept when the
  * Bernoulli(1 - dropout_p) draw at counter offset + (n L + i) S + j (pf_random's) is 1, and scaled
- * by 1 / (1 - dropout_p); backward takes the same seed and offset and draws the mask again */
+ * by 1 / (1 - dropout_p); with dropout the mask goes to keep (bool, contiguous, p's shape; NULL without
+ * dropout), each row's bytes over the keys its query sees (the rest are not written) */
 int pf_attention(const pf_tensor *q, const pf_tensor *k, const pf_tensor *v, pf_tensor *out, pf_tensor *p,
-                 double scale, int causal, double dropout_p, uint64_t seed, uint64_t offset);
-/* gq, gk, gv (shapes of q, k, v) from g (out's shape) and forward's p; all written */
+                 double scale, int causal, double dropout_p, uint64_t seed, uint64_t offset, pf_tensor *keep);
+/* gq, gk, gv (shapes of q, k, v) from g (out's shape), forward's p and, with dropout, its keep mask; all written */
 int pf_attention_backward(const pf_tensor *g, const pf_tensor *q, const pf_tensor *k, const pf_tensor *v,
                           const pf_tensor *p, pf_tensor *gq, pf_tensor *gk, pf_tensor *gv, double scale, int causal,
-                          double dropout_p, uint64_t seed, uint64_t offset);
+                          double dropout_p, const pf_tensor *keep);
+/* dropout of n contiguous float32/float64 values (dropout.c): keep[i] = the Bernoulli(1 - p) draw at counter
+ * offset + i (bernoulli_'s for a bool tensor), y[i] = keep[i] ? x[i] * (1 / (1 - p)) : 0, p in [0, 1);
+ * backward: gx[i] = keep[i] ? g[i] * (1 / (1 - p)) : 0 */
+int pf_dropout(int dtype, const void *x, void *y, unsigned char *keep, int64_t n, double p, uint64_t seed,
+               uint64_t offset);
+int pf_dropout_backward(int dtype, const void *g, const unsigned char *keep, void *gx, int64_t n, double p);
 
 /* an LSTM layer over a sequence (rnn.c), gates (i, f, g, o), all buffers contiguous, float32 or
  * float64: xw [L, N, 4H] the input half of the gates (x W_ih^T + b_ih), w_hh [4H, H], b_hh [4H] or

@@ -8,10 +8,11 @@
  * (pf_gemm_serial) with the keys it may see (a causal block stops at its last row), their
  * softmax and dropout are done while the block is in cache, and the output is a second
  * product; backward is four products per block the same way. The weights P (before dropout)
- * are kept for backward; the dropout mask is not kept: element (n, i, j) of the mask is the
- * Philox draw at counter offset + (n L + i) S + j, exactly the draw `bernoulli_` makes for
- * a [..., L, S] tensor, so backward draws it again and the fused call drops what the
- * composition would. Tasks are independent, so results do not depend on the thread count. */
+ * are kept for backward, and so is the dropout mask, a byte per weight (drawing it again in
+ * backward cost more than keeping it): element (n, i, j) of the mask is the Philox draw at
+ * counter offset + (n L + i) S + j, exactly the draw `bernoulli_` makes for a [..., L, S]
+ * tensor, so the fused call drops what the composition would. Tasks are independent, so
+ * results do not depend on the thread count. */
 #include "core.h"
 
 #define BR 64 /* query rows per block: the block's scores (BR x S) and the keys stay in cache */
@@ -19,11 +20,12 @@
 typedef struct {
     const pf_tensor *q, *k, *v, *g, *p;
     pf_tensor *out, *pw, *gq, *gk, *gv;
+    unsigned char *keep; /* the dropout mask [nb, L, S], written forward and read back */
     int causal;
     int64_t nb;
     double scale, drop; /* drop: the dropout probability, 0 for none */
     uint64_t seed, offset;
-    char *scratch; /* per thread: a block of dropped weights, of dP, and of the mask */
+    char *scratch; /* per thread: a block of dropped weights and of dP */
     size_t per_thread;
     int *rc; /* per thread: the first error of its tasks */
 } att_args;
@@ -129,7 +131,7 @@ ATT_ROWS(float, f32, pf_expf)
 ATT_ROWS(double, f64, exp)
 
 #define ATT_TASKS(T, SUF, DT)                                                                                   \
-    static int att_fwd_##SUF(const att_args *a, int64_t n, T *pd, unsigned char *keep) {                        \
+    static int att_fwd_##SUF(const att_args *a, int64_t n, T *pd) {                                             \
         const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                        \
         int nd = q->ndim;                                                                                       \
         int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1];       \
@@ -145,6 +147,7 @@ ATT_ROWS(double, f64, exp)
             const T *W = P;                                                                                     \
             int64_t ws = ps;                                                                                    \
             if (a->drop > 0) {                                                                                  \
+                unsigned char *keep = a->keep + (n * L + i0) * S;                                               \
                 draw_keep(a, n, L, S, i0, br, keep);                                                            \
                 drop_rows_##SUF(a, P, ps, keep, pd, i0, br, ns, S);                                             \
                 W = pd, ws = S;                                                                                 \
@@ -155,7 +158,7 @@ ATT_ROWS(double, f64, exp)
         return PF_OK;                                                                                           \
     }                                                                                                           \
     /* W = dropped P; dV = W^T dO; dW = dO V^T; dS (dsoftmax_rows); dQ = dS K; dK = dS^T Q */                   \
-    static int att_bwd_##SUF(const att_args *a, int64_t n, T *pd, T *dp, unsigned char *keep) {                 \
+    static int att_bwd_##SUF(const att_args *a, int64_t n, T *pd, T *dp) {                                      \
         const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                        \
         int nd = q->ndim;                                                                                       \
         int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1];       \
@@ -171,8 +174,8 @@ ATT_ROWS(double, f64, exp)
             int64_t br = L - i0 < BR ? L - i0 : BR, ns = seen(a, i0 + br - 1, S);                               \
             const T *P = pb + i0 * ps, *W = P;                                                                  \
             int64_t ws = ps;                                                                                    \
+            const unsigned char *keep = a->keep ? a->keep + (n * L + i0) * S : NULL;                            \
             if (a->drop > 0) {                                                                                  \
-                draw_keep(a, n, L, S, i0, br, keep);                                                            \
                 drop_rows_##SUF(a, P, ps, keep, pd, i0, br, ns, S);                                             \
                 W = pd, ws = S;                                                                                 \
             }                                                                                                   \
@@ -190,20 +193,19 @@ ATT_ROWS(double, f64, exp)
 ATT_TASKS(float, f32, PF_FLOAT32)
 ATT_TASKS(double, f64, PF_FLOAT64)
 
-/* thread t's scratch: two blocks of BR x S values (dropped weights, dP) and a block of the mask */
+/* thread t's scratch: two blocks of BR x S values (dropped weights, dP) */
 static void team(void *arg, int t, int T, int backward) {
     const att_args *a = arg;
     int64_t b, e, S = a->k->shape[a->k->ndim - 2];
     pf_split(a->nb, t, T, &b, &e);
     size_t blk = (size_t)(BR * S) * pf_dtype_size[a->q->dtype];
     char *pd = a->scratch + (size_t)t * a->per_thread, *dp = pd + blk;
-    unsigned char *keep = (unsigned char *)(dp + blk);
     int rc = PF_OK, f32 = a->q->dtype == PF_FLOAT32;
     for (int64_t n = b; n < e && !rc; n++) {
         if (backward)
-            rc = f32 ? att_bwd_f32(a, n, (float *)pd, (float *)dp, keep) : att_bwd_f64(a, n, (double *)pd, (double *)dp, keep);
+            rc = f32 ? att_bwd_f32(a, n, (float *)pd, (float *)dp) : att_bwd_f64(a, n, (double *)pd, (double *)dp);
         else
-            rc = f32 ? att_fwd_f32(a, n, (float *)pd, keep) : att_fwd_f64(a, n, (double *)pd, keep);
+            rc = f32 ? att_fwd_f32(a, n, (float *)pd) : att_fwd_f64(a, n, (double *)pd);
     }
     a->rc[t] = rc;
 }
@@ -262,6 +264,27 @@ static int check_all(const att_args *a, int backward) {
     return PF_OK;
 }
 
+/* with dropout: the mask tensor, bool, contiguous, of the weights' shape [batch..., L, S] */
+static int check_keep(att_args *a, const pf_tensor *keep) {
+    if (!(a->drop > 0)) return PF_OK;
+    if (!keep) return pf_error(PF_ERR_VALUE, "scaled_dot_product_attention: dropout needs a mask tensor, got NULL");
+    int rc = pf_check(keep, "dropout mask");
+    if (rc) return rc;
+    const pf_tensor *q = a->q;
+    char b1[128], b2[128], b3[128];
+    int nd = q->ndim, ok = keep->dtype == PF_BOOL && keep->ndim == nd && pf_is_contiguous(keep) &&
+                           keep->shape[nd - 2] == q->shape[nd - 2] && keep->shape[nd - 1] == a->k->shape[nd - 2];
+    for (int i = 0; ok && i < nd - 2; i++) ok = keep->shape[i] == q->shape[i];
+    if (!ok)
+        return pf_error(PF_ERR_VALUE,
+                        "scaled_dot_product_attention: the dropout mask must be a contiguous bool tensor of the "
+                        "weights' shape (query %s, key %s), got %s %s",
+                        pf_shape_str(q, b1), pf_shape_str(a->k, b2), pf_dtype_name[keep->dtype],
+                        pf_shape_str(keep, b3));
+    a->keep = keep->data;
+    return PF_OK;
+}
+
 /* the tasks on a team, each thread with its scratch; the first error any of them met */
 static int run(att_args *a, pf_team_fn fn) {
     const pf_tensor *q = a->q;
@@ -273,7 +296,7 @@ static int run(att_args *a, pf_team_fn fn) {
     int nt = pf_threads_for(pf_numel(q) * S / (a->causal ? 2 : 1));
     if (nt > a->nb) nt = (int)a->nb;
     size_t blk = (size_t)(BR * S) * pf_dtype_size[q->dtype];
-    a->per_thread = (2 * blk + (size_t)(BR * S) + 63) & ~(size_t)63;
+    a->per_thread = (2 * blk + 63) & ~(size_t)63;
     a->scratch = pf_alloc((size_t)nt * a->per_thread + (size_t)nt * sizeof(int));
     if (!a->scratch) return pf_error(PF_ERR_NOMEM, "scaled_dot_product_attention: out of memory for its scratch");
     a->rc = (int *)(a->scratch + (size_t)nt * a->per_thread);
@@ -286,10 +309,11 @@ static int run(att_args *a, pf_team_fn fn) {
 }
 
 int pf_attention(const pf_tensor *q, const pf_tensor *k, const pf_tensor *v, pf_tensor *out, pf_tensor *p,
-                 double scale, int causal, double dropout_p, uint64_t seed, uint64_t offset) {
+                 double scale, int causal, double dropout_p, uint64_t seed, uint64_t offset, pf_tensor *keep) {
     att_args a = {.q = q, .k = k, .v = v, .out = out, .pw = p, .causal = causal != 0, .scale = scale,
                   .drop = dropout_p, .seed = seed, .offset = offset};
     int rc = check_all(&a, 0);
+    if (!rc) rc = check_keep(&a, keep);
     if (rc) return rc;
     if (q->shape[q->ndim - 2] == 0) return PF_OK;
     if (k->shape[k->ndim - 2] == 0)
@@ -299,10 +323,11 @@ int pf_attention(const pf_tensor *q, const pf_tensor *k, const pf_tensor *v, pf_
 
 int pf_attention_backward(const pf_tensor *g, const pf_tensor *q, const pf_tensor *k, const pf_tensor *v,
                           const pf_tensor *p, pf_tensor *gq, pf_tensor *gk, pf_tensor *gv, double scale, int causal,
-                          double dropout_p, uint64_t seed, uint64_t offset) {
+                          double dropout_p, const pf_tensor *keep) {
     att_args a = {.q = q, .k = k, .v = v, .g = g, .p = p, .gq = gq, .gk = gk, .gv = gv, .causal = causal != 0,
-                  .scale = scale, .drop = dropout_p, .seed = seed, .offset = offset};
+                  .scale = scale, .drop = dropout_p};
     int rc = check_all(&a, 1);
+    if (!rc) rc = check_keep(&a, keep);
     if (rc) return rc;
     return run(&a, bwd_team);
 }

@@ -31,8 +31,11 @@ static double att_case(int dt, int64_t B, int64_t L, int64_t S, int64_t E, int64
     pf_tensor gq = mat(dt, B, L, E, 0, &seed), gk = mat(dt, B, S, E, 0, &seed), gv = mat(dt, B, S, Ev, 0, &seed);
     double scale = 1 / sqrt((double)E), worst = 0, inv = 1 / (1 - drop);
     const uint64_t rseed = 77, roff = 1000003;
-    CHECK_OK(pf_attention(&q, &k, &v, &out, &p, scale, causal, drop, rseed, roff));
-    CHECK_OK(pf_attention_backward(&g, &q, &k, &v, &p, &gq, &gk, &gv, scale, causal, drop, rseed, roff));
+    /* the kernel's kept mask (written over the keys each query sees) and the reference's own draw */
+    pf_tensor kept = {.data = malloc((size_t)(B * L * S) + 1), .dtype = PF_BOOL, .ndim = 3, .shape = {B, L, S},
+                      .strides = {L * S, S, 1}};
+    CHECK_OK(pf_attention(&q, &k, &v, &out, &p, scale, causal, drop, rseed, roff, drop > 0 ? &kept : NULL));
+    CHECK_OK(pf_attention_backward(&g, &q, &k, &v, &p, &gq, &gk, &gv, scale, causal, drop, drop > 0 ? &kept : NULL));
     pf_tensor keep = {.data = malloc((size_t)(B * L * S) + 1), .dtype = PF_BOOL, .ndim = 3, .shape = {B, L, S},
                       .strides = {L * S, S, 1}};
     CHECK_OK(pf_random(PF_RAND_BERNOULLI, &keep, rseed, roff, 1 - drop, 0));
@@ -52,6 +55,8 @@ static double att_case(int dt, int64_t B, int64_t L, int64_t S, int64_t E, int64
             for (int64_t j = 0; j < S; j++) P[i * S + j] = j < ns ? exp(P[i * S + j] - m) : 0, z += P[i * S + j];
             for (int64_t j = 0; j < S; j++) P[i * S + j] /= z, CLOSE(at(&p, b, i, j), P[i * S + j]);
             for (int64_t j = 0; j < S; j++) W[i * S + j] = kp[(b * L + i) * S + j] ? P[i * S + j] * inv : 0;
+            for (int64_t j = 0; drop > 0 && j < ns; j++) /* the kept mask is that draw on the keys seen */
+                if (((const unsigned char *)kept.data)[(b * L + i) * S + j] != kp[(b * L + i) * S + j]) worst = 1e9;
             for (int64_t e = 0; e < Ev; e++) {
                 double o = 0;
                 for (int64_t j = 0; j < S; j++) o += W[i * S + j] * at(&v, b, j, e);
@@ -87,7 +92,7 @@ static double att_case(int dt, int64_t B, int64_t L, int64_t S, int64_t E, int64
 #undef CLOSE
     pf_tensor *all[] = {&q, &k, &v, &g, &out, &p, &gq, &gk, &gv};
     for (int t = 0; t < 9; t++) free(all[t]->data);
-    free(P), free(dS), free(W), free(keep.data);
+    free(P), free(dS), free(W), free(keep.data), free(kept.data);
     return worst;
 }
 
@@ -115,25 +120,27 @@ static void test_bad_input(void) {
     pf_tensor q = mat(PF_FLOAT32, 2, 3, 4, 0, &seed), k = mat(PF_FLOAT32, 2, 5, 4, 0, &seed);
     pf_tensor v = mat(PF_FLOAT32, 2, 5, 2, 0, &seed), out = mat(PF_FLOAT32, 2, 3, 2, 0, &seed);
     pf_tensor p = mat(PF_FLOAT32, 2, 3, 5, 0, &seed);
-    CHECK_OK(pf_attention(&q, &k, &v, &out, &p, 0.5, 0, 0.0, 0, 0));
+    CHECK_OK(pf_attention(&q, &k, &v, &out, &p, 0.5, 0, 0.0, 0, 0, NULL));
     pf_tensor kd = k;
     kd.dtype = PF_FLOAT64;
-    CHECK(pf_attention(&q, &kd, &v, &out, &p, 0.5, 0, 0.0, 0, 0) == PF_ERR_TYPE, "key of another dtype");
+    CHECK(pf_attention(&q, &kd, &v, &out, &p, 0.5, 0, 0.0, 0, 0, NULL) == PF_ERR_TYPE, "key of another dtype");
     pf_tensor ki = k;
     ki.shape[2] = 3;
-    CHECK(pf_attention(&q, &ki, &v, &out, &p, 0.5, 0, 0.0, 0, 0) == PF_ERR_VALUE, "key's E differs");
+    CHECK(pf_attention(&q, &ki, &v, &out, &p, 0.5, 0, 0.0, 0, 0, NULL) == PF_ERR_VALUE, "key's E differs");
     pf_tensor ks = k;
     ks.strides[2] = 2;
-    CHECK(pf_attention(&q, &ks, &v, &out, &p, 0.5, 0, 0.0, 0, 0) == PF_ERR_VALUE, "key's last dim strided");
+    CHECK(pf_attention(&q, &ks, &v, &out, &p, 0.5, 0, 0.0, 0, 0, NULL) == PF_ERR_VALUE, "key's last dim strided");
     pf_tensor k0 = k, v0 = v, p0 = p;
     k0.shape[1] = v0.shape[1] = p0.shape[2] = 0;
-    CHECK(pf_attention(&q, &k0, &v0, &out, &p0, 0.5, 0, 0.0, 0, 0) == PF_ERR_VALUE, "no keys");
+    CHECK(pf_attention(&q, &k0, &v0, &out, &p0, 0.5, 0, 0.0, 0, 0, NULL) == PF_ERR_VALUE, "no keys");
     pf_tensor qi = q;
     qi.dtype = PF_INT32;
-    CHECK(pf_attention(&qi, &k, &v, &out, &p, 0.5, 0, 0.0, 0, 0) == PF_ERR_TYPE, "int32 query");
-    CHECK(pf_attention(&q, &k, &v, &out, &p, 0.5, 0, 1.0, 0, 0) == PF_ERR_VALUE, "dropout_p 1");
-    CHECK(pf_attention(&q, &k, &v, &out, &p, 0.5, 0, -0.1, 0, 0) == PF_ERR_VALUE, "negative dropout_p");
-    CHECK(pf_attention(&q, &k, &v, &out, &p, 0.5, 0, NAN, 0, 0) == PF_ERR_VALUE, "NaN dropout_p");
+    CHECK(pf_attention(&qi, &k, &v, &out, &p, 0.5, 0, 0.0, 0, 0, NULL) == PF_ERR_TYPE, "int32 query");
+    CHECK(pf_attention(&q, &k, &v, &out, &p, 0.5, 0, 1.0, 0, 0, NULL) == PF_ERR_VALUE, "dropout_p 1");
+    CHECK(pf_attention(&q, &k, &v, &out, &p, 0.5, 0, -0.1, 0, 0, NULL) == PF_ERR_VALUE, "negative dropout_p");
+    CHECK(pf_attention(&q, &k, &v, &out, &p, 0.5, 0, NAN, 0, 0, NULL) == PF_ERR_VALUE, "NaN dropout_p");
+    CHECK(pf_attention(&q, &k, &v, &out, &p, 0.5, 0, 0.5, 0, 0, NULL) == PF_ERR_VALUE, "dropout without a mask");
+    CHECK(pf_attention(&q, &k, &v, &out, &p, 0.5, 0, 0.5, 0, 0, &p) == PF_ERR_VALUE, "a float mask");
     free(q.data), free(k.data), free(v.data), free(out.data), free(p.data);
 }
 

@@ -229,10 +229,20 @@ def test_sdpa_fused_double_backward_and_core_checks():
     q, k, v = (pf.tensor(a) for a in arrays)
     out = pf.empty(1, 4, 2)
     with pytest.raises(TypeError, match="query has float64"):
-        pf._backend.check(lib.pf_attention(q._d(), k._d(), v._d(), out._d(), pf.empty(1, 4, 5)._d(), 1.0, 1, 0.0, 0, 0))
+        pf._backend.check(lib.pf_attention(q._d(), k._d(), v._d(), out._d(), pf.empty(1, 4, 5)._d(), 1.0, 1, 0.0, 0, 0,
+                                           pf._backend.NULL))  # fmt: skip
     with pytest.raises(ValueError, match=r"attention weights has shape \[1, 4, 4\]"):
         pf._backend.check(lib.pf_attention(q._d(), k._d(), v._d(), out.double()._d(),
-                                           pf.empty(1, 4, 4, dtype=pf.float64)._d(), 1.0, 1, 0.0, 0, 0))  # fmt: skip
+                                           pf.empty(1, 4, 4, dtype=pf.float64)._d(), 1.0, 1, 0.0, 0, 0,
+                                           pf._backend.NULL))  # fmt: skip
+    # with dropout the kernel keeps its mask: a contiguous bool tensor of the weights' shape, checked
+    out, w = out.double(), pf.empty(1, 4, 5, dtype=pf.float64)
+    with pytest.raises(ValueError, match="needs a mask tensor"):
+        pf._backend.check(lib.pf_attention(q._d(), k._d(), v._d(), out._d(), w._d(), 1.0, 1, 0.5, 0, 0,
+                                           pf._backend.NULL))  # fmt: skip
+    for bad in (pf.empty(1, 4, 4, dtype=pf.bool), pf.empty(1, 4, 5), pf.empty(1, 5, 4, dtype=pf.bool).mT):
+        with pytest.raises(ValueError, match="contiguous bool tensor of the weights' shape"):
+            pf._backend.check(lib.pf_attention(q._d(), k._d(), v._d(), out._d(), w._d(), 1.0, 1, 0.5, 0, 0, bad._d()))
 
 
 MHA_CASES = {

@@ -149,3 +149,68 @@ def test_feature_alpha_dropout_drops_whole_channels():
     m = nn.FeatureAlphaDropout(0.2)
     assert repr(m) == "FeatureAlphaDropout(p=0.2, inplace=False)"
     assert m.eval()(x) is x
+
+
+@pytest.mark.parametrize("dtype", [pf.float32, pf.float64])
+@pytest.mark.parametrize("n", [1, 63, 4096 * 3 + 17, 70_001])
+def test_fused_dropout_equals_the_composition_with_bernoullis_mask(restore_seed, dtype, n):
+    # contiguous float tensors take one C pass each way; the mask is bernoulli_'s draw into bool for the same
+    # generator state, and values and gradients are the composition's exactly (where(keep, x * scale, 0))
+    p = 0.3
+    x = pf.randn(n, dtype=dtype).requires_grad_()
+    g = pf.randn(n, dtype=dtype)
+    pf.manual_seed(11)
+    y = F.dropout(x, p)
+    after = pf.rand(1).item()  # the generator advanced by n counters, as bernoulli_ advances it
+    (gx,) = pf.autograd.grad(y, x, g)
+    pf.manual_seed(11)
+    keep = pf.empty(n, dtype=pf.bool)
+    keep.bernoulli_(1 - p)
+    assert pf.rand(1).item() == after
+    ref = pf.where(keep, x.detach() * (1 / (1 - p)), 0.0)
+    assert y.grad_fn.name() == "MulBackward0"
+    np.testing.assert_array_equal(arr(y), arr(ref))
+    np.testing.assert_array_equal(arr(gx), arr(pf.where(keep, g, 0.0) * (1 / (1 - p))))
+    assert 0.25 < keep.float().mean().item() < 0.95 if n > 1000 else True
+
+
+def test_fused_dropout_double_backward_other_layouts_and_threads(restore_seed):
+    # create_graph differentiates the composition with the kept mask; a strided input takes the composition; the
+    # draw does not depend on the thread count
+    x = pf.randn(50, 40, dtype=pf.float64).requires_grad_()
+    pf.manual_seed(3)
+    y = F.dropout(x, 0.5)
+    (gx,) = pf.autograd.grad((y * y).sum(), x, create_graph=True)
+    (ggx,) = pf.autograd.grad(gx.sum(), x)
+    keep = arr(y) != 0
+    np.testing.assert_allclose(arr(gx), 2 * arr(y) * 2 * keep, rtol=1e-12)
+    np.testing.assert_allclose(arr(ggx), 8 * keep, rtol=1e-12)  # d(sum 8 keep x)/dx
+    pf.manual_seed(3)
+    yt = F.dropout(x.detach().t(), 0.5)  # strided: bernoulli_ into bool and where, the same mask order
+    pf.manual_seed(3)
+    keep_t = pf.empty(40, 50, dtype=pf.bool).bernoulli_(0.5)
+    np.testing.assert_array_equal(arr(yt) != 0, arr(keep_t) & (arr(x.t()) != 0))
+    big = pf.randn(300_000)
+    masks = []
+    for threads in (1, 2):
+        old = pf.get_num_threads()
+        pf.set_num_threads(threads)
+        try:
+            pf.manual_seed(9)
+            masks.append(arr(F.dropout(big, 0.2)))
+        finally:
+            pf.set_num_threads(old)
+    np.testing.assert_array_equal(masks[0], masks[1])
+
+
+def test_fused_dropout_core_checks():
+    from pyframe._backend import check, lib
+
+    x, y, keep = pf.randn(8), pf.empty(8), pf.empty(8, dtype=pf.bool)
+    for p, match in ((1.0, "p must be in"), (-0.1, "p must be in"), (float("nan"), "p must be in")):
+        with pytest.raises(ValueError, match=match):
+            check(lib.pf_dropout(x.dtype.code, x._ptr, y._ptr, keep._ptr, 8, p, 0, 0))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        check(lib.pf_dropout(pf.int32.code, x._ptr, y._ptr, keep._ptr, 8, 0.5, 0, 0))
+    with pytest.raises(ValueError, match="negative element count"):
+        check(lib.pf_dropout_backward(x.dtype.code, x._ptr, keep._ptr, y._ptr, -1, 0.5))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from pyframe import _dtype, _grad_mode
-from pyframe._backend import ShapeError, check, lib
+from pyframe._backend import NULL, ShapeError, check, lib
 from pyframe.autograd.graph import needs_grad, record
 from pyframe.nn.functional._utils import _float_arg, _regrad, _tensor_arg
 from pyframe.nn.functional.dropout import dropout
@@ -182,16 +182,20 @@ def _fused_attention(query: Tensor, key: Tensor, value: Tensor, s: float, is_cau
     stride is all it needs) and the output is written laid out as ``_like_query`` lays it out;
     the causal mask is a loop bound, the softmax weights are kept for backward. Dropout takes
     the counters ``dropout`` would take for the weights' shape, so it drops the same weights;
-    backward draws the mask again from them. Double backward differentiates the composition
-    with that mask."""
+    its mask is kept for backward (a byte per weight; bytes past a causal row's last key are
+    not written and never read). Double backward differentiates the composition with the mask
+    drawn again from those counters."""
     q, k, v = _unit_last(query), _unit_last(key), _unit_last(value)
     dt = q.dtype
     out = _empty_like_query(query, q._shape[:-1] + (v._shape[-1],), dt)  # written in place of _like_query's copy
     p = empty_tensor(q._shape[:-1] + (k._shape[-2],), dt)
     seed = offset = 0
+    mask = None  # the dropout mask, kept for backward (a byte per weight)
     if dropout_p > 0.0:
         seed, offset = _generator(None).take(p._numel)
-    check(lib.pf_attention(q._d(), k._d(), v._d(), out._d(), p._d(), s, int(is_causal), dropout_p, seed, offset))
+        mask = empty_tensor(p._shape, _dtype.bool_)
+    check(lib.pf_attention(q._d(), k._d(), v._d(), out._d(), p._d(), s, int(is_causal), dropout_p, seed, offset,
+                           NULL if mask is None else mask._d()))  # fmt: skip
     if needs_grad(query, key, value):
 
         def backward(g):
@@ -206,8 +210,9 @@ def _fused_attention(query: Tensor, key: Tensor, value: Tensor, s: float, is_cau
             # each gradient laid out as its input (q from x.view(b, L, h, e).transpose(1, 2) gets a (b, L, h, e)-major
             # gradient), so the views' backward back to x's shape needs no copy
             gq, gk, gv = (_empty_like_query(t, t._shape, dt) for t in (query, key, value))
+            kept = NULL if mask is None else mask._d()
             check(lib.pf_attention_backward(g._d(), q._d(), k._d(), v._d(), p._d(), gq._d(), gk._d(), gv._d(), s,
-                                            int(is_causal), dropout_p, seed, offset))  # fmt: skip
+                                            int(is_causal), dropout_p, kept))  # fmt: skip
             return (gq if query.requires_grad else None, gk if key.requires_grad else None,
                     gv if value.requires_grad else None)  # fmt: skip
 

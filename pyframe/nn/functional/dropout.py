@@ -5,9 +5,11 @@ from __future__ import annotations
 import warnings
 
 from pyframe import _dtype, _grad_mode
+from pyframe._backend import check, lib
+from pyframe.autograd.graph import needs_grad, record
 from pyframe.nn.functional._utils import _float_arg
 from pyframe.ops import elementwise as ew
-from pyframe.ops.random import bernoulli_
+from pyframe.ops.random import _generator, bernoulli_
 from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = [
@@ -26,6 +28,8 @@ def _apply_mask(input: Tensor, mask_shape: tuple, p: float, inplace: bool) -> Te
     mask is drawn as bool and applied with ``where``, so backward keeps a byte per element (as torch's
     dropout), not a float mask and the input."""
     if not inplace and p < 1.0 and mask_shape == input._shape:
+        if input.dtype.code in _NATIVE and input.is_contiguous():
+            return _fused(input, p)
         with _grad_mode.no_grad():
             keep = empty_tensor(mask_shape, _dtype.bool_)
             bernoulli_(keep, 1.0 - p)
@@ -40,6 +44,31 @@ def _apply_mask(input: Tensor, mask_shape: tuple, p: float, inplace: bool) -> Te
     if inplace:
         return ew.inplace_ops["mul_"](input, mask)
     return ew.mul(input, mask)
+
+
+_NATIVE = (_dtype.float32.code, _dtype.float64.code)
+
+
+def _fused(input: Tensor, p: float) -> Tensor:
+    """Element-wise dropout of a contiguous float32/float64 tensor in one C pass each way (pf_dropout): the same
+    counters, mask and values as the composition above (``bernoulli_`` into bool, ``where``), without its
+    intermediate tensors; the bool mask is kept for backward. Double backward differentiates the composition."""
+    dt, n = input.dtype, input._numel
+    keep, out = empty_tensor(input._shape, _dtype.bool_), empty_tensor(input._shape, dt)
+    seed, offset = _generator(None).take(n)
+    check(lib.pf_dropout(dt.code, input._ptr, out._ptr, keep._ptr, n, p, seed, offset))
+    if needs_grad(input):
+
+        def backward(g):
+            if _grad_mode.enabled:  # create_graph: the composition's derivative, differentiable again
+                return (ew.mul(ew.where(keep, g, 0.0), 1.0 / (1.0 - p)),)
+            g = g.contiguous()
+            gx = empty_tensor(g._shape, dt)
+            check(lib.pf_dropout_backward(dt.code, g._ptr, keep._ptr, gx._ptr, n, p))
+            return (gx,)
+
+        record("MulBackward0", backward, (input,), out)
+    return out
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
