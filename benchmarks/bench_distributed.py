@@ -45,6 +45,14 @@ BUCKET_MB = float(os.environ.get("BENCH_BUCKET_MB", "1"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 
 
+def _timed(barrier, fn) -> tuple[float, float]:
+    """One call of ``fn`` after the ranks meet at ``barrier``: (its wall time, this process's CPU time for it)."""
+    barrier()
+    c0 = time.process_time()
+    wall = _median_time(fn, 1)
+    return wall, time.process_time() - c0
+
+
 def _median_time(fn, reps: int) -> float:
     times = []
     for _ in range(reps):
@@ -71,10 +79,7 @@ def _torch_overlap(rank: int, k: int) -> list | None:
 
     rows = []
     for _ in range(ROUNDS):
-        td.barrier()
-        c0 = time.process_time()
-        t_comm = _median_time(lambda: td.all_reduce(big), 1)
-        cpu_comm = time.process_time() - c0
+        t_comm, cpu_comm = _timed(td.barrier, lambda: td.all_reduce(big))
         td.barrier()
         t_comp = _median_time(compute, 1)
         td.barrier()
@@ -123,18 +128,9 @@ def _torch_ddp(rank: int, bucket_bytes: list) -> list | None:
     bufs = [torch.ones(n // 4) for n in bucket_bytes]  # pyframe's buckets (torch's rule: the same sizes)
     rows = []
     for _ in range(ROUNDS):
-        td.barrier()
-        c0 = time.process_time()
-        t_plain = _median_time(lambda: step(plain), 1)
-        cpu_plain = time.process_time() - c0
-        td.barrier()
-        c0 = time.process_time()
-        t_ddp = _median_time(lambda: step(ddp), 1)
-        cpu_ddp = time.process_time() - c0
-        td.barrier()
-        c0 = time.process_time()
-        t_comm = _median_time(lambda: [td.all_reduce(b) for b in bufs], 1)
-        cpu_comm = time.process_time() - c0
+        t_plain, cpu_plain = _timed(td.barrier, lambda: step(plain))
+        t_ddp, cpu_ddp = _timed(td.barrier, lambda: step(ddp))
+        t_comm, cpu_comm = _timed(td.barrier, lambda: [td.all_reduce(b) for b in bufs])
         rows.append([t_plain, t_ddp, t_comm, float("nan"), cpu_comm, cpu_plain, cpu_ddp])
     td.destroy_process_group()
     return rows
@@ -223,10 +219,7 @@ def worker(outfile: str) -> None:
 
     hidden = []
     for _ in range(ROUNDS):
-        comm.Barrier()
-        c0 = time.process_time()
-        t_comm = _median_time(lambda: dist.all_reduce(big), 1)
-        cpu_comm = time.process_time() - c0
+        t_comm, cpu_comm = _timed(comm.Barrier, lambda: dist.all_reduce(big))
         comm.Barrier()
         t_comp = _median_time(compute, 1)
         comm.Barrier()
@@ -263,19 +256,10 @@ def worker(outfile: str) -> None:
     bufs = [b.flat for b in ddp._buckets]
     rows = []
     for _ in range(ROUNDS):
-        comm.Barrier()
-        c0 = time.process_time()
-        t_plain = _median_time(lambda: step(plain), 1)
-        cpu_plain = time.process_time() - c0
-        comm.Barrier()
-        c0 = time.process_time()
-        t_ddp = _median_time(lambda: step(ddp), 1)
-        cpu_ddp = time.process_time() - c0
+        t_plain, cpu_plain = _timed(comm.Barrier, lambda: step(plain))
+        t_ddp, cpu_ddp = _timed(comm.Barrier, lambda: step(ddp))
         wait = ddp.last_sync_wait
-        comm.Barrier()
-        c0 = time.process_time()
-        t_comm = _median_time(lambda: [dist.all_reduce(b) for b in bufs], 1)
-        cpu_comm = time.process_time() - c0
+        t_comm, cpu_comm = _timed(comm.Barrier, lambda: [dist.all_reduce(b) for b in bufs])
         rows.append([t_plain, t_ddp, t_comm, wait, cpu_comm, cpu_plain, cpu_ddp])
     res["ddp"] = {"rounds": rows, "mbytes": sum(ddp.bucket_sizes) / 1e6, "buckets": len(ddp.bucket_sizes)}
     res["ddp_torch"] = _torch_ddp(rank, ddp.bucket_sizes)
