@@ -85,12 +85,11 @@ def set_default_tensor_type(t: Any) -> None:
     """Same as torch.set_default_tensor_type (deprecated there for ``set_default_dtype``): a legacy type or its
     name (``pyframe.DoubleTensor``, ``"torch.FloatTensor"``) sets the default floating dtype."""
     from pyframe import _dtype
+    from pyframe._tensor_methods import _BY_TYPE_NAME  # the legacy type names, as Tensor.type reads them
 
     name = t if isinstance(t, str) else getattr(t, "__name__", "")
     dt = getattr(t, "dtype", None) if not isinstance(t, str) else None
-    table = {"FloatTensor": _dtype.float32, "DoubleTensor": _dtype.float64, "HalfTensor": _dtype.float16,
-             "BFloat16Tensor": _dtype.bfloat16}  # fmt: skip
-    dt = dt if isinstance(dt, _dtype.dtype) else table.get(name.rpartition(".")[2])
+    dt = dt if isinstance(dt, _dtype.dtype) else _BY_TYPE_NAME.get(name.rpartition(".")[2])
     if dt is None or not dt.is_floating_point:
         raise TypeError(f"set_default_tensor_type(): expected a floating tensor type (FloatTensor, DoubleTensor, "
                         f"HalfTensor, BFloat16Tensor) or its name, got {t!r}")  # fmt: skip
