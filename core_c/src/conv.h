@@ -41,6 +41,7 @@ typedef struct {
     int cols_t;           /* wide float32 on AVX-512: the weight gradient's unfold built transposed */
     int dense;            /* tiles over the batch's positions n*L + p (small images, see dense_wins) */
     int64_t es, N, C, O, G, cg, og, kk, R, L, lt, ntiles;
+    int64_t msub, mrows; /* forward: blocks of mrows output channels per group (dense: items are tile x group x block) */
     int64_t Hp, Wp, Lq; /* wide: padded plane, positions (the last row ends at OW) */
     const char *x, *w, *bias, *gy;
     int64_t xsn, xsc, bs;

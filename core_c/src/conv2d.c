@@ -226,12 +226,14 @@ static void tile_gemm(conv_job *j, const pf_gemm_prob *p, int64_t part, char *gw
         __atomic_store_n(&j->err, 1, __ATOMIC_RELAXED);
 }
 
-/* part i of the weight as the forward's A (group i, [og, R]) or grad_x's (group i / nsub, its
+/* part i of the weight as the forward's A (group i / msub, its block of rows i % msub: [<= mrows, R]) or grad_x's (group i / nsub, its
  * block of channels i % nsub transposed: [ns*kk, og]) */
 static void weight_part(const conv_job *j, int back, int64_t i, const char **a, int64_t *m, int64_t *k, int64_t *rsa,
                         int64_t *csa) {
     if (!back) {
-        *a = j->w + i * j->og * j->R * j->es, *m = j->og, *k = j->R, *rsa = j->R, *csa = 1;
+        int64_t r0 = i % j->msub * j->mrows;
+        *a = j->w + (i / j->msub * j->og + r0) * j->R * j->es, *m = j->og - r0 < j->mrows ? j->og - r0 : j->mrows;
+        *k = j->R, *rsa = j->R, *csa = 1;
         return;
     }
     int64_t gi = i / j->nsub, s0 = i % j->nsub * j->csub, ns = j->cg - s0 < j->csub ? j->cg - s0 : j->csub;
@@ -274,11 +276,11 @@ static int pack_weight(conv_job *j, int back, int64_t parts, int64_t uses, const
 }
 
 #ifdef HAVE_DIRECT
-/* The implicit forward of one dense tile (positions P0 .. P0 + lt of the batch) and group: no
- * unfold; per K block of the weight's pack, its B panels gathered from x, then multiplied into
- * ct [og, lt]. offs: the tile's absolute offsets into x per tap, made by tile_offsets. */
-static void implicit_tile(conv_job *j, int64_t gi, int64_t lt, const int32_t *offs, char *bp, char *ct) {
-    const char *pk = j->wpk + (size_t)gi * j->wpk_each;
+/* The implicit forward of one dense tile (positions P0 .. P0 + lt of the batch), group gi and
+ * its block of rows (pack `part`): no unfold; per K block of the pack, its B panels gathered
+ * from x, then multiplied into ct [rows, lt]. offs: the tile's absolute offsets into x per tap, made by tile_offsets. */
+static void implicit_tile(conv_job *j, int64_t gi, int64_t part, int64_t lt, const int32_t *offs, char *bp, char *ct) {
+    const char *pk = j->wpk + (size_t)part * j->wpk_each;
     const float *xg = (const float *)j->x + gi * j->cg * j->xsc;
     int64_t ltp = (lt + j->pnr - 1) / j->pnr * j->pnr;
     for (int64_t pc = 0; pc < j->R; pc += j->pkc) {
@@ -307,31 +309,33 @@ static void conv_forward_thread(void *arg, int t, int T) {
     char *ct = base + j->off_ct;
     int64_t i0, i1, have = -1, psz = 0;
     const char *src = NULL;
-    if (j->dense) {
-        pf_split(j->ntiles, t, T, &i0, &i1);
+    if (j->dense) { /* items: (tile, group, block of rows), tile-major so a thread's items share unfolds */
+        int64_t per = j->G * j->msub, have_t = -1, have_g = -1;
+        pf_split(j->ntiles * per, t, T, &i0, &i1);
         for (int64_t it = i0; it < i1; it++) {
-            int64_t P0 = it * j->lt, lt = j->N * L - P0 < j->lt ? j->N * L - P0 : j->lt;
+            int64_t tile = it / per, gi = it % per / j->msub, r0 = it % j->msub * j->mrows;
+            int64_t m = j->og - r0 < j->mrows ? j->og - r0 : j->mrows;
+            int64_t P0 = tile * j->lt, lt = j->N * L - P0 < j->lt ? j->N * L - P0 : j->lt;
             int32_t *offs = (int32_t *)(base + j->off_offs);
-            if (j->implicit) tile_offsets(j, P0, lt, (lt + j->pnr - 1) / j->pnr * j->pnr, offs);
-            for (int64_t gi = 0; gi < j->G; gi++) {
+            if (j->implicit && tile != have_t) tile_offsets(j, P0, lt, (lt + j->pnr - 1) / j->pnr * j->pnr, offs);
 #ifdef HAVE_DIRECT
-                if (j->implicit) implicit_tile(j, gi, lt, offs, col, ct);
+            if (j->implicit) implicit_tile(j, gi, it % per, lt, offs, col, ct);
 #endif
-                for (int64_t P = P0; P < P0 + lt && !j->implicit;) { /* each sample's run of the tile */
-                    int64_t n = P / L, p = P % L, seg = L - p < P0 + lt - P ? L - p : P0 + lt - P;
-                    unfold_tile(j, j->x + (n * j->xsn + gi * j->cg * j->xsc) * es, j->cg, col + (P - P0) * es, lt, p, seg);
-                    P += seg;
-                }
-                pf_gemm_prob p = {j->og, lt, R, j->w + gi * j->og * R * es, col, ct, R, 1, lt, 1, lt, 1, 0};
-                if (!j->implicit) tile_gemm(j, &p, gi, gws);
-                const char *bias = j->bias ? j->bias + gi * j->og * j->bs * es : NULL;
-                for (int64_t P = P0; P < P0 + lt;) {
-                    int64_t n = P / L, q = P % L, seg = L - q < P0 + lt - P ? L - q : P0 + lt - P;
-                    DISPATCH(j, dense_store, F(const void, ct + (P - P0) * es), lt,
-                             F(void, j->out + ((n * j->O + gi * j->og) * L + q) * es), L, j->og, seg, F(const void, bias),
-                             j->bs);
-                    P += seg;
-                }
+            for (int64_t P = P0; P < P0 + lt && !j->implicit && (tile != have_t || gi != have_g);) {
+                int64_t n = P / L, p = P % L, seg = L - p < P0 + lt - P ? L - p : P0 + lt - P; /* each sample's run */
+                unfold_tile(j, j->x + (n * j->xsn + gi * j->cg * j->xsc) * es, j->cg, col + (P - P0) * es, lt, p, seg);
+                P += seg;
+            }
+            have_t = tile, have_g = gi;
+            pf_gemm_prob p = {m, lt, R, j->w + (gi * j->og + r0) * R * es, col, ct, R, 1, lt, 1, lt, 1, 0};
+            if (!j->implicit) tile_gemm(j, &p, it % per, gws);
+            const char *bias = j->bias ? j->bias + (gi * j->og + r0) * j->bs * es : NULL;
+            for (int64_t P = P0; P < P0 + lt;) {
+                int64_t n = P / L, q = P % L, seg = L - q < P0 + lt - P ? L - q : P0 + lt - P;
+                DISPATCH(j, dense_store, F(const void, ct + (P - P0) * es), lt,
+                         F(void, j->out + ((n * j->O + gi * j->og + r0) * L + q) * es), L, m, seg, F(const void, bias),
+                         j->bs);
+                P += seg;
             }
         }
         return;
@@ -531,6 +535,26 @@ static int dense_wins(const conv_job *j, int direct) {
     return j->og >= 32 && (4 * lanes > 5 * j->L || (direct && !j->wide && j->kk * j->L <= (1 << 16)));
 }
 
+/* Dense tiles of about equal length, an even number of them when there are few (a layer of 3
+ * tiles ran two on one thread and one on the other), and, when tiles and groups make fewer than
+ * 4 items, each group's output channels in blocks of whole 12-row panels, at least 4 panels
+ * each (ResNet's 4x4 layers at batch 1 are one tile, and were one thread's work). Fixed by
+ * the shapes, never by the thread count. */
+static void dense_split(conv_job *j, int64_t pos) {
+    int64_t n = j->ntiles;
+    if (n > 1 && n < 8 && n % 2) n++;
+    if (n > 1) {
+        j->lt = ((pos + n - 1) / n + 31) / 32 * 32;
+        j->ntiles = (pos + j->lt - 1) / j->lt;
+    }
+    int64_t items = j->ntiles * j->G, panels = (j->og + 11) / 12, msub = (4 + items - 1) / items;
+    if (msub > panels / 4) msub = panels / 4;
+    if (msub > 1) {
+        j->mrows = (panels + msub - 1) / msub * 12;
+        j->msub = (j->og + j->mrows - 1) / j->mrows;
+    }
+}
+
 static int run_job(conv_job *j, int64_t items, pf_team_fn fn) {
     int nt = pf_threads_for(j->N * j->O * j->L * j->R / 4); /* multiply-adds, at ~4 per element of work */
     if (nt > items) nt = (int)items;
@@ -578,6 +602,8 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
 #endif
     int64_t pos = j.dense ? j.N * j.L : j.wide ? j.Lq : j.L;
     j.lt = tile_len(&j, j.R, pos), j.ntiles = (pos + j.lt - 1) / j.lt;
+    j.msub = 1, j.mrows = j.og;
+    if (j.dense) dense_split(&j, pos);
     size_t ws = 0;
     for (int64_t lt = j.lt, k = 0; k < 2; k++, lt = pos - (j.ntiles - 1) * j.lt) {
         pf_gemm_prob p = {j.og, lt, j.R, j.w, j.x, j.out, j.R, 1, lt, 1, j.L, 1, 1};
@@ -586,8 +612,8 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
         ws = umax(ws, umax(pf_gemm_ws_bytes(j.dt, &p), pf_gemm_packed_ws_bytes(j.dt, &p)));
     }
     size_t es = (size_t)j.es;
-    pf_gemm_prob first = {j.og, j.lt, j.R, j.w, j.x, j.out, j.R, 1, j.lt, 1, j.lt, 1, 0};
-    if ((rc = pack_weight(&j, 0, j.G, j.dense ? j.ntiles : j.N * j.ntiles, &first)) != PF_OK) return rc;
+    pf_gemm_prob first = {j.mrows, j.lt, j.R, j.w, j.x, j.out, j.R, 1, j.lt, 1, j.lt, 1, 0};
+    if ((rc = pack_weight(&j, 0, j.G * j.msub, j.dense ? j.ntiles : j.N * j.ntiles, &first)) != PF_OK) return rc;
     int32_t *tab = j.wide ? NULL : pf_conv_taps(&j, 0);
     size_t colb = (size_t)(j.R * j.lt) * es;
 #ifdef HAVE_DIRECT
@@ -607,7 +633,7 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
     j.off_ct = j.off_col + align64(colb);
     j.off_gemm = j.off_ct + (j.wide || j.dense ? align64((size_t)(j.og * j.lt) * es) : 0);
     j.ws_each = j.off_gemm + align64(ws);
-    rc = run_job(&j, j.dense ? j.ntiles : j.N * j.ntiles, conv_forward_thread);
+    rc = run_job(&j, j.dense ? j.ntiles * j.G * j.msub : j.N * j.ntiles, conv_forward_thread);
     pf_free(tab);
     return rc;
 }

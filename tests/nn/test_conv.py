@@ -220,6 +220,41 @@ def test_conv2d_weight_gradient_paths_match_torch(xs, ws, stride, padding, dilat
         pf.set_num_threads(before)
 
 
+@pytest.mark.parametrize(
+    "xs, ws, stride, padding, groups",
+    [
+        ((1, 512, 4, 4), (512, 512, 3, 3), 1, 1, 1),  # batch 1, one tile: blocks of output channels
+        ((1, 256, 8, 8), (512, 256, 1, 1), 2, 0, 1),  # a 1x1 stride-2 shortcut at batch 1
+        ((2, 128, 7, 7), (200, 128, 3, 3), 1, 1, 1),  # blocks of 60 rows, the last one 20
+        ((5, 96, 4, 4), (240, 48, 3, 3), 1, 1, 2),  # groups, each in two blocks
+        ((32, 512, 4, 4), (512, 512, 3, 3), 1, 1, 1),  # 3 tiles made 4 of equal length
+        ((24, 256, 8, 8), (256, 256, 3, 3), 1, 1, 1),  # 4 tiles made 4 of equal length, the last shorter
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv2d_dense_forward_splits_match_torch(xs, ws, stride, padding, groups, dtype, threads):
+    """Small planes take dense tiles over the batch: tiles of equal length, and, with fewer than 4
+    tiles x groups, each group's output channels in blocks (the bias with them), at any thread count."""
+    rng = np.random.default_rng(9)
+    (px, tx) = both(rng.standard_normal(xs).astype(dtype))
+    (pw, tw) = both((rng.standard_normal(ws) * 0.05).astype(dtype))
+    (pb, tb) = both(rng.standard_normal(ws[0]).astype(dtype))
+    before = pf.get_num_threads()
+    try:
+        pf.set_num_threads(threads)
+        tol = 1e-4 if dtype == np.float32 else 1e-10
+        with pf.no_grad():
+            po = F.conv2d(px, pw, pb, stride, padding, 1, groups)
+        to = TF.conv2d(tx, tw, tb, stride, padding, 1, groups)
+        np.testing.assert_allclose(po.numpy(), to.detach().numpy(), rtol=tol, atol=tol)
+        if xs[0] < 32:  # and the gradients, through the same forward
+            grads_equal(F.conv2d(px, pw, pb, stride, padding, 1, groups), to, [px, pw, pb], [tx, tw, tb], rtol=tol,
+                        atol=tol)  # fmt: skip
+    finally:
+        pf.set_num_threads(before)
+
+
 @pytest.mark.parametrize("how", ["add_", "data", "copy_", "numpy"])
 def test_conv2d_sees_a_weight_changed_in_place_between_calls(how):
     """The weight is packed for the GEMM per call: a change in place between two calls (any way
