@@ -371,6 +371,11 @@ int pf_batch_norm_backward(const pf_tensor *grad_out, const pf_tensor *x, const 
                            const pf_tensor *var, const pf_tensor *weight, double eps, pf_tensor *grad_in,
                            pf_tensor *grad_weight, pf_tensor *grad_bias);
 
+/* batch norm with the running statistics (eval, batch_norm.c): y = x * scale + shift per channel, x [N, C, L]
+ * float32/float64 (any strides), y contiguous; weight and bias may be NULL, the running statistics may not */
+int pf_batch_norm_eval(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias,
+                       const pf_tensor *running_mean, const pf_tensor *running_var, double eps, pf_tensor *y);
+
 /* indexing (index.c) */
 /* out[..., j, ...] = x[..., idx[j], ...] along dim; idx is 1-d int64, negatives wrap */
 int pf_index_select(const pf_tensor *x, int dim, const pf_tensor *idx, pf_tensor *out);

@@ -1,4 +1,5 @@
-/* Batch normalization with batch statistics, forward and backward, one channel at a time.
+/* Batch normalization with batch statistics, forward and backward, one channel at a time;
+ * and with the running statistics (eval), in one pass.
  *
  * x is viewed as [N, C, L] (L = the spatial size). A channel's N*L values are read three
  * times in forward (mean, centred variance, normalize) and twice in backward (the two
@@ -272,5 +273,62 @@ int pf_batch_norm_backward(const pf_tensor *grad_out, const pf_tensor *x, const 
     bn_job j = {.g = &g, .x = x, .weight = weight, .mean = mean, .var = var, .grad_out = grad_out,
                 .grad_in = grad_in, .grad_weight = grad_weight, .grad_bias = grad_bias, .eps = eps};
     pf_parallel_range(pf_threads_for(g.C * g.N * g.L * 2), g.C, bn_backward_channels, &j);
+    return PF_OK;
+}
+
+/* eval: y = x * scale + shift per channel, scale = weight / sqrt(running_var + eps) and
+ * shift = bias - running_mean * scale made in double and rounded once, as torch folds them */
+#define DEFINE_BN_EVAL(T)                                                                                 \
+    static void bn_eval_rows_##T(const bn_job *j, int64_t r0, int64_t r1) {                               \
+        const bgeom *g = j->g;                                                                            \
+        const T *x = j->x->data;                                                                          \
+        T *y = j->y->data;                                                                                \
+        for (int64_t r = r0; r < r1; r++) {                                                               \
+            int64_t n = r / g->C, c = r % g->C;                                                           \
+            double sc = 1.0 / sqrt(vec_get(j->running_var, c) + j->eps);                                  \
+            if (j->weight) sc *= vec_get(j->weight, c);                                                   \
+            double sh = (j->bias ? vec_get(j->bias, c) : 0.0) - vec_get(j->running_mean, c) * sc;         \
+            T a = (T)sc, b = (T)sh;                                                                       \
+            const T *p = x + n * g->xs0 + c * g->xs1;                                                     \
+            T *o = y + r * g->L;                                                                          \
+            if (g->xs2 == 1)                                                                              \
+                for (int64_t l = 0; l < g->L; l++) o[l] = p[l] * a + b;                                   \
+            else                                                                                          \
+                for (int64_t l = 0; l < g->L; l++) o[l] = p[l * g->xs2] * a + b;                          \
+        }                                                                                                 \
+    }
+DEFINE_BN_EVAL(float)
+DEFINE_BN_EVAL(double)
+
+static void bn_eval_rows(void *arg, int64_t r0, int64_t r1) {
+    const bn_job *j = arg;
+    if (j->x->dtype == PF_FLOAT32) bn_eval_rows_float(j, r0, r1);
+    else bn_eval_rows_double(j, r0, r1);
+}
+
+int pf_batch_norm_eval(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias,
+                       const pf_tensor *running_mean, const pf_tensor *running_var, double eps, pf_tensor *y) {
+    const char *fn = "batch_norm (eval)";
+    char a[128];
+    int rc = pf_check(x, "batch_norm (eval): input");
+    if (rc) return rc;
+    if (x->ndim != 3) return pf_error(PF_ERR_VALUE, "%s: input must be 3-d [N, C, L], got %s", fn, pf_shape_str(x, a));
+    if (x->dtype != PF_FLOAT32 && x->dtype != PF_FLOAT64)
+        return pf_error(PF_ERR_TYPE, "%s: only float32 and float64 are supported, got %s", fn,
+                        pf_dtype_name[x->dtype]);
+    bgeom g = {.N = x->shape[0], .C = x->shape[1], .L = x->shape[2], .xs0 = x->strides[0], .xs1 = x->strides[1],
+               .xs2 = x->strides[2]};
+    int dt = x->dtype;
+    if (!running_mean || !running_var)
+        return pf_error(PF_ERR_VALUE, "%s: running_mean and running_var must be given", fn);
+    if ((weight && (rc = check_vec(fn, "weight", weight, dt, g.C))) ||
+        (bias && (rc = check_vec(fn, "bias", bias, dt, g.C))) ||
+        (rc = check_vec(fn, "running_mean", running_mean, dt, g.C)) ||
+        (rc = check_vec(fn, "running_var", running_var, dt, g.C)) || (rc = check_x(fn, "output", y, x, 1)))
+        return rc;
+    if (!(eps >= 0)) return pf_error(PF_ERR_VALUE, "%s: eps must be >= 0, got %g", fn, eps);
+    bn_job j = {.g = &g, .x = x, .weight = weight, .bias = bias, .running_mean = running_mean,
+                .running_var = running_var, .y = y, .eps = eps};
+    pf_parallel_range(pf_threads_for(g.N * g.C * g.L), g.N * g.C, bn_eval_rows, &j);
     return PF_OK;
 }

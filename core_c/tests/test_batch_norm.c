@@ -56,9 +56,46 @@ static void test_batch_norm(int dt) {
     free(xd), free(y), free(gy), free(gx), free(w), free(gw), free(gb);
 }
 
+/* eval: y = (x - running_mean) / sqrt(running_var + eps) * w + b on the strided input, bias NULL too */
+static void test_batch_norm_eval(int dt) {
+    enum { N = 2, C = 4, L = 33 };
+    unsigned seed = 5;
+    size_t es = pf_dtype_size[dt];
+    char *xd = malloc(es * N * C * L), *y = malloc(es * N * C * L), *v = malloc(es * C * 4);
+    for (int i = 0; i < N * C * L; i++) pf_store_f64(xd + i * es, dt, 2 + frand(&seed));
+    for (int i = 0; i < 4 * C; i++) pf_store_f64(v + i * es, dt, i < C || i >= 2 * C ? frand(&seed) : 0.5 + frand(&seed) * frand(&seed));
+    pf_tensor x = {xd, dt, 3, {N, C, L}, {L, N * L, 1}}; /* [C, N, L] in memory */
+    int64_t s3[3] = {N, C, L}, s1[1] = {C};
+    pf_tensor yt = pf_make(y, dt, 3, s3), rm = pf_make(v, dt, 1, s1), rv = pf_make(v + C * es, dt, 1, s1);
+    pf_tensor wt = pf_make(v + 2 * C * es, dt, 1, s1), bt = pf_make(v + 3 * C * es, dt, 1, s1);
+    double tol = dt == PF_FLOAT32 ? 1e-5 : 1e-12;
+    for (int with_bias = 0; with_bias < 2; with_bias++) {
+        CHECK_OK(pf_batch_norm_eval(&x, &wt, with_bias ? &bt : NULL, &rm, &rv, 1e-3, &yt));
+        double worst = 0;
+        for (int n = 0; n < N; n++)
+            for (int c = 0; c < C; c++)
+                for (int l = 0; l < L; l++) {
+                    double xv = pf_load_f64(xd + (c * N * L + n * L + l) * es, dt);
+                    double r = (xv - pf_load_f64(v + c * es, dt)) / sqrt(pf_load_f64(v + (C + c) * es, dt) + 1e-3) *
+                                   pf_load_f64(v + (2 * C + c) * es, dt) +
+                               (with_bias ? pf_load_f64(v + (3 * C + c) * es, dt) : 0);
+                    worst = fmax(worst, fabs(pf_load_f64(y + ((n * C + c) * L + l) * es, dt) - r));
+                }
+        CHECK(worst < tol, "%s batch norm eval (bias %d) off by %g", pf_dtype_name[dt], with_bias, worst);
+    }
+    CHECK(pf_batch_norm_eval(&x, NULL, NULL, NULL, &rv, 1e-3, &yt) == PF_ERR_VALUE, "no running mean");
+    CHECK(pf_batch_norm_eval(&x, NULL, NULL, &rm, &rv, -1, &yt) == PF_ERR_VALUE, "eps < 0");
+    CHECK(pf_batch_norm_eval(&x, NULL, NULL, &rm, &rv, 1e-3, &x) == PF_ERR_VALUE, "strided y");
+    pf_tensor short_w = pf_make(v, dt, 1, (int64_t[]){C - 1});
+    CHECK(pf_batch_norm_eval(&x, &short_w, NULL, &rm, &rv, 1e-3, &yt) == PF_ERR_VALUE, "short weight");
+    free(xd), free(y), free(v);
+}
+
 int main(void) {
     pf_set_num_threads(4);
     test_batch_norm(PF_FLOAT32);
     test_batch_norm(PF_FLOAT64);
+    test_batch_norm_eval(PF_FLOAT32);
+    test_batch_norm_eval(PF_FLOAT64);
     return pf_test_summary("test_batch_norm");
 }

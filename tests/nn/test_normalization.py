@@ -163,6 +163,61 @@ def test_batch_norm_kernel_refuses_bad_shapes():
         check(lib.pf_batch_norm_forward(x._d(), NULL, NULL, 1e-5, 0.1, NULL, NULL, yt._d(), mean._d(), var._d()))
 
 
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-5), (np.float64, 1e-12)])
+@pytest.mark.parametrize("shape", [(1, 64, 32, 32), (3, 5), (2, 7, 9), (0, 4, 3, 3), (2, 16, 4, 4)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_eval_without_grad_matches_torch(dtype, tol, shape, affine):
+    """Eval with nothing needing a gradient is one C pass (pf_batch_norm_eval): the same values as
+    torch's and as the differentiable composition taken when a gradient is needed."""
+    rng = np.random.default_rng(3)
+    c = shape[1]
+    x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+    stats = [rng.standard_normal(c).astype(dtype), (rng.random(c) + 0.5).astype(dtype)]
+    params = [rng.standard_normal(c).astype(dtype), rng.standard_normal(c).astype(dtype)] if affine else [None, None]
+    pf_args = [None if a is None else pf.tensor(a) for a in stats + params]
+    t_args = [None if a is None else torch.tensor(a) for a in stats + params]
+    with pf.no_grad():
+        py = F.batch_norm(pf.tensor(x), *pf_args, False, 0.1, 1e-3)
+    ty = torch.nn.functional.batch_norm(torch.tensor(x), *t_args, False, 0.1, 1e-3)
+    np.testing.assert_allclose(py.numpy(), ty.numpy(), rtol=tol, atol=tol)
+    xg = pf.tensor(x, requires_grad=True)  # the composition
+    np.testing.assert_allclose(py.numpy(), F.batch_norm(xg, *pf_args, False, 0.1, 1e-3).detach().numpy(), rtol=tol,
+                               atol=tol)  # fmt: skip
+
+
+def test_batch_norm_eval_strided_input_and_module():
+    """A non-contiguous input, and BatchNorm2d.eval() under no_grad after training steps, as torch."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 6, 5, 3)).astype(np.float32)
+    pm, tm = nn.BatchNorm2d(6), torch.nn.BatchNorm2d(6)
+    for _ in range(2):
+        pm(pf.tensor(x * 2 + 1))
+        tm(torch.tensor(x * 2 + 1))
+    pm.eval(), tm.eval()
+    with pf.no_grad(), torch.no_grad():
+        py = pm(pf.tensor(x).permute(0, 1, 3, 2))
+        ty = tm(torch.tensor(x).permute(0, 1, 3, 2))
+    np.testing.assert_allclose(py.numpy(), ty.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_batch_norm_eval_kernel_refuses_bad_input():
+    x, y = pf.randn(2, 3, 4), pf.empty(2, 3, 4)
+    rm, rv, short = pf.zeros(3), pf.ones(3), pf.ones(2)
+    with pytest.raises(ValueError, match=r"running_var must have shape \[3\]"):
+        check(lib.pf_batch_norm_eval(x._d(), NULL, NULL, rm._d(), short._d(), 1e-5, y._d()))
+    with pytest.raises(ValueError, match="running_mean and running_var must be given"):
+        check(lib.pf_batch_norm_eval(x._d(), NULL, NULL, NULL, rv._d(), 1e-5, y._d()))
+    with pytest.raises(TypeError, match="weight must be float32, got float64"):
+        check(lib.pf_batch_norm_eval(x._d(), pf.ones(3, dtype=pf.float64)._d(), NULL, rm._d(), rv._d(), 1e-5, y._d()))
+    with pytest.raises(ValueError, match="output must be contiguous"):
+        yt = pf.empty(3, 2, 4).transpose(0, 1)
+        check(lib.pf_batch_norm_eval(x._d(), NULL, NULL, rm._d(), rv._d(), 1e-5, yt._d()))
+    with pytest.raises(ValueError, match="eps must be >= 0"):
+        check(lib.pf_batch_norm_eval(x._d(), NULL, NULL, rm._d(), rv._d(), -1.0, y._d()))
+    with pytest.raises(ValueError, match="input must be 3-d"):
+        check(lib.pf_batch_norm_eval(pf.randn(2, 3)._d(), NULL, NULL, rm._d(), rv._d(), 1e-5, y._d()))
+
+
 def test_batch_norm_output_takes_inplace_relu_under_autograd():
     """DCGAN's BatchNorm2d -> ReLU(inplace=True): the output owns its memory, not a view."""
     xa = np.random.default_rng(10).standard_normal((4, 3, 5, 5)).astype(np.float32)

@@ -187,6 +187,17 @@ def _fused_batch_norm(x: Tensor, w, b, rm, rv, momentum: float, eps: float) -> T
     return y
 
 
+def _fused_batch_norm_eval(x: Tensor, w, b, rm: Tensor, rv: Tensor, eps: float) -> Tensor:
+    """Batch norm with the running statistics in one C pass (``pf_batch_norm_eval``), when nothing needs a
+    gradient (inference): the composition of seven ops cost about 0.1 ms a call at batch 1."""
+    shape = x._shape
+    x3 = (x if x._contig else x.contiguous()).view(shape[0], shape[1], math.prod(shape[2:]))
+    y = empty_tensor(shape, x.dtype)
+    null = lambda t: t._d() if t is not None else NULL  # noqa: E731
+    check(lib.pf_batch_norm_eval(x3._d(), null(w), null(b), rm._d(), rv._d(), eps, y.view(x3._shape)._d()))
+    return y
+
+
 def _half_with_float_params(input: Tensor, *params) -> bool:
     """torch's mixed-type normalization: a float16/bfloat16 input with float32 parameters (and statistics), as
     under autocast, is normalized in float32 and the result rounded to the input's dtype once."""
@@ -224,6 +235,10 @@ def batch_norm(
     if not training:
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm(): running_mean and running_var must be given when training=False")
+        given = (input, running_mean, running_var, weight, bias)
+        native = input.dtype.code in _NATIVE and all(t is None or t.dtype is input.dtype for t in given)
+        if native and isinstance(eps, (int, float)) and eps >= 0 and not needs_grad(*given):
+            return _fused_batch_norm_eval(input, weight, bias, running_mean, running_var, float(eps))
         scale = ew.rsqrt(ew.add(running_var, eps))
         if weight is not None:
             scale = ew.mul(scale, weight)
