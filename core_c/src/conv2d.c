@@ -275,18 +275,24 @@ static int pack_weight(conv_job *j, int back, int64_t parts, int64_t uses, const
     return PF_OK;
 }
 
+/* Row pitch of a dense forward tile's product: 64 bytes past the tile, so that rows of a power-of-two
+ * tile (256 positions: 1 KB apart) do not share cache sets (a stride-2 512-channel layer at batch 32
+ * was 9% slower in two tiles of 256 than in tiles of 448 and 64) */
+static int64_t dense_ldc(const conv_job *j) { return j->lt + 64 / j->es; }
+
 #ifdef HAVE_DIRECT
 /* The implicit forward of one dense tile (positions P0 .. P0 + lt of the batch), group gi and
  * its block of rows (pack `part`): no unfold; per K block of the pack, its B panels gathered
  * from x, then multiplied into ct [rows, lt]. offs: the tile's absolute offsets into x per tap, made by tile_offsets. */
-static void implicit_tile(conv_job *j, int64_t gi, int64_t part, int64_t lt, const int32_t *offs, char *bp, char *ct) {
+static void implicit_tile(conv_job *j, int64_t gi, int64_t part, int64_t lt, const int32_t *offs, char *bp, char *ct,
+                          int64_t ldc) {
     const char *pk = j->wpk + (size_t)part * j->wpk_each;
     const float *xg = (const float *)j->x + gi * j->cg * j->xsc;
     int64_t ltp = (lt + j->pnr - 1) / j->pnr * j->pnr;
     for (int64_t pc = 0; pc < j->R; pc += j->pkc) {
         int64_t kcur = j->R - pc < j->pkc ? j->R - pc : j->pkc;
         pf_conv_pack_b(xg, j->xsc, j->kk, offs, ltp, pc, kcur, j->pnr, (float *)bp);
-        if (pf_gemm_packed_block(j->dt, pk, pc, kcur, bp, lt, ct, lt, pc > 0))
+        if (pf_gemm_packed_block(j->dt, pk, pc, kcur, bp, lt, ct, ldc, pc > 0))
             __atomic_store_n(&j->err, 1, __ATOMIC_RELAXED);
     }
 }
@@ -310,7 +316,7 @@ static void conv_forward_thread(void *arg, int t, int T) {
     int64_t i0, i1, have = -1, psz = 0;
     const char *src = NULL;
     if (j->dense) { /* items: (tile, group, block of rows), tile-major so a thread's items share unfolds */
-        int64_t per = j->G * j->msub, have_t = -1, have_g = -1;
+        int64_t per = j->G * j->msub, have_t = -1, have_g = -1, ldc = dense_ldc(j);
         pf_split(j->ntiles * per, t, T, &i0, &i1);
         for (int64_t it = i0; it < i1; it++) {
             int64_t tile = it / per, gi = it % per / j->msub, r0 = it % j->msub * j->mrows;
@@ -319,7 +325,7 @@ static void conv_forward_thread(void *arg, int t, int T) {
             int32_t *offs = (int32_t *)(base + j->off_offs);
             if (j->implicit && tile != have_t) tile_offsets(j, P0, lt, (lt + j->pnr - 1) / j->pnr * j->pnr, offs);
 #ifdef HAVE_DIRECT
-            if (j->implicit) implicit_tile(j, gi, it % per, lt, offs, col, ct);
+            if (j->implicit) implicit_tile(j, gi, it % per, lt, offs, col, ct, ldc);
 #endif
             for (int64_t P = P0; P < P0 + lt && !j->implicit && (tile != have_t || gi != have_g);) {
                 int64_t n = P / L, p = P % L, seg = L - p < P0 + lt - P ? L - p : P0 + lt - P; /* each sample's run */
@@ -327,12 +333,12 @@ static void conv_forward_thread(void *arg, int t, int T) {
                 P += seg;
             }
             have_t = tile, have_g = gi;
-            pf_gemm_prob p = {m, lt, R, j->w + (gi * j->og + r0) * R * es, col, ct, R, 1, lt, 1, lt, 1, 0};
+            pf_gemm_prob p = {m, lt, R, j->w + (gi * j->og + r0) * R * es, col, ct, R, 1, lt, 1, ldc, 1, 0};
             if (!j->implicit) tile_gemm(j, &p, it % per, gws);
             const char *bias = j->bias ? j->bias + (gi * j->og + r0) * j->bs * es : NULL;
             for (int64_t P = P0; P < P0 + lt;) {
                 int64_t n = P / L, q = P % L, seg = L - q < P0 + lt - P ? L - q : P0 + lt - P;
-                DISPATCH(j, dense_store, F(const void, ct + (P - P0) * es), lt,
+                DISPATCH(j, dense_store, F(const void, ct + (P - P0) * es), ldc,
                          F(void, j->out + ((n * j->O + gi * j->og + r0) * L + q) * es), L, m, seg, F(const void, bias),
                          j->bs);
                 P += seg;
@@ -536,21 +542,24 @@ static int dense_wins(const conv_job *j, int direct) {
 }
 
 /* Dense tiles of about equal length, an even number of them when there are few (a layer of 3
- * tiles ran two on one thread and one on the other), and, when tiles and groups make fewer than
- * 4 items, each group's output channels in blocks of whole 12-row panels, at least 4 panels
- * each (ResNet's 4x4 layers at batch 1 are one tile, and were one thread's work). Fixed by
- * the shapes, never by the thread count. */
+ * tiles ran two on one thread and one on the other). A single item (one tile, one group) is
+ * split in two: a tile of more positions than output channels into two tiles (each repacks
+ * the smaller weight), else the output channels into two blocks of whole 32-row panels (each
+ * gathers the smaller tile again): ResNet's 4x4 and 8x8 layers at batch 1 are one tile, and
+ * were one thread's work. Not more: each further split repeats the B gathers or the weight's
+ * reads, 8% of a stride-2 layer at one thread for a split in four. Fixed by the shapes, never
+ * by the thread count. */
 static void dense_split(conv_job *j, int64_t pos) {
     int64_t n = j->ntiles;
     if (n > 1 && n < 8 && n % 2) n++;
+    if (n == 1 && j->G == 1 && j->og < pos && pos >= 2 * 32) n = 2;
     if (n > 1) {
         j->lt = ((pos + n - 1) / n + 31) / 32 * 32;
         j->ntiles = (pos + j->lt - 1) / j->lt;
     }
-    int64_t items = j->ntiles * j->G, panels = (j->og + 11) / 12, msub = (4 + items - 1) / items;
-    if (msub > panels / 4) msub = panels / 4;
-    if (msub > 1) {
-        j->mrows = (panels + msub - 1) / msub * 12;
+    int64_t panels = (j->og + 31) / 32;
+    if (j->ntiles * j->G == 1 && panels >= 2) {
+        j->mrows = (panels + 1) / 2 * 32;
         j->msub = (j->og + j->mrows - 1) / j->mrows;
     }
 }
@@ -631,7 +640,7 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
     j.off_col = j.wide && j.padded ? align64((size_t)(j.C * j.Hp * j.Wp) * es) : 0;
     j.off_offs = j.off_col + (j.implicit ? align64((size_t)(j.pkc * ((j.lt + j.pnr - 1) / j.pnr * j.pnr)) * es) : 0);
     j.off_ct = j.off_col + align64(colb);
-    j.off_gemm = j.off_ct + (j.wide || j.dense ? align64((size_t)(j.og * j.lt) * es) : 0);
+    j.off_gemm = j.off_ct + (j.wide || j.dense ? align64((size_t)(j.og * (j.dense ? dense_ldc(&j) : j.lt)) * es) : 0);
     j.ws_each = j.off_gemm + align64(ws);
     rc = run_job(&j, j.dense ? j.ntiles * j.G * j.msub : j.N * j.ntiles, conv_forward_thread);
     pf_free(tab);

@@ -155,12 +155,12 @@ static void conv2d_cases(void) {
             double e7 = conv2d_case(PF_FLOAT32, 0, 3, 16, 4, 4, 128, 1, &cfgs[3], 0);
             CHECK(e5 < 1e-5 && e6 < 1e-5 && e7 < 1e-5, "conv2d implicit grad_w %s at %d threads: %g %g %g", paths[p],
                   nt, e5, e6, e7);
-            /* one dense tile: each group's output channels in blocks of 12-row panels (200 rows: three
-             * of 60 and one of 20; groups of 96: two of 48), bias with them */
+            /* one dense tile: its output channels in two blocks of 32-row panels (200 rows: 128 and
+             * 72), bias with them; or, with more positions than channels, the tile split in two */
             double e8 = conv2d_case(PF_FLOAT32, 0, 1, 48, 4, 4, 200, 1, &cfgs[0], 1);
             double e9 = conv2d_case(PF_FLOAT64, 1, 1, 48, 4, 4, 200, 1, &cfgs[0], 1);
-            double e10 = conv2d_case(PF_FLOAT32, 2, 1, 32, 4, 4, 192, 2, &cfgs[0], 1);
-            CHECK(e8 < 1e-5 && e9 < 1e-12 && e10 < 1e-5, "conv2d row blocks %s at %d threads: %g %g %g", paths[p], nt,
+            double e10 = conv2d_case(PF_FLOAT32, 2, 16, 32, 4, 4, 48, 1, &cfgs[0], 1);
+            CHECK(e8 < 1e-5 && e9 < 1e-12 && e10 < 1e-5, "conv2d single-item splits %s at %d threads: %g %g %g", paths[p], nt,
                   e8, e9, e10);
         }
         pf_set_num_threads(0);

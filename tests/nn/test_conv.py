@@ -223,19 +223,20 @@ def test_conv2d_weight_gradient_paths_match_torch(xs, ws, stride, padding, dilat
 @pytest.mark.parametrize(
     "xs, ws, stride, padding, groups",
     [
-        ((1, 512, 4, 4), (512, 512, 3, 3), 1, 1, 1),  # batch 1, one tile: blocks of output channels
+        ((1, 512, 4, 4), (512, 512, 3, 3), 1, 1, 1),  # batch 1, one tile: two blocks of output channels
         ((1, 256, 8, 8), (512, 256, 1, 1), 2, 0, 1),  # a 1x1 stride-2 shortcut at batch 1
-        ((2, 128, 7, 7), (200, 128, 3, 3), 1, 1, 1),  # blocks of 60 rows, the last one 20
-        ((5, 96, 4, 4), (240, 48, 3, 3), 1, 1, 2),  # groups, each in two blocks
+        ((2, 128, 7, 7), (200, 128, 3, 3), 1, 1, 1),  # blocks of 128 and 72 rows
+        ((16, 64, 4, 4), (48, 64, 3, 3), 1, 1, 1),  # more positions than channels: the tile split in two
+        ((5, 96, 4, 4), (240, 48, 3, 3), 1, 1, 2),  # groups: two items already, no split
         ((32, 512, 4, 4), (512, 512, 3, 3), 1, 1, 1),  # 3 tiles made 4 of equal length
-        ((24, 256, 8, 8), (256, 256, 3, 3), 1, 1, 1),  # 4 tiles made 4 of equal length, the last shorter
+        ((24, 256, 8, 8), (256, 256, 3, 3), 1, 1, 1),  # 4 tiles (the last short) made 4 of equal length
     ],
 )
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_conv2d_dense_forward_splits_match_torch(xs, ws, stride, padding, groups, dtype, threads):
-    """Small planes take dense tiles over the batch: tiles of equal length, and, with fewer than 4
-    tiles x groups, each group's output channels in blocks (the bias with them), at any thread count."""
+    """Small planes take dense tiles over the batch: tiles of equal length, and a single item split in
+    two (its tile, or its output channels with the bias), at any thread count."""
     rng = np.random.default_rng(9)
     (px, tx) = both(rng.standard_normal(xs).astype(dtype))
     (pw, tw) = both((rng.standard_normal(ws) * 0.05).astype(dtype))
