@@ -100,6 +100,7 @@ import pyframe.autograd.functional  # noqa: F401  # isort: skip - torch.autograd
 from pyframe import func  # isort: skip
 from pyframe.func import vmap  # isort: skip - torch.vmap is torch.func.vmap
 from pyframe import profiler  # isort: skip - also makes torch.autograd.profiler an attribute
+import pyframe.ops.profiler  # noqa: F401  # isort: skip - torch.ops.profiler is an attribute
 from pyframe import amp, cpu, jit, random, testing  # isort: skip
 import pyframe.optim.swa_utils  # noqa: F401  # isort: skip - torch.optim.swa_utils is an attribute
 import pyframe.utils.checkpoint  # noqa: F401  # isort: skip - torch.utils.checkpoint is an attribute

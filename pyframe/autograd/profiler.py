@@ -120,6 +120,10 @@ class EventList(list):
         """The sum of the events' self times, in microseconds (the profiled time, each call counted once)."""
         return sum(ev.self_cpu_time_total for ev in self)
 
+    def __str__(self) -> str:
+        """The table (``print(prof.function_events)`` prints it in torch)."""
+        return self.table()
+
     def table(self, sort_by: str | None = None, row_limit: int = 100, max_name_column_width: int = 55,
               header: str | None = None, top_level_events_only: bool = False, **kwargs) -> str:  # fmt: skip
         """The events as torch's text table: name, self and total CPU time (with percentages), averages and
@@ -341,6 +345,10 @@ class profile:  # noqa: N801 - torch's name
     def table(self, sort_by: str | None = None, row_limit: int = 100, **kwargs) -> str:
         """``events().table(...)``."""
         return self._events.table(sort_by=sort_by, row_limit=row_limit, **kwargs)
+
+    def __str__(self) -> str:
+        """The events' table, as ``print(prof)`` shows it in torch."""
+        return self._events.table()
 
     def export_chrome_trace(self, path: str) -> None:
         """Write the events as a Chrome trace JSON file."""

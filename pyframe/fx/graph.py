@@ -29,6 +29,11 @@ UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
 _ILLEGAL = set(keyword.kwlist) | set(dir(builtins)) | {"self", "pyframe", "operator", "math"}
 
 
+def _unwrapped(fn: Any) -> Any:
+    """What a module attribute stands for while a trace has swapped in its recording wrapper (fx.proxy)."""
+    return getattr(fn, "__fx_original__", fn)
+
+
 def _snake(name: str) -> str:
     name = re.sub(r"[^0-9a-zA-Z_]+", "_", name)
     name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
@@ -114,6 +119,7 @@ class Graph:
                     name: str | None = None, type_expr: Any = None) -> Node:  # fmt: skip
         """A new node at the insertion point. Same as torch.fx.Graph.create_node."""
         args, kwargs = tuple(args or ()), dict(kwargs or {})
+        target = _unwrapped(target)  # read during a trace, a pyframe function is its recording wrapper
         for a in map_arg_nodes((args, kwargs)):
             if a.graph is not self:
                 raise ValueError(f"argument {a.name} of a new {op} node belongs to another graph")
@@ -302,6 +308,7 @@ class _CodeGen:
         self.root = root
         self.globals: dict[str, Any] = {"operator": operator, "math": math, "inf": math.inf, "nan": math.nan}
         self.by_id: dict[int, str] = {}
+        self.taken: set[str] = set()
 
     def global_name(self, obj: Any) -> str:
         """A name for ``obj`` in the generated module: its import path when it is reachable as
@@ -313,21 +320,18 @@ class _CodeGen:
         name = getattr(obj, "__name__", None)
         path = None
         if isinstance(name, str) and name.isidentifier():
-            if getattr(pyframe, name, None) is obj:
-                path = f"pyframe.{name}"
-            elif getattr(getattr(pyframe, "nn", None), "functional", None) is not None and \
-                    getattr(pyframe.nn.functional, name, None) is obj:  # fmt: skip
-                path = f"pyframe.nn.functional.{name}"
-            elif getattr(math, name, None) is obj:
-                path = f"math.{name}"
-            elif getattr(operator, name, None) is obj:
-                path = f"operator.{name}"
+            functional = getattr(getattr(pyframe, "nn", None), "functional", None)
+            for prefix, mod in (("pyframe", pyframe), ("pyframe.nn.functional", functional), ("math", math),
+                                ("operator", operator)):  # fmt: skip
+                if mod is not None and _unwrapped(getattr(mod, name, None)) is obj:
+                    path = f"{prefix}.{name}"
+                    break
         if path is not None:
             self.globals["pyframe"] = pyframe
         else:
             base = _snake(name if isinstance(name, str) else type(obj).__name__)
             path, i = base, 0
-            while path in self.globals or path in _ILLEGAL:
+            while path in self.globals or path in _ILLEGAL or path in self.taken:
                 i += 1
                 path = f"{base}_{i}"
             self.globals[path] = obj
@@ -358,6 +362,9 @@ class _CodeGen:
         return ", ".join([*(self.fmt(a) for a in args), *(f"{k} = {self.fmt(v)}" for k, v in kwargs.items())])
 
     def emit(self, graph: Graph) -> PythonCode:
+        # a global named like a node would be shadowed by that local (`leaky_relu = leaky_relu(x)` fails)
+        self.taken = {n.name for n in graph.nodes}
+        self.taken |= {n.target.lstrip("*") for n in graph.nodes if n.op == "placeholder"}
         params: list[str] = []
         body: list[str] = []
         for n in graph.nodes:

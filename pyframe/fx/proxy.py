@@ -5,8 +5,9 @@ a new Proxy. Same as torch.fx.Proxy.
 torch reaches its functions through ``__torch_function__``; pyframe's ops are plain Python functions with
 no dispatch point, so a tracer instead swaps them, for the length of the trace only, for wrappers that
 record a node when an argument is a Proxy (``_Patcher``). Nothing in pyframe pays for this when no
-trace runs. Outside a trace (a hand-built graph), calls of pyframe functions on Proxies need an active
-tracer: ``with GraphAppendingTracer(graph) as tracer: ...``; operators and methods always work."""
+trace runs. A Proxy made outside any trace (``Proxy(graph.placeholder("x"))``, a graph built or edited by hand)
+installs the same swaps until the last such Proxy is gone, so ``torch.cat([y, z])`` records a node there too, as
+torch's ``__torch_function__`` would; pyframe's functions pay for the check only while one lives."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import math
 import operator
 import sys
 import types
+import weakref
 from typing import Any
 
 from pyframe.fx.graph import BINARY, UNARY, Graph
@@ -38,6 +40,8 @@ class Proxy:
             tracer = GraphAppendingTracer(node.graph)
         self.tracer = tracer
         self.node = node
+        if not _active or _active[-1] is _loose.patcher:
+            _loose.hold(self)
 
     def __repr__(self) -> str:
         return f"Proxy({self.node.name})"
@@ -147,10 +151,12 @@ def has_proxy(args: Any, kwargs: Any = None) -> Proxy | None:
 
 
 class _Patcher:
-    """Attribute swaps undone in reverse order (the Tracer's and ``GraphAppendingTracer``'s)."""
+    """Attribute swaps undone in reverse order (the Tracer's and ``GraphAppendingTracer``'s). Installed patchers
+    form a stack (``_active``): each undoes only what it swapped, so they are undone last-in first-out."""
 
     def __init__(self) -> None:
         self.undo: list[tuple[Any, str, Any, bool]] = []
+        _active.append(self)
 
     def set(self, owner: Any, name: str, value: Any, is_dict: bool = False) -> None:
         if is_dict:
@@ -161,6 +167,12 @@ class _Patcher:
             type.__setattr__(owner, name, value) if isinstance(owner, type) else setattr(owner, name, value)
 
     def restore(self) -> None:
+        if self in _active:
+            _active.remove(self)
+        self._undo()
+        _loose.release_if_idle()
+
+    def _undo(self) -> None:
         while self.undo:
             owner, name, old, is_dict = self.undo.pop()
             if is_dict:
@@ -169,6 +181,36 @@ class _Patcher:
                 type.__setattr__(owner, name, old)
             else:
                 setattr(owner, name, old)
+
+
+_active: list[_Patcher] = []
+
+
+class _LooseProxies:
+    """The swaps that Proxies made outside any trace rely on, held while at least one of them lives."""
+
+    def __init__(self) -> None:
+        self.patcher: _Patcher | None = None
+        self.count = 0
+
+    def hold(self, p: Proxy) -> None:
+        if self.patcher is None:
+            self.patcher = activate(None, None)
+        self.count += 1
+        weakref.finalize(p, self._drop).atexit = False
+
+    def _drop(self) -> None:
+        self.count -= 1
+        self.release_if_idle()
+
+    def release_if_idle(self) -> None:
+        """Undo the swaps once no loose Proxy lives, when nothing installed later still sits above them."""
+        if self.count == 0 and self.patcher is not None and _active and _active[-1] is self.patcher:
+            patcher, self.patcher = self.patcher, None
+            patcher.restore()
+
+
+_loose = _LooseProxies()
 
 
 class GraphAppendingTracer:
@@ -271,7 +313,8 @@ def _collect(table: dict, candidates) -> None:
 
 
 def _pyframe_functions() -> dict[int, tuple[Any, Any]]:
-    """pyframe's public functions: its top level, ops, nn.functional and linalg."""
+    """pyframe's public functions: its top level, ops, nn.functional and linalg, and the profiler's range calls
+    (``torch.ops.profiler``), which a tracer keeps in the graph."""
     if not _wrappers:
         import pyframe
         import pyframe.nn.functional as F  # noqa: N812 - torch's spelling
@@ -279,6 +322,7 @@ def _pyframe_functions() -> dict[int, tuple[Any, Any]]:
         for mod, names in ((pyframe, dir(pyframe)), (pyframe.ops, pyframe.ops.__all__), (F, F.__all__),
                            (pyframe.linalg, dir(pyframe.linalg))):  # fmt: skip
             _collect(_wrappers, (getattr(mod, n, None) for n in names if not n.startswith("_")))
+        _collect(_wrappers, (getattr(pyframe.ops.profiler, n) for n in pyframe.ops.profiler.__all__))
         for orig, _ in list(_wrappers.values()):
             if not (getattr(orig, "__module__", "") or "").startswith("pyframe"):
                 del _wrappers[id(orig)]
@@ -347,7 +391,7 @@ def activate(tracer, root: Any, *, autowrap_math: bool = False, extra_globals: t
         patcher.set(Tensor, "__getitem__", _tensor_getitem(Tensor.__dict__["__getitem__"]))
         for g, name in _user_wrapped:
             if name in g:
-                orig = g[name]
+                orig = getattr(g[name], "__fx_original__", g[name])  # not a wrapper of the hand-built proxies' swaps
                 patcher.set(g, name, _wrap(orig), is_dict=True)
         if root is not None:
             tracer._install(patcher, table)

@@ -188,10 +188,11 @@ class Tracer(GraphAppendingTracer):
                 for k, v in store.items():
                     if isinstance(v, Tensor):
                         self._tensor_paths.setdefault(id(v), prefix + k)
-        args = self._placeholders(fn, concrete_args, example, skip_self=bool(self_arg))
+        # the swaps go in first: a Proxy made while none are active counts as a hand-built one (fx.proxy)
         patcher = _patching.activate(self, root, autowrap_math=self.autowrap_math and not self.concrete,
                                      extra_globals=(getattr(fn, "__globals__", {}),))  # fmt: skip
         try:
+            args = self._placeholders(fn, concrete_args, example, skip_self=bool(self_arg))
             result = fn(*self_arg, *args)
         finally:
             patcher.restore()
