@@ -225,6 +225,10 @@ int pf_binary_contig(int op, int dtype, const void *a, const void *b, void *out,
    pow with s = 2 squares exactly, as torch and NumPy do */
 int pf_binary_scalar(int op, int dtype, const void *a, double s, void *out, int64_t n, int scalar_first);
 int pf_where(const pf_tensor *cond, const pf_tensor *a, const pf_tensor *b, pf_tensor *out);
+/* out = a + alpha * b (add's alpha; sub passes -alpha) with broadcasting, one dtype throughout, in one rounding as
+   torch's fused multiply-add: alpha for floating dtypes (cast to the dtype first, as torch), ialpha for integer ones
+   (wrapping); bool is not accepted */
+int pf_axpy(const pf_tensor *a, const pf_tensor *b, double alpha, int64_t ialpha, pf_tensor *out);
 /* copy with broadcasting of src to dst's shape and dtype conversion */
 int pf_copy(const pf_tensor *src, pf_tensor *dst);
 /* value for floating dst, ivalue for integer and bool dst */

@@ -762,3 +762,106 @@ int pf_linspace(pf_tensor *dst, double start, double end) {
     }
     return PF_OK;
 }
+
+/* ---- add with alpha: out = a + alpha * b ----
+ *
+ * torch's add kernel is one fused multiply-add, fmadd(b, alpha, a), for every floating dtype (16-bit floats in
+ * float32, alpha first cast to the dtype), so these are too: one rounding, where a multiply then an add would be two
+ * passes and two roundings. Integer dtypes wrap, computed in unsigned arithmetic. The fma needs the FMA unit to
+ * vectorize, which the avx512f/avx2 clones of PF_SIMD do not switch on: these use the x86-64-v4/v3 levels. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define PF_FMA_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define PF_FMA_CLONES
+#endif
+
+typedef void (*axpy_run)(const char *a, int64_t sa, const char *b, int64_t sb, char *o, int64_t so, int64_t n,
+                         double alpha, int64_t ialpha);
+
+static inline float axpy_alpha_h(double a) { return pf_h2f(pf_f2h((float)a)); }
+static inline float axpy_alpha_bf(double a) { return pf_bf2f(pf_f2bf((float)a)); }
+#define AXPY_ALPHA_F(a) ((float)(a))
+#define AXPY_ALPHA_D(a) (a)
+#define AXPY_FMA_F(al, x, y) fmaf(al, x, y)
+#define AXPY_FMA_D(al, x, y) fma(al, x, y)
+/* wrapping integer a + alpha * b in the unsigned type UT (the low bits of the exact result) */
+#define AXPY_INT(al, x, y) ((y) + (al) * (x))
+
+/* AXPY(name, storage type, compute type, load, store, alpha from (double alpha, int64 ialpha), op(al, b, a)):
+ * the contiguous case and the broadcast-scalar cases are loops of their own, so gcc vectorizes them */
+#define AXPY(name, T, CT, LD, ST, ALPHA, OP)                                                                 \
+    PF_FMA_CLONES static void name(const char *ap, int64_t sa, const char *bp, int64_t sb, char *op_, int64_t so, \
+                                   int64_t n, double alpha, int64_t ialpha) {                                \
+        (void)alpha;                                                                                         \
+        (void)ialpha;                                                                                        \
+        const CT al = ALPHA;                                                                                 \
+        const T *a = (const T *)ap, *b = (const T *)bp;                                                      \
+        T *o = (T *)op_;                                                                                     \
+        if (sa == sizeof(T) && sb == sizeof(T) && so == sizeof(T)) {                                         \
+            for (int64_t i = 0; i < n; i++) o[i] = ST(OP(al, (CT)LD(b[i]), (CT)LD(a[i])));                   \
+        } else if (sa == sizeof(T) && sb == 0 && so == sizeof(T)) {                                          \
+            const CT bv = (CT)LD(b[0]);                                                                      \
+            for (int64_t i = 0; i < n; i++) o[i] = ST(OP(al, bv, (CT)LD(a[i])));                             \
+        } else if (sa == 0 && sb == sizeof(T) && so == sizeof(T)) {                                          \
+            const CT av = (CT)LD(a[0]);                                                                      \
+            for (int64_t i = 0; i < n; i++) o[i] = ST(OP(al, (CT)LD(b[i]), av));                             \
+        } else {                                                                                             \
+            for (int64_t i = 0; i < n; i++) {                                                                \
+                CT x = (CT)LD(*(const T *)(bp + i * sb)), y = (CT)LD(*(const T *)(ap + i * sa));             \
+                *(T *)(op_ + i * so) = ST(OP(al, x, y));                                                     \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+AXPY(axpy_f32, float, float, LD_ID, ST_ID, AXPY_ALPHA_F(alpha), AXPY_FMA_F)
+AXPY(axpy_f64, double, double, LD_ID, ST_ID, AXPY_ALPHA_D(alpha), AXPY_FMA_D)
+AXPY(axpy_f16, uint16_t, float, pf_h2f_vec, ST_H, axpy_alpha_h(alpha), AXPY_FMA_F)
+AXPY(axpy_bf16, uint16_t, float, LD_BF, ST_BF, axpy_alpha_bf(alpha), AXPY_FMA_F)
+AXPY(axpy_i64, int64_t, uint64_t, LD_ID, ST_ID, (uint64_t)ialpha, AXPY_INT)
+AXPY(axpy_i32, int32_t, uint32_t, LD_ID, ST_ID, (uint32_t)(uint64_t)ialpha, AXPY_INT)
+AXPY(axpy_i16, int16_t, uint32_t, LD_ID, ST_ID, (uint32_t)(uint64_t)ialpha, AXPY_INT)
+AXPY(axpy_i8, int8_t, uint32_t, LD_ID, ST_ID, (uint32_t)(uint64_t)ialpha, AXPY_INT)
+AXPY(axpy_u8, uint8_t, uint32_t, LD_ID, ST_ID, (uint32_t)(uint64_t)ialpha, AXPY_INT)
+
+static const axpy_run axpy_table[PF_NUM_DTYPES] = {
+    [PF_FLOAT32] = axpy_f32, [PF_FLOAT64] = axpy_f64, [PF_FLOAT16] = axpy_f16, [PF_BFLOAT16] = axpy_bf16,
+    [PF_INT64] = axpy_i64,   [PF_INT32] = axpy_i32,   [PF_INT16] = axpy_i16,   [PF_INT8] = axpy_i8,
+    [PF_UINT8] = axpy_u8,
+};
+
+typedef struct {
+    axpy_run run;
+    const char *a, *b;
+    char *o;
+    double alpha;
+    int64_t ialpha;
+} axpy_job;
+
+static void axpy_walk(void *arg, const int64_t *off, const int64_t *in, int64_t len) {
+    const axpy_job *j = arg;
+    j->run(j->a + off[0], in[0], j->b + off[1], in[1], j->o + off[2], in[2], len, j->alpha, j->ialpha);
+}
+
+int pf_axpy(const pf_tensor *a, const pf_tensor *b, double alpha, int64_t ialpha, pf_tensor *out) {
+    int rc;
+    if ((rc = pf_check(a, "first operand")) || (rc = pf_check(b, "second operand")) ||
+        (rc = pf_check(out, "output")))
+        return rc;
+    if (a->dtype != out->dtype || b->dtype != out->dtype)
+        return pf_error(PF_ERR_TYPE, "add with alpha: operands and output must have one dtype, got %s, %s and %s",
+                        pf_dtype_name[a->dtype], pf_dtype_name[b->dtype], pf_dtype_name[out->dtype]);
+    axpy_run run = axpy_table[out->dtype];
+    if (!run)
+        return pf_error(PF_ERR_TYPE, "add with alpha: unsupported dtype %s (floating and integer dtypes only)",
+                        pf_dtype_name[out->dtype]);
+    int64_t sa[PF_MAX_DIMS], sb[PF_MAX_DIMS];
+    if ((rc = pf_broadcast_strides(a, out->ndim, out->shape, sa, "first operand")) ||
+        (rc = pf_broadcast_strides(b, out->ndim, out->shape, sb, "second operand")))
+        return rc;
+    const int64_t *st[3] = {sa, sb, out->strides};
+    size_t es = pf_dtype_size[out->dtype], sz[3] = {es, es, es};
+    pf_walk w;
+    pf_walk_init(&w, out->ndim, out->shape, 3, st, sz);
+    axpy_job j = {run, a->data, b->data, out->data, alpha, ialpha};
+    parallel_walk(&w, axpy_walk, &j);
+    return PF_OK;
+}

@@ -138,6 +138,60 @@ static void test_binary(void) {
     CHECK(pf_h2f(ho[0]) == 1.75f && pf_h2f(ho[1]) == 2.0f, "half add");
 }
 
+/* add with alpha: one fma per element (float32 against double arithmetic rounded once), broadcast and strided
+ * operands, in place, wrapping integers, 16-bit floats in float32, and the refusals */
+static void test_axpy(void) {
+    enum { R = 37, C = 41 };
+    static float a[R * C], b[C], o[R * C], big[2 * R * C];
+    unsigned s = 11;
+    for (int i = 0; i < R * C; i++) a[i] = (float)(4 * frand(&s)), big[2 * i] = a[i], big[2 * i + 1] = 99;
+    for (int j = 0; j < C; j++) b[j] = (float)(4 * frand(&s));
+    const float al = -0.1234567f;
+    int64_t sh[2] = {R, C}, sb[1] = {C};
+    pf_tensor ta = pf_make(a, PF_FLOAT32, 2, sh), tb = pf_make(b, PF_FLOAT32, 1, sb), to = pf_make(o, PF_FLOAT32, 2, sh);
+    CHECK_OK(pf_axpy(&ta, &tb, al, 0, &to));
+    int bad = 0;
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < C; j++) bad += o[i * C + j] != (float)((double)a[i * C + j] + (double)al * b[j]);
+    CHECK(bad == 0, "broadcast float32 axpy: %d not rounded once", bad);
+    /* in place on a strided view (every other float of big): the gaps stay */
+    pf_tensor tv = pf_make(big, PF_FLOAT32, 2, sh);
+    tv.strides[0] = 2 * C, tv.strides[1] = 2;
+    CHECK_OK(pf_axpy(&tv, &tb, al, 0, &tv));
+    bad = 0;
+    for (int i = 0; i < R * C; i++) bad += big[2 * i] != o[i] || big[2 * i + 1] != 99;
+    CHECK(bad == 0, "strided in-place axpy: %d wrong", bad);
+    /* alpha 0 keeps inf * 0 = NaN, as torch */
+    float x[2] = {1, 2}, y[2] = {INFINITY, 3}, z[2];
+    int64_t s2[1] = {2};
+    pf_tensor tx = pf_make(x, PF_FLOAT32, 1, s2), ty = pf_make(y, PF_FLOAT32, 1, s2), tz = pf_make(z, PF_FLOAT32, 1, s2);
+    CHECK_OK(pf_axpy(&tx, &ty, 0.0, 0, &tz));
+    CHECK(isnan(z[0]) && z[1] == 2, "alpha 0: %g %g", z[0], z[1]);
+    /* int8 wraps: 100 + 3 * 50 = 250 -> -6 */
+    int8_t i8a[2] = {100, -100}, i8b[2] = {50, 50}, i8o[2];
+    pf_tensor t8a = pf_make(i8a, PF_INT8, 1, s2), t8b = pf_make(i8b, PF_INT8, 1, s2), t8o = pf_make(i8o, PF_INT8, 1, s2);
+    CHECK_OK(pf_axpy(&t8a, &t8b, 0.0, 3, &t8o));
+    CHECK(i8o[0] == -6 && i8o[1] == 50, "int8 axpy %d %d", i8o[0], i8o[1]);
+    int64_t la[2] = {INT64_MAX, 5}, lb[2] = {1, -2}, lo[2];
+    pf_tensor tla = pf_make(la, PF_INT64, 1, s2), tlb = pf_make(lb, PF_INT64, 1, s2), tlo = pf_make(lo, PF_INT64, 1, s2);
+    CHECK_OK(pf_axpy(&tla, &tlb, 0.0, 1, &tlo));
+    CHECK(lo[0] == INT64_MIN && lo[1] == 3, "int64 axpy wraps");
+    /* float16: alpha rounded to float16 first (0.1 -> 0.0999755859375), the sum rounded once */
+    uint16_t ha[2] = {pf_f2h(1.0f), pf_f2h(-2.0f)}, hb[2] = {pf_f2h(10.0f), pf_f2h(4.0f)}, ho[2];
+    pf_tensor tha = pf_make(ha, PF_FLOAT16, 1, s2), thb = pf_make(hb, PF_FLOAT16, 1, s2), tho = pf_make(ho, PF_FLOAT16, 1, s2);
+    CHECK_OK(pf_axpy(&tha, &thb, 0.1, 0, &tho));
+    CHECK(ho[0] == pf_f2h(1.0f + pf_h2f(pf_f2h(0.1f)) * 10.0f) && pf_h2f(ho[1]) == pf_h2f(pf_f2h(-2.0f + 0.4f)),
+          "half axpy %g %g", pf_h2f(ho[0]), pf_h2f(ho[1]));
+    /* refused: bool, mixed dtypes, shapes that do not broadcast */
+    uint8_t ba[2] = {1, 0}, bo[2];
+    pf_tensor tba = pf_make(ba, PF_BOOL, 1, s2), tbo = pf_make(bo, PF_BOOL, 1, s2);
+    CHECK(pf_axpy(&tba, &tba, 0.0, 1, &tbo) == PF_ERR_TYPE && strstr(pf_last_error(), "bool"), "%s", pf_last_error());
+    CHECK(pf_axpy(&tx, &t8a, 1.0, 0, &tz) == PF_ERR_TYPE, "mixed dtypes");
+    int64_t s3[1] = {3};
+    pf_tensor t3 = pf_make(o, PF_FLOAT32, 1, s3);
+    CHECK(pf_axpy(&tx, &ty, 1.0, 0, &t3) == PF_ERR_VALUE, "shapes [2] into [3]: %s", pf_last_error());
+}
+
 static void test_copy_fill_where(void) {
     /* transpose copy with a cast: float32 [2, 3] viewed as [3, 2] -> int32 */
     float src[6] = {0.5f, 1.5f, -2.5f, 3.9f, NAN, 1e20f};
@@ -202,6 +256,7 @@ int main(void) {
     test_float16();
     test_unary();
     test_binary();
+    test_axpy();
     test_copy_fill_where();
     test_thread_independence();
     return pf_test_summary("test_elementwise");

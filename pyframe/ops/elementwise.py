@@ -508,8 +508,9 @@ def _binary(name: str, op: int, kind: str, grad=None, reads: tuple = ("", ""), n
 sparse_binary: dict = {}
 
 
-def _apply_binary(row: _Binary, a, b, out=None) -> Tensor:
-    """``row``'s op on ``a`` and ``b`` into a new tensor (``out`` None), into ``out``, or in place (``out is a``)."""
+def _apply_binary(row: _Binary, a, b, out=None, alpha=1) -> Tensor:
+    """``row``'s op on ``a`` and ``b`` into a new tensor (``out`` None), into ``out``, or in place (``out is a``);
+    ``alpha`` (add and sub of two tensors only): ``a +- alpha * b`` in one C pass (``_run_binary``)."""
     if sparse_binary and (type(a) in sparse_binary or type(b) in sparse_binary):
         return sparse_binary[type(a) if type(a) in sparse_binary else type(b)](row.name, a, b, out)
     name, kind = row.name, row.kind
@@ -538,7 +539,7 @@ def _apply_binary(row: _Binary, a, b, out=None) -> Tensor:
     a, b = as_tensor_of(a, dt), as_tensor_of(b, dt)
     if out is None:
         out = empty_tensor(shape, res)
-        check(lib.pf_binary(row.op, a._d(), b._d(), out._d()))
+        _run_binary(row, a, b, out, alpha)
     else:
         if grad:  # the derivative reads the operands as they were before the write: a copy of those it reads
             _view_base_check(out, label)
@@ -546,15 +547,50 @@ def _apply_binary(row: _Binary, a, b, out=None) -> Tensor:
             a = cast(a, dt) if a is a0 and ka is not None else a
             b = cast(b, dt) if kb is not None and b is b0 and isinstance(b, Tensor) and shares_memory(out, b) else b
         if out.dtype is res and not overlaps(out, a) and not overlaps(out, b):
-            check(lib.pf_binary(row.op, a._d(), b._d(), out._d()))
+            _run_binary(row, a, b, out, alpha)
         else:
             tmp = empty_tensor(shape, res)
-            check(lib.pf_binary(row.op, a._d(), b._d(), tmp._d()))
+            _run_binary(row, a, b, tmp, alpha)
             check(lib.pf_copy(tmp._d(), out._d()))
         out._bump()
     if grad:
-        _record_binary(row, a0, b0, a, b, out)
+        _record_binary(row if alpha == 1 else _alpha_row(row, alpha), a0, b0, a, b, out)
     return out
+
+
+def _run_binary(row: _Binary, a: Tensor, b: Tensor, out: Tensor, alpha) -> None:
+    """The C pass of ``out = a op b``; with ``alpha`` (add, sub) ``a +- alpha * b`` as torch's fused multiply-add:
+    one pass and one rounding, with no tensor of ``alpha * b`` in between."""
+    if alpha == 1:
+        check(lib.pf_binary(row.op, a._d(), b._d(), out._d()))
+        return
+    dt = out.dtype
+    lo, hi = _ALPHA_RANGE[dt.name]
+    if not lo <= alpha <= hi and (not dt.is_floating_point or math.isfinite(alpha)):
+        raise RuntimeError(f"{row.name}(): value cannot be converted to type {_C_NAMES.get(dt.name, dt.name)} without "
+                           f"overflow: alpha={alpha}")  # fmt: skip
+    if row.name == "sub":
+        alpha = -alpha
+    if dt.is_floating_point:
+        check(lib.pf_axpy(a._d(), b._d(), float(alpha), 0, out._d()))
+    else:  # integer alpha wraps as the dtype's arithmetic does
+        check(lib.pf_axpy(a._d(), b._d(), 0.0, (int(alpha) + 2**63) % 2**64 - 2**63, out._d()))
+
+
+# the alphas torch converts to each dtype (unsigned: magnitudes up to the max, as c10's overflow check)
+_ALPHA_RANGE = {"float32": (-3.4028234663852886e38, 3.4028234663852886e38), "float64": (-math.inf, math.inf),
+                "float16": (-65504.0, 65504.0), "bfloat16": (-3.3895313892515355e38, 3.3895313892515355e38),
+                "int64": (-(2**63), 2**63 - 1), "int32": (-(2**31), 2**31 - 1), "int16": (-(2**15), 2**15 - 1),
+                "int8": (-128, 127), "uint8": (-255, 255)}  # fmt: skip
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}  # fmt: skip
+
+
+def _alpha_row(row: _Binary, alpha) -> _Binary:
+    """``row`` (add or sub) with ``alpha``: the second operand's gradient is ``+-alpha * g`` (torch's AddBackward0
+    and SubBackward0 with alpha)."""
+    scale = -alpha if row.name == "sub" else alpha
+    return row._replace(grad=lambda g, a, b, y, na, nb: (g, mul(g, scale) if nb else None))
 
 
 def _record_binary(row: _Binary, a0, b0, a: Tensor, b: Tensor, out: Tensor) -> None:
@@ -707,11 +743,24 @@ def _scaled(input, other, alpha):  # noqa: A002
     return mul(other, alpha)
 
 
+def _fused_alpha(name: str, input, other, alpha) -> bool:  # noqa: A002
+    """Whether ``input +- alpha * other`` takes the one-pass C path: two dense tensors of a dtype other than bool
+    (a Python number or a sparse operand is scaled first). Checks alpha's type as torch does."""
+    if alpha == 1:
+        return False
+    if isinstance(alpha, float) and not result_type(input, other).is_floating_point:
+        raise TypeError(f"{name}(): for integral input tensors, argument alpha must not be a floating "
+                        f"point number, got {alpha}")  # fmt: skip
+    return (type(input) is Tensor and type(other) is Tensor and type(alpha) in (int, float)
+            and result_type(input, other) is not bool_)  # fmt: skip
+
+
 def _with_alpha(fn, sign: str):
+    row = _binary_rows[fn.__name__]
+
     def scaled(input, other, *, alpha=1, out=None) -> Tensor:  # noqa: A002
-        if alpha != 1 and isinstance(alpha, float) and not result_type(input, other).is_floating_point:
-            raise TypeError(f"{fn.__name__}(): for integral input tensors, argument alpha must not be a floating "
-                            f"point number, got {alpha}")  # fmt: skip
+        if _fused_alpha(fn.__name__, input, other, alpha):
+            return _apply_binary(row, input, other, out, alpha)
         return fn(input, _scaled(input, other, alpha), out=out)
 
     scaled.__name__ = scaled.__qualname__ = fn.__name__
@@ -733,6 +782,8 @@ def _make_inplace(name: str):
     if name in ("add", "sub"):
 
         def fn(self: Tensor, other, *, alpha=1) -> Tensor:
+            if _fused_alpha(name + "_", self, other, alpha):
+                return _apply_binary(row, self, other, self, alpha)
             return _apply_binary(row, self, _scaled(self, other, alpha), self)
 
     else:
