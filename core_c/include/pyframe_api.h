@@ -246,6 +246,9 @@ int pf_softmax(const pf_tensor *x, pf_tensor *out, int log);
 int pf_reduce_rows(int op, int dtype, const void *x, int64_t rows, int64_t n, void *out, int out_dtype,
                    void *idx, double correction);
 int pf_softmax_rows(int dtype, const void *x, void *out, int64_t rows, int64_t n, int log);
+/* the gradient of softmax (log: log_softmax) over `rows` contiguous rows of n from the output y and its gradient g:
+   log_softmax g - exp(y) sum(g), softmax y (g - sum(g y)); float32 or float64; gx may be g */
+int pf_softmax_backward_rows(int dtype, const void *g, const void *y, void *gx, int64_t rows, int64_t n, int log);
 /* out[0] = sum of a[i * sa] * b[i * sb] for i < n, float32 or float64 (torch.dot), accumulated in
  * double lanes in a fixed order */
 int pf_dot(int dtype, const void *a, int64_t sa, const void *b, int64_t sb, int64_t n, void *out);

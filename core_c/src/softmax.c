@@ -210,3 +210,65 @@ int pf_softmax_rows(int dtype, const void *x, void *out, int64_t rows, int64_t n
     od.data = out;
     return pf_softmax(&xd, &od, take_log);
 }
+
+/* ---- backward over contiguous rows ----
+ * log_softmax: gx = g - exp(y) sum(g); softmax: gx = y (g - sum(g y)); sums in double lanes. One pass for the
+ * sum and one for gx, where the composition took an exp, a product, a sum and a difference through three
+ * temporaries of the whole tensor. gx may be g. */
+#define SOFTMAX_BACK(name, V, EXP)                                                                      \
+    PF_VEC_CLONES static void name(const V *g, const V *y, V *gx, int64_t rows, int64_t n, int take_log) { \
+        for (int64_t r = 0; r < rows; r++, g += n, y += n, gx += n) {                                   \
+            double a[8] = {0};                                                                          \
+            int64_t i = 0;                                                                              \
+            if (take_log) {                                                                             \
+                for (; i + 8 <= n; i += 8) {                                                            \
+                    _Pragma("omp simd") for (int j = 0; j < 8; j++) a[j] += g[i + j];                   \
+                }                                                                                       \
+            } else {                                                                                    \
+                for (; i + 8 <= n; i += 8) {                                                            \
+                    _Pragma("omp simd") for (int j = 0; j < 8; j++) a[j] += (double)(g[i + j] * y[i + j]); \
+                }                                                                                       \
+            }                                                                                           \
+            double s = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));               \
+            for (; i < n; i++) s += take_log ? (double)g[i] : (double)(g[i] * y[i]);                   \
+            const V sv = (V)s;                                                                          \
+            if (take_log)                                                                               \
+                for (i = 0; i < n; i++) gx[i] = g[i] - EXP(y[i]) * sv;                                  \
+            else                                                                                        \
+                for (i = 0; i < n; i++) gx[i] = y[i] * (g[i] - sv);                                     \
+        }                                                                                               \
+    }
+SOFTMAX_BACK(softmax_back_f32, float, pf_expf)
+SOFTMAX_BACK(softmax_back_f64, double, exp)
+
+typedef struct {
+    const char *g, *y;
+    char *gx;
+    int64_t n;
+    size_t es;
+    int dtype, take_log;
+} softmax_back_job;
+
+static void softmax_back_range(void *arg, int64_t r0, int64_t r1) {
+    const softmax_back_job *j = arg;
+    size_t off = (size_t)r0 * (size_t)j->n * j->es;
+    if (j->dtype == PF_FLOAT32)
+        softmax_back_f32((const float *)(j->g + off), (const float *)(j->y + off), (float *)(j->gx + off), r1 - r0,
+                         j->n, j->take_log);
+    else
+        softmax_back_f64((const double *)(j->g + off), (const double *)(j->y + off), (double *)(j->gx + off),
+                         r1 - r0, j->n, j->take_log);
+}
+
+int pf_softmax_backward_rows(int dtype, const void *g, const void *y, void *gx, int64_t rows, int64_t n,
+                             int take_log) {
+    if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
+        return pf_error(PF_ERR_TYPE, "softmax backward rows: float32 or float64 only, got dtype code %d", dtype);
+    if (rows < 0 || n < 0 || (rows > 0 && n > 0 && (!g || !y || !gx)))
+        return pf_error(PF_ERR_VALUE, "softmax backward rows: bad buffers (rows=%lld, n=%lld)", (long long)rows,
+                        (long long)n);
+    if (rows == 0 || n == 0) return PF_OK;
+    softmax_back_job j = {g, y, gx, n, pf_dtype_size[dtype], dtype, take_log != 0};
+    pf_parallel_range(pf_threads_for(rows * n), rows, softmax_back_range, &j);
+    return PF_OK;
+}

@@ -149,8 +149,42 @@ static void test_softmax_rows(void) {
     CHECK(pf_softmax_rows(PF_INT64, x, y, 3, 4, 0) == PF_ERR_TYPE, "softmax of int64");
 }
 
+/* the rows' gradient against double references: log_softmax g - exp(y) sum(g), softmax y (g - sum(g y)); in place
+ * (gx = g) too; the refusals */
+static void test_softmax_backward_rows(void) {
+    enum { R = 5, N = 301 };
+    static double x[R * N], y[R * N], g[R * N], gx[R * N];
+    static float xf[R * N], yf[R * N], gf[R * N], gxf[R * N];
+    unsigned s = 5;
+    for (int i = 0; i < R * N; i++) x[i] = 4 * frand(&s), g[i] = frand(&s), xf[i] = (float)x[i], gf[i] = (float)g[i];
+    for (int take_log = 0; take_log < 2; take_log++) {
+        CHECK_OK(pf_softmax_rows(PF_FLOAT64, x, y, R, N, take_log));
+        CHECK_OK(pf_softmax_rows(PF_FLOAT32, xf, yf, R, N, take_log));
+        CHECK_OK(pf_softmax_backward_rows(PF_FLOAT64, g, y, gx, R, N, take_log));
+        memcpy(gxf, gf, sizeof gf);
+        CHECK_OK(pf_softmax_backward_rows(PF_FLOAT32, gxf, yf, gxf, R, N, take_log)); /* in place */
+        int bad = 0, badf = 0;
+        for (int r = 0; r < R; r++) {
+            double sum = 0;
+            for (int i = 0; i < N; i++) sum += take_log ? g[r * N + i] : g[r * N + i] * y[r * N + i];
+            for (int i = 0; i < N; i++) {
+                int k = r * N + i;
+                double p = take_log ? exp(y[k]) : y[k];
+                double want = take_log ? g[k] - p * sum : y[k] * (g[k] - sum);
+                bad += !same_float(gx[k], want, 1e-12);
+                badf += !same_float(gxf[k], want, 1e-5);
+            }
+        }
+        CHECK(bad == 0 && badf == 0, "softmax backward (log %d): %d float64, %d float32 wrong", take_log, bad, badf);
+    }
+    CHECK(pf_softmax_backward_rows(PF_FLOAT16, g, y, gx, R, N, 1) == PF_ERR_TYPE, "float16 refused");
+    CHECK(pf_softmax_backward_rows(PF_FLOAT32, NULL, y, gx, R, N, 1) == PF_ERR_VALUE, "NULL refused");
+    CHECK_OK(pf_softmax_backward_rows(PF_FLOAT32, NULL, NULL, NULL, 0, N, 1));
+}
+
 int main(void) {
     test_softmax();
     test_softmax_rows();
+    test_softmax_backward_rows();
     return pf_test_summary("test_softmax");
 }

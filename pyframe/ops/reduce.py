@@ -535,18 +535,40 @@ def _softmax(x: Tensor, dim: int, log: bool, dtype=None) -> Tensor:
     return out
 
 
+def _softmax_backward_rows(g: Tensor, y: Tensor, d: int, log: bool) -> Tensor | None:
+    """The gradient in one C pass per row when ``g`` and ``y`` are contiguous float32/float64 rows along ``d``;
+    None otherwise (the composition below then)."""
+    shape = y._shape
+    if not (type(g) is Tensor and g._contig and y._contig and g.dtype is y.dtype and g._shape == shape
+            and (y.dtype is float32 or y.dtype is float64) and d == len(shape) - 1):  # fmt: skip
+        return None
+    n = shape[-1]
+    gx = empty_tensor(shape, y.dtype)
+    check(lib.pf_softmax_backward_rows(y.dtype.code, g._ptr, y._ptr, gx._ptr, y._numel // n if n else 0, n, log))
+    return gx
+
+
+def _recorded(g: Tensor, y: Tensor) -> bool:
+    """Whether the gradient is itself recorded (create_graph): then the composition, which autograd can
+    differentiate."""
+    return _grad_mode.enabled and (g.requires_grad or y.requires_grad)
+
+
 def _record_softmax(x: Tensor, out: Tensor, d: int, log: bool) -> None:
     ys = SavedOutput(out)
     if log:  # d log_softmax: g - softmax * sum(g)
 
         def backward(g):
-            return (ew.sub(g, ew.mul(ew.exp(ys()), sum(g, d, keepdim=True))),)
+            y = ys()
+            gx = None if _recorded(g, y) else _softmax_backward_rows(g, y, d, True)
+            return (gx if gx is not None else ew.sub(g, ew.mul(ew.exp(y), sum(g, d, keepdim=True))),)
 
     else:  # d softmax: y * (g - sum(g * y))
 
         def backward(g):
             y = ys()
-            return (ew.mul(y, ew.sub(g, sum(ew.mul(g, y), d, keepdim=True))),)
+            gx = None if _recorded(g, y) else _softmax_backward_rows(g, y, d, False)
+            return (gx if gx is not None else ew.mul(y, ew.sub(g, sum(ew.mul(g, y), d, keepdim=True))),)
 
     record("LogSoftmaxBackward0" if log else "SoftmaxBackward0", backward, (x,), out, (ys,))
 

@@ -332,6 +332,40 @@ def test_softmax_rows_match_torch(shape, log):
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
 
 
+@pytest.mark.parametrize("shape", [(700, 2000), (3, 1), (2, 7), (5, 300), (2, 3, 17), (4, 0)])
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_backward_rows_match_torch(shape, log, dtype):
+    """The one-pass C gradient of contiguous rows (softmax and log_softmax, float32 and float64), against torch's;
+    a strided gradient and a softmax over an inner dim take the composition, and double backward too."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    a, g = rng.standard_normal(shape) * 4, rng.standard_normal(shape)
+    f = "log_softmax" if log else "softmax"
+    # torch sums a float32 row in float32 (pyframe in double): g - exp(y) sum(g) cancels to that sum's error
+    tol = {"rtol": 1e-5, "atol": 2e-5} if dtype == "float32" else {"rtol": 1e-12, "atol": 1e-13}
+    x, tx = pyframe.tensor(a.astype(dtype), requires_grad=True), torch.tensor(a.astype(dtype), requires_grad=True)
+    getattr(x, f)(-1).backward(pyframe.tensor(g.astype(dtype)))
+    getattr(tx, f)(-1).backward(torch.tensor(g.astype(dtype)))
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), **tol)
+    if len(shape) == 3:  # over dim 1 (not the rows' dim), and a transposed gradient
+        x.grad = tx.grad = None
+        getattr(x, f)(1).backward(pyframe.tensor(g.astype(dtype)))
+        getattr(tx, f)(1).backward(torch.tensor(g.astype(dtype)))
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), **tol)
+        x.grad = tx.grad = None
+        gt = g.astype(dtype).transpose(1, 0, 2).copy()
+        getattr(x, f)(-1).backward(pyframe.tensor(gt).transpose(0, 1))
+        getattr(tx, f)(-1).backward(torch.tensor(gt).transpose(0, 1))
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), **tol)
+    if shape == (5, 300) and dtype == "float64":  # create_graph: the gradient is itself differentiable
+        (gx,) = pyframe.autograd.grad(getattr(x, f)(-1).pow(2).sum(), x, create_graph=True)
+        (tgx,) = torch.autograd.grad(getattr(tx, f)(-1).pow(2).sum(), tx, create_graph=True)
+        (gg,) = pyframe.autograd.grad(gx.sin().sum(), x)
+        (tgg,) = torch.autograd.grad(tgx.sin().sum(), tx)
+        np.testing.assert_allclose(gg.numpy(), tgg.numpy(), rtol=1e-8, atol=1e-9)  # through cancelling terms
+
+
 @pytest.mark.parametrize("keepdim", [False, True])
 @pytest.mark.parametrize("dim", [None, -1, 1])
 def test_sum_and_mean_lean_paths_match_torch(dim, keepdim):
