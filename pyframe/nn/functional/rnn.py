@@ -130,16 +130,22 @@ def _row_blocks(x: Tensor, sizes: list) -> list:
 def _direction(mode: str, x: Tensor, state, weights: tuple, reverse: bool) -> tuple:
     """One layer in one direction over ``x`` [L, N, in]: (outputs [L, N, H], final state)."""
     w_ih, w_hh, b_ih, b_hh = weights
-    xw = linear(x, w_ih, b_ih)  # [L, N, G*H], one GEMM for the whole sequence
-    dt = xw.dtype
+    dt = x.dtype
     if (
         mode == "LSTM" and dt in _NATIVE and state[0].dtype is dt and state[1].dtype is dt and w_hh.dtype is dt
-        and (b_hh is None or b_hh.dtype is dt)
+        and w_ih.dtype is dt and (b_hh is None or b_hh.dtype is dt) and (b_ih is None or b_ih.dtype is dt)
     ):  # fmt: skip
+        if b_ih is not None and b_hh is not None:
+            # both biases in the input projection's: its backward sums the gates' gradient over the L*N rows
+            # once for the two (the time loop would sum the same rows again for b_hh)
+            xw, b_hh = linear(x, w_ih, ew.add(b_ih, b_hh)), None
+        else:
+            xw = linear(x, w_ih, b_ih)  # [L, N, G*H], one GEMM for the whole sequence
         if not reverse:
             return _lstm_layer(xw, state[0], state[1], w_hh, b_hh)
         out, state = _lstm_layer(xw.flip(0), state[0], state[1], w_hh, b_hh)
         return out.flip(0), state
+    xw = linear(x, w_ih, b_ih)
     return _steps(mode, xw, state, w_hh, b_hh, reverse)
 
 
