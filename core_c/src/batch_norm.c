@@ -99,13 +99,13 @@ static inline void vec_set(const pf_tensor *t, int64_t c, double v) {
 #define DEFINE_BN(T)                                                                             \
     /* sum(p - o) for a shift o near the values: T lanes then lose precision against the         \
      * spread, not against a large mean */                                                       \
-    static double row_sum_##T(const T *p, int64_t n, int64_t s, T o) {                           \
+    PF_VEC_CLONES static double row_sum_##T(const T *p, int64_t n, int64_t s, T o) {                           \
         double t = 0;                                                                            \
         LANE_BLOCKS(T acc[LANES] = {0}, acc[k] += p[l + k] - o, t += acc[k])                     \
         for (; l < n; l++) t += (double)p[l * s] - o;                                            \
         return t;                                                                                \
     }                                                                                            \
-    static double row_sq_##T(const T *p, int64_t n, int64_t s, T mt) {                           \
+    PF_VEC_CLONES static double row_sq_##T(const T *p, int64_t n, int64_t s, T mt) {                           \
         double t = 0;                                                                            \
         LANE_BLOCKS(T acc[LANES] = {0}, T d = p[l + k] - mt; acc[k] += d * d, t += acc[k])       \
         for (; l < n; l++) {                                                                     \
@@ -115,12 +115,35 @@ static inline void vec_set(const pf_tensor *t, int64_t c, double v) {
         return t;                                                                                \
     }                                                                                            \
     /* sum(q) and sum(q * (p - m)) over a row; q is contiguous */                                \
-    static void row_dot_##T(const T *q, const T *p, int64_t n, int64_t s, T mt, double *sq,      \
-                            double *sqp) {                                                       \
+    PF_VEC_CLONES static void row_dot_##T(const T *q, const T *p, int64_t n, int64_t s, T mt,    \
+                                          double *sq, double *sqp) {                             \
         double ta = 0, tb = 0;                                                                   \
         LANE_BLOCKS(T a[LANES] = {0}; T b[LANES] = {0}, a[k] += q[l + k];                        \
                     b[k] += q[l + k] * (p[l + k] - mt), ta += a[k]; tb += b[k])                  \
         for (; l < n; l++) ta += q[l], tb += (double)q[l] * (p[l * s] - mt);                     \
+        *sq += ta;                                                                               \
+        *sqp += tb;                                                                              \
+    }                                                                                            \
+    /* row_dot over a channel's N short contiguous rows (q's rows qs apart, p's ps apart), the    \
+     * lanes kept across rows and flushed every BLOCK values: flushing per row cost a 4x4        \
+     * plane's 16 values 16 double adds */                                                       \
+    PF_VEC_CLONES static void rows_dot_##T(const T *q, int64_t qs, const T *p, int64_t ps, int64_t N, \
+                                           int64_t n, T mt, double *sq, double *sqp) {           \
+        double ta = 0, tb = 0;                                                                   \
+        int64_t rb = BLOCK / n > 1 ? BLOCK / n : 1; /* rows per flush */                         \
+        for (int64_t r0 = 0; r0 < N; r0 += rb) {                                                 \
+            T a[LANES] = {0}, b[LANES] = {0};                                                    \
+            int64_t r1 = N - r0 < rb ? N : r0 + rb;                                              \
+            for (int64_t r = r0; r < r1; r++) {                                                  \
+                const T *qr = q + r * qs, *pr = p + r * ps;                                      \
+                int64_t l = 0;                                                                   \
+                for (; l + LANES <= n; l += LANES)                                               \
+                    for (int k = 0; k < LANES; k++)                                              \
+                        a[k] += qr[l + k], b[k] += qr[l + k] * (pr[l + k] - mt);                 \
+                for (; l < n; l++) ta += qr[l], tb += (double)qr[l] * (pr[l] - mt);              \
+            }                                                                                    \
+            for (int k = 0; k < LANES; k++) ta += a[k], tb += b[k];                              \
+        }                                                                                        \
         *sq += ta;                                                                               \
         *sqp += tb;                                                                              \
     }                                                                                            \
@@ -140,7 +163,8 @@ static inline void vec_set(const pf_tensor *t, int64_t c, double v) {
     }                                                                                            \
     /* y = (x - mean) * scale + bias over channel c (y contiguous); centring first keeps a       \
      * large mean from cancelling the way a folded x * scale + shift would in float32 */         \
-    static void bn_apply_##T(const T *x, T *y, const bgeom *g, int64_t c, T mean, T scale, T bias) { \
+    PF_VEC_CLONES static void bn_apply_##T(const T *x, T *y, const bgeom *g, int64_t c, T mean, T scale, \
+                                           T bias) {                                             \
         for (int64_t n = 0; n < g->N; n++) {                                                     \
             const T *p = x + n * g->xs0 + c * g->xs1;                                            \
             T *o = y + (n * g->C + c) * g->L;                                                    \
@@ -155,13 +179,16 @@ static inline void vec_set(const pf_tensor *t, int64_t c, double v) {
                                  double *sg, double *sgx) {                                      \
         T mt = (T)mean;                                                                          \
         *sg = *sgx = 0;                                                                          \
-        for (int64_t n = 0; n < g->N; n++)                                                       \
-            row_dot_##T(gy + (n * g->C + c) * g->L, x + n * g->xs0 + c * g->xs1, g->L, g->xs2, mt, sg, sgx); \
+        if (g->xs2 == 1 && g->L < BLOCK)                                                         \
+            rows_dot_##T(gy + c * g->L, g->C * g->L, x + c * g->xs1, g->xs0, g->N, g->L, mt, sg, sgx); \
+        else                                                                                     \
+            for (int64_t n = 0; n < g->N; n++)                                                   \
+                row_dot_##T(gy + (n * g->C + c) * g->L, x + n * g->xs0 + c * g->xs1, g->L, g->xs2, mt, sg, sgx); \
         *sgx -= (mean - (double)mt) * *sg; /* x - mean = (x - mt) - (mean - mt) */               \
     }                                                                                            \
     /* gx = gy * k1 - (x - mean) * k2 - k3 over channel c (gx, gy contiguous) */                 \
-    static void bn_grad_x_##T(const T *gy, const T *x, T *gx, const bgeom *g, int64_t c, T mean, \
-                              T k1, T k2, T k3) {                                                \
+    PF_VEC_CLONES static void bn_grad_x_##T(const T *gy, const T *x, T *gx, const bgeom *g, int64_t c, \
+                                            T mean, T k1, T k2, T k3) {                          \
         for (int64_t n = 0; n < g->N; n++) {                                                     \
             const T *p = x + n * g->xs0 + c * g->xs1, *q = gy + (n * g->C + c) * g->L;           \
             T *o = gx + (n * g->C + c) * g->L;                                                   \

@@ -105,7 +105,7 @@ def test_batch_norm_bad_input():
 
 
 @pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-4), (np.float64, 1e-8)])
-@pytest.mark.parametrize("shape", [(5, 3), (4, 3, 37), (8, 4, 9, 11)])
+@pytest.mark.parametrize("shape", [(5, 3), (4, 3, 37), (8, 4, 9, 11), (64, 6, 4, 4), (40, 3, 7, 7)])
 @pytest.mark.parametrize("offset", [0.0, 1000.0])
 def test_batch_norm_fused_matches_torch(dtype, tol, shape, offset):
     """Against torch in float64 on the same values: with a large mean beside a small spread a
