@@ -243,15 +243,18 @@ static void weight_part(const conv_job *j, int back, int64_t i, const char **a, 
 typedef struct {
     conv_job *j;
     int back;
+    int64_t pieces; /* per part */
 } pack_job;
 
+/* items: (part, piece of its rows), so that one part (a group's whole weight) is packed by the team */
 static void pack_parts(void *arg, int64_t i0, int64_t i1) {
     pack_job *pj = arg;
     for (int64_t i = i0; i < i1; i++) {
         const char *a;
-        int64_t m, k, rsa, csa;
-        weight_part(pj->j, pj->back, i, &a, &m, &k, &rsa, &csa);
-        if (pf_gemm_pack_a(pj->j->dt, m, k, a, rsa, csa, pj->j->wpk + (size_t)i * pj->j->wpk_each, pj->j->wpk_each))
+        int64_t m, k, rsa, csa, part = i / pj->pieces;
+        weight_part(pj->j, pj->back, part, &a, &m, &k, &rsa, &csa);
+        if (pf_gemm_pack_a_piece(pj->j->dt, m, k, a, rsa, csa, pj->j->wpk + (size_t)part * pj->j->wpk_each,
+                                 pj->j->wpk_each, i % pj->pieces, pj->pieces))
             __atomic_store_n(&pj->j->err, 1, __ATOMIC_RELAXED);
     }
 }
@@ -265,8 +268,9 @@ static int pack_weight(conv_job *j, int back, int64_t parts, int64_t uses, const
     j->wpk_each = (pf_gemm_pack_bytes(j->dt, p->M, p->K) + 63) & ~(size_t)63;
     if (!(j->wpk = pf_alloc((size_t)parts * j->wpk_each)))
         return pf_error(PF_ERR_NOMEM, "conv2d: out of memory for the packed weight (%zu bytes)", parts * j->wpk_each);
-    pack_job pj = {j, back};
-    pf_parallel_range(pf_threads_for(parts * p->M * p->K), parts, pack_parts, &pj);
+    /* pieces of at least 48 rows, at most 8 per part (a 512 x 4608 weight was packed by one thread) */
+    pack_job pj = {j, back, p->M / 48 < 1 ? 1 : p->M / 48 > 8 ? 8 : p->M / 48};
+    pf_parallel_range(pf_threads_for(parts * p->M * p->K), parts * pj.pieces, pack_parts, &pj);
     if (j->err) {
         pf_free(j->wpk);
         j->wpk = NULL;

@@ -386,6 +386,10 @@ size_t pf_gemm_pack_bytes(int dtype, int64_t M, int64_t K);
 int pf_gemm_packs_a(int dtype, const pf_gemm_prob *p);
 int pf_gemm_pack_a(int dtype, int64_t M, int64_t K, const void *A, int64_t rsa, int64_t csa, void *dst,
                    size_t bytes);
+/* piece `piece` of `pieces` of that pack (its share of the row panels; piece 0 writes the
+ * header): one weight packed by several threads, all pieces before any product reads it */
+int pf_gemm_pack_a_piece(int dtype, int64_t M, int64_t K, const void *A, int64_t rsa, int64_t csa, void *dst,
+                         size_t bytes, int64_t piece, int64_t pieces);
 size_t pf_gemm_packed_ws_bytes(int dtype, const pf_gemm_prob *p);
 int pf_gemm_serial_packed(int dtype, const pf_gemm_prob *p, const void *pack, void *ws);
 /* B built by the caller straight into panels (an implicit conv: no unfold buffer, no second copy):

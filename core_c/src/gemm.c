@@ -564,7 +564,7 @@ typedef struct {
     int64_t M, N, K, es, mr, nr, mt, ntl, kc, mc;
     int direct;
     int shared; /* run by a team of its own: worksharing and barriers apply */
-    const char *apk; /* A packed beforehand (pack_a_all's layout), or NULL: each thread packs its rows */
+    const char *apk; /* A packed beforehand (pf_gemm_pack_a's layout), or NULL: each thread packs its rows */
     char *buf;
     size_t bbytes, abytes;
 } blocked_job;
@@ -705,7 +705,7 @@ static int takes_skinny(const gemm_desc *d, const gemm_prob *p, int nt) {
 }
 
 /* C = A B (or C += A B with p.acc) for one matrix on nt threads; K > 0. ws, if given, holds
- * ws_bytes(d, p) for one thread. apk: A already packed by pack_a_all (then p.A is not read and
+ * ws_bytes(d, p) for one thread. apk: A already packed by pf_gemm_pack_a (then p.A is not read and
  * the product always takes the blocked path), or NULL. Returns PF_ERR_NOMEM without a message
  * (it may run on a worker thread, whose error text the caller would not see). */
 static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws, const char *apk) {
@@ -742,11 +742,13 @@ static size_t ws_bytes(const gemm_desc *d, gemm_prob p) {
  * blocked_thread packs per row block: a weight packed once serves every tile of a conv. */
 static size_t pack_a_elems(const gemm_desc *d, int64_t M, int64_t K) { return (size_t)(cdiv(M, d->mr) * d->mr * K); }
 
-static void pack_a_all(const gemm_desc *d, int64_t M, int64_t K, const char *A, int64_t rsa, int64_t csa, char *dst) {
+/* rows [q0, q1) of A (q0 a multiple of mr) into their panels of the pack's body dst */
+static void pack_a_rows(const gemm_desc *d, int64_t M, int64_t K, const char *A, int64_t rsa, int64_t csa, char *dst,
+                        int64_t q0, int64_t q1) {
     const int64_t es = (int64_t)d->esz, mr = d->mr, kc = cdiv(K, cdiv(K, d->kc)), mp = cdiv(M, mr) * mr;
     for (int64_t pc = 0; pc < K; pc += kc) {
         int64_t kcur = min64(kc, K - pc);
-        for (int64_t q = 0; q < M; q += mr)
+        for (int64_t q = q0; q < q1 && q < M; q += mr)
             d->pack(kcur, min64(mr, M - q), A + (q * rsa + pc * csa) * es, rsa, csa, (int)mr,
                     dst + (pc * mp + q * kcur) * es);
     }
@@ -771,6 +773,11 @@ size_t pf_gemm_pack_bytes(int dtype, int64_t M, int64_t K) {
 
 int pf_gemm_pack_a(int dtype, int64_t M, int64_t K, const void *A, int64_t rsa, int64_t csa, void *dst,
                    size_t bytes) {
+    return pf_gemm_pack_a_piece(dtype, M, K, A, rsa, csa, dst, bytes, 0, 1);
+}
+
+int pf_gemm_pack_a_piece(int dtype, int64_t M, int64_t K, const void *A, int64_t rsa, int64_t csa, void *dst,
+                         size_t bytes, int64_t piece, int64_t pieces) {
     if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
         return pf_error(PF_ERR_TYPE, "gemm_pack_a: expected float32 or float64, got dtype code %d", dtype);
     if (M < 1 || K < 1 || !A || !dst)
@@ -782,9 +789,13 @@ int pf_gemm_pack_a(int dtype, int64_t M, int64_t K, const void *A, int64_t rsa, 
     if (bytes < need)
         return pf_error(PF_ERR_VALUE, "gemm_pack_a: a %lld x %lld pack needs %zu bytes, the buffer has %zu",
                         (long long)M, (long long)K, need, bytes);
+    if (pieces < 1 || piece < 0 || piece >= pieces)
+        return pf_error(PF_ERR_VALUE, "gemm_pack_a: piece %lld of %lld", (long long)piece, (long long)pieces);
     pack_head h = {PACK_MAGIC, (uint32_t)path, M, K, dtype};
-    memcpy(dst, &h, sizeof h);
-    pack_a_all(d, M, K, A, rsa, csa, (char *)dst + PACK_HEAD);
+    if (piece == 0) memcpy(dst, &h, sizeof h);
+    int64_t panels = cdiv(M, d->mr);
+    pack_a_rows(d, M, K, A, rsa, csa, (char *)dst + PACK_HEAD, panels * piece / pieces * d->mr,
+                panels * (piece + 1) / pieces * d->mr);
     return PF_OK;
 }
 

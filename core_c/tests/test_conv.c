@@ -119,6 +119,28 @@ static void bad_inputs(void) {
     CHECK_OK(pf_im2col(&x0, &c0, 3, 3, 1, 1, 0, 0, 1, 1, 0.0));
 }
 
+/* the weight's pack made in pieces (conv2d's threads share one weight's packing) is the whole pack */
+static void pack_pieces(void) {
+    enum { M = 100, K = 37 };
+    float a[M * K];
+    unsigned seed = 3;
+    for (int i = 0; i < M * K; i++) a[i] = frand(&seed);
+    size_t bytes = pf_gemm_pack_bytes(PF_FLOAT32, M, K);
+    char *whole = calloc(1, bytes), *parts = calloc(1, bytes);
+    CHECK_OK(pf_gemm_pack_a(PF_FLOAT32, M, K, a, K, 1, whole, bytes));
+    for (int i = 2; i >= 0; i--) CHECK_OK(pf_gemm_pack_a_piece(PF_FLOAT32, M, K, a, K, 1, parts, bytes, i, 3));
+    float b[K * 20], c1[M * 20], c2[M * 20];
+    for (int i = 0; i < K * 20; i++) b[i] = frand(&seed);
+    pf_gemm_prob p1 = {M, 20, K, NULL, (char *)b, (char *)c1, K, 1, 20, 1, 20, 1, 0}, p2 = p1;
+    p2.C = (char *)c2;
+    CHECK_OK(pf_gemm_serial_packed(PF_FLOAT32, &p1, whole, NULL));
+    CHECK_OK(pf_gemm_serial_packed(PF_FLOAT32, &p2, parts, NULL));
+    CHECK(memcmp(c1, c2, sizeof c1) == 0, "a pack made in 3 pieces gives another product than the whole");
+    CHECK(pf_gemm_pack_a_piece(PF_FLOAT32, M, K, a, K, 1, parts, bytes, 3, 3) == PF_ERR_VALUE, "piece past the end");
+    CHECK(strstr(pf_last_error(), "piece 3 of 3") != NULL, "message: %s", pf_last_error());
+    free(whole), free(parts);
+}
+
 static void conv2d_cases(void) {
     const conv_cfg cfgs[] = {
         {3, 3, 1, 1, 1, 1, 1, 1}, {3, 3, 1, 1, 0, 0, 1, 1}, {3, 3, 2, 2, 1, 1, 1, 1}, {1, 1, 1, 1, 0, 0, 1, 1},
@@ -218,5 +240,6 @@ int main(void) {
     pf_set_num_threads(0);
     bad_inputs();
     conv2d_cases();
+    pack_pieces();
     return pf_test_summary("test_conv");
 }
