@@ -7,6 +7,7 @@
  * applies it while the chunk is in cache; the mask is kept as bytes for backward. The values are
  * the composition's: keep ? x * (T)scale : 0, with scale = 1/(1-p) rounded to the dtype. Chunks
  * are independent, so results do not depend on the thread count. */
+#include <string.h>
 #include "core.h"
 
 #define CHUNK 4096
@@ -21,10 +22,18 @@ typedef struct {
     uint64_t seed, offset;
 } drop_args;
 
-#define DROP_KERNELS(T, SUF)                                                                            \
+#define DROP_KERNELS(T, UT, SUF)                                                                          \
     PF_VEC_CLONES static void apply_##SUF(const unsigned char *restrict k, const T *restrict x,        \
                                           T *restrict y, int64_t n, T s) {                              \
-        for (int64_t i = 0; i < n; i++) y[i] = k[i] ? x[i] * s : (T)0;                                  \
+        /* keep ? x * s : +0 as a bit mask: gcc compiled the select as a branch on the random mask (half  \
+         * mispredicted: 1.8 ms for the LM's 455K floats against 0.15 for a plain product) */              \
+        for (int64_t i = 0; i < n; i++) {                                                               \
+            T v = x[i] * s;                                                                             \
+            UT bits;                                                                                    \
+            memcpy(&bits, &v, sizeof bits);                                                             \
+            bits &= (UT)0 - (UT)(k[i] != 0);                                                            \
+            memcpy(&y[i], &bits, sizeof bits);                                                          \
+        }                                                                                               \
     }                                                                                                   \
     static void fwd_##SUF(void *arg, int64_t b, int64_t e) {                                            \
         const drop_args *a = arg;                                                                       \
@@ -41,8 +50,8 @@ typedef struct {
         apply_##SUF(a->keep_in + b, (const T *)a->x + b, (T *)a->y + b, e - b, (T)a->scale);            \
     }
 
-DROP_KERNELS(float, f32)
-DROP_KERNELS(double, f64)
+DROP_KERNELS(float, uint32_t, f32)
+DROP_KERNELS(double, uint64_t, f64)
 
 static int check_args(const char *fn, int dtype, int64_t n, double p, const void *x, const void *y,
                       const void *keep) {

@@ -58,5 +58,12 @@ int main(void) {
     CHECK(pf_dropout(PF_FLOAT32, x, NULL, keep, 4, 0.5, 0, 0) == PF_ERR_VALUE, "NULL output");
     CHECK(pf_dropout_backward(PF_FLOAT32, x, NULL, y, 4, 0.5) == PF_ERR_VALUE, "NULL mask");
     CHECK_OK(pf_dropout(PF_FLOAT64, NULL, NULL, NULL, 0, 0.5, 0, 0));
+    /* the mask is applied without branches: a dropped NaN, inf or -x is +0 (sign bit clear), a kept one x * 2 */
+    float gs[6] = {NAN, INFINITY, -3, -INFINITY, NAN, -0.5f}, gx[6];
+    unsigned char k6[6] = {0, 0, 0, 1, 1, 1};
+    CHECK_OK(pf_dropout_backward(PF_FLOAT32, gs, k6, gx, 6, 0.5));
+    CHECK(gx[0] == 0 && !signbit(gx[0]) && gx[1] == 0 && gx[2] == 0 && !signbit(gx[2]) && gx[3] == -INFINITY &&
+              isnan(gx[4]) && gx[5] == -1.0f,
+          "masked values %g %g %g %g %g %g", gx[0], gx[1], gx[2], gx[3], gx[4], gx[5]);
     return pf_test_summary("test_dropout");
 }
