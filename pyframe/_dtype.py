@@ -139,7 +139,10 @@ def category(d: dtype) -> int:
 
 def scalar_dtype(value) -> dtype:
     """The dtype a Python number becomes: bool, int64, or the default dtype for a float (torch's rule; the
-    one place pyframe decides it: ``full``, promotion with numbers, distributions' parameters ask here)."""
+    one place pyframe decides it: ``full``, promotion with numbers, distributions' parameters ask here).
+    A numpy scalar counts as the Python number it holds, as in torch."""
+    if isinstance(value, np.generic):
+        value = value.item()
     if isinstance(value, bool):
         return bool_
     if isinstance(value, int):
@@ -230,6 +233,12 @@ def wrap_int(v: int, d: dtype) -> int:
     bits = 8 * d.itemsize
     v &= (1 << bits) - 1
     return v - (1 << bits) if d.is_signed and v >= 1 << (bits - 1) else v
+
+
+def as_number(value):
+    """A numpy scalar (``np.float32(2)``, ``np.int64(3)``) as the Python number it holds; anything else as is.
+    torch takes numpy scalars wherever it takes Python numbers."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def scalar_value(value, d: dtype, what: str = "value", fill: bool = True) -> tuple[float, int]:

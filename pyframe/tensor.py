@@ -131,8 +131,10 @@ def check_ndim(shape: Sequence[int]) -> None:
 def normalize_dim(dim: int, ndim: int) -> int:
     """A dim in [-ndim, ndim) as a non-negative index; 0-d tensors accept -1 and 0 like PyTorch."""
     n = max(ndim, 1)
-    if not isinstance(dim, int) or isinstance(dim, bool):
-        raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+    if type(dim) is not int:
+        if isinstance(dim, bool) or not hasattr(type(dim), "__index__"):
+            raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+        dim = operator.index(dim)  # numpy's integers, as torch takes them
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim % n
@@ -593,9 +595,19 @@ class Tensor:
             raise RuntimeError(f"Boolean value of Tensor with {many} is ambiguous")
         return bool(self.item())
 
+    # numpy's operators defer to ours (np.float64(0.9) * t is a Tensor, as in torch, not an ndarray)
+    __array_priority__ = 1000
+
     def __array__(self, dtype=None, copy=None):
         arr = self.detach().numpy()
         return arr.astype(dtype) if dtype is not None else arr
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """numpy's functions on a tensor give a tensor (``np.exp(t)``), as in torch; a bool result comes back as
+        uint8, as torch's does."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return from_numpy(np.ascontiguousarray(array) if array.ndim else array.reshape(()))
 
     __hash__ = object.__hash__
 

@@ -10,7 +10,7 @@ import numpy as np
 from pyframe import _dtype
 from pyframe._backend import check, lib
 from pyframe._device import check_device, check_layout, wants_meta
-from pyframe._dtype import as_dtype, dtype
+from pyframe._dtype import as_dtype, as_number, dtype
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import size_args
 from pyframe.tensor import Tensor, as_shape, empty_tensor, from_numpy, meta_tensor, share_numpy
@@ -314,6 +314,7 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, dev
     """Same as torch.arange: int64 when every bound is an int, else the default dtype (float32)."""
     if end is None:
         start, end = 0, start
+    start, end, step = as_number(start), as_number(end), as_number(step)
     for name, v in (("start", start), ("end", end), ("step", step)):
         if isinstance(v, Tensor):
             v = v.item()

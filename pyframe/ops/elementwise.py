@@ -14,7 +14,7 @@ from typing import NamedTuple
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import SMALL_BYTES, alloc_large, alloc_small, check, lib
 from pyframe._dtype import DEFAULT_FOR_CATEGORY as _DEFAULTS
-from pyframe._dtype import bool_, float32
+from pyframe._dtype import as_number, bool_, float32
 from pyframe.autograd.graph import SavedOutput, record, record_pair, saved_names
 from pyframe.ops._common import (
     as_tensor_of,
@@ -514,6 +514,7 @@ def _apply_binary(row: _Binary, a, b, out=None, alpha=1) -> Tensor:
     if sparse_binary and (type(a) in sparse_binary or type(b) in sparse_binary):
         return sparse_binary[type(a) if type(a) in sparse_binary else type(b)](row.name, a, b, out)
     name, kind = row.name, row.kind
+    a, b = as_number(a), as_number(b)
     check_operands(name, a, b, row.numbers)
     inplace = out is a
     label = name + "_" if inplace else name

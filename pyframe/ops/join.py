@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import SMALL_BYTES, ShapeError, alloc_large, alloc_small, check, desc, lib
+from pyframe._dtype import as_number
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops import view as sh
@@ -277,6 +278,9 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     _needs_dims(tensor, "split")
     d = normalize_dim(dim, tensor.ndim)
     size = tensor._shape[d]
+    split_size_or_sections = as_number(split_size_or_sections)
+    if isinstance(split_size_or_sections, (list, tuple)):
+        split_size_or_sections = [as_number(n) for n in split_size_or_sections]
     if isinstance(split_size_or_sections, int) and not isinstance(split_size_or_sections, bool):
         step = split_size_or_sections
         if step <= 0:

@@ -10,7 +10,7 @@ import threading
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError, check, ffi, lib
 from pyframe._device import CPU, check_device, check_layout
-from pyframe._dtype import as_dtype, float64, int64
+from pyframe._dtype import as_dtype, as_number, float64, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import broadcast_shapes, size_args, zeros_of
@@ -53,6 +53,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
         raise TypeError(f"multinomial only supports floating-point dtypes for input, got {probs.dtype.name}")
     if probs.ndim not in (1, 2):
         raise ShapeError(f"multinomial(): probabilities must be 1-d or 2-d, got shape {list(probs._shape)}")
+    num_samples = as_number(num_samples)
     if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
         raise ValueError(f"multinomial(): num_samples must be a positive int, got {num_samples!r}")
     p2 = probs.detach().reshape(1, -1) if probs.ndim == 1 else probs.detach()
@@ -460,6 +461,7 @@ def randint(low, high=None, size=None, dtype=None, requires_grad: bool = False, 
             raise TypeError("randint() missing required argument 'size'")
     if high is None:
         low, high = 0, low
+    low, high = as_number(low), as_number(high)
     for name, v in (("low", low), ("high", high)):
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
             raise ValueError(f"randint bounds must be finite numbers, got {name}={v!r}")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from pyframe import _dtype
 from pyframe._backend import ShapeError
-from pyframe._dtype import int64
+from pyframe._dtype import as_number, int64
 from pyframe.ops import elementwise as ew
 from pyframe.ops import join as jn
 from pyframe.ops import view as sh
@@ -27,6 +27,7 @@ __all__ = [
 
 
 def _dims_arg(dims, ndim: int, op: str) -> tuple:
+    dims = as_number(dims)
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     norm = tuple(normalize_dim(d, ndim) for d in dims)
     if len(set(norm)) != len(norm):
@@ -69,11 +70,13 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:  # noqa: A002
     """Same as torch.roll: elements shifted along dims, wrapping around; without dims, over the flattened input."""
 
     x = input
+    shifts = as_number(shifts)
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     if dims is None:
         if len(shifts) != 1:
             raise ValueError(f"roll(): without dims, shifts must be one int, got {list(shifts)}")
         return roll(x.reshape(-1), shifts, 0).reshape(x._shape)
+    dims = as_number(dims)
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     if not x._shape and dims:
         raise IndexError(f"roll(): dimension specified as {dims[0]} but the tensor has no dimensions")

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from pyframe import _dtype, _grad_mode
 from pyframe._backend import ShapeError, check, lib
-from pyframe._dtype import int64
+from pyframe._dtype import as_number, int64
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
 from pyframe.ops._common import _tensor_arg, zeros_of
@@ -55,6 +55,7 @@ def _select(x: Tensor, dim: int, k: int, largest: bool, name: str) -> tuple[Tens
     n = shape[d]
     if isinstance(k, Tensor):
         k = k.item()
+    k = as_number(k)
     if not isinstance(k, int) or isinstance(k, bool):
         raise TypeError(f"{name}(): k must be an int, got {type(k).__name__}")
     if not 0 <= k <= n:

@@ -56,7 +56,7 @@ def _per_group(name: str, optimizer: Optimizer, value) -> list:
 
 
 def _check_int(name: str, value, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+    if isinstance(value, bool) or not hasattr(type(value), "__index__") or value < low:  # numpy's integers too
         raise ValueError(f"Expected an integer {name} >= {low}, but got {value!r}")
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+import numpy as np
+
 from pyframe import _dtype
 from pyframe._backend import ShapeError
 from pyframe.ops import index as ix
@@ -49,6 +51,10 @@ def _lengths_list(lengths, fn: str) -> list[int]:
             raise TypeError(f"{fn}(): lengths must be a 1-d integer tensor or a list of ints, got {lengths.dtype.name} "
                             f"of shape {list(lengths._shape)}")  # fmt: skip
         return [int(v) for v in lengths.tolist()]
+    if isinstance(lengths, np.ndarray) and lengths.ndim == 1 and lengths.dtype.kind in "iu":
+        lengths = lengths.tolist()  # torch takes a numpy array of lengths too, and numpy's integers in a list
+    if isinstance(lengths, Sequence):
+        lengths = [_dtype.as_number(v) for v in lengths]
     if not isinstance(lengths, Sequence) or not all(isinstance(v, int) and not isinstance(v, bool) for v in lengths):
         raise TypeError(f"{fn}(): lengths must be a 1-d integer tensor or a list of ints, got {lengths!r}")
     return list(lengths)
