@@ -441,3 +441,35 @@ def test_sdpa_fused_gradients_are_laid_out_like_their_inputs(dropout_p):
     for g, ref in zip(grads[0], grads[1], strict=True):
         np.testing.assert_allclose(g.numpy(), ref.numpy(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(gx.numpy(), gx_ref.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype, tol", [("float32", 2e-5), ("float64", 1e-12)])
+@pytest.mark.parametrize("T", [1, 5, 33])
+def test_sdpa_inference_layout_and_values(dtype, tol, T):
+    # nanoGPT generating under no_grad: head-transposed views of one projection; torch's values and torch's
+    # result layout (so ``y.transpose(1, 2).view(B, T, C)`` needs no copy), with and without an explicit scale
+    x = np.random.default_rng(T).standard_normal((1, T, 3 * 12)).astype(dtype)
+    outs = []
+    for lib_ in (pf, torch):
+        with lib_.no_grad():
+            q, k, v = (t.view(1, T, 3, 4).transpose(1, 2) for t in lib_.from_numpy(x).split(12, dim=2))
+            y = lib_.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            y2 = lib_.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.25)
+            outs.append((y, y2, y.transpose(1, 2).view(1, T, 12)))
+    for a, b in zip(*outs, strict=True):
+        assert tuple(a.shape) == tuple(b.shape) and tuple(a.stride()) == tuple(b.stride())
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=tol, atol=tol)
+
+
+def test_sdpa_argument_checks_still_apply_to_the_common_call():
+    q = pf.zeros(1, 2, 3, 4)
+    with pytest.raises(ValueError, match="dropout_p"):
+        F.scaled_dot_product_attention(q, q, q, dropout_p=True)
+    with pytest.raises(TypeError, match="scale"):
+        F.scaled_dot_product_attention(q, q, q, scale=True)
+    with pytest.raises(Exception, match="must equal"):
+        F.scaled_dot_product_attention(q, pf.zeros(1, 2, 3, 5), q)
+    with pytest.raises(TypeError, match="one dtype"):
+        F.scaled_dot_product_attention(q, q.double(), q)
+    with pytest.raises(TypeError, match="floating point"):
+        F.scaled_dot_product_attention(q.long(), q.long(), q.long())

@@ -506,3 +506,27 @@ def test_native_norms_return_torchs_statistics():
     assert not pf.native_layer_norm(xp, [4], None, None, 1e-5)[1].requires_grad
     with pytest.raises(ValueError, match="N=2, C=5"):
         pf.native_group_norm(xp, None, None, 2, 5, 4, 1, 1e-5)
+
+
+@pytest.mark.parametrize("dtype, tol", [("float32", 1e-5), ("float64", 1e-12)])
+@pytest.mark.parametrize("params", ["none", "weight", "both"])
+def test_layer_norm_under_no_grad_matches_torch_and_autograd_path(dtype, tol, params):
+    # a dense input over its last dim outside autograd is one C call: torch's values, the recording path's values
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 8)).astype(dtype)
+    ps = [rng.standard_normal(8).astype(dtype) for _ in range({"none": 0, "weight": 1, "both": 2}[params])]
+    ps += [None] * (2 - len(ps))
+    ref = TF.layer_norm(torch.from_numpy(x), (8,), *(None if p is None else torch.from_numpy(p) for p in ps))
+    for shape in (8, (8,), [8], pf.Size([8])):
+        with pf.no_grad():
+            got = F.layer_norm(pf.tensor(x), shape, *(None if p is None else pf.tensor(p) for p in ps))
+        np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=tol, atol=tol)
+    rec = F.layer_norm(pf.tensor(x, requires_grad=True), (8,), *(None if p is None else pf.tensor(p) for p in ps))
+    np.testing.assert_allclose(rec.detach().numpy(), ref.numpy(), rtol=tol, atol=tol)
+    with pf.no_grad():  # a strided input and a wrong shape keep the general path and its checks
+        st = F.layer_norm(pf.tensor(x).transpose(0, 1), (8,), *(None if p is None else pf.tensor(p) for p in ps))
+        np.testing.assert_allclose(st.numpy(), ref.transpose(0, 1).numpy(), rtol=tol, atol=tol)
+        with pytest.raises(Exception, match="normalized_shape"):
+            F.layer_norm(pf.tensor(x), (5,))
+        with pytest.raises(ValueError, match="eps"):
+            F.layer_norm(pf.tensor(x), (8,), eps=-1.0)

@@ -16,6 +16,7 @@ from pyframe.ops._common import broadcast_shapes, scalar_tensor
 from pyframe.ops.index import tril
 from pyframe.ops.products import matmul
 from pyframe.ops.random import _generator
+from pyframe.ops.view import view_op
 from pyframe.tensor import Tensor, empty_tensor
 
 __all__ = [
@@ -66,6 +67,18 @@ def scaled_dot_product_attention(
     run as one fused C call each way (pf_attention); otherwise the product, softmax and dropout
     run as a composition of ops. Both drop the same weights for the same generator state.
     Double backward works on both. Dropout uses pyframe's random stream, not torch's."""
+    if (
+        attn_mask is None and type(query) is Tensor and type(key) is Tensor and type(value) is Tensor
+        and query.dtype is key.dtype is value.dtype and query.dtype.code in _NATIVE
+        and (type(dropout_p) is float or type(dropout_p) is int) and 0.0 <= dropout_p < 1.0
+        and (scale is None or type(scale) is float or type(scale) is int)
+        and len(query._shape) >= 2 and len(key._shape) == len(query._shape) == len(value._shape)
+        and query._shape[:-2] == key._shape[:-2] == value._shape[:-2] and query._shape[-1] == key._shape[-1]
+        and key._shape[-2] == value._shape[-2] and key._shape[-2] > 0 and query._shape[-1] > 0
+    ):  # fmt: skip
+        # the common call, every check below passing: straight to the fused kernel
+        s = 1.0 / math.sqrt(query._shape[-1]) if scale is None else float(scale)
+        return _fused_attention(query, key, value, s, is_causal, float(dropout_p))
     fn = "scaled_dot_product_attention"
     for name, t in (("query", query), ("key", key), ("value", value)):
         _float_arg(t, fn, name)
@@ -127,7 +140,10 @@ def _query_order(query: Tensor) -> tuple | None:
     n = query.ndim
     if n < 3:
         return None
-    lead = sorted(range(n - 1), key=lambda d: -query._strides[d])  # stable: ties keep their order
+    st = query._strides
+    if all(st[d] >= st[d + 1] for d in range(n - 2)):  # already outermost first (ties keep their order)
+        return None
+    lead = sorted(range(n - 1), key=lambda d: -st[d])  # stable: ties keep their order
     return None if lead == list(range(n - 1)) else (*lead, n - 1)
 
 
@@ -136,8 +152,11 @@ def _empty_like_query(query: Tensor, shape: tuple, dt) -> Tensor:
     order = _query_order(query)
     if order is None or len(shape) != query.ndim:
         return empty_tensor(shape, dt)
-    back = tuple(order.index(d) for d in range(len(shape)))
-    return empty_tensor(tuple(shape[d] for d in order), dt).permute(back)
+    dense = empty_tensor(tuple(shape[d] for d in order), dt)
+    strides = [0] * len(shape)
+    for i, d in enumerate(order):
+        strides[d] = dense._strides[i]
+    return view_op(dense, tuple(shape), tuple(strides), 0)  # dense's dims put back in shape's order
 
 
 def _like_query(query: Tensor, out: Tensor) -> Tensor:

@@ -9,7 +9,7 @@ from pyframe.nn.functional._utils import _cached_desc, _cast, _desc_cache, _same
 from pyframe.ops import elementwise as ew
 from pyframe.ops import reduce as rd
 from pyframe.ops.products import addmm, matmul
-from pyframe.tensor import Tensor, fresh
+from pyframe.tensor import Tensor, contiguous_strides, fresh
 
 __all__ = [
     "bilinear", "linear",
@@ -34,6 +34,15 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         and input.dtype is not _dtype.float16 and input.dtype is not _dtype.bfloat16
     ):  # fmt: skip
         return _linear2d(input, weight, bias)
+    if (
+        isinstance(input, Tensor) and isinstance(weight, Tensor) and len(input._shape) > 2 and input._contig
+        and len(weight._shape) == 2 and input._shape[-1] == weight._shape[1] and input._shape[-1]
+        and (input.dtype is _dtype.float32 or input.dtype is _dtype.float64)
+        and input.dtype is weight.dtype and not _grad_mode.enabled
+        and (bias is None or (isinstance(bias, Tensor) and bias.dtype is input.dtype
+                             and bias._shape == weight._shape[:1]))
+    ):  # fmt: skip
+        return _linear_rows(input, weight, bias)
     _tensor_arg(input, "linear")
     _tensor_arg(weight, "linear", "weight")
     if weight.ndim != 2:
@@ -104,6 +113,25 @@ def _linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
         if rc:
             check(rc)
     _record_linear(x, w, b, out)
+    return out
+
+
+def _linear_rows(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    """A dense float input of 3 or more dims outside autograd: its rows are one [m, k] matrix read
+    in place, one GEMM (bias in the same pass) into the result's final shape, with no reshapes."""
+    k = x._shape[-1]
+    m, n = x._numel // k, w._shape[0]
+    dt = x.dtype
+    numel = m * n
+    nbytes = numel * dt.itemsize
+    data = (alloc_small if nbytes < SMALL_BYTES else alloc_large)("char[]", nbytes or 1)
+    shape = x._shape[:-1] + (n,)
+    out = fresh(data, nbytes, shape, contiguous_strides(shape), numel, dt)
+    ws = w._strides
+    rc = _mm_bias(dt.code, m, n, k, x._ptr, k, 1, w._ptr, ws[1], ws[0],
+                  NULL if b is None else b._ptr, 0 if b is None else b._strides[0], data)  # fmt: skip
+    if rc:
+        check(rc)
     return out
 
 

@@ -268,6 +268,26 @@ def batch_norm(
 
 def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
     """Same as torch.nn.functional.layer_norm."""
+    if (
+        type(input) is Tensor and input._contig and input._shape and input.dtype.code in _NATIVE
+        and (weight is None or (type(weight) is Tensor and weight.dtype is input.dtype and weight._contig
+                                and weight._shape == input._shape[-1:]))
+        and (bias is None or (type(bias) is Tensor and bias.dtype is input.dtype and bias._contig
+                              and bias._shape == input._shape[-1:]))
+        and (normalized_shape == input._shape[-1] if type(normalized_shape) is int
+             else tuple(normalized_shape) == input._shape[-1:])
+        and input._shape[-1] and not needs_grad(input, weight, bias)
+    ):  # fmt: skip
+        # the common call outside autograd (a dense input, the last dim, parameters that fit): one C call
+        d = input._shape[-1]
+        dt = input.dtype
+        rows = input._numel // d
+        y = empty_tensor(input._shape, dt)
+        mean = empty_tensor((rows,), dt)
+        rstd = empty_tensor((rows,), dt)
+        wp, bp = NULL if weight is None else weight._ptr, NULL if bias is None else bias._ptr
+        check(lib.pf_layer_norm(dt.code, input._ptr, wp, bp, y._ptr, mean._ptr, rstd._ptr, rows, d, float(eps)))
+        return y
     _float_arg(input, "layer_norm")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
