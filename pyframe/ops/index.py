@@ -366,6 +366,18 @@ def _int_back(x: Tensor, key: int):
     return select_back
 
 
+def _wrapped(ix: Tensor, size: int, d: int) -> Tensor:
+    """An index into a dim of ``size`` with every entry checked to be in [-size, size) and the negative ones
+    wrapped (``ix`` itself when none is negative)."""
+    if not ix._numel:
+        return ix
+    lo, hi = int(ix.min()), int(ix.max())
+    if lo < -size or hi >= size:
+        bad = lo if lo < -size else hi
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    return ew.where(ew.lt(ix, 0), ew.add(ix, size), ix) if lo < 0 else ix
+
+
 def _linear_index(view: Tensor, advanced: list):
     """Broadcast the index tensors, check bounds and fold them into one flat index over
     the indexed dims, which are moved to the front of the returned view."""
@@ -374,13 +386,7 @@ def _linear_index(view: Tensor, advanced: list):
     lin = None
     for d, ix in advanced:
         size = view._shape[d]
-        if ix._numel:
-            lo, hi = int(ix.min()), int(ix.max())
-            if lo < -size or hi >= size:
-                bad = lo if lo < -size else hi
-                raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-            if lo < 0:
-                ix = ew.where(ew.lt(ix, 0), ew.add(ix, size), ix)
+        ix = _wrapped(ix, size, d)
         lin = ix if lin is None else ew.add(ew.mul(lin, size), ix)
     rest = [i for i in range(view.ndim) if i not in dims]
     moved = permute(view, *dims, *rest)
@@ -400,6 +406,10 @@ def getitem(x: Tensor, key) -> Tensor:
     view, advanced = _basic(x, _expand_index(x, key), type(key) is slice)
     if not advanced:
         return view
+    if len(advanced) == 1 and advanced[0][1].ndim == 1 and not (_grad_mode.enabled and x.requires_grad):
+        # one 1-d index among slices, ints and None (``x[:, [-1], :]``, a 1-d mask) outside autograd: the
+        # indexed dim stays in place, so it is one index_select along it (the kernel checks and wraps the index)
+        return _index_select(view, *advanced[0])
     _, flat, lin, bshape, dims, rest = _linear_index(view, advanced)
     out = _index_select(flat, 0, contiguous(lin).reshape(-1))
     out = out.reshape(bshape + tuple(view._shape[i] for i in rest))
@@ -469,6 +479,18 @@ def _setitem_value(value):
 
 def _setitem(x: Tensor, key, value, accumulate: bool = False) -> None:
     value = _setitem_value(value)
+    if (
+        not accumulate and type(key) is Tensor and key.dtype is bool_ and key._shape == x._shape and x._numel
+        and (type(value) in (int, float, bool) or (type(value) is Tensor and not value._shape))
+    ):  # fmt: skip
+        # x[mask] = scalar with a mask of x's shape (top-k filtering of logits): one where() written into x
+        x._write_check()
+        fill = ew.scalar_tensor(value, x.dtype, "value", True) if type(value) is not Tensor else value
+        if fill.dtype is not x.dtype:
+            fill = cast(fill, x.dtype)
+        check(lib.pf_where(unaliased(x, key)._d(), unaliased(x, fill)._d(), x._d(), x._d()))
+        x._bump()
+        return
     view, advanced = _basic(x, _expand_index(x, key))
     if not advanced:
         if accumulate:

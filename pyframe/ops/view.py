@@ -3,6 +3,7 @@ and the joins copy, each with one C call per input."""
 
 from __future__ import annotations
 
+import math
 import operator
 from functools import partial
 
@@ -23,6 +24,7 @@ from pyframe.tensor import (
     _new,
     channels_last_dense,
     check_ndim,
+    contiguous_strides,
     empty_tensor,
     meta_tensor,
     normalize_dim,
@@ -63,6 +65,11 @@ def _reshape_back(shape: tuple, g: Tensor) -> Tensor:
 
 def _view(self: Tensor, *shape, size=None) -> Tensor:
     """``Tensor.view``: the same storage under a new shape, or an error when the strides do not allow it."""
+    if self._contig and size is None and shape:
+        s = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
+        if all(type(n) is int and n >= 0 for n in s) and math.prod(s) == self._numel:
+            # the common call: explicit sizes over a dense tensor, whose strides are the dense ones
+            return view_op(self, s, contiguous_strides(s), self._offset)
     shape = size_args("view", shape, size, "size")
     if len(shape) == 1 and isinstance(shape[0], (dtype, str)):
         return _view_dtype(self, as_dtype(shape[0]))

@@ -509,3 +509,70 @@ def test_view_nodes_are_named_as_torch_names_them(expr):
         r.sum().backward()
         names.append(type(r.grad_fn).__name__)
     assert names[1] == names[0]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        (slice(None), [-1], slice(None)),
+        (slice(None), [2, 0, -3, 2]),
+        (0, slice(1, None), [3, -1]),
+        (None, slice(None), [1]),
+        (Ellipsis, [4, 0]),
+        (slice(None), []),
+    ],
+)
+def test_getitem_one_index_list_is_index_select(key):
+    # one 1-d index among slices, ints, None and ... keeps its dim in place: NumPy's and torch's result, under
+    # no_grad (one index_select) and with autograd (the general path) alike
+    torch = pytest.importorskip("torch")
+    a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    ref = torch.from_numpy(a)[key]
+    with pyframe.no_grad():
+        got = pyframe.tensor(a)[key]
+    x = pyframe.tensor(a, requires_grad=True)
+    recorded = x[key]
+    assert got.shape == tuple(ref.shape) == recorded.shape
+    np.testing.assert_array_equal(got.numpy(), ref.numpy())
+    np.testing.assert_array_equal(recorded.detach().numpy(), ref.numpy())
+    recorded.sum().backward()
+    tx = torch.from_numpy(a).requires_grad_()
+    tx[key].sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_getitem_one_index_mask_and_bounds():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    x = pyframe.tensor(a)
+    m = np.array([True, False, True])
+    np.testing.assert_array_equal(x[:, pyframe.tensor(m)].numpy(), a[:, m])
+    np.testing.assert_array_equal(x[1, :, pyframe.tensor([3, -4])].numpy(), a[1, :, [3, -4]].T)
+    for bad in (3, -4):
+        with pytest.raises(IndexError, match=f"index {bad} is out of bounds for dimension 1 with size 3"):
+            x[:, [bad]]
+
+
+def test_setitem_full_mask_scalar_writes_in_place():
+    # x[mask] = scalar with a mask of x's shape (top-k filtering): NumPy's result, through strided views too
+    a = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
+    for value in (-math.inf, 2, True, pyframe.tensor(0.5), pyframe.tensor(3, dtype=pyframe.int64)):
+        x = pyframe.tensor(a)
+        v0 = x._version
+        x[x < 0.1] = value
+        want = a.copy()
+        want[a < 0.1] = float(value.item() if isinstance(value, pyframe.Tensor) else value)
+        np.testing.assert_array_equal(x.numpy(), want)
+        assert x._version == v0 + 1
+    base = pyframe.tensor(a)
+    t = base.t()  # a non-dense view writes through to its base
+    t[t > 0] = 0.0
+    np.testing.assert_array_equal(base.numpy(), np.where(a > 0, 0, a))
+    i = pyframe.tensor(np.arange(6).reshape(2, 3))
+    i[i > 2] = 7.9  # a float into an integer tensor converts, as the general path does
+    assert i.tolist() == [[0, 1, 2], [7, 7, 7]]
+    e = pyframe.zeros(1).expand(3)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        e[pyframe.tensor([True, False, True])] = 1.0
+    leaf = pyframe.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        leaf[pyframe.tensor([True, False, True])] = 1.0
