@@ -4,7 +4,14 @@
  * about ten back, each a pass and an allocation. Here forward writes y and, when a
  * gradient will be wanted, the gate cdf = 0.5 (1 + erf(x / sqrt 2)) (or the tanh form),
  * so backward needs no second erf: gx = g (cdf + x pdf). The formulas are torch's, so
- * float32 results match its to rounding. */
+ * float32 results match its to rounding.
+ *
+ * The core builds as ISO C11, where gcc does not contract a * b + c into one FMA, and with
+ * trapping math, where it masks every op of a select's unchosen side; the erf polynomials and
+ * exp here are chains of a * b + c, so this file asks for contraction (each step rounds once
+ * instead of twice) and no traps (GELU reads no FP exception flags). With erf_vec's own exp
+ * below, a warm [64, 1536] float32 GELU went from 153 to 66 us (torch 62-68). */
+#pragma GCC optimize("fp-contract=fast", "no-trapping-math")
 #include "core.h"
 
 #define K_SQRT1_2 0.70710678118654752440
@@ -22,7 +29,9 @@ typedef struct {
 /* erf that gcc can vectorize (libm's erff is a call, ~20x slower here than this loop with
  * AVX-512): for |a| <= 0.9277 an odd minimax polynomial, above it 1 - exp(poly(|a|)) (N. Juffa's
  * erff split and coefficients); both are computed and one selected so the loop stays
- * branch-free. Within 1.1 ulp of erf over all floats (checked against double erf). */
+ * branch-free. Within 1.01 ulp of erf for |a| >= 1e-30 (every 61st float against double erf;
+ * up to 4 ulp below, where the result nears the smallest normals); GELU's float32
+ * result within 1.3e-7 of the exact one relative to max(1, |y|) over [-12, 12] (torch's: 1.1e-6). */
 PF_ALWAYS_INLINE float erf_vec(float a) {
     float t = fabsf(a), s = a * a;
     float r = -1.72853470e-5f * t + 3.83197126e-4f;
@@ -32,7 +41,22 @@ PF_ALWAYS_INLINE float erf_vec(float a) {
     r = r * t + -6.34846687e-1f;
     r = r * t + -1.28717512e-1f;
     r = r * t - t;
-    float big = 1.0f - pf_expf(r);
+    /* exp(r) for r <= 0: below -20 it only ever meets 1 - exp(r) = 1.0f (exp(-17.4) < 2^-25), so the
+     * argument is clamped there and 2^n is one exponent field (pf_expf's inf/NaN/subnormal care is moot) */
+    r = r > -20.0f ? r : -20.0f;
+    float n = (r * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
+    float e = r - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500E-4f;
+    p = p * e + 1.3981999507E-3f;
+    p = p * e + 8.3334519073E-3f;
+    p = p * e + 4.1665795894E-2f;
+    p = p * e + 1.6666665459E-1f;
+    p = p * e + 5.0000001201E-1f;
+    p = p * e * e + e + 1.0f;
+    int32_t bits = ((int32_t)n + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, 4);
+    float big = 1.0f - p * scale;
     big = a < 0.0f ? -big : big;
     float q = -5.96761703e-4f;
     q = q * s + 4.99119423e-3f;
