@@ -8,6 +8,7 @@ import math
 from pyframe.tensor import Size, Tensor  # isort: skip
 from pyframe import (
     _backend,
+    _submodules,
     _tensor_methods,
     accelerator,
     autograd,
@@ -158,13 +159,9 @@ __all__ = [
 ]  # fmt: skip
 
 
-def __getattr__(name: str):
-    # torch.distributed is an attribute after `import torch`: imported on first use (it has a cost and is rarely used)
-    if name in ("distributed", "multiprocessing", "sparse", "hub", "compiler", "types", "_dynamo"):
-        import importlib
-
-        return importlib.import_module("pyframe." + name)
-    raise AttributeError(f"module 'pyframe' has no attribute {name!r}")
+# torch's subpackages (torch.fx, torch.distributed, torch._dynamo...) are attributes after `import torch`:
+# pyframe imports each on first use (some have a cost and are rarely used)
+__getattr__ = _submodules.lazy(__name__)
 
 
 # last, so that plugins see a complete pyframe: read the plugin config (a bad value fails here) and load the

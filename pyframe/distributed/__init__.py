@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from datetime import timedelta  # noqa: F401 - an attribute of this module since its first release (compat table)
 
+from pyframe import _submodules
 from pyframe.distributed.backend import Backend, DistBackendError, DistError, DistTimeoutError
 from pyframe.distributed.collectives import (
     Future,
@@ -73,3 +74,7 @@ __all__ = [
     "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list",
     "get_default_backend_for_device",
 ]  # fmt: skip
+
+
+# submodules not imported yet are attributes too (as torch's after `import torch`), imported on first use
+__getattr__ = _submodules.lazy(__name__)

@@ -4,6 +4,7 @@ run and rewrite graphs; ``subgraph_rewriter.replace_pattern`` swaps one pattern 
 ``passes.shape_prop.ShapeProp`` records shapes. ``capture(model, args)`` is the same trace on real inputs
 (control flow follows their values), which the ONNX exporter builds on."""
 
+from pyframe import _submodules
 from pyframe.fx import passes, subgraph_rewriter
 from pyframe.fx.graph import Graph
 from pyframe.fx.graph_module import GraphModule
@@ -17,3 +18,7 @@ __all__ = [
     "Graph", "GraphModule", "Interpreter", "Node", "PH", "Proxy", "TraceError", "Tracer", "Transformer", "capture",
     "map_arg", "passes", "replace_pattern", "subgraph_rewriter", "symbolic_trace", "wrap",
 ]  # fmt: skip
+
+
+# submodules not imported yet are attributes too (as torch's after `import torch`), imported on first use
+__getattr__ = _submodules.lazy(__name__)

@@ -2,6 +2,7 @@
 the ``functional``, ``init`` and ``utils`` submodules. Same as torch.nn."""
 
 from pyframe.nn import functional, init  # isort: skip - the layers are built on these
+from pyframe import _submodules
 from pyframe.nn import utils
 from pyframe.nn.modules import *  # noqa: F403
 from pyframe.nn.modules import __all__ as _modules_all
@@ -20,4 +21,7 @@ def __getattr__(name: str):
 
         parallel = importlib.import_module("pyframe.nn.parallel")
         return parallel if name == "parallel" else getattr(parallel, name)
-    raise AttributeError(f"module 'pyframe.nn' has no attribute {name!r}")
+    module = _submodules.submodule(__name__, name)  # nn.attention, nn.common_types... on first use
+    if module is None:
+        raise AttributeError(f"module 'pyframe.nn' has no attribute {name!r}")
+    return module

@@ -13,7 +13,7 @@ import functools as _functools
 import warnings as _warnings
 from typing import Any
 
-from pyframe import _hooks
+from pyframe import _hooks, _submodules
 from pyframe.plugins.manager import ENTRY_POINT_GROUP, PluginError, PluginHandle, PluginInfo, PluginWarning
 from pyframe.plugins.manager import PluginManager as _PluginManager
 from pyframe.plugins.settings import Declaration, NamePatterns, PluginConfigError, Setting, declare
@@ -302,3 +302,7 @@ def _on_load(value: Any, source: str) -> None:
             PluginWarning,
             stacklevel=3,
         )
+
+
+# submodules not imported yet are attributes too (as torch's after `import torch`), imported on first use
+__getattr__ = _submodules.lazy(__name__)

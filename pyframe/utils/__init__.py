@@ -7,6 +7,8 @@ from __future__ import annotations
 import copyreg
 import weakref
 
+from pyframe import _submodules
+
 __all__ = ["swap_tensors"]
 
 _POISONED = (
@@ -77,3 +79,7 @@ def swap_tensors(t1, t2) -> None:
 
 
 _MISSING = object()
+
+
+# submodules not imported yet are attributes too (as torch's after `import torch`), imported on first use
+__getattr__ = _submodules.lazy(__name__)

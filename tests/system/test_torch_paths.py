@@ -75,3 +75,38 @@ def test_elastic_record_writes_the_error_file(tmp_path, monkeypatch):
     data = json.loads((tmp_path / "error.json").read_text())
     assert data["message"]["message"] == "ValueError: rank 1 broke"
     assert "raise ValueError" in data["message"]["extraInfo"]["py_callstack"]
+
+
+def test_every_submodule_is_an_attribute_of_its_parent():
+    # torch's subpackages are attributes after `import torch` (`torch.fx.symbolic_trace(f)`,
+    # `torch.nn.attention.SDPBackend`) with no import of their own: every pyframe module must be reachable the same
+    # way, checked in a fresh interpreter so that nothing imported it before
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(pyframe.__file__).parent
+    paths = []
+    for p in sorted(root.rglob("*.py")):
+        parts = p.relative_to(root).with_suffix("").parts
+        parts = parts[:-1] if parts[-1] == "__init__" else parts
+        if parts and not any(part.startswith("_") for part in parts) and parts[-1] != "__main__":
+            paths.append(".".join(parts))
+    code = (
+        "import json, sys, pyframe\n"
+        "bad = []\n"
+        "for path in json.loads(sys.argv[1]):\n"
+        "    obj = pyframe\n"
+        "    for part in path.split('.'):\n"
+        "        try:\n"
+        "            obj = getattr(obj, part)\n"
+        "        except AttributeError as e:\n"
+        "            bad.append(f'{path}: {e}')\n"
+        "            break\n"
+        "print(json.dumps(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(paths)], capture_output=True, text=True, check=True)
+    assert len(paths) > 100 and json.loads(out.stdout) == []
+    with pytest.raises(AttributeError, match="no attribute 'no_such_module'"):
+        pyframe.fx.no_such_module  # noqa: B018
+    assert not hasattr(pyframe.nn, "__wrapped__")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import enum
 
+from pyframe import _submodules
+
 __all__ = ["SDPBackend", "sdpa_kernel"]
 
 
@@ -55,3 +57,7 @@ def sdpa_kernel(backends, set_priority: bool = False):
         yield
     finally:
         _current.pop()
+
+
+# submodules not imported yet are attributes too (as torch's after `import torch`), imported on first use
+__getattr__ = _submodules.lazy(__name__)

@@ -1,6 +1,7 @@
 """Utilities on parameters: gradient clipping, flattening, parametrizations, weight and spectral norm hooks,
 batch-norm fusion, ``skip_init``. Same as torch.nn.utils."""
 
+from pyframe import _submodules
 from pyframe.nn.utils import parametrizations, parametrize, prune, rnn, stateless
 from pyframe.nn.utils.clip_grad import (
     clip_grad_norm,
@@ -21,3 +22,7 @@ __all__ = [
     "get_total_norm", "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights",
     "skip_init", "spectral_norm", "remove_spectral_norm", "stateless",
 ]  # fmt: skip
+
+
+# submodules not imported yet are attributes too (as torch's after `import torch`), imported on first use
+__getattr__ = _submodules.lazy(__name__)
