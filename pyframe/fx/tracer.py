@@ -223,12 +223,13 @@ class Tracer(GraphAppendingTracer):
                     raise TypeError(f"{fn.__qualname__}: missing argument {p.name!r}")
                 out.append(self._example_placeholder(p.name, value))
                 continue
-            if p.name in concrete_args and concrete_args[p.name] is not PH:
-                value = concrete_args[p.name]
-                self.create_node("placeholder", p.name, (value,), {})
-                out.append(value)
-                continue
+            # the input keeps its own default (as torch's), so the generated signature stays valid Python
+            # (a concrete Tensor, or a value fixed before a parameter without default, is no default to write)
             default = () if p.default is inspect.Parameter.empty else (p.default,)
+            if p.name in concrete_args and concrete_args[p.name] is not PH:
+                self.create_node("placeholder", p.name, default, {})
+                out.append(concrete_args[p.name])  # the trace is specialised to it: the input is unused
+                continue
             out.append(self.proxy(self.create_node("placeholder", p.name, default, {})))
         return out
 

@@ -268,7 +268,20 @@ def test_leaf_modules_and_concrete_args():
     gm = fx.symbolic_trace(m, concrete_args={"flag": False})
     x = pyframe.randn(2, 3)
     assert gm(x) is x or (gm(x) == x).all()
-    assert "def forward(self, x, flag = False)" in gm.code
+    assert "def forward(self, x, flag = True)" in gm.code  # the input keeps its own default, as torch's
+
+    # a fixed value that has no literal (a Tensor) or comes before an input without default: the code is valid
+    # Python, the input stays in the signature (unused: the graph is specialised to the value), as in torch
+    def f(x, y):
+        return -y if x.sum() < 0 else y
+
+    y = pyframe.randn(3)
+    for value in (pyframe.ones(2), -pyframe.ones(2)):
+        gm = fx.symbolic_trace(f, concrete_args={"x": value})
+        assert "def forward(self, x, y)" in gm.code
+        assert pyframe.equal(gm(-value, y), f(value, y))  # specialised: the new x does not change the branch
+    gm = fx.symbolic_trace(lambda x, y: x + y, concrete_args={"x": 3})
+    assert "def forward(self, x, y)" in gm.code and pyframe.equal(gm(3, y), y + 3)
 
 
 def _torch_outer(torch):
