@@ -110,3 +110,9 @@ def test_every_submodule_is_an_attribute_of_its_parent():
     with pytest.raises(AttributeError, match="no attribute 'no_such_module'"):
         pyframe.fx.no_such_module  # noqa: B018
     assert not hasattr(pyframe.nn, "__wrapped__")
+
+
+def test_torch_version_module():
+    # programs print torch.version.cuda or branch on it to pick a device
+    assert pyframe.version.__version__ == pyframe.__version__
+    assert pyframe.version.cuda is None and pyframe.version.hip is None and pyframe.version.debug is False
