@@ -99,23 +99,25 @@ typedef void (*kern_fn)(int64_t kc, const void *a, int64_t astep, const void *b,
 #ifdef PF_X86
 #define MAX_MR 12 /* fixed array bounds: VLAs would keep the accumulators on the stack */
 
-/* C rows of a large product are far apart and long evicted when a tile comes round
- * again; fetching them while the k loop runs hides those misses (about 10% at n=2048). */
-static inline __attribute__((always_inline)) void prefetch_row(const void *p, size_t bytes) {
-    _mm_prefetch((const char *)p, _MM_HINT_T0);
-    _mm_prefetch((const char *)p + bytes - 1, _MM_HINT_T0);
+/* C rows of a large product are far apart and long evicted when a tile comes round again. They
+ * are fetched into L2 when the tile starts and into L1 a few k steps before its end: fetched into
+ * L1 at the start, the panels streaming through L1 meanwhile evicted them again, and the
+ * accumulating load of C stalled on every row. */
+static inline __attribute__((always_inline)) void prefetch_row(const void *p, size_t bytes, int hint) {
+    if (hint == 1) {
+        _mm_prefetch((const char *)p, _MM_HINT_T1);
+        _mm_prefetch((const char *)p + bytes - 1, _MM_HINT_T1);
+    } else {
+        _mm_prefetch((const char *)p, _MM_HINT_T0);
+        _mm_prefetch((const char *)p + bytes - 1, _MM_HINT_T0);
+    }
 }
+#define C_AHEAD 24 /* k steps before a tile's end at which C's rows are fetched into L1 */
 
 /* The k loop of a micro-kernel: rows of C as two vectors of W lanes each, c0[i] and c1[i], for
  * i < MR; C's rows are prefetched meanwhile. */
-#define ACCUMULATE(T, V, W, SET0, LOAD, SET1, FMA)                                                 \
-    V c0[MAX_MR], c1[MAX_MR];                                                                      \
-    _Pragma("GCC unroll 16")                                                                       \
-    for (int i = 0; i < MR; i++) {                                                                 \
-        c0[i] = c1[i] = SET0();                                                                    \
-        if (i < m) prefetch_row(c + i * rsc, 2 * W * sizeof(T));                                   \
-    }                                                                                              \
-    for (int64_t k = 0; k < kc; k++, a += astep, b += brs) {                                       \
+#define KSTEPS(T, V, W, LOAD, SET1, FMA, STEPS)                                                    \
+    for (int64_t k = 0; k < (STEPS); k++, a += astep, b += brs) {                                  \
         V b0 = LOAD(b), b1 = LOAD(b + W);                                                          \
         _Pragma("GCC unroll 16")                                                                   \
         for (int i = 0; i < MR; i++) {                                                             \
@@ -124,6 +126,19 @@ static inline __attribute__((always_inline)) void prefetch_row(const void *p, si
             c1[i] = FMA(ai, b1, c1[i]);                                                            \
         }                                                                                          \
     }
+#define ACCUMULATE(T, V, W, SET0, LOAD, SET1, FMA)                                                 \
+    V c0[MAX_MR], c1[MAX_MR];                                                                      \
+    _Pragma("GCC unroll 16")                                                                       \
+    for (int i = 0; i < MR; i++) {                                                                 \
+        c0[i] = c1[i] = SET0();                                                                    \
+        if (i < m) prefetch_row(c + i * rsc, 2 * W * sizeof(T), 1);                                \
+    }                                                                                              \
+    const int64_t k_early = kc > C_AHEAD ? kc - C_AHEAD : 0;                                       \
+    KSTEPS(T, V, W, LOAD, SET1, FMA, k_early)                                                      \
+    _Pragma("GCC unroll 16")                                                                       \
+    for (int i = 0; i < MR; i++)                                                                   \
+        if (i < m) prefetch_row(c + i * rsc, 2 * W * sizeof(T), 0);                                \
+    KSTEPS(T, V, W, LOAD, SET1, FMA, kc - k_early)
 
 /* MR x 2W values (W lanes of T per zmm) in 2*MR zmm accumulators; always_inline so each MR below
  * is a separate, fully unrolled kernel whose accumulators stay in registers. Partial tiles load
@@ -268,6 +283,7 @@ PACK(pack_f64, double)
 /* dst[k * ds + i] = rows[i][k] for k < n and i < nr, lanes nr..keep-1 zero: whole 16 x 16
  * blocks through registers in 4 shuffle stages (pairs of rows, pairs of pairs, then 128-bit
  * lanes twice), the k tail by masked loads. Rows i >= nr are not read. */
+#define TR_AHEAD 64 /* floats ahead of the block being transposed that each row is fetched */
 T512 void pf_transpose_rows_f32(const float *const *rows, int nr, int keep, int64_t n, float *dst, int64_t ds) {
     __mmask16 kmask = (__mmask16)((1u << keep) - 1);
     for (int64_t k0 = 0; k0 < n; k0 += 16) {
@@ -276,6 +292,8 @@ T512 void pf_transpose_rows_f32(const float *const *rows, int nr, int keep, int6
         __m512 v[16], t[16];
 #pragma GCC unroll 16
         for (int r = 0; r < 16; r++) v[r] = r < nr ? _mm512_maskz_loadu_ps(lm, rows[r] + k0) : _mm512_setzero_ps();
+        if (TR_AHEAD && k0 + TR_AHEAD < n) /* sixteen rows far apart: fetch each a few lines ahead */
+            for (int r = 0; r < nr; r++) _mm_prefetch((const char *)(rows[r] + k0 + TR_AHEAD), _MM_HINT_T0);
         UNPACK_STAGES(16, __m512d, _mm512_unpacklo_ps, _mm512_unpackhi_ps, _mm512_castps_pd, _mm512_unpacklo_pd,
                       _mm512_unpackhi_pd, _mm512_castpd_ps)
 #pragma GCC unroll 2
@@ -471,6 +489,8 @@ static const gemm_desc descs[NUM_PATHS][2] = {
                      {12, 16, 256, 240, 4096, 4, 8, f64_512_12, f64_512_4, pack_f64, gemv_f64_512}},
 #endif
 };
+/* packed B of one K block stays under this (1 MB of a 2 MB L2, beside the A block and C's rows) */
+#define NCB_BYTES (1 << 20)
 #define MAX_TILE 384 /* MR * NR elements of the largest kernel */
 
 /* Problems below this many multiply-adds stay on one thread. Batches of products below
@@ -482,9 +502,6 @@ static const gemm_desc descs[NUM_PATHS][2] = {
  * contiguous: packing B costs K*N copies, which only pays off when reused over many rows. */
 #define DIRECT_M 64
 #define DIRECT_WORK (64 * 64 * 64)
-/* small products (gemm_small.c) up to this many multiply-adds stay on one thread even when
- * more are asked for */
-#define SMALL_PAR_WORK (128 * 128 * 128)
 
 typedef pf_gemm_prob gemm_prob;
 
@@ -561,7 +578,7 @@ static int gemv(const gemm_desc *d, const gemm_prob *p, int nt) {
 typedef struct {
     const gemm_desc *d;
     gemm_prob p;
-    int64_t M, N, K, es, mr, nr, mt, ntl, kc, mc;
+    int64_t M, N, K, es, mr, nr, mt, ntl, kc, mc, nc;
     int direct;
     int shared; /* run by a team of its own: worksharing and barriers apply */
     const char *apk; /* A packed beforehand (pf_gemm_pack_a's layout), or NULL: each thread packs its rows */
@@ -602,7 +619,7 @@ static void blocked_thread(void *arg, int t, int team) {
     const gemm_desc *d = job->d;
     const gemm_prob p = job->p;
     const int64_t M = job->M, N = job->N, K = job->K, es = job->es, mr = job->mr, nr = job->nr, mt = job->mt,
-                  ntl = job->ntl, kc = job->kc, mc = job->mc;
+                  ntl = job->ntl, kc = job->kc, mc = job->mc, nc = job->nc;
     const int direct = job->direct;
     int gr, gc;
     thread_grid(team, mt, ntl, &gr, &gc);
@@ -615,8 +632,8 @@ static void blocked_thread(void *arg, int t, int team) {
     int64_t mine = i1 > i0 ? i1 - i0 : 0;
     int64_t mct = mine ? cdiv(cdiv(mine, cdiv(mine, d->mc)), mr) * mr : 1;
     char *abuf = buf + bbytes + (size_t)t * abytes, *ebuf = abuf + mc * kc * es;
-    for (int64_t jc = 0; jc < N; jc += d->nc) {
-        int64_t ncur = min64(d->nc, N - jc), ja = j0 > jc ? j0 : jc, jb = min64(j1, jc + ncur);
+    for (int64_t jc = 0; jc < N; jc += nc) {
+        int64_t ncur = min64(nc, N - jc), ja = j0 > jc ? j0 : jc, jb = min64(j1, jc + ncur);
         for (int64_t pc = 0; pc < K; pc += kc) {
             int64_t kcur = min64(kc, K - pc);
             int64_t npan = cdiv(ncur, nr);
@@ -664,7 +681,7 @@ static void blocked_thread(void *arg, int t, int team) {
 typedef struct {
     gemm_prob p;
     int direct;
-    int64_t kc, mc;
+    int64_t kc, mc, nc;
     size_t bbytes, abytes;
 } gemm_plan;
 
@@ -677,7 +694,12 @@ static gemm_plan plan_blocked(const gemm_desc *d, gemm_prob p, int packed_a) {
     pl.kc = cdiv(K, cdiv(K, d->kc)); /* equal K blocks, none tiny */
     /* bounds every thread's A block for any team size (the grid is chosen per team) */
     pl.mc = min64(cdiv(M, mr), cdiv(d->mc, mr)) * mr;
-    int64_t ncp = cdiv(min64(N, d->nc), nr) * nr;
+    /* column blocks of equal width whose packed B (kc x nc) stays in L2 beside the A block */
+    int64_t ncmax = NCB_BYTES / (pl.kc * es) / nr * nr;
+    if (ncmax < 4 * nr) ncmax = 4 * nr;
+    if (ncmax > d->nc) ncmax = d->nc;
+    pl.nc = cdiv(cdiv(N, cdiv(N, ncmax)), nr) * nr;
+    int64_t ncp = pl.nc;
     pl.bbytes = pl.direct ? 0 : (size_t)(pl.kc * ncp * es + 63) & ~(size_t)63;
     pl.abytes = (size_t)((pl.mc + nr) * pl.kc * es + 63) & ~(size_t)63; /* A block + an edge B panel */
     return pl;
@@ -690,12 +712,11 @@ static int takes_gemv(gemm_prob *p) {
     return p->M == 1 && (p->csb == 1 || p->rsb == 1);
 }
 
-/* Every dim at most PF_SMALL_DIM, on the avx512 kernels: gemm_small.c, on this thread, when
- * one thread is asked for or the product is too small to be worth splitting. Runs it. */
+/* Every dim at most PF_SMALL_DIM, on the avx512 kernels: gemm_small.c, which splits it over the
+ * team when it is large enough to pay. Runs it. */
 static int takes_small(const gemm_desc *d, const gemm_prob *p, int nt) {
     if (d != &descs[PATH_AVX512][0] && d != &descs[PATH_AVX512][1]) return 0;
-    if (nt > 1 && (double)p->M * p->N * p->K > SMALL_PAR_WORK) return 0;
-    return pf_gemm_small(d == &descs[PATH_AVX512][1], p, d->pack);
+    return pf_gemm_small(d == &descs[PATH_AVX512][1], p, d->pack, nt);
 }
 
 /* At most PF_SKINNY_M rows with B read in place (gemm_small.c), on the avx512 kernels. Runs it. */
@@ -724,7 +745,7 @@ static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws, const
      * packs A for its own rows, in blocks sized so its rows split evenly. A single thread runs
      * outside any region of its own (pf_run_team calls it directly), so `shared` is 0 then. */
     blocked_job job = {d,         p,      M,  N,   K,   es,        mr,       nr, cdiv(M, mr), cdiv(N, nr), pl.kc,
-                       pl.mc,     pl.direct, nt > 1, apk, buf, pl.bbytes, pl.abytes};
+                       pl.mc,     pl.nc, pl.direct, nt > 1, apk, buf, pl.bbytes, pl.abytes};
     pf_run_team(nt, blocked_thread, &job);
     if (!ws) pf_free(buf);
     return PF_OK;
