@@ -78,22 +78,70 @@ SMALL_BLOCK(block_f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd, _mm512_l
 SMALL_DRIVER(small_f32, float, 16, __mmask16, block_f32)
 SMALL_DRIVER(small_f64, double, 8, __mmask8, block_f64)
 
-/* B's rows contiguous and apart by at least N elements are read in place; any other B is
- * copied row-major first (the transpose of x W^T through `pack`, gemm.c's packing routine). */
-int pf_gemm_small(int f64, const pf_gemm_prob *p, pf_pack_fn pack) {
-    const int64_t M = p->M, N = p->N, K = p->K;
-    if (M > PF_SMALL_DIM || N > PF_SMALL_DIM || K > PF_SMALL_DIM || p->csc != 1) return 0;
+/* B's rows contiguous, 64-byte aligned and apart by at least N elements are read in place; any
+ * other B is copied row-major first into rows of whole cache lines (the transpose of x W^T
+ * through `pack`, gemm.c's packing routine). A misaligned B (NumPy's memory is 16-byte aligned)
+ * split every vector load across two lines, on each of the M / 8 passes over it: 15% of a
+ * 128^3 product; the copy costs one pass. */
+static void small_serial(int f64, const pf_gemm_prob *p, pf_pack_fn pack) {
+    const int64_t M = p->M, N = p->N, K = p->K, es = f64 ? 8 : 4, line = 64 / es;
     _Alignas(64) char copy[PF_SMALL_DIM * PF_SMALL_DIM * sizeof(double)];
     const void *B = p->B;
     int64_t ldb = p->rsb;
-    if (p->csb != 1) {
-        pack(K, N, B, p->csb, p->rsb, (int)N, copy);
-        B = copy, ldb = N;
+    int misaligned = (((uintptr_t)B | (uintptr_t)(ldb * es)) & 63) != 0;
+    if (p->csb != 1 || (misaligned && M >= 24 && N >= line)) {
+        ldb = (N + line - 1) / line * line;
+        pack(K, N, B, p->csb, p->rsb, (int)ldb, copy);
+        B = copy;
     }
     const void *A = p->A;
     void *C = p->C;
     if (f64) small_f64(M, N, K, A, p->rsa, p->csa, B, ldb, C, p->rsc, p->acc);
     else small_f32(M, N, K, A, p->rsa, p->csa, B, ldb, C, p->rsc, p->acc);
+}
+
+/* A team's share of a small product: column strips of the drivers' width (each thread copies
+ * only its own columns of a B that needs copying), or blocks of 24 rows (a multiple of both row
+ * tiles) when N is a single strip. Every element of C is summed over k in the same order
+ * however the product is split, so the bits never depend on the thread count. */
+typedef struct {
+    const pf_gemm_prob *p;
+    pf_pack_fn pack;
+    int f64, by_cols;
+    int64_t unit;
+} small_job;
+
+static void small_part(void *arg, int64_t u0, int64_t u1) {
+    const small_job *s = arg;
+    pf_gemm_prob q = *s->p;
+    const int64_t es = s->f64 ? 8 : 4, lim = s->by_cols ? q.N : q.M;
+    const int64_t x0 = u0 * s->unit, x1 = u1 * s->unit < lim ? u1 * s->unit : lim;
+    if (s->by_cols) {
+        q.N = x1 - x0;
+        q.B += x0 * q.csb * es;
+        q.C += x0 * q.csc * es;
+    } else {
+        q.M = x1 - x0;
+        q.A += x0 * q.rsa * es;
+        q.C += x0 * q.rsc * es;
+    }
+    small_serial(s->f64, &q, s->pack);
+}
+
+#define SMALL_SPLIT_WORK (64 * 64 * 64) /* a split costs about a microsecond: worth it from here */
+
+int pf_gemm_small(int f64, const pf_gemm_prob *p, pf_pack_fn pack, int nt) {
+    const int64_t M = p->M, N = p->N, K = p->K;
+    if (M > PF_SMALL_DIM || N > PF_SMALL_DIM || K > PF_SMALL_DIM || p->csc != 1) return 0;
+    if (nt > 1 && (double)M * N * K >= SMALL_SPLIT_WORK) {
+        small_job s = {p, pack, f64, 0, 0};
+        int64_t strip = f64 ? 32 : 64;
+        if (N > strip) s.by_cols = 1, s.unit = strip;
+        else s.unit = 24;
+        pf_parallel_range(nt, ((s.by_cols ? N : M) + s.unit - 1) / s.unit, small_part, &s);
+        return 1;
+    }
+    small_serial(f64, p, pack);
     return 1;
 }
 
@@ -205,8 +253,8 @@ int pf_gemm_skinny(int f64, const pf_gemm_prob *p, int nt) {
     return 1;
 }
 #else
-int pf_gemm_small(int f64, const pf_gemm_prob *p, pf_pack_fn pack) {
-    (void)f64, (void)p, (void)pack;
+int pf_gemm_small(int f64, const pf_gemm_prob *p, pf_pack_fn pack, int nt) {
+    (void)f64, (void)p, (void)pack, (void)nt;
     return 0;
 }
 int pf_gemm_skinny(int f64, const pf_gemm_prob *p, int nt) {

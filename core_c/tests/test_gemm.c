@@ -173,6 +173,11 @@ static void value_cases(const char *path) {
     run_case(&(gcase){PF_FLOAT32, 4, 0, 5, 6, 0, 0, 0, 0}, path);
     run_case(&(gcase){PF_FLOAT32, 3, 6, 0, 5, 0, 0, 0, 0}, path); /* K = 0: zeros */
     run_case(&(gcase){PF_FLOAT32, 0, 6, 0, 5, 1, 1, 0, 1}, path);
+    /* packed B wider than one column block (kc x nc under 1 MB): two or three blocks, the last narrower */
+    for (int t = 0; t < 4; t++) {
+        run_case(&(gcase){PF_FLOAT32, 0, 100, 320, 1700, t & 1, t >> 1, 0, t == 3}, path);
+        run_case(&(gcase){PF_FLOAT64, 0, 100, 256, 1100, t & 1, t >> 1, 0, t == 1}, path);
+    }
     for (int t = 0; t < 4; t++) {
         run_case(&(gcase){PF_FLOAT64, 0, 257, 33, 129, t & 1, t >> 1, 0, t == 2}, path);
         run_case(&(gcase){PF_FLOAT64, 0, 7, 300, 5, t & 1, t >> 1, 0, 0}, path);
@@ -478,6 +483,8 @@ int main(void) {
         run_case(&(gcase){PF_FLOAT32, 0, 5, 100, 700, 1, 0, 0, 0}, nt == 1 ? "1 thread" : "3 threads");
         run_case(&(gcase){PF_FLOAT32, 7, 30, 40, 50, 0, 0, 1, 0}, nt == 1 ? "1 thread" : "3 threads");
         small_cases(nt == 1 ? "skinny, 1 thread" : "skinny, 3 threads", 1);
+        small_cases(nt == 1 ? "small, 1 thread" : "small, 3 threads", 0); /* split by columns or rows */
+        run_case(&(gcase){PF_FLOAT32, 0, 300, 320, 1700, 1, 1, 0, 0}, nt == 1 ? "1 thread" : "3 threads");
     }
     pf_set_num_threads(0);
     error_cases();

@@ -72,23 +72,27 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's para
     """Same as torch.matmul: 1-d operands are promoted to matrices and the added dim is
     removed after; batch dims broadcast. Transposed inputs are read in place, no copy."""
     a, b = input, other
-    if type(a) is Tensor and type(b) is Tensor:  # the common case first: two dense matrices outside autograd
+    if type(a) is Tensor and type(b) is Tensor:  # the common cases first: dense float operands outside autograd
         sa, sb, dt = a._shape, b._shape, a.dtype
         if (
-            len(sa) == 2
-            and len(sb) == 2
-            and (dt is float32 or dt is float64)
+            (dt is float32 or dt is float64)
             and dt is b.dtype
-            and sa[1] == sb[0]
             and not ((a._requires_grad or b._requires_grad) and _grad_mode.enabled)
         ):
-            m, n = sa[0], sb[1]
-            nbytes = m * n * dt.itemsize
-            data = alloc_small("char[]", nbytes) if 0 < nbytes < SMALL_BYTES else alloc(nbytes)
-            rc = _mm(dt.code, m, n, sa[1], a._ptr, *a._strides, b._ptr, *b._strides, data)
-            if rc:
-                check(rc)
-            return fresh(data, nbytes, (m, n), (n, 1), m * n, dt)
+            if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0]:
+                m, n = sa[0], sb[1]
+                nbytes = m * n * dt.itemsize
+                data = alloc_small("char[]", nbytes) if 0 < nbytes < SMALL_BYTES else alloc(nbytes)
+                rc = _mm(dt.code, m, n, sa[1], a._ptr, *a._strides, b._ptr, *b._strides, data)
+                if rc:
+                    check(rc)
+                return fresh(data, nbytes, (m, n), (n, 1), m * n, dt)
+            if len(sa) == 1 and sa == sb:  # a dot product: one C call, no GEMM
+                data = alloc_small("char[]", dt.itemsize)
+                rc = _dot(dt.code, a._ptr, a._strides[0], b._ptr, b._strides[0], sa[0], data)
+                if rc:
+                    check(rc)
+                return fresh(data, dt.itemsize, (), (), 1, dt)
     elif not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError(f"matmul: expected two Tensors, got {type(a).__name__} and {type(b).__name__}")
     if type(a) is not Tensor and (a.is_sparse or a.is_sparse_csr):  # a sparse matrix's own product (pyframe.sparse)

@@ -306,6 +306,48 @@ def test_matmul_same_result_with_one_or_two_threads(dtype, restore_threads, rng)
     np.testing.assert_array_equal(one, two)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_small_products_split_over_two_threads(dtype, restore_threads, rng):
+    """Products with every dim at most 128 and at least 64^3 multiply-adds are split over the team, by
+    column strips or (one strip wide) by row blocks, with B read in place or copied: the values are
+    the float64 product's and the bits those of one thread."""
+    shapes = [(128, 128, 128), (64, 64, 64), (100, 127, 65), (128, 128, 16), (97, 128, 33), (128, 40, 128)]
+    for m, k, n in shapes:
+        for la, lb in [("C", "C"), ("T", "T"), ("strided", "flipped")]:
+            a, ta = _layout(rng, (m, k), dtype, la)
+            b, tb = _layout(rng, (k, n), dtype, lb)
+            results = []
+            for threads in (1, 2):
+                pyframe.set_num_threads(threads)
+                got = ta @ tb
+                _check(got, a, b, dtype, f"{m}x{k}x{n} {la} {lb} threads={threads}")
+                results.append(npy(got))
+            np.testing.assert_array_equal(results[0], results[1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_wide_products_in_column_blocks(dtype, restore_threads, rng):
+    """N wide enough that the packed B of one K block is split into column blocks that fit L2 (two
+    or three blocks here, the last narrower), with every operand layout, addmm's accumulation, and
+    the same bits at one and two threads."""
+    m, k, n = (100, 320, 1700) if dtype == "float32" else (100, 256, 1100)
+    for la, lb in [("C", "C"), ("T", "T"), ("strided", "C"), ("C", "flipped")]:
+        a, ta = _layout(rng, (m, k), dtype, la)
+        b, tb = _layout(rng, (k, n), dtype, lb)
+        results = []
+        for threads in (1, 2):
+            pyframe.set_num_threads(threads)
+            got = ta @ tb
+            _check(got, a, b, dtype, f"{m}x{k}x{n} {la} {lb} threads={threads}")
+            results.append(npy(got))
+        np.testing.assert_array_equal(results[0], results[1])
+        c = _operand(rng, (m, n), dtype)
+        got = pyframe.addmm(pf(c), ta, tb, beta=0.5, alpha=2.0)
+        want = 0.5 * c.astype(np.float64) + 2.0 * (a.astype(np.float64) @ b.astype(np.float64))
+        bound = (np.abs(a) @ np.abs(b) * 2 + np.abs(c)) * (2 * k + 8) * EPS[dtype] + 1e-30
+        assert (np.abs(npy(got) - want) <= bound).all(), f"{la} {lb} addmm"
+
+
 EINSUMS = [
     ("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,kj->ik", [(3, 4), (5, 4)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
     ("ij->ji", [(3, 4)]), ("ij->", [(3, 4)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("i,i->", [(4,), (4,)]),
