@@ -141,8 +141,7 @@ def scalar_dtype(value) -> dtype:
     """The dtype a Python number becomes: bool, int64, or the default dtype for a float (torch's rule; the
     one place pyframe decides it: ``full``, promotion with numbers, distributions' parameters ask here).
     A numpy scalar counts as the Python number it holds, as in torch."""
-    if isinstance(value, np.generic):
-        value = value.item()
+    value = as_number(value)
     if isinstance(value, bool):
         return bool_
     if isinstance(value, int):
@@ -250,8 +249,7 @@ def scalar_value(value, d: dtype, what: str = "value", fill: bool = True) -> tup
     finite value past the largest number, an arithmetic operand overflows to inf (as PyTorch). An integer
     operand of arithmetic wraps around to an integer dtype's width (``uint8 + 300``, as PyTorch); a fill
     must be in range (uint8 also takes -255 to -1, wrapped)."""
-    if isinstance(value, np.generic):
-        value = value.item()
+    value = as_number(value)
     if not isinstance(value, (bool, int, float)):
         raise TypeError(f"{what} must be a Python number, got {type(value).__name__}")
     if d is bool_:

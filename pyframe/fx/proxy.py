@@ -21,7 +21,7 @@ import types
 import weakref
 from typing import Any
 
-from pyframe.fx.graph import BINARY, UNARY, Graph
+from pyframe.fx.graph import BINARY, UNARY, Graph, _unwrapped
 from pyframe.fx.node import Node, map_aggregate
 
 __all__ = ["Proxy", "Attribute", "TraceError", "GraphAppendingTracer"]
@@ -391,7 +391,7 @@ def activate(tracer, root: Any, *, autowrap_math: bool = False, extra_globals: t
         patcher.set(Tensor, "__getitem__", _tensor_getitem(Tensor.__dict__["__getitem__"]))
         for g, name in _user_wrapped:
             if name in g:
-                orig = getattr(g[name], "__fx_original__", g[name])  # not a wrapper of the hand-built proxies' swaps
+                orig = _unwrapped(g[name])  # not a wrapper of the hand-built proxies' swaps
                 patcher.set(g, name, _wrap(orig), is_dict=True)
         if root is not None:
             tracer._install(patcher, table)
