@@ -306,6 +306,17 @@ def test_matmul_same_result_with_one_or_two_threads(dtype, restore_threads, rng)
     np.testing.assert_array_equal(one, two)
 
 
+def _same_bits_at_one_and_two_threads(a, b, ta, tb, dtype, label):
+    """ta @ tb is the float64 product of a and b at one and at two threads, with the same bits at both."""
+    results = []
+    for threads in (1, 2):
+        pyframe.set_num_threads(threads)
+        got = ta @ tb
+        _check(got, a, b, dtype, f"{label} threads={threads}")
+        results.append(npy(got))
+    np.testing.assert_array_equal(results[0], results[1])
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_small_products_split_over_two_threads(dtype, restore_threads, rng):
     """Products with every dim at most 128 and at least 64^3 multiply-adds are split over the team, by
@@ -316,13 +327,7 @@ def test_small_products_split_over_two_threads(dtype, restore_threads, rng):
         for la, lb in [("C", "C"), ("T", "T"), ("strided", "flipped")]:
             a, ta = _layout(rng, (m, k), dtype, la)
             b, tb = _layout(rng, (k, n), dtype, lb)
-            results = []
-            for threads in (1, 2):
-                pyframe.set_num_threads(threads)
-                got = ta @ tb
-                _check(got, a, b, dtype, f"{m}x{k}x{n} {la} {lb} threads={threads}")
-                results.append(npy(got))
-            np.testing.assert_array_equal(results[0], results[1])
+            _same_bits_at_one_and_two_threads(a, b, ta, tb, dtype, f"{m}x{k}x{n} {la} {lb}")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -334,13 +339,7 @@ def test_wide_products_in_column_blocks(dtype, restore_threads, rng):
     for la, lb in [("C", "C"), ("T", "T"), ("strided", "C"), ("C", "flipped")]:
         a, ta = _layout(rng, (m, k), dtype, la)
         b, tb = _layout(rng, (k, n), dtype, lb)
-        results = []
-        for threads in (1, 2):
-            pyframe.set_num_threads(threads)
-            got = ta @ tb
-            _check(got, a, b, dtype, f"{m}x{k}x{n} {la} {lb} threads={threads}")
-            results.append(npy(got))
-        np.testing.assert_array_equal(results[0], results[1])
+        _same_bits_at_one_and_two_threads(a, b, ta, tb, dtype, f"{m}x{k}x{n} {la} {lb}")
         c = _operand(rng, (m, n), dtype)
         got = pyframe.addmm(pf(c), ta, tb, beta=0.5, alpha=2.0)
         want = 0.5 * c.astype(np.float64) + 2.0 * (a.astype(np.float64) @ b.astype(np.float64))
