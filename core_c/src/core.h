@@ -281,19 +281,21 @@ static inline int pf_threads_for(int64_t work) { return work < PF_GRAIN ? 1 : pf
 /* Busy-machine detection. A fork/join waits for its slowest thread; when other processes
  * hold the cores, a worker may not run for a whole scheduler slice (milliseconds), and a
  * training step with dozens of regions collapses 100x. Each instrumented region records
- * when the calling thread (thread 0, which always has the largest share) finished its
- * part and when the last worker did; a worker finishing well after it, or thread 0 itself
- * getting much less CPU time than wall time (it was preempted), means the team did not get
- * its cores, so pf_threads() answers 1 for a while (doubling while it persists), then
- * probes again. Serial work never waits for anyone, and results never depend on the
- * thread count, so the fallback only changes speed. pf_run_team below instruments its
- * region: start before it, done as each thread ends its part, finish after it. */
+ * its wall time and the CPU time its threads spent on their parts (what the work would
+ * take serially). When the regions of a 16 ms window (of their own wall time) took longer
+ * than serial work would have, pf_threads() answers 1 for a while (doubling while it
+ * persists), then probes again. A lone hiccup (an interrupt, a nice-19 build taking its
+ * slice) costs less than the other regions gained, and changes nothing. Serial work never
+ * waits for anyone, and results never depend on the thread count, so the fallback only
+ * changes speed. pf_run_team below instruments its region: start before it, each thread
+ * enters and is done around its part, finish after it. */
 typedef struct {
-    int64_t t0, main_end, last_end; /* CLOCK_MONOTONIC ns */
-    int64_t cpu0, main_cpu;         /* thread 0's CPU time (ns): at the start, and spent on its part */
+    int64_t t0, end; /* CLOCK_MONOTONIC ns: the region's start, its last thread's end (0: none ended) */
+    int64_t work;    /* CPU ns its threads spent on their parts */
 } pf_team;
 void pf_team_start(pf_team *tm);
-void pf_team_done(pf_team *tm);
+int64_t pf_team_enter(void); /* the calling thread's CPU clock, for pf_team_done */
+void pf_team_done(pf_team *tm, int64_t entered);
 void pf_team_finish(pf_team *tm);
 
 /* Split [0, total) evenly: the [begin, end) share of thread `t` of `nt`. */
@@ -314,8 +316,9 @@ static inline void pf_run_team(int nt, pf_team_fn fn, void *arg) {
         pf_team_start(&tm);
 #pragma omp parallel num_threads(nt)
         {
+            int64_t entered = pf_team_enter();
             fn(arg, omp_get_thread_num(), omp_get_num_threads());
-            pf_team_done(&tm);
+            pf_team_done(&tm, entered);
         }
         pf_team_finish(&tm);
         return;

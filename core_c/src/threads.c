@@ -19,23 +19,28 @@ static int set_threads(void) {
 #endif
 }
 
-/* A worker that finishes WORKER_LATE_NS later than thread 0 (beyond thread 0's own time)
- * did not get a core: a worker without one waits for a scheduler slice (milliseconds),
- * while on an idle machine a sleeping worker can take over 0.1 ms to wake, which at
- * 0.1 ms made the CNN step serial (2x slower) with nothing else running. Thread 0's own
- * preemption (wall time over twice its CPU time) keeps the tighter LATE_NS. */
-#define LATE_NS 100000
-#define WORKER_LATE_NS 1000000
-/* After a late worker everything runs serial for the backoff, which doubles with each
- * late region up to BACKOFF_MAX and halves after CLEAN_RUN punctual ones: a busy spell
- * costs one late region per backoff, a false alarm on an idle machine BACKOFF_MIN. */
+/* Parallel pays while a region's wall time stays under its threads' CPU time (the same
+ * work done serially). Regions are judged together, a window of WINDOW_NS of their wall
+ * time at a time (the serial code between them does not count): a team whose workers get
+ * no cores waits a scheduler slice (milliseconds) in every region, and window after window
+ * takes longer than its CPU time. A lone hiccup (an interrupt, a nice-19 compiler's slice,
+ * a sleeping worker's wake-up) costs less than the other regions gained; with nice-19
+ * builds on both cores 2-8% of windows still come out lossy, and a sleeping team's first
+ * window after a serial spell pays its wake-ups, so it takes two lossy windows in a row. */
+#define WINDOW_NS 16000000
+/* After two lossy windows everything runs serial for the backoff, which doubles with each
+ * lossy probe up to BACKOFF_MAX and halves after CLEAN_RUN regions that paid: a busy
+ * spell costs two windows per backoff, a false alarm BACKOFF_MIN. */
 #define BACKOFF_MIN_NS 50000000
 #define BACKOFF_MAX_NS 2000000000
 #define CLEAN_RUN 64
 
 static int64_t g_serial_until; /* ns; 0 = not busy */
 static int64_t g_backoff;      /* 0 = BACKOFF_MIN_NS */
-static int g_clean;             /* punctual regions since the last late one */
+static int g_clean;             /* regions that paid since the last lossy window */
+static int64_t g_win_wall;      /* the window's regions' wall time so far, ns */
+static int64_t g_win_net;       /* their wall time minus their CPU time, ns */
+static int g_lossy;             /* the last window took longer than its CPU time */
 
 static int64_t now_ns(void) {
     struct timespec ts;
@@ -58,38 +63,45 @@ static int64_t thread_cpu_ns(void) {
 }
 
 void pf_team_start(pf_team *tm) {
-    tm->cpu0 = thread_cpu_ns();
     tm->t0 = now_ns();
-    tm->main_end = tm->last_end = tm->main_cpu = 0;
+    tm->end = tm->work = 0;
 }
 
-void pf_team_done(pf_team *tm) {
+int64_t pf_team_enter(void) { return thread_cpu_ns(); }
+
+void pf_team_done(pf_team *tm, int64_t entered) {
     int64_t t = now_ns();
-#ifdef _OPENMP
-    if (omp_get_thread_num() == 0) {
-        tm->main_end = t;
-        tm->main_cpu = thread_cpu_ns() - tm->cpu0;
-        return;
-    }
-#endif
-    int64_t seen = __atomic_load_n(&tm->last_end, __ATOMIC_RELAXED);
-    while (t > seen && !__atomic_compare_exchange_n(&tm->last_end, &seen, t, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    __atomic_add_fetch(&tm->work, thread_cpu_ns() - entered, __ATOMIC_RELAXED);
+    int64_t seen = __atomic_load_n(&tm->end, __ATOMIC_RELAXED);
+    while (t > seen && !__atomic_compare_exchange_n(&tm->end, &seen, t, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     }
 }
 
 void pf_team_finish(pf_team *tm) {
-    if (!tm->main_end) return; /* serial build, or a region that never ran */
+    if (!tm->end) return; /* serial build, or a region that never ran */
     /* relaxed atomics: concurrent callers (Python threads) may race on a decision, and
      * either outcome is valid */
-    int64_t lag = tm->last_end - tm->main_end, own = tm->main_end - tm->t0;
+    int64_t wall = tm->end - tm->t0;
+    int64_t win = __atomic_load_n(&g_win_wall, __ATOMIC_RELAXED) + wall;
+    int64_t net = __atomic_load_n(&g_win_net, __ATOMIC_RELAXED) + wall - tm->work;
     int64_t backoff = __atomic_load_n(&g_backoff, __ATOMIC_RELAXED);
-    /* late worker, or thread 0 preempted during its own part (wall time well over CPU time) */
-    if (lag > WORKER_LATE_NS + own || own > 2 * tm->main_cpu + LATE_NS) {
-        backoff = !backoff ? BACKOFF_MIN_NS : backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : backoff * 2;
-        __atomic_store_n(&g_backoff, backoff, __ATOMIC_RELAXED);
-        __atomic_store_n(&g_clean, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&g_serial_until, tm->last_end + backoff, __ATOMIC_RELAXED);
-    } else if (backoff && __atomic_add_fetch(&g_clean, 1, __ATOMIC_RELAXED) >= CLEAN_RUN) {
+    if (win < WINDOW_NS) {
+        __atomic_store_n(&g_win_wall, win, __ATOMIC_RELAXED);
+        __atomic_store_n(&g_win_net, net, __ATOMIC_RELAXED);
+    } else {
+        __atomic_store_n(&g_win_wall, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&g_win_net, 0, __ATOMIC_RELAXED);
+        int lossy = net > 0, was = __atomic_exchange_n(&g_lossy, lossy, __ATOMIC_RELAXED);
+        if (lossy && was) {
+            backoff = !backoff ? BACKOFF_MIN_NS : backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : backoff * 2;
+            __atomic_store_n(&g_backoff, backoff, __ATOMIC_RELAXED);
+            __atomic_store_n(&g_clean, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&g_serial_until, tm->end + backoff, __ATOMIC_RELAXED);
+            __atomic_store_n(&g_lossy, 0, __ATOMIC_RELAXED); /* the probe after the spell needs two too */
+            return;
+        }
+    }
+    if (backoff && wall <= tm->work && __atomic_add_fetch(&g_clean, 1, __ATOMIC_RELAXED) >= CLEAN_RUN) {
         __atomic_store_n(&g_clean, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&g_backoff, backoff / 2 < BACKOFF_MIN_NS ? 0 : backoff / 2, __ATOMIC_RELAXED);
     }
