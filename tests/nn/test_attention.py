@@ -473,3 +473,20 @@ def test_sdpa_argument_checks_still_apply_to_the_common_call():
         F.scaled_dot_product_attention(q, q.double(), q)
     with pytest.raises(TypeError, match="floating point"):
         F.scaled_dot_product_attention(q.long(), q.long(), q.long())
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_half_precision_scores_do_not_overflow(dt, causal):
+    """Scores past float16's 65504 stay finite: the product and softmax run in float32, as torch's CPU kernels."""
+    rng = np.random.default_rng(3)
+    q, k, v = rng.normal(0, 300, (1, 2, 3, 8)), rng.normal(0, 300, (1, 2, 5, 8)), rng.normal(0, 3, (1, 2, 5, 8))
+    pq, pk, pv = (pf.tensor(a, dtype=getattr(pf, dt), requires_grad=True) for a in (q, k, v))
+    tq, tk, tv = (torch.tensor(a, dtype=getattr(torch, dt), requires_grad=True) for a in (q, k, v))
+    got = F.scaled_dot_product_attention(pq, pk, pv, is_causal=causal)
+    want = TF.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
+    assert got.dtype is getattr(pf, dt) and np.isfinite(got.detach().float().numpy()).all()
+    np.testing.assert_allclose(got.detach().float().numpy(), want.detach().float().numpy(), rtol=2e-2, atol=2e-2)
+    got.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(pv.grad.float().numpy(), tv.grad.float().numpy(), rtol=2e-2, atol=2e-2)

@@ -65,7 +65,8 @@ def scaled_dot_product_attention(
     scores. A query row whose keys are all masked out gives zeros (as torch). Calls
     without a mask (``is_causal`` and dropout allowed), float32/float64 and equal batch dims
     run as one fused C call each way (pf_attention); otherwise the product, softmax and dropout
-    run as a composition of ops. Both drop the same weights for the same generator state.
+    run as a composition of ops (float16 and bfloat16 in float32, as torch's CPU kernels
+    accumulate). Both drop the same weights for the same generator state.
     Double backward works on both. Dropout uses pyframe's random stream, not torch's."""
     if (
         attn_mask is None and type(query) is Tensor and type(key) is Tensor and type(value) is Tensor
@@ -131,6 +132,14 @@ def scaled_dot_product_attention(
         and query.ndim == key.ndim == value.ndim and query._shape[:-2] == key._shape[:-2] == value._shape[:-2]
     ):  # fmt: skip
         return _fused_attention(query, key, value, s, is_causal, float(dropout_p))
+    dt = query.dtype
+    if dt in (_dtype.float16, _dtype.bfloat16):
+        # scores and softmax in float32, as torch's CPU kernels accumulate: half's scores overflow past 65504
+        up = _dtype.float32
+        q, k, v = query.to(up), key.to(up), value.to(up)
+        if attn_mask is not None and attn_mask.dtype is dt:
+            attn_mask = attn_mask.to(up)
+        return _like_query(query, _composed_attention(q, k, v, attn_mask, dropout_p, is_causal, s)).to(dt)
     return _like_query(query, _composed_attention(query, key, value, attn_mask, dropout_p, is_causal, s))
 
 
