@@ -62,8 +62,10 @@ def _f64(a: np.ndarray) -> np.ndarray:
 def unary(rng) -> Call:
     op = UNARY[_pick(rng, list(UNARY))]
     x = case(rng)
-    # NumPy computes float functions of bools in float16; pyframe (as torch) in float32
-    a = x.a.astype(np.float64) if op.result == "float" else _f64(x.a)
+    # float functions of ints and bools: pyframe (as torch) converts them to float32 first (sin(2**31 - 1) is
+    # sin(2**31)), NumPy to float64 (or float16 for bools)
+    a = x.a.astype(np.float32) if op.result == "float" and x.a.dtype.kind in "biu" else x.a
+    a = a.astype(np.float64) if op.result == "float" else _f64(a)
     return Call(f"{op.name}({x})", lambda: op.fn(x.t), lambda: op.ref(a), [x])
 
 
