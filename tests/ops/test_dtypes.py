@@ -145,6 +145,21 @@ def test_bfloat16_rounds_to_nearest_even_like_torch(torch):
     np.testing.assert_array_equal(back, torch.from_numpy(x).to(torch.bfloat16).float().numpy())
 
 
+def test_bfloat16_cast_of_every_upper_half_dense_and_strided():
+    """Every float32 upper half with low halves around the tie, NaNs of any sign and payload included: the dense
+    (vectorized) and the strided loop round alike, to nearest even, every NaN to 0x7fc0."""
+    upper = np.arange(1 << 16, dtype=np.uint32) << 16
+    bits = (upper[:, None] | np.array([0, 0x7FFF, 0x8000, 0x8001, 0xFFFF], dtype=np.uint32)).ravel()
+    x = bits.view(np.float32)
+    want = bf16_bits(x)
+    dense = pyframe.from_numpy(x).to(pyframe.bfloat16).view(pyframe.int16).numpy().view(np.uint16)
+    np.testing.assert_array_equal(dense, want)
+    spread = np.zeros(2 * x.size, dtype=np.float32)
+    spread[::2] = x
+    strided = pyframe.from_numpy(spread)[::2].to(pyframe.bfloat16).view(pyframe.int16).numpy().view(np.uint16)
+    np.testing.assert_array_equal(strided, want)
+
+
 def test_numpy_interop():
     for name in SMALL_INTS:
         arr = np.array([[1, 2], [3, 4]], dtype=name)
