@@ -239,9 +239,13 @@ def _expand_index(x: Tensor, key) -> list:
     scalar_bools = [i for i, k in enumerate(items) if _is_scalar_bool(k)]
     if len(scalar_bools) > 1:
         # NumPy and torch: all 0-d masks together add one dim, of size 1 only if every one is True
+        # (torch: where the first one stood when they are adjacent, else as the result's first dim)
         first = scalar_bools[0]
-        items[first] = all(bool(items[i]) for i in scalar_bools)
-        items = [k for i, k in enumerate(items) if i == first or i not in scalar_bools]
+        merged = all(bool(items[i]) for i in scalar_bools)
+        apart = scalar_bools[-1] - first >= len(scalar_bools)
+        items = [merged if i == first else k for i, k in enumerate(items) if i == first or i not in scalar_bools]
+        if apart and not any(isinstance(k, Tensor) and not _is_scalar_bool(k) for k in items):
+            items.insert(0, items.pop(first))
     if scalar_bools and any(isinstance(k, Tensor) and not _is_scalar_bool(k) for k in items):
         # beside index tensors a 0-d mask is an index tensor too, [0] or [], into a new unit dim,
         # broadcast with the others (torch and NumPy): ``x[[], False]`` is empty, not ``[0, 0, ...]``

@@ -576,3 +576,21 @@ def test_setitem_full_mask_scalar_writes_in_place():
     leaf = pyframe.zeros(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable"):
         leaf[pyframe.tensor([True, False, True])] = 1.0
+
+
+@pytest.mark.parametrize(
+    "key",
+    [(slice(None), True, slice(None), True), (True, slice(None), False), (0, True, slice(None), True),
+     (Ellipsis, True, slice(1, 2), True, 0), (slice(None), True, True, slice(None)), (True, None, True),
+     (slice(None), False, slice(None), True, 1), (slice(None), True, slice(None), [1])],
+)  # fmt: skip
+def test_scalar_bools_apart_put_their_dim_first_as_torch(key):
+    """Several 0-d masks add one dim: where the first stood when they are adjacent, else first in the result."""
+    torch = pytest.importorskip("torch")
+    x = np.arange(24.0).reshape(2, 3, 4)
+    got, want = pyframe.from_numpy(x)[key], torch.from_numpy(x)[key]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    a, b = pyframe.zeros(2, 3, 4), torch.zeros(2, 3, 4)
+    a[key], b[key] = 1.0, 1.0
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
