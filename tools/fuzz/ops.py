@@ -91,6 +91,15 @@ def _ref_operand(a, dt, floating: bool):
     return a.astype(np.float64) if floating else _f64(a)
 
 
+def _opmath_scalar(y, dtype: np.dtype):
+    """A Python float beside a float16/bfloat16/float32 tensor as the kernel sees it: rounded to float32 (torch's
+    opmath type; 1e300 is inf there, so ``x - 1e300`` of an inf is NaN, not inf as in float64)."""
+    if type(y) is float and dtype.kind == "f" and dtype.itemsize <= 4:
+        with np.errstate(over="ignore"):
+            return float(np.float32(y))
+    return y
+
+
 @generator
 def binary(rng) -> Call:
     op = BINARY[_pick(rng, list(BINARY))]
@@ -105,7 +114,7 @@ def binary(rng) -> Call:
             dt = None
     floating = op.result == "float"  # NumPy computes these in float16 for bools, pyframe in float32
     a = _ref_operand(x.a, dt, floating)
-    ref_other = _ref_operand(y.a, dt, floating) if isinstance(y, Case) else y
+    ref_other = _ref_operand(y.a, dt, floating) if isinstance(y, Case) else _opmath_scalar(y, x.a.dtype)
     inputs = [x] + ([yc] if yc is not None else [])
     return Call(f"{op.name}({x}, {y!r})", lambda: op.fn(x.t, other), lambda: op.ref(a, ref_other), inputs)
 
@@ -116,7 +125,7 @@ def inplace(rng) -> Call:
     x = case(rng)
     y, _ = _operand(rng, x)
     other = y.t if isinstance(y, Case) else y
-    ref_other = _f64(y.a) if isinstance(y, Case) else y
+    ref_other = _f64(y.a) if isinstance(y, Case) else _opmath_scalar(y, x.a.dtype)
     op = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply, "div_": np.true_divide}[name]
     expanded = "expanded" in x.layout
     ref = None if expanded else (lambda: np.broadcast_to(op(_f64(x.a), ref_other), x.a.shape))
