@@ -55,7 +55,6 @@ from pyframe._dtype import (
 )  # fmt: skip
 from pyframe._eager import (
     are_deterministic_algorithms_enabled,
-    compile,
     get_float32_matmul_precision,
     get_num_interop_threads,
     is_storage,
@@ -160,8 +159,14 @@ __all__ = [
 
 
 # torch's subpackages (torch.fx, torch.distributed, torch._dynamo...) are attributes after `import torch`:
-# pyframe imports each on first use (some have a cost and are rarely used)
-__getattr__ = _submodules.lazy(__name__)
+# pyframe imports each on first use (some have a cost and are rarely used). `compile` too: with a callable
+# backend it captures graphs with pyframe.fx, which sits above this package.
+_LAZY_NAMES = {"compile": "pyframe._compile"}
+__getattr__ = _submodules.lazy(__name__, names=_LAZY_NAMES)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_NAMES})
 
 
 # last, so that plugins see a complete pyframe: read the plugin config (a bad value fails here) and load the

@@ -1,5 +1,5 @@
 """torch's global switches whose work pyframe already does, so ported code runs unchanged:
-``compile`` (pyframe runs eagerly; the model is returned as it is), ``use_deterministic_algorithms``
+``use_deterministic_algorithms``
 (every pyframe kernel is deterministic, whatever the thread count), ``set_float32_matmul_precision``
 (float32 products always compute in float32)."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "compile", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "set_float32_matmul_precision", "get_float32_matmul_precision", "set_num_interop_threads",
     "get_num_interop_threads", "set_flush_denormal", "set_default_tensor_type", "typename", "is_storage",
 ]  # fmt: skip
@@ -17,17 +17,6 @@ _deterministic = [False]
 _matmul_precision = ["highest"]
 _interop_threads = [1]
 _PRECISIONS = ("highest", "high", "medium")
-
-
-def compile(model: Any = None, **options: Any) -> Any:  # noqa: A001 - torch's name
-    """Same call as torch.compile; pyframe has no graph compiler, so ``model`` (a Module or a
-    function) is returned unchanged and runs eagerly with the same results. Used as a decorator
-    with options (``@compile(mode=...)``) it returns the function itself."""
-    if model is None:
-        return lambda fn: fn
-    if not callable(model):
-        raise TypeError(f"compile(): expected a Module or a function, got {type(model).__name__}")
-    return model
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:

@@ -27,11 +27,16 @@ def submodule(package: str, name: str) -> ModuleType | None:
     return None if spec is None else importlib.import_module(full)
 
 
-def lazy(package: str) -> Callable[[str], ModuleType]:
+def lazy(package: str, names: dict[str, str] | None = None) -> Callable[[str], object]:
     """A module ``__getattr__`` for ``package`` (``__getattr__ = lazy(__name__)``) that imports its submodules on
-    first use and raises torch's AttributeError for any other missing name."""
+    first use and raises torch's AttributeError for any other missing name. ``names`` maps a name of the package
+    to the module (above it) that defines it: ``names={"compile": "pyframe._compile"}`` makes ``package.compile``
+    that module's ``compile``, imported on first use."""
+    names = names or {}
 
-    def __getattr__(name: str) -> ModuleType:
+    def __getattr__(name: str) -> object:
+        if name in names:
+            return getattr(importlib.import_module(names[name]), name)
         module = submodule(package, name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")

@@ -1,0 +1,177 @@
+"""``pyframe.compile``; with ``backend=callable``, the graph handed to a user's backend as torch.compile hands it.
+
+pyframe has no graph compiler of its own: with a backend name (``"inductor"``, ``"eager"``, ...) ``compile``
+returns the model itself. A callable backend is a user's compiler (``def my_backend(gm, example_inputs)``,
+often one that prints the graph and returns ``gm.forward``): on a call it gets the ``fx.GraphModule`` of the
+model's forward, captured on that call's real inputs (Python control flow follows their values, as dynamo
+traces it), and what it returns runs that call and the later ones. A capture holds for the Python values, the
+tensors' shapes and dtypes and the module's training flag it was made with (torch's guards); a call that
+differs captures again and calls the backend again, up to ``pyframe._dynamo.config.cache_size_limit``
+graphs, after which the model runs eagerly. Code that cannot be captured as one graph runs eagerly (the
+backend is not called), or raises with ``fullgraph=True``: torch would split it into several graphs.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from pyframe._grad_mode import no_grad
+from pyframe.nn.modules.module import Module
+from pyframe.random import get_rng_state, set_rng_state
+from pyframe.tensor import Tensor
+
+__all__ = ["compile", "OptimizedModule"]
+
+
+def _guard(args: tuple, training: bool | None) -> tuple | None:
+    """What a capture depends on besides the graph: each argument's dtype and shape (tensors) or value; None when
+    a value cannot be compared (then every call runs eagerly)."""
+    key: list = [training]
+    for a in args:
+        if isinstance(a, Tensor):
+            key.append(("t", a.dtype, tuple(a.shape), a.requires_grad))
+        else:
+            try:
+                hash(a)
+            except TypeError:
+                return None
+            key.append(("v", type(a), a))
+    return tuple(key)
+
+
+_SHAPE_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension"})
+
+
+def _shape_only(node: Any) -> bool:
+    """Whether a value the capture turned into Python (``bool``, ``int``, ``len``) depends on shapes and Python
+    values alone, which the guard covers; a tensor's data (``if x.sum() > 0``) is what torch breaks the graph on."""
+    val = node.meta.get("val")
+    if node.op == "call_method" and node.target in _SHAPE_METHODS:
+        return True
+    if node.op == "call_function" and node.target is getattr and node.args[1] in ("shape", "ndim"):
+        return True
+    if isinstance(val, Tensor):
+        return False
+    if node.op == "placeholder":
+        return True  # a Python argument: the guard holds its value
+    return all(_shape_only(a) for a in node.all_input_nodes)
+
+
+class _Captured:
+    """The backend's compiled callables for ``fn`` (a Module or a function), one per guard."""
+
+    def __init__(self, fn: Callable, backend: Callable, fullgraph: bool) -> None:
+        self.fn, self.backend, self.fullgraph = fn, backend, fullgraph
+        target = type(fn).forward if isinstance(fn, Module) else fn
+        self.signature = inspect.signature(target)
+        self.skip_self = isinstance(fn, Module)
+        self.compiled: dict[tuple, Callable] = {}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from pyframe._dynamo import config
+
+        try:
+            bound = self.signature.bind(*((None,) if self.skip_self else ()), *args, **kwargs)
+        except TypeError:
+            return self.fn(*args, **kwargs)  # the model's own error message
+        bound.apply_defaults()
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self.signature.parameters.values()):
+            return self.fn(*args, **kwargs)
+        flat = tuple(bound.arguments.values())[1 if self.skip_self else 0 :]
+        key = _guard(flat, self.fn.training if isinstance(self.fn, Module) else None)
+        if key is None:
+            return self.fn(*args, **kwargs)
+        run = self.compiled.get(key)
+        if run is None:
+            if len(self.compiled) >= config.cache_size_limit:
+                return self.fn(*args, **kwargs)
+            run = self.compiled[key] = self._capture(flat)
+        return run(*flat)
+
+    def _capture(self, flat: tuple) -> Callable:
+        from pyframe.fx.tracer import Tracer, capture
+
+        tracer = Tracer()
+        # the capture runs the model once: its buffer updates (batch norm's running stats) and random draws
+        # are undone, so the call itself runs once, drawing what eager would
+        buffers = [(b, b.clone()) for b in self.fn.buffers()] if isinstance(self.fn, Module) else []
+        rng = get_rng_state()
+        try:
+            with no_grad():
+                gm = capture(self.fn, flat, tracer=tracer)
+            for node, what in tracer.specialized:
+                if not (what == "len()" and isinstance(node.meta.get("val"), Tensor)) and not _shape_only(node):
+                    raise TypeError(f"control flow on a tensor's value ({node.name}, {what})")
+        except Exception as e:
+            _restore(buffers, rng)
+            if self.fullgraph:
+                raise RuntimeError(
+                    f"compile(fullgraph=True): {getattr(self.fn, '__qualname__', type(self.fn).__name__)} could not be "
+                    f"captured as one graph ({type(e).__name__}: {e}); torch would split it into several graphs"
+                ) from e
+            return lambda *a: self.fn(*a)
+        _restore(buffers, rng)
+        compiled = self.backend(gm, [a for a in flat if isinstance(a, Tensor)])
+        if not callable(compiled):
+            raise TypeError(f"compile(): the backend returned {type(compiled).__name__}, expected a callable")
+        return compiled
+
+
+def _restore(buffers: list, rng: Tensor) -> None:
+    with no_grad():
+        for b, saved in buffers:
+            b.copy_(saved)
+    set_rng_state(rng)
+
+
+class OptimizedModule(Module):
+    """What ``compile(module, backend=callable)`` returns, as torch's: the model is ``_orig_mod`` (so state_dict
+    keys start with ``_orig_mod.``), attributes it lacks are the model's, and calls run the backend's graphs."""
+
+    def __init__(self, mod: Module, backend: Callable, fullgraph: bool) -> None:
+        super().__init__()
+        self._orig_mod = mod
+        object.__setattr__(self, "_captured", _Captured(mod, backend, fullgraph))
+        self.training = mod.training
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self._captured(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(super().__getattr__("_orig_mod"), name)
+
+
+def compile(  # noqa: A001 - torch's name
+    model: Any = None, *, fullgraph: bool = False, dynamic: bool | None = None, backend: Any = "inductor",
+    mode: str | None = None, options: dict | None = None, disable: bool = False,
+) -> Any:  # fmt: skip
+    """Same call as torch.compile. pyframe has no graph compiler: with a backend name (the default
+    ``"inductor"``, ``"eager"``, ...) or ``disable=True``, ``model`` (a Module or a function) is returned
+    unchanged and runs eagerly with the same results. A callable ``backend(gm, example_inputs)`` is called with
+    the ``fx.GraphModule`` of each call's forward, captured on its real inputs, and what it returns runs the
+    call (a Module comes back as an ``OptimizedModule`` holding it as ``_orig_mod``).
+    Without ``model`` it is a decorator with these options."""
+    if model is None:
+        return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                  options=options, disable=disable)  # fmt: skip
+    if not callable(model):
+        raise TypeError(f"compile(): expected a Module or a function, got {type(model).__name__}")
+    if disable or isinstance(backend, str):
+        return model
+    if not callable(backend):
+        raise TypeError(f"compile(): backend must be a name or a callable, got {type(backend).__name__}")
+    if isinstance(model, Module):
+        return OptimizedModule(model, backend, fullgraph)
+    captured = _Captured(model, backend, fullgraph)
+
+    @functools.wraps(model)
+    def compiled(*args: Any, **kwargs: Any) -> Any:
+        return captured(*args, **kwargs)
+
+    return compiled
