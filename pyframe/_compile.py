@@ -18,6 +18,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from pyframe._dynamo_config import config
 from pyframe._grad_mode import no_grad
 from pyframe.nn.modules.module import Module
 from pyframe.random import get_rng_state, set_rng_state
@@ -71,8 +72,6 @@ class _Captured:
         self.compiled: dict[tuple, Callable] = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from pyframe._dynamo import config
-
         try:
             bound = self.signature.bind(*((None,) if self.skip_self else ()), *args, **kwargs)
         except TypeError:

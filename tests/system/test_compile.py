@@ -116,3 +116,19 @@ def test_the_decorator_form_the_cache_limit_and_bad_backends(monkeypatch):
         pyframe.compile(model, backend=3)
     with pytest.raises(TypeError, match="backend returned int"):
         pyframe.compile(model, backend=lambda gm, ex: 3)(pyframe.ones(2))
+
+
+def test_dynamo_optimize_is_the_older_spelling():
+    backend = Recorder()
+
+    @pyframe._dynamo.optimize(backend)
+    def f(x):
+        return x * 2
+
+    np.testing.assert_array_equal(f(pyframe.ones(2)).numpy(), [2.0, 2.0])
+    assert len(backend.graphs) == 1
+
+    def g(x):
+        return x
+
+    assert pyframe._dynamo.optimize("inductor")(g) is g
