@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 from pyframe._dynamo_config import config
@@ -91,39 +92,83 @@ class _Captured:
         return run(*flat)
 
     def _capture(self, flat: tuple) -> Callable:
-        from pyframe.fx.tracer import Tracer, capture
-
-        tracer = Tracer()
-        # the capture runs the model once: its buffer updates (batch norm's running stats) and random draws
-        # are undone, so the call itself runs once, drawing what eager would
-        buffers = [(b, b.clone()) for b in self.fn.buffers()] if isinstance(self.fn, Module) else []
-        rng = get_rng_state()
         try:
-            with no_grad():
-                gm = capture(self.fn, flat, tracer=tracer)
-            for node, what in tracer.specialized:
-                if not (what == "len()" and isinstance(node.meta.get("val"), Tensor)) and not _shape_only(node):
-                    raise TypeError(f"control flow on a tensor's value ({node.name}, {what})")
+            gm, breaks = _capture(self.fn, flat)
+            if breaks:
+                raise TypeError(breaks[0])
         except Exception as e:
-            _restore(buffers, rng)
             if self.fullgraph:
                 raise RuntimeError(
                     f"compile(fullgraph=True): {getattr(self.fn, '__qualname__', type(self.fn).__name__)} could not be "
                     f"captured as one graph ({type(e).__name__}: {e}); torch would split it into several graphs"
                 ) from e
             return lambda *a: self.fn(*a)
-        _restore(buffers, rng)
         compiled = self.backend(gm, [a for a in flat if isinstance(a, Tensor)])
         if not callable(compiled):
             raise TypeError(f"compile(): the backend returned {type(compiled).__name__}, expected a callable")
         return compiled
 
 
-def _restore(buffers: list, rng: Tensor) -> None:
-    with no_grad():
-        for b, saved in buffers:
-            b.copy_(saved)
-    set_rng_state(rng)
+def _capture(fn: Callable, flat: tuple) -> tuple[Any, list[str]]:
+    """``fn``'s graph captured on ``flat``, and where it branched on a tensor's value (torch's graph breaks). The
+    capture runs the model once: its buffer updates (batch norm's running stats) and random draws are undone, so
+    the call itself runs once, drawing what eager would."""
+    from pyframe.fx.tracer import Tracer, capture
+
+    tracer = Tracer()
+    buffers = [(b, b.clone()) for b in fn.buffers()] if isinstance(fn, Module) else []
+    rng = get_rng_state()
+    try:
+        with no_grad():
+            gm = capture(fn, flat, tracer=tracer)
+    finally:
+        with no_grad():
+            for b, saved in buffers:
+                b.copy_(saved)
+        set_rng_state(rng)
+    breaks = [
+        f"control flow on a tensor's value ({node.name}, {what})"
+        for node, what in tracer.specialized
+        if not (what == "len()" and isinstance(node.meta.get("val"), Tensor)) and not _shape_only(node)
+    ]
+    return gm, breaks
+
+
+class ExplainOutput:
+    """What ``torch._dynamo.explain(fn)(*args)`` returns: the graphs, their count and the breaks between them.
+    pyframe does not split a graph at a break (such code runs eagerly), so with breaks ``graphs`` is empty."""
+
+    def __init__(self, gm: Any, breaks: list[str]) -> None:
+        self.graphs = [] if breaks else [gm]
+        self.graph_count = len(breaks) + 1
+        self.graph_break_count = len(breaks)
+        self.break_reasons = [SimpleNamespace(reason=r, user_stack=[]) for r in breaks]
+        ops = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
+        self.op_count = len(ops)
+        self.ops_per_graph = [[n.target for n in ops]] if not breaks else []
+        self.out_guards: list = []
+        self.compile_times = ""
+
+    def __str__(self) -> str:
+        lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}", "Break Reasons:"]  # fmt: skip
+        for i, r in enumerate(self.break_reasons, 1):
+            lines += [f"  Break Reason {i}:", f"    Reason: {r.reason}"]
+        return "\n".join(lines) + "\n"
+
+
+def explain(fn: Callable, *extra_args: Any, **extra_kwargs: Any) -> Callable[..., ExplainOutput]:
+    """Same call as torch._dynamo.explain: ``explain(fn)(*args, **kwargs)`` captures ``fn`` on the arguments and
+    reports its graph and where torch would break it."""
+
+    def run(*args: Any, **kwargs: Any) -> ExplainOutput:
+        target = type(fn).forward if isinstance(fn, Module) else fn
+        bound = inspect.signature(target).bind(*((None,) if isinstance(fn, Module) else ()), *args, **kwargs)
+        bound.apply_defaults()
+        flat = tuple(bound.arguments.values())[1 if isinstance(fn, Module) else 0 :]
+        return ExplainOutput(*_capture(fn, flat))
+
+    return run(*extra_args, **extra_kwargs) if extra_args or extra_kwargs else run
 
 
 class OptimizedModule(Module):

@@ -11,7 +11,7 @@ from pyframe._dynamo_config import config
 from pyframe.compiler import allow_in_graph, disable, is_compiling, reset
 
 __all__ = ["config", "reset", "disable", "allow_in_graph", "is_compiling", "mark_dynamic", "mark_static",
-           "optimize"]  # fmt: skip
+           "optimize", "explain"]  # fmt: skip
 
 
 def mark_dynamic(t: Any, index: Any, min: int | None = None, max: int | None = None) -> None:  # noqa: A002
@@ -28,3 +28,12 @@ def optimize(backend: Any = "inductor", *, nopython: bool = False, **kwargs: Any
     from pyframe._compile import compile as _compile
 
     return lambda fn: _compile(fn, backend=backend, fullgraph=nopython)
+
+
+def explain(fn: Any, *extra_args: Any, **extra_kwargs: Any) -> Any:
+    """Same call as torch._dynamo.explain: ``explain(fn)(*args)`` gives an ``ExplainOutput`` (``graphs``,
+    ``graph_count``, ``graph_break_count``, ``break_reasons``, ``op_count``) of ``fn`` captured on the arguments;
+    a break is control flow on a tensor's value, where torch splits the graph."""
+    from pyframe._compile import explain as _explain
+
+    return _explain(fn, *extra_args, **extra_kwargs)

@@ -132,3 +132,18 @@ def test_dynamo_optimize_is_the_older_spelling():
         return x
 
     assert pyframe._dynamo.optimize("inductor")(g) is g
+
+
+def test_explain_counts_the_breaks_torch_would_make():
+    def bar(a, b):
+        x = a / (pyframe.abs(a) + 1)
+        if b.sum() < 0:
+            b = b * -1
+        return x * b
+
+    out = pyframe._dynamo.explain(bar)(pyframe.randn(10), pyframe.randn(10))
+    assert (out.graph_count, out.graph_break_count, out.graphs) == (2, 1, [])
+    assert "control flow on a tensor's value" in out.break_reasons[0].reason and "Graph Count: 2" in str(out)
+    model = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+    out = pyframe._dynamo.explain(model)(pyframe.randn(4, 3))
+    assert (out.graph_count, out.graph_break_count, out.op_count) == (1, 0, 2) and len(out.graphs) == 1
