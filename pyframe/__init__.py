@@ -99,6 +99,7 @@ from pyframe import fft  # isort: skip
 import pyframe.autograd.functional  # noqa: F401  # isort: skip - torch.autograd.functional is an attribute
 from pyframe import func  # isort: skip
 from pyframe.func import vmap  # isort: skip - torch.vmap is torch.func.vmap
+from pyframe._higher_order_ops import cond  # isort: skip - torch.cond is torch._higher_order_ops.cond
 from pyframe import profiler  # isort: skip - also makes torch.autograd.profiler an attribute
 import pyframe.ops.profiler  # noqa: F401  # isort: skip - torch.ops.profiler is an attribute
 from pyframe import amp, cpu, jit, random, testing  # isort: skip
@@ -154,7 +155,7 @@ __all__ = [
     "clear_autocast_cache", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype",
     "get_autocast_gpu_dtype",
-    "vmap",
+    "vmap", "cond",
 ]  # fmt: skip
 
 
