@@ -171,6 +171,12 @@ def explain(fn: Callable, *extra_args: Any, **extra_kwargs: Any) -> Callable[...
     return run(*extra_args, **extra_kwargs) if extra_args or extra_kwargs else run
 
 
+def _eager_backend(model: Callable) -> Callable:
+    """The backend behind a backend name with ``fullgraph=True``: the capture has checked the graph; the model
+    itself runs the calls."""
+    return lambda gm, example_inputs: model
+
+
 class OptimizedModule(Module):
     """What ``compile(module, backend=callable)`` returns, as torch's: the model is ``_orig_mod`` (so state_dict
     keys start with ``_orig_mod.``), attributes it lacks are the model's, and calls run the backend's graphs."""
@@ -197,17 +203,20 @@ def compile(  # noqa: A001 - torch's name
 ) -> Any:  # fmt: skip
     """Same call as torch.compile. pyframe has no graph compiler: with a backend name (the default
     ``"inductor"``, ``"eager"``, ...) or ``disable=True``, ``model`` (a Module or a function) is returned
-    unchanged and runs eagerly with the same results. A callable ``backend(gm, example_inputs)`` is called with
-    the ``fx.GraphModule`` of each call's forward, captured on its real inputs, and what it returns runs the
-    call (a Module comes back as an ``OptimizedModule`` holding it as ``_orig_mod``).
-    Without ``model`` it is a decorator with these options."""
+    unchanged and runs eagerly with the same results; with ``fullgraph=True`` as well, each new kind of call is
+    first captured to check it is one graph (torch's error otherwise), then runs eagerly. A callable
+    ``backend(gm, example_inputs)`` is called with the ``fx.GraphModule`` of each call's forward, captured on
+    its real inputs, and what it returns runs the call (a Module comes back as an ``OptimizedModule`` holding
+    it as ``_orig_mod``). Without ``model`` it is a decorator with these options."""
     if model is None:
         return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
                                   options=options, disable=disable)  # fmt: skip
     if not callable(model):
         raise TypeError(f"compile(): expected a Module or a function, got {type(model).__name__}")
-    if disable or isinstance(backend, str):
+    if disable or (isinstance(backend, str) and not fullgraph):
         return model
+    if isinstance(backend, str):  # fullgraph=True: each new capture is checked to be one graph, then runs eagerly
+        backend = _eager_backend(model)
     if not callable(backend):
         raise TypeError(f"compile(): backend must be a name or a callable, got {type(backend).__name__}")
     if isinstance(model, Module):

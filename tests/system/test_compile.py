@@ -147,3 +147,16 @@ def test_explain_counts_the_breaks_torch_would_make():
     model = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
     out = pyframe._dynamo.explain(model)(pyframe.randn(4, 3))
     assert (out.graph_count, out.graph_break_count, out.op_count) == (1, 0, 2) and len(out.graphs) == 1
+
+
+def test_fullgraph_with_a_backend_name_checks_the_graph_and_runs_eagerly():
+    def bar(a, b):
+        return a * b if b.sum() < 0 else a + b
+
+    with pytest.raises(RuntimeError, match="fullgraph=True"):
+        pyframe.compile(bar, fullgraph=True)(pyframe.ones(3), pyframe.ones(3))
+    model = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+    compiled = pyframe.compile(model, fullgraph=True)
+    x = pyframe.randn(4, 3)
+    np.testing.assert_array_equal(compiled(x).detach().numpy(), model(x).detach().numpy())
+    assert compiled._orig_mod is model
