@@ -15,12 +15,19 @@ typedef void (*pf_pack_fn)(int64_t kc, int64_t cnt, const void *src, int64_t si,
  * kernels. K > 0. */
 int pf_gemm_small(int f64, const pf_gemm_prob *p, pf_pack_fn pack, int nt);
 
-/* At most PF_SKINNY_M rows of A and N or K above PF_SMALL_DIM (a Linear layer at small batch, an
- * LSTM step): B is read in place, never packed, when its rows are contiguous (the small kernels
- * over K blocks) or its columns and A's rows are (dot products: x W^T); columns split over nt
- * threads. Returns 1 once done, 0 (nothing written) when p does not qualify or there are no
- * AVX-512 kernels. K > 0. */
+/* Few rows of A and N or K above PF_SMALL_DIM (a Linear layer at small batch, an LSTM step): B is
+ * read in place, never packed. float32 x W^T (B's columns contiguous, C's rows too) with
+ * PF_WT_MIN_M .. PF_WT_M rows is computed as C^T = W x^T, W read by the small kernels; else, with
+ * at most PF_SKINNY_M rows, the small kernels over K blocks when B's rows are contiguous, or dot
+ * products when B's columns and A's rows are. Columns split over nt threads. Returns 1 once done,
+ * 0 (nothing written) when p does not qualify or there are no AVX-512 kernels. K > 0.
+ * Measured at 1 thread on GPT generation's weights (24 cycled, 42 MB): the transposing pack of W
+ * that the blocked path made per call cost as much as its product at 33..64 rows, and the dot
+ * products ran at 70-100 GFLOP/s against 110-150 for W x^T from 16 rows; below 16 rows the dot
+ * products win (W x^T's vectors of rows are mostly empty). */
 #define PF_SKINNY_M 32
+#define PF_WT_MIN_M 16
+#define PF_WT_M 64
 int pf_gemm_skinny(int f64, const pf_gemm_prob *p, int nt);
 
 #endif

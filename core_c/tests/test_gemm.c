@@ -209,15 +209,17 @@ static void expect_err(int rc, int code, const char *what, const char *needle1, 
 /* Random shapes 1..130 around the small-product limit (128) through all three entries:
  * pf_matmul, pf_mm (C contiguous) and pf_gemm_serial with acc (C += A B, C rows padded).
  * A and B are stored transposed or not, with padded leading dims. */
-/* skinny: M up to just past PF_SKINNY_M, N or K past PF_SMALL_DIM (gemm_small.c's skinny path) */
+/* skinny: M up to just past PF_WT_M, N or K past PF_SMALL_DIM (gemm_small.c's skinny path and, with
+ * B transposed, its x W^T path for PF_WT_MIN_M .. PF_WT_M rows) */
 static void small_cases(const char *path, int skinny) {
-    for (int it = 0; it < (skinny ? 60 : 160); it++) {
+    for (int it = 0; it < (skinny ? 90 : 160); it++) {
         int dt = it % 5 == 4 ? PF_FLOAT64 : PF_FLOAT32;
         int64_t M = 1 + (int64_t)((urand() + 1) * 65), N = 1 + (int64_t)((urand() + 1) * 65);
         int64_t K = 1 + (int64_t)((urand() + 1) * 65);
         if (it % 7 == 0) M = 128 + it % 3, N = 127 + it % 4; /* both sides of the limit */
         if (skinny) {
             M = it % 6 == 0 ? 32 + it % 4 / 2 : 1 + (int64_t)((urand() + 1) * 16);
+            if (it % 6 == 3 || it % 6 == 5) M = it % 4 == 1 ? 64 + it % 8 / 4 : 15 + (int64_t)((urand() + 1) * 25);
             N = 100 + (int64_t)((urand() + 1) * 300), K = 60 + (int64_t)((urand() + 1) * 350);
             if (it % 5 == 1) N = 3 + it % 4; /* few columns, long K */
         }

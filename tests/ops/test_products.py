@@ -347,6 +347,30 @@ def test_wide_products_in_column_blocks(dtype, restore_threads, rng):
         assert (np.abs(npy(got) - want) <= bound).all(), f"{la} {lb} addmm"
 
 
+def test_rows_times_transposed_weight(restore_threads, rng):
+    """x W^T with 16..64 rows and N or K above 128 (a Linear layer at small batch, an LSTM step) is computed as
+    C^T = W x^T with W read in place: odd rows, columns and K (across its 384-deep K blocks and 48-row W
+    tiles), x row-major, transposed or strided, F.linear's bias and addmm's accumulation; the values are the
+    float64 product's and the bits the same at one and two threads."""
+    shapes = [(16, 384, 1152), (17, 130, 97), (33, 650, 200), (64, 100, 385), (40, 1536, 50), (63, 129, 129)]
+    for m, k, n in shapes:
+        w = _operand(rng, (n, k), "float32")
+        tw = pf(w)
+        for la in ["C", "T", "strided"]:
+            a, ta = _layout(rng, (m, k), "float32", la)
+            _same_bits_at_one_and_two_threads(a, w.T, ta, tw.T, "float32", f"{m}x{k}x{n} {la} @ W^T")
+        bias = _operand(rng, (n,), "float32")
+        got = npy(pyframe.nn.functional.linear(ta, tw, pf(bias)))
+        want = a.astype(np.float64) @ w.T.astype(np.float64) + bias
+        bound = (np.abs(a) @ np.abs(w.T) + np.abs(bias)) * (2 * k + 8) * EPS["float32"] + 1e-30
+        assert (np.abs(got - want) <= bound).all(), f"{m}x{k}x{n} linear with bias"
+        c = _operand(rng, (m, n), "float32")
+        got = npy(pyframe.addmm(pf(c), ta, tw.T, beta=0.5, alpha=2.0))
+        want = 0.5 * c.astype(np.float64) + 2.0 * (a.astype(np.float64) @ w.T.astype(np.float64))
+        bound = (np.abs(a) @ np.abs(w.T) * 2 + np.abs(c)) * (2 * k + 8) * EPS["float32"] + 1e-30
+        assert (np.abs(got - want) <= bound).all(), f"{m}x{k}x{n} addmm"
+
+
 EINSUMS = [
     ("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,kj->ik", [(3, 4), (5, 4)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
     ("ij->ji", [(3, 4)]), ("ij->", [(3, 4)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("i,i->", [(4,), (4,)]),
