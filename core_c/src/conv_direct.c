@@ -238,16 +238,46 @@ int pf_conv_direct(conv_job *j, int sh, int sw) {
 /* grad_x = conv2d(grad_out, w') for stride 1, with w'[g*cg + c, o, i, k] = w[g*og + o, c,
  * kh-1-i, kw-1-k]: input position h reads output h + p - i*d, so flipping the taps and
  * padding by (k-1)*d - p turns the adjoint into a plain correlation. */
+typedef struct {
+    const float *w;
+    float *wf;
+    int64_t cg, og, kk;
+} flip_job;
+
+/* rows [c0, c1) of w' (x's channels over all groups), in blocks of 64 of w's rows: a block's rows are
+ * read as 64 sequential streams (row by row, every c read 512 lines 18 KB apart: 0.8 GB/s) */
+static void flip_rows(void *arg, int64_t c0, int64_t c1) {
+    const flip_job *f = arg;
+    const int64_t cg = f->cg, og = f->og, kk = f->kk;
+    for (int64_t gi = c0 / cg; gi * cg < c1; gi++) {
+        int64_t r0 = gi * cg > c0 ? gi * cg : c0, r1 = (gi + 1) * cg < c1 ? (gi + 1) * cg : c1;
+        for (int64_t o0 = 0; o0 < og; o0 += 64) {
+            int64_t o1 = og - o0 < 64 ? og : o0 + 64;
+            for (int64_t r = r0; r < r1; r++) {
+                const float *src = f->w + ((gi * og) * cg + r - gi * cg) * kk;
+                float *dst = f->wf + r * og * kk;
+                if (kk == 9) /* 3x3: unrolled, no loop over 9 taps per o */
+                    for (int64_t o = o0; o < o1; o++) {
+                        const float *s = src + o * cg * 9;
+                        float *d = dst + o * 9;
+                        d[0] = s[8], d[1] = s[7], d[2] = s[6], d[3] = s[5], d[4] = s[4], d[5] = s[3], d[6] = s[2];
+                        d[7] = s[1], d[8] = s[0];
+                    }
+                else
+                    for (int64_t o = o0; o < o1; o++)
+                        for (int64_t t = 0; t < kk; t++) dst[o * kk + t] = src[o * cg * kk + kk - 1 - t];
+            }
+        }
+    }
+}
+
 int pf_conv_grad_x_direct(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx, const conv_job *j) {
-    const int64_t kh = j->g.kh, kw = j->g.kw, kk = j->kk, cg = j->cg, og = j->og;
+    const int64_t kh = j->g.kh, kw = j->g.kw, kk = j->kk, og = j->og;
     float *wf = pf_alloc((size_t)(j->O * j->R) * sizeof(float));
     if (!wf) return pf_error(PF_ERR_NOMEM, "conv2d_backward: out of memory for the flipped weight");
-    const float *ws = (const float *)w->data;
-    for (int64_t gi = 0; gi < j->G; gi++)
-        for (int64_t c = 0; c < cg; c++)
-            for (int64_t o = 0; o < og; o++)
-                for (int64_t t = 0; t < kk; t++)
-                    wf[(((gi * cg + c) * og + o) * kk) + t] = ws[((gi * og + o) * cg + c) * kk + (kk - 1 - t)];
+    /* by the team: a 512-channel 3x3 weight is 9.4 MB, about 2 ms on one thread */
+    flip_job f = {(const float *)w->data, wf, j->cg, og, kk};
+    pf_parallel_range(pf_threads_for(j->O * j->R), j->C, flip_rows, &f);
     pf_tensor wt = {.data = wf, .dtype = PF_FLOAT32, .ndim = 4, .shape = {j->C, og, kh, kw},
                     .strides = {og * kk, kk, kw, 1}};
     int rc = pf_conv2d(gy, &wt, NULL, gx, 1, 1, (int)((kh - 1) * j->g.dh - j->g.ph),

@@ -256,6 +256,43 @@ def test_conv2d_dense_forward_splits_match_torch(xs, ws, stride, padding, groups
         pf.set_num_threads(before)
 
 
+@pytest.mark.parametrize(
+    "xs, ws, padding, dilation, groups, channels_last",
+    [
+        ((8, 64, 4, 4), (64, 64, 3, 3), 1, 1, 1, False),  # a 4x4 layer: 128 positions, 64 channels
+        ((4, 48, 8, 8), (40, 48, 3, 3), 1, 1, 1, True),  # 8x8, x channels-last: grad_x in x's layout
+        ((6, 64, 5, 5), (64, 32, 3, 3), (0, 2), 1, 2, False),  # uneven padding, groups
+        ((3, 32, 6, 6), (36, 32, 3, 3), 2, 2, 1, False),  # dilation: padding (k-1)*d - p = 2
+        ((2, 64, 4, 4), (256, 64, 3, 3), 1, 1, 1, False),  # fewer positions than channels: the tiled path
+    ],
+)
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_conv2d_dense_grad_x_matches_torch(xs, ws, padding, dilation, groups, channels_last, threads):
+    """Stride-1 layers on small planes (dense tiles over the batch) take grad_x as the forward of grad_out with the
+    flipped, transposed weight; against torch at several thread counts, and the same bits at any of them."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = (rng.standard_normal(ws) * 0.05).astype(np.float32)
+    px, tx = pf.tensor(x), torch.tensor(x)
+    if channels_last:
+        px, tx = px.contiguous(memory_format=pf.channels_last), tx.contiguous(memory_format=torch.channels_last)
+    px.requires_grad_(True), tx.requires_grad_(True)
+    (pw, tw) = both(w)
+    before = pf.get_num_threads()
+    try:
+        pf.set_num_threads(threads)
+        po = F.conv2d(px, pw, None, 1, padding, dilation, groups)
+        to = TF.conv2d(tx, tw, None, 1, padding, dilation, groups)
+        grads_equal(po, to, [px, pw], [tx, tw], rtol=1e-4, atol=1e-4)
+        gy = pf.tensor(np.random.default_rng(3).standard_normal(tuple(to.shape)).astype(np.float32))
+        (gx,) = pf.autograd.grad(F.conv2d(px, pw.detach(), None, 1, padding, dilation, groups), px, gy)
+        pf.set_num_threads(1)
+        (gx1,) = pf.autograd.grad(F.conv2d(px, pw.detach(), None, 1, padding, dilation, groups), px, gy)
+        assert np.array_equal(gx.numpy(), gx1.numpy())
+    finally:
+        pf.set_num_threads(before)
+
+
 @pytest.mark.parametrize("how", ["add_", "data", "copy_", "numpy"])
 def test_conv2d_sees_a_weight_changed_in_place_between_calls(how):
     """The weight is packed for the GEMM per call: a change in place between two calls (any way
