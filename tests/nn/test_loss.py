@@ -544,3 +544,16 @@ def test_triplet_margin_with_distance_loss_matches_torch():
         F.triplet_margin_with_distance_loss(pf.ones(2), pf.ones(2), pf.ones(2), margin=0.0)
     with pytest.raises(RuntimeError, match="same number of dimensions"):
         F.triplet_margin_with_distance_loss(pf.ones(2, 2), pf.ones(2), pf.ones(2))
+
+
+def test_triplet_margin_loss_with_a_nan_distance_passes_torchs_gradient():
+    """torch clamps with clamp_min, whose gradient is 0 where the hinge is NaN (relu's would pass it)."""
+    torch = pytest.importorskip("torch")
+    a, p, n = [[-0.0, -0.0]], [[-3.84590623, -0.0]], [[-3.39563038, float("nan")]]
+    grads = []
+    for lib in (pf, torch):
+        ts = [lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in (a, p, n)]
+        lib.nn.functional.triplet_margin_loss(*ts, reduction="none").sum().backward()
+        grads.append([t.grad.detach().numpy() for t in ts])
+    for got, want in zip(*grads, strict=True):
+        np.testing.assert_array_equal(got, want)

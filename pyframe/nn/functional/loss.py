@@ -548,7 +548,8 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = ew.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduce_loss(ew.relu(ew.add(ew.sub(d_pos, d_neg), margin)), reduction)
+    # torch's clamp_min((margin + d_pos) - d_neg, 0): its order, and a NaN distance passes no gradient (relu's would)
+    return _reduce_loss(ew.clamp(ew.sub(ew.add(d_pos, margin), d_neg), min=0.0), reduction)
 
 
 def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
