@@ -99,6 +99,12 @@ static int scratch(size_t es, int64_t N, int64_t H, const void **b, void **acts,
 /* ---- float32 on AVX-512: W_hh packed once, threads own units ---------------------------- */
 
 #define UB 16 /* hidden units per panel: one vector */
+/* Rows of B ahead that a tile asks for when it is the first over a K block (pre): the forward's
+ * panel rows (256 contiguous bytes each, from L3) arrived late for the FMAs and its tiles took
+ * ~16% fewer CPU samples with this (perf, 1 thread, 3 alternating runs). The backward's four
+ * panels a row are separate streams that the hardware prefetcher already follows: no gain there.
+ * A prefetch past the pack's end is harmless (it never faults). */
+#define PRE_K 32
 #define MAX_ROWS 6 /* rows of a register tile: 6 x 4 accumulators + 4 panel vectors + 1 broadcast */
 
 #ifdef RNN_X86
@@ -106,7 +112,8 @@ static int scratch(size_t es, int64_t N, int64_t H, const void **b, void **acts,
  * B[k ldb + v vs + l] for r < MR, v < NV: rows of A broadcast against NV vectors of B per k */
 static inline __attribute__((always_inline)) T512 void tile(const int MR, const int NV, int64_t K, const float *A,
                                                             int64_t lda, const float *B, int64_t ldb, int64_t vs,
-                                                            float *C, int64_t ldc, __mmask16 last, int add) {
+                                                            float *C, int64_t ldc, __mmask16 last, int add,
+                                                            int pre) {
     __m512 acc[MAX_ROWS][4];
     const float *ar[MAX_ROWS];
     _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {
@@ -117,6 +124,9 @@ static inline __attribute__((always_inline)) T512 void tile(const int MR, const 
     }
     for (int64_t k = 0; k < K; k++, B += ldb) {
         __m512 b[4];
+        if (pre)
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)
+                _mm_prefetch((const char *)(B + PRE_K * ldb + v * vs), _MM_HINT_T0);
         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) b[v] = _mm512_loadu_ps(B + v * vs);
         _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {
             __m512 a = _mm512_set1_ps(ar[r][k]);
@@ -129,12 +139,12 @@ static inline __attribute__((always_inline)) T512 void tile(const int MR, const 
 }
 
 #define TILE_CASE(M, V)                                                                                \
-    case (V) * 8 + (M): tile(M, V, K, A, lda, B, ldb, vs, C, ldc, last, add); break;
+    case (V) * 8 + (M): tile(M, V, K, A, lda, B, ldb, vs, C, ldc, last, add, pre); break;
 #define TILE_ROWS(V) TILE_CASE(1, V) TILE_CASE(2, V) TILE_CASE(3, V) TILE_CASE(4, V) TILE_CASE(5, V) TILE_CASE(6, V)
 
 /* m <= MAX_ROWS rows, nv <= 4 vectors */
 static T512 void tile_any(int m, int nv, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                          int64_t vs, float *C, int64_t ldc, __mmask16 last, int add) {
+                          int64_t vs, float *C, int64_t ldc, __mmask16 last, int add, int pre) {
     switch (nv * 8 + m) {
         TILE_ROWS(1)
         TILE_ROWS(2)
@@ -148,14 +158,14 @@ static T512 void tile_any(int m, int nv, int64_t K, const float *A, int64_t lda,
  * values, 32 KB) stay in L1 while every tile reads them: only the first streams them from L3 */
 #define KC 128
 static void tiles(int64_t N, int nv, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, int64_t vs,
-                  float *C, int64_t ldc, __mmask16 last) {
+                  float *C, int64_t ldc, __mmask16 last, int pre) {
     int64_t nt = (N + MAX_ROWS - 1) / MAX_ROWS, r0, r1;
     for (int64_t k0 = 0; k0 < K; k0 += KC) {
         int64_t kc = K - k0 < KC ? K - k0 : KC;
         for (int64_t i = 0; i < nt; i++) {
             pf_split(N, (int)i, (int)nt, &r0, &r1);
             tile_any((int)(r1 - r0), nv, kc, A + r0 * lda + k0, lda, B + k0 * ldb, ldb, vs, C + r0 * ldc, ldc, last,
-                     k0 > 0);
+                     k0 > 0, pre && i == 0);
         }
     }
 }
@@ -282,7 +292,7 @@ static void fwd_part(void *arg, int t, int T) {
     float *z = j->z + (size_t)t * N * 4 * UB;
     for (int64_t b = b0; b < b1; b++) {
         int64_t u0 = b * UB, w = H - u0 < UB ? H - u0 : UB;
-        tiles(N, 4, H, j->hp, H, j->pack + b * H * 4 * UB, 4 * UB, UB, z, 4 * UB, (__mmask16)0xffff);
+        tiles(N, 4, H, j->hp, H, j->pack + b * H * 4 * UB, 4 * UB, UB, z, 4 * UB, (__mmask16)0xffff, 1);
         cell_block(N, H, w, j->xw + u0, z, j->b + u0, j->cp + u0, j->c + u0, j->h + u0, j->act + u0);
     }
 }
@@ -327,7 +337,7 @@ static void bwd_part(void *arg, int t, int T) {
             int nv = (int)(b1 - b < 4 ? b1 - b : 4);
             int64_t u0 = b * UB, width = H - u0 < nv * UB ? H - u0 : nv * UB, tail = width - (nv - 1) * UB;
             tiles(N, nv, 4 * H, j->dgn, 4 * H, j->pack + b * 4 * H * UB, UB, 4 * H * UB, j->dh + u0, H,
-                  (__mmask16)((1u << tail) - 1));
+                  (__mmask16)((1u << tail) - 1), 0);
         }
     if (!j->dg) return;
     int64_t u0 = b0 * UB, u1 = b1 * UB < H ? b1 * UB : H;
