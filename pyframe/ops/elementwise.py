@@ -321,11 +321,10 @@ log2, log2_ = _unary("log2", lib.PF_LOG2, "x", lambda g, x, y: div(g, mul(x, mat
 log10, log10_ = _unary("log10", lib.PF_LOG10, "x", lambda g, x, y: div(g, mul(x, math.log(10.0))))
 exp2, exp2_ = _unary("exp2", lib.PF_EXP2, "y", lambda g, x, y: mul(g, mul(y, math.log(2.0))))
 erfc, erfc_ = _unary("erfc", lib.PF_ERFC, "x", lambda g, x, y: mul(g, mul(exp(neg(mul(x, x))), -2.0 / _SQRT_PI)))
-# eps: x clamped to [eps, 1 - eps] first, with gradient 0 outside (None or negative: no clamp, NaN outside [0, 1]);
-# abs: inside [0, 1] x(1 - x) >= 0, and at x = -0.0 the gradient is g * +inf, as torch's
+# eps: x clamped to [eps, 1 - eps] first, with gradient 0 outside (None or negative: no clamp, NaN outside [0, 1])
 logit, logit_ = _unary("logit", lib.PF_LOGIT, "x", lambda g, x, y, eps: where(
     logical_or(lt(x, eps or 0.0), gt(x, 1.0 - (eps or 0.0))), math.nan if eps is None else 0.0,
-    div(g, abs(mul(x, sub(1.0, x))))), param=lambda eps=None: None if eps is None or eps < 0 else float(eps))
+    div(g, mul(x, sub(1.0, x)))), param=lambda eps=None: None if eps is None or eps < 0 else float(eps))
 isnan = _predicate("isnan", lib.PF_ISNAN)
 isinf = _predicate("isinf", lib.PF_ISINF)
 isfinite = _predicate("isfinite", lib.PF_ISFINITE)
