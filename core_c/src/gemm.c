@@ -625,15 +625,18 @@ static void blocked_thread(void *arg, int t, int team) {
     thread_grid(team, mt, ntl, &gr, &gc);
     char *buf = job->buf;
     const size_t bbytes = job->bbytes, abytes = job->abytes;
-    int64_t r0, r1, c0, c1;
+    int64_t r0, r1;
     pf_split(mt, t / gc, gr, &r0, &r1);
-    pf_split(ntl, t % gc, gc, &c0, &c1);
-    int64_t i0 = r0 * mr, i1 = min64(r1 * mr, M), j0 = c0 * nr, j1 = min64(c1 * nr, N);
+    int64_t i0 = r0 * mr, i1 = min64(r1 * mr, M);
     int64_t mine = i1 > i0 ? i1 - i0 : 0;
     int64_t mct = mine ? cdiv(cdiv(mine, cdiv(mine, d->mc)), mr) * mr : 1;
     char *abuf = buf + bbytes + (size_t)t * abytes, *ebuf = abuf + mc * kc * es;
     for (int64_t jc = 0; jc < N; jc += nc) {
-        int64_t ncur = min64(nc, N - jc), ja = j0 > jc ? j0 : jc, jb = min64(j1, jc + ncur);
+        /* the thread's share of this column block's panels: a share of all N would leave one
+         * thread idle in each block when N spans several (a few rows, a wide layer: gc > 1) */
+        int64_t ncur = min64(nc, N - jc), s0, s1;
+        pf_split(cdiv(ncur, nr), t % gc, gc, &s0, &s1);
+        int64_t ja = jc + s0 * nr, jb = min64(jc + s1 * nr, jc + ncur);
         for (int64_t pc = 0; pc < K; pc += kc) {
             int64_t kcur = min64(kc, K - pc);
             int64_t npan = cdiv(ncur, nr);

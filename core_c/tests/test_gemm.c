@@ -487,6 +487,9 @@ int main(void) {
         small_cases(nt == 1 ? "skinny, 1 thread" : "skinny, 3 threads", 1);
         small_cases(nt == 1 ? "small, 1 thread" : "small, 3 threads", 0); /* split by columns or rows */
         run_case(&(gcase){PF_FLOAT32, 0, 300, 320, 1700, 1, 1, 0, 0}, nt == 1 ? "1 thread" : "3 threads");
+        /* few rows, N over several column blocks: the team splits each block's columns */
+        run_case(&(gcase){PF_FLOAT32, 0, 52, 384, 3000, 0, 0, 0, 0}, nt == 1 ? "1 thread" : "3 threads");
+        run_case(&(gcase){PF_FLOAT64, 0, 40, 300, 1700, 0, 1, 0, 0}, nt == 1 ? "1 thread" : "3 threads");
     }
     pf_set_num_threads(0);
     error_cases();

@@ -331,6 +331,17 @@ def test_small_products_split_over_two_threads(dtype, restore_threads, rng):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_few_rows_wide_products_split_each_column_block(dtype, restore_threads, rng):
+    """A few rows against a wide B on the blocked path (B row-major; float64 also x W^T): the team splits
+    the columns, and each column block's among the threads: the float64 product's values, one thread's bits."""
+    for m, k, n in [(52, 384, 1536), (34, 384, 1536), (40, 256, 1100)]:
+        for lb in ("C", "T") if dtype == "float64" else ("C",):
+            a, ta = _layout(rng, (m, k), dtype, "C")
+            b, tb = _layout(rng, (k, n), dtype, lb)
+            _same_bits_at_one_and_two_threads(a, b, ta, tb, dtype, f"{m}x{k}x{n} C {lb}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_wide_products_in_column_blocks(dtype, restore_threads, rng):
     """N wide enough that the packed B of one K block is split into column blocks that fit L2 (two
     or three blocks here, the last narrower), with every operand layout, addmm's accumulation, and
