@@ -78,8 +78,8 @@ class _Captured:
         except TypeError:
             return self.fn(*args, **kwargs)  # the model's own error message
         bound.apply_defaults()
-        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self.signature.parameters.values()):
-            return self.fn(*args, **kwargs)
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY) for p in self.signature.parameters.values()):
+            return self.fn(*args, **kwargs)  # the graph's inputs are positional: such a signature runs eagerly
         flat = tuple(bound.arguments.values())[1 if self.skip_self else 0 :]
         key = _guard(flat, self.fn.training if isinstance(self.fn, Module) else None)
         if key is None:

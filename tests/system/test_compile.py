@@ -160,3 +160,19 @@ def test_fullgraph_with_a_backend_name_checks_the_graph_and_runs_eagerly():
     x = pyframe.randn(4, 3)
     np.testing.assert_array_equal(compiled(x).detach().numpy(), model(x).detach().numpy())
     assert compiled._orig_mod is model
+
+
+def test_signatures_the_graph_cannot_take_positionally_run_eagerly():
+    backend = Recorder()
+
+    def scaled(x, *, scale=2.0):
+        return x * scale
+
+    def summed(*xs):
+        return sum(xs)
+
+    np.testing.assert_array_equal(pyframe.compile(scaled, backend=backend)(pyframe.ones(2), scale=3.0).numpy(), [3, 3])
+    np.testing.assert_array_equal(
+        pyframe.compile(summed, backend=backend)(pyframe.ones(2), pyframe.ones(2)).numpy(), [2, 2]
+    )
+    assert backend.graphs == []
