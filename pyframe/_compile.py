@@ -62,25 +62,34 @@ def _shape_only(node: Any) -> bool:
     return all(_shape_only(a) for a in node.all_input_nodes)
 
 
+def _positional(fn: Callable, signature: inspect.Signature, args: tuple, kwargs: dict) -> tuple:
+    """The call's arguments in the order of ``fn``'s forward (or of ``fn``), defaults filled in: the graph's inputs.
+    A call the signature does not take raises TypeError."""
+    is_module = isinstance(fn, Module)
+    bound = signature.bind(*((None,) if is_module else ()), *args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())[1 if is_module else 0 :]
+
+
+def _signature(fn: Callable) -> inspect.Signature:
+    return inspect.signature(type(fn).forward if isinstance(fn, Module) else fn)
+
+
 class _Captured:
     """The backend's compiled callables for ``fn`` (a Module or a function), one per guard."""
 
     def __init__(self, fn: Callable, backend: Callable, fullgraph: bool) -> None:
         self.fn, self.backend, self.fullgraph = fn, backend, fullgraph
-        target = type(fn).forward if isinstance(fn, Module) else fn
-        self.signature = inspect.signature(target)
-        self.skip_self = isinstance(fn, Module)
+        self.signature = _signature(fn)
         self.compiled: dict[tuple, Callable] = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            bound = self.signature.bind(*((None,) if self.skip_self else ()), *args, **kwargs)
+            flat = _positional(self.fn, self.signature, args, kwargs)
         except TypeError:
             return self.fn(*args, **kwargs)  # the model's own error message
-        bound.apply_defaults()
         if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY) for p in self.signature.parameters.values()):
             return self.fn(*args, **kwargs)  # the graph's inputs are positional: such a signature runs eagerly
-        flat = tuple(bound.arguments.values())[1 if self.skip_self else 0 :]
         key = _guard(flat, self.fn.training if isinstance(self.fn, Module) else None)
         if key is None:
             return self.fn(*args, **kwargs)
@@ -162,11 +171,7 @@ def explain(fn: Callable, *extra_args: Any, **extra_kwargs: Any) -> Callable[...
     reports its graph and where torch would break it."""
 
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
-        target = type(fn).forward if isinstance(fn, Module) else fn
-        bound = inspect.signature(target).bind(*((None,) if isinstance(fn, Module) else ()), *args, **kwargs)
-        bound.apply_defaults()
-        flat = tuple(bound.arguments.values())[1 if isinstance(fn, Module) else 0 :]
-        return ExplainOutput(*_capture(fn, flat))
+        return ExplainOutput(*_capture(fn, _positional(fn, _signature(fn), args, kwargs)))
 
     return run(*extra_args, **extra_kwargs) if extra_args or extra_kwargs else run
 

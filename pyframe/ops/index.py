@@ -237,6 +237,7 @@ def _expand_index(x: Tensor, key) -> list:
             k = ew.ne(k, 0)  # a uint8 key is a mask, as torch reads it
         items.append(k)
     scalar_bools = [i for i, k in enumerate(items) if _is_scalar_bool(k)]
+    index_tensors = bool(scalar_bools) and any(isinstance(k, Tensor) and not _is_scalar_bool(k) for k in items)
     if len(scalar_bools) > 1:
         # NumPy and torch: all 0-d masks together add one dim, of size 1 only if every one is True
         # (torch: where the first one stood when they are adjacent, else as the result's first dim)
@@ -244,9 +245,9 @@ def _expand_index(x: Tensor, key) -> list:
         merged = all(bool(items[i]) for i in scalar_bools)
         apart = scalar_bools[-1] - first >= len(scalar_bools)
         items = [merged if i == first else k for i, k in enumerate(items) if i == first or i not in scalar_bools]
-        if apart and not any(isinstance(k, Tensor) and not _is_scalar_bool(k) for k in items):
+        if apart and not index_tensors:
             items.insert(0, items.pop(first))
-    if scalar_bools and any(isinstance(k, Tensor) and not _is_scalar_bool(k) for k in items):
+    if index_tensors:
         # beside index tensors a 0-d mask is an index tensor too, [0] or [], into a new unit dim,
         # broadcast with the others (torch and NumPy): ``x[[], False]`` is empty, not ``[0, 0, ...]``
         i = next(i for i, k in enumerate(items) if _is_scalar_bool(k))
