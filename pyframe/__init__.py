@@ -8,6 +8,7 @@ import math
 from pyframe.tensor import Size, Tensor  # isort: skip
 from pyframe import (
     _backend,
+    _einops,
     _submodules,
     _tensor_methods,
     accelerator,
@@ -168,6 +169,10 @@ __getattr__ = _submodules.lazy(__name__, names=_LAZY_NAMES)
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY_NAMES})
+
+
+# einops' rearrange/reduce/repeat/pack/einsum on pyframe tensors (a backend defined when einops is imported)
+_einops.install()
 
 
 # last, so that plugins see a complete pyframe: read the plugin config (a bad value fails here) and load the
