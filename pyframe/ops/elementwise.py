@@ -35,6 +35,7 @@ _binary_contig = lib.pf_binary_contig
 _binary_scalar = lib.pf_binary_scalar
 _float64 = _dtype.float64
 _EXACT = 1 << 53  # ints up to this size are exact as the C entry's double
+_F32_EXACT = 1 << 24  # and up to this size as float32
 
 
 # ---- autograd helpers --------------------------------------------------------------------
@@ -713,6 +714,12 @@ def pow(input, exponent, out=None) -> Tensor:  # noqa: A001, A002 - torch's name
     if (type(exponent) is float and (exponent == 0.5 or exponent == -0.5) and type(input) is Tensor
             and input.dtype.is_floating_point):  # fmt: skip
         return (sqrt if exponent == 0.5 else rsqrt)(input, out=out)
+    if (type(exponent) is int and not -_F32_EXACT <= exponent <= _F32_EXACT and type(input) is Tensor
+            and input.dtype.is_floating_point and input.dtype is not _float64):  # fmt: skip
+        # torch raises to a Python number in double; the float kernels' float32 exponent would round a large
+        # integer to a neighbour, of the other parity too (-1 ** -2147483649 gave 1, not -1)
+        y = _pow_row(input.double(), exponent, None)
+        return y.to(input.dtype) if out is None else _pow_row(y, 1, out)  # x ** 1 is x: out's checks and cast
     return _pow_row(input, exponent, out)
 
 

@@ -229,6 +229,20 @@ def test_integer_pow_to_negative_exponent_raises():
     np.testing.assert_array_equal(npy(pyframe.tensor([1, -1, -1]) ** pyframe.tensor([-3, -3, -2])), [1, -1, 1])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_float_tensor_to_a_large_integer_keeps_its_parity(dtype, layout):
+    # float32 cannot hold 2**31 + 1: the exponent used to round to the even 2**31 (-1 ** -2147483649 gave 1)
+    x = pyframe.tensor([-1.0, -0.0, 0.0, -2.0, 1.0, 0.5] * 4).to(getattr(pyframe, dtype))
+    x = x if layout == "contiguous" else x.flip(0)
+    for e in (-(2**31) - 1, 2**25 + 1, 2**40 + 3):
+        with np.errstate(divide="ignore", over="ignore"):
+            exact = np.power(npy(x.double()), np.float64(e))
+        got = x**e
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(npy(got.double()), npy(pyframe.tensor(exact).to(x.dtype).double()))
+
+
 def test_integer_arithmetic_wraps_like_int64():
     big = pyframe.tensor([2**62], dtype=pyframe.int64)
     np.testing.assert_array_equal(npy(big * 4), np.array([2**62], np.int64) * 4)
