@@ -354,6 +354,11 @@ int pf_embedding_bag(const pf_tensor *weight, const pf_tensor *indices, const pf
 int pf_embedding_bag_backward(const pf_tensor *grad_out, const pf_tensor *indices, const pf_tensor *offsets,
                               const pf_tensor *per_sample_weights, const pf_tensor *max_indices, int mode,
                               int64_t padding_idx, pf_tensor *grad_weight);
+/* embedding's lookup: out [L, width] = rows idx[j] of a contiguous weight [rows, width] of dtype, idx contiguous
+ * int64 [L]; an index outside [0, rows) (embedding refuses negatives, unlike index_select) is PF_ERR_INDEX, nothing
+ * written */
+int pf_embedding_rows(int dtype, const void *weight, int64_t rows, int64_t width, const void *idx, int64_t L,
+                      void *out);
 
 /* CTC loss (loss.c), torch's CPU algorithm: log_probs [T, N, C] float32/float64 (any strides), targets int64 [N, S]
  * (padded) or 1-d (concatenated), input_lengths and target_lengths int64 [N]; nll [N] gets each sample's negative

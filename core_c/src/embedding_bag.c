@@ -173,3 +173,16 @@ int pf_embedding_bag_backward(const pf_tensor *grad_out, const pf_tensor *indice
                       grad_weight->dtype == PF_FLOAT32 ? bag_backward_float : bag_backward_double, &j);
     return PF_OK;
 }
+
+/* One pass over the indices for the range, then index_select's row copy: embedding's three reductions (min, max, and
+ * index_select's own check for negatives) and their tensors cost 7x torch's lookup at generation's sizes. */
+int pf_embedding_rows(int dtype, const void *weight, int64_t rows, int64_t width, const void *idx, int64_t L,
+                      void *out) {
+    const int64_t *ix = idx;
+    if (L < 0 || (L && !ix)) return pf_error(PF_ERR_VALUE, "embedding: bad index array (%lld indices)", (long long)L);
+    for (int64_t j = 0; j < L; j++)
+        if (ix[j] < 0 || ix[j] >= rows)
+            return pf_error(PF_ERR_INDEX, "embedding: index %lld is out of range for a table of %lld rows",
+                            (long long)ix[j], (long long)rows);
+    return pf_index_select_rows(dtype, weight, rows, width, idx, L, out);
+}

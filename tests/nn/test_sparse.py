@@ -39,6 +39,21 @@ def test_embedding_bad_input():
         F.embedding(pf.tensor([1.0]), pf.randn(5, 2))
 
 
+def test_embedding_index_layouts(rng):
+    """The one-call path (contiguous indices and table) and the general one (strided) give the same rows, in the
+    indices' shape, a 0-d index included."""
+    w = rng.standard_normal((7, 5)).astype(np.float32)
+    idx = np.array([[0, 6, 3], [2, 2, 5]])
+    pw = pf.tensor(w)
+    for t in (pf.tensor(idx), pf.tensor(idx.T.copy()).t(), pf.tensor(3)):
+        out = F.embedding(t, pw)
+        assert tuple(out.shape) == tuple(t.shape) + (5,)
+        np.testing.assert_array_equal(out.numpy(), w[t.numpy()])
+    for bad in (pf.tensor([[1, 7]]), pf.tensor([[1], [7]]).t()):  # contiguous, strided
+        with pytest.raises(IndexError, match="index 7 is out of range for an embedding table of 7 rows"):
+            F.embedding(bad, pw)
+
+
 def test_embedding_module_matches_torch():
     idx = np.array([[1, 2, 0, 9], [2, 2, 5, 1]], dtype=np.int64)
     compare_module(lambda n: n.Embedding(10, 4), idx)
