@@ -15,7 +15,8 @@
  * dG_{t+1} W_hh over panels of W_hh's columns. At batch 20 the general GEMM would not pack W_hh
  * (too few rows to repay it per product) and pads 20 columns to its 32-wide tiles; here the pack
  * is made once for 35 steps and no lane is wasted but the last block's. The pack lives for one
- * call: a weight changed between calls is always read afresh.
+ * call: a weight changed between calls is always read afresh. On AVX2 the same scheme runs with
+ * panels of 8 units and 3-row register tiles (16 vector registers, not 32).
  * Other dtypes and kernel sets: per step one product (pf_mm) and one pass of the cell. */
 #include <string.h>
 #include "core.h"
@@ -24,6 +25,7 @@
 #define RNN_X86 1
 #include <immintrin.h>
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+#define T256 __attribute__((target("avx2,fma")))
 #endif
 
 /* Cells over units [0, w) of N rows; pointers start at the first unit, rows of xw, act and dg are
@@ -297,24 +299,32 @@ static void fwd_part(void *arg, int t, int T) {
     }
 }
 
-static int forward_packed(int64_t L, int64_t N, int64_t H, const float *xw, const float *w_hh, const float *b,
-                          const float *h0, const float *c0, float *out, float *cs, float *acts, int acts_per_step) {
-    const int64_t nb = (H + UB - 1) / UB;
+/* one kernel set of the packed path: units per panel, the two packs and a step's thread body each way */
+typedef struct {
+    int64_t ub;
+    pf_range_fn pack_fwd, pack_bwd;
+    pf_team_fn fwd_part, bwd_part;
+} packed_set;
+
+static int forward_packed(const packed_set *ks, int64_t L, int64_t N, int64_t H, const float *xw, const float *w_hh,
+                          const float *b, const float *h0, const float *c0, float *out, float *cs, float *acts,
+                          int acts_per_step) {
+    const int64_t ub = ks->ub, nb = (H + ub - 1) / ub;
     int nmax = pf_threads();
-    float *pack = pf_alloc((size_t)(nb * H * 4 * UB) * sizeof(float));
-    float *z = pf_alloc((size_t)nmax * (size_t)(N * 4 * UB) * sizeof(float));
+    float *pack = pf_alloc((size_t)(nb * H * 4 * ub) * sizeof(float));
+    float *z = pf_alloc((size_t)nmax * (size_t)(N * 4 * ub) * sizeof(float));
     if (!pack || !z) {
         pf_free(pack), pf_free(z);
         return PF_ERR_NOMEM;
     }
     pack_job pj = {w_hh, pack, H};
-    pf_parallel_range(step_threads(N, H, nb), nb, pack_fwd, &pj);
+    pf_parallel_range(step_threads(N, H, nb), nb, ks->pack_fwd, &pj);
     const int64_t nh = N * H, ng = 4 * N * H;
     for (int64_t t = 0; t < L; t++) {
         fwd_job j = {N,  H,  nb, pack, xw + t * ng, b, t ? out + (t - 1) * nh : h0, t ? cs + (t - 1) * nh : c0,
                      cs + t * nh, out + t * nh, acts + (acts_per_step ? 0 : t * ng), z};
         int nt = step_threads(N, H, nb);
-        pf_run_team(nt < nmax ? nt : nmax, fwd_part, &j);
+        pf_run_team(nt < nmax ? nt : nmax, ks->fwd_part, &j);
     }
     pf_free(pack), pf_free(z);
     return PF_OK;
@@ -347,33 +357,263 @@ static void bwd_part(void *arg, int t, int T) {
     cell_bwd_f32(N, H, u1 - u0, j->act + u0, j->c + u0, j->cp + u0, j->dh + u0, j->dc + u0, j->dg + u0);
 }
 
-static int backward_packed(int64_t L, int64_t N, int64_t H, const float *w_hh, const float *c0, const float *cs,
-                           const float *acts, const float *dout, float *dg, float *dh, float *dc) {
-    const int64_t nb = (H + UB - 1) / UB;
-    float *pack = pf_alloc((size_t)(nb * 4 * H * UB) * sizeof(float));
+static int backward_packed(const packed_set *ks, int64_t L, int64_t N, int64_t H, const float *w_hh, const float *c0,
+                           const float *cs, const float *acts, const float *dout, float *dg, float *dh, float *dc) {
+    const int64_t nb = (H + ks->ub - 1) / ks->ub;
+    float *pack = pf_alloc((size_t)(nb * 4 * H * ks->ub) * sizeof(float));
     if (!pack) return PF_ERR_NOMEM;
     pack_job pj = {w_hh, pack, H};
-    pf_parallel_range(step_threads(N, H, nb), nb, pack_bwd, &pj);
+    pf_parallel_range(step_threads(N, H, nb), nb, ks->pack_bwd, &pj);
     const int64_t nh = N * H, ng = 4 * N * H;
     for (int64_t t = L - 1; t >= 0; t--) {
         bwd_job j = {N,           H,     nb,   pack, t + 1 < L ? dg + (t + 1) * ng : NULL, acts + t * ng, cs + t * nh,
                      t ? cs + (t - 1) * nh : c0, dout ? dout + t * nh : NULL, dh, dc, dg + t * ng};
-        pf_run_team(step_threads(N, H, nb), bwd_part, &j);
+        pf_run_team(step_threads(N, H, nb), ks->bwd_part, &j);
     }
     bwd_job last = {N, H, nb, pack, dg, NULL, NULL, NULL, NULL, dh, dc, NULL};
-    pf_run_team(step_threads(N, H, nb), bwd_part, &last);
+    pf_run_team(step_threads(N, H, nb), ks->bwd_part, &last);
     pf_free(pack);
     return PF_OK;
 }
 
-/* the packed path runs when this is 1: float32 on the AVX-512 kernels */
-static int packed_path(int dtype) { return dtype == PF_FLOAT32 && !strcmp(pf_gemm_path(), "avx512"); }
+static const packed_set set512 = {UB, pack_fwd, pack_bwd, fwd_part, bwd_part};
+
+/* ---- float32 on AVX2: the same scheme with panels of 8 units ----------------------------- */
+
+#define UB2 8
+#define MAX_ROWS2 3 /* 3 x 4 accumulators + 1 broadcast of 16 registers; B is read from L1 by the FMAs */
+
+/* lanes [0, w) of an AVX2 mask */
+static inline __attribute__((always_inline)) T256 __m256i lanes8(int64_t w) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)w), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* tile() on 8 lanes: C[r][8v + l] (=, or += with add) for l < 8, and l < tail in the last vector. Masked
+ * loads and stores only where a vector is partial: on Zen a masked store costs about ten cycles. */
+static inline __attribute__((always_inline)) T256 void tile2(const int MR, const int NV, int64_t K, const float *A,
+                                                             int64_t lda, const float *B, int64_t ldb, int64_t vs,
+                                                             float *C, int64_t ldc, int64_t tail, int add, int pre) {
+    __m256 acc[MAX_ROWS2][4];
+    const __m256i last = lanes8(tail);
+    const int partial = tail < UB2;
+    const float *ar[MAX_ROWS2];
+    _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++) {
+        ar[r] = A + r * lda;
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {
+            float *c = C + r * ldc + v * UB2;
+            acc[r][v] = !add ? _mm256_setzero_ps()
+                        : v == NV - 1 && partial ? _mm256_maskload_ps(c, last)
+                                                 : _mm256_loadu_ps(c);
+        }
+    }
+    for (int64_t k = 0; k < K; k++, B += ldb) {
+        if (pre)
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)
+                _mm_prefetch((const char *)(B + PRE_K * ldb + v * vs), _MM_HINT_T0);
+        _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++) {
+            __m256 a = _mm256_broadcast_ss(ar[r] + k);
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] =
+                _mm256_fmadd_ps(a, _mm256_loadu_ps(B + v * vs), acc[r][v]);
+        }
+    }
+    _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++)
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {
+            float *c = C + r * ldc + v * UB2;
+            if (v == NV - 1 && partial) _mm256_maskstore_ps(c, last, acc[r][v]);
+            else _mm256_storeu_ps(c, acc[r][v]);
+        }
+}
+
+#define TILE2_CASE(M, V)                                                                               \
+    case (V) * 8 + (M): tile2(M, V, K, A, lda, B, ldb, vs, C, ldc, last, add, pre); break;
+#define TILE2_ROWS(V) TILE2_CASE(1, V) TILE2_CASE(2, V) TILE2_CASE(3, V)
+
+static T256 void tile2_any(int m, int nv, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                           int64_t vs, float *C, int64_t ldc, int64_t last, int add, int pre) {
+    switch (nv * 8 + m) {
+        TILE2_ROWS(1)
+        TILE2_ROWS(2)
+        TILE2_ROWS(3)
+        TILE2_ROWS(4)
+    default: break;
+    }
+}
+
+/* tiles() on 8 lanes: K blocks of KC rows of B (KC x 32 values, 16 KB, in the 32 KB L1) */
+static T256 void tiles2(int64_t N, int nv, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                        int64_t vs, float *C, int64_t ldc, int64_t tail, int pre) {
+    int64_t nt = (N + MAX_ROWS2 - 1) / MAX_ROWS2, r0, r1;
+    for (int64_t k0 = 0; k0 < K; k0 += KC) {
+        int64_t kc = K - k0 < KC ? K - k0 : KC;
+        for (int64_t i = 0; i < nt; i++) {
+            pf_split(N, (int)i, (int)nt, &r0, &r1);
+            tile2_any((int)(r1 - r0), nv, kc, A + r0 * lda + k0, lda, B + k0 * ldb, ldb, vs, C + r0 * ldc, ldc, tail,
+                      k0 > 0, pre && i == 0);
+        }
+    }
+}
+
+/* pf_expf, pf_sigmoidf and pf_tanhf on 8 lanes, as exp16 and its kin are on 16 (AVX2 has no scalef: 2^n is
+ * built in two halves of the exponent, as pf_expf does, so results down to the subnormals stay exact) */
+static inline __attribute__((always_inline)) T256 __m256 exp8(__m256 x) {
+    const __m256 hi = _mm256_set1_ps(88.72283935546875f), lo = _mm256_set1_ps(-103.97208f);
+    __m256 xc = _mm256_max_ps(_mm256_min_ps(x, hi), lo);
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
+    r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500E-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507E-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
+    p = _mm256_add_ps(_mm256_fmadd_ps(_mm256_mul_ps(p, r), r, r), _mm256_set1_ps(1.0f));
+    __m256i e = _mm256_cvtps_epi32(n), e1 = _mm256_srai_epi32(e, 1), e2 = _mm256_sub_epi32(e, e1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e1, bias), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e2, bias), 23));
+    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+static inline __attribute__((always_inline)) T256 __m256 sigmoid8(__m256 x) {
+    __m256 one = _mm256_set1_ps(1.0f);
+    return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+
+static inline __attribute__((always_inline)) T256 __m256 tanh8(__m256 x) {
+    __m256 sign = _mm256_set1_ps(-0.0f), ax = _mm256_andnot_ps(sign, x), z = _mm256_mul_ps(ax, ax);
+    __m256 p = _mm256_set1_ps(-5.70498872745E-3f);
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954E-2f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531E-2f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036E-1f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422E-1f));
+    __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), ax, ax);
+    __m256 e = exp8(_mm256_mul_ps(_mm256_set1_ps(2.0f), _mm256_min_ps(ax, _mm256_set1_ps(10.0f))));
+    __m256 one = _mm256_set1_ps(1.0f);
+    __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
+    __m256 y = _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
+    y = _mm256_or_ps(y, _mm256_and_ps(sign, x)); /* copysign */
+    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+/* cell_block on one block of w <= 8 units (hw's gates 8 apart, its rows 32); the loads and stores of a
+ * partial block masked, a full one plain */
+static inline __attribute__((always_inline)) T256 void cell_block2_w(const int full, int64_t N, int64_t H, int64_t w,
+                                                                     const float *xw, const float *hw, const float *b,
+                                                                     const float *cp, float *c, float *h,
+                                                                     float *act) {
+    const __m256i m = lanes8(w);
+#define LD8(p) (full ? _mm256_loadu_ps(p) : _mm256_maskload_ps((p), m))
+#define ST8(p, v) (full ? _mm256_storeu_ps((p), (v)) : _mm256_maskstore_ps((p), m, (v)))
+    __m256 bi = LD8(b), bf = LD8(b + H), bg = LD8(b + 2 * H), bo = LD8(b + 3 * H);
+    for (int64_t n = 0; n < N; n++) {
+        const float *x = xw + n * 4 * H, *y = hw + n * 4 * UB2;
+        float *a = act + n * 4 * H;
+        __m256 i = sigmoid8(_mm256_add_ps(_mm256_add_ps(LD8(x), _mm256_loadu_ps(y)), bi));
+        __m256 f = sigmoid8(_mm256_add_ps(_mm256_add_ps(LD8(x + H), _mm256_loadu_ps(y + UB2)), bf));
+        __m256 g = tanh8(_mm256_add_ps(_mm256_add_ps(LD8(x + 2 * H), _mm256_loadu_ps(y + 2 * UB2)), bg));
+        __m256 o = sigmoid8(_mm256_add_ps(_mm256_add_ps(LD8(x + 3 * H), _mm256_loadu_ps(y + 3 * UB2)), bo));
+        __m256 cv = _mm256_fmadd_ps(f, LD8(cp + n * H), _mm256_mul_ps(i, g));
+        ST8(c + n * H, cv);
+        ST8(h + n * H, _mm256_mul_ps(o, tanh8(cv)));
+        ST8(a, i);
+        ST8(a + H, f);
+        ST8(a + 2 * H, g);
+        ST8(a + 3 * H, o);
+    }
+#undef LD8
+#undef ST8
+}
+
+static T256 void cell_block2(int64_t N, int64_t H, int64_t w, const float *xw, const float *hw, const float *b,
+                             const float *cp, float *c, float *h, float *act) {
+    if (w == UB2) cell_block2_w(1, N, H, w, xw, hw, b, cp, c, h, act);
+    else cell_block2_w(0, N, H, w, xw, hw, b, cp, c, h, act);
+}
+
+/* Forward pack, block b of 8 units: H rows k of 32 values, W_hh's rows q H + 8 b + l read along k */
+static void pack_fwd2(void *arg, int64_t b0, int64_t b1) {
+    const pack_job *j = arg;
+    const int64_t H = j->H;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t u0 = b * UB2, w = H - u0 < UB2 ? H - u0 : UB2;
+        float *dst = j->pack + b * H * 4 * UB2;
+        for (int q = 0; q < 4; q++)
+            for (int64_t l = 0; l < UB2; l++) {
+                const float *row = j->w + (q * H + u0 + l) * H;
+                float *d = dst + q * UB2 + l;
+                if (l < w)
+                    for (int64_t k = 0; k < H; k++) d[k * 4 * UB2] = row[k];
+                else
+                    for (int64_t k = 0; k < H; k++) d[k * 4 * UB2] = 0.0f;
+            }
+    }
+}
+
+/* Backward pack, block b: 4H rows k of 8 values, W_hh's columns 8 b + l, zeros past H */
+static T256 void pack_bwd2(void *arg, int64_t b0, int64_t b1) {
+    const pack_job *j = arg;
+    const int64_t H = j->H;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t u0 = b * UB2, w = H - u0 < UB2 ? H - u0 : UB2;
+        __m256i m = lanes8(w);
+        const float *src = j->w + u0;
+        float *dst = j->pack + b * 4 * H * UB2;
+        for (int64_t k = 0; k < 4 * H; k++) _mm256_storeu_ps(dst + k * UB2, _mm256_maskload_ps(src + k * H, m));
+    }
+}
+
+static void fwd_part2(void *arg, int t, int T) {
+    const fwd_job *j = arg;
+    const int64_t N = j->N, H = j->H;
+    int64_t b0, b1;
+    pf_split(j->nb, t, T, &b0, &b1);
+    float *z = j->z + (size_t)t * N * 4 * UB2;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t u0 = b * UB2, w = H - u0 < UB2 ? H - u0 : UB2;
+        tiles2(N, 4, H, j->hp, H, j->pack + b * H * 4 * UB2, 4 * UB2, UB2, z, 4 * UB2, UB2, 1);
+        cell_block2(N, H, w, j->xw + u0, z, j->b + u0, j->cp + u0, j->c + u0, j->h + u0, j->act + u0);
+    }
+}
+
+static void bwd_part2(void *arg, int t, int T) {
+    const bwd_job *j = arg;
+    const int64_t N = j->N, H = j->H;
+    int64_t b0, b1;
+    pf_split(j->nb, t, T, &b0, &b1);
+    if (j->dgn)
+        for (int64_t b = b0; b < b1; b += 4) {
+            int nv = (int)(b1 - b < 4 ? b1 - b : 4);
+            int64_t u0 = b * UB2, width = H - u0 < nv * UB2 ? H - u0 : nv * UB2, tail = width - (nv - 1) * UB2;
+            tiles2(N, nv, 4 * H, j->dgn, 4 * H, j->pack + b * 4 * H * UB2, UB2, 4 * H * UB2, j->dh + u0, H, tail, 0);
+        }
+    if (!j->dg) return;
+    int64_t u0 = b0 * UB2, u1 = b1 * UB2 < H ? b1 * UB2 : H;
+    if (j->dout)
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t u = u0; u < u1; u++) j->dh[n * H + u] += j->dout[n * H + u];
+    cell_bwd_f32(N, H, u1 - u0, j->act + u0, j->c + u0, j->cp + u0, j->dh + u0, j->dc + u0, j->dg + u0);
+}
+
+static const packed_set set256 = {UB2, pack_fwd2, pack_bwd2, fwd_part2, bwd_part2};
+
+/* the packed path's kernel set for float32 on the AVX-512 or AVX2 GEMM path, else NULL */
+static const packed_set *packed_path(int dtype) {
+    if (dtype != PF_FLOAT32) return NULL;
+    const char *path = pf_gemm_path();
+    return !strcmp(path, "avx512") ? &set512 : !strcmp(path, "avx2") ? &set256 : NULL;
+}
 #else
-static int packed_path(int dtype) {
+static const void *packed_path(int dtype) {
     (void)dtype;
-    return 0;
+    return NULL;
 }
 #endif
+
 
 int pf_lstm_forward(int dtype, int64_t L, int64_t N, int64_t H, const void *xw, const void *w_hh, const void *b_hh,
                     const void *h0, const void *c0, void *out, void *cs, void *acts, void *hw) {
@@ -387,8 +627,9 @@ int pf_lstm_forward(int dtype, int64_t L, int64_t N, int64_t H, const void *xw, 
     if ((rc = scratch(es, N, H, &b_hh, &acts, &zb, &ab))) goto done;
     int64_t nh = N * H, ng = 4 * N * H;
 #ifdef RNN_X86
-    if (packed_path(dtype)) {
-        rc = forward_packed(L, N, H, xw, w_hh, b_hh, h0, c0, out, cs, acts ? acts : ab, !acts);
+    const packed_set *ks = packed_path(dtype);
+    if (ks) {
+        rc = forward_packed(ks, L, N, H, xw, w_hh, b_hh, h0, c0, out, cs, acts ? acts : ab, !acts);
         goto done;
     }
 #endif
@@ -431,8 +672,9 @@ int pf_lstm_backward(int dtype, int64_t L, int64_t N, int64_t H, const void *w_h
     if (dcn) memcpy(dc0, dcn, (size_t)nh * es);
     else memset(dc0, 0, (size_t)nh * es);
 #ifdef RNN_X86
-    if (packed_path(dtype) && L) {
-        if (backward_packed(L, N, H, w_hh, c0, cs, acts, dout, dgates, dh0, dc0))
+    const packed_set *ks = packed_path(dtype);
+    if (ks && L) {
+        if (backward_packed(ks, L, N, H, w_hh, c0, cs, acts, dout, dgates, dh0, dc0))
             return pf_error(PF_ERR_NOMEM, "lstm_backward(): out of memory for packing W_hh (H=%lld)", (long long)H);
         return PF_OK;
     }

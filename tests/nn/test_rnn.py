@@ -299,14 +299,17 @@ def test_lstm_hidden_state_changed_in_place_after_forward_raises():
         out.sum().backward()
 
 
-# float32 layers take the C time loop's packed-weight path on AVX-512 machines: shapes whose hidden
-# size does not fill its 16-unit panels and whose batch does not fill its row tiles, batch 1, one step,
-# two layers, both directions
+# float32 layers take the C time loop's packed-weight path on the AVX-512 and AVX2 GEMM paths (16- and 8-unit
+# panels): shapes whose hidden size does not fill its panels and whose batch does not fill its row tiles,
+# batch 1, one step, two layers, both directions; on every path this CPU has
 F32_SHAPES = [(1, 1, 5, 17, 1, False), (6, 1, 9, 33, 2, True), (4, 13, 6, 20, 1, False), (3, 20, 8, 70, 2, False)]
+GEMM_PATHS = [p for p in ("avx512", "avx2", "portable") if pf._backend.lib.pf_cpu_supports(p.encode())]
 
 
+@pytest.mark.parametrize("path", GEMM_PATHS)
 @pytest.mark.parametrize(("L", "N", "inp", "H", "layers", "bidir"), F32_SHAPES)
-def test_lstm_float32_shapes_match_torch(L, N, inp, H, layers, bidir):
+def test_lstm_float32_shapes_match_torch(L, N, inp, H, layers, bidir, path, restore_gemm):
+    assert restore_gemm.pf_gemm_select(path.encode()) == 0
     torch.manual_seed(L * 100 + H)
     t = torch.nn.LSTM(inp, H, layers, bidirectional=bidir)
     p = nn.LSTM(inp, H, layers, bidirectional=bidir)
