@@ -142,75 +142,97 @@ static void gen_run(const gen *g, uint64_t seed, uint64_t e0, char *p, int64_t s
     }
 }
 
-/* Philox4x32-10 on 16 consecutive counters, one per 32-bit lane of GCC vectors (gcc emits
- * vpmuludq with AVX-512, pairs of SSE2 ops without): word j of block blk0 + i lands in
- * out[j][i], the words philox4x32_10 gives. */
-typedef uint32_t u32x16 __attribute__((vector_size(64)));
-typedef uint64_t u64x8 __attribute__((vector_size(64)));
+/* Philox4x32-10 on NL consecutive counters, one per 32-bit lane of GCC vectors (vpmuludq on the
+ * even and odd lanes): word j of block blk0 + i lands in out[j][i], the words philox4x32_10 gives.
+ * Written once per lane count: 16 lanes (64-byte vectors) for AVX-512 and the default build, 8
+ * (32-byte) for AVX2, where gcc split the 64-byte vectors into halves it kept spilling to the stack
+ * (a mask byte cost as much as torch's, about 9 ns). */
 #define LO32 0x00000000FFFFFFFFull
 /* lo, hi = the low and high 32 bits of c * k in each lane (k < 2^32): even lanes, then odd */
-#define MULHILO(c, k, lo, hi)                                                       \
+#define MULHILO(U32, U64, c, k, lo, hi)                                             \
     do {                                                                            \
-        u64x8 pe_ = ((u64x8)(c) & LO32) * (k), po_ = ((u64x8)(c) >> 32) * (k);    \
-        lo = (u32x16)((pe_ & LO32) | (po_ << 32));                                  \
-        hi = (u32x16)((pe_ >> 32) | (po_ & ~LO32));                                 \
+        U64 pe_ = ((U64)(c) & LO32) * (k), po_ = ((U64)(c) >> 32) * (k);            \
+        lo = (U32)((pe_ & LO32) | (po_ << 32));                                     \
+        hi = (U32)((pe_ >> 32) | (po_ & ~LO32));                                    \
     } while (0)
-PF_ALWAYS_INLINE void philox16(uint64_t blk0, uint64_t seed, uint32_t out[4][16]) {
-    uint32_t lo[16], hi[16];
-    for (int i = 0; i < 16; i++) lo[i] = (uint32_t)(blk0 + (uint64_t)i), hi[i] = (uint32_t)((blk0 + (uint64_t)i) >> 32);
-    u32x16 c0, c1, c2 = {0}, c3 = {0}, l0, h0, l1, h1;
-    memcpy(&c0, lo, sizeof lo);
-    memcpy(&c1, hi, sizeof hi);
-    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-    const u64x8 m0 = {0xD2511F53u, 0xD2511F53u, 0xD2511F53u, 0xD2511F53u, 0xD2511F53u, 0xD2511F53u, 0xD2511F53u,
-                      0xD2511F53u},
-                m1 = {0xCD9E8D57u, 0xCD9E8D57u, 0xCD9E8D57u, 0xCD9E8D57u, 0xCD9E8D57u, 0xCD9E8D57u, 0xCD9E8D57u,
-                      0xCD9E8D57u};
-    for (int r = 0; r < 10; r++) {
-        MULHILO(c0, m0, l0, h0);
-        MULHILO(c2, m1, l1, h1);
-        c0 = h1 ^ c1 ^ k0;
-        c2 = h0 ^ c3 ^ k1;
-        c1 = l1;
-        c3 = l0;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
+#define DEFINE_PHILOX(NL)                                                                                  \
+    typedef uint32_t u32x##NL __attribute__((vector_size(4 * NL)));                                       \
+    typedef uint64_t u64x##NL __attribute__((vector_size(4 * NL)));                                       \
+    PF_ALWAYS_INLINE void philox##NL(uint64_t blk0, uint64_t seed, uint32_t out[4][NL]) {                  \
+        uint32_t lo[NL], hi[NL];                                                                          \
+        for (int i = 0; i < NL; i++)                                                                      \
+            lo[i] = (uint32_t)(blk0 + (uint64_t)i), hi[i] = (uint32_t)((blk0 + (uint64_t)i) >> 32);       \
+        u32x##NL c0, c1, c2 = {0}, c3 = {0}, l0, h0, l1, h1;                                              \
+        memcpy(&c0, lo, sizeof lo);                                                                       \
+        memcpy(&c1, hi, sizeof hi);                                                                       \
+        uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);                                        \
+        const u64x##NL m0 = (u64x##NL){0} + 0xD2511F53u, m1 = (u64x##NL){0} + 0xCD9E8D57u;                \
+        for (int r = 0; r < 10; r++) {                                                                    \
+            MULHILO(u32x##NL, u64x##NL, c0, m0, l0, h0);                                                  \
+            MULHILO(u32x##NL, u64x##NL, c2, m1, l1, h1);                                                  \
+            c0 = h1 ^ c1 ^ k0;                                                                            \
+            c2 = h0 ^ c3 ^ k1;                                                                            \
+            c1 = l1;                                                                                      \
+            c3 = l0;                                                                                      \
+            k0 += 0x9E3779B9u;                                                                            \
+            k1 += 0xBB67AE85u;                                                                            \
+        }                                                                                                 \
+        memcpy(out[0], &c0, 4 * NL);                                                                      \
+        memcpy(out[1], &c1, 4 * NL);                                                                      \
+        memcpy(out[2], &c2, 4 * NL);                                                                      \
+        memcpy(out[3], &c3, 4 * NL);                                                                      \
     }
-    memcpy(out[0], &c0, 64);
-    memcpy(out[1], &c1, 64);
-    memcpy(out[2], &c2, 64);
-    memcpy(out[3], &c3, 64);
-}
+DEFINE_PHILOX(16)
+DEFINE_PHILOX(8)
 
-/* gen_run's Bernoulli draw into bytes, compiled per ISA: w * 2^-32 < prob is w < ceil(prob 2^32) in
- * integers (w 2^-32 and prob 2^32 are exact), and 16 Philox blocks go at once. */
-PF_VEC_CLONES void pf_bernoulli_bytes(uint64_t seed, uint64_t e0, int64_t n, double prob, unsigned char *out) {
-    const uint64_t thr = (uint64_t)ceil(prob * 0x1p32);
-    uint32_t w[4][16];
-    for (int64_t k = 0; k < n;) {
-        uint64_t e = e0 + (uint64_t)k;
-        unsigned q0 = (unsigned)(e % 4);
-        int64_t m = (int64_t)(64 - q0);
-        if (m > n - k) m = n - k;
-        if ((uint64_t)0 - e < (uint64_t)m && e != 0) m = (int64_t)((uint64_t)0 - e); /* as gen_run */
-        philox16(e / 4, seed, w);
-        unsigned char *o = out + k;
+/* gen_run's Bernoulli draw into bytes: w * 2^-32 < prob is w < ceil(prob 2^32) in integers (w 2^-32 and
+ * prob 2^32 are exact), NL Philox blocks (4 NL draws) at once */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        if (m == 64) { /* block b's four bytes as one little-endian word: byte l is word l's draw */
-            u32x16 v[4], bytes = {0}, one = bytes + 1;
-            memcpy(v, w, sizeof w);
-            for (int l = 0; l < 4; l++)
-                bytes |= (thr > UINT32_MAX ? one : ((u32x16)(v[l] < (uint32_t)thr) & one)) << (8 * l);
-            memcpy(o, &bytes, 64);
-        } else
+#define WHOLE_RUN(NL)                                                                                      \
+    if (m == 4 * NL) { /* block b's four bytes as one little-endian word: byte l is word l's draw */      \
+        u32x##NL v[4], bytes = {0}, one = bytes + 1;                                                      \
+        memcpy(v, w, sizeof w);                                                                           \
+        for (int l = 0; l < 4; l++)                                                                       \
+            bytes |= (thr > UINT32_MAX ? one : ((u32x##NL)(v[l] < (uint32_t)thr) & one)) << (8 * l);      \
+        memcpy(o, &bytes, 4 * NL);                                                                        \
+    } else
+#else
+#define WHOLE_RUN(NL)
 #endif
-            for (int64_t i = 0; i < m; i++) {
-                unsigned q = q0 + (unsigned)i;
-                o[i] = w[q % 4][q / 4] < thr;
-            }
-        k += m;
+#define DEFINE_BERNOULLI(NL, ATTR)                                                                         \
+    ATTR static void bernoulli_bytes##NL(uint64_t seed, uint64_t e0, int64_t n, double prob,               \
+                                         unsigned char *out) {                                             \
+        const uint64_t thr = (uint64_t)ceil(prob * 0x1p32);                                               \
+        uint32_t w[4][NL];                                                                                \
+        for (int64_t k = 0; k < n;) {                                                                     \
+            uint64_t e = e0 + (uint64_t)k;                                                                \
+            unsigned q0 = (unsigned)(e % 4);                                                              \
+            int64_t m = (int64_t)(4 * NL - q0);                                                           \
+            if (m > n - k) m = n - k;                                                                     \
+            if ((uint64_t)0 - e < (uint64_t)m && e != 0) m = (int64_t)((uint64_t)0 - e); /* as gen_run */ \
+            philox##NL(e / 4, seed, w);                                                                   \
+            unsigned char *o = out + k;                                                                   \
+            WHOLE_RUN(NL)                                                                                 \
+            for (int64_t i = 0; i < m; i++) {                                                             \
+                unsigned q = q0 + (unsigned)i;                                                            \
+                o[i] = w[q % 4][q / 4] < thr;                                                             \
+            }                                                                                             \
+            k += m;                                                                                       \
+        }                                                                                                 \
     }
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+DEFINE_BERNOULLI(16, __attribute__((target_clones("avx512f", "default"))))
+DEFINE_BERNOULLI(8, __attribute__((target("avx2"))))
+void pf_bernoulli_bytes(uint64_t seed, uint64_t e0, int64_t n, double prob, unsigned char *out) {
+    if (!__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2")) bernoulli_bytes8(seed, e0, n, prob, out);
+    else bernoulli_bytes16(seed, e0, n, prob, out);
 }
+#else
+DEFINE_BERNOULLI(16, )
+void pf_bernoulli_bytes(uint64_t seed, uint64_t e0, int64_t n, double prob, unsigned char *out) {
+    bernoulli_bytes16(seed, e0, n, prob, out);
+}
+#endif
 
 /* Exact integer range of each dtype for randint bounds (floats: consecutive integers). */
 static const double int_lo[] = {[PF_FLOAT32] = -0x1p24, [PF_FLOAT64] = -0x1p53, [PF_FLOAT16] = -0x1p11,
