@@ -3,9 +3,11 @@
 einops picks a tensor's backend among the subclasses of ``einops._backends.AbstractBackend`` whose
 ``framework_name`` is a module in ``sys.modules``. Torch code run with ``import pyframe as torch`` never imports
 torch, so einops' torch backend is never chosen: ``rearrange(x, ...)`` raised "Tensor type unknown to einops".
-pyframe defines its own subclass the moment ``einops._backends`` is executed (an import hook that waits for that
-one module and then leaves ``sys.meta_path``), or at once when einops was imported before pyframe. pyframe does not
-import einops itself.
+pyframe defines its own subclass the moment ``einops._backends`` is executed (an import hook waiting for that
+module), or at once when einops was imported before pyframe. The same hook serves ``einops.layers.torch`` while
+torch itself has not been imported: einops' ``Rearrange``, ``Reduce`` and ``EinMix`` built on pyframe's
+``nn.Module`` from einops' own mixins (einops' file subclasses torch's Module, which pyframe's containers refuse).
+pyframe does not import einops itself.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pyframe.ops.products import einsum
 from pyframe.tensor import Tensor, from_numpy
 
 _MODULE = "einops._backends"
+_LAYERS = "einops.layers.torch"
 
 
 def _define_backend(backends: ModuleType) -> None:
@@ -108,13 +111,64 @@ class _Loader(importlib.abc.Loader):
         return getattr(self._loader, name)
 
 
+def _define_layers(module: ModuleType) -> None:
+    """einops.layers.torch's three layers, as einops writes them for torch, on pyframe's Module."""
+    from einops.layers import RearrangeMixin, ReduceMixin
+    from einops.layers._einmix import _EinmixMixin
+
+    from pyframe.nn.modules.module import Module
+    from pyframe.nn.parameter import Parameter
+    from pyframe.ops.creation import zeros
+
+    class Rearrange(RearrangeMixin, Module):
+        def forward(self, input):  # noqa: A002 - einops' name
+            return self._apply_recipe(input)
+
+    class Reduce(ReduceMixin, Module):
+        def forward(self, input):  # noqa: A002
+            return self._apply_recipe(input)
+
+    class EinMix(_EinmixMixin, Module):
+        def _create_parameters(self, weight_shape, weight_bound, bias_shape, bias_bound):
+            self.weight = Parameter(zeros(weight_shape).uniform_(-weight_bound, weight_bound))
+            self.bias = None if bias_shape is None else Parameter(zeros(bias_shape).uniform_(-bias_bound, bias_bound))
+
+        def _create_rearrange_layers(self, pre_pattern, pre_lengths, post_pattern, post_lengths):
+            self.pre_rearrange = None if pre_pattern is None else Rearrange(pre_pattern, **pre_lengths)
+            self.post_rearrange = None if post_pattern is None else Rearrange(post_pattern, **post_lengths)
+
+        def forward(self, input):  # noqa: A002
+            if self.pre_rearrange is not None:
+                input = self.pre_rearrange(input)
+            result = einsum(self.einsum_pattern, input, self.weight)
+            if self.bias is not None:
+                result = result + self.bias
+            if self.post_rearrange is not None:
+                result = self.post_rearrange(result)
+            return result
+
+    for cls in (Rearrange, Reduce, EinMix):
+        cls.__module__, cls.__qualname__ = module.__name__, cls.__name__  # where pickle finds them again
+        setattr(module, cls.__name__, cls)
+
+
+class _LayersLoader(importlib.abc.Loader):
+    def create_module(self, spec):
+        return None  # the default module
+
+    def exec_module(self, module: ModuleType) -> None:
+        _define_layers(module)
+
+
 class _Finder(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: asks the path finder for einops._backends and wraps its loader."""
+    """einops._backends through the path finder with its loader wrapped; einops.layers.torch, while torch is not
+    imported, as pyframe's layers."""
 
     def find_spec(self, fullname: str, path, target=None):
+        if fullname == _LAYERS and "torch" not in sys.modules:
+            return importlib.machinery.ModuleSpec(fullname, _LayersLoader())
         if fullname != _MODULE:
             return None
-        _uninstall()
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         if spec is not None and spec.loader is not None:
             spec.loader = _Loader(spec.loader)
@@ -124,15 +178,10 @@ class _Finder(importlib.abc.MetaPathFinder):
 _finder = _Finder()
 
 
-def _uninstall() -> None:
-    if _finder in sys.meta_path:
-        sys.meta_path.remove(_finder)
-
-
 def install() -> None:
     """Called once by ``import pyframe``."""
     module = sys.modules.get(_MODULE)
     if module is not None:
         _define_backend(module)
-    elif _finder not in sys.meta_path:
+    if _finder not in sys.meta_path:
         sys.meta_path.insert(0, _finder)

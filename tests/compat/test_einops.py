@@ -89,3 +89,38 @@ def test_pyframe_does_not_import_einops():
     code = "import sys, pyframe; print('einops' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+LAYERS_PROGRAM = """
+import io, sys
+import numpy as np
+import pyframe as torch
+from pyframe import nn
+from einops.layers.torch import EinMix, Rearrange, Reduce
+
+assert "torch" not in sys.modules
+patch = nn.Sequential(Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=2, p2=2), nn.Linear(12, 8))
+x = torch.randn(2, 3, 4, 6, requires_grad=True)
+y = patch(x)
+assert tuple(y.shape) == (2, 6, 8) and repr(patch[0]).startswith("Rearrange('b c (h p1)")
+mix = EinMix("b t c -> b t d", weight_shape="c d", bias_shape="d", c=8, d=5)
+z = Reduce("b t d -> b d", "max")(mix(y))
+z.sum().backward()
+assert tuple(z.shape) == (2, 5) and sorted(n for n, _ in mix.named_parameters()) == ["bias", "weight"]
+assert x.grad is not None and mix.weight.grad is not None
+want = np.einsum("btc,cd->btd", y.detach().numpy(), mix.weight.detach().numpy()) + mix.bias.detach().numpy()
+np.testing.assert_allclose(mix(y).detach().numpy(), want, rtol=1e-5, atol=1e-6)
+buf = io.BytesIO()
+torch.save(patch, buf)
+buf.seek(0)
+np.testing.assert_array_equal(torch.load(buf, weights_only=False)(x).detach().numpy(), y.detach().numpy())
+print("ok")
+"""
+
+
+def test_einops_layers_are_pyframe_modules_without_torch():
+    # einops.layers.torch subclasses torch's Module: pyframe serves einops' own mixins on its Module instead, while
+    # torch itself is not imported (this process imports torch as the oracle: the program runs in a child)
+    proc = subprocess.run([sys.executable, "-c", LAYERS_PROGRAM], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
