@@ -715,11 +715,14 @@ static int takes_gemv(gemm_prob *p) {
     return p->M == 1 && (p->csb == 1 || p->rsb == 1);
 }
 
-/* Every dim at most PF_SMALL_DIM, on the avx512 kernels: gemm_small.c, which splits it over the
- * team when it is large enough to pay. Runs it. */
+/* Every dim at most PF_SMALL_DIM, on the avx512 or avx2 kernels: gemm_small.c, which splits it over
+ * the team when it is large enough to pay. Runs it. */
 static int takes_small(const gemm_desc *d, const gemm_prob *p, int nt) {
-    if (d != &descs[PATH_AVX512][0] && d != &descs[PATH_AVX512][1]) return 0;
-    return pf_gemm_small(d == &descs[PATH_AVX512][1], p, d->pack, nt);
+    if (d == &descs[PATH_AVX512][0] || d == &descs[PATH_AVX512][1])
+        return pf_gemm_small(1, d == &descs[PATH_AVX512][1], p, d->pack, nt);
+    if (d == &descs[PATH_AVX2][0] || d == &descs[PATH_AVX2][1])
+        return pf_gemm_small(0, d == &descs[PATH_AVX2][1], p, d->pack, nt);
+    return 0;
 }
 
 /* At most PF_SKINNY_M rows with B read in place (gemm_small.c), on the avx512 kernels. Runs it. */

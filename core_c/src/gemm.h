@@ -9,11 +9,11 @@
 /* gemm.c's packing routine: dst[k * w + i] = src[i * si + k * sk] for i < cnt, k < kc */
 typedef void (*pf_pack_fn)(int64_t kc, int64_t cnt, const void *src, int64_t si, int64_t sk, int w, void *dst);
 
-/* The AVX-512 small product (float64 if f64, else float32) when every dim of p is at most
- * PF_SMALL_DIM and C's rows are contiguous, split over up to nt threads from 64^3 multiply-adds:
- * returns 1 once done, 0 (nothing written) when p does not qualify or the build has no AVX-512
- * kernels. K > 0. */
-int pf_gemm_small(int f64, const pf_gemm_prob *p, pf_pack_fn pack, int nt);
+/* The small product (float64 if f64, else float32; AVX-512 kernels if wide, else AVX2) when every
+ * dim of p is at most PF_SMALL_DIM and C's rows are contiguous, split over up to nt threads from
+ * 64^3 multiply-adds: returns 1 once done, 0 (nothing written) when p does not qualify or the build
+ * has no x86 kernels. The CPU must have the kernel set asked for. K > 0. */
+int pf_gemm_small(int wide, int f64, const pf_gemm_prob *p, pf_pack_fn pack, int nt);
 
 /* Few rows of A and N or K above PF_SMALL_DIM (a Linear layer at small batch, an LSTM step): B is
  * read in place, never packed. float32 x W^T (B's columns contiguous, C's rows too) with

@@ -8,12 +8,15 @@
  * tiles are 8 rows by 1-2 vectors or 6 rows by 3-4, the last vector masked: at most 7 rows
  * and 15 columns of wasted work. B whose rows are not contiguous (x W^T, the Linear layer) is first copied
  * row-major into a stack buffer, K * N elements, less than one panel packing of gemm.c.
- * AVX-512 only (gemm.c takes this path when its kernel set is avx512). */
+ * AVX-512 and AVX2 kernel sets (gemm.c takes this path when its kernel set is one of them); the
+ * AVX2 tiles, for its 16 registers, are 8 rows by 1 vector or 6 rows by 2. The skinny products
+ * below are AVX-512 only. */
 #include "gemm.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+#define T256 __attribute__((target("avx2,fma")))
 
 /* Rows i0 .. i0 + MR - 1 of C over columns j0 .. j0 + NV*W (the last vector masked by `last`):
  * the k loop keeps MR x NV accumulators (16 to 24 of the 32 registers: enough independent
@@ -78,25 +81,100 @@ SMALL_BLOCK(block_f64, double, __m512d, 8, __mmask8, _mm512_setzero_pd, _mm512_l
 SMALL_DRIVER(small_f32, float, 16, __mmask16, block_f32)
 SMALL_DRIVER(small_f64, double, 8, __mmask8, block_f64)
 
+/* AVX2: the same scheme in 16 registers. Rows i0 .. i0 + MR - 1 of C over NV (1 or 2) vectors from
+ * column j0; with TAIL the last vector holds `tail` < W columns: B's row is read there through the
+ * lane mask `last` and C's columns are written one by one (a masked store is slow on AMD cores).
+ * MR x NV accumulators (8 or 12), NV vectors of B and one broadcast of A. */
+#define SMALL2_BODY(T, V, W, SET0, LOAD, MASKLOAD, SET1, FMA, ADD, STORE)                                   \
+    for (int64_t i0 = 0; i0 < M; i0 += MR) {                                                               \
+        const int m = M - i0 < MR ? (int)(M - i0) : MR;                                                     \
+        const T *ar[8];                                                                                     \
+        for (int r = 0; r < MR; r++) ar[r] = A + (i0 + (r < m ? r : 0)) * rsa;                              \
+        V c[8][2];                                                                                          \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                                                \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) c[r][v] = SET0();                          \
+        const T *b = B + j0;                                                                                \
+        for (int64_t k = 0; k < K; k++, b += ldb) {                                                         \
+            V bv[2];                                                                                        \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) bv[v] =                                    \
+                TAIL && v == NV - 1 ? MASKLOAD(b + v * W, last) : LOAD(b + v * W);                          \
+            _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                          \
+                V a = SET1(ar[r][k * csa]);                                                                 \
+                _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) c[r][v] = FMA(a, bv[v], c[r][v]);      \
+            }                                                                                               \
+        }                                                                                                   \
+        _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                              \
+            if (r >= m) break;                                                                              \
+            T *cr = C + (i0 + r) * rsc + j0;                                                                \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) {                                          \
+                if (TAIL && v == NV - 1) {                                                                  \
+                    T t[W];                                                                                 \
+                    STORE(t, c[r][v]);                                                                      \
+                    for (int e = 0; e < tail; e++) cr[v * W + e] = acc ? cr[v * W + e] + t[e] : t[e];       \
+                } else {                                                                                    \
+                    if (acc) c[r][v] = ADD(c[r][v], LOAD(cr + v * W));                                      \
+                    STORE(cr + v * W, c[r][v]);                                                             \
+                }                                                                                           \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+
+#define SMALL2_BLOCK(NAME, T, V, W, SET0, LOAD, MASKLOAD, SET1, FMA, ADD, STORE)                             \
+    static inline __attribute__((always_inline)) T256 void NAME(                                             \
+        const int MR, const int NV, const int TAIL, int64_t M, int64_t K, const T *A, int64_t rsa, int64_t csa, \
+        const T *B, int64_t ldb, T *C, int64_t rsc, int64_t j0, __m256i last, int tail, int acc) {          \
+        SMALL2_BODY(T, V, W, SET0, LOAD, MASKLOAD, SET1, FMA, ADD, STORE)                                   \
+    }
+SMALL2_BLOCK(block2_f32, float, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_maskload_ps,
+             _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps)
+SMALL2_BLOCK(block2_f64, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_maskload_pd,
+             _mm256_set1_pd, _mm256_fmadd_pd, _mm256_add_pd, _mm256_storeu_pd)
+
+/* Column strips of up to 2 vectors; lanes of `last` are all ones (as int32 pairs for float64) below
+ * the tail's width. */
+#define SMALL2_DRIVER(NAME, T, W, BLOCK)                                                                      \
+    static T256 void NAME(int64_t M, int64_t N, int64_t K, const T *A, int64_t rsa, int64_t csa, const T *B, \
+                          int64_t ldb, T *C, int64_t rsc, int acc) {                                          \
+        for (int64_t j0 = 0; j0 < N; j0 += 2 * W) {                                                           \
+            int64_t n = N - j0 < 2 * W ? N - j0 : 2 * W;                                                      \
+            int nv = (int)((n + W - 1) / W), tail = (int)(n - (nv - 1) * W);                                  \
+            __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail * (8 / W)),                              \
+                                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));                     \
+            if (tail == W) {                                                                                  \
+                if (nv == 1) BLOCK(8, 1, 0, M, K, A, rsa, csa, B, ldb, C, rsc, j0, last, tail, acc);          \
+                else BLOCK(6, 2, 0, M, K, A, rsa, csa, B, ldb, C, rsc, j0, last, tail, acc);                  \
+            } else {                                                                                          \
+                if (nv == 1) BLOCK(8, 1, 1, M, K, A, rsa, csa, B, ldb, C, rsc, j0, last, tail, acc);          \
+                else BLOCK(6, 2, 1, M, K, A, rsa, csa, B, ldb, C, rsc, j0, last, tail, acc);                  \
+            }                                                                                                 \
+        }                                                                                                     \
+    }
+SMALL2_DRIVER(small2_f32, float, 8, block2_f32)
+SMALL2_DRIVER(small2_f64, double, 4, block2_f64)
+
 /* B's rows contiguous, 64-byte aligned and apart by at least N elements are read in place; any
  * other B is copied row-major first into rows of whole cache lines (the transpose of x W^T
  * through `pack`, gemm.c's packing routine). A misaligned B (NumPy's memory is 16-byte aligned)
  * split every vector load across two lines, on each of the M / 8 passes over it: 15% of a
- * 128^3 product; the copy costs one pass. */
-static void small_serial(int f64, const pf_gemm_prob *p, pf_pack_fn pack) {
+ * 128^3 product; the copy costs one pass. AVX2's 32-byte loads split only every other time: on
+ * Zen 3 the copy cost more than it saved up to 96 rows (32^3 0.96 against 0.87 us, 96x112x80 18.1
+ * against 17.4) and gained 3% at 128. */
+static void small_serial(int wide, int f64, const pf_gemm_prob *p, pf_pack_fn pack) {
     const int64_t M = p->M, N = p->N, K = p->K, es = f64 ? 8 : 4, line = 64 / es;
     _Alignas(64) char copy[PF_SMALL_DIM * PF_SMALL_DIM * sizeof(double)];
     const void *B = p->B;
     int64_t ldb = p->rsb;
     int misaligned = (((uintptr_t)B | (uintptr_t)(ldb * es)) & 63) != 0;
-    if (p->csb != 1 || (misaligned && M >= 24 && N >= line)) {
+    if (p->csb != 1 || (misaligned && M >= (wide ? 24 : 128) && N >= line)) {
         ldb = (N + line - 1) / line * line;
         pack(K, N, B, p->csb, p->rsb, (int)ldb, copy);
         B = copy;
     }
     const void *A = p->A;
     void *C = p->C;
-    if (f64) small_f64(M, N, K, A, p->rsa, p->csa, B, ldb, C, p->rsc, p->acc);
+    if (!wide && f64) small2_f64(M, N, K, A, p->rsa, p->csa, B, ldb, C, p->rsc, p->acc);
+    else if (!wide) small2_f32(M, N, K, A, p->rsa, p->csa, B, ldb, C, p->rsc, p->acc);
+    else if (f64) small_f64(M, N, K, A, p->rsa, p->csa, B, ldb, C, p->rsc, p->acc);
     else small_f32(M, N, K, A, p->rsa, p->csa, B, ldb, C, p->rsc, p->acc);
 }
 
@@ -107,7 +185,7 @@ static void small_serial(int f64, const pf_gemm_prob *p, pf_pack_fn pack) {
 typedef struct {
     const pf_gemm_prob *p;
     pf_pack_fn pack;
-    int f64, by_cols;
+    int wide, f64, by_cols;
     int64_t unit;
 } small_job;
 
@@ -125,23 +203,23 @@ static void small_part(void *arg, int64_t u0, int64_t u1) {
         q.A += x0 * q.rsa * es;
         q.C += x0 * q.rsc * es;
     }
-    small_serial(s->f64, &q, s->pack);
+    small_serial(s->wide, s->f64, &q, s->pack);
 }
 
 #define SMALL_SPLIT_WORK (64 * 64 * 64) /* a split costs about a microsecond: worth it from here */
 
-int pf_gemm_small(int f64, const pf_gemm_prob *p, pf_pack_fn pack, int nt) {
+int pf_gemm_small(int wide, int f64, const pf_gemm_prob *p, pf_pack_fn pack, int nt) {
     const int64_t M = p->M, N = p->N, K = p->K;
     if (M > PF_SMALL_DIM || N > PF_SMALL_DIM || K > PF_SMALL_DIM || p->csc != 1) return 0;
     if (nt > 1 && (double)M * N * K >= SMALL_SPLIT_WORK) {
-        small_job s = {p, pack, f64, 0, 0};
+        small_job s = {p, pack, wide, f64, 0, 0};
         int64_t strip = f64 ? 32 : 64;
         if (N > strip) s.by_cols = 1, s.unit = strip;
         else s.unit = 24;
         pf_parallel_range(nt, ((s.by_cols ? N : M) + s.unit - 1) / s.unit, small_part, &s);
         return 1;
     }
-    small_serial(f64, p, pack);
+    small_serial(wide, f64, p, pack);
     return 1;
 }
 
@@ -319,8 +397,8 @@ int pf_gemm_skinny(int f64, const pf_gemm_prob *p, int nt) {
     return 1;
 }
 #else
-int pf_gemm_small(int f64, const pf_gemm_prob *p, pf_pack_fn pack, int nt) {
-    (void)f64, (void)p, (void)pack, (void)nt;
+int pf_gemm_small(int wide, int f64, const pf_gemm_prob *p, pf_pack_fn pack, int nt) {
+    (void)wide, (void)f64, (void)p, (void)pack, (void)nt;
     return 0;
 }
 int pf_gemm_skinny(int f64, const pf_gemm_prob *p, int nt) {

@@ -852,11 +852,43 @@ int pf_reduce_rows(int op, int dtype, const void *x, int64_t rows, int64_t n, vo
 /* ---- dot ---- */
 
 /* Products of two floats are exact in double, so float32 dot is as accurate as a double
- * sum; element k goes to lane k % LANES whatever the strides, as in the run kernels. */
+ * sum; element k goes to lane k % LANES whatever the strides, as in the run kernels. With
+ * both operands contiguous on an AVX2 CPU the 16 lanes are four registers of doubles: gcc
+ * vectorized the plain loop over an accumulator array kept in memory, a store-to-load round
+ * trip per block (0.70 us for 2,000 floats; generic vector types got 0.47, the conversions
+ * split in halves; this 0.19). Same lanes, same multiply then add, so the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DOT_AVX2 __attribute__((target("avx2,fma")))
+#define DOT_DENSE(sfx, T, LOAD4)                                                          \
+    static DOT_AVX2 int64_t dot_dense_##sfx(const T *a, const T *b, int64_t n, double *acc) { \
+        __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;                      \
+        int64_t i = 0;                                                                    \
+        for (; i + LANES <= n; i += LANES) {                                              \
+            s0 = _mm256_add_pd(s0, _mm256_mul_pd(LOAD4(a + i), LOAD4(b + i)));            \
+            s1 = _mm256_add_pd(s1, _mm256_mul_pd(LOAD4(a + i + 4), LOAD4(b + i + 4)));    \
+            s2 = _mm256_add_pd(s2, _mm256_mul_pd(LOAD4(a + i + 8), LOAD4(b + i + 8)));    \
+            s3 = _mm256_add_pd(s3, _mm256_mul_pd(LOAD4(a + i + 12), LOAD4(b + i + 12)));  \
+        }                                                                                 \
+        _mm256_storeu_pd(acc, s0), _mm256_storeu_pd(acc + 4, s1);                         \
+        _mm256_storeu_pd(acc + 8, s2), _mm256_storeu_pd(acc + 12, s3);                    \
+        return i;                                                                         \
+    }
+#define DOT_LOAD4_F32(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+DOT_DENSE(f32, float, DOT_LOAD4_F32)
+DOT_DENSE(f64, double, _mm256_loadu_pd)
+_Static_assert(LANES == 16, "dot_dense holds 16 lanes in four registers");
+#define DOT_FAST(sfx)                                                                     \
+    if (sa == 1 && sb == 1 && n >= LANES && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) \
+        i = dot_dense_##sfx(a, b, n, acc);
+#else
+#define DOT_FAST(sfx)
+#endif
 #define DOT_RUN(sfx, T)                                                                  \
     PF_VEC_CLONES static double dot_##sfx(const T *a, int64_t sa, const T *b, int64_t sb, int64_t n) { \
         double acc[LANES] = {0};                                                         \
         int64_t i = 0;                                                                   \
+        DOT_FAST(sfx)                                                                    \
         if (sa == 1 && sb == 1)                                                          \
             for (; i + LANES <= n; i += LANES) {                                         \
                 _Pragma("omp simd") for (int j = 0; j < LANES; j++)                      \

@@ -277,6 +277,51 @@ static void small_cases(const char *path, int skinny) {
     expect_err(pf_mm(PF_FLOAT32, 2, 2, 2, NULL, 2, 1, z, 2, 1, z), PF_ERR_VALUE, "mm NULL", "missing", NULL);
 }
 
+/* Every edge of the small kernels' tiles: M = 1..13 (row tiles of 6 and 8), N = 1..34 (column vectors
+ * of 4, 8 and 16 lanes, strips of 2 or 4 vectors, the masked last vector), C overwritten and (through
+ * pf_gemm_serial) accumulated, against a double reference: each element is the same k-ordered sum
+ * of float products, so the error bound is tight. */
+static void small_edges(const char *path) {
+    static const int dts[2] = {PF_FLOAT32, PF_FLOAT64};
+    for (int d = 0; d < 2; d++)
+        for (int64_t K = 1; K <= 17; K += 8)
+            for (int64_t M = 1; M <= 13; M++)
+                for (int64_t N = 1; N <= 34; N++)
+                    for (int acc = 0; acc < 2; acc++) {
+                        int dt = dts[d];
+                        size_t es = pf_dtype_size[dt];
+                        int64_t ldc = N + 3;
+                        char *a = malloc((size_t)(M * K) * es), *b = malloc((size_t)(K * N) * es);
+                        char *c = malloc((size_t)(M * ldc) * es);
+                        for (int64_t i = 0; i < M * K; i++) pf_store_f64(a + i * es, dt, urand());
+                        for (int64_t i = 0; i < K * N; i++) pf_store_f64(b + i * es, dt, urand());
+                        for (int64_t i = 0; i < M * ldc; i++) pf_store_f64(c + i * es, dt, acc ? urand() : NAN);
+                        double *c0 = malloc((size_t)(M * ldc) * sizeof(double));
+                        for (int64_t i = 0; i < M * ldc; i++) c0[i] = pf_load_f64(c + i * es, dt);
+                        pf_gemm_prob p = {M, N, K, a, b, c, K, 1, N, 1, ldc, 1, acc};
+                        CHECK_OK(pf_gemm_serial(dt, &p, NULL));
+                        int64_t bad = 0;
+                        for (int64_t i = 0; i < M; i++) {
+                            for (int64_t j = 0; j < N; j++) {
+                                double ref = 0, mag = 0;
+                                for (int64_t k = 0; k < K; k++) {
+                                    double x = pf_load_f64(a + (i * K + k) * es, dt) * pf_load_f64(b + (k * N + j) * es, dt);
+                                    ref += x, mag += fabs(x);
+                                }
+                                if (acc) ref += c0[i * ldc + j], mag += fabs(c0[i * ldc + j]);
+                                double err = fabs(pf_load_f64(c + (i * ldc + j) * es, dt) - ref);
+                                bad += !(err <= (dt == PF_FLOAT32 ? 1e-5 : 1e-12) * (mag + 1e-30));
+                            }
+                            for (int64_t j = N; j < ldc; j++) /* past the row: never written */
+                                bad += acc ? pf_load_f64(c + (i * ldc + j) * es, dt) != c0[i * ldc + j]
+                                           : !isnan(pf_load_f64(c + (i * ldc + j) * es, dt));
+                        }
+                        CHECK(bad == 0, "%s small edges %s M=%lld N=%lld K=%lld acc=%d: %lld wrong", path,
+                              pf_dtype_name[dt], (long long)M, (long long)N, (long long)K, acc, (long long)bad);
+                        free(a), free(b), free(c), free(c0);
+                    }
+}
+
 static void error_cases(void) {
     float buf[64] = {0};
     double dbuf[64] = {0};
@@ -471,6 +516,7 @@ int main(void) {
         CHECK_OK(pf_gemm_select(paths[p]));
         value_cases(paths[p]);
         small_cases(paths[p], 0);
+        small_edges(paths[p]);
         small_cases(paths[p], 1);
         packed_cases(paths[p]);
     }

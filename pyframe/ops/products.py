@@ -7,7 +7,7 @@ import string
 import struct
 
 from pyframe import _grad_mode
-from pyframe._backend import SMALL_BYTES, ShapeError, alloc, alloc_small, check, lib
+from pyframe._backend import SMALL_BYTES, ShapeError, alloc, alloc_small, check, ffi, lib
 from pyframe._dtype import bfloat16, bool_, float16, float32, float64, int8, int16, int64, uint8
 from pyframe.autograd.graph import record
 from pyframe.ops import elementwise as ew
@@ -20,6 +20,7 @@ from pyframe.ops.view import expand, squeeze, unsqueeze
 from pyframe.tensor import Tensor, empty_tensor, fresh, normalize_dim
 
 _mm, _dot = lib.pf_mm, lib.pf_dot  # bound once: these are the per-call costs of small products
+_CHARS = ffi.typeof("char[]")  # resolved once: alloc_small("char[]", n) looks the type up per call
 
 __all__ = [
     "matmul", "mm", "bmm", "dot", "outer", "ger", "mv", "addmm", "addmv", "addr", "baddbmm", "addbmm", "inner", "kron",
@@ -37,7 +38,7 @@ def _matmul_small(a: Tensor, b: Tensor) -> Tensor | None:
     if len(sa) == 1 and len(sb) == 1:  # a dot product: no GEMM
         if sa != sb:
             return None
-        data = alloc_small("char[]", dt.itemsize)
+        data = alloc_small(_CHARS, dt.itemsize)
         rc = _dot(dt.code, a._ptr, a._strides[0], b._ptr, b._strides[0], sa[0], data)
         if rc:
             check(rc)
@@ -57,7 +58,7 @@ def _matmul_small(a: Tensor, b: Tensor) -> Tensor | None:
     if k != k2:
         return None
     nbytes = m * n * dt.itemsize
-    data = alloc_small("char[]", nbytes) if 0 < nbytes < SMALL_BYTES else alloc(nbytes)
+    data = alloc_small(_CHARS, nbytes) if 0 < nbytes < SMALL_BYTES else alloc(nbytes)
     rc = _mm(dt.code, m, n, k, a._ptr, rsa, csa, b._ptr, rsb, csb, data)
     if rc:
         check(rc)
@@ -82,13 +83,14 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - torch's para
             if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0]:
                 m, n = sa[0], sb[1]
                 nbytes = m * n * dt.itemsize
-                data = alloc_small("char[]", nbytes) if 0 < nbytes < SMALL_BYTES else alloc(nbytes)
-                rc = _mm(dt.code, m, n, sa[1], a._ptr, *a._strides, b._ptr, *b._strides, data)
+                data = alloc_small(_CHARS, nbytes) if 0 < nbytes < SMALL_BYTES else alloc(nbytes)
+                (rsa, csa), (rsb, csb) = a._strides, b._strides  # no *-unpacking: that call builds a list
+                rc = _mm(dt.code, m, n, sa[1], a._ptr, rsa, csa, b._ptr, rsb, csb, data)
                 if rc:
                     check(rc)
                 return fresh(data, nbytes, (m, n), (n, 1), m * n, dt)
             if len(sa) == 1 and sa == sb:  # a dot product: one C call, no GEMM
-                data = alloc_small("char[]", dt.itemsize)
+                data = alloc_small(_CHARS, dt.itemsize)
                 rc = _dot(dt.code, a._ptr, a._strides[0], b._ptr, b._strides[0], sa[0], data)
                 if rc:
                     check(rc)
