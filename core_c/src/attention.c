@@ -22,12 +22,22 @@
 #include "core.h"
 
 #define BR 64 /* query rows per block: the block's scores (BR x S) and the keys stay in cache */
+/* Up to this many keys, float32 forward's two products are register-blocked AVX2 loops (small_scores,
+ * small_out) instead of GEMM calls: at a generating model's sizes (1 to 64 keys of 64 features per head)
+ * packing the operands cost more than the products. */
+#define SMALL_S 64
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SMALL_PATH 1
+#define T256 __attribute__((target("avx2,fma")))
+#endif
 
 typedef struct {
     const pf_tensor *q, *k, *v, *g, *p;
     pf_tensor *out, *pw, *gq, *gk, *gv;
     unsigned char *keep; /* the dropout mask [nb, L, S], written forward and read back */
-    int causal;
+    int causal, small; /* small: forward through small_scores / small_out */
     int64_t nb;
     double scale, drop; /* drop: the dropout probability, 0 for none */
     uint64_t seed, offset;
@@ -67,6 +77,88 @@ static int mm(int dt, int64_t M, int64_t N, int64_t K, const void *A, int64_t rs
 
 /* keys query i may see: j <= i when causal (top-left aligned, as torch), else all S */
 PF_ALWAYS_INLINE int64_t seen(const att_args *a, int64_t i, int64_t S) { return a->causal ? (i + 1 < S ? i + 1 : S) : S; }
+
+#ifdef SMALL_PATH
+/* Scores of query rows i0 .. i0 + br over the keys each sees, into P (rows ps apart), S <= SMALL_S: K is first
+ * transposed into kt (E x 64, zero past its ns keys); then four rows by eight keys at a time, one FMA per
+ * feature each, in registers. */
+static T256 void small_scores(const att_args *a, const float *q, int64_t rsq, const float *k, int64_t rsk, float *kt,
+                              float *P, int64_t ps, int64_t i0, int64_t br, int64_t ns, int64_t E, int64_t S) {
+    for (int64_t e = 0; e < E; e++) {
+        float *row = kt + e * SMALL_S;
+        for (int64_t j = 0; j < ns; j++) row[j] = k[j * rsk + e];
+        for (int64_t j = ns; j < (ns + 7) / 8 * 8; j++) row[j] = 0;
+    }
+    _Alignas(32) float tmp[4][8];
+    for (int64_t r0 = 0; r0 < br; r0 += 4) {
+        int nr = br - r0 < 4 ? (int)(br - r0) : 4;
+        int64_t nmax = seen(a, i0 + r0 + nr - 1, S);
+        const float *qr[4];
+        for (int r = 0; r < 4; r++) qr[r] = q + (i0 + r0 + (r < nr ? r : 0)) * rsq;
+        for (int64_t j0 = 0; j0 < nmax; j0 += 8) {
+            __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+            const float *kc = kt + j0;
+            for (int64_t e = 0; e < E; e++) {
+                __m256 kv = _mm256_loadu_ps(kc + e * SMALL_S);
+                c0 = _mm256_fmadd_ps(_mm256_broadcast_ss(qr[0] + e), kv, c0);
+                c1 = _mm256_fmadd_ps(_mm256_broadcast_ss(qr[1] + e), kv, c1);
+                c2 = _mm256_fmadd_ps(_mm256_broadcast_ss(qr[2] + e), kv, c2);
+                c3 = _mm256_fmadd_ps(_mm256_broadcast_ss(qr[3] + e), kv, c3);
+            }
+            _mm256_store_ps(tmp[0], c0), _mm256_store_ps(tmp[1], c1);
+            _mm256_store_ps(tmp[2], c2), _mm256_store_ps(tmp[3], c3);
+            for (int r = 0; r < nr; r++) {
+                int64_t ni = seen(a, i0 + r0 + r, S), m = ni - j0 < 8 ? ni - j0 : 8;
+                for (int64_t j = 0; j < m; j++) P[(r0 + r) * ps + j0 + j] = tmp[r][j];
+            }
+        }
+    }
+}
+
+/* The output rows (ro apart) of weight rows i0 .. i0 + br (W, ws apart; zero past each row's keys, up to the
+ * block's last row's) times V, Ev a multiple of 8: four rows by sixteen (or eight) columns in registers. */
+static T256 void small_out(const att_args *a, const float *W, int64_t ws, const float *v, int64_t rsv, float *o,
+                           int64_t ro, int64_t i0, int64_t br, int64_t Ev, int64_t S) {
+    for (int64_t r0 = 0; r0 < br; r0 += 4) {
+        int nr = br - r0 < 4 ? (int)(br - r0) : 4;
+        int64_t nmax = seen(a, i0 + r0 + nr - 1, S);
+        const float *wr[4];
+        for (int r = 0; r < 4; r++) wr[r] = W + (r0 + (r < nr ? r : 0)) * ws;
+        int64_t c = 0;
+        for (; c + 16 <= Ev; c += 16) {
+            __m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0, d0 = a0, d1 = a0, f0 = a0, f1 = a0;
+            for (int64_t j = 0; j < nmax; j++) {
+                __m256 v0 = _mm256_loadu_ps(v + j * rsv + c), v1 = _mm256_loadu_ps(v + j * rsv + c + 8);
+                __m256 w = _mm256_broadcast_ss(wr[0] + j);
+                a0 = _mm256_fmadd_ps(w, v0, a0), a1 = _mm256_fmadd_ps(w, v1, a1);
+                w = _mm256_broadcast_ss(wr[1] + j);
+                b0 = _mm256_fmadd_ps(w, v0, b0), b1 = _mm256_fmadd_ps(w, v1, b1);
+                w = _mm256_broadcast_ss(wr[2] + j);
+                d0 = _mm256_fmadd_ps(w, v0, d0), d1 = _mm256_fmadd_ps(w, v1, d1);
+                w = _mm256_broadcast_ss(wr[3] + j);
+                f0 = _mm256_fmadd_ps(w, v0, f0), f1 = _mm256_fmadd_ps(w, v1, f1);
+            }
+            __m256 acc[4][2] = {{a0, a1}, {b0, b1}, {d0, d1}, {f0, f1}};
+            for (int r = 0; r < nr; r++) {
+                _mm256_storeu_ps(o + (i0 + r0 + r) * ro + c, acc[r][0]);
+                _mm256_storeu_ps(o + (i0 + r0 + r) * ro + c + 8, acc[r][1]);
+            }
+        }
+        for (; c < Ev; c += 8) {
+            __m256 a0 = _mm256_setzero_ps(), b0 = a0, d0 = a0, f0 = a0;
+            for (int64_t j = 0; j < nmax; j++) {
+                __m256 v0 = _mm256_loadu_ps(v + j * rsv + c);
+                a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(wr[0] + j), v0, a0);
+                b0 = _mm256_fmadd_ps(_mm256_broadcast_ss(wr[1] + j), v0, b0);
+                d0 = _mm256_fmadd_ps(_mm256_broadcast_ss(wr[2] + j), v0, d0);
+                f0 = _mm256_fmadd_ps(_mm256_broadcast_ss(wr[3] + j), v0, f0);
+            }
+            __m256 acc[4] = {a0, b0, d0, f0};
+            for (int r = 0; r < nr; r++) _mm256_storeu_ps(o + (i0 + r0 + r) * ro + c, acc[r]);
+        }
+    }
+}
+#endif
 
 /* the block's dropout mask, rows i0 .. i0 + br, each over the keys it sees; row r at keep + r S. A
  * row's draw goes on to a multiple of 64 keys (at most S): whole runs of 16 Philox blocks are the
@@ -137,17 +229,24 @@ ATT_ROWS(float, f32, pf_expf)
 ATT_ROWS(double, f64, exp)
 
 #define ATT_TASKS(T, SUF, DT)                                                                                   \
-    static int att_fwd_##SUF(const att_args *a, int64_t n, T *pd) {                                             \
+    /* kt: scratch for small_scores (float32 only) */                                                         \
+    static int att_fwd_##SUF(const att_args *a, int64_t n, T *pd, float *kt) {                                  \
         const pf_tensor *q = a->q, *k = a->k, *v = a->v;                                                        \
         int nd = q->ndim;                                                                                       \
         int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2], Ev = v->shape[nd - 1];       \
         const T *qb = BATCH(const T, q, n), *kb = BATCH(const T, k, n), *vb = BATCH(const T, v, n);             \
         T *ob = BATCH(T, a->out, n), *pb = BATCH(T, a->pw, n);                                                  \
         int64_t ps = RS(a->pw);                                                                                 \
+        (void)kt;                                                                                               \
         for (int64_t i0 = 0; i0 < L; i0 += BR) {                                                                \
             int64_t br = L - i0 < BR ? L - i0 : BR, ns = seen(a, i0 + br - 1, S);                               \
             T *P = pb + i0 * ps;                                                                                \
-            int rc = mm(DT, br, ns, E, qb + i0 * RS(q), RS(q), 1, kb, 1, RS(k), P, ps, 0);                      \
+            int rc = PF_OK;                                                                                     \
+            if (SMALL_ON(a))                                                                                    \
+                SMALL_CALL(small_scores(a, (const float *)qb, RS(q), (const float *)kb, RS(k), kt, (float *)P,  \
+                                        ps, i0, br, ns, E, S));                                                 \
+            else                                                                                                \
+                rc = mm(DT, br, ns, E, qb + i0 * RS(q), RS(q), 1, kb, 1, RS(k), P, ps, 0);                      \
             if (rc) return rc;                                                                                  \
             softmax_rows_##SUF(a, P, ps, i0, br, S);                                                            \
             const T *W = P;                                                                                     \
@@ -158,7 +257,11 @@ ATT_ROWS(double, f64, exp)
                 drop_rows_##SUF(a, P, ps, keep, pd, i0, br, ns, S);                                             \
                 W = pd, ws = S;                                                                                 \
             }                                                                                                   \
-            rc = mm(DT, br, Ev, ns, W, ws, 1, vb, RS(v), 1, ob + i0 * RS(a->out), RS(a->out), 0);               \
+            if (SMALL_ON(a))                                                                                    \
+                SMALL_CALL(small_out(a, (const float *)W, ws, (const float *)vb, RS(v), (float *)ob, RS(a->out), \
+                                     i0, br, Ev, S));                                                           \
+            else                                                                                                \
+                rc = mm(DT, br, Ev, ns, W, ws, 1, vb, RS(v), 1, ob + i0 * RS(a->out), RS(a->out), 0);           \
             if (rc) return rc;                                                                                  \
         }                                                                                                       \
         return PF_OK;                                                                                           \
@@ -196,22 +299,31 @@ ATT_ROWS(double, f64, exp)
         return PF_OK;                                                                                           \
     }
 
+#ifdef SMALL_PATH
+#define SMALL_ON_CPU 1
+#define SMALL_ON(a) ((a)->small)
+#define SMALL_CALL(call) call
+#else
+#define SMALL_ON_CPU 0
+#define SMALL_ON(a) 0
+#define SMALL_CALL(call) (void)0
+#endif
 ATT_TASKS(float, f32, PF_FLOAT32)
 ATT_TASKS(double, f64, PF_FLOAT64)
 
-/* thread t's scratch: two blocks of BR x S values (dropped weights, dP) */
+/* thread t's scratch: two blocks of BR x S values (dropped weights, dP), then small_scores' K^T */
 static void team(void *arg, int t, int T, int backward) {
     const att_args *a = arg;
     int64_t b, e, S = a->k->shape[a->k->ndim - 2];
     pf_split(a->nb, t, T, &b, &e);
     size_t blk = (size_t)(BR * S) * pf_dtype_size[a->q->dtype];
-    char *pd = a->scratch + (size_t)t * a->per_thread, *dp = pd + blk;
+    char *pd = a->scratch + (size_t)t * a->per_thread, *dp = pd + blk, *kt = dp + blk;
     int rc = PF_OK, f32 = a->q->dtype == PF_FLOAT32;
     for (int64_t n = b; n < e && !rc; n++) {
         if (backward)
             rc = f32 ? att_bwd_f32(a, n, (float *)pd, (float *)dp) : att_bwd_f64(a, n, (double *)pd, (double *)dp);
         else
-            rc = f32 ? att_fwd_f32(a, n, (float *)pd) : att_fwd_f64(a, n, (double *)pd);
+            rc = f32 ? att_fwd_f32(a, n, (float *)pd, (float *)kt) : att_fwd_f64(a, n, (double *)pd, NULL);
     }
     a->rc[t] = rc;
 }
@@ -302,7 +414,12 @@ static int run(att_args *a, pf_team_fn fn) {
     int nt = pf_threads_for(pf_numel(q) * S / (a->causal ? 2 : 1));
     if (nt > a->nb) nt = (int)a->nb;
     size_t blk = (size_t)(BR * S) * pf_dtype_size[q->dtype];
-    a->per_thread = (2 * blk + 63) & ~(size_t)63;
+    int64_t E = q->shape[nd - 1], Ev = a->v->shape[nd - 1];
+    /* the GEMM's portable path (forced by its env override, or a CPU without AVX2 and FMA) keeps the GEMM calls */
+    a->small = SMALL_ON_CPU && fn == fwd_team && q->dtype == PF_FLOAT32 && S <= SMALL_S && E > 0 && Ev % 8 == 0 &&
+               strcmp(pf_gemm_path(), "portable") != 0;
+    size_t kt = a->small ? (size_t)(E * SMALL_S) * sizeof(float) : 0;
+    a->per_thread = (2 * blk + kt + 63) & ~(size_t)63;
     a->scratch = pf_alloc((size_t)nt * a->per_thread + (size_t)nt * sizeof(int));
     if (!a->scratch) return pf_error(PF_ERR_NOMEM, "scaled_dot_product_attention: out of memory for its scratch");
     a->rc = (int *)(a->scratch + (size_t)nt * a->per_thread);

@@ -727,6 +727,9 @@ static int takes_small(const gemm_desc *d, const gemm_prob *p, int nt) {
 
 /* At most PF_SKINNY_M rows with B read in place (gemm_small.c), on the avx512 kernels. Runs it. */
 static int takes_skinny(const gemm_desc *d, const gemm_prob *p, int nt) {
+#ifdef PF_X86
+    if (d == &descs[PATH_AVX2][0]) return pf_gemm_wt2(p, nt); /* x W^T on AVX2: gemm_small.c (gen) */
+#endif
     if (d != &descs[PATH_AVX512][0] && d != &descs[PATH_AVX512][1]) return 0;
     return pf_gemm_skinny(d == &descs[PATH_AVX512][1], p, nt);
 }

@@ -29,5 +29,8 @@ int pf_gemm_small(int wide, int f64, const pf_gemm_prob *p, pf_pack_fn pack, int
 #define PF_WT_MIN_M 16
 #define PF_WT_M 64
 int pf_gemm_skinny(int f64, const pf_gemm_prob *p, int nt);
+/* float32 x W^T (as pf_gemm_skinny's C^T = W x^T) on the AVX2 + FMA kernels, 2 .. 64 rows: returns 1 once done,
+ * 0 (nothing written) when p does not qualify or the build has no x86 kernels. K > 0. */
+int pf_gemm_wt2(const pf_gemm_prob *p, int nt);
 
 #endif

@@ -396,7 +396,100 @@ int pf_gemm_skinny(int f64, const pf_gemm_prob *p, int nt) {
     pf_parallel_range(nt, units, skinny_range, &s);
     return 1;
 }
+
+/* ---- x W^T on AVX2 (gen) ------------------------------------------------------------------------------
+ * The AVX-512 wt path above as AVX2 + FMA, from 2 rows: x transposed once into xt (K x ldx, ldx = M rounded up
+ * to 8, zero-padded); each tile of WT_NB rows of W (read in place, broadcast per element) times xt into a C^T tile
+ * on the stack, 6 W rows by 2 vectors (or 12 rows by 1) of x's rows in registers; then the tile is written into
+ * C's columns. W is never packed: at generation's sizes (24 weights, 42 MB, 1-64 rows) the blocked path's
+ * per-call W^T pack cost as much as its product. Each C element is one tile's, K in order: the same bits at any
+ * thread count. */
+#define WT2_MAXM 64
+typedef struct {
+    const pf_gemm_prob *p;
+    const float *xt;
+    int64_t ldx;
+} wt2_job;
+
+/* ct[r, c .. c + 8 NV) (=|+=) sum over kc of W[r, k] xt[k, c ..], rows r0 .. r0 + MR (past nr: reread, not stored) */
+#define WT2_TILE(MR, NV)                                                                                          \
+    static inline __attribute__((always_inline)) T256 void wt2_tile_##MR##_##NV(                                  \
+        int nr, int64_t kc, const float *w, int64_t ldw, const float *xt, int64_t ldx, float *ct, int first) {  \
+        const float *wr[MR];                                                                                      \
+        for (int r = 0; r < MR; r++) wr[r] = w + (r < nr ? r : 0) * ldw;                                          \
+        __m256 c[MR][NV];                                                                                         \
+        _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++)                                                     \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++)                                                  \
+            c[r][v] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(ct + r * ldx + 8 * v);                       \
+        for (int64_t k = 0; k < kc; k++) {                                                                        \
+            __m256 b[NV];                                                                                         \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) b[v] = _mm256_loadu_ps(xt + k * ldx + 8 * v);    \
+            _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++) {                                               \
+                __m256 a = _mm256_broadcast_ss(wr[r] + k);                                                        \
+                _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) c[r][v] = _mm256_fmadd_ps(a, b[v], c[r][v]); \
+            }                                                                                                     \
+        }                                                                                                         \
+        _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++) {                                                   \
+            if (r >= nr) break;                                                                                   \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) _mm256_storeu_ps(ct + r * ldx + 8 * v, c[r][v]); \
+        }                                                                                                         \
+    }
+WT2_TILE(6, 2)
+WT2_TILE(12, 1)
+
+static T256 void wt2_range(void *arg, int64_t u0, int64_t u1) {
+    const wt2_job *s = arg;
+    const pf_gemm_prob *p = s->p;
+    const int64_t M = p->M, K = p->K, ldx = s->ldx, jend = u1 * WT_NB < p->N ? u1 * WT_NB : p->N;
+    const float *W = (const float *)p->B;
+    float *C = (float *)p->C;
+    _Alignas(32) float ct[WT_NB * WT2_MAXM];
+    for (int64_t j0 = u0 * WT_NB; j0 < jend; j0 += WT_NB) {
+        const int64_t nb = jend - j0 < WT_NB ? jend - j0 : WT_NB;
+        for (int64_t k0 = 0; k0 < K; k0 += WT_KC) {
+            int64_t kc = K - k0 < WT_KC ? K - k0 : WT_KC;
+            const float *xk = s->xt + k0 * ldx;
+            const int64_t c1 = ldx / 16 * 16; /* pairs of vectors of x's rows up to c1, then one vector */
+            for (int64_t r0 = 0; c1 && r0 < nb; r0 += 6) {
+                int nr = nb - r0 < 6 ? (int)(nb - r0) : 6;
+                const float *w = W + (j0 + r0) * p->csb + k0;
+                for (int64_t c0 = 0; c0 < c1; c0 += 16)
+                    wt2_tile_6_2(nr, kc, w, p->csb, xk + c0, ldx, ct + r0 * ldx + c0, k0 == 0);
+            }
+            for (int64_t r0 = 0; c1 < ldx && r0 < nb; r0 += 12) {
+                int nr = nb - r0 < 12 ? (int)(nb - r0) : 12;
+                wt2_tile_12_1(nr, kc, W + (j0 + r0) * p->csb + k0, p->csb, xk + c1, ldx, ct + r0 * ldx + c1, k0 == 0);
+            }
+        }
+        for (int64_t i = 0; i < M; i++) {
+            float *c = C + i * p->rsc + j0;
+            if (p->acc)
+                for (int64_t r = 0; r < nb; r++) c[r] += ct[r * ldx + i];
+            else
+                for (int64_t r = 0; r < nb; r++) c[r] = ct[r * ldx + i];
+        }
+    }
+}
+
+int pf_gemm_wt2(const pf_gemm_prob *p, int nt) {
+    const int64_t M = p->M, K = p->K, ldx = (M + 7) / 8 * 8;
+    if (M < 2 || M > WT2_MAXM || p->rsb != 1 || p->csb == 1 || p->csc != 1) return 0;
+    if (p->N <= PF_SMALL_DIM && K <= PF_SMALL_DIM) return 0;
+    float *xt = pf_alloc((size_t)(K * ldx) * sizeof(float));
+    if (!xt) return 0;
+    const float *A = (const float *)p->A;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t i = 0; i < ldx; i++) xt[k * ldx + i] = i < M ? A[i * p->rsa + k * p->csa] : 0.0f;
+    wt2_job s = {p, xt, ldx};
+    pf_parallel_range(nt, (p->N + WT_NB - 1) / WT_NB, wt2_range, &s);
+    pf_free(xt);
+    return 1;
+}
 #else
+int pf_gemm_wt2(const pf_gemm_prob *p, int nt) {
+    (void)p, (void)nt;
+    return 0;
+}
 int pf_gemm_small(int wide, int f64, const pf_gemm_prob *p, pf_pack_fn pack, int nt) {
     (void)wide, (void)f64, (void)p, (void)pack, (void)nt;
     return 0;
