@@ -293,6 +293,52 @@ def test_conv2d_dense_grad_x_matches_torch(xs, ws, padding, dilation, groups, ch
         pf.set_num_threads(before)
 
 
+@pytest.mark.parametrize(
+    "xs, ws, padding, dilation, groups, channels_last",
+    [
+        ((3, 64, 32, 32), (64, 64, 3, 3), 1, 1, 1, False),  # CIFAR ResNet's first stage: 10 x 6 + 4 rows
+        ((2, 128, 16, 16), (128, 128, 3, 3), 1, 1, 1, True),  # its second (21 x 6 + 2 rows), x channels-last
+        ((2, 32, 26, 26), (64, 32, 3, 3), 0, 1, 1, False),  # MNIST's second layer: no padding
+        ((2, 40, 13, 11), (22, 20, 3, 3), (2, 1), (2, 1), 2, False),  # groups, dilation, uneven padding, 22 rows
+        ((2, 24, 9, 12), (17, 24, 3, 5), (0, 3), 1, 1, False),  # padding wider than the kernel: rows of OW
+        ((1, 96, 20, 20), (32, 96, 1, 1), 1, 1, 1, False),  # a 1x1 kernel over a zero border
+    ],
+)
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_conv2d_wide_planes_on_avx2_match_torch(
+    xs, ws, padding, dilation, groups, channels_last, threads, restore_gemm
+):
+    """Stride-1 float32 layers on large planes, on the AVX2 path: the forward's kernels read the padded planes in
+    place (rows sharing their zero columns), grad_x as the forward of grad_out with the flipped weight; against
+    torch at several thread counts, and the same bits at any of them."""
+    if not restore_gemm.pf_cpu_supports(b"avx2"):
+        pytest.skip("no AVX2")
+    assert restore_gemm.pf_gemm_select(b"avx2") == 0
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = (rng.standard_normal(ws) * 0.05).astype(np.float32)
+    px, tx = pf.tensor(x), torch.tensor(x)
+    if channels_last:
+        px, tx = px.contiguous(memory_format=pf.channels_last), tx.contiguous(memory_format=torch.channels_last)
+    px.requires_grad_(True), tx.requires_grad_(True)
+    (pw, tw), (pb, tb) = both(w), both(rng.standard_normal(ws[0]).astype(np.float32))
+    before = pf.get_num_threads()
+    try:
+        pf.set_num_threads(threads)
+        po = F.conv2d(px, pw, pb, 1, padding, dilation, groups)
+        to = TF.conv2d(tx, tw, tb, 1, padding, dilation, groups)
+        grads_equal(po, to, [px, pw, pb], [tx, tw, tb], rtol=1e-4, atol=1e-4)
+        gy = pf.tensor(np.random.default_rng(3).standard_normal(tuple(to.shape)).astype(np.float32))
+        y, (gx,) = po.detach(), pf.autograd.grad(F.conv2d(px, pw.detach(), None, 1, padding, dilation, groups), px, gy)
+        pf.set_num_threads(1)
+        with pf.no_grad():
+            y1 = F.conv2d(px, pw, pb, 1, padding, dilation, groups)
+        (gx1,) = pf.autograd.grad(F.conv2d(px, pw.detach(), None, 1, padding, dilation, groups), px, gy)
+        assert np.array_equal(y.numpy(), y1.numpy()) and np.array_equal(gx.numpy(), gx1.numpy())
+    finally:
+        pf.set_num_threads(before)
+
+
 @pytest.mark.parametrize("how", ["add_", "data", "copy_", "numpy"])
 def test_conv2d_sees_a_weight_changed_in_place_between_calls(how):
     """The weight is packed for the GEMM per call: a change in place between two calls (any way
