@@ -842,9 +842,27 @@ static void expand_rows(void *arg, int64_t i0, int64_t i1) {
                  F(void, j->gyq + n * j->O * j->Lq * j->es), j->Lq, &j->g, j->Wp);
 }
 
+/* out[i] = the float32 partials' sum, in block order in double (as the loop below adds them), 256 elements at a
+ * time: one vector pass per block instead of a dtype-dispatched load per element and block (1% of a ResNet step) */
+PF_VEC_CLONES static void sum_partials_f32(const float *p, int64_t n, int64_t nblk, float *out, int64_t i0,
+                                          int64_t i1) {
+    double acc[256];
+    for (int64_t i = i0; i < i1; i += 256) {
+        int64_t m = i1 - i < 256 ? i1 - i : 256;
+        for (int64_t k = 0; k < m; k++) acc[k] = 0;
+        for (int64_t b = 0; b < nblk; b++)
+            for (int64_t k = 0; k < m; k++) acc[k] += (double)p[b * n + i + k];
+        for (int64_t k = 0; k < m; k++) out[i + k] = (float)acc[k];
+    }
+}
+
 static void sum_partials(void *arg, int64_t i0, int64_t i1) {
     const conv_job *j = arg;
     int64_t n = j->O * j->R;
+    if (j->dt == PF_FLOAT32) {
+        sum_partials_f32((const float *)j->gw, n, j->nblk, (float *)j->out, i0, i1);
+        return;
+    }
     for (int64_t i = i0; i < i1; i++) {
         double s = 0;
         for (int64_t b = 0; b < j->nblk; b++) s += pf_load_f64(j->gw + (b * n + i) * j->es, j->dt);
