@@ -389,6 +389,12 @@ static void conv_forward_thread(void *arg, int t, int T) {
     }
 }
 
+#ifdef HAVE_DIRECT
+static int wgrad_takes(const conv_job *j);
+static void wgrad_sample(const conv_job *j, const float *pl, int64_t psz, int64_t ns, const float *gy, int64_t gys,
+                         float *gw, int64_t ldw, int acc);
+#endif
+
 static void conv_backward_thread(void *arg, int t, int T) {
     conv_job *j = arg;
     const int64_t es = j->es, L = j->L, R = j->R, kk = j->kk, HW = j->g.H * j->g.W;
@@ -443,10 +449,18 @@ static void conv_backward_thread(void *arg, int t, int T) {
                 gyn = j->gyq + (n * j->O + gi * j->og) * j->Lq * es, gys = j->Lq;
             }
             if (fold) memset(fold, 0, (size_t)(ns * (j->wide && j->padded ? plane_size(j) : HW) * es));
-            for (int64_t p0 = 0; p0 < pos; p0 += j->lt) {
+            int gw_done = 0;
+#ifdef HAVE_DIRECT
+            if (j->gw && wgrad_takes(j)) {
+                wgrad_sample(j, (const float *)src, psz, ns, (const float *)gyn, gys,
+                             (float *)j->gw + (sb * j->O + gi * j->og) * R + s0 * kk, R, n > n0);
+                gw_done = 1;
+            }
+#endif
+            for (int64_t p0 = 0; p0 < pos && (fold || !gw_done); p0 += j->lt) {
                 int64_t lt = pos - p0 < j->lt ? pos - p0 : j->lt;
                 const char *gyt = gyn + p0 * es;
-                if (j->gw) { /* gw[og, s0*kk:] += gy [og, lt] @ col^T [lt, ns*kk] */
+                if (j->gw && !gw_done) { /* gw[og, s0*kk:] += gy [og, lt] @ col^T [lt, ns*kk] */
                     pf_gemm_prob p = {j->og, ns * kk, lt, gyt, col, j->gw + ((sb * j->O + gi * j->og) * R + s0 * kk) * es,
                                       gys, 1, 1, lt, R, 1, n > n0 || p0 > 0};
 #ifdef HAVE_DIRECT
@@ -748,6 +762,107 @@ static int wide2_forward(conv_job *j) {
     pf_run_team(nt, wide2_thread, &d);
     pf_free(buf);
     return PF_OK;
+}
+#endif
+
+#ifdef HAVE_DIRECT
+/* grad_w of a wide float32 layer on AVX2, one sample at a time: gw[o, k] (+)= sum over the Lq wide positions q of
+ * gy[o, q] x plane[off(k) + q] (gy zero at the dropped columns), MR rows of gy by NR rows of the unfold, these read
+ * in place from the padded planes: no unfold copy and no transposing pack of it, which were a fifth of the
+ * weight gradient of CIFAR ResNet's 64-channel 32x32 layers. Each output is one kernel's sum in a fixed order. */
+static inline __attribute__((always_inline)) W256 void wgrad_body(const int MR, const int NR, const float *gy,
+                                                                  int64_t gys, const float *const *b, int64_t Lq,
+                                                                  float *gw, int64_t ldw, int acc) {
+    __m256 c[3][4];
+#pragma GCC unroll 3
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+        for (int k = 0; k < NR; k++) c[i][k] = _mm256_setzero_ps();
+    int64_t q = 0;
+    for (; q + 8 <= Lq; q += 8) {
+        __m256 g[3];
+#pragma GCC unroll 3
+        for (int i = 0; i < MR; i++) g[i] = _mm256_loadu_ps(gy + i * gys + q);
+#pragma GCC unroll 4
+        for (int k = 0; k < NR; k++) {
+            __m256 v = _mm256_loadu_ps(b[k] + q);
+#pragma GCC unroll 3
+            for (int i = 0; i < MR; i++) c[i][k] = _mm256_fmadd_ps(g[i], v, c[i][k]);
+        }
+    }
+    if (q < Lq) { /* the last 1-7 positions, masked */
+        const __m256i m =
+            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(Lq - q)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256 g[3];
+#pragma GCC unroll 3
+        for (int i = 0; i < MR; i++) g[i] = _mm256_maskload_ps(gy + i * gys + q, m);
+#pragma GCC unroll 4
+        for (int k = 0; k < NR; k++) {
+            __m256 v = _mm256_maskload_ps(b[k] + q, m);
+#pragma GCC unroll 3
+            for (int i = 0; i < MR; i++) c[i][k] = _mm256_fmadd_ps(g[i], v, c[i][k]);
+        }
+    }
+#pragma GCC unroll 3
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+        for (int k = 0; k < NR; k++) {
+            __m128 h = _mm_add_ps(_mm256_castps256_ps128(c[i][k]), _mm256_extractf128_ps(c[i][k], 1));
+            h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+            float s = _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+            gw[i * ldw + k] = acc ? gw[i * ldw + k] + s : s;
+        }
+}
+typedef void (*wgrad_fn)(const float *, int64_t, const float *const *, int64_t, float *, int64_t, int);
+#define WGRAD(MR, NR)                                                                                              \
+    static W256 void wgrad_##MR##_##NR(const float *gy, int64_t gys, const float *const *b, int64_t Lq, float *gw, \
+                                       int64_t ldw, int acc) {                                                     \
+        wgrad_body(MR, NR, gy, gys, b, Lq, gw, ldw, acc);                                                          \
+    }
+WGRAD(3, 4)
+WGRAD(3, 3)
+WGRAD(3, 2)
+WGRAD(3, 1)
+WGRAD(2, 4)
+WGRAD(2, 3)
+WGRAD(2, 2)
+WGRAD(2, 1)
+WGRAD(1, 4)
+WGRAD(1, 3)
+WGRAD(1, 2)
+WGRAD(1, 1)
+
+/* AVX2 float32 wide layers on planes of at least this many positions take wgrad's kernels for the weight
+ * gradient: each kernel call ends in 12 horizontal sums, which on 16x16 planes (271 positions) made the 128-channel
+ * layer's weight gradient 1.5x slower than the GEMM's */
+#ifndef WGRAD_MIN_POS
+#define WGRAD_MIN_POS 512
+#endif
+static int wgrad_takes(const conv_job *j) {
+    return j->wide && j->dt == PF_FLOAT32 && j->Lq >= WGRAD_MIN_POS && !strcmp(pf_gemm_path(), "avx2");
+}
+
+/* gw [og, ns*kk] (rows ldw apart) (+)= gy [og, Lq] (rows gys apart) @ the unfold of planes pl (ns channels, psz
+ * apart)^T */
+static void wgrad_sample(const conv_job *j, const float *pl, int64_t psz, int64_t ns, const float *gy, int64_t gys,
+                         float *gw, int64_t ldw, int acc) {
+    static const wgrad_fn fns[3][4] = {{wgrad_1_1, wgrad_1_2, wgrad_1_3, wgrad_1_4},
+                                       {wgrad_2_1, wgrad_2_2, wgrad_2_3, wgrad_2_4},
+                                       {wgrad_3_1, wgrad_3_2, wgrad_3_3, wgrad_3_4}};
+    const conv_geom *g = &j->g;
+    const int64_t kk = j->kk, nk = ns * kk;
+    for (int64_t o0 = 0; o0 < j->og; o0 += 3) {
+        int mr = j->og - o0 < 3 ? (int)(j->og - o0) : 3;
+        for (int64_t k0 = 0; k0 < nk; k0 += 4) {
+            int nr = nk - k0 < 4 ? (int)(nk - k0) : 4;
+            const float *b[4];
+            for (int k = 0; k < nr; k++) {
+                int64_t c = (k0 + k) / kk, t = (k0 + k) % kk;
+                b[k] = pl + c * psz + t / g->kw * g->dh * j->Wp + t % g->kw * g->dw;
+            }
+            fns[mr - 1][nr - 1](gy + o0 * gys, gys, b, j->Lq, gw + o0 * ldw + k0, ldw, acc);
+        }
+    }
 }
 #endif
 

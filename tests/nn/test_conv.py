@@ -309,19 +309,23 @@ def test_conv2d_wide_planes_on_avx2_match_torch(
     xs, ws, padding, dilation, groups, channels_last, threads, restore_gemm
 ):
     """Stride-1 float32 layers on large planes, on the AVX2 path: the forward's kernels read the padded planes in
-    place (rows sharing their zero columns), grad_x as the forward of grad_out with the flipped weight; against
-    torch at several thread counts, and the same bits at any of them."""
+    place (rows sharing their zero columns), grad_x as the forward of grad_out with the flipped weight, grad_w (planes
+    of 512 positions or more) by dot kernels over the planes; against torch at several thread counts, and the same
+    bits at any of them."""
     if not restore_gemm.pf_cpu_supports(b"avx2"):
         pytest.skip("no AVX2")
     assert restore_gemm.pf_gemm_select(b"avx2") == 0
     rng = np.random.default_rng(12)
     x = rng.standard_normal(xs).astype(np.float32)
     w = (rng.standard_normal(ws) * 0.05).astype(np.float32)
-    px, tx = pf.tensor(x), torch.tensor(x)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    # torch in float64: its float32 weight gradient of the 32x32 layer is 10x further from it than pyframe's
+    px, tx = pf.tensor(x), torch.tensor(x, dtype=torch.float64)
     if channels_last:
         px, tx = px.contiguous(memory_format=pf.channels_last), tx.contiguous(memory_format=torch.channels_last)
     px.requires_grad_(True), tx.requires_grad_(True)
-    (pw, tw), (pb, tb) = both(w), both(rng.standard_normal(ws[0]).astype(np.float32))
+    pw, tw = pf.tensor(w).requires_grad_(), torch.tensor(w, dtype=torch.float64).requires_grad_()
+    pb, tb = pf.tensor(b).requires_grad_(), torch.tensor(b, dtype=torch.float64).requires_grad_()
     before = pf.get_num_threads()
     try:
         pf.set_num_threads(threads)
@@ -329,12 +333,14 @@ def test_conv2d_wide_planes_on_avx2_match_torch(
         to = TF.conv2d(tx, tw, tb, 1, padding, dilation, groups)
         grads_equal(po, to, [px, pw, pb], [tx, tw, tb], rtol=1e-4, atol=1e-4)
         gy = pf.tensor(np.random.default_rng(3).standard_normal(tuple(to.shape)).astype(np.float32))
-        y, (gx,) = po.detach(), pf.autograd.grad(F.conv2d(px, pw.detach(), None, 1, padding, dilation, groups), px, gy)
+        y = po.detach()
+        gx, gw = pf.autograd.grad(F.conv2d(px, pw, None, 1, padding, dilation, groups), [px, pw], gy)
         pf.set_num_threads(1)
         with pf.no_grad():
             y1 = F.conv2d(px, pw, pb, 1, padding, dilation, groups)
-        (gx1,) = pf.autograd.grad(F.conv2d(px, pw.detach(), None, 1, padding, dilation, groups), px, gy)
+        gx1, gw1 = pf.autograd.grad(F.conv2d(px, pw, None, 1, padding, dilation, groups), [px, pw], gy)
         assert np.array_equal(y.numpy(), y1.numpy()) and np.array_equal(gx.numpy(), gx1.numpy())
+        assert np.array_equal(gw.numpy(), gw1.numpy())
     finally:
         pf.set_num_threads(before)
 
