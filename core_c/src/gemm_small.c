@@ -131,7 +131,15 @@ SMALL2_BLOCK(block2_f64, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd,
              _mm256_set1_pd, _mm256_fmadd_pd, _mm256_add_pd, _mm256_storeu_pd)
 
 /* Column strips of up to 2 vectors; lanes of `last` are all ones (as int32 pairs for float64) below
- * the tail's width. */
+ * the tail's width. Two-vector strips take 6-row tiles and, when M % 6 is 1 to 4, one 4-row tile
+ * for the last rows (still 8 accumulator chains: 32^3 and 128^3 computed 4 rows of nothing per
+ * strip in a last 6-row tile). The tiles change no element's sum. */
+#define SMALL2_ROWS6(BLOCK, TAIL)                                                                             \
+    {                                                                                                         \
+        int64_t r4 = M % 6 && M % 6 <= 4 ? M % 6 : 0, m6 = M - r4;                                          \
+        if (m6) BLOCK(6, 2, TAIL, m6, K, A, rsa, csa, B, ldb, C, rsc, j0, last, tail, acc);                  \
+        if (r4) BLOCK(4, 2, TAIL, r4, K, A + m6 * rsa, rsa, csa, B, ldb, C + m6 * rsc, rsc, j0, last, tail, acc); \
+    }
 #define SMALL2_DRIVER(NAME, T, W, BLOCK)                                                                      \
     static T256 void NAME(int64_t M, int64_t N, int64_t K, const T *A, int64_t rsa, int64_t csa, const T *B, \
                           int64_t ldb, T *C, int64_t rsc, int acc) {                                          \
@@ -142,10 +150,10 @@ SMALL2_BLOCK(block2_f64, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd,
                                               _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));                     \
             if (tail == W) {                                                                                  \
                 if (nv == 1) BLOCK(8, 1, 0, M, K, A, rsa, csa, B, ldb, C, rsc, j0, last, tail, acc);          \
-                else BLOCK(6, 2, 0, M, K, A, rsa, csa, B, ldb, C, rsc, j0, last, tail, acc);                  \
+                else SMALL2_ROWS6(BLOCK, 0)                                                                   \
             } else {                                                                                          \
                 if (nv == 1) BLOCK(8, 1, 1, M, K, A, rsa, csa, B, ldb, C, rsc, j0, last, tail, acc);          \
-                else BLOCK(6, 2, 1, M, K, A, rsa, csa, B, ldb, C, rsc, j0, last, tail, acc);                  \
+                else SMALL2_ROWS6(BLOCK, 1)                                                                   \
             }                                                                                                 \
         }                                                                                                     \
     }
