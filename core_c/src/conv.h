@@ -1,7 +1,8 @@
 /* Shared by the convolution files: conv.c (unfold and fold, and the geometry checks),
- * conv2d.c (the op: its tiled unfold + GEMM path and the entry points) and conv_direct.c
- * (its AVX-512 float32 kernels, which never build the unfold); pool.c takes the window
- * geometry. */
+ * conv2d.c (the op: its tiled unfold + GEMM path and the entry points), conv_direct.c
+ * (its AVX-512 float32 kernels, which never build the unfold), conv_weight_grad.c and
+ * conv_taps.c (small planes on the AVX2 kernels, skipping the taps in the padding); pool.c
+ * takes the window geometry. */
 #ifndef PF_CONV_H
 #define PF_CONV_H
 #include "core.h"
@@ -83,7 +84,22 @@ int pf_conv_direct(conv_job *j, int sh, int sw);
  * multiple of nr, itself a multiple of 16). */
 void pf_conv_pack_b(const float *xg, int64_t xsc, int64_t kk, const int32_t *offs, int64_t ltp, int64_t pc,
                     int64_t kcur, int64_t nr, float *bp);
-int pf_conv_grad_x_direct(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx, const conv_job *j);
+/* *done 1 when gx was written: by the per-tap path (conv_taps.c), else, with copy, by a flipped copy
+ * of the weight through pf_conv2d */
+int pf_conv_grad_x_direct(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx, const conv_job *j, int copy,
+                          int *done);
+/* conv_taps.c: the forward of j (x, w, bias, out and the geometry set) on small planes as per-tap
+ * products that skip the taps reading padding (float32, AVX2 kernel set); *done 0, nothing
+ * written, when it does not apply. wflip: j->w is the weight [Kc, M, kh, kw] of the conv whose
+ * input gradient this is, read flipped and transposed. */
+int pf_conv_taps_gemm(conv_job *j, int wflip, int *done);
+/* conv_taps.c: grad_w of j (x, gy and the geometry set) on the same planes as per-tap products over
+ * the positions that read each tap; *done 0, nothing written, when it does not apply. */
+int pf_conv_taps_grad_w(conv_job *j, pf_tensor *grad_w, int *done);
+/* conv2d.c: pf_conv2d of gy with that flipped weight read in place, when the per-tap path takes
+ * it (*done 0 and nothing written otherwise) */
+int pf_conv2d_wflip(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx, int sh, int sw, int ph, int pw, int dh,
+                    int dw, int groups, int *done);
 /* conv_weight_grad.c: grad_w of j (x, gy and the geometry set) as an implicit GEMM, float32 on
  * small planes with enough output channels; *done 0 (nothing written) when it does not apply. */
 int pf_conv_grad_w_implicit(conv_job *j, pf_tensor *grad_w, int *done);

@@ -884,8 +884,10 @@ static int run_job(conv_job *j, int64_t items, pf_team_fn fn) {
     return PF_OK;
 }
 
-int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias, pf_tensor *out, int sh, int sw,
-              int ph, int pw, int dh, int dw, int groups) {
+/* wflip: weight holds the weight of the conv whose input gradient this is ([Kc, M, kh, kw], read
+ * flipped and transposed by the per-tap path); *done 0, nothing written, when that path does not apply */
+static int conv2d_run(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias, pf_tensor *out, int sh,
+                      int sw, int ph, int pw, int dh, int dw, int groups, int wflip, int *done) {
     conv_job j = {0};
     int rc;
     if ((rc = conv_setup("conv2d", x, weight, sh, sw, ph, pw, dh, dw, groups, &j)) != PF_OK) return rc;
@@ -904,6 +906,16 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
         for (int64_t n = 0; n < j.N; n++)
             for (int64_t o = 0; o < j.O; o++)
                 fill_row(&j, j.out + (n * j.O + o) * j.L * j.es, j.L, j.bias ? pf_load_f64(j.bias + o * j.bs * j.es, j.dt) : 0);
+        return PF_OK;
+    }
+#ifdef HAVE_DIRECT
+    { /* small planes on the AVX2 kernels: per-tap products that skip the padding's taps */
+        int taps = 0;
+        if ((rc = pf_conv_taps_gemm(&j, wflip, &taps)) != PF_OK || taps) return rc;
+    }
+#endif
+    if (wflip) {
+        *done = 0;
         return PF_OK;
     }
     int direct = j.dt == PF_FLOAT32 && !strcmp(pf_gemm_path(), "avx512");
@@ -948,6 +960,17 @@ int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias
     rc = run_job(&j, j.dense ? j.ntiles * j.G * j.msub : j.N * j.ntiles, conv_forward_thread);
     pf_free(tab);
     return rc;
+}
+
+int pf_conv2d(const pf_tensor *x, const pf_tensor *weight, const pf_tensor *bias, pf_tensor *out, int sh, int sw,
+              int ph, int pw, int dh, int dw, int groups) {
+    return conv2d_run(x, weight, bias, out, sh, sw, ph, pw, dh, dw, groups, 0, NULL);
+}
+
+int pf_conv2d_wflip(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx, int sh, int sw, int ph, int pw, int dh,
+                    int dw, int groups, int *done) {
+    *done = 1;
+    return conv2d_run(gy, w, NULL, gx, sh, sw, ph, pw, dh, dw, groups, 1, done);
 }
 
 static void expand_rows(void *arg, int64_t i0, int64_t i1) {
@@ -1005,6 +1028,12 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
     j.gy = grad_out->data;
     if ((j.dense = dense_wins(&j, 0))) j.wide = 0;
 #ifdef HAVE_DIRECT
+    if (grad_w) { /* small planes on the AVX2 kernels: per-tap products over the positions that read each tap */
+        int done = 0;
+        if ((rc = pf_conv_taps_grad_w(&j, grad_w, &done)) != PF_OK) return rc;
+        if (done) grad_w = NULL;
+        if (done && !grad_x) return PF_OK;
+    }
     if (grad_w) { /* grad_w as an implicit GEMM: grad_out packed once, B gathered from x */
         int done = 0;
         if ((rc = pf_conv_grad_w_implicit(&j, grad_w, &done)) != PF_OK) return rc;
@@ -1018,12 +1047,15 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
      * micro-kernels would idle. A dense layer with fewer positions than output channels keeps the
      * tiled path: flipping the weight costs about what the product does (512-channel 4x4 at batch
      * 1: 2.6 ms tiled, 3.8 ms flipped). */
-    int flip = !j.dense || j.N * j.L >= j.og;
+    int avx512 = !strcmp(pf_gemm_path(), "avx512"), flip = !j.dense || j.N * j.L >= j.og || !avx512;
     if (grad_x && flip && j.dt == PF_FLOAT32 && j.cg >= 8 && sh == 1 && sw == 1 && ph <= (j.g.kh - 1) * dh && pw <= (j.g.kw - 1) * dw &&
-        j.N && j.L && j.R && (!strcmp(pf_gemm_path(), "avx512") || wide2_takes_grad_x(&j))) {
-        if ((rc = pf_conv_grad_x_direct(grad_out, weight, grad_x, &j)) != PF_OK) return rc;
-        grad_x = NULL;
-        if (!grad_w) return PF_OK;
+        j.N && j.L && j.R && (avx512 || !strcmp(pf_gemm_path(), "avx2"))) {
+        /* on AVX2 the per-tap path (conv_taps.c), else a flipped copy where the wide planes take it */
+        int done = 0;
+        if ((rc = pf_conv_grad_x_direct(grad_out, weight, grad_x, &j, avx512 || wide2_takes_grad_x(&j), &done)) != PF_OK)
+            return rc;
+        if (done) grad_x = NULL;
+        if (done && !grad_w) return PF_OK;
     }
 #endif
     if (grad_w && (j.N == 0 || j.L == 0)) memset(grad_w->data, 0, (size_t)(pf_numel(grad_w) * j.es));

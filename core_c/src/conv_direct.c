@@ -271,8 +271,16 @@ static void flip_rows(void *arg, int64_t c0, int64_t c1) {
     }
 }
 
-int pf_conv_grad_x_direct(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx, const conv_job *j) {
+int pf_conv_grad_x_direct(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx, const conv_job *j, int copy,
+                          int *done) {
     const int64_t kh = j->g.kh, kw = j->g.kw, kk = j->kk, og = j->og;
+    /* the per-tap path reads the weight flipped in place: no copy */
+    pf_tensor wv = {.data = w->data, .dtype = PF_FLOAT32, .ndim = 4, .shape = {j->C, og, kh, kw},
+                    .strides = {og * kk, kk, kw, 1}};
+    int rc = pf_conv2d_wflip(gy, &wv, gx, 1, 1, (int)((kh - 1) * j->g.dh - j->g.ph), (int)((kw - 1) * j->g.dw - j->g.pw),
+                             (int)j->g.dh, (int)j->g.dw, (int)j->G, done);
+    if (rc != PF_OK || *done || !copy) return rc;
+    *done = 1;
     float *wf = pf_alloc((size_t)(j->O * j->R) * sizeof(float));
     if (!wf) return pf_error(PF_ERR_NOMEM, "conv2d_backward: out of memory for the flipped weight");
     /* by the team: a 512-channel 3x3 weight is 9.4 MB, about 2 ms on one thread */
@@ -280,7 +288,7 @@ int pf_conv_grad_x_direct(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx
     pf_parallel_range(pf_threads_for(j->O * j->R), j->C, flip_rows, &f);
     pf_tensor wt = {.data = wf, .dtype = PF_FLOAT32, .ndim = 4, .shape = {j->C, og, kh, kw},
                     .strides = {og * kk, kk, kw, 1}};
-    int rc = pf_conv2d(gy, &wt, NULL, gx, 1, 1, (int)((kh - 1) * j->g.dh - j->g.ph),
+    rc = pf_conv2d(gy, &wt, NULL, gx, 1, 1, (int)((kh - 1) * j->g.dh - j->g.ph),
                        (int)((kw - 1) * j->g.dw - j->g.pw), (int)j->g.dh, (int)j->g.dw, (int)j->G);
     pf_free(wf);
     return rc;

@@ -249,9 +249,11 @@ def test_conv2d_dense_forward_splits_match_torch(xs, ws, stride, padding, groups
             po = F.conv2d(px, pw, pb, stride, padding, 1, groups)
         to = TF.conv2d(tx, tw, tb, stride, padding, 1, groups)
         np.testing.assert_allclose(po.numpy(), to.detach().numpy(), rtol=tol, atol=tol)
-        if xs[0] < 32:  # and the gradients, through the same forward
+        if xs[0] < 32:  # and the gradients, through the same forward; float32 grad_w sums 1,536 products to values
+            # up to 40, where torch's own float32 answer is 2.4e-4 from float64's (pyframe's 8e-5)
+            gtol = tol if dtype == np.float64 else 5e-4
             grads_equal(F.conv2d(px, pw, pb, stride, padding, 1, groups), to, [px, pw, pb], [tx, tw, tb], rtol=tol,
-                        atol=tol)  # fmt: skip
+                        atol=gtol)  # fmt: skip
     finally:
         pf.set_num_threads(before)
 
@@ -343,6 +345,57 @@ def test_conv2d_wide_planes_on_avx2_match_torch(
         assert np.array_equal(gw.numpy(), gw1.numpy())
     finally:
         pf.set_num_threads(before)
+
+
+@pytest.mark.parametrize(
+    "xs, ws, padding, dilation, bias, channels_last",
+    [
+        ((32, 64, 4, 4), (96, 64, 3, 3), 1, 1, True, False),  # 4x4: classes of whole panels (corners, edges)
+        ((8, 48, 7, 7), (64, 48, 3, 3), 1, 1, False, False),  # 7x7 at batch 8: the chain of classes
+        ((3, 64, 7, 7), (72, 64, 3, 3), 1, 1, True, False),  # lanes past the batch's positions
+        ((9, 48, 4, 4), (40, 48, 3, 3), 1, 1, True, True),  # x channels-last
+        ((6, 32, 6, 6), (64, 32, 3, 3), 2, 2, True, False),  # dilation
+        ((6, 32, 5, 5), (64, 32, 3, 3), (0, 2), 1, False, False),  # uneven padding
+        ((16, 32, 5, 5), (64, 32, 3, 3), 0, 1, True, False),  # no padding: one class
+        ((10, 24, 8, 8), (96, 24, 5, 5), 2, 1, True, False),  # 25 taps
+        ((12, 40, 6, 6), (33, 40, 2, 2), 1, 1, True, False),  # an even kernel
+        ((4, 16, 3, 3), (32, 16, 3, 3), 3, 1, True, False),  # padding past the kernel: outputs that are the bias
+    ],
+)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv2d_tap_classes_match_float64(xs, ws, padding, dilation, bias, channels_last, threads):
+    """Small planes (at most 8x8 outputs, 128 positions or more) skip the taps that read padding: output positions
+    in classes by the taps they read (conv_taps.c, on the AVX2 kernels; other kernel sets take other paths).
+    Forward and both gradients (grad_x as the forward of grad_out with the weight read flipped) against float64,
+    and the same bits at any thread count."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = (rng.standard_normal(ws) * 0.05).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32) if bias else None
+    tx, tw = torch.tensor(x, dtype=torch.float64, requires_grad=True), torch.tensor(w, dtype=torch.float64,
+                                                                                   requires_grad=True)  # fmt: skip
+    to = TF.conv2d(tx, tw, None if b is None else torch.tensor(b, dtype=torch.float64), 1, padding, dilation)
+    gy = np.random.default_rng(13).standard_normal(tuple(to.shape)).astype(np.float32)
+    to.backward(torch.tensor(gy, dtype=torch.float64))
+    before = pf.get_num_threads()
+    got = []
+    try:
+        for t in (threads, 1):
+            pf.set_num_threads(t)
+            px = pf.tensor(x)
+            if channels_last:
+                px = px.contiguous(memory_format=pf.channels_last)
+            px.requires_grad_(True)
+            pw = pf.tensor(w, requires_grad=True)
+            po = F.conv2d(px, pw, None if b is None else pf.tensor(b), 1, padding, dilation)
+            po.backward(pf.tensor(gy))
+            got.append((po.detach().numpy(), px.grad.numpy(), pw.grad.numpy()))
+    finally:
+        pf.set_num_threads(before)
+    for ours, ref in zip(got[0], (to.detach().numpy(), tx.grad.numpy(), tw.grad.numpy()), strict=True):
+        np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+    for a, c in zip(got[0], got[1], strict=True):
+        assert np.array_equal(a, c)
 
 
 @pytest.mark.parametrize("how", ["add_", "data", "copy_", "numpy"])
