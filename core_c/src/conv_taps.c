@@ -185,8 +185,8 @@ static int64_t layout_cost(const uint32_t *uniq, const int64_t *cnt, const int64
 static void *sort_positions(taps_job *tj, const int32_t *tab) {
     conv_job *j = tj->j;
     const int64_t L = j->L, kk = tj->kk, nr = tj->nr, N = j->N;
-    uint32_t cls[MAX_L], uniq[MAX_L], all = 0;
-    int64_t nu = 0, cnt[MAX_L] = {0}, byc[MAX_L], chain[MAX_L], used[MAX_L] = {0};
+    uint32_t cls[MAX_L], uniq[MAX_L] = {0}, all = 0; /* zeroed: gcc -O2 cannot see the first nu entries are written */
+    int64_t nu = 0, cnt[MAX_L] = {0}, byc[MAX_L] = {0}, chain[MAX_L] = {0}, used[MAX_L] = {0};
     for (int64_t p = 0; p < L; p++) {
         cls[p] = 0;
         for (int64_t t = 0; t < kk; t++)
