@@ -85,6 +85,11 @@ static inline int64_t pf_ipow(int64_t a, int64_t b, int *err) {
         if (e & 1) r *= base;
     return (int64_t)r; /* wraps on overflow, as torch */
 }
+/* A float to an exponent given as a double: a whole exponent float32 cannot hold (|p| past 2**24) is raised in
+ * double, as float32 would round it to a neighbour of the other parity (-1 ** -(2**31 + 1) would be 1) */
+static inline float pf_powf_scalar(float x, float p, double pd) {
+    return (double)p != pd && pd == nearbyint(pd) ? (float)pow((double)x, pd) : powf(x, p);
+}
 static inline int64_t pf_ifloordiv(int64_t a, int64_t b, int *err) {
     if (b == 0) { *err = 2; return 0; }
     if (b == -1) return (int64_t)(0 - (uint64_t)a);
@@ -193,7 +198,7 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
     X(PF_SQUARE, square, FI, x * x, x * x, (int64_t)((uint64_t)x * (uint64_t)x))                           \
     X(PF_ERF, erf, F, erff(x), erf(x), _)                                                                  \
     X(PF_CLAMP, clamp, FI, pf_minf(pf_maxf(x, p0), p1), pf_mind(pf_maxd(x, p0), p1), pf_iclamp(x, p0, p1)) \
-    X(PF_POW_SCALAR, pow_scalar, FI, powf(x, p0), pow(x, p0), pf_ipow(x, (int64_t)p0, err))                \
+    X(PF_POW_SCALAR, pow_scalar, FI, pf_powf_scalar(x, p0, p0d), pow(x, p0), pf_ipow(x, (int64_t)p0, err))                \
     X(PF_RPOW_SCALAR, rpow_scalar, F, powf(p0, x), pow(p0, x), _)                                          \
     X(PF_ISNAN, isnan, P, x != x, x != x, x != x)                                                          \
     X(PF_ISINF, isinf, P, isinf(x) != 0, isinf(x) != 0, x != x)                                            \
@@ -544,6 +549,10 @@ int pf_binary_scalar(int op, int dtype, const void *a, double s, void *out, int6
     const char *b = (const char *)&v;
     int64_t si = pf_dtype_size[dtype], sb = 0;
     if (op == PF_POW && !scalar_first && s == 2.0) op = PF_MUL, b = a, sb = si; /* x ** 2 is x * x */
+    else if (op == PF_POW && !scalar_first) { /* the exponent stays a double (pf_powf_scalar) */
+        kernel_job j = {.un = unary_table[PF_POW_SCALAR][dtype], .a = a, .o = out, .sa = si, .so = si, .p0 = s};
+        return run_contig(&j, n, binary_name[op]);
+    }
     kernel_job j = {.bin = binary_table[op][dtype], .a = a, .b = b, .o = out, .sa = si, .sb = sb,
                     .so = pf_dtype_size[binary_out_dtype(op, dtype)]};
     if (scalar_first) j.a = b, j.sa = sb, j.b = a, j.sb = si;

@@ -80,6 +80,17 @@ static void test_unary(void) {
     CHECK(pf_unary(PF_EXP, &ti, &tio, 0, 0) == PF_ERR_TYPE, "exp of int64 is a type error");
     CHECK(pf_unary(PF_ISNAN, &ti, &tio, 0, 0) == PF_ERR_TYPE, "predicate needs a bool output");
     CHECK(pf_unary(PF_POW_SCALAR, &ti, &tio, -1, 0) == PF_ERR_RUNTIME, "negative integer power");
+    /* a whole exponent float32 cannot hold keeps its parity: -1 ** -(2**31 + 1) is -1 (float32 would round it to
+     * the even 2**31), both through the unary row and the scalar entry */
+    float pw[3] = {-1.0f, -0.0f, 2.0f}, po[3];
+    int64_t s3[1] = {3};
+    pf_tensor tpw = pf_make(pw, PF_FLOAT32, 1, s3), tpo = pf_make(po, PF_FLOAT32, 1, s3);
+    CHECK_OK(pf_unary(PF_POW_SCALAR, &tpw, &tpo, -2147483649.0, 0));
+    CHECK(po[0] == -1.0f && po[1] == -INFINITY && po[2] == 0.0f, "pow_scalar %g %g %g", po[0], po[1], po[2]);
+    CHECK_OK(pf_binary_scalar(PF_POW, PF_FLOAT32, pw, 33554433.0, po, 3, 0));
+    CHECK(po[0] == -1.0f && po[1] == -0.0f && signbit(po[1]) && po[2] == INFINITY, "pow scalar entry");
+    CHECK_OK(pf_binary_scalar(PF_POW, PF_FLOAT32, pw, 3.0, po, 3, 0));
+    CHECK(po[0] == -1.0f && po[2] == 8.0f, "pow scalar entry, small exponent");
     /* logit: open without eps (NaN outside [0, 1], infinities at its ends); with p1 != 0 clamped to [p0, 1 - p0] */
     double lx[5] = {-0.5, 0.0, 0.25, 1.0, NAN}, ly[5];
     int64_t s5[1] = {5};

@@ -35,7 +35,8 @@ _binary_contig = lib.pf_binary_contig
 _binary_scalar = lib.pf_binary_scalar
 _float64 = _dtype.float64
 _EXACT = 1 << 53  # ints up to this size are exact as the C entry's double
-_F32_EXACT = 1 << 24  # and up to this size as float32
+# whole numbers up to these sizes are exact in each float dtype: pow raises to a larger whole exponent in double
+_WHOLE_EXACT = {"float32": 1 << 24, "bfloat16": 1 << 8, "float16": 1 << 11}
 
 
 # ---- autograd helpers --------------------------------------------------------------------
@@ -539,9 +540,10 @@ def _apply_binary(row: _Binary, a, b, out=None, alpha=1) -> Tensor:
         return wide if out is None else copy_(out, wide)
     a0, b0 = a, b
     a, b = as_tensor_of(a, dt), as_tensor_of(b, dt)
+    exponent = b0 if name == "pow" and _whole_past(b0, dt) else None
     if out is None:
         out = empty_tensor(shape, res)
-        _run_binary(row, a, b, out, alpha)
+        _run_binary(row, a, b, out, alpha, exponent)
     else:
         if grad:  # the derivative reads the operands as they were before the write: a copy of those it reads
             _view_base_check(out, label)
@@ -549,10 +551,10 @@ def _apply_binary(row: _Binary, a, b, out=None, alpha=1) -> Tensor:
             a = cast(a, dt) if a is a0 and ka is not None else a
             b = cast(b, dt) if kb is not None and b is b0 and isinstance(b, Tensor) and shares_memory(out, b) else b
         if out.dtype is res and not overlaps(out, a) and not overlaps(out, b):
-            _run_binary(row, a, b, out, alpha)
+            _run_binary(row, a, b, out, alpha, exponent)
         else:
             tmp = empty_tensor(shape, res)
-            _run_binary(row, a, b, tmp, alpha)
+            _run_binary(row, a, b, tmp, alpha, exponent)
             check(lib.pf_copy(tmp._d(), out._d()))
         out._bump()
     if grad:
@@ -560,9 +562,21 @@ def _apply_binary(row: _Binary, a, b, out=None, alpha=1) -> Tensor:
     return out
 
 
-def _run_binary(row: _Binary, a: Tensor, b: Tensor, out: Tensor, alpha) -> None:
+def _whole_past(e, dt) -> bool:
+    """Whether ``e`` is a Python whole number too large for float dtype ``dt`` to hold exactly."""
+    limit = _WHOLE_EXACT.get(dt.name)
+    if limit is None or type(e) not in (int, float) or -limit <= e <= limit:
+        return False
+    return -(2**1024) < e < 2**1024 if type(e) is int else e.is_integer()  # a larger int is no double: the usual error
+
+
+def _run_binary(row: _Binary, a: Tensor, b: Tensor, out: Tensor, alpha, exponent=None) -> None:
     """The C pass of ``out = a op b``; with ``alpha`` (add, sub) ``a +- alpha * b`` as torch's fused multiply-add:
-    one pass and one rounding, with no tensor of ``alpha * b`` in between."""
+    one pass and one rounding, with no tensor of ``alpha * b`` in between. ``exponent`` (pow): the Python whole
+    number ``b`` rounds, raised to as a double, which keeps its parity (-1 ** -(2**31 + 1) is -1, not 1)."""
+    if exponent is not None:
+        check(lib.pf_unary(lib.PF_POW_SCALAR, a._d(), out._d(), float(exponent), 0.0))
+        return
     if alpha == 1:
         check(lib.pf_binary(row.op, a._d(), b._d(), out._d()))
         return
@@ -714,12 +728,6 @@ def pow(input, exponent, out=None) -> Tensor:  # noqa: A001, A002 - torch's name
     if (type(exponent) is float and (exponent == 0.5 or exponent == -0.5) and type(input) is Tensor
             and input.dtype.is_floating_point):  # fmt: skip
         return (sqrt if exponent == 0.5 else rsqrt)(input, out=out)
-    if (type(exponent) is int and not -_F32_EXACT <= exponent <= _F32_EXACT and type(input) is Tensor
-            and input.dtype.is_floating_point and input.dtype is not _float64):  # fmt: skip
-        # torch raises to a Python number in double; the float kernels' float32 exponent would round a large
-        # integer to a neighbour, of the other parity too (-1 ** -2147483649 gave 1, not -1)
-        y = _pow_row(input.double(), exponent, None)
-        return y.to(input.dtype) if out is None else _pow_row(y, 1, out)  # x ** 1 is x: out's checks and cast
     return _pow_row(input, exponent, out)
 
 
