@@ -11,6 +11,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "core.h"
 
 /* Philox4x32-10 on PB consecutive counters at once: kept as arrays so the compiler turns
@@ -224,7 +225,8 @@ DEFINE_PHILOX(8)
 DEFINE_BERNOULLI(16, __attribute__((target_clones("avx512f", "default"))))
 DEFINE_BERNOULLI(8, __attribute__((target("avx2"))))
 void pf_bernoulli_bytes(uint64_t seed, uint64_t e0, int64_t n, double prob, unsigned char *out) {
-    if (!__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2")) bernoulli_bytes8(seed, e0, n, prob, out);
+    /* the kernel set the GEMM chose (pf_gemm_select): forcing "avx2" runs the 8-lane words on any machine */
+    if (!strcmp(pf_gemm_path(), "avx2")) bernoulli_bytes8(seed, e0, n, prob, out);
     else bernoulli_bytes16(seed, e0, n, prob, out);
 }
 #else

@@ -214,3 +214,16 @@ def test_fused_dropout_core_checks():
         check(lib.pf_dropout(pf.int32.code, x._ptr, y._ptr, keep._ptr, 8, 0.5, 0, 0))
     with pytest.raises(ValueError, match="negative element count"):
         check(lib.pf_dropout_backward(x.dtype.code, x._ptr, keep._ptr, y._ptr, -1, 0.5))
+
+
+@pytest.mark.parametrize("path", [b"avx2", b"portable"])
+def test_dropout_mask_is_the_same_on_every_kernel_set(path, restore_gemm, restore_seed):
+    # the AVX2 set draws its Philox words 8 lanes at a time, the others 16: the same stream, so the same mask
+    if not restore_gemm.pf_cpu_supports(path):
+        pytest.skip(f"this CPU has no {path.decode()} kernels")
+    x = pf.ones(1000, 37)
+    pf.manual_seed(7)
+    auto = F.dropout(x, 0.4).numpy()
+    assert restore_gemm.pf_gemm_select(path) == 0
+    pf.manual_seed(7)
+    np.testing.assert_array_equal(F.dropout(x, 0.4).numpy(), auto)
