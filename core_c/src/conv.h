@@ -89,7 +89,8 @@ void pf_conv_pack_b(const float *xg, int64_t xsc, int64_t kk, const int32_t *off
 int pf_conv_grad_x_direct(const pf_tensor *gy, const pf_tensor *w, pf_tensor *gx, const conv_job *j, int copy,
                           int *done);
 /* conv_taps.c: the forward of j (x, w, bias, out and the geometry set) on small planes as per-tap
- * products that skip the taps reading padding (float32, AVX2 kernel set); *done 0, nothing
+ * products that skip the taps reading padding, or (not wflip) at most 64 output positions in the
+ * batch, any stride, with the weight read in place (float32, AVX2 kernel set); *done 0, nothing
  * written, when it does not apply. wflip: j->w is the weight [Kc, M, kh, kw] of the conv whose
  * input gradient this is, read flipped and transposed. */
 int pf_conv_taps_gemm(conv_job *j, int wflip, int *done);

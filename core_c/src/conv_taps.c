@@ -15,7 +15,9 @@
  * weight gradient (at the end) runs K over the positions that read each tap.
  *
  * Each output element is one thread's, summed over taps and K blocks in a fixed order, and tiles
- * are fixed by the shapes: results do not depend on the thread count. */
+ * are fixed by the shapes (cut to equal work, see cost_cuts): results do not depend on the thread
+ * count. Batches of at most 64 output positions (the late layers at batch 1) take rows_gemm
+ * instead: the weight read in place, never packed. */
 #include "conv.h"
 #ifdef HAVE_DIRECT
 #include <immintrin.h>
@@ -31,6 +33,7 @@ typedef struct {
     conv_job *j;
     int wflip;
     int64_t M, Kc, kk, L, NL, nr, kc, nparts, prow, npanel, ntiles, tpan, ldc;
+    int64_t *cut;     /* [ntiles + 1]: tile i is panels [cut[i], cut[i + 1]) */
     size_t pack_each; /* bytes per pack: [kk][nparts] packs */
     char *packs;
     int32_t *offs;    /* [kk][npanel * nr]: where lane i reads x for tap t (-1: zero) */
@@ -108,7 +111,7 @@ static void taps_thread(void *arg, int t_, int T) {
     pf_split(tj->ntiles, t_, T, &i0, &i1);
     for (int64_t tile = i0; tile < i1; tile++) {
         int64_t pa, pb;
-        pf_split(tj->npanel, (int)tile, (int)tj->ntiles, &pa, &pb);
+        pa = tj->cut[tile], pb = tj->cut[tile + 1];
         uint64_t written = 0; /* panels of the tile (at most 64) holding a first product */
         for (int64_t t = 0; t < tj->kk; t++) {
             uint32_t bit = 1u << t;
@@ -250,8 +253,177 @@ static void *sort_positions(taps_job *tj, const int32_t *tab) {
     return buf;
 }
 
+/* A panel's work in cost_cuts: its taps' products, plus about 3 taps' worth for what a panel costs however many taps
+ * it reads (its gathers' and GEMM calls' ends, its scatter out). Measured per thread at 2 threads, 8x8 at batch 32:
+ * weighing the taps alone left the thread with the edge and corner classes 8% behind. */
+static inline int64_t panel_cost(uint32_t mask) { return __builtin_popcount(mask) + 3; }
+
+/* Cuts npanel panels into ntiles tiles of near equal work into cut (tile i: panels [cut[i], cut[i + 1])), each at
+ * most 64 panels (the tile's bitmasks); returns the longest tile's panels. Fixed by the shapes, never by the thread
+ * count, so the results are too. Equal panel counts gave one of two threads 62% of the tap-panels at 7x7 and batch
+ * 8 (the interior class, 9 taps, comes first; corners read 4) and 60% at 8x8 and batch 32. */
+static int64_t cost_cuts(const uint32_t *pmask, int64_t npanel, int64_t ntiles, int64_t *cut) {
+    int64_t total = 0, acc = 0, p = 0, most = 0;
+    for (int64_t q = 0; q < npanel; q++) total += panel_cost(pmask[q]);
+    cut[0] = 0;
+    for (int64_t i = 1; i < ntiles; i++) {
+        int64_t goal = total * i / ntiles; /* take panels while the tile's end stays nearer its goal */
+        while (p < npanel - (ntiles - i) && 2 * (acc + panel_cost(pmask[p])) <= 2 * goal + panel_cost(pmask[p]))
+            acc += panel_cost(pmask[p]), p++;
+        if (p <= cut[i - 1]) acc += panel_cost(pmask[p]), p++; /* at least one panel */
+        cut[i] = p;
+    }
+    cut[ntiles] = npanel;
+    for (int64_t i = 0; i < ntiles; i++) most = cut[i + 1] - cut[i] > most ? cut[i + 1] - cut[i] : most;
+    if (most <= 64) return most;
+    for (int64_t i = 0; i <= ntiles; i++) cut[i] = npanel * i / ntiles; /* equal panel counts */
+    return (npanel + ntiles - 1) / ntiles;
+}
+
+/* ---- a few positions: the weight read in place ----------------------------------------------
+ * At batch 1 the late layers have 16 (4x4) or 64 (8x8) output positions: a product of a large
+ * weight [og, R] (9.4 MB for 512 x 512 x 3 x 3) by a thin unfold [R, P], where the blocked
+ * GEMM's per-call weight pack (a transposing copy, written and read again) cost as much as the
+ * product. Here the unfold is gathered once into xt [R, ldx] (ldx: P rounded up to 8, zeros past
+ * P), and each thread streams its rows of the weight from memory once, broadcast per element, into
+ * 6 x 16 (or 12 x 8) register tiles over K blocks of RW_KC, its C tile on the stack. Any stride,
+ * dilation and kernel size (the unfold reads the tap table). Each output element is one tile's,
+ * K in order: the same bits at any thread count. */
+#define RW_MAXP 64 /* positions: 8x8 at batch 1, 4x4 up to batch 4 */
+#define RW_NB 48   /* rows of the weight per C tile */
+#define RW_KC 384  /* K per pass over a tile (as gemm_small.c's x W^T) */
+
+typedef struct {
+    const conv_job *j;
+    int64_t P, ldx;
+    const int32_t *offs; /* [kk, ldx]: where lane i reads x for tap t (-1: a zero) */
+    float *xt;           /* [R, ldx] */
+} rows_job;
+
+/* rows [c0 * kk, c1 * kk) of xt: channel c's tap t at lane i */
+static TA2 void rows_unfold(void *arg, int64_t c0, int64_t c1) {
+    const rows_job *r = arg;
+    const conv_job *j = r->j;
+    const int64_t kk = j->kk, ldx = r->ldx;
+    const __m256i neg = _mm256_set1_epi32(-1);
+    for (int64_t c = c0; c < c1; c++) {
+        const float *xc = (const float *)j->x + c * j->xsc;
+        for (int64_t t = 0; t < kk; t++) {
+            const int32_t *ix = r->offs + t * ldx;
+            float *d = r->xt + (c * kk + t) * ldx;
+            for (int64_t l = 0; l < ldx; l += 8) {
+                __m256i o = _mm256_loadu_si256((const __m256i *)(ix + l));
+                __m256 m = _mm256_castsi256_ps(_mm256_cmpgt_epi32(o, neg));
+                _mm256_storeu_ps(d + l, _mm256_mask_i32gather_ps(_mm256_setzero_ps(), xc, o, m, 4));
+            }
+        }
+    }
+}
+
+/* ct[r, 0 .. 8 NV) (=|+=) sum over kc of w[r, k] xt[k, ..], rows r < MR (past nr: reread, not stored) */
+#define RW_TILE(MR, NV)                                                                                           \
+    static inline __attribute__((always_inline)) TA2 void rw_tile_##MR##_##NV(                                    \
+        int nr, int64_t kc, const float *w, int64_t ldw, const float *xt, int64_t ldx, float *ct, int first) {  \
+        const float *wr[MR];                                                                                      \
+        for (int r = 0; r < MR; r++) wr[r] = w + (r < nr ? r : 0) * ldw;                                          \
+        __m256 c[MR][NV];                                                                                         \
+        _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++)                                                     \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++)                                                  \
+            c[r][v] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(ct + r * ldx + 8 * v);                       \
+        for (int64_t k = 0; k < kc; k++) {                                                                        \
+            __m256 b[NV];                                                                                         \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) b[v] = _mm256_loadu_ps(xt + k * ldx + 8 * v);    \
+            _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++) {                                               \
+                __m256 a = _mm256_broadcast_ss(wr[r] + k);                                                        \
+                _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) c[r][v] = _mm256_fmadd_ps(a, b[v], c[r][v]); \
+            }                                                                                                     \
+        }                                                                                                         \
+        _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++) {                                                   \
+            if (r >= nr) break;                                                                                   \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) _mm256_storeu_ps(ct + r * ldx + 8 * v, c[r][v]); \
+        }                                                                                                         \
+    }
+RW_TILE(6, 2)
+RW_TILE(12, 1)
+
+/* thread t_'s rows of the output: whole tiles of 6 rows, in C tiles of RW_NB */
+static TA2 void rows_thread(void *arg, int t_, int T) {
+    const rows_job *r = arg;
+    const conv_job *j = r->j;
+    const int64_t M = j->og, K = j->R, ldx = r->ldx, L = j->L, c1 = ldx / 16 * 16;
+    const float *W = (const float *)j->w, *bias = (const float *)j->bias;
+    float *out = (float *)j->out;
+    _Alignas(32) float ct[RW_NB * RW_MAXP];
+    int64_t u0, u1;
+    pf_split((M + 5) / 6, t_, T, &u0, &u1);
+    const int64_t rend = u1 * 6 < M ? u1 * 6 : M;
+    for (int64_t j0 = u0 * 6; j0 < rend; j0 += RW_NB) {
+        const int64_t nb = rend - j0 < RW_NB ? rend - j0 : RW_NB;
+        for (int64_t k0 = 0; k0 < K; k0 += RW_KC) {
+            const int64_t kc = K - k0 < RW_KC ? K - k0 : RW_KC;
+            const float *xk = r->xt + k0 * ldx;
+            for (int64_t r0 = 0; c1 && r0 < nb; r0 += 6) {
+                int nr = nb - r0 < 6 ? (int)(nb - r0) : 6;
+                const float *w = W + (j0 + r0) * K + k0;
+                for (int64_t c0 = 0; c0 < c1; c0 += 16)
+                    rw_tile_6_2(nr, kc, w, K, xk + c0, ldx, ct + r0 * ldx + c0, k0 == 0);
+            }
+            for (int64_t r0 = 0; c1 < ldx && r0 < nb; r0 += 12) {
+                int nr = nb - r0 < 12 ? (int)(nb - r0) : 12;
+                rw_tile_12_1(nr, kc, W + (j0 + r0) * K + k0, K, xk + c1, ldx, ct + r0 * ldx + c1, k0 == 0);
+            }
+        }
+        for (int64_t m = 0; m < nb; m++) {
+            const float b = bias ? bias[(j0 + m) * j->bs] : 0.0f;
+            for (int64_t n = 0; n < j->N; n++) {
+                const float *c = ct + m * ldx + n * L;
+                float *o = out + (n * j->O + j0 + m) * L;
+                if (bias)
+                    for (int64_t p = 0; p < L; p++) o[p] = c[p] + b;
+                else
+                    memcpy(o, c, (size_t)L * sizeof(float));
+            }
+        }
+    }
+}
+
+/* The forward of j by rows_thread when the batch has at most RW_MAXP output positions; *done 0 (nothing
+ * written) when it does not apply. */
+static int rows_gemm(conv_job *j, int *done) {
+    const int64_t P = j->N * j->L, kk = j->kk, ldx = (P + 7) / 8 * 8;
+    if (P > RW_MAXP || P < 8 || j->og < 16 || j->R < 64 || j->xsn < 0 || j->xsc < 0) return PF_OK;
+    if (j->N * j->xsn + j->C * j->xsc >= INT32_MAX) return PF_OK;
+    int32_t *tab = pf_conv_taps(j, 0);
+    if (!tab) return PF_OK;
+    j->tab = j->tabg = NULL;
+    int32_t *offs = pf_alloc((size_t)(kk * ldx) * sizeof(int32_t));
+    float *xt = pf_alloc((size_t)(j->R * ldx) * sizeof(float));
+    int rc = PF_OK;
+    if (!offs || !xt) {
+        rc = pf_error(PF_ERR_NOMEM, "conv2d: out of memory for the unfold");
+    } else {
+        for (int64_t t = 0; t < kk; t++)
+            for (int64_t i = 0; i < ldx; i++) {
+                int32_t s = i < P ? tab[t * j->L + i % j->L] : -1;
+                offs[t * ldx + i] = s < 0 ? -1 : (int32_t)(i / j->L * j->xsn + s);
+            }
+        rows_job r = {.j = j, .P = P, .ldx = ldx, .offs = offs, .xt = xt};
+        pf_parallel_range(pf_threads_for(j->R * ldx), j->C, rows_unfold, &r);
+        int nt = pf_threads_for(j->O * P * j->R / 4);
+        if (nt > (j->og + 5) / 6) nt = (int)((j->og + 5) / 6);
+        pf_run_team(nt, rows_thread, &r);
+        *done = 1;
+    }
+    pf_free(xt);
+    pf_free(offs);
+    pf_free(tab);
+    return rc;
+}
+
 int pf_conv_taps_gemm(conv_job *j, int wflip, int *done) {
     *done = 0;
+    if (!wflip && j->dt == PF_FLOAT32 && j->G == 1 && !strcmp(pf_gemm_path(), "avx2") && j->N * j->L <= RW_MAXP)
+        return rows_gemm(j, done);
     int64_t N = j->N, L = j->L, kk = j->kk;
     if (j->dt != PF_FLOAT32 || j->G != 1 || L > MAX_L || kk > MAX_TAPS || kk < 2 || j->og < 32 || j->cg < 16 ||
         j->g.sh != 1 || j->g.sw != 1 || j->xsn < 0 || j->xsc < 0 || strcmp(pf_gemm_path(), "avx2"))
@@ -287,14 +459,18 @@ int pf_conv_taps_gemm(conv_job *j, int wflip, int *done) {
     tj.prow = ((tj.M + tj.nparts - 1) / tj.nparts + 11) / 12 * 12;
     tj.nparts = (tj.M + tj.prow - 1) / tj.prow;
     tj.pack_each = (pf_gemm_pack_bytes(PF_FLOAT32, tj.prow, tj.Kc) + 63) & ~(size_t)63;
-    /* tiles of about B_BYTES of B per K block, at most 64 panels; an even number when few */
+    /* tiles of about B_BYTES of B per K block, at most 64 panels, of equal work and an even number (2 threads) */
     tj.tpan = B_BYTES / (tj.kc * nr * 4);
     if (tj.tpan < 1) tj.tpan = 1;
     if (tj.tpan > 64) tj.tpan = 64;
     tj.ntiles = (tj.npanel + tj.tpan - 1) / tj.tpan;
-    if (tj.ntiles > 1 && tj.ntiles < 8 && tj.ntiles % 2) tj.ntiles++;
+    if (tj.ntiles > 1 && tj.ntiles % 2) tj.ntiles++;
     if (tj.ntiles > tj.npanel) tj.ntiles = tj.npanel;
-    tj.tpan = (tj.npanel + tj.ntiles - 1) / tj.ntiles;
+    if (!(tj.cut = pf_alloc((size_t)(tj.ntiles + 1) * sizeof(int64_t)))) {
+        pf_free(pos);
+        return pf_error(PF_ERR_NOMEM, "conv2d: out of memory for the tiles");
+    }
+    tj.tpan = cost_cuts(tj.pmask, tj.npanel, tj.ntiles, tj.cut);
     tj.ldc = tj.tpan * nr + 16; /* rows 64 bytes past the tile: see conv2d.c's dense_ldc */
     tj.ws_each = (((size_t)((tj.kc * tj.tpan * nr + 15) & ~(int64_t)15) + (size_t)(tj.M * tj.ldc)) * 4 + 63) & ~(size_t)63;
     int nt = pf_threads_for(N * j->O * L * j->R / 4);
@@ -314,6 +490,7 @@ int pf_conv_taps_gemm(conv_job *j, int wflip, int *done) {
     }
     pf_free(tj.ws);
     pf_free(tj.packs);
+    pf_free(tj.cut);
     pf_free(pos);
     return rc;
 }

@@ -363,18 +363,48 @@ def test_conv2d_wide_planes_on_avx2_match_torch(
     ],
 )
 @pytest.mark.parametrize("threads", [1, 2])
-def test_conv2d_tap_classes_match_float64(xs, ws, padding, dilation, bias, channels_last, threads):
+def test_conv2d_tap_classes_match_float64(xs, ws, padding, dilation, bias, channels_last, threads, restore_gemm):
     """Small planes (at most 8x8 outputs, 128 positions or more) skip the taps that read padding: output positions
-    in classes by the taps they read (conv_taps.c, on the AVX2 kernels; other kernel sets take other paths).
+    in classes by the taps they read (conv_taps.c, on the AVX2 kernels, forced where the CPU has them).
     Forward and both gradients (grad_x as the forward of grad_out with the weight read flipped) against float64,
     and the same bits at any thread count."""
+    if restore_gemm.pf_cpu_supports(b"avx2"):
+        assert restore_gemm.pf_gemm_select(b"avx2") == 0
+    _check_conv_float64(xs, ws, 1, padding, dilation, bias, channels_last, threads)
+
+
+@pytest.mark.parametrize(
+    "xs, ws, stride, padding, bias, channels_last",
+    [
+        ((1, 512, 4, 4), (512, 512, 3, 3), 1, 1, False, False),  # CIFAR ResNet-18's layer4 at batch 1
+        ((1, 256, 8, 8), (256, 256, 3, 3), 1, 1, True, False),  # its layer3: 64 positions
+        ((1, 256, 8, 8), (512, 256, 3, 3), 2, 1, False, False),  # stride 2 down to 4x4
+        ((1, 256, 8, 8), (512, 256, 1, 1), 2, 0, False, True),  # the 1x1 shortcut, x channels-last
+        ((1, 40, 7, 7), (50, 40, 3, 3), 1, 1, True, False),  # 49 positions: the last 8 lanes in 12-row tiles
+        ((3, 24, 4, 4), (17, 24, 3, 3), 1, 1, True, True),  # batch 3: 48 positions; rows past whole tiles
+        ((1, 16, 5, 5), (20, 16, 3, 3), 2, 1, True, False),  # 9 positions
+    ],
+)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv2d_few_positions_on_avx2_match_float64(
+    xs, ws, stride, padding, bias, channels_last, threads, restore_gemm
+):
+    """At most 64 output positions in the batch (the late layers at batch 1): the weight read in place, no pack
+    (conv_taps.c's rows_gemm, on the AVX2 kernels, forced where the CPU has them). Forward and both gradients
+    against float64, and the same bits at any thread count."""
+    if restore_gemm.pf_cpu_supports(b"avx2"):
+        assert restore_gemm.pf_gemm_select(b"avx2") == 0
+    _check_conv_float64(xs, ws, stride, padding, 1, bias, channels_last, threads)
+
+
+def _check_conv_float64(xs, ws, stride, padding, dilation, bias, channels_last, threads):
     rng = np.random.default_rng(12)
     x = rng.standard_normal(xs).astype(np.float32)
     w = (rng.standard_normal(ws) * 0.05).astype(np.float32)
     b = rng.standard_normal(ws[0]).astype(np.float32) if bias else None
     tx, tw = torch.tensor(x, dtype=torch.float64, requires_grad=True), torch.tensor(w, dtype=torch.float64,
                                                                                    requires_grad=True)  # fmt: skip
-    to = TF.conv2d(tx, tw, None if b is None else torch.tensor(b, dtype=torch.float64), 1, padding, dilation)
+    to = TF.conv2d(tx, tw, None if b is None else torch.tensor(b, dtype=torch.float64), stride, padding, dilation)
     gy = np.random.default_rng(13).standard_normal(tuple(to.shape)).astype(np.float32)
     to.backward(torch.tensor(gy, dtype=torch.float64))
     before = pf.get_num_threads()
@@ -387,7 +417,7 @@ def test_conv2d_tap_classes_match_float64(xs, ws, padding, dilation, bias, chann
                 px = px.contiguous(memory_format=pf.channels_last)
             px.requires_grad_(True)
             pw = pf.tensor(w, requires_grad=True)
-            po = F.conv2d(px, pw, None if b is None else pf.tensor(b), 1, padding, dilation)
+            po = F.conv2d(px, pw, None if b is None else pf.tensor(b), stride, padding, dilation)
             po.backward(pf.tensor(gy))
             got.append((po.detach().numpy(), px.grad.numpy(), pw.grad.numpy()))
     finally:
