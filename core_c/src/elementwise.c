@@ -714,10 +714,29 @@ typedef struct {
     size_t es;
 } fill_job;
 
+/* A contiguous run is one typed loop over a local copy of the element: through move_elem gcc had to read the
+ * element again after every store (a store through d might change it, as far as it knows), so a zeros() of
+ * 700 x 2000 float32 took 2.3 ms, a fifth of memset's speed, in the LSTM model's loss and embedding backward. */
+#define FILL_RUN(T)                                                                                   \
+    {                                                                                                 \
+        T v, *p = (T *)d;                                                                             \
+        memcpy(&v, j->elem, sizeof v);                                                                \
+        for (int64_t i = 0; i < len; i++) p[i] = v;                                                   \
+        return;                                                                                       \
+    }
 static void fill_walk(void *arg, const int64_t *off, const int64_t *inner, int64_t len) {
     const fill_job *j = arg;
-    for (int64_t i = 0; i < len; i++) move_elem(j->d + off[0] + i * inner[0], j->elem, j->es);
+    char *d = j->d + off[0];
+    if (inner[0] == (int64_t)j->es) switch (j->es) {
+        case 1: memset(d, *(const unsigned char *)j->elem, (size_t)len); return;
+        case 2: FILL_RUN(uint16_t)
+        case 4: FILL_RUN(uint32_t)
+        case 8: FILL_RUN(uint64_t)
+        default: break;
+        }
+    for (int64_t i = 0; i < len; i++) move_elem(d + i * inner[0], j->elem, j->es);
 }
+#undef FILL_RUN
 
 int pf_fill(pf_tensor *dst, double value, int64_t ivalue) {
     int rc;

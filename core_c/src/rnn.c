@@ -516,20 +516,22 @@ static inline __attribute__((always_inline)) T256 void cell_block2_w(const int f
 #define LD8(p) (full ? _mm256_loadu_ps(p) : _mm256_maskload_ps((p), m))
 #define ST8(p, v) (full ? _mm256_storeu_ps((p), (v)) : _mm256_maskstore_ps((p), m, (v)))
     __m256 bi = LD8(b), bf = LD8(b + H), bg = LD8(b + 2 * H), bo = LD8(b + 3 * H);
+    /* the gates of every row first, then c and h: each row's c -> tanh(c) -> h chain waited on its own gates, and
+     * the next row's gates could not start until the window had room (the cell was twice its instruction count) */
     for (int64_t n = 0; n < N; n++) {
         const float *x = xw + n * 4 * H, *y = hw + n * 4 * UB2;
         float *a = act + n * 4 * H;
-        __m256 i = sigmoid8(_mm256_add_ps(_mm256_add_ps(LD8(x), _mm256_loadu_ps(y)), bi));
-        __m256 f = sigmoid8(_mm256_add_ps(_mm256_add_ps(LD8(x + H), _mm256_loadu_ps(y + UB2)), bf));
-        __m256 g = tanh8(_mm256_add_ps(_mm256_add_ps(LD8(x + 2 * H), _mm256_loadu_ps(y + 2 * UB2)), bg));
-        __m256 o = sigmoid8(_mm256_add_ps(_mm256_add_ps(LD8(x + 3 * H), _mm256_loadu_ps(y + 3 * UB2)), bo));
+        ST8(a, sigmoid8(_mm256_add_ps(_mm256_add_ps(LD8(x), _mm256_loadu_ps(y)), bi)));
+        ST8(a + H, sigmoid8(_mm256_add_ps(_mm256_add_ps(LD8(x + H), _mm256_loadu_ps(y + UB2)), bf)));
+        ST8(a + 2 * H, tanh8(_mm256_add_ps(_mm256_add_ps(LD8(x + 2 * H), _mm256_loadu_ps(y + 2 * UB2)), bg)));
+        ST8(a + 3 * H, sigmoid8(_mm256_add_ps(_mm256_add_ps(LD8(x + 3 * H), _mm256_loadu_ps(y + 3 * UB2)), bo)));
+    }
+    for (int64_t n = 0; n < N; n++) {
+        const float *a = act + n * 4 * H;
+        __m256 i = LD8(a), f = LD8(a + H), g = LD8(a + 2 * H), o = LD8(a + 3 * H);
         __m256 cv = _mm256_fmadd_ps(f, LD8(cp + n * H), _mm256_mul_ps(i, g));
         ST8(c + n * H, cv);
         ST8(h + n * H, _mm256_mul_ps(o, tanh8(cv)));
-        ST8(a, i);
-        ST8(a + H, f);
-        ST8(a + 2 * H, g);
-        ST8(a + 3 * H, o);
     }
 #undef LD8
 #undef ST8
