@@ -38,6 +38,7 @@ typedef struct {
     pf_tensor *out, *pw, *gq, *gk, *gv;
     unsigned char *keep; /* the dropout mask [nb, L, S], written forward and read back */
     int causal, small; /* small: forward through small_scores / small_out */
+    int rows8;         /* float32 row passes in AVX2 (softmax_rows8, dsoftmax_rows8) */
     int64_t nb;
     double scale, drop; /* drop: the dropout probability, 0 for none */
     uint64_t seed, offset;
@@ -158,6 +159,127 @@ static T256 void small_out(const att_args *a, const float *W, int64_t ws, const 
         }
     }
 }
+
+/* pf_expf in AVX2 lanes, operation for operation (no contraction: the same bits as its scalar and
+ * gcc-vectorized forms) */
+static inline __attribute__((always_inline)) T256 __m256 exp8(__m256 x) {
+    const __m256 hi = _mm256_set1_ps(88.72283935546875f), lo = _mm256_set1_ps(-103.97208f);
+    __m256 xc = _mm256_blendv_ps(lo, _mm256_blendv_ps(hi, x, _mm256_cmp_ps(x, hi, _CMP_LT_OQ)),
+                                 _mm256_cmp_ps(x, lo, _CMP_GT_OQ));
+    const __m256 big = _mm256_set1_ps(12582912.f);
+    __m256 n = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)), big), big);
+    __m256 r = _mm256_add_ps(_mm256_sub_ps(xc, _mm256_mul_ps(n, _mm256_set1_ps(0.693359375f))),
+                             _mm256_mul_ps(n, _mm256_set1_ps(2.12194440e-4f)));
+    __m256 p = _mm256_set1_ps(1.9875691500E-4f);
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.3981999507E-3f));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(8.3334519073E-3f));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(4.1665795894E-2f));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.6666665459E-1f));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201E-1f));
+    p = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(p, r), r), r), _mm256_set1_ps(1.0f));
+    __m256i e = _mm256_cvttps_epi32(n), e1 = _mm256_srai_epi32(_mm256_add_epi32(e, _mm256_srli_epi32(e, 31)), 1);
+    __m256i e2 = _mm256_sub_epi32(e, e1), b127 = _mm256_set1_epi32(127);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e1, b127), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e2, b127), 23));
+    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+/* keep's 8 bytes at kr as a lane mask */
+static inline __attribute__((always_inline)) T256 __m256 keep8(const unsigned char *kr) {
+    __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)kr));
+    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(b, _mm256_setzero_si256()));
+}
+
+/* lane l of v over lanes 0..7 in order: the row's reductions start from their 8 lane partials */
+static inline __attribute__((always_inline)) T256 float hsum8(__m256 v) {
+    _Alignas(32) float t[8];
+    _mm256_store_ps(t, v);
+    return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+}
+
+/* softmax_rows_f32 on an AVX2 machine: gcc kept its max scalar (a compare and branch per key) */
+static T256 void softmax_rows8(const att_args *a, float *P, int64_t ps, const unsigned char *keep, float *d,
+                               int64_t i0, int64_t br, int64_t ns, int64_t S) {
+    float sc = (float)a->scale, inv = (float)(1.0 / (1.0 - a->drop));
+    __m256 vsc = _mm256_set1_ps(sc), vinv = _mm256_set1_ps(inv);
+    for (int64_t r = 0; r < br; r++) {
+        float *restrict x = P + r * ps;
+        int64_t ni = seen(a, i0 + r, S), nv = ni / 8 * 8;
+        __m256 vm = _mm256_set1_ps(-INFINITY), vs = _mm256_setzero_ps();
+        for (int64_t j = 0; j < nv; j += 8) {
+            __m256 y = _mm256_mul_ps(_mm256_loadu_ps(x + j), vsc);
+            _mm256_storeu_ps(x + j, y);
+            vm = _mm256_max_ps(y, vm); /* y > m ? y : m, as the scalar form */
+        }
+        _Alignas(32) float t[8];
+        _mm256_store_ps(t, vm);
+        float m = -INFINITY, sum = 0;
+        for (int l = 0; l < 8; l++) m = t[l] > m ? t[l] : m;
+        for (int64_t j = nv; j < ni; j++) x[j] *= sc, m = x[j] > m ? x[j] : m;
+        if (m == -INFINITY) m = 0; /* all -inf scores: exp gives 0s, 0/0 below gives NaN as torch */
+        __m256 vmax = _mm256_set1_ps(m);
+        for (int64_t j = 0; j < nv; j += 8) {
+            __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j), vmax));
+            _mm256_storeu_ps(x + j, e);
+            vs = _mm256_add_ps(vs, e);
+        }
+        for (int64_t j = nv; j < ni; j++) x[j] = pf_expf(x[j] - m), sum += x[j];
+        sum += hsum8(vs);
+        __m256 vis = _mm256_set1_ps(1.0f / sum);
+        float *restrict dr = keep ? d + r * S : NULL;
+        const unsigned char *kr = keep ? keep + r * S : NULL;
+        for (int64_t j = 0; j < nv; j += 8) {
+            __m256 w = _mm256_mul_ps(_mm256_loadu_ps(x + j), vis);
+            _mm256_storeu_ps(x + j, w);
+            if (dr) _mm256_storeu_ps(dr + j, _mm256_and_ps(_mm256_mul_ps(w, vinv), keep8(kr + j)));
+        }
+        float is = 1.0f / sum;
+        for (int64_t j = nv; j < ni; j++) {
+            x[j] *= is;
+            if (dr) dr[j] = kr[j] ? x[j] * inv : 0;
+        }
+        for (int64_t j = ni; j < S; j++) x[j] = 0;
+        for (int64_t j = ni; dr && j < ns; j++) dr[j] = 0;
+    }
+}
+
+/* dsoftmax_rows_f32 on an AVX2 machine, the row sum in 8 lanes */
+static T256 void dsoftmax_rows8(const att_args *a, const float *P, int64_t ps, const unsigned char *keep, float *dp,
+                                int64_t i0, int64_t br, int64_t ns, int64_t S) {
+    float sc = (float)a->scale, inv = (float)(1.0 / (1.0 - a->drop));
+    __m256 vsc = _mm256_set1_ps(sc), vinv = _mm256_set1_ps(inv);
+    for (int64_t r = 0; r < br; r++) {
+        const float *x = P + r * ps;
+        float *restrict d = dp + r * S;
+        const unsigned char *kr = a->drop > 0 ? keep + r * S : NULL;
+        int64_t ni = seen(a, i0 + r, S), nv = ni / 8 * 8;
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t j = 0; j < nv; j += 8) {
+            __m256 dj = _mm256_loadu_ps(d + j);
+            if (kr) {
+                dj = _mm256_and_ps(_mm256_mul_ps(dj, vinv), keep8(kr + j));
+                _mm256_storeu_ps(d + j, dj);
+            }
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(x + j), dj));
+        }
+        float rs = 0;
+        for (int64_t j = nv; j < ni; j++) {
+            if (kr) d[j] = kr[j] ? d[j] * inv : 0;
+            rs += x[j] * d[j];
+        }
+        rs += hsum8(acc);
+        __m256 vrs = _mm256_set1_ps(rs);
+        for (int64_t j = 0; j < nv; j += 8) {
+            __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + j), _mm256_sub_ps(_mm256_loadu_ps(d + j), vrs));
+            _mm256_storeu_ps(d + j, _mm256_mul_ps(v, vsc));
+        }
+        for (int64_t j = nv; j < ni; j++) d[j] = x[j] * (d[j] - rs) * sc;
+        for (int64_t j = ni; j < ns; j++) d[j] = 0;
+    }
+}
 #endif
 
 /* the block's dropout mask, rows i0 .. i0 + br, each over the keys it sees; row r at keep + r S. A
@@ -173,23 +295,48 @@ static void draw_keep(const att_args *a, int64_t n, int64_t L, int64_t S, int64_
 
 /* Row passes over a block of rows i0 .. i0 + br, compiled per ISA. Row r sees ni = seen(i0 + r)
  * keys and the block's products cover ns (its last row's ni). */
+/* Row passes over a block of rows i0 .. i0 + br, compiled per ISA. Row r sees ni = seen(i0 + r)
+ * keys and the block's products cover ns (its last row's ni). A row's max and sums run in RL independent
+ * lanes (one chain each, which gcc vectorizes) combined at the row's end: one running sum was a serial
+ * chain of scalar adds, and the max a scalar compare, per key. */
+#define RL 16
 #define ATT_ROWS(T, SUF, EXP)                                                                                   \
-    /* raw scores -> softmax weights over the keys a row sees, 0 past them up to S */                           \
-    PF_VEC_CLONES static void softmax_rows_##SUF(const att_args *a, T *P, int64_t ps, int64_t i0, int64_t br,   \
-                                                 int64_t S) {                                                   \
-        T sc = (T)a->scale;                                                                                     \
+    /* raw scores -> softmax weights over the keys a row sees, 0 past them up to S; with keep (dropout),        \
+     * also the dropped weights d = keep ? P / (1 - p) : 0, rows S apart, 0 from ni up to ns */                 \
+    PF_VEC_CLONES static void softmax_rows_##SUF(const att_args *a, T *P, int64_t ps, const unsigned char *keep, \
+                                                 T *d, int64_t i0, int64_t br, int64_t ns, int64_t S) {         \
+        T sc = (T)a->scale, inv = (T)(1.0 / (1.0 - a->drop));                                                   \
         for (int64_t r = 0; r < br; r++) {                                                                      \
             T *restrict x = P + r * ps;                                                                         \
-            int64_t ni = seen(a, i0 + r, S);                                                                    \
-            T m = -INFINITY, sum = 0;                                                                           \
-            for (int64_t j = 0; j < ni; j++) x[j] *= sc;                                                        \
-            for (int64_t j = 0; j < ni; j++) m = x[j] > m ? x[j] : m;                                           \
+            int64_t ni = seen(a, i0 + r, S), nv = ni / RL * RL;                                                 \
+            T lm[RL], ls[RL], m = -INFINITY, sum = 0;                                                           \
+            for (int l = 0; l < RL; l++) lm[l] = -INFINITY, ls[l] = 0;                                          \
+            for (int64_t j0 = 0; j0 < nv; j0 += RL)                                                             \
+                for (int l = 0; l < RL; l++) {                                                                  \
+                    T y = x[j0 + l] * sc;                                                                       \
+                    x[j0 + l] = y;                                                                              \
+                    lm[l] = y > lm[l] ? y : lm[l];                                                              \
+                }                                                                                               \
+            for (int64_t j = nv; j < ni; j++) x[j] *= sc, m = x[j] > m ? x[j] : m;                              \
+            for (int l = 0; l < RL; l++) m = lm[l] > m ? lm[l] : m;                                             \
             if (m == -INFINITY) m = 0; /* all -inf scores: exp gives 0s, 0/0 below gives NaN as torch */        \
-            for (int64_t j = 0; j < ni; j++) x[j] = EXP(x[j] - m);                                              \
-            for (int64_t j = 0; j < ni; j++) sum += x[j];                                                       \
+            for (int64_t j0 = 0; j0 < nv; j0 += RL)                                                             \
+                for (int l = 0; l < RL; l++) {                                                                  \
+                    T e = EXP(x[j0 + l] - m);                                                                   \
+                    x[j0 + l] = e;                                                                              \
+                    ls[l] += e;                                                                                 \
+                }                                                                                               \
+            for (int64_t j = nv; j < ni; j++) x[j] = EXP(x[j] - m), sum += x[j];                                \
+            for (int l = 0; l < RL; l++) sum += ls[l];                                                          \
             T is = (T)1 / sum;                                                                                  \
             for (int64_t j = 0; j < ni; j++) x[j] *= is;                                                        \
             for (int64_t j = ni; j < S; j++) x[j] = 0;                                                          \
+            if (keep) {                                                                                         \
+                const unsigned char *kr = keep + r * S;                                                         \
+                T *restrict dr = d + r * S;                                                                     \
+                for (int64_t j = 0; j < ni; j++) dr[j] = kr[j] ? x[j] * inv : 0;                                \
+                for (int64_t j = ni; j < ns; j++) dr[j] = 0;                                                    \
+            }                                                                                                   \
         }                                                                                                       \
     }                                                                                                           \
     /* the dropped weights d = keep ? P / (1 - p) : 0, rows S apart, up to ns */                                \
@@ -213,13 +360,24 @@ static void draw_keep(const att_args *a, int64_t n, int64_t L, int64_t S, int64_
         for (int64_t r = 0; r < br; r++) {                                                                      \
             const T *x = P + r * ps;                                                                            \
             T *restrict d = dp + r * S;                                                                         \
-            int64_t ni = seen(a, i0 + r, S);                                                                    \
+            int64_t ni = seen(a, i0 + r, S), nv = ni / RL * RL;                                                 \
+            T lr[RL], rs = 0;                                                                                   \
+            for (int l = 0; l < RL; l++) lr[l] = 0;                                                             \
             if (a->drop > 0) {                                                                                  \
                 const unsigned char *kr = keep + r * S;                                                         \
-                for (int64_t j = 0; j < ni; j++) d[j] = kr[j] ? d[j] * inv : 0;                                 \
+                for (int64_t j0 = 0; j0 < nv; j0 += RL)                                                         \
+                    for (int l = 0; l < RL; l++) {                                                              \
+                        T dj = kr[j0 + l] ? d[j0 + l] * inv : 0;                                                \
+                        d[j0 + l] = dj;                                                                         \
+                        lr[l] += x[j0 + l] * dj;                                                                \
+                    }                                                                                           \
+                for (int64_t j = nv; j < ni; j++) d[j] = kr[j] ? d[j] * inv : 0, rs += x[j] * d[j];             \
+            } else {                                                                                            \
+                for (int64_t j0 = 0; j0 < nv; j0 += RL)                                                         \
+                    for (int l = 0; l < RL; l++) lr[l] += x[j0 + l] * d[j0 + l];                                \
+                for (int64_t j = nv; j < ni; j++) rs += x[j] * d[j];                                            \
             }                                                                                                   \
-            T rs = 0;                                                                                           \
-            for (int64_t j = 0; j < ni; j++) rs += x[j] * d[j];                                                 \
+            for (int l = 0; l < RL; l++) rs += lr[l];                                                           \
             for (int64_t j = 0; j < ni; j++) d[j] = x[j] * (d[j] - rs) * sc;                                    \
             for (int64_t j = ni; j < ns; j++) d[j] = 0;                                                         \
         }                                                                                                       \
@@ -248,15 +406,18 @@ ATT_ROWS(double, f64, exp)
             else                                                                                                \
                 rc = mm(DT, br, ns, E, qb + i0 * RS(q), RS(q), 1, kb, 1, RS(k), P, ps, 0);                      \
             if (rc) return rc;                                                                                  \
-            softmax_rows_##SUF(a, P, ps, i0, br, S);                                                            \
             const T *W = P;                                                                                     \
             int64_t ws = ps;                                                                                    \
+            unsigned char *keep = NULL;                                                                         \
             if (a->drop > 0) {                                                                                  \
-                unsigned char *keep = a->keep + (n * L + i0) * S;                                               \
+                keep = a->keep + (n * L + i0) * S;                                                              \
                 draw_keep(a, n, L, S, i0, br, keep);                                                            \
-                drop_rows_##SUF(a, P, ps, keep, pd, i0, br, ns, S);                                             \
                 W = pd, ws = S;                                                                                 \
             }                                                                                                   \
+            if (DT == PF_FLOAT32 && ROWS8_ON(a))                                                                \
+                SMALL_CALL(softmax_rows8(a, (float *)P, ps, keep, (float *)pd, i0, br, ns, S));                 \
+            else                                                                                                \
+                softmax_rows_##SUF(a, P, ps, keep, pd, i0, br, ns, S);                                          \
             if (SMALL_ON(a))                                                                                    \
                 SMALL_CALL(small_out(a, (const float *)W, ws, (const float *)vb, RS(v), (float *)ob, RS(a->out), \
                                      i0, br, Ev, S));                                                           \
@@ -291,7 +452,10 @@ ATT_ROWS(double, f64, exp)
             int rc = mm(DT, ns, Ev, br, W, 1, ws, gb + i0 * gs, gs, 1, gvb, RS(a->gv), 1);                      \
             if (!rc) rc = mm(DT, br, ns, Ev, gb + i0 * gs, gs, 1, vb, 1, RS(v), dp, S, 0);                      \
             if (rc) return rc;                                                                                  \
-            dsoftmax_rows_##SUF(a, P, ps, keep, dp, i0, br, ns, S);                                             \
+            if (DT == PF_FLOAT32 && ROWS8_ON(a))                                                                \
+                SMALL_CALL(dsoftmax_rows8(a, (const float *)P, ps, keep, (float *)dp, i0, br, ns, S));          \
+            else                                                                                                \
+                dsoftmax_rows_##SUF(a, P, ps, keep, dp, i0, br, ns, S);                                         \
             rc = mm(DT, br, E, ns, dp, S, 1, kb, RS(k), 1, gqb + i0 * RS(a->gq), RS(a->gq), 0);                 \
             if (!rc) rc = mm(DT, ns, E, br, dp, 1, S, qb + i0 * RS(q), RS(q), 1, gkb, RS(a->gk), 1);            \
             if (rc) return rc;                                                                                  \
@@ -302,10 +466,12 @@ ATT_ROWS(double, f64, exp)
 #ifdef SMALL_PATH
 #define SMALL_ON_CPU 1
 #define SMALL_ON(a) ((a)->small)
+#define ROWS8_ON(a) ((a)->rows8)
 #define SMALL_CALL(call) call
 #else
 #define SMALL_ON_CPU 0
 #define SMALL_ON(a) 0
+#define ROWS8_ON(a) 0
 #define SMALL_CALL(call) (void)0
 #endif
 ATT_TASKS(float, f32, PF_FLOAT32)
@@ -418,6 +584,8 @@ static int run(att_args *a, pf_team_fn fn) {
     /* the GEMM's portable path (forced by its env override, or a CPU without AVX2 and FMA) keeps the GEMM calls */
     a->small = SMALL_ON_CPU && fn == fwd_team && q->dtype == PF_FLOAT32 && S <= SMALL_S && E > 0 && Ev % 8 == 0 &&
                strcmp(pf_gemm_path(), "portable") != 0;
+    /* on AVX2 machines (or forced there), float32's row passes in AVX2; AVX-512 ones keep the vectorized C */
+    a->rows8 = SMALL_ON_CPU && q->dtype == PF_FLOAT32 && strcmp(pf_gemm_path(), "avx2") == 0;
     size_t kt = a->small ? (size_t)(E * SMALL_S) * sizeof(float) : 0;
     a->per_thread = (2 * blk + kt + 63) & ~(size_t)63;
     a->scratch = pf_alloc((size_t)nt * a->per_thread + (size_t)nt * sizeof(int));

@@ -490,3 +490,39 @@ def test_half_precision_scores_do_not_overflow(dt, causal):
     got.sum().backward()
     want.sum().backward()
     np.testing.assert_allclose(pv.grad.float().numpy(), tv.grad.float().numpy(), rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("path", ["avx2", "portable"])
+@pytest.mark.parametrize("causal, scale", [(False, None), (True, None), (True, -0.2)])
+@pytest.mark.parametrize("L, S, p", [(70, 70, 0.3), (150, 90, 0.0), (5, 130, 0.3), (256, 256, 0.2)])
+def test_sdpa_float32_row_passes_on_each_kernel_set(restore_gemm, restore_seed, path, causal, scale, L, S, p):
+    # float32's softmax and its backward run as AVX2 row passes on an AVX2 machine (forced here on any x86
+    # machine that has AVX2): the composition in float64 with the same dropout mask, rows that see a multiple
+    # of 8 keys and rows that end in a partial vector; the same bits at 1 and 2 threads
+    if not restore_gemm.pf_cpu_supports(path.encode()):
+        pytest.skip(f"this CPU cannot run the {path} kernels")
+    assert restore_gemm.pf_gemm_select(path.encode()) == 0
+    rng = np.random.default_rng(L + S)
+    q, k = (pf.tensor(rng.standard_normal((2, 3, n, 16)).astype("float32"), requires_grad=True) for n in (L, S))
+    v = pf.tensor(rng.standard_normal((2, 3, S, 8)).astype("float32"), requires_grad=True)
+    g = pf.tensor(rng.standard_normal((2, 3, L, 8)).astype("float32"))
+    runs, before = [], pf.get_num_threads()
+    for threads in (1, 2):
+        pf.set_num_threads(threads)
+        pf.manual_seed(11)
+        out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=causal, scale=scale)
+        runs.append([out.detach().numpy(), *(t.numpy() for t in pf.autograd.grad(out, (q, k, v), g))])
+    pf.set_num_threads(before)
+    for a, b in zip(*runs, strict=True):
+        np.testing.assert_array_equal(a, b)
+    pf.manual_seed(11)
+    keep = pf.empty(2, 3, L, S, dtype=pf.bool).bernoulli_(1 - p) if p else pf.ones(2, 3, L, S, dtype=pf.bool)
+    qd, kd, vd = (t.detach().double().requires_grad_() for t in (q, k, v))
+    sc = 1 / math.sqrt(16) if scale is None else scale
+    scores = qd @ kd.transpose(-2, -1) * sc
+    if causal:
+        scores = pf.where(pf.ones(L, S, dtype=pf.bool).tril(), scores, -math.inf)
+    want = pf.where(keep, F.softmax(scores, -1) / (1 - p), 0.0) @ vd
+    np.testing.assert_allclose(runs[0][0], want.detach().numpy(), rtol=1e-4, atol=2e-5)
+    for got, exp in zip(runs[0][1:], pf.autograd.grad(want, (qd, kd, vd), g.double()), strict=True):
+        np.testing.assert_allclose(got, exp.numpy(), rtol=1e-4, atol=5e-5)
