@@ -358,6 +358,36 @@ static T512 void pack_f32_512(int64_t kc, int64_t cnt, const void *src_, int64_t
     }
 }
 
+/* pack_runs_f32_512 for AVX2 kernels (A panels of 6 columns, B panels of 16): a panel at a time, row k of a
+ * panel was a memcpy call of 24 or 64 bytes (pack_f32), and those calls were 5-6% of a nanoGPT training step
+ * (every weight gradient's A = g^T and every row-major B). Each run moves as whole vectors; 6 floats as 4 + 2. */
+static T256 void pack_runs_f32_256(int64_t kc, int64_t cnt, const void *src_, int64_t sk, int w, void *dst_) {
+    const float *src = src_;
+    float *dst = dst_;
+    int64_t np = cdiv(cnt, w), full = cnt / w;
+    for (int64_t k = 0; k < kc; k++) {
+        const float *s = src + k * sk;
+        float *d = dst + k * w;
+        if (k + PACK_AHEAD < kc) /* rows far apart: the hardware prefetcher does not cross to the next */
+            for (int64_t b = 0; b < cnt; b += 16) _mm_prefetch((const char *)(s + PACK_AHEAD * sk + b), _MM_HINT_T0);
+        int64_t p = 0;
+        if (w == 16)
+            for (; p < full; p++, s += 16, d += kc * 16) {
+                _mm256_storeu_ps(d, _mm256_loadu_ps(s));
+                _mm256_storeu_ps(d + 8, _mm256_loadu_ps(s + 8));
+            }
+        else if (w == 6)
+            for (; p < full; p++, s += 6, d += kc * 6) {
+                _mm_storeu_ps(d, _mm_loadu_ps(s));
+                _mm_storel_epi64((__m128i *)(d + 4), _mm_loadl_epi64((const __m128i *)(s + 4)));
+            }
+        for (; p < np; p++, s += w, d += kc * w) {
+            int64_t c = min64(w, cnt - p * w);
+            for (int64_t i = 0; i < w; i++) d[i] = i < c ? s[i] : 0.0f;
+        }
+    }
+}
+
 static T256 void pack_f32_256(int64_t kc, int64_t cnt, const void *src_, int64_t si, int64_t sk, int w,
                               void *dst_) {
     int64_t kv = kc & ~(int64_t)7;
@@ -386,6 +416,9 @@ static T256 void pack_f32_256(int64_t kc, int64_t cnt, const void *src_, int64_t
             for (int k = 0; k < 8; k++) {
                 if (lanes == 8) {
                     _mm256_storeu_ps(dst + (k0 + k) * w + i0, t[k]);
+                } else if (lanes == 6) { /* A's panels (MR = 6): 4 + 2 floats, not a memcpy call each */
+                    _mm_storeu_ps(dst + (k0 + k) * w + i0, _mm256_castps256_ps128(t[k]));
+                    _mm_storel_pi((__m64 *)(dst + (k0 + k) * w + i0 + 4), _mm256_extractf128_ps(t[k], 1));
                 } else { /* see AVX2_BODY on masked stores */
                     _Alignas(32) float part[8];
                     _mm256_store_ps(part, t[k]);
@@ -604,6 +637,10 @@ static void pack_panels(const gemm_desc *d, int64_t kc, int64_t cnt, const char 
 #ifdef PF_X86
     if (si == 1 && d->pack == pack_f32_512) {
         pack_runs_f32_512(kc, cnt, src, sk, w, dst);
+        return;
+    }
+    if (si == 1 && d->pack == pack_f32_256) {
+        pack_runs_f32_256(kc, cnt, src, sk, w, dst);
         return;
     }
 #endif

@@ -252,6 +252,21 @@ def test_small_and_odd_shapes_sweep(path, dtype, restore_gemm):
     _check(pf(a) @ pf(b[0]), a, np.broadcast_to(b[0], (5, 50, 17)), dtype, f"{path} broadcast batch")
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_blocked_float32_packs_every_layout(path, restore_gemm):
+    """The blocked path's packing of both operands from each layout (columns contiguous: the weight
+    gradient's A = g^T and a row-major B, copied in runs; rows contiguous: transposed through registers),
+    with partial A panels (M % 6, M % 12) and B panels (N % 16, N % 32) and two K blocks."""
+    assert restore_gemm.pf_gemm_select(path.encode()) == 0
+    rng = np.random.default_rng(7)
+    for m, k, n in [(1030, 400, 389), (263, 700, 130), (199, 131, 515)]:
+        for la in ("C", "T"):
+            for lb in ("C", "T"):
+                a, ta = _layout(rng, (m, k), "float32", la)
+                b, tb = _layout(rng, (k, n), "float32", lb)
+                _check(ta @ tb, a, b, "float32", f"{path} {m}x{k}x{n} {la} {lb}")
+
+
 def test_gemm_paths_agree_closely(restore_gemm, rng):
     a, b = _operand(rng, (70, 90), "float64"), _operand(rng, (90, 50), "float64")
     results = {}
