@@ -560,7 +560,8 @@ int pf_lstm_backward(int dtype, int64_t L, int64_t N, int64_t H, const void *w_h
 /* GELU (activation.c) over n contiguous float32/float64 elements; approximate 0 = erf, 1 = tanh.
  * Forward also writes the gate cdf (0.5 (1 + erf(x / sqrt 2)), or the tanh form) when cdf is not
  * NULL; backward reads it when given (else recomputes it; the tanh form always recomputes tanh):
- * gx = g * d gelu / dx */
+ * gx = g * d gelu / dx. Backward's approximate 2 is the erf form with cdf holding the forward's
+ * output y = x cdf: the gate is y / x (0.5 where |x| < 2^-24, 2^-53 for float64). */
 int pf_gelu(int dtype, const void *x, void *y, void *cdf, int64_t n, int approximate);
 int pf_gelu_backward(int dtype, const void *g, const void *x, const void *cdf, void *gx, int64_t n,
                      int approximate);

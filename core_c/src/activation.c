@@ -88,7 +88,7 @@ PF_ALWAYS_INLINE void fetch_ahead(const void *p, int64_t from, int64_t to, size_
 
 /* Branch-free loops, one per case, so gcc vectorizes all but the libm erf / tanh calls; one
  * pass over memory each (the gate is computed where it is used, not stored and reread). */
-#define GELU_KERNELS(T, SUF, ERF, TANH, EXP)                                                         \
+#define GELU_KERNELS(T, SUF, ERF, TANH, EXP, TINY)                                                   \
     PF_ALWAYS_INLINE T gelu_gate_##SUF(T xi, int approx) {                                           \
         return approx ? (T)0.5 * ((T)1 + TANH((T)K_SQRT_2_PI * (xi + (T)K_TANH_C * xi * xi * xi)))  \
                       : (T)0.5 * ((T)1 + ERF(xi * (T)K_SQRT1_2));                                   \
@@ -108,6 +108,13 @@ PF_ALWAYS_INLINE void fetch_ahead(const void *p, int64_t from, int64_t to, size_
     PF_ALWAYS_INLINE void gelu_bwd_span_##SUF(const gelu_args *a, int64_t b, int64_t e) {             \
         const T *g = a->g, *x = a->x, *c = a->cdf_in;                                                \
         T *gx = a->gx;                                                                               \
+        if (a->approx == 2) { /* c is the output x cdf: cdf = y / x where x is normal and not tiny */ \
+            for (int64_t i = b; i < e; i++) {                                                        \
+                T xi = x[i], gate = (xi < (T)TINY && xi > -(T)TINY) ? (T)0.5 : c[i] / xi;            \
+                gx[i] = g[i] * (gate + xi * (T)K_INV_SQRT_2PI * EXP((T)-0.5 * xi * xi));             \
+            }                                                                                        \
+            return;                                                                                  \
+        }                                                                                            \
         if (a->approx) { /* tanh again, not 2 cdf - 1: 1 - t^2 would cancel in the tails */          \
             for (int64_t i = b; i < e; i++) {                                                        \
                 T xi = x[i], t = TANH((T)K_SQRT_2_PI * (xi + (T)K_TANH_C * xi * xi * xi));           \
@@ -142,21 +149,22 @@ PF_ALWAYS_INLINE void fetch_ahead(const void *p, int64_t from, int64_t to, size_
         }                                                                                            \
     }
 
-GELU_KERNELS(float, f32, erf_vec, tanhf, pf_expf)
-GELU_KERNELS(double, f64, erf, tanh, exp)
+GELU_KERNELS(float, f32, erf_vec, tanhf, pf_expf, 0x1p-24f)
+GELU_KERNELS(double, f64, erf, tanh, exp, 0x1p-53)
 
-static int check_args(int dtype, int64_t n, int approximate, const char *fn) {
+static int check_args(int dtype, int64_t n, int approximate, int modes, const char *fn) {
     if (dtype != PF_FLOAT32 && dtype != PF_FLOAT64)
         return pf_error(PF_ERR_TYPE, "%s(): dtype must be float32 or float64, got %s", fn,
                         dtype >= 0 && dtype < PF_NUM_DTYPES ? pf_dtype_name[dtype] : "an unknown dtype");
     if (n < 0) return pf_error(PF_ERR_VALUE, "%s(): negative element count %lld", fn, (long long)n);
-    if (approximate != 0 && approximate != 1)
-        return pf_error(PF_ERR_VALUE, "%s(): approximate must be 0 (erf) or 1 (tanh), got %d", fn, approximate);
+    if (approximate < 0 || approximate >= modes)
+        return pf_error(PF_ERR_VALUE, "%s(): approximate must be 0 (erf)%s 1 (tanh)%s, got %d", fn,
+                        modes > 2 ? "," : " or", modes > 2 ? " or 2 (erf, cdf holding the output)" : "", approximate);
     return PF_OK;
 }
 
 int pf_gelu(int dtype, const void *x, void *y, void *cdf, int64_t n, int approximate) {
-    int rc = check_args(dtype, n, approximate, "gelu");
+    int rc = check_args(dtype, n, approximate, 2, "gelu");
     if (rc) return rc;
     if (n == 0) return PF_OK;
     if (!x || !y) return pf_error(PF_ERR_VALUE, "gelu(): a NULL input or output buffer");
@@ -167,10 +175,11 @@ int pf_gelu(int dtype, const void *x, void *y, void *cdf, int64_t n, int approxi
 
 int pf_gelu_backward(int dtype, const void *g, const void *x, const void *cdf, void *gx, int64_t n,
                      int approximate) {
-    int rc = check_args(dtype, n, approximate, "gelu_backward");
+    int rc = check_args(dtype, n, approximate, 3, "gelu_backward");
     if (rc) return rc;
     if (n == 0) return PF_OK;
-    if (!g || !x || !gx) return pf_error(PF_ERR_VALUE, "gelu_backward(): a NULL input or output buffer");
+    if (!g || !x || !gx || (approximate == 2 && !cdf))
+        return pf_error(PF_ERR_VALUE, "gelu_backward(): a NULL input or output buffer");
     gelu_args a = {.dtype = dtype, .approx = approximate, .g = g, .x = x, .cdf_in = cdf, .gx = gx, .n = n};
     pf_parallel_range(pf_threads_for(n), n, dtype == PF_FLOAT32 ? gelu_bwd_f32 : gelu_bwd_f64, &a);
     return PF_OK;

@@ -26,17 +26,19 @@ static double gelu_case(int dt, int64_t n, int approx, int keep_gate) {
     unsigned seed = 5;
     for (int64_t i = 0; i < n; i++) {
         pf_store_f64(x + i * es, dt, 6 * frand(&seed)); /* both tails and the middle */
+        if (i % 97 == 3) pf_store_f64(x + i * es, dt, i % 2 ? 0.0 : 1e-30 * frand(&seed)); /* zero and tiny */
         pf_store_f64(g + i * es, dt, frand(&seed));
     }
     double worst = 0;
-    CHECK_OK(pf_gelu(dt, x, y, keep_gate ? cdf : NULL, n, approx));
-    CHECK_OK(pf_gelu_backward(dt, g, x, keep_gate ? cdf : NULL, gx, n, approx));
+    /* keep_gate 2: backward reads the output (approximate 2), the gate being y / x */
+    CHECK_OK(pf_gelu(dt, x, y, keep_gate == 1 ? cdf : NULL, n, approx));
+    CHECK_OK(pf_gelu_backward(dt, g, x, keep_gate == 2 ? y : keep_gate ? cdf : NULL, gx, n, keep_gate == 2 ? 2 : approx));
     for (int64_t i = 0; i < n; i++) {
         double xi = pf_load_f64(x + i * es, dt), d, want = gelu_ref(xi, approx, &d);
         double gwant = pf_load_f64(g + i * es, dt) * d;
         worst = fmax(worst, fabs(pf_load_f64(y + i * es, dt) - want) / fmax(1, fabs(want)));
         worst = fmax(worst, fabs(pf_load_f64(gx + i * es, dt) - gwant) / fmax(1, fabs(gwant)));
-        if (keep_gate && !approx) /* the erf gate, kept for backward */
+        if (keep_gate == 1 && !approx) /* the erf gate, kept for backward */
             worst = fmax(worst, fabs(pf_load_f64(cdf + i * es, dt) - 0.5 * (1 + erf(xi / sqrt(2)))));
     }
     free(x), free(y), free(cdf), free(g), free(gx);
@@ -49,7 +51,7 @@ static void test_values(void) {
     for (int dt = PF_FLOAT32; dt <= PF_FLOAT64; dt++)
         for (size_t k = 0; k < sizeof ns / sizeof *ns; k++)
             for (int approx = 0; approx < 2; approx++)
-                for (int keep = 0; keep < 2; keep++) {
+                for (int keep = 0; keep < (approx ? 2 : 3); keep++) {
                     double err = gelu_case(dt, ns[k], approx, keep);
                     CHECK(err < (dt == PF_FLOAT32 ? 2e-6 : 1e-14), "gelu %s n=%lld approximate=%d gate=%d: err %g",
                           pf_dtype_name[dt], (long long)ns[k], approx, keep, err);
@@ -69,6 +71,8 @@ static void test_bad_input(void) {
     CHECK(pf_gelu(PF_FLOAT32, x, y, NULL, 2, 2) == PF_ERR_VALUE, "approximate 2");
     CHECK(pf_gelu(PF_FLOAT32, NULL, y, NULL, 2, 0) == PF_ERR_VALUE, "NULL input");
     CHECK(pf_gelu_backward(PF_FLOAT32, x, x, NULL, NULL, 2, 0) == PF_ERR_VALUE, "NULL gradient out");
+    CHECK(pf_gelu_backward(PF_FLOAT32, x, x, NULL, y, 2, 2) == PF_ERR_VALUE, "approximate 2 without the output");
+    CHECK(pf_gelu_backward(PF_FLOAT32, x, x, y, y, 2, 3) == PF_ERR_VALUE, "approximate 3");
     CHECK_OK(pf_gelu(PF_FLOAT64, NULL, NULL, NULL, 0, 1));
 }
 

@@ -147,6 +147,27 @@ def test_gelu_float32_erf_over_a_dense_range():
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-7)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gelu_backward_reads_the_gate_from_the_output_while_unchanged(dtype):
+    """The erf form's backward takes its gate as y / x (0.5 at zero and tiny x) while the output is unchanged,
+    and computes erf again once the output was written in place: torch's gradient either way."""
+    x = np.linspace(-12, 12, 2001).astype(dtype)
+    x[::97] = 0.0
+    x[1::97] = 1e-30
+    x[2::97] = -3e-8
+    for inplace in (False, True):
+        grads = []
+        for lib_ in (pf, torch):
+            t = lib_.tensor(x, requires_grad=True)
+            y = lib_.nn.functional.gelu(t)
+            if inplace:
+                y.mul_(2.0)  # gelu saved only its input: legal, and its backward cannot read y now
+            (y * lib_.tensor(np.cos(x))).sum().backward()
+            grads.append(t.grad.numpy())
+        tol = 2e-6 if dtype == "float32" else 1e-14
+        np.testing.assert_allclose(grads[0], grads[1], rtol=tol, atol=tol)
+
+
 def test_gumbel_softmax():
     pf.manual_seed(0)
     logits = pf.tensor(np.log(np.array([[0.1, 0.6, 0.3]] * 4000)), requires_grad=True)

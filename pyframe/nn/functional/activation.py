@@ -91,13 +91,21 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     check(lib.pf_gelu(dt.code, x._ptr, y._ptr, NULL, n, tanh_form))
     if not needs_grad(input):
         return y
+    # ... except through the output: the erf form's gate is y / x, which spares backward its erf (2 of the
+    # 6.8 ms of forward + backward at a transformer MLP's [1024, 1536] on an AVX2 machine). An alias without
+    # history (no cycle through the node), read only while y is unchanged; a following Linear keeps y anyway
+    out = None if tanh_form else y._view(y._shape, y._strides)
+    version = y._storage.version
 
     def backward(g):
         if _grad_mode.enabled:  # create_graph: differentiate the composition instead
             return _regrad(lambda t: _gelu_composed(t, approximate), (input,), g)
         g = g.contiguous()
         gx = empty_tensor(x._shape, dt)
-        check(lib.pf_gelu_backward(dt.code, g._ptr, x._ptr, NULL, gx._ptr, n, tanh_form))
+        if out is not None and out._storage.version == version:
+            check(lib.pf_gelu_backward(dt.code, g._ptr, x._ptr, out._ptr, gx._ptr, n, 2))
+        else:
+            check(lib.pf_gelu_backward(dt.code, g._ptr, x._ptr, NULL, gx._ptr, n, tanh_form))
         return (gx,)
 
     record("GeluBackward0", backward, (input,), y, (input,))
