@@ -6,6 +6,7 @@
  * is kept, and backward writes w_t * scale * (softmax - onehot) straight from the logits.
  * Row losses are stored first and summed after in row order, so the result does not
  * depend on the thread count. */
+#pragma GCC optimize("no-trapping-math")
 #include <stdlib.h>
 #include "core.h"
 
@@ -18,6 +19,11 @@ typedef struct {
     double g0;
 } ce_args;
 
+/* A row's max and its sum of exps in CE_LANES independent lanes (gcc vectorizes them), combined at the row's
+ * end: one running max and sum were serial chains of scalar ops per class, and under trapping math gcc kept
+ * pf_expf scalar too (this file reads no FP exception flags). nanoGPT's 1024 x 65 logits on an AVX2 machine:
+ * 495 -> 159 us forward, 1005 -> 318 with backward (torch 96 / 259). */
+#define CE_LANES 16
 #define CE_KERNELS(T, SUF, EXP, LOG)                                                                     \
     PF_VEC_CLONES static void ce_fwd_##SUF(void *arg, int64_t b, int64_t e) {                            \
         const ce_args *a = arg;                                                                          \
@@ -26,11 +32,18 @@ typedef struct {
         int64_t c = a->c;                                                                                \
         for (int64_t i = b; i < e; i++) {                                                                \
             const T *xi = x + i * c;                                                                     \
-            T m = xi[0];                                                                                 \
-            for (int64_t j = 1; j < c; j++) m = xi[j] > m ? xi[j] : m;                                   \
+            int64_t cv = c / CE_LANES * CE_LANES;                                                        \
+            T m = xi[0], lm[CE_LANES], ls[CE_LANES], s = 0;                                              \
+            for (int l = 0; l < CE_LANES; l++) lm[l] = -INFINITY, ls[l] = 0;                             \
+            for (int64_t j0 = 0; j0 < cv; j0 += CE_LANES)                                                \
+                for (int l = 0; l < CE_LANES; l++) lm[l] = xi[j0 + l] > lm[l] ? xi[j0 + l] : lm[l];      \
+            for (int64_t j = cv; j < c; j++) m = xi[j] > m ? xi[j] : m;                                  \
+            for (int l = 0; l < CE_LANES; l++) m = lm[l] > m ? lm[l] : m;                                \
             T mm = isinf(m) ? (T)0 : m; /* all -inf (or an inf): no shift, as log_softmax */             \
-            T s = 0;                                                                                     \
-            for (int64_t j = 0; j < c; j++) s += EXP(xi[j] - mm);                                        \
+            for (int64_t j0 = 0; j0 < cv; j0 += CE_LANES)                                                \
+                for (int l = 0; l < CE_LANES; l++) ls[l] += EXP(xi[j0 + l] - mm);                        \
+            for (int64_t j = cv; j < c; j++) s += EXP(xi[j] - mm);                                       \
+            for (int l = 0; l < CE_LANES; l++) s += ls[l];                                               \
             T l = LOG(s) + mm;                                                                           \
             lse[i] = l;                                                                                  \
             int64_t t = a->t[i];                                                                         \
