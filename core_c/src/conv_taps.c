@@ -293,18 +293,11 @@ static int64_t cost_cuts(const uint32_t *pmask, int64_t npanel, int64_t ntiles, 
 #define RW_NB 48   /* rows of the weight per C tile */
 #define RW_KC 384  /* K per pass over a tile (as gemm_small.c's x W^T) */
 
-#define RW_MAXV (RW_MAXP / 8)
 typedef struct {
     const conv_job *j;
-    int64_t P, ldx, kcb; /* kcb: K per pass over a C tile, whole input channels */
+    int64_t P, ldx;
     const int32_t *offs; /* [kk, ldx]: where lane i reads x for tap t (-1: a zero) */
     float *xt;           /* [R, ldx] */
-    /* the products' column groups: ng of them, group g is vectors gv[g] .. gv[g] + gn[g] (1 or 2) of 8 positions,
-     * whose K runs, in each block of kcb, over the list gk[g] of k - k0 (NULL: all of it): the taps the group reads
-     * inside the plane (live[g] of them) of each channel */
-    int ng, gn[RW_MAXV];
-    int64_t gv[RW_MAXV], live[RW_MAXV];
-    const int32_t *gk[RW_MAXV];
 } rows_job;
 
 /* rows [c0 * kk, c1 * kk) of xt: channel c's tap t at lane i */
@@ -327,20 +320,17 @@ static TA2 void rows_unfold(void *arg, int64_t c0, int64_t c1) {
     }
 }
 
-/* ct[r, 0 .. 8 NV) (=|+=) sum over kc of w[r, k] xt[k, ..], rows r < MR (past nr: reread, not stored); with a
- * list kl, over k = kl[0 .. kc) only (the taps some position of the columns reads inside the plane) */
+/* ct[r, 0 .. 8 NV) (=|+=) sum over kc of w[r, k] xt[k, ..], rows r < MR (past nr: reread, not stored) */
 #define RW_TILE(MR, NV)                                                                                           \
     static inline __attribute__((always_inline)) TA2 void rw_tile_##MR##_##NV(                                    \
-        int nr, int64_t kc, const int32_t *kl, const float *w, int64_t ldw, const float *xt, int64_t ldx,         \
-        float *ct, int first) {                                                                                   \
+        int nr, int64_t kc, const float *w, int64_t ldw, const float *xt, int64_t ldx, float *ct, int first) {  \
         const float *wr[MR];                                                                                      \
         for (int r = 0; r < MR; r++) wr[r] = w + (r < nr ? r : 0) * ldw;                                          \
         __m256 c[MR][NV];                                                                                         \
         _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++)                                                     \
             _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++)                                                  \
             c[r][v] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(ct + r * ldx + 8 * v);                       \
-        for (int64_t q = 0; q < kc; q++) {                                                                        \
-            const int64_t k = kl ? kl[q] : q;                                                                     \
+        for (int64_t k = 0; k < kc; k++) {                                                                        \
             __m256 b[NV];                                                                                         \
             _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) b[v] = _mm256_loadu_ps(xt + k * ldx + 8 * v);    \
             _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++) {                                               \
@@ -360,7 +350,7 @@ RW_TILE(12, 1)
 static TA2 void rows_thread(void *arg, int t_, int T) {
     const rows_job *r = arg;
     const conv_job *j = r->j;
-    const int64_t M = j->og, K = j->R, ldx = r->ldx, L = j->L, kk = j->kk;
+    const int64_t M = j->og, K = j->R, ldx = r->ldx, L = j->L, c1 = ldx / 16 * 16;
     const float *W = (const float *)j->w, *bias = (const float *)j->bias;
     float *out = (float *)j->out;
     _Alignas(32) float ct[RW_NB * RW_MAXP];
@@ -369,27 +359,18 @@ static TA2 void rows_thread(void *arg, int t_, int T) {
     const int64_t rend = u1 * 6 < M ? u1 * 6 : M;
     for (int64_t j0 = u0 * 6; j0 < rend; j0 += RW_NB) {
         const int64_t nb = rend - j0 < RW_NB ? rend - j0 : RW_NB;
-        for (int64_t k0 = 0; k0 < K; k0 += r->kcb) {
-            const int64_t kc = K - k0 < r->kcb ? K - k0 : r->kcb;
-            /* a group's list is the same in every block of kcb (whole channels): its first entries for kc */
-            int64_t nq[RW_MAXV];
-            for (int g = 0; g < r->ng; g++) nq[g] = r->gk[g] ? kc / kk * r->live[g] : kc;
+        for (int64_t k0 = 0; k0 < K; k0 += RW_KC) {
+            const int64_t kc = K - k0 < RW_KC ? K - k0 : RW_KC;
             const float *xk = r->xt + k0 * ldx;
-            for (int64_t r0 = 0; r0 < nb; r0 += 6) {
+            for (int64_t r0 = 0; c1 && r0 < nb; r0 += 6) {
                 int nr = nb - r0 < 6 ? (int)(nb - r0) : 6;
                 const float *w = W + (j0 + r0) * K + k0;
-                for (int g = 0; g < r->ng; g++)
-                    if (r->gn[g] == 2)
-                        rw_tile_6_2(nr, nq[g], r->gk[g], w, K, xk + r->gv[g] * 8, ldx,
-                                    ct + r0 * ldx + r->gv[g] * 8, k0 == 0);
+                for (int64_t c0 = 0; c0 < c1; c0 += 16)
+                    rw_tile_6_2(nr, kc, w, K, xk + c0, ldx, ct + r0 * ldx + c0, k0 == 0);
             }
-            for (int64_t r0 = 0; r0 < nb; r0 += 12) {
+            for (int64_t r0 = 0; c1 < ldx && r0 < nb; r0 += 12) {
                 int nr = nb - r0 < 12 ? (int)(nb - r0) : 12;
-                const float *w = W + (j0 + r0) * K + k0;
-                for (int g = 0; g < r->ng; g++)
-                    if (r->gn[g] == 1)
-                        rw_tile_12_1(nr, nq[g], r->gk[g], w, K, xk + r->gv[g] * 8, ldx,
-                                     ct + r0 * ldx + r->gv[g] * 8, k0 == 0);
+                rw_tile_12_1(nr, kc, W + (j0 + r0) * K + k0, K, xk + c1, ldx, ct + r0 * ldx + c1, k0 == 0);
             }
         }
         for (int64_t m = 0; m < nb; m++) {
@@ -406,35 +387,6 @@ static TA2 void rows_thread(void *arg, int t_, int T) {
     }
 }
 
-/* The column groups of r (offs set): vectors of 8 positions, two together when they read the same taps, their K
- * over those taps only when some tap reads padding at all 8 (the 8x8 layer at batch 1: its first and last rows
- * skip a third of the taps, 8% of its products). lists: room for RW_MAXV lists of a block's k. */
-static void rows_groups(rows_job *r, int32_t *lists) {
-    const int64_t kk = r->j->kk, nv = r->ldx / 8;
-    const uint32_t all = kk >= 32 ? 0xffffffffu : (1u << kk) - 1;
-    uint32_t mask[RW_MAXV];
-    for (int64_t v = 0; v < nv; v++) {
-        mask[v] = kk > 32 ? all : 0; /* more taps than bits: no skipping */
-        for (int64_t t = 0; t < kk && kk <= 32; t++)
-            for (int64_t i = 8 * v; i < 8 * v + 8; i++)
-                if (r->offs[t * r->ldx + i] >= 0) mask[v] |= 1u << t;
-    }
-    r->ng = 0;
-    for (int64_t v = 0; v < nv;) {
-        int g = r->ng++, n = v + 1 < nv && mask[v + 1] == mask[v] ? 2 : 1;
-        r->gv[g] = v, r->gn[g] = n, r->gk[g] = NULL, r->live[g] = kk;
-        if (mask[v] != all) {
-            int32_t *kl = lists + (int64_t)g * (RW_KC + kk);
-            int64_t q = 0;
-            for (int64_t c = 0; c < r->kcb / kk; c++)
-                for (int64_t t = 0; t < kk; t++)
-                    if (mask[v] >> t & 1) kl[q++] = (int32_t)(c * kk + t);
-            r->gk[g] = kl, r->live[g] = __builtin_popcount(mask[v]);
-        }
-        v += n;
-    }
-}
-
 /* The forward of j by rows_thread when the batch has at most RW_MAXP output positions; *done 0 (nothing
  * written) when it does not apply. */
 static int rows_gemm(conv_job *j, int *done) {
@@ -445,10 +397,9 @@ static int rows_gemm(conv_job *j, int *done) {
     if (!tab) return PF_OK;
     j->tab = j->tabg = NULL;
     int32_t *offs = pf_alloc((size_t)(kk * ldx) * sizeof(int32_t));
-    int32_t *lists = pf_alloc((size_t)((RW_KC + kk) * RW_MAXV) * sizeof(int32_t)); /* a block's k per group */
     float *xt = pf_alloc((size_t)(j->R * ldx) * sizeof(float));
     int rc = PF_OK;
-    if (!offs || !xt || !lists) {
+    if (!offs || !xt) {
         rc = pf_error(PF_ERR_NOMEM, "conv2d: out of memory for the unfold");
     } else {
         for (int64_t t = 0; t < kk; t++)
@@ -457,8 +408,6 @@ static int rows_gemm(conv_job *j, int *done) {
                 offs[t * ldx + i] = s < 0 ? -1 : (int32_t)(i / j->L * j->xsn + s);
             }
         rows_job r = {.j = j, .P = P, .ldx = ldx, .offs = offs, .xt = xt};
-        r.kcb = (RW_KC / kk > 1 ? RW_KC / kk : 1) * kk;
-        rows_groups(&r, lists);
         pf_parallel_range(pf_threads_for(j->R * ldx), j->C, rows_unfold, &r);
         int nt = pf_threads_for(j->O * P * j->R / 4);
         if (nt > (j->og + 5) / 6) nt = (int)((j->og + 5) / 6);
@@ -466,7 +415,6 @@ static int rows_gemm(conv_job *j, int *done) {
         *done = 1;
     }
     pf_free(xt);
-    pf_free(lists);
     pf_free(offs);
     pf_free(tab);
     return rc;
