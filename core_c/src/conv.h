@@ -60,6 +60,10 @@ typedef struct {
     size_t off_offs;    /* implicit: a tile's absolute offsets [kk, ltp] in the per-thread buffer */
     int err;            /* set (atomically) by a thread whose GEMM refused its pack */
     const char *gyq;    /* backward, wide: grad_out at wide positions [N, O, Lq] */
+    const float *gyqt;  /* backward, wgt (AVX2): grad_out at wide positions, blocks of 16 channels [N, G, ogp / 16, Lq, 16] */
+    int64_t ogp;        /* wgt: og rounded up to 16 */
+    int64_t hq;         /* wgt of a strided layer: rows per phase plane (Wp their pitch, Lq their positions), else 0 */
+    size_t off_gwt;     /* wgt: a thread's block of the weight gradient, transposed [csub * kk, ogp] */
     size_t ws_each, off_col, off_ct, off_gxp, off_gemm; /* per-thread buffer layout */
 } conv_job;
 

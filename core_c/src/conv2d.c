@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include "conv.h"
 
+static size_t umax(size_t a, size_t b) { return a > b ? a : b; }
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
 /* A tile's unfold is kept near this size: with the weight and the output tile it stays in
  * the 1 MB L2 of the machine measured, where a whole-batch col (kh*kw times the input)
  * went to memory and back. */
@@ -391,6 +394,13 @@ static void conv_forward_thread(void *arg, int t, int T) {
 
 #ifdef HAVE_DIRECT
 static int wgrad_takes(const conv_job *j);
+static int wgt_takes(const conv_job *j);
+static void phase_planes(const float *xn, int64_t xsc, int64_t nc, float *pl, const conv_geom *g, int64_t hq,
+                         int64_t wq);
+static void wgt_sample(const conv_job *j, const float *pl, int64_t psz, int64_t ns, const float *gyt, float *gwt,
+                       int acc);
+static void wgt_flush(const conv_job *j, const float *gwt, int64_t nk, float *gw, int64_t ldw);
+static void expand_rows_t(void *arg, int64_t i0, int64_t i1);
 static void wgrad_sample(const conv_job *j, const float *pl, int64_t psz, int64_t ns, const float *gy, int64_t gys,
                          float *gw, int64_t ldw, int acc);
 #endif
@@ -448,10 +458,24 @@ static void conv_backward_thread(void *arg, int t, int T) {
                 if (j->gw) src = wide_source(j, n, c0, ns, base, &psz);
                 gyn = j->gyq + (n * j->O + gi * j->og) * j->Lq * es, gys = j->Lq;
             }
+#ifdef HAVE_DIRECT
+            if (j->hq && j->gw) { /* wgt of a strided layer: the phase planes of channels [c0, c0 + ns) */
+                psz = j->g.sh * j->g.sw * j->hq * j->Wp;
+                src = base + j->off_gwt + align64((size_t)(j->csub * j->kk * j->ogp) * sizeof(float));
+                phase_planes((const float *)j->x + n * j->xsn + c0 * j->xsc, j->xsc, ns, (float *)src, &j->g, j->hq,
+                             j->Wp);
+            }
+#endif
             if (fold) memset(fold, 0, (size_t)(ns * (j->wide && j->padded ? plane_size(j) : HW) * es));
             int gw_done = 0;
 #ifdef HAVE_DIRECT
-            if (j->gw && wgrad_takes(j)) {
+            if (j->gw && j->gyqt) {
+                float *gwt = (float *)(base + j->off_gwt);
+                wgt_sample(j, (const float *)src, psz, ns, j->gyqt + (n * j->G + gi) * j->ogp * j->Lq, gwt, n > n0);
+                if (n == n1 - 1)
+                    wgt_flush(j, gwt, ns * kk, (float *)j->gw + (sb * j->O + gi * j->og) * R + s0 * kk, R);
+                gw_done = 1;
+            } else if (j->gw && wgrad_takes(j)) {
                 wgrad_sample(j, (const float *)src, psz, ns, (const float *)gyn, gys,
                              (float *)j->gw + (sb * j->O + gi * j->og) * R + s0 * kk, R, n > n0);
                 gw_done = 1;
@@ -491,8 +515,6 @@ static void conv_backward_thread(void *arg, int t, int T) {
     }
 }
 
-static size_t umax(size_t a, size_t b) { return a > b ? a : b; }
-static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 /* Checks what both entries share and fills the job's geometry; w must be contiguous. */
 static int conv_setup(const char *fn, const pf_tensor *x, const pf_tensor *w, int sh, int sw, int ph, int pw,
@@ -651,6 +673,10 @@ static int wide2_mr(int64_t rem) { return rem >= 6 ? 6 : rem > 2 ? 4 : 2; }
 typedef struct {
     conv_job *j;
     int64_t psz, K, kc, chunk, nchunk, ldc, rows; /* rows: packed (padded) rows per group; kc: K block */
+    int64_t npos, pitch; /* positions the items cover (Lq, or L for rows), and the store's row pitch (Wp, or OW) */
+    int rows16;          /* OW a multiple of 16: tiles of 16 outputs of one row, no wide columns computed */
+    int64_t wp;          /* the planes' row pitch: Wp, or with strides (phase planes) Wq */
+    int64_t hq;          /* strided layers: rows per phase plane, else 0 */
     const int64_t *off;
     const float *apack; /* per group, per block of rows: [K][mr] */
     float *planes;      /* per thread: C * psz + 16 floats */
@@ -676,6 +702,30 @@ static void wide2_pack(void *arg, int64_t b0, int64_t b1) {
     }
 }
 
+/* Strided layers: per channel, sh x sw phase planes [hq, wq], phase (a, b) holding the zero-padded input's
+ * rows a, a + sh, ... and columns b, b + sw, ...: output (oh, ow)'s tap (ki, kj) reads phase
+ * (ki*dh % sh, kj*dw % sw) at row oh + ki*dh / sh, column ow + kj*dw / sw, a stride-1 read as in wide planes. */
+static void phase_planes(const float *xn, int64_t xsc, int64_t nc, float *pl, const conv_geom *g, int64_t hq,
+                         int64_t wq) {
+    for (int64_t c = 0; c < nc; c++)
+        for (int64_t a = 0; a < g->sh; a++)
+            for (int64_t b = 0; b < g->sw; b++) {
+                float *d = pl + ((c * g->sh + a) * g->sw + b) * hq * wq;
+                for (int64_t i = 0; i < hq; i++) {
+                    int64_t ih = i * g->sh + a - g->ph;
+                    if (ih < 0 || ih >= g->H) {
+                        memset(d + i * wq, 0, (size_t)wq * sizeof(float));
+                        continue;
+                    }
+                    const float *sr = xn + c * xsc + ih * g->xsh;
+                    for (int64_t jj = 0; jj < wq; jj++) {
+                        int64_t iw = jj * g->sw + b - g->pw;
+                        d[i * wq + jj] = iw >= 0 && iw < g->W ? sr[iw * g->xsw] : 0.0f;
+                    }
+                }
+            }
+}
+
 static void wide2_thread(void *arg, int t, int T) {
     const wide2_job *d = arg;
     const conv_job *j = d->j;
@@ -684,27 +734,33 @@ static void wide2_thread(void *arg, int t, int T) {
     int64_t i0, i1, have = -1;
     pf_split(j->N * d->nchunk, t, T, &i0, &i1);
     for (int64_t it = i0; it < i1; it++) {
-        int64_t n = it / d->nchunk, q0 = it % d->nchunk * d->chunk, lq = j->Lq - q0 < d->chunk ? j->Lq - q0 : d->chunk;
+        int64_t n = it / d->nchunk, q0 = it % d->nchunk * d->chunk, lq = d->npos - q0 < d->chunk ? d->npos - q0 : d->chunk;
         if (n != have) {
-            pad_planes_float((const float *)j->x + n * j->xsn, j->xsc, j->C, pl, &j->g, d->psz, j->Wp);
+            if (d->hq)
+                phase_planes((const float *)j->x + n * j->xsn, j->xsc, j->C, pl, &j->g, d->hq, d->wp);
+            else
+                pad_planes_float((const float *)j->x + n * j->xsn, j->xsc, j->C, pl, &j->g, d->psz, j->Wp);
             have = n;
         }
         for (int64_t gi = 0; gi < j->G; gi++) {
-            const float *src = pl + gi * j->cg * d->psz + q0;
+            const float *src = pl + gi * j->cg * d->psz;
             const float *ag = d->apack + gi * d->rows * d->K;
             /* per K block, per tile: its B rows (kc / kk channels x kh plane rows) stay in L1 for all blocks of rows */
             for (int64_t pc = 0; pc < d->K; pc += d->kc) {
                 int64_t kcur = d->K - pc < d->kc ? d->K - pc : d->kc;
-                for (int64_t q = 0; q < lq; q += 16)
+                for (int64_t q = 0; q < lq; q += 16) {
+                    /* where the tile's first output reads: rows16's tiles are 16 outputs of one row */
+                    int64_t at = d->rows16 ? (q0 + q) / j->g.OW * d->wp + (q0 + q) % j->g.OW : q0 + q;
                     for (int64_t r0 = 0; r0 < j->og; r0 += wide2_mr(j->og - r0)) {
                         int mr = wide2_mr(j->og - r0);
-                        fns[mr / 2 - 1](kcur, ag + r0 * d->K + pc * mr, src + q, d->off + pc, ct + r0 * d->ldc + q,
+                        fns[mr / 2 - 1](kcur, ag + r0 * d->K + pc * mr, src + at, d->off + pc, ct + r0 * d->ldc + q,
                                         d->ldc, pc > 0);
                     }
+                }
             }
             const float *bias = j->bias ? (const float *)j->bias + gi * j->og * j->bs : NULL;
             wide_store_float(ct, d->ldc, j->og, lq, q0, (float *)j->out + (n * j->O + gi * j->og) * j->L, j->L, bias,
-                             j->bs, &j->g, j->Wp);
+                             j->bs, &j->g, d->pitch);
         }
     }
 }
@@ -723,18 +779,34 @@ static int wide2_takes_grad_x(const conv_job *j) {
            !strcmp(pf_gemm_path(), "avx2");
 }
 
-/* The forward of a wide float32 layer by wide2's kernels; PF_ERR_NOMEM with a message on failure. */
+/* Strided float32 layers (3x3 stride 2: CIFAR ResNet's 64 -> 128 on 32x32) whose output rows are whole tiles
+ * take wide2's kernels over phase planes: 18.2 -> 16.2 ms at one thread through the unfold + GEMM. */
+static int wide2_takes_phase(const conv_job *j) {
+    return !j->dense && !j->wide && j->dt == PF_FLOAT32 && j->og >= 16 && j->R >= 64 && j->g.OW % 16 == 0 &&
+           j->g.kh >= j->g.sh && j->g.kw >= j->g.sw && !strcmp(pf_gemm_path(), "avx2");
+}
+
+/* The forward of a wide (or, with phase planes, strided) float32 layer by wide2's kernels; PF_ERR_NOMEM with a
+ * message on failure. */
 static int wide2_forward(conv_job *j) {
     const conv_geom *g = &j->g;
-    wide2_job d = {.j = j, .psz = plane_size(j), .K = j->R};
+    wide2_job d = {.j = j, .psz = plane_size(j), .K = j->R, .wp = j->Wp};
+    if (!j->wide) {
+        d.hq = g->OH + (g->kh - 1) * g->dh / g->sh, d.wp = g->OW + (g->kw - 1) * g->dw / g->sw;
+        d.psz = g->sh * g->sw * d.hq * d.wp;
+    }
     d.kc = 16 * j->kk; /* 16 channels: a 3x3 tile's B rows are 16 x 3 plane rows, 6 KB (12 KB unaligned) */
     for (int64_t r0 = 0; r0 < j->og; r0 += wide2_mr(j->og - r0)) d.rows += wide2_mr(j->og - r0);
     /* positions per item: the tile's outputs [og, chunk] stay in L1/L2 beside the planes */
+    /* rows of a multiple of 16 outputs (CIFAR's 32 and 16) take whole tiles of one row each: the wide columns past
+     * OW (1/17 of a 16x16 layer's products) are not computed */
+    d.rows16 = j->g.OW % 16 == 0;
+    d.npos = d.rows16 ? j->L : j->Lq, d.pitch = d.rows16 ? j->g.OW : j->Wp;
     d.chunk = (32 << 10) / (j->og * 4) / 16 * 16;
     if (d.chunk < 64) d.chunk = 64;
     if (d.chunk > 512) d.chunk = 512;
-    if (d.chunk >= j->Lq) d.chunk = (j->Lq + 15) / 16 * 16;
-    d.nchunk = (j->Lq + d.chunk - 1) / d.chunk;
+    if (d.chunk >= d.npos) d.chunk = (d.npos + 15) / 16 * 16;
+    d.nchunk = (d.npos + d.chunk - 1) / d.chunk;
     d.ldc = d.chunk + 16; /* rows 64 bytes more than a multiple of 256 apart: no crowding of L1's sets */
     /* the last tile's lanes past Lq read up to 15 floats past the last plane */
     d.plane_floats = ((size_t)(j->C * d.psz) + 16 + 15) & ~(size_t)15;
@@ -748,7 +820,10 @@ static int wide2_forward(conv_job *j) {
     int64_t *off = (int64_t *)buf;
     for (int64_t c = 0, k = 0; c < j->cg; c++)
         for (int64_t ki = 0; ki < g->kh; ki++)
-            for (int64_t kj = 0; kj < g->kw; kj++, k++) off[k] = c * d.psz + ki * g->dh * j->Wp + kj * g->dw;
+            for (int64_t kj = 0; kj < g->kw; kj++, k++)
+                off[k] = !d.hq ? c * d.psz + ki * g->dh * j->Wp + kj * g->dw
+                               : c * d.psz + ((ki * g->dh % g->sh) * g->sw + kj * g->dw % g->sw) * d.hq * d.wp +
+                                     ki * g->dh / g->sh * d.wp + kj * g->dw / g->sw;
     d.off = off;
     d.apack = (float *)(buf + offb);
     d.planes = (float *)(((uintptr_t)(buf + offb + apb) + 63) & ~(uintptr_t)63);
@@ -864,6 +939,150 @@ static void wgrad_sample(const conv_job *j, const float *pl, int64_t psz, int64_
         }
     }
 }
+
+/* wgt: the same weight gradient with the positions as the product's inner dimension and no horizontal sums: a
+ * kernel holds MR rows k of the unfold x 16 output channels, and per wide position q broadcasts MR values of the
+ * padded planes (row k at b[k] + q) against 16 channels of grad_out, read transposed in blocks of 16 channels
+ * (gyt [Lq][16]). The tile is the weight gradient transposed, gwt [k][o]. */
+static inline __attribute__((always_inline)) W256 void wgt_body(const int MR, const float *const *b, const float *gyt,
+                                                                int64_t nq, float *gwt, int64_t ldt, int acc) {
+    __m256 c0[6], c1[6];
+    const float *bk[6];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++) c0[i] = c1[i] = _mm256_setzero_ps(), bk[i] = b[i];
+    for (int64_t q = 0; q < nq; q++, gyt += 16) {
+        __m256 g0 = _mm256_load_ps(gyt), g1 = _mm256_load_ps(gyt + 8);
+#pragma GCC unroll 6
+        for (int i = 0; i < MR; i++) {
+            __m256 bi = _mm256_broadcast_ss(bk[i] + q);
+            c0[i] = _mm256_fmadd_ps(bi, g0, c0[i]);
+            c1[i] = _mm256_fmadd_ps(bi, g1, c1[i]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++) {
+        if (acc) {
+            c0[i] = _mm256_add_ps(c0[i], _mm256_load_ps(gwt + i * ldt));
+            c1[i] = _mm256_add_ps(c1[i], _mm256_load_ps(gwt + i * ldt + 8));
+        }
+        _mm256_store_ps(gwt + i * ldt, c0[i]);
+        _mm256_store_ps(gwt + i * ldt + 8, c1[i]);
+    }
+}
+typedef void (*wgt_fn)(const float *const *, const float *, int64_t, float *, int64_t, int);
+#define WGT(MR)                                                                                                   \
+    static W256 void wgt_##MR(const float *const *b, const float *gyt, int64_t nq, float *gwt, int64_t ldt, int acc) { \
+        wgt_body(MR, b, gyt, nq, gwt, ldt, acc);                                                                    \
+    }
+WGT(1)
+WGT(2)
+WGT(3)
+WGT(4)
+WGT(5)
+WGT(6)
+
+#ifndef WGT_QC
+#define WGT_QC 2048
+#endif
+/* AVX2 float32 wide layers with 16 or more output channels per group (16-lane blocks) and K of 16 or more (with
+ * the 1 x 3 x 3 K of MNIST's first layer the transposes cost more than the dot kernels) take wgt's kernels */
+static int wgt_takes(const conv_job *j) {
+    return j->wide && !j->dense && j->dt == PF_FLOAT32 && j->og >= 16 && j->R >= 16 && !strcmp(pf_gemm_path(), "avx2");
+}
+
+/* Strided layers (per-sample tiles, taps in every phase) take them over phase planes (see phase_planes), 16 output
+ * rows per plane row or more: CIFAR ResNet's 64 -> 128 stride-2 layer */
+static int wgt_takes_phase(const conv_job *j) {
+    return !j->wide && !j->dense && j->dt == PF_FLOAT32 && j->og >= 16 && j->R >= 16 && j->g.kh >= j->g.sh &&
+           j->g.kw >= j->g.sw && j->g.OW >= 16 && !strcmp(pf_gemm_path(), "avx2");
+}
+
+/* gwt [ns*kk, ogp] (+)= the unfold of planes pl (ns channels, psz apart) @ gyt ([ogp / 16][Lq][16]) */
+static void wgt_sample(const conv_job *j, const float *pl, int64_t psz, int64_t ns, const float *gyt, float *gwt,
+                       int acc) {
+    static const wgt_fn fns[6] = {wgt_1, wgt_2, wgt_3, wgt_4, wgt_5, wgt_6};
+    const conv_geom *g = &j->g;
+    const int64_t kk = j->kk, nk = ns * kk, Lq = j->Lq, ogp = j->ogp;
+    const int64_t qc = (Lq + (Lq + WGT_QC - 1) / WGT_QC - 1) / ((Lq + WGT_QC - 1) / WGT_QC); /* even chunks */
+    for (int64_t q0 = 0; q0 < Lq; q0 += qc) {
+        int64_t nq = Lq - q0 < qc ? Lq - q0 : qc;
+        for (int64_t k0 = 0; k0 < nk; k0 += 6) {
+            int mr = nk - k0 < 6 ? (int)(nk - k0) : 6;
+            const float *b[6];
+            for (int k = 0; k < mr; k++) {
+                int64_t c = (k0 + k) / kk, ki = (k0 + k) % kk / g->kw * g->dh, kj = (k0 + k) % g->kw * g->dw;
+                b[k] = pl + c * psz + q0 +
+                       (j->hq ? ((ki % g->sh) * g->sw + kj % g->sw) * j->hq * j->Wp + ki / g->sh * j->Wp + kj / g->sw
+                              : ki * j->Wp + kj);
+            }
+            for (int64_t ob = 0; ob < ogp / 16; ob++)
+                fns[mr - 1](b, gyt + (ob * Lq + q0) * 16, nq, gwt + k0 * ogp + ob * 16, ogp, acc || q0 > 0);
+        }
+    }
+}
+
+/* r[i] <- column i of the 8 x 8 block in r */
+static inline __attribute__((always_inline)) W256 void transpose8(__m256 r[8]) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++)
+        for (int h = 0; h < 2; h++) {
+            u[4 * i + h] = _mm256_shuffle_ps(t[4 * i + h], t[4 * i + 2 + h], 0x44);
+            u[4 * i + 2 + h] = _mm256_shuffle_ps(t[4 * i + h], t[4 * i + 2 + h], 0xEE);
+        }
+    /* u: 0 = (0,4: col 0), 1 = col 2, 2 = col 1, 3 = col 3 of rows 0-3 | 4-7 likewise, per 128-bit half */
+    static const int col[4] = {0, 2, 1, 3};
+    for (int i = 0; i < 4; i++) {
+        r[col[i]] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x20);
+        r[col[i] + 4] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x31);
+    }
+}
+
+/* gw [og, nk] (rows ldw apart) = gwt [nk, ogp]^T */
+static W256 void wgt_flush(const conv_job *j, const float *gwt, int64_t nk, float *gw, int64_t ldw) {
+    const int64_t og = j->og, ogp = j->ogp;
+    int64_t k8 = nk / 8 * 8, o8 = og / 8 * 8;
+    for (int64_t k = 0; k < k8; k += 8)
+        for (int64_t o = 0; o < o8; o += 8) {
+            __m256 r[8];
+            for (int i = 0; i < 8; i++) r[i] = _mm256_load_ps(gwt + (k + i) * ogp + o);
+            transpose8(r);
+            for (int i = 0; i < 8; i++) _mm256_storeu_ps(gw + (o + i) * ldw + k, r[i]);
+        }
+    for (int64_t o = 0; o < og; o++)
+        for (int64_t k = o < o8 ? k8 : 0; k < nk; k++) gw[o * ldw + k] = gwt[k * ogp + o];
+}
+
+/* gyqt [N, G, ogp / 16, Lq, 16] = grad_out at wide positions, zero in the dropped columns and past og */
+static W256 void expand_rows_t(void *arg, int64_t i0, int64_t i1) {
+    const conv_job *j = arg;
+    const int64_t L = j->L, Lq = j->Lq, Wp = j->Wp, OW = j->g.OW, nob = j->ogp / 16;
+    for (int64_t it = i0; it < i1; it++) { /* (sample, group) */
+        const float *gy = (const float *)j->gy + it * j->og * L;
+        float *d = (float *)j->gyqt + it * nob * Lq * 16;
+        for (int64_t ob = 0; ob < nob; ob++, d += Lq * 16)
+            for (int64_t h = 0; h < 16; h += 8) {
+                int64_t o0 = ob * 16 + h;
+                for (int64_t oh = 0; oh < j->g.OH; oh++) {
+                    int64_t ow = 0;
+                    float *dr = d + oh * Wp * 16 + h;
+                    if (o0 + 8 <= j->og)
+                        for (; ow + 8 <= OW; ow += 8) {
+                            __m256 r[8];
+                            for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(gy + (o0 + i) * L + oh * OW + ow);
+                            transpose8(r);
+                            for (int i = 0; i < 8; i++) _mm256_store_ps(dr + (ow + i) * 16, r[i]);
+                        }
+                    for (; ow < Wp && oh * Wp + ow < Lq; ow++)
+                        for (int64_t i = 0; i < 8; i++)
+                            dr[ow * 16 + i] = o0 + i < j->og && ow < OW ? gy[(o0 + i) * L + oh * OW + ow] : 0.0f;
+                }
+            }
+    }
+}
 #endif
 
 static int run_job(conv_job *j, int64_t items, pf_team_fn fn) {
@@ -922,7 +1141,7 @@ static int conv2d_run(const pf_tensor *x, const pf_tensor *weight, const pf_tens
     if ((j.dense = dense_wins(&j, direct))) j.wide = 0;
 #ifdef HAVE_DIRECT
     if (!j.dense && j.dt == PF_FLOAT32 && !strcmp(pf_gemm_path(), "avx512")) return pf_conv_direct(&j, sh, sw);
-    if (wide2_takes(&j)) return wide2_forward(&j);
+    if (wide2_takes(&j) || wide2_takes_phase(&j)) return wide2_forward(&j);
 #endif
     int64_t pos = j.dense ? j.N * j.L : j.wide ? j.Lq : j.L;
     j.lt = tile_len(&j, j.R, pos), j.ntiles = (pos + j.lt - 1) / j.lt;
@@ -1098,6 +1317,20 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
     j.off_ct = j.off_gxp + (j.wide && j.padded ? align64(plane) : 0);
     j.off_gemm = j.off_ct + (j.dense ? align64((size_t)(j.og * j.lt) * es) : 0);
     j.ws_each = j.off_gemm + align64(ws);
+    int wgt = 0;
+#ifdef HAVE_DIRECT
+    /* (with 16 output channels and grad_x still to fold, grad_out's two wide copies cost what wgt saves) */
+    if ((wgt = grad_w && (wgt_takes(&j) || wgt_takes_phase(&j)) && !(j.wide && grad_x && j.og < 32))) {
+        j.ogp = (j.og + 15) / 16 * 16;
+        j.off_gwt = j.ws_each;
+        j.ws_each += align64((size_t)(j.csub * j.kk * j.ogp) * sizeof(float));
+        if (!j.wide) { /* phase planes, wide positions over them, and room for them after the tile */
+            j.hq = j.g.OH + (j.g.kh - 1) * j.g.dh / j.g.sh, j.Wp = j.g.OW + (j.g.kw - 1) * j.g.dw / j.g.sw;
+            j.Lq = (j.g.OH - 1) * j.Wp + j.g.OW;
+            j.ws_each += align64((size_t)(j.csub * j.g.sh * j.g.sw * j.hq * j.Wp + 16) * sizeof(float));
+        }
+    }
+#endif
     j.gx = grad_x ? grad_x->data : NULL;
     char *partials = NULL;
     if (grad_w && j.nblk > 1) {
@@ -1109,7 +1342,7 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
         j.gw = grad_w ? grad_w->data : NULL;
     }
     char *gyq = NULL;
-    if (j.wide) { /* grad_out in wide positions, once for every item that reads it */
+    if (j.wide && (j.gx || !wgt)) { /* grad_out in wide positions, once for every item that reads it */
         if (!(gyq = pf_alloc((size_t)(j.N * j.O * j.Lq) * es))) {
             pf_free(partials);
             return pf_error(PF_ERR_NOMEM, "conv2d_backward: out of memory for the widened gradient");
@@ -1117,6 +1350,18 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
         j.gyq = gyq;
         pf_parallel_range(pf_threads_for(j.N * j.O * j.Lq), j.N, expand_rows, &j);
     }
+    float *gyqt = NULL;
+#ifdef HAVE_DIRECT
+    if (wgt) { /* the same, transposed in blocks of 16 channels, for wgt's kernels */
+        if (!(gyqt = pf_alloc((size_t)(j.N * j.G * j.ogp * j.Lq) * sizeof(float)))) {
+            pf_free(gyq);
+            pf_free(partials);
+            return pf_error(PF_ERR_NOMEM, "conv2d_backward: out of memory for the widened gradient");
+        }
+        j.gyqt = gyqt;
+        pf_parallel_range(pf_threads_for(j.N * j.O * j.Lq), j.N * j.G, expand_rows_t, &j);
+    }
+#endif
     if (j.gx) { /* grad_x's A, the weight's blocks transposed, once for every item and tile */
         int64_t per_block = j.dense ? (pos + j.lt - 1) / j.lt : (j.N + j.nblk - 1) / j.nblk * ((pos + j.lt - 1) / j.lt);
         pf_gemm_prob first = {j.csub * j.kk, j.lt, j.og, j.w, j.gy, NULL, 1, j.R, j.lt, 1, j.lt, 1, 0};
@@ -1126,6 +1371,7 @@ int pf_conv2d_backward(const pf_tensor *grad_out, const pf_tensor *x, const pf_t
     if (rc == PF_OK) rc = run_job(&j, j.nblk * j.G * j.nsub, conv_backward_thread);
     pf_free(tab);
     pf_free(gyq);
+    pf_free(gyqt);
     if (rc == PF_OK && partials) {
         j.out = grad_w->data;
         pf_parallel_range(pf_threads_for(j.nblk * j.O * j.R), j.O * j.R, sum_partials, &j);

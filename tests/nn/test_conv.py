@@ -304,6 +304,8 @@ def test_conv2d_dense_grad_x_matches_torch(xs, ws, padding, dilation, groups, ch
         ((2, 40, 13, 11), (22, 20, 3, 3), (2, 1), (2, 1), 2, False),  # groups, dilation, uneven padding, 22 rows
         ((2, 24, 9, 12), (17, 24, 3, 5), (0, 3), 1, 1, False),  # padding wider than the kernel: rows of OW
         ((1, 96, 20, 20), (32, 96, 1, 1), 1, 1, 1, False),  # a 1x1 kernel over a zero border
+        ((3, 3, 32, 32), (64, 3, 3, 3), 1, 1, 1, False),  # CIFAR ResNet's stem: K 27, a last block of 3 rows
+        ((2, 32, 47, 47), (40, 16, 3, 3), 1, 1, 2, False),  # groups of 20 channels (16-lane blocks), 2 chunks of q
     ],
 )
 @pytest.mark.parametrize("threads", [1, 2, 3])
@@ -311,9 +313,10 @@ def test_conv2d_wide_planes_on_avx2_match_torch(
     xs, ws, padding, dilation, groups, channels_last, threads, restore_gemm
 ):
     """Stride-1 float32 layers on large planes, on the AVX2 path: the forward's kernels read the padded planes in
-    place (rows sharing their zero columns), grad_x as the forward of grad_out with the flipped weight, grad_w (planes
-    of 512 positions or more) by dot kernels over the planes; against torch at several thread counts, and the same
-    bits at any of them."""
+    place (rows sharing their zero columns), grad_x as the forward of grad_out with the flipped weight, grad_w by
+    kernels that broadcast the planes against grad_out transposed in blocks of 16 channels (16 or more output
+    channels, else dot kernels on planes of 512 positions or more); against torch at several thread counts, and the
+    same bits at any of them."""
     if not restore_gemm.pf_cpu_supports(b"avx2"):
         pytest.skip("no AVX2")
     assert restore_gemm.pf_gemm_select(b"avx2") == 0
@@ -345,6 +348,56 @@ def test_conv2d_wide_planes_on_avx2_match_torch(
         assert np.array_equal(gw.numpy(), gw1.numpy())
     finally:
         pf.set_num_threads(before)
+
+
+@pytest.mark.parametrize(
+    "xs, ws, stride, padding, dilation, channels_last",
+    [
+        ((3, 64, 32, 32), (128, 64, 3, 3), 2, 1, 1, False),  # CIFAR ResNet's 64 -> 128 stride-2 layer
+        ((2, 16, 32, 32), (40, 16, 5, 5), 2, 2, 1, True),  # 5x5, x channels-last, 40 rows (6 x 6 + 4)
+        ((2, 24, 48, 48), (32, 24, 3, 3), 3, 1, 1, False),  # stride 3: nine phases
+        ((2, 32, 32, 35), (48, 32, 4, 4), 2, (1, 0), 1, False),  # an even kernel, uneven padding
+        ((2, 16, 32, 32), (32, 16, 3, 3), 2, 2, 2, False),  # dilation 2: every tap in one phase
+        ((2, 20, 33, 34), (20, 20, 3, 3), 2, (1, 2), 1, False),  # 17 x 18 outputs: grad_w only, 20 of 32 lanes
+    ],
+)
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_conv2d_strided_phase_planes_on_avx2_match_torch(
+    xs, ws, stride, padding, dilation, channels_last, threads, restore_gemm
+):
+    """Strided float32 layers on the AVX2 path: the forward (output rows of a multiple of 16) reads phase planes of
+    the padded input with wide2's kernels, and grad_w (16 or more output columns) broadcasts the same planes against
+    grad_out transposed; against torch in float64, and the same bits at any thread count."""
+    if not restore_gemm.pf_cpu_supports(b"avx2"):
+        pytest.skip("no AVX2")
+    assert restore_gemm.pf_gemm_select(b"avx2") == 0
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = (rng.standard_normal(ws) * 0.05).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    tx, tw = torch.tensor(x, dtype=torch.float64, requires_grad=True), torch.tensor(w, dtype=torch.float64,
+                                                                                   requires_grad=True)  # fmt: skip
+    to = TF.conv2d(tx, tw, torch.tensor(b, dtype=torch.float64), stride, padding, dilation)
+    gy = np.random.default_rng(6).standard_normal(tuple(to.shape)).astype(np.float32)
+    to.backward(torch.tensor(gy, dtype=torch.float64))
+    before = pf.get_num_threads()
+    got = []
+    try:
+        for t in (threads, 1):
+            pf.set_num_threads(t)
+            px = pf.tensor(x)
+            if channels_last:
+                px = px.contiguous(memory_format=pf.channels_last)
+            px.requires_grad_(True)
+            pw = pf.tensor(w).requires_grad_()
+            y = F.conv2d(px, pw, pf.tensor(b), stride, padding, dilation)
+            y.backward(pf.tensor(gy))
+            got.append((y.detach().numpy(), px.grad.numpy(), pw.grad.numpy()))
+    finally:
+        pf.set_num_threads(before)
+    for mine, ref in zip(got[0], (to.detach().numpy(), tx.grad.numpy(), tw.grad.numpy()), strict=True):
+        np.testing.assert_allclose(mine, ref, rtol=1e-4, atol=1e-4)
+    assert all(np.array_equal(a, c) for a, c in zip(got[0], got[1], strict=True))
 
 
 @pytest.mark.parametrize(

@@ -128,6 +128,34 @@ def test_batch_norm_fused_matches_torch(dtype, tol, shape, offset):
     np.testing.assert_allclose(prv.numpy(), trv.numpy(), rtol=tol * 10, atol=tol)
 
 
+@pytest.mark.parametrize(
+    "shape", [(32, 64, 32, 32), (32, 16, 16, 16), (9, 8, 8, 8), (6, 5, 4, 4), (4, 3, 700), (3, 2, 13)]
+)
+def test_batch_norm_backward_same_bits_on_every_kernel_set(shape, restore_gemm):
+    """The backward's sums over a channel (short rows kept in lanes across rows, long rows flushed every 512
+    values) have written-out AVX2 loops for float32: the same operations in the same order as the generic ones, so
+    the same bits on every kernel set the CPU has; and against torch in float64."""
+    rng = np.random.default_rng(8)
+    xa = (3.0 + rng.standard_normal(shape)).astype(np.float32)
+    ga = rng.standard_normal(shape).astype(np.float32)
+    wa, ba = rng.standard_normal(shape[1]).astype(np.float32), rng.standard_normal(shape[1]).astype(np.float32)
+    got = {}
+    for path in (b"portable", b"avx2", b"avx512"):
+        if path != b"portable" and not restore_gemm.pf_cpu_supports(path):
+            continue
+        assert restore_gemm.pf_gemm_select(path) == 0
+        px, pw, pb = (pf.tensor(a, requires_grad=True) for a in (xa, wa, ba))
+        F.batch_norm(px, None, None, pw, pb, training=True).backward(pf.tensor(ga))
+        got[path] = [t.grad.numpy() for t in (px, pw, pb)]
+    first = next(iter(got.values()))
+    for grads in got.values():
+        assert all(np.array_equal(a, b) for a, b in zip(first, grads, strict=True))
+    tx, tw, tb = (torch.tensor(a.astype(np.float64), requires_grad=True) for a in (xa, wa, ba))
+    TF.batch_norm(tx, None, None, tw, tb, training=True).backward(torch.tensor(ga.astype(np.float64)))
+    for mine, ref in zip(first, (tx.grad, tw.grad, tb.grad), strict=True):
+        np.testing.assert_allclose(mine, ref.numpy(), rtol=2e-4, atol=2e-4)
+
+
 def test_batch_norm_fused_strided_input_and_partial_grads():
     rng = np.random.default_rng(6)
     xa = rng.standard_normal((6, 5, 4, 3))
