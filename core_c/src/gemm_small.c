@@ -221,7 +221,9 @@ int pf_gemm_small(int wide, int f64, const pf_gemm_prob *p, pf_pack_fn pack, int
     if (M > PF_SMALL_DIM || N > PF_SMALL_DIM || K > PF_SMALL_DIM || p->csc != 1) return 0;
     if (nt > 1 && (double)M * N * K >= SMALL_SPLIT_WORK) {
         small_job s = {p, pack, wide, f64, 0, 0};
-        int64_t strip = f64 ? 32 : 64;
+        /* the drivers' strip width: 4 vectors of AVX-512, 2 of AVX2 (AVX2 took AVX-512's 64 floats, so 64^3
+         * split its rows 48 / 16 and ran slower on 2 threads than on 1) */
+        int64_t strip = (f64 ? 16 : 32) << wide;
         if (N > strip) s.by_cols = 1, s.unit = strip;
         else s.unit = 24;
         pf_parallel_range(nt, ((s.by_cols ? N : M) + s.unit - 1) / s.unit, small_part, &s);
