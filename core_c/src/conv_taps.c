@@ -19,6 +19,7 @@
  * count. Batches of at most 64 output positions (the late layers at batch 1) take rows_gemm
  * instead: the weight read in place, never packed. */
 #include "conv.h"
+#include "gemm.h"
 #ifdef HAVE_DIRECT
 #include <immintrin.h>
 #define TA2 __attribute__((target("avx2,fma")))
@@ -320,31 +321,8 @@ static TA2 void rows_unfold(void *arg, int64_t c0, int64_t c1) {
     }
 }
 
-/* ct[r, 0 .. 8 NV) (=|+=) sum over kc of w[r, k] xt[k, ..], rows r < MR (past nr: reread, not stored) */
-#define RW_TILE(MR, NV)                                                                                           \
-    static inline __attribute__((always_inline)) TA2 void rw_tile_##MR##_##NV(                                    \
-        int nr, int64_t kc, const float *w, int64_t ldw, const float *xt, int64_t ldx, float *ct, int first) {  \
-        const float *wr[MR];                                                                                      \
-        for (int r = 0; r < MR; r++) wr[r] = w + (r < nr ? r : 0) * ldw;                                          \
-        __m256 c[MR][NV];                                                                                         \
-        _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++)                                                     \
-            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++)                                                  \
-            c[r][v] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(ct + r * ldx + 8 * v);                       \
-        for (int64_t k = 0; k < kc; k++) {                                                                        \
-            __m256 b[NV];                                                                                         \
-            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) b[v] = _mm256_loadu_ps(xt + k * ldx + 8 * v);    \
-            _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++) {                                               \
-                __m256 a = _mm256_broadcast_ss(wr[r] + k);                                                        \
-                _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) c[r][v] = _mm256_fmadd_ps(a, b[v], c[r][v]); \
-            }                                                                                                     \
-        }                                                                                                         \
-        _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++) {                                                   \
-            if (r >= nr) break;                                                                                   \
-            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) _mm256_storeu_ps(ct + r * ldx + 8 * v, c[r][v]); \
-        }                                                                                                         \
-    }
-RW_TILE(6, 2)
-RW_TILE(12, 1)
+PF_WT_TILE(6, 2)
+PF_WT_TILE(12, 1)
 
 /* thread t_'s rows of the output: whole tiles of 6 rows, in C tiles of RW_NB */
 static TA2 void rows_thread(void *arg, int t_, int T) {
@@ -366,11 +344,11 @@ static TA2 void rows_thread(void *arg, int t_, int T) {
                 int nr = nb - r0 < 6 ? (int)(nb - r0) : 6;
                 const float *w = W + (j0 + r0) * K + k0;
                 for (int64_t c0 = 0; c0 < c1; c0 += 16)
-                    rw_tile_6_2(nr, kc, w, K, xk + c0, ldx, ct + r0 * ldx + c0, k0 == 0);
+                    pf_wt_tile_6_2(nr, kc, w, K, xk + c0, ldx, ct + r0 * ldx + c0, k0 == 0);
             }
             for (int64_t r0 = 0; c1 < ldx && r0 < nb; r0 += 12) {
                 int nr = nb - r0 < 12 ? (int)(nb - r0) : 12;
-                rw_tile_12_1(nr, kc, W + (j0 + r0) * K + k0, K, xk + c1, ldx, ct + r0 * ldx + c1, k0 == 0);
+                pf_wt_tile_12_1(nr, kc, W + (j0 + r0) * K + k0, K, xk + c1, ldx, ct + r0 * ldx + c1, k0 == 0);
             }
         }
         for (int64_t m = 0; m < nb; m++) {

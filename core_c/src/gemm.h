@@ -33,4 +33,31 @@ int pf_gemm_skinny(int f64, const pf_gemm_prob *p, int nt);
  * 0 (nothing written) when p does not qualify or the build has no x86 kernels. K > 0. */
 int pf_gemm_wt2(const pf_gemm_prob *p, int nt);
 
+/* The AVX2 + FMA tile of W x^T read in place (pf_gemm_wt2, and conv_taps.c's batch-1 rows):
+ * ct[r, 0 .. 8 NV) (=|+=) sum over kc of w[r, k] xt[k, ..] for rows r < MR (past nr: reread, not stored), each
+ * output's sum in k order. A file instantiates the tiles it calls (PF_WT_TILE(6, 2) defines pf_wt_tile_6_2)
+ * after including <immintrin.h>: always_inline kernels are not called across files. */
+#define PF_WT_TILE(MR, NV)                                                                                          \
+    static inline __attribute__((always_inline)) __attribute__((target("avx2,fma"))) void pf_wt_tile_##MR##_##NV(                                  \
+        int nr, int64_t kc, const float *w, int64_t ldw, const float *xt, int64_t ldx, float *ct, int first) {  \
+        const float *wr[MR];                                                                                      \
+        for (int r = 0; r < MR; r++) wr[r] = w + (r < nr ? r : 0) * ldw;                                          \
+        __m256 c[MR][NV];                                                                                         \
+        _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++)                                                     \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++)                                                  \
+            c[r][v] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(ct + r * ldx + 8 * v);                       \
+        for (int64_t k = 0; k < kc; k++) {                                                                        \
+            __m256 b[NV];                                                                                         \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) b[v] = _mm256_loadu_ps(xt + k * ldx + 8 * v);    \
+            _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++) {                                               \
+                __m256 a = _mm256_broadcast_ss(wr[r] + k);                                                        \
+                _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) c[r][v] = _mm256_fmadd_ps(a, b[v], c[r][v]); \
+            }                                                                                                     \
+        }                                                                                                         \
+        _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++) {                                                   \
+            if (r >= nr) break;                                                                                   \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) _mm256_storeu_ps(ct + r * ldx + 8 * v, c[r][v]); \
+        }                                                                                                         \
+    }
+
 #endif

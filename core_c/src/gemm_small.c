@@ -421,31 +421,8 @@ typedef struct {
     int64_t ldx;
 } wt2_job;
 
-/* ct[r, c .. c + 8 NV) (=|+=) sum over kc of W[r, k] xt[k, c ..], rows r0 .. r0 + MR (past nr: reread, not stored) */
-#define WT2_TILE(MR, NV)                                                                                          \
-    static inline __attribute__((always_inline)) T256 void wt2_tile_##MR##_##NV(                                  \
-        int nr, int64_t kc, const float *w, int64_t ldw, const float *xt, int64_t ldx, float *ct, int first) {  \
-        const float *wr[MR];                                                                                      \
-        for (int r = 0; r < MR; r++) wr[r] = w + (r < nr ? r : 0) * ldw;                                          \
-        __m256 c[MR][NV];                                                                                         \
-        _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++)                                                     \
-            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++)                                                  \
-            c[r][v] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(ct + r * ldx + 8 * v);                       \
-        for (int64_t k = 0; k < kc; k++) {                                                                        \
-            __m256 b[NV];                                                                                         \
-            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) b[v] = _mm256_loadu_ps(xt + k * ldx + 8 * v);    \
-            _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++) {                                               \
-                __m256 a = _mm256_broadcast_ss(wr[r] + k);                                                        \
-                _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) c[r][v] = _mm256_fmadd_ps(a, b[v], c[r][v]); \
-            }                                                                                                     \
-        }                                                                                                         \
-        _Pragma("GCC unroll 12") for (int r = 0; r < MR; r++) {                                                   \
-            if (r >= nr) break;                                                                                   \
-            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) _mm256_storeu_ps(ct + r * ldx + 8 * v, c[r][v]); \
-        }                                                                                                         \
-    }
-WT2_TILE(6, 2)
-WT2_TILE(12, 1)
+PF_WT_TILE(6, 2)
+PF_WT_TILE(12, 1)
 
 static T256 void wt2_range(void *arg, int64_t u0, int64_t u1) {
     const wt2_job *s = arg;
@@ -464,11 +441,11 @@ static T256 void wt2_range(void *arg, int64_t u0, int64_t u1) {
                 int nr = nb - r0 < 6 ? (int)(nb - r0) : 6;
                 const float *w = W + (j0 + r0) * p->csb + k0;
                 for (int64_t c0 = 0; c0 < c1; c0 += 16)
-                    wt2_tile_6_2(nr, kc, w, p->csb, xk + c0, ldx, ct + r0 * ldx + c0, k0 == 0);
+                    pf_wt_tile_6_2(nr, kc, w, p->csb, xk + c0, ldx, ct + r0 * ldx + c0, k0 == 0);
             }
             for (int64_t r0 = 0; c1 < ldx && r0 < nb; r0 += 12) {
                 int nr = nb - r0 < 12 ? (int)(nb - r0) : 12;
-                wt2_tile_12_1(nr, kc, W + (j0 + r0) * p->csb + k0, p->csb, xk + c1, ldx, ct + r0 * ldx + c1, k0 == 0);
+                pf_wt_tile_12_1(nr, kc, W + (j0 + r0) * p->csb + k0, p->csb, xk + c1, ldx, ct + r0 * ldx + c1, k0 == 0);
             }
         }
         for (int64_t i = 0; i < M; i++) {
