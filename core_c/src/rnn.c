@@ -509,22 +509,33 @@ static inline __attribute__((always_inline)) T256 __m256 tanh8(__m256 x) {
 /* cell_block on one block of w <= 8 units (hw's gates 8 apart, its rows 32); the loads and stores of a
  * partial block masked, a full one plain */
 static inline __attribute__((always_inline)) T256 void cell_block2_w(const int full, int64_t N, int64_t H, int64_t w,
-                                                                     const float *xw, const float *hw, const float *b,
+                                                                     const float *xw, float *hw, const float *b,
                                                                      const float *cp, float *c, float *h,
                                                                      float *act) {
     const __m256i m = lanes8(w);
 #define LD8(p) (full ? _mm256_loadu_ps(p) : _mm256_maskload_ps((p), m))
 #define ST8(p, v) (full ? _mm256_storeu_ps((p), (v)) : _mm256_maskstore_ps((p), m, (v)))
     __m256 bi = LD8(b), bf = LD8(b + H), bg = LD8(b + 2 * H), bo = LD8(b + 3 * H);
-    /* the gates of every row first, then c and h: each row's c -> tanh(c) -> h chain waited on its own gates, and
-     * the next row's gates could not start until the window had room (the cell was twice its instruction count) */
+    /* Three passes: every row's gate sums (hw += xw + b, in place), their activations, then c and h. xw comes
+     * from L3 or memory: in a pass of nothing but loads and adds every row's misses are in flight at once,
+     * where behind each row's activations (long dependency chains, two rows to the reorder window) they were
+     * waited for a row at a time. Each row's c -> tanh(c) -> h chain waits on its own gates, so all gates
+     * come before any c. */
     for (int64_t n = 0; n < N; n++) {
-        const float *x = xw + n * 4 * H, *y = hw + n * 4 * UB2;
+        const float *x = xw + n * 4 * H;
+        float *y = hw + n * 4 * UB2;
+        _mm256_storeu_ps(y, _mm256_add_ps(_mm256_add_ps(LD8(x), _mm256_loadu_ps(y)), bi));
+        _mm256_storeu_ps(y + UB2, _mm256_add_ps(_mm256_add_ps(LD8(x + H), _mm256_loadu_ps(y + UB2)), bf));
+        _mm256_storeu_ps(y + 2 * UB2, _mm256_add_ps(_mm256_add_ps(LD8(x + 2 * H), _mm256_loadu_ps(y + 2 * UB2)), bg));
+        _mm256_storeu_ps(y + 3 * UB2, _mm256_add_ps(_mm256_add_ps(LD8(x + 3 * H), _mm256_loadu_ps(y + 3 * UB2)), bo));
+    }
+    for (int64_t n = 0; n < N; n++) {
+        const float *y = hw + n * 4 * UB2;
         float *a = act + n * 4 * H;
-        ST8(a, sigmoid8(_mm256_add_ps(_mm256_add_ps(LD8(x), _mm256_loadu_ps(y)), bi)));
-        ST8(a + H, sigmoid8(_mm256_add_ps(_mm256_add_ps(LD8(x + H), _mm256_loadu_ps(y + UB2)), bf)));
-        ST8(a + 2 * H, tanh8(_mm256_add_ps(_mm256_add_ps(LD8(x + 2 * H), _mm256_loadu_ps(y + 2 * UB2)), bg)));
-        ST8(a + 3 * H, sigmoid8(_mm256_add_ps(_mm256_add_ps(LD8(x + 3 * H), _mm256_loadu_ps(y + 3 * UB2)), bo)));
+        ST8(a, sigmoid8(_mm256_loadu_ps(y)));
+        ST8(a + H, sigmoid8(_mm256_loadu_ps(y + UB2)));
+        ST8(a + 2 * H, tanh8(_mm256_loadu_ps(y + 2 * UB2)));
+        ST8(a + 3 * H, sigmoid8(_mm256_loadu_ps(y + 3 * UB2)));
     }
     for (int64_t n = 0; n < N; n++) {
         const float *a = act + n * 4 * H;
@@ -537,7 +548,7 @@ static inline __attribute__((always_inline)) T256 void cell_block2_w(const int f
 #undef ST8
 }
 
-static T256 void cell_block2(int64_t N, int64_t H, int64_t w, const float *xw, const float *hw, const float *b,
+static T256 void cell_block2(int64_t N, int64_t H, int64_t w, const float *xw, float *hw, const float *b,
                              const float *cp, float *c, float *h, float *act) {
     if (w == UB2) cell_block2_w(1, N, H, w, xw, hw, b, cp, c, h, act);
     else cell_block2_w(0, N, H, w, xw, hw, b, cp, c, h, act);
