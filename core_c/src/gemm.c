@@ -607,6 +607,8 @@ static int gemv(const gemm_desc *d, const gemm_prob *p, int nt) {
     return PF_OK;
 }
 
+static size_t pack_a_elems(const gemm_desc *d, int64_t M, int64_t K);
+
 /* What gemm_blocked's threads share. */
 typedef struct {
     const gemm_desc *d;
@@ -615,6 +617,7 @@ typedef struct {
     int direct;
     int shared; /* run by a team of its own: worksharing and barriers apply */
     const char *apk; /* A packed beforehand (pf_gemm_pack_a's layout), or NULL: each thread packs its rows */
+    char *apre;      /* with several column blocks, A packed here once (apk's layout) by the threads, or NULL */
     char *buf;
     size_t bbytes, abytes;
 } blocked_job;
@@ -668,6 +671,22 @@ static void blocked_thread(void *arg, int t, int team) {
     int64_t mine = i1 > i0 ? i1 - i0 : 0;
     int64_t mct = mine ? cdiv(cdiv(mine, cdiv(mine, d->mc)), mr) * mr : 1;
     char *abuf = buf + bbytes + (size_t)t * abytes, *ebuf = abuf + mc * kc * es;
+    const char *apk = job->apk;
+    if (job->apre) { /* the row group's panels, split among its gc threads, for every K block */
+        const int64_t mp = cdiv(M, mr) * mr;
+        int64_t s0, s1;
+        pf_split(r1 - r0, t % gc, gc, &s0, &s1);
+        int64_t q0 = (r0 + s0) * mr, q1 = min64((r0 + s1) * mr, M);
+        for (int64_t pc = 0; q1 > q0 && pc < K; pc += kc) {
+            int64_t kcur = min64(kc, K - pc);
+            pack_panels(d, kcur, q1 - q0, p.A + (q0 * p.rsa + pc * p.csa) * es, p.rsa, p.csa, (int)mr,
+                        job->apre + (pc * mp + q0 * kcur) * es);
+        }
+        if (job->shared && gc > 1) {
+#pragma omp barrier
+        }
+        apk = job->apre;
+    }
     for (int64_t jc = 0; jc < N; jc += nc) {
         /* the thread's share of this column block's panels: a share of all N would leave one
          * thread idle in each block when N spans several (a few rows, a wide layer: gc > 1) */
@@ -689,8 +708,8 @@ static void blocked_thread(void *arg, int t, int team) {
             for (int64_t ic = i0; ic < i1 && ja < jb; ic += mct) {
                 int64_t mcur = min64(mct, i1 - ic);
                 const char *ap = abuf;
-                if (job->apk) /* K block pc holds cdiv(M, mr) panels of kcur x mr */
-                    ap = job->apk + (pc * cdiv(M, mr) * mr + ic * kcur) * es;
+                if (apk) /* K block pc holds cdiv(M, mr) panels of kcur x mr */
+                    ap = apk + (pc * cdiv(M, mr) * mr + ic * kcur) * es;
                 else
                     pack_panels(d, kcur, mcur, p.A + (ic * p.rsa + pc * p.csa) * es, p.rsa, p.csa, (int)mr, abuf);
                 for (int64_t jr = ja; jr < jb; jr += nr) {
@@ -786,14 +805,22 @@ static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws, const
     const int64_t M = p.M, N = p.N, K = p.K, es = (int64_t)d->esz, mr = d->mr, nr = d->nr;
     char *buf = ws ? ws : pf_alloc(pl.bbytes + (size_t)nt * pl.abytes);
     if (!buf) return PF_ERR_NOMEM;
+    /* With several column blocks each would pack A again (x W^T with 2600 outputs: four times, transposing):
+     * packed once up front, every block reads it. A serial product with a caller's workspace keeps to it. */
+    char *apre = NULL;
+    if (!apk && !ws && !pl.direct && N > pl.nc && !(apre = pf_alloc(pack_a_elems(d, M, K) * (size_t)es))) {
+        pf_free(buf);
+        return PF_ERR_NOMEM;
+    }
 
     /* Thread t owns C[i0:i1, j0:j1]. All threads pack the shared B block together; each
      * packs A for its own rows, in blocks sized so its rows split evenly. A single thread runs
      * outside any region of its own (pf_run_team calls it directly), so `shared` is 0 then. */
     blocked_job job = {d,         p,      M,  N,   K,   es,        mr,       nr, cdiv(M, mr), cdiv(N, nr), pl.kc,
-                       pl.mc,     pl.nc, pl.direct, nt > 1, apk, buf, pl.bbytes, pl.abytes};
+                       pl.mc,     pl.nc, pl.direct, nt > 1, apk, apre, buf, pl.bbytes, pl.abytes};
     pf_run_team(nt, blocked_thread, &job);
     if (!ws) pf_free(buf);
+    pf_free(apre);
     return PF_OK;
 }
 

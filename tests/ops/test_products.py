@@ -356,11 +356,14 @@ def test_few_rows_wide_products_split_each_column_block(dtype, restore_threads, 
             _same_bits_at_one_and_two_threads(a, b, ta, tb, dtype, f"{m}x{k}x{n} C {lb}")
 
 
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_wide_products_in_column_blocks(dtype, restore_threads, rng):
+def test_wide_products_in_column_blocks(path, dtype, restore_gemm, restore_threads, rng):
     """N wide enough that the packed B of one K block is split into column blocks that fit L2 (two
-    or three blocks here, the last narrower), with every operand layout, addmm's accumulation, and
-    the same bits at one and two threads."""
+    or three blocks here, the last narrower), A then packed once for all of them (at two threads the
+    column split shares the packing of its rows), with every operand layout, addmm's accumulation, and
+    the same bits at one and two threads, on every kernel set."""
+    assert restore_gemm.pf_gemm_select(path.encode()) == 0
     m, k, n = (100, 320, 1700) if dtype == "float32" else (100, 256, 1100)
     for la, lb in [("C", "C"), ("T", "T"), ("strided", "C"), ("C", "flipped")]:
         a, ta = _layout(rng, (m, k), dtype, la)
