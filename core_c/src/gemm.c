@@ -526,6 +526,8 @@ static const gemm_desc descs[NUM_PATHS][2] = {
 #define NCB_BYTES (1 << 20)
 #define MAX_TILE 384 /* MR * NR elements of the largest kernel */
 
+/* the most memory an A packed once for every column block may take (a 700 x 650 float32 A: 1.8 MB) */
+#define PREPACK_MAX ((size_t)16 << 20)
 /* Problems below this many multiply-adds stay on one thread. Batches of products below
  * BATCH_WORK run whole products per thread rather than splitting each one, when the
  * batch divides evenly enough among the threads. */
@@ -806,9 +808,11 @@ static int gemm_blocked(const gemm_desc *d, gemm_prob p, int nt, void *ws, const
     char *buf = ws ? ws : pf_alloc(pl.bbytes + (size_t)nt * pl.abytes);
     if (!buf) return PF_ERR_NOMEM;
     /* With several column blocks each would pack A again (x W^T with 2600 outputs: four times, transposing):
-     * packed once up front, every block reads it. A serial product with a caller's workspace keeps to it. */
+     * packed once up front, every block reads it. Not past PREPACK_MAX bytes (a copy of all of A, where the
+     * blocks' packing holds an L2-sized block per thread), nor for a serial product in a caller's workspace. */
     char *apre = NULL;
-    if (!apk && !ws && !pl.direct && N > pl.nc && !(apre = pf_alloc(pack_a_elems(d, M, K) * (size_t)es))) {
+    size_t apre_bytes = pack_a_elems(d, M, K) * (size_t)es;
+    if (!apk && !ws && !pl.direct && N > pl.nc && apre_bytes <= PREPACK_MAX && !(apre = pf_alloc(apre_bytes))) {
         pf_free(buf);
         return PF_ERR_NOMEM;
     }

@@ -376,6 +376,15 @@ def test_wide_products_in_column_blocks(path, dtype, restore_gemm, restore_threa
         assert (np.abs(npy(got) - want) <= bound).all(), f"{la} {lb} addmm"
 
 
+def test_wide_products_with_an_a_too_large_to_pack_once(restore_threads, rng):
+    """Past 16 MB A is not packed once for all column blocks (that copy would double a large operand's
+    memory): each block packs its own rows again. Still the float64 product, one thread's bits at two."""
+    m, k, n = 4200, 1024, 800  # A: 17.2 MB of float32; two column blocks
+    a, ta = _layout(rng, (m, k), "float32", "C")
+    b, tb = _layout(rng, (k, n), "float32", "T")
+    _same_bits_at_one_and_two_threads(a, b, ta, tb, "float32", f"{m}x{k}x{n} C T")
+
+
 def test_rows_times_transposed_weight(restore_threads, rng):
     """x W^T with 16..64 rows and N or K above 128 (a Linear layer at small batch, an LSTM step) is computed as
     C^T = W x^T with W read in place: odd rows, columns and K (across its 384-deep K blocks and 48-row W
