@@ -429,9 +429,11 @@ def main() -> None:
     print(f"alternating; {ns.seconds:g} s timed per process. Throughput: higher is better; latency and memory:")
     if ns.cpu:
         print("step times are CPU time (process_time: every thread's), not wall time.")
-    print("lower. 'vs torch' is pyframe's advantage (throughput ratio, or torch's ms / pyframe's ms).")
+    print("lower. 'vs torch' is pyframe's advantage (throughput ratio, or torch's ms / pyframe's ms) from the two")
+    print("medians; 'paired' the median over rounds of the same ratio within each round, whose two processes ran")
+    print("back to back: drift of the machine's speed over minutes cancels more in it.")
     print(f"load (1, 5, 15-min averages) at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
-    head = (f"{'model':<40}{'thr':>4}{'pyframe':>11}{'torch':>11}{'vs torch':>9}{'unit':>7}"
+    head = (f"{'model':<40}{'thr':>4}{'pyframe':>11}{'torch':>11}{'vs torch':>9}{'paired':>8}{'unit':>7}"
             f"{'peak MB pf':>12}{'torch':>7}{'train MB pf':>13}{'torch':>7}{'load':>6}")  # fmt: skip
     print(f"{head}\n{'-' * len(head)}", flush=True)
     for name in models:
@@ -449,9 +451,10 @@ def main() -> None:
             t = val.get("torch")
             if t is not None:
                 ratio = val["pyframe"] / t if items else t / val["pyframe"]
-                line += f"{t:>11.1f}{ratio:>8.2f}x"
+                paired = statistics.median(b["ms"] / a["ms"] for a, b in zip(res["pyframe"], res["torch"], strict=True))
+                line += f"{t:>11.1f}{ratio:>8.2f}x{paired:>7.2f}x"
             else:
-                line += f"{'-':>11}{'-':>9}"
+                line += f"{'-':>11}{'-':>9}{'-':>8}"
             line += f"{unit:>7}{med['pyframe']['peak_mb']:>12.0f}"
             line += f"{med['torch']['peak_mb']:>7.0f}" if t is not None else f"{'-':>7}"
             line += f"{med['pyframe']['train_mb']:>13.0f}"
