@@ -371,33 +371,7 @@ def test_conv2d_strided_phase_planes_on_avx2_match_torch(
     if not restore_gemm.pf_cpu_supports(b"avx2"):
         pytest.skip("no AVX2")
     assert restore_gemm.pf_gemm_select(b"avx2") == 0
-    rng = np.random.default_rng(5)
-    x = rng.standard_normal(xs).astype(np.float32)
-    w = (rng.standard_normal(ws) * 0.05).astype(np.float32)
-    b = rng.standard_normal(ws[0]).astype(np.float32)
-    tx, tw = torch.tensor(x, dtype=torch.float64, requires_grad=True), torch.tensor(w, dtype=torch.float64,
-                                                                                   requires_grad=True)  # fmt: skip
-    to = TF.conv2d(tx, tw, torch.tensor(b, dtype=torch.float64), stride, padding, dilation)
-    gy = np.random.default_rng(6).standard_normal(tuple(to.shape)).astype(np.float32)
-    to.backward(torch.tensor(gy, dtype=torch.float64))
-    before = pf.get_num_threads()
-    got = []
-    try:
-        for t in (threads, 1):
-            pf.set_num_threads(t)
-            px = pf.tensor(x)
-            if channels_last:
-                px = px.contiguous(memory_format=pf.channels_last)
-            px.requires_grad_(True)
-            pw = pf.tensor(w).requires_grad_()
-            y = F.conv2d(px, pw, pf.tensor(b), stride, padding, dilation)
-            y.backward(pf.tensor(gy))
-            got.append((y.detach().numpy(), px.grad.numpy(), pw.grad.numpy()))
-    finally:
-        pf.set_num_threads(before)
-    for mine, ref in zip(got[0], (to.detach().numpy(), tx.grad.numpy(), tw.grad.numpy()), strict=True):
-        np.testing.assert_allclose(mine, ref, rtol=1e-4, atol=1e-4)
-    assert all(np.array_equal(a, c) for a, c in zip(got[0], got[1], strict=True))
+    _check_conv_float64(xs, ws, stride, padding, dilation, True, channels_last, threads, seeds=(5, 6), atol=1e-4)
 
 
 @pytest.mark.parametrize(
@@ -450,15 +424,18 @@ def test_conv2d_few_positions_on_avx2_match_float64(
     _check_conv_float64(xs, ws, stride, padding, 1, bias, channels_last, threads)
 
 
-def _check_conv_float64(xs, ws, stride, padding, dilation, bias, channels_last, threads):
-    rng = np.random.default_rng(12)
+def _check_conv_float64(xs, ws, stride, padding, dilation, bias, channels_last, threads, seeds=(12, 13), atol=None):
+    """conv2d's forward and both gradients against torch in float64 (within rtol 1e-4 and atol, by default 1e-4 of
+    the reference's largest magnitude), and the same bits at `threads` threads as at one. seeds: the inputs' and
+    grad_out's."""
+    rng = np.random.default_rng(seeds[0])
     x = rng.standard_normal(xs).astype(np.float32)
     w = (rng.standard_normal(ws) * 0.05).astype(np.float32)
     b = rng.standard_normal(ws[0]).astype(np.float32) if bias else None
     tx, tw = torch.tensor(x, dtype=torch.float64, requires_grad=True), torch.tensor(w, dtype=torch.float64,
                                                                                    requires_grad=True)  # fmt: skip
     to = TF.conv2d(tx, tw, None if b is None else torch.tensor(b, dtype=torch.float64), stride, padding, dilation)
-    gy = np.random.default_rng(13).standard_normal(tuple(to.shape)).astype(np.float32)
+    gy = np.random.default_rng(seeds[1]).standard_normal(tuple(to.shape)).astype(np.float32)
     to.backward(torch.tensor(gy, dtype=torch.float64))
     before = pf.get_num_threads()
     got = []
@@ -476,7 +453,7 @@ def _check_conv_float64(xs, ws, stride, padding, dilation, bias, channels_last, 
     finally:
         pf.set_num_threads(before)
     for ours, ref in zip(got[0], (to.detach().numpy(), tx.grad.numpy(), tw.grad.numpy()), strict=True):
-        np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+        np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max() if atol is None else atol)
     for a, c in zip(got[0], got[1], strict=True):
         assert np.array_equal(a, c)
 
