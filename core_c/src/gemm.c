@@ -610,6 +610,8 @@ static int gemv(const gemm_desc *d, const gemm_prob *p, int nt) {
 }
 
 static size_t pack_a_elems(const gemm_desc *d, int64_t M, int64_t K);
+static void pack_a_rows(const gemm_desc *d, int64_t M, int64_t K, const char *A, int64_t rsa, int64_t csa, char *dst,
+                        int64_t q0, int64_t q1);
 
 /* What gemm_blocked's threads share. */
 typedef struct {
@@ -675,15 +677,9 @@ static void blocked_thread(void *arg, int t, int team) {
     char *abuf = buf + bbytes + (size_t)t * abytes, *ebuf = abuf + mc * kc * es;
     const char *apk = job->apk;
     if (job->apre) { /* the row group's panels, split among its gc threads, for every K block */
-        const int64_t mp = cdiv(M, mr) * mr;
         int64_t s0, s1;
         pf_split(r1 - r0, t % gc, gc, &s0, &s1);
-        int64_t q0 = (r0 + s0) * mr, q1 = min64((r0 + s1) * mr, M);
-        for (int64_t pc = 0; q1 > q0 && pc < K; pc += kc) {
-            int64_t kcur = min64(kc, K - pc);
-            pack_panels(d, kcur, q1 - q0, p.A + (q0 * p.rsa + pc * p.csa) * es, p.rsa, p.csa, (int)mr,
-                        job->apre + (pc * mp + q0 * kcur) * es);
-        }
+        pack_a_rows(d, M, K, p.A, p.rsa, p.csa, job->apre, (r0 + s0) * mr, (r0 + s1) * mr);
         if (job->shared && gc > 1) {
 #pragma omp barrier
         }
@@ -844,11 +840,11 @@ static size_t pack_a_elems(const gemm_desc *d, int64_t M, int64_t K) { return (s
 static void pack_a_rows(const gemm_desc *d, int64_t M, int64_t K, const char *A, int64_t rsa, int64_t csa, char *dst,
                         int64_t q0, int64_t q1) {
     const int64_t es = (int64_t)d->esz, mr = d->mr, kc = cdiv(K, cdiv(K, d->kc)), mp = cdiv(M, mr) * mr;
-    for (int64_t pc = 0; pc < K; pc += kc) {
+    if (q1 > M) q1 = M;
+    for (int64_t pc = 0; q1 > q0 && pc < K; pc += kc) {
         int64_t kcur = min64(kc, K - pc);
-        for (int64_t q = q0; q < q1 && q < M; q += mr)
-            d->pack(kcur, min64(mr, M - q), A + (q * rsa + pc * csa) * es, rsa, csa, (int)mr,
-                    dst + (pc * mp + q * kcur) * es);
+        pack_panels(d, kcur, q1 - q0, A + (q0 * rsa + pc * csa) * es, rsa, csa, (int)mr,
+                    dst + (pc * mp + q0 * kcur) * es);
     }
 }
 
