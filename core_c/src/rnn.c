@@ -398,7 +398,8 @@ static inline __attribute__((always_inline)) T256 __m256i lanes8(int64_t w) {
  * loads and stores only where a vector is partial: on Zen a masked store costs about ten cycles. */
 static inline __attribute__((always_inline)) T256 void tile2(const int MR, const int NV, int64_t K, const float *A,
                                                              int64_t lda, const float *B, int64_t ldb, int64_t vs,
-                                                             float *C, int64_t ldc, int64_t tail, int add, int pre) {
+                                                             float *C, int64_t ldc, int64_t tail, int add, int pre,
+                                                             const int Q, const char *ah, int64_t an, int64_t as) {
     __m256 acc[MAX_ROWS2][4];
     const __m256i last = lanes8(tail);
     const int partial = tail < UB2;
@@ -416,6 +417,7 @@ static inline __attribute__((always_inline)) T256 void tile2(const int MR, const
         if (pre)
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)
                 _mm_prefetch((const char *)(B + PRE_K * ldb + v * vs), _MM_HINT_T0);
+        if (Q && k < an) _mm_prefetch(ah + k * as, _MM_HINT_T1);
         _Pragma("GCC unroll 4") for (int r = 0; r < MR; r++) {
             __m256 a = _mm256_broadcast_ss(ar[r] + k);
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] =
@@ -430,31 +432,66 @@ static inline __attribute__((always_inline)) T256 void tile2(const int MR, const
         }
 }
 
-#define TILE2_CASE(M, V)                                                                               \
-    case (V) * 8 + (M): tile2(M, V, K, A, lda, B, ldb, vs, C, ldc, last, add, pre); break;
-#define TILE2_ROWS(V) TILE2_CASE(1, V) TILE2_CASE(2, V) TILE2_CASE(3, V)
+#define TILE2_CASE(M, V, Q)                                                                            \
+    case (Q) * 64 + (V) * 8 + (M): tile2(M, V, K, A, lda, B, ldb, vs, C, ldc, last, add, pre, Q, ah, an, as); break;
+#define TILE2_ROWS(V, Q) TILE2_CASE(1, V, Q) TILE2_CASE(2, V, Q) TILE2_CASE(3, V, Q)
 
+/* q: the tile asks for an lines, as bytes apart from ah, one per k step (a forward tile: the forward alone has
+ * such a queue, and the backward's tiles keep a loop without the test) */
 static T256 void tile2_any(int m, int nv, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                           int64_t vs, float *C, int64_t ldc, int64_t last, int add, int pre) {
-    switch (nv * 8 + m) {
-        TILE2_ROWS(1)
-        TILE2_ROWS(2)
-        TILE2_ROWS(3)
-        TILE2_ROWS(4)
+                           int64_t vs, float *C, int64_t ldc, int64_t last, int add, int pre, int q, const char *ah,
+                           int64_t an, int64_t as) {
+    switch (q * 64 + nv * 8 + m) {
+        TILE2_ROWS(1, 0)
+        TILE2_ROWS(2, 0)
+        TILE2_ROWS(3, 0)
+        TILE2_ROWS(4, 0)
+        TILE2_ROWS(4, 1)
     default: break;
     }
 }
 
-/* tiles() on 8 lanes: K blocks of KC rows of B (KC x 32 values, 16 KB, in the 32 KB L1) */
+/* Lines a forward step wants in cache before it reads them: runs of n lines s bytes apart, handed out to the
+ * tiles in turn, a share to each, so that they are asked for one per k step while the FMAs run (a burst of them
+ * before each tile made a layer's forward 10% slower) */
+#define AHEAD_RUNS 5
+typedef struct {
+    const char *p[AHEAD_RUNS];
+    int64_t n[AHEAD_RUNS], s[AHEAD_RUNS], total, next;
+    int runs, r;
+} ahead;
+
+static void ahead_add(ahead *q, const void *p, int64_t n, int64_t s) {
+    if (q->runs < AHEAD_RUNS && n > 0) {
+        q->p[q->runs] = p, q->n[q->runs] = n, q->s[q->runs] = s, q->runs++;
+        q->total += n;
+    }
+}
+
+/* up to `want` lines of the current run: their count, the first in *p and their spacing in *s */
+static int64_t ahead_take(ahead *q, int64_t want, const char **p, int64_t *s) {
+    while (q->r < q->runs && q->next >= q->n[q->r]) q->r++, q->next = 0;
+    if (q->r >= q->runs || want <= 0) return 0;
+    int64_t n = q->n[q->r] - q->next < want ? q->n[q->r] - q->next : want;
+    *s = q->s[q->r], *p = q->p[q->r] + q->next * *s;
+    q->next += n;
+    return n;
+}
+
+/* tiles() on 8 lanes: K blocks of KC rows of B (KC x 32 values, 16 KB, in the 32 KB L1); q, if given, spread
+ * over every tile */
 static T256 void tiles2(int64_t N, int nv, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                        int64_t vs, float *C, int64_t ldc, int64_t tail, int pre) {
+                        int64_t vs, float *C, int64_t ldc, int64_t tail, int pre, ahead *q) {
     int64_t nt = (N + MAX_ROWS2 - 1) / MAX_ROWS2, r0, r1;
+    int64_t per = q ? (q->total + nt * ((K + KC - 1) / KC) - 1) / (nt * ((K + KC - 1) / KC)) : 0;
     for (int64_t k0 = 0; k0 < K; k0 += KC) {
         int64_t kc = K - k0 < KC ? K - k0 : KC;
         for (int64_t i = 0; i < nt; i++) {
+            const char *ap = NULL;
+            int64_t as = 0, an = q && nv == 4 ? ahead_take(q, per < kc ? per : kc, &ap, &as) : 0;
             pf_split(N, (int)i, (int)nt, &r0, &r1);
             tile2_any((int)(r1 - r0), nv, kc, A + r0 * lda + k0, lda, B + k0 * ldb, ldb, vs, C + r0 * ldc, ldc, tail,
-                      k0 > 0, pre && i == 0);
+                      k0 > 0, pre && i == 0, q && nv == 4, ap, an, as);
         }
     }
 }
@@ -615,14 +652,16 @@ static void fwd_part2(void *arg, int t, int T) {
     float *z = j->z + (size_t)t * N * 4 * UB2;
     for (int64_t b = b0; b < b1; b++) {
         int64_t u0 = b * UB2, w = H - u0 < UB2 ? H - u0 : UB2;
-        /* the cell's xw rows (written by the input projection, long out of cache) asked for while the tiles run */
-        for (int64_t n = 0; n < N; n++)
-            for (int q = 0; q < 4; q++) {
-                const float *x = j->xw + n * 4 * H + q * H + u0;
-                _mm_prefetch((const char *)x, _MM_HINT_T0);
-                _mm_prefetch((const char *)(x + w - 1), _MM_HINT_T0);
-            }
-        tiles2(N, 4, H, j->hp, H, j->pack + b * H * 4 * UB2, 4 * UB2, UB2, z, 4 * UB2, UB2, 1);
+        /* Asked for while the tiles run: the cell's rows of xw (written by the input projection, long out of
+         * cache) and of c_prev (a step old, evicted by the panels since), both ends of each; then the next
+         * block's panel, which the first tile over each K block would otherwise wait for from L3 */
+        ahead q = {0};
+        for (int e = 0; e < 2; e++) {
+            ahead_add(&q, j->xw + u0 + (e ? w - 1 : 0), 4 * N, H * (int64_t)sizeof(float));
+            ahead_add(&q, j->cp + u0 + (e ? w - 1 : 0), N, H * (int64_t)sizeof(float));
+        }
+        if (b + 1 < b1) ahead_add(&q, j->pack + (b + 1) * H * 4 * UB2, H * 4 * UB2 * (int64_t)sizeof(float) / 64, 64);
+        tiles2(N, 4, H, j->hp, H, j->pack + b * H * 4 * UB2, 4 * UB2, UB2, z, 4 * UB2, UB2, 1, &q);
         cell_block2(N, H, w, j->xw + u0, z, j->b + u0, j->cp + u0, j->c + u0, j->h + u0, j->act + u0);
     }
 }
@@ -636,7 +675,7 @@ static void bwd_part2(void *arg, int t, int T) {
         for (int64_t b = b0; b < b1; b += 4) {
             int nv = (int)(b1 - b < 4 ? b1 - b : 4);
             int64_t u0 = b * UB2, width = H - u0 < nv * UB2 ? H - u0 : nv * UB2, tail = width - (nv - 1) * UB2;
-            tiles2(N, nv, 4 * H, j->dgn, 4 * H, j->pack + b * 4 * H * UB2, UB2, 4 * H * UB2, j->dh + u0, H, tail, 0);
+            tiles2(N, nv, 4 * H, j->dgn, 4 * H, j->pack + b * 4 * H * UB2, UB2, 4 * H * UB2, j->dh + u0, H, tail, 0, NULL);
         }
     if (!j->dg) return;
     int64_t u0 = b0 * UB2, u1 = b1 * UB2 < H ? b1 * UB2 : H;
