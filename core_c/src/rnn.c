@@ -389,7 +389,8 @@ static const packed_set set512 = {UB, pack_fwd, pack_bwd, fwd_part, bwd_part};
 /* ---- float32 on AVX2: the same scheme with panels of 8 units ----------------------------- */
 
 #define UB2 8
-#define MAX_ROWS2 3 /* 3 x 4 accumulators + 1 broadcast of 16 registers; B is read from L1 by the FMAs (and 4 x 2) */
+#define MAX_ROWS2 3 /* 3 x 4 accumulators + 1 broadcast of 16 registers; B is read from L1 by the FMAs. The
+                     * backward also has 4 x 2 tiles (bwd_tiles2) */
 
 /* lanes [0, w) of an AVX2 mask */
 static inline __attribute__((always_inline)) T256 __m256i lanes8(int64_t w) {
