@@ -290,7 +290,7 @@ typedef struct {
     int64_t N, H, nb;
     const float *pack, *xw, *b, *hp, *cp;
     float *c, *h, *act, *z; /* z: N x 64 gate sums per thread */
-    int64_t fixed, *claim;  /* blocks shared out evenly in advance; the next block of the rest */
+    int64_t *claim;         /* with several threads: how many blocks past the evenly shared ones are taken */
 } fwd_job;
 
 static void fwd_part(void *arg, int t, int T) {
@@ -329,9 +329,9 @@ static int forward_packed(const packed_set *ks, int64_t L, int64_t N, int64_t H,
     const int64_t nh = N * H, ng = 4 * N * H;
     for (int64_t t = 0; t < L; t++) {
         int nt = step_threads(N, H, nb);
-        int64_t fixed = nb * 3 / 4, claim = fixed;
+        int64_t claim = 0;
         fwd_job j = {N,  H,  nb, pack, xw + t * ng, b, t ? out + (t - 1) * nh : h0, t ? cs + (t - 1) * nh : c0,
-                     cs + t * nh, out + t * nh, acts + (acts_per_step ? 0 : t * ng), z, fixed, &claim};
+                     cs + t * nh, out + t * nh, acts + (acts_per_step ? 0 : t * ng), z, &claim};
         pf_run_team(nt < nmax ? nt : nmax, ks->fwd_part, &j);
     }
     pf_free(pack), pf_free(z);
@@ -390,7 +390,7 @@ static const packed_set set512 = {UB, pack_fwd, pack_bwd, fwd_part, bwd_part};
 
 #define UB2 8
 #define MAX_ROWS2 3 /* 3 x 4 accumulators + 1 broadcast of 16 registers; B is read from L1 by the FMAs. The
-                     * backward also has 4 x 2 tiles (bwd_tiles2) */
+                     * backward also has 4 x 2 and 4 x 3 tiles (bwd_tiles2) */
 
 /* lanes [0, w) of an AVX2 mask */
 static inline __attribute__((always_inline)) T256 __m256i lanes8(int64_t w) {
@@ -500,14 +500,16 @@ static T256 void fwd_tiles2(int64_t N, int64_t K, const float *A, int64_t lda, c
     }
 }
 
-/* The backward's: the same K blocks, rows in 3-row tiles but for a remainder of 1 or 2 rows, which joins 3
- * others in 4-row blocks of two 4 x 2 tiles each (at 20 rows a 2 x 4 tile's 8 accumulators ran at 75% of the
- * FMA peak, a 4 x 2's at 97%; the backward's tiles 1.5-3.5% faster). In the forward the same split was 4% slower. */
+/* The backward's: the same K blocks, rows in 3-row tiles but for those in 4-row blocks, each block as tiles of w
+ * vectors (4 x w, 12 accumulators at most): with 4 vectors a remainder of 1 or 2 rows joins 3 others in blocks of
+ * two 4 x 2 tiles, with 3 all rows go in 4 x 3 tiles. At 20 rows a 2 x 4 tile's 8 accumulators ran at 75% of the FMA
+ * peak, a 4 x 2's at 97% (the backward's tiles 1.5-3.5% faster); a 2 x 3's at 70%. In the forward the same split was
+ * 4% slower. */
 static T256 void bwd_tiles2(int64_t N, int nv, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                             int64_t vs, float *C, int64_t ldc, int64_t tail) {
     int64_t n4 = nv == 4 ? (N % 3 == 1 && N >= 4 ? 1 : N % 3 == 2 && N >= 8 ? 2 : 0) : nv == 3 ? N / 4 : 0;
-    int64_t n3 = N - 4 * n4;
-    int64_t nt = (n3 + MAX_ROWS2 - 1) / MAX_ROWS2, r0, r1;
+    int64_t n3 = N - 4 * n4, nt = (n3 + MAX_ROWS2 - 1) / MAX_ROWS2, r0, r1;
+    const int w = nv == 3 ? 3 : 2;
     for (int64_t k0 = 0; k0 < K; k0 += KC) {
         int64_t kc = K - k0 < KC ? K - k0 : KC;
         for (int64_t i = 0; i < nt; i++) {
@@ -515,18 +517,10 @@ static T256 void bwd_tiles2(int64_t N, int nv, int64_t K, const float *A, int64_
             tile2_any((int)(r1 - r0), nv, kc, A + r0 * lda + k0, lda, B + k0 * ldb, ldb, vs, C + r0 * ldc, ldc, tail,
                       k0 > 0, 0, 0, NULL, 0, 0);
         }
-        if (nv == 3)
-            for (int64_t i = 0; i < n4; i++) {
-                int64_t r = n3 + 4 * i;
-                tile2_any(4, 3, kc, A + r * lda + k0, lda, B + k0 * ldb, ldb, vs, C + r * ldc, ldc, tail, k0 > 0, 0, 0,
-                          NULL, 0, 0);
-            }
-        else
-            for (int64_t i = 0; i < 2 * n4; i++) {
-                int64_t h = i & 1, r = n3 + 4 * (i >> 1);
-                tile2_any(4, 2, kc, A + r * lda + k0, lda, B + k0 * ldb + 2 * h * vs, ldb, vs, C + r * ldc + 2 * h * UB2,
-                          ldc, h ? tail : UB2, k0 > 0, 0, 0, NULL, 0, 0);
-            }
+        for (int64_t r = n3; r < N; r += 4)
+            for (int v = 0; v < nv; v += w)
+                tile2_any(4, w, kc, A + r * lda + k0, lda, B + k0 * ldb + v * vs, ldb, vs, C + r * ldc + v * UB2, ldc,
+                          v + w == nv ? tail : UB2, k0 > 0, 0, 0, NULL, 0, 0);
     }
 }
 
@@ -695,18 +689,18 @@ static void fwd_block2(const fwd_job *j, int t, int64_t b, int64_t next) {
     cell_block2(N, H, w, j->xw + u0, z, j->b + u0, j->cp + u0, j->c + u0, j->h + u0, j->act + u0);
 }
 
-/* A step's blocks: each thread's even share of the first j->fixed (3/4 of them), then the rest one at a time to
- * whichever thread is free (j->claim counts from j->fixed). An even split of all of them left one thread
+/* A step's blocks: each thread's even share of the first 3/4 of them, then the rest one at a time to whichever
+ * thread is free (*j->claim counts those taken). An even split of all of them left one thread
  * 7-16% longer in each step (its core slowed by the machine's other work, or its blocks' data further away),
  * and the other waited at the step's end: a layer's forward and backward (35 x 20 x 650, 2 threads, mean of 60
  * alternating calls) 1-7.5% faster. Blocks write disjoint units, so which thread runs one changes no bits. */
 static void fwd_part2(void *arg, int t, int T) {
     const fwd_job *j = arg;
+    const int64_t fixed = T > 1 ? j->nb * 3 / 4 : j->nb;
     int64_t b0, b1;
-    pf_split(T > 1 ? j->fixed : j->nb, t, T, &b0, &b1);
+    pf_split(fixed, t, T, &b0, &b1);
     for (int64_t b = b0; b < b1; b++) fwd_block2(j, t, b, b + 1 < b1 ? b + 1 : -1);
-    if (T > 1)
-        for (int64_t b; (b = __atomic_fetch_add(j->claim, 1, __ATOMIC_RELAXED)) < j->nb;) fwd_block2(j, t, b, -1);
+    for (int64_t b; (b = fixed + __atomic_fetch_add(j->claim, 1, __ATOMIC_RELAXED)) < j->nb;) fwd_block2(j, t, b, -1);
 }
 
 static void bwd_part2(void *arg, int t, int T) {
@@ -714,11 +708,12 @@ static void bwd_part2(void *arg, int t, int T) {
     const int64_t N = j->N, H = j->H;
     int64_t b0, b1;
     pf_split(j->nb, t, T, &b0, &b1);
+    /* groups of 4 blocks, and for a remainder the last groups of 3 (3 x 1 and 3 x 2 tiles ran at 37% and 73% of the
+     * peak) */
+    const int64_t n = b1 - b0, r = n % 4, threes = r == 3 ? 1 : r == 2 && n >= 6 ? 2 : r == 1 && n >= 9 ? 3 : 0;
     if (j->dgn)
-        for (int64_t b = b0, n = b1 - b0, nv; b < b1; b += nv) {
-            /* groups of 4 blocks, and of 3 for a remainder (3 x 1 and 3 x 2 tiles ran at 37% and 73% of the peak) */
-            int64_t left = b1 - b, r = n % 4, threes = r == 3 ? 1 : r == 2 && n >= 6 ? 2 : r == 1 && n >= 9 ? 3 : 0;
-            nv = left <= 3 * threes ? 3 : left < 4 ? left : 4;
+        for (int64_t b = b0, nv; b < b1; b += nv) {
+            nv = b1 - b <= 3 * threes ? 3 : b1 - b < 4 ? b1 - b : 4;
             int64_t u0 = b * UB2, width = H - u0 < nv * UB2 ? H - u0 : nv * UB2, tail = width - (nv - 1) * UB2;
             bwd_tiles2(N, (int)nv, 4 * H, j->dgn, 4 * H, j->pack + b * 4 * H * UB2, UB2, 4 * H * UB2, j->dh + u0, H, tail);
         }
