@@ -20,7 +20,7 @@ endif
 SRCS := $(sort $(wildcard core_c/src/*.c))
 HDRS := core_c/include/pyframe_api.h $(wildcard core_c/src/*.h)
 CTEST_SRCS := $(sort $(wildcard core_c/tests/test_*.c))
-CFLAGS_TEST := -std=c11 -O2 -g -Wall -Wextra -Werror -fopenmp -Icore_c/include -Icore_c/src
+CFLAGS_TEST := -std=c11 -O2 -g -fno-trapping-math -Wall -Wextra -Werror -fopenmp -Icore_c/include -Icore_c/src
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 # the shipped plugins and the folder they are installed into (defined up here: prerequisites expand as they are read);

@@ -14,11 +14,9 @@
  * tensor, so the fused call drops what the composition would. Tasks are independent, so
  * results do not depend on the thread count.
  *
- * Built without trapping math (nothing here reads FP exception flags): with it gcc kept the
- * softmax's exp scalar on AVX2 (only AVX-512's masked lanes vectorized its selects), and that
- * scalar exp was most of the call at generation's sizes. No contraction is asked for, so the
+ * Under trapping math (the core builds without it) gcc kept the softmax's exp scalar on AVX2, and
+ * that scalar exp was most of the call at generation's sizes. No contraction is asked for, so the
  * vector exp gives the scalar one's bits. */
-#pragma GCC optimize("no-trapping-math")
 #include "core.h"
 
 #define BR 64 /* query rows per block: the block's scores (BR x S) and the keys stay in cache */

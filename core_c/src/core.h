@@ -228,8 +228,8 @@ static inline float pf_tanhf(float x) {
 static inline double pf_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 /* A kernel compiled once per ISA, picked at load by the CPU (gcc's target_clones): loops
- * gcc vectorizes get AVX-512 or AVX2 without -march=native. AVX-512's masked lanes also let
- * it vectorize selects that trapping-math rules keep scalar on plain SSE (pf_expf). */
+ * gcc vectorizes get AVX-512 or AVX2 without -march=native. Selects (pf_expf's range checks)
+ * vectorize in every clone because the core builds without trapping math (build_core.py). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 #define PF_VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else

@@ -19,11 +19,9 @@
  * panels of 8 units and 3-row register tiles (16 vector registers, not 32).
  * Other dtypes and kernel sets: per step one product (pf_mm) and one pass of the cell.
  *
- * Built without trapping math (nothing here reads FP exception flags), as attention.c and softmax.c: with it
- * gcc kept pf_expf's selects scalar in the AVX2 clones, so the backward cell (and the forward one off the packed
- * path) ran one unit at a time on AVX2 machines. No contraction is asked for: the vector cells give the
- * scalar ones' bits. */
-#pragma GCC optimize("no-trapping-math")
+ * Under trapping math (the core builds without it) gcc kept pf_expf's selects scalar in the AVX2 clones, so the
+ * backward cell (and the forward one off the packed path) ran one unit at a time on AVX2 machines. No contraction
+ * is asked for: the vector cells give the scalar ones' bits. */
 #include <string.h>
 #include "core.h"
 

@@ -1,11 +1,9 @@
 /* softmax and log_softmax over the last dim (pf_softmax, and pf_softmax_rows for contiguous
  * rows without descriptors).
  *
- * Built without trapping math (nothing here reads FP exception flags), as attention.c: with it gcc
- * kept pf_expf's selects, and so every exp of a row, scalar in the AVX2 clones (only AVX-512's masked
- * lanes vectorized them); log_softmax over 700 x 2000 float32 took 5x torch's time each way on a Zen 3.
- * No contraction is asked for, so the vector exp gives the scalar one's bits. */
-#pragma GCC optimize("no-trapping-math")
+ * The core builds without trapping math (build_core.py): with it gcc kept pf_expf's selects, and so every
+ * exp of a row, scalar in the AVX2 clones; log_softmax over 700 x 2000 float32 took 5x torch's time each way
+ * on a Zen 3. No contraction is asked for, so the vector exp gives the scalar one's bits. */
 #include <math.h>
 #include "core.h"
 
