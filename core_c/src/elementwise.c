@@ -63,7 +63,7 @@ PF_FLOORDIV(pf_floordiv, double, fmod, floor)
         if (clamp != 0) x = x < eps ? eps : (x > 1 - eps ? 1 - eps : x);     \
         return LOG(x / (1 - x));                                             \
     }
-PF_LOGIT_FN(pf_logitf, float, logf)
+PF_LOGIT_FN(pf_logitf, float, pf_logf)
 PF_LOGIT_FN(pf_logit, double, log)
 
 /* frexp's mantissa and exponent, one row each (0, inf and NaN: C's frexp, exponent 0) */
@@ -186,7 +186,7 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
     X(PF_NEG, neg, FI, -x, -x, (int64_t)(0 - (uint64_t)x))                                                 \
     X(PF_ABS, abs, FI, fabsf(x), fabs(x), x < 0 ? (int64_t)(0 - (uint64_t)x) : x)                         \
     X(PF_EXP, exp, F, pf_expf(x), exp(x), _)                                                               \
-    X(PF_LOG, log, F, logf(x), log(x), _)                                                                  \
+    X(PF_LOG, log, F, pf_logf(x), log(x), _)                                                               \
     X(PF_SQRT, sqrt, F, sqrtf(x), sqrt(x), _)                                                              \
     X(PF_TANH, tanh, F, pf_tanhf(x), tanh(x), _)                                                           \
     X(PF_SIGMOID, sigmoid, F, pf_sigmoidf(x), pf_sigmoid(x), _)                                            \
@@ -204,7 +204,7 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
     X(PF_ISINF, isinf, P, isinf(x) != 0, isinf(x) != 0, x != x)                                            \
     X(PF_ISFINITE, isfinite, P, isfinite(x) != 0, isfinite(x) != 0, x == x)                                \
     X(PF_LOGICAL_NOT, logical_not, P, x == 0, x == 0, x == 0)                                              \
-    X(PF_LOG1P, log1p, F, log1pf(x), log1p(x), _)                                                          \
+    X(PF_LOG1P, log1p, F, pf_log1pf(x), log1p(x), _)                                                       \
     X(PF_EXPM1, expm1, F, expm1f(x), expm1(x), _)                                                          \
     X(PF_FLOOR, floor, F, floorf(x), floor(x), _)                                                          \
     X(PF_CEIL, ceil, F, ceilf(x), ceil(x), _)                                                              \
