@@ -9,7 +9,7 @@
  * The core builds as ISO C11, where gcc does not contract a * b + c into one FMA; the erf
  * polynomials and exp here are chains of a * b + c, so this file asks for contraction (each step
  * rounds once instead of twice). With that, no trapping math (the whole core's build) and
- * erf_vec's own exp below, a warm [64, 1536] float32 GELU went from 153 to 66 us (torch 62-68). */
+ * pf_erff's own exp (core.h), a warm [64, 1536] float32 GELU went from 153 to 66 us (torch 62-68). */
 #pragma GCC optimize("fp-contract=fast")
 #include "core.h"
 
@@ -24,48 +24,6 @@ typedef struct {
     void *y, *cdf, *gx;
     int64_t n;
 } gelu_args;
-
-/* erf that gcc can vectorize (libm's erff is a call, ~20x slower here than this loop with
- * AVX-512): for |a| <= 0.9277 an odd minimax polynomial, above it 1 - exp(poly(|a|)) (N. Juffa's
- * erff split and coefficients); both are computed and one selected so the loop stays
- * branch-free. Within 1.01 ulp of erf for |a| >= 1e-30 (every 61st float against double erf;
- * up to 4 ulp below, where the result nears the smallest normals); GELU's float32
- * result within 1.3e-7 of the exact one relative to max(1, |y|) over [-12, 12] (torch's: 1.1e-6). */
-PF_ALWAYS_INLINE float erf_vec(float a) {
-    float t = fabsf(a), s = a * a;
-    float r = -1.72853470e-5f * t + 3.83197126e-4f;
-    float u = -3.88396438e-3f * t + 2.42546219e-2f;
-    r = r * s + u;
-    r = r * t + -1.06777877e-1f;
-    r = r * t + -6.34846687e-1f;
-    r = r * t + -1.28717512e-1f;
-    r = r * t - t;
-    /* exp(r) for r <= 0: below -20 it only ever meets 1 - exp(r) = 1.0f (exp(-17.4) < 2^-25), so the
-     * argument is clamped there and 2^n is one exponent field (pf_expf's inf/NaN/subnormal care is moot) */
-    r = r > -20.0f ? r : -20.0f;
-    float n = (r * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
-    float e = r - n * 0.693359375f + n * 2.12194440e-4f;
-    float p = 1.9875691500E-4f;
-    p = p * e + 1.3981999507E-3f;
-    p = p * e + 8.3334519073E-3f;
-    p = p * e + 4.1665795894E-2f;
-    p = p * e + 1.6666665459E-1f;
-    p = p * e + 5.0000001201E-1f;
-    p = p * e * e + e + 1.0f;
-    int32_t bits = ((int32_t)n + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, 4);
-    float big = 1.0f - p * scale;
-    big = a < 0.0f ? -big : big;
-    float q = -5.96761703e-4f;
-    q = q * s + 4.99119423e-3f;
-    q = q * s + -2.67681349e-2f;
-    q = q * s + 1.12819925e-1f;
-    q = q * s + -3.76125336e-1f;
-    q = q * s + 1.28379166e-1f;
-    q = q * a + a;
-    return t > 0.927734375f ? big : q;
-}
 
 /* A loop this long per vector keeps few loads in flight, so an input larger than L2 (a GEMM's
  * output, as in every transformer MLP) came at memory latency: 3.7 ms for 1.5M floats against
@@ -85,8 +43,8 @@ PF_ALWAYS_INLINE void fetch_ahead(const void *p, int64_t from, int64_t to, size_
 #define GELU_CLONES PF_VEC_CLONES
 #endif
 
-/* Branch-free loops, one per case, so gcc vectorizes them (float32's erf and tanh are erf_vec and
- * core.h's pf_tanhf, not libm calls: libm's tanhf kept the tanh form scalar, 6x torch's time on a
+/* Branch-free loops, one per case, so gcc vectorizes them (float32's erf and tanh are core.h's pf_erff
+ * and pf_tanhf, not libm calls: libm's tanhf kept the tanh form scalar, 6x torch's time on a
  * [1000, 1400] float32 on AVX2); one pass over memory each (the gate is computed where it is used,
  * not stored and reread). */
 #define GELU_KERNELS(T, SUF, ERF, TANH, EXP, TINY)                                                   \
@@ -150,7 +108,7 @@ PF_ALWAYS_INLINE void fetch_ahead(const void *p, int64_t from, int64_t to, size_
         }                                                                                            \
     }
 
-GELU_KERNELS(float, f32, erf_vec, pf_tanhf, pf_expf, 0x1p-24f)
+GELU_KERNELS(float, f32, pf_erff, pf_tanhf, pf_expf, 0x1p-24f)
 GELU_KERNELS(double, f64, erf, tanh, exp, 0x1p-53)
 
 static int check_args(int dtype, int64_t n, int approximate, int modes, const char *fn) {

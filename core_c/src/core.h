@@ -288,6 +288,48 @@ static inline double pf_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 #define PF_ALWAYS_INLINE static inline
 #endif
 
+/* erf that gcc can vectorize (libm's erff is a call, ~20x slower than this loop with AVX-512;
+ * 8x torch's time on AVX2): for |a| <= 0.9277 an odd minimax polynomial, above it 1 - exp(poly(|a|)) (N. Juffa's
+ * erff split and coefficients); both are computed and one selected so the loop stays
+ * branch-free. Within 1.19 ulp of double erf over all 2^32 float32 inputs as plain C (no
+ * contraction; activation.c's contracted copy: 1.01 ulp from 1e-30 up); GELU's float32
+ * result within 1.3e-7 of the exact one relative to max(1, |y|) over [-12, 12] (torch's: 1.1e-6). */
+PF_ALWAYS_INLINE float pf_erff(float a) {
+    float t = fabsf(a), s = a * a;
+    float r = -1.72853470e-5f * t + 3.83197126e-4f;
+    float u = -3.88396438e-3f * t + 2.42546219e-2f;
+    r = r * s + u;
+    r = r * t + -1.06777877e-1f;
+    r = r * t + -6.34846687e-1f;
+    r = r * t + -1.28717512e-1f;
+    r = r * t - t;
+    /* exp(r) for r <= 0: below -20 it only ever meets 1 - exp(r) = 1.0f (exp(-17.4) < 2^-25), so the
+     * argument is clamped there and 2^n is one exponent field (pf_expf's inf/NaN/subnormal care is moot) */
+    r = r > -20.0f ? r : -20.0f;
+    float n = (r * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
+    float e = r - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500E-4f;
+    p = p * e + 1.3981999507E-3f;
+    p = p * e + 8.3334519073E-3f;
+    p = p * e + 4.1665795894E-2f;
+    p = p * e + 1.6666665459E-1f;
+    p = p * e + 5.0000001201E-1f;
+    p = p * e * e + e + 1.0f;
+    int32_t bits = ((int32_t)n + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, 4);
+    float big = 1.0f - p * scale;
+    big = a < 0.0f ? -big : big;
+    float q = -5.96761703e-4f;
+    q = q * s + 4.99119423e-3f;
+    q = q * s + -2.67681349e-2f;
+    q = q * s + 1.12819925e-1f;
+    q = q * s + -3.76125336e-1f;
+    q = q * s + 1.28379166e-1f;
+    q = q * a + a;
+    return t > 0.927734375f ? big : q;
+}
+
 /* ---- validation (strided.c) -------------------------------------------------------- */
 
 /* Checks ndim, dtype, non-negative shape and a non-NULL data pointer when numel > 0.

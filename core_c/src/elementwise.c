@@ -196,7 +196,7 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
     X(PF_SIGN, sign, FI, pf_signf(x), pf_sign(x), (x > 0) - (x < 0))                                       \
     X(PF_RECIPROCAL, reciprocal, F, 1.0f / x, 1.0 / x, _)                                                  \
     X(PF_SQUARE, square, FI, x * x, x * x, (int64_t)((uint64_t)x * (uint64_t)x))                           \
-    X(PF_ERF, erf, F, erff(x), erf(x), _)                                                                  \
+    X(PF_ERF, erf, F, pf_erff(x), erf(x), _)                                                               \
     X(PF_CLAMP, clamp, FI, pf_minf(pf_maxf(x, p0), p1), pf_mind(pf_maxd(x, p0), p1), pf_iclamp(x, p0, p1)) \
     X(PF_POW_SCALAR, pow_scalar, FI, pf_powf_scalar(x, p0, p0d), pow(x, p0), pf_ipow(x, (int64_t)p0, err))                \
     X(PF_RPOW_SCALAR, rpow_scalar, F, powf(p0, x), pow(p0, x), _)                                          \
