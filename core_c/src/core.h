@@ -179,21 +179,28 @@ static inline void pf_store_i64(char *p, int dt, int64_t v) {
     }
 }
 
-/* exp that gcc can vectorize (libm's expf is a call it cannot): Cody-Waite reduction
- * x = n ln2 + r and the cephes minimax polynomial; within 1 ulp of libm. */
-static inline float pf_expf(float x) {
-    /* clamp first, NaN included (it lands on the upper bound), so the int conversion
-     * below is always defined; the selects at the end restore inf, 0 and NaN */
-    float xc = x > -103.97208f ? (x < 88.72283935546875f ? x : 88.72283935546875f) : -103.97208f;
-    float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
-    float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+/* e^x = 2^n e^r with n the integer nearest x / ln 2 and r = x - n ln 2 (ln 2 in two parts): returns the cephes
+ * minimax polynomial's e^r and sets *n. pf_expf and pf_erff build their 2^n each as their ranges need. */
+static inline float pf_exp_reduced(float x, float *n_out) {
+    float n = (x * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
+    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
     float p = 1.9875691500E-4f;
     p = p * r + 1.3981999507E-3f;
     p = p * r + 8.3334519073E-3f;
     p = p * r + 4.1665795894E-2f;
     p = p * r + 1.6666665459E-1f;
     p = p * r + 5.0000001201E-1f;
-    p = p * r * r + r + 1.0f;
+    *n_out = n;
+    return p * r * r + r + 1.0f;
+}
+
+/* exp that gcc can vectorize (libm's expf is a call it cannot): Cody-Waite reduction
+ * x = n ln2 + r and the cephes minimax polynomial; within 1 ulp of libm. */
+static inline float pf_expf(float x) {
+    /* clamp first, NaN included (it lands on the upper bound), so the int conversion
+     * below is always defined; the selects at the end restore inf, 0 and NaN */
+    float xc = x > -103.97208f ? (x < 88.72283935546875f ? x : 88.72283935546875f) : -103.97208f;
+    float n, p = pf_exp_reduced(xc, &n);
     /* 2^n in two halves, so n down to -150 (subnormal results) stays exact */
     int32_t e = (int32_t)n, e1 = e / 2, e2 = e - e1;
     int32_t b1 = (e1 + 127) << 23, b2 = (e2 + 127) << 23;
@@ -306,15 +313,7 @@ PF_ALWAYS_INLINE float pf_erff(float a) {
     /* exp(r) for r <= 0: below -20 it only ever meets 1 - exp(r) = 1.0f (exp(-17.4) < 2^-25), so the
      * argument is clamped there and 2^n is one exponent field (pf_expf's inf/NaN/subnormal care is moot) */
     r = r > -20.0f ? r : -20.0f;
-    float n = (r * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
-    float e = r - n * 0.693359375f + n * 2.12194440e-4f;
-    float p = 1.9875691500E-4f;
-    p = p * e + 1.3981999507E-3f;
-    p = p * e + 8.3334519073E-3f;
-    p = p * e + 4.1665795894E-2f;
-    p = p * e + 1.6666665459E-1f;
-    p = p * e + 5.0000001201E-1f;
-    p = p * e * e + e + 1.0f;
+    float n, p = pf_exp_reduced(r, &n);
     int32_t bits = ((int32_t)n + 127) << 23;
     float scale;
     memcpy(&scale, &bits, 4);
