@@ -556,10 +556,12 @@ class Tensor:
         """Same as torch.Tensor.item: the value of a one-element tensor as a Python number (RuntimeError otherwise)."""
         if self._numel != 1:
             raise RuntimeError(f"a Tensor with {self._numel} elements cannot be converted to Scalar")
-        read = _ITEM_READERS[self.dtype.code]
-        if read is None:  # float16, bfloat16: widened to float32 (exactly) first
+        code = self.dtype.code
+        ctype = _ITEM_CTYPES[code]
+        if ctype is None:  # float16, bfloat16: widened to float32 (exactly) first
             return self.detach().to(_dtype.float32).numpy().reshape(()).item()
-        return read(ffi.cast(_ITEM_CTYPES[self.dtype.code], self._ptr)[0])
+        v = ffi.cast(ctype, self._ptr)[0]  # already a Python float or int
+        return v != 0 if code == _BOOL_CODE else v
 
     def tolist(self):
         """Same as torch.Tensor.tolist: the elements as (nested) Python lists of numbers; a 0-d tensor gives a
@@ -722,10 +724,11 @@ def meta_tensor(shape: tuple, dt: dtype) -> Tensor:
     return _new(MetaStorage(_NULL, n * dt.itemsize), shape, strides, 0, dt)
 
 
-# item() reads the element through cffi: a NumPy round trip costs five times as much
-_ITEM_CTYPES = {0: "float *", 1: "double *", 2: None, 3: "int64_t *", 4: "int32_t *", 5: "uint8_t *", 6: "uint8_t *",
-                7: "int8_t *", 8: "int16_t *", 9: None}  # fmt: skip
-_ITEM_READERS = {0: float, 1: float, 2: None, 3: int, 4: int, 5: bool, 6: int, 7: int, 8: int, 9: None}
+# item() reads the element through cffi (a NumPy round trip costs five times as much), the pointer type by dtype
+# code; float16 and bfloat16 have none (widened first)
+_ITEM_CTYPES = ("float *", "double *", None, "int64_t *", "int32_t *", "uint8_t *", "uint8_t *", "int8_t *",
+                "int16_t *", None)  # fmt: skip
+_BOOL_CODE = _dtype.bool_.code
 
 
 def _int_args(shape, what: str = "shape entries") -> tuple:
