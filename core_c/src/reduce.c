@@ -194,9 +194,10 @@ typedef int64_t (*best_run)(const void *, int64_t, int64_t);
 /* Position of the first max (NOT_WORSE <=) or min (>=) of a run, 1 <= n <= CHUNK; a NaN
  * beats any number, and the first NaN wins. Every lane keeps its best and where it was
  * (IT: as wide as the values, so compare and blend vectorize together; int32 is enough
- * within a chunk), the tail going to lane 0. BLANES lanes, more than sums take, give
- * enough independent compare-and-blend chains to keep up with memory. Ties between
- * lanes go to the smaller position. */
+ * within a chunk); the tail's elements go to lanes 0, 1, ... too (all in lane 0, one
+ * dependent chain, they were a third of a 1,400-long row's time). BLANES lanes, more than
+ * sums take, give enough independent compare-and-blend chains to keep up with memory. Ties
+ * between lanes go to the smaller position. */
 #define BLANES 64
 /* x beats y: for max (NOT_WORSE <=) x > y, or x NaN and y not; for min (>=) x < y, or
  * x NaN and y not. Written so, gcc vectorizes it both in lanes and in columns. */
@@ -212,7 +213,7 @@ typedef int64_t (*best_run)(const void *, int64_t, int64_t);
         IT bi[BLANES];                                                                   \
         for (int j = 0; j < BLANES; j++) b[j] = LD_##sfx(p[0]), bi[j] = 0;               \
         BLOCK_LOOP(BLANES, T, V x = LD_##sfx(e); BEST_STEP(j, i + j, IT, NOT_WORSE))     \
-        for (int j = 0; j < n - i; j++) { /* the tail in lanes too: scalar it was a third of a 1400 row */ \
+        for (int j = 0; j < n - i; j++) {                                                \
             V x = LD_##sfx(p[(i + j) * s]);                                               \
             BEST_STEP(j, i + j, IT, NOT_WORSE);                                           \
         }                                                                                \
@@ -310,8 +311,9 @@ typedef void (*bcol_run)(const void *, int64_t, int64_t, int64_t, void *restrict
 /* per column: best value so far in bv (compute type V) and its block position in bi;
  * strict comparison keeps the first occurrence */
 #define BEST_COL(name, sfx, T, V, NOT_WORSE)                                             \
-    PF_VEC_CLONES BEST_COL_OPT static void name(const void *pv, int64_t rs, int64_t nr, int64_t w,    \
-                             void *restrict bv, int64_t *restrict bi, int64_t pos) {     \
+    PF_VEC_CLONES BEST_COL_OPT static void name(const void *pv, int64_t rs, int64_t nr,   \
+                                                int64_t w, void *restrict bv,            \
+                                                int64_t *restrict bi, int64_t pos) {     \
         const T *p = pv;                                                                 \
         V *restrict b = bv;                                                              \
         COL_SWEEP(T, V t = b[v]; int64_t ti = bi[v],                                     \
