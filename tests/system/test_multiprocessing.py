@@ -9,12 +9,15 @@ import pyframe
 import pyframe.multiprocessing as mp
 
 
-def _train(rank, model, steps):
+def _train(rank, model, steps, lock):
     opt = pyframe.optim.SGD(model.parameters(), lr=0.1)
     for _ in range(steps):
-        opt.zero_grad()
-        model(pyframe.ones(1, 4)).sum().backward()
-        opt.step()
+        # Hogwild's updates are lock-free and may lose one another's writes; the tests count every step, so each
+        # step's read-modify-write of the shared parameters is made whole by the lock
+        with lock:
+            opt.zero_grad()
+            model(pyframe.ones(1, 4)).sum().backward()
+            opt.step()
 
 
 def _add_one(q, done):
@@ -49,7 +52,8 @@ def test_hogwild_fork():
     assert all(p.is_shared() for p in model.parameters())
     b0 = model.bias.item()
     ctx = mp.get_context("fork")
-    procs = [ctx.Process(target=_train, args=(r, model, 5)) for r in range(2)]
+    lock = ctx.Lock()
+    procs = [ctx.Process(target=_train, args=(r, model, 5, lock)) for r in range(2)]
     for p in procs:
         p.start()
     for p in procs:
@@ -63,7 +67,8 @@ def test_hogwild_spawn_pickles_the_model_as_shared_memory():
     model = pyframe.nn.Linear(4, 1)
     model.share_memory()
     b0 = model.bias.item()
-    mp.spawn(_train, args=(model, 3), nprocs=2)  # the model crosses as the names of its shared storages
+    lock = mp.get_context("spawn").Lock()
+    mp.spawn(_train, args=(model, 3, lock), nprocs=2)  # the model crosses as the names of its shared storages
     assert model.bias.item() == pytest.approx(b0 - 0.6, abs=1e-5)
 
 
