@@ -3,16 +3,19 @@
  *
  * x and out contiguous, viewed as [outer, n, inner]; each outer block runs down n
  * with `inner` running accumulators side by side, so the inner loop is unit-stride and
- * vectorises. Accumulators are double for floating dtypes (as torch's CPU kernels) and int64
- * for integer ones. */
+ * vectorises. */
 #include <stdlib.h>
 #include "core.h"
 
 typedef struct {
     const pf_tensor *x, *out;
-    int64_t outer, n, inner;
-    int op, failed;
+    int64_t outer, n, inner, chunks;
+    int op;
 } scan_job;
+
+/* A scan down a dim with `inner` > 1 runs in units of one outer block and up to SCAN_COLS columns, so that a
+ * tensor with outer = 1 (cumsum over dim 0) still splits across threads and the accumulators stay in L1. */
+#define SCAN_COLS 512
 
 /* log(exp(a) + exp(b)) without overflow; -inf is the empty sum, equal infinities stay themselves */
 static inline double log_add_exp(double a, double b) {
@@ -24,16 +27,50 @@ static inline double log_add_exp(double a, double b) {
     return m + log1p(exp(d));
 }
 
-/* outer blocks [o0, o1) */
-static void scan_blocks(void *arg, int64_t o0, int64_t o1) {
+/* one row of w columns into the accumulators: float32 and float64 in their own loops, which vectorise */
+static void scan_row(const char *sp, char *dp, int64_t w, int op, int xdt, int odt, double *fa, int64_t *ia) {
+    size_t xs = pf_dtype_size[xdt], os = pf_dtype_size[odt];
+    int prod = op == PF_SCAN_PROD;
+    if (xdt == PF_FLOAT32 && odt == PF_FLOAT32 && op != PF_SCAN_LOGSUMEXP) {
+        const float *s = (const float *)sp;
+        float *d = (float *)dp;
+        if (prod)
+            for (int64_t i = 0; i < w; i++) d[i] = (float)(fa[i] *= s[i]);
+        else
+            for (int64_t i = 0; i < w; i++) d[i] = (float)(fa[i] += s[i]);
+    } else if (xdt == PF_FLOAT64 && odt == PF_FLOAT64 && op != PF_SCAN_LOGSUMEXP) {
+        const double *s = (const double *)sp;
+        double *d = (double *)dp;
+        if (prod)
+            for (int64_t i = 0; i < w; i++) d[i] = fa[i] *= s[i];
+        else
+            for (int64_t i = 0; i < w; i++) d[i] = fa[i] += s[i];
+    } else if (pf_is_float(odt)) {
+        for (int64_t i = 0; i < w; i++) {
+            double v = pf_load_f64(sp + (size_t)i * xs, xdt);
+            fa[i] = op == PF_SCAN_LOGSUMEXP ? log_add_exp(fa[i], v) : prod ? fa[i] * v : fa[i] + v;
+            pf_store_f64(dp + (size_t)i * os, odt, fa[i]);
+        }
+    } else {
+        for (int64_t i = 0; i < w; i++) {
+            /* wrap on overflow as torch's int64 does, without C's undefined behaviour */
+            uint64_t v = (uint64_t)pf_load_i64(sp + (size_t)i * xs, xdt), a = (uint64_t)ia[i];
+            ia[i] = (int64_t)(prod ? a * v : a + v);
+            pf_store_i64(dp + (size_t)i * os, odt, ia[i]);
+        }
+    }
+}
+
+/* units [u0, u1): unit u is outer block u / chunks, columns from (u % chunks) * SCAN_COLS */
+static void scan_units(void *arg, int64_t u0, int64_t u1) {
     scan_job *j = arg;
     const pf_tensor *x = j->x, *out = j->out;
     int64_t n = j->n, inner = j->inner;
-    int op = j->op, prod = op == PF_SCAN_PROD, xdt = x->dtype, odt = out->dtype, floating = pf_is_float(odt);
+    int op = j->op, prod = op == PF_SCAN_PROD, xdt = x->dtype, odt = out->dtype;
     size_t xs = pf_dtype_size[xdt], os = pf_dtype_size[odt];
     if (xdt == PF_FLOAT32 && odt == PF_FLOAT32 && inner == 1 && op != PF_SCAN_LOGSUMEXP) {
         /* the common case, a scan down contiguous float32 rows */
-        for (int64_t o = o0; o < o1; o++) {
+        for (int64_t o = u0; o < u1; o++) {
             const float *src = (const float *)x->data + o * n;
             float *dst = (float *)out->data + o * n;
             double acc = prod;
@@ -44,42 +81,24 @@ static void scan_blocks(void *arg, int64_t o0, int64_t o1) {
         }
         return;
     }
-    void *acc = malloc((size_t)inner * 8);
-    if (!acc) {
-        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    double *fa = acc;
-    int64_t *ia = acc;
-    for (int64_t o = o0; o < o1; o++) {
-        const char *src = (const char *)x->data + (size_t)(o * n * inner) * xs;
-        char *dst = (char *)out->data + (size_t)(o * n * inner) * os;
-        for (int64_t i = 0; i < inner; i++) {
-            if (floating) fa[i] = op == PF_SCAN_LOGSUMEXP ? -INFINITY : prod;
-            else ia[i] = prod;
+    /* accumulators are double for floating outputs (as torch's CPU kernels) and int64 for integer ones */
+    union {
+        double f[SCAN_COLS];
+        int64_t i[SCAN_COLS];
+    } acc;
+    for (int64_t u = u0; u < u1; u++) {
+        int64_t o = u / j->chunks, c0 = u % j->chunks * SCAN_COLS;
+        int64_t w = inner - c0 < SCAN_COLS ? inner - c0 : SCAN_COLS;
+        for (int64_t i = 0; i < w; i++) {
+            if (pf_is_float(odt)) acc.f[i] = op == PF_SCAN_LOGSUMEXP ? -INFINITY : prod;
+            else acc.i[i] = prod;
         }
         for (int64_t r = 0; r < n; r++) {
-            const char *sp = src + (size_t)(r * inner) * xs;
-            char *dp = dst + (size_t)(r * inner) * os;
-            if (floating) {
-                for (int64_t i = 0; i < inner; i++) {
-                    double v = pf_load_f64(sp + (size_t)i * xs, xdt);
-                    fa[i] = op == PF_SCAN_LOGSUMEXP ? log_add_exp(fa[i], v) : prod ? fa[i] * v : fa[i] + v;
-                    pf_store_f64(dp + (size_t)i * os, odt, fa[i]);
-                }
-            } else {
-                for (int64_t i = 0; i < inner; i++) {
-                    /* wrap on overflow as torch's int64 does, without C's undefined behaviour */
-                    uint64_t v = (uint64_t)pf_load_i64(sp + (size_t)i * xs, xdt), a = (uint64_t)ia[i];
-                    ia[i] = (int64_t)(prod ? a * v : a + v);
-                    pf_store_i64(dp + (size_t)i * os, odt, ia[i]);
-                }
-            }
+            size_t at = (size_t)((o * n + r) * inner + c0);
+            scan_row((const char *)x->data + at * xs, (char *)out->data + at * os, w, op, xdt, odt, acc.f, acc.i);
         }
     }
-    free(acc);
 }
-
 int pf_scan(int op, const pf_tensor *x, int dim, pf_tensor *out) {
     int rc;
     if ((rc = pf_check(x, "x")) || (rc = pf_check(out, "out"))) return rc;
@@ -102,10 +121,9 @@ int pf_scan(int op, const pf_tensor *x, int dim, pf_tensor *out) {
     for (int d = 0; d < dim; d++) outer *= x->shape[d];
     for (int d = dim + 1; d < x->ndim; d++) inner *= x->shape[d];
     if (outer * n * inner == 0) return PF_OK;
-    scan_job job = {x, out, outer, n, inner, op, 0};
-    pf_parallel_range(pf_threads_for(outer * n * inner), outer, scan_blocks, &job);
-    if (job.failed)
-        return pf_error(PF_ERR_NOMEM, "scan: cannot allocate %lld bytes of scratch", (long long)(8 * inner));
+    int64_t chunks = (inner + SCAN_COLS - 1) / SCAN_COLS;
+    scan_job job = {x, out, outer, n, inner, chunks, op};
+    pf_parallel_range(pf_threads_for(outer * n * inner), outer * chunks, scan_units, &job);
     return PF_OK;
 }
 
