@@ -1,5 +1,6 @@
-/* Sorting and selection along one dim: sort (stable merge sort), topk (a bounded heap when k is
- * small, else a full sort), both NaN-aware as torch: NaN is larger than every number.
+/* Sorting and selection along one dim: sort (a stable LSD radix sort on order-preserving keys;
+ * merge sort for short rows), topk (a bounded heap when k is small, else a full sort), both
+ * NaN-aware as torch: NaN is larger than every number.
  *
  * x is contiguous, viewed as [outer, n, inner] around the dim; values/indices are contiguous
  * [outer, k, inner]. A row (o, i) is gathered into (key, index) pairs, ordered, and scattered
@@ -90,6 +91,123 @@ DEFINE_HEAP(sift_asc_d, pair_d, ASC_DT)
 DEFINE_HEAP(sift_desc_i, pair_i, DESC_IT)
 DEFINE_HEAP(sift_asc_i, pair_i, ASC_IT)
 
+/* ---- radix sort ---- */
+
+/* Unsigned keys whose order is the values' order: a float's bits with the sign bit set for
+ * positives and every bit flipped for negatives. -0 keys as +0 (they compare equal, so a stable
+ * sort keeps them in index order) and every NaN as the largest key. Descending sorts flip the
+ * keys, which keeps equal keys in index order: the same stable order as the merge sort's. */
+static inline uint32_t key_f32(float v) {
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    if (v != v) return 0xFFFFFFFFu;
+    if (v == 0) return 0x80000000u;
+    return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+static inline uint64_t key_f64(double v) {
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    if (v != v) return ~(uint64_t)0;
+    if (v == 0) return (uint64_t)1 << 63;
+    return u >> 63 ? ~u : u | (uint64_t)1 << 63;
+}
+
+/* Rows at least this long sort by radix: below it the merge sort's insertion-sorted runs are as
+ * fast as four passes over a 256-bucket histogram. */
+#define RADIX_MIN 256
+
+/* Stable LSD radix sort of keys k[0..n) with 8-bit digits, carrying 32-bit indices: one pass reads
+ * every digit's histogram, then a counting scatter per digit that is not the same in every key.
+ * The indices start as 0..n-1 at the first scatter. kb and ib are scratch of n entries each.
+ * Returns the index array that holds the order (ia or ib). */
+#define DEFINE_RADIX(NAME, KT)                                                           \
+    static uint32_t *NAME(KT *ka, uint32_t *ia, KT *kb, uint32_t *ib, int64_t n) {      \
+        enum { D = sizeof(KT) };                                                         \
+        uint32_t hist[D][256];                                                           \
+        memset(hist, 0, sizeof hist);                                                    \
+        for (int64_t i = 0; i < n; i++)                                                  \
+            for (int d = 0; d < D; d++) hist[d][(ka[i] >> (8 * d)) & 255]++;             \
+        int have_idx = 0;                                                                \
+        for (int d = 0; d < D; d++) {                                                    \
+            uint32_t *h = hist[d];                                                       \
+            if (h[(ka[0] >> (8 * d)) & 255] == (uint64_t)n) continue; /* one digit for all */ \
+            uint32_t sum = 0;                                                            \
+            for (int b = 0; b < 256; b++) {                                              \
+                uint32_t c = h[b];                                                       \
+                h[b] = sum;                                                              \
+                sum += c;                                                                \
+            }                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                uint32_t at = h[(ka[i] >> (8 * d)) & 255]++;                             \
+                kb[at] = ka[i];                                                          \
+                ib[at] = have_idx ? ia[i] : (uint32_t)i;                                 \
+            }                                                                            \
+            have_idx = 1;                                                                \
+            KT *kt = ka;                                                                 \
+            ka = kb;                                                                     \
+            kb = kt;                                                                     \
+            uint32_t *it = ia;                                                           \
+            ia = ib;                                                                     \
+            ib = it;                                                                     \
+        }                                                                                \
+        if (!have_idx)                                                                   \
+            for (int64_t i = 0; i < n; i++) ia[i] = (uint32_t)i;                         \
+        return ia;                                                                       \
+    }
+DEFINE_RADIX(radix_u32, uint32_t)
+DEFINE_RADIX(radix_u64, uint64_t)
+
+/* Sorts row (o, i) by radix into the first k places of values and indices. buf and tmp hold
+ * 16 bytes per element each: a key array and an index array apiece. */
+static void radix_row(const char *src, char *vout, int64_t *iout, int64_t n, int64_t inner, int64_t k, int dt,
+                      int descending, void *buf, void *tmp) {
+    size_t isz = pf_dtype_size[dt];
+    uint32_t *order;
+    if (dt == PF_FLOAT64 || dt == PF_INT64) {
+        uint64_t *ka = buf, *kb = tmp, flip = descending ? ~(uint64_t)0 : 0;
+        uint32_t *ia = (uint32_t *)(ka + n), *ib = (uint32_t *)(kb + n);
+        if (dt == PF_INT64)
+            for (int64_t j = 0; j < n; j++) {
+                int64_t v;
+                memcpy(&v, src + (size_t)(j * inner) * 8, 8);
+                ka[j] = ((uint64_t)v ^ (uint64_t)1 << 63) ^ flip;
+            }
+        else
+            for (int64_t j = 0; j < n; j++) {
+                double v;
+                memcpy(&v, src + (size_t)(j * inner) * 8, 8);
+                ka[j] = key_f64(v) ^ flip;
+            }
+        order = radix_u64(ka, ia, kb, ib, n);
+    } else {
+        uint32_t *ka = buf, *kb = tmp, flip = descending ? 0xFFFFFFFFu : 0;
+        uint32_t *ia = ka + n, *ib = kb + n;
+        if (dt == PF_FLOAT32 && inner == 1) {
+            const float *xs = (const float *)src;
+            for (int64_t j = 0; j < n; j++) ka[j] = key_f32(xs[j]) ^ flip;
+        } else if (pf_is_float(dt)) { /* float32 strided, float16 and bfloat16 (exact as float32) */
+            for (int64_t j = 0; j < n; j++) ka[j] = key_f32((float)pf_load_f64(src + (size_t)(j * inner) * isz, dt)) ^ flip;
+        } else { /* int32 and narrower, bool */
+            for (int64_t j = 0; j < n; j++)
+                ka[j] = ((uint32_t)pf_load_i64(src + (size_t)(j * inner) * isz, dt) ^ 0x80000000u) ^ flip;
+        }
+        order = radix_u32(ka, ia, kb, ib, n);
+    }
+    if (dt == PF_FLOAT32 && inner == 1) {
+        const float *xs = (const float *)src;
+        float *vs = (float *)vout;
+        for (int64_t j = 0; j < k; j++) {
+            vs[j] = xs[order[j]];
+            iout[j] = order[j];
+        }
+        return;
+    }
+    for (int64_t j = 0; j < k; j++) {
+        memcpy(vout + (size_t)(j * inner) * isz, src + (size_t)((int64_t)order[j] * inner) * isz, isz);
+        iout[j * inner] = order[j];
+    }
+}
+
 static int check_layout(const pf_tensor *x, int dim, const pf_tensor *values, const pf_tensor *indices,
                         int64_t k, const char *op) {
     int rc;
@@ -134,6 +252,32 @@ static void geometry(const pf_tensor *x, int dim, int64_t *outer, int64_t *n, in
     for (int d = dim + 1; d < x->ndim; d++) *inner *= x->shape[d];
 }
 
+/* The heap pass of topk over a contiguous float32 row, elements k..n-1 into the heap p of k. Once
+ * the heap holds good elements almost none of the rest enters it, so each block of 64 is first
+ * tested against the heap's worst value in one branch-free loop that vectorises, and only a block
+ * with a candidate goes through the exact comparisons. A NaN lane is always a candidate when
+ * keeping the largest (NaN is the largest value), and every lane is one while the worst kept is NaN
+ * when keeping the smallest. */
+static void heap_scan_f32(const float *xs, int64_t k, int64_t n, int largest, pair_d *p) {
+    for (int64_t b = k; b < n; b += 64) {
+        int64_t e = b + 64 < n ? b + 64 : n;
+        float worst = (float)p[0].k;
+        int any = 0;
+        if (largest)
+            for (int64_t j = b; j < e; j++) any |= (xs[j] > worst) | (xs[j] != xs[j]);
+        else
+            for (int64_t j = b; j < e; j++) any |= (xs[j] < worst) | (worst != worst);
+        if (!any) continue;
+        for (int64_t j = b; j < e; j++) {
+            pair_d v = {xs[j], j};
+            if (largest ? DESC_DT(v, p[0]) : ASC_DT(v, p[0])) {
+                p[0] = v;
+                (largest ? sift_desc_d : sift_asc_d)(p, k, 0);
+            }
+        }
+    }
+}
+
 /* Gathers row (o, i) into pairs, orders the best k first, and writes them out. */
 static void do_row(const pf_tensor *x, pf_tensor *values, pf_tensor *indices, int64_t o, int64_t i, int64_t n,
                    int64_t inner, int64_t k, int largest, void *buf, void *tmp) {
@@ -143,6 +287,10 @@ static void do_row(const pf_tensor *x, pf_tensor *values, pf_tensor *indices, in
     int64_t *iout = (int64_t *)indices->data + o * k * inner + i;
     int use_heap = k < n && k * 8 <= n; /* a bounded heap beats a full sort when k is small */
     int64_t m = use_heap ? k : n;
+    if (!use_heap && n >= RADIX_MIN && n <= (int64_t)UINT32_MAX) {
+        radix_row(src, vout, iout, n, inner, k, x->dtype, largest, buf, tmp);
+        return;
+    }
     if (x->dtype == PF_INT64) {
         pair_i *p = buf;
         const int64_t *xs = (const int64_t *)src;
@@ -173,13 +321,16 @@ static void do_row(const pf_tensor *x, pf_tensor *values, pf_tensor *indices, in
     if (use_heap) {
         for (int64_t j = 0; j < k; j++) p[j] = (pair_d){LOAD(j), j};
         for (int64_t j = k / 2 - 1; j >= 0; j--) (largest ? sift_desc_d : sift_asc_d)(p, k, j);
-        for (int64_t j = k; j < n; j++) {
-            pair_d v = {LOAD(j), j};
-            if (largest ? DESC_DT(v, p[0]) : ASC_DT(v, p[0])) {
-                p[0] = v;
-                (largest ? sift_desc_d : sift_asc_d)(p, k, 0);
+        if (dt == PF_FLOAT32 && inner == 1)
+            heap_scan_f32((const float *)src, k, n, largest, p);
+        else
+            for (int64_t j = k; j < n; j++) {
+                pair_d v = {LOAD(j), j};
+                if (largest ? DESC_DT(v, p[0]) : ASC_DT(v, p[0])) {
+                    p[0] = v;
+                    (largest ? sift_desc_d : sift_asc_d)(p, k, 0);
+                }
             }
-        }
         (largest ? msort_desc_dt : msort_asc_dt)(p, tmp, k);
     } else {
         if (dt == PF_FLOAT32 && inner == 1) {

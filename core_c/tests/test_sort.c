@@ -12,12 +12,13 @@ static double urand(void) {
 
 /* sort rows of [outer, n, inner] along n and check order, stability and that values match indices */
 static void check_sort(int dt, int64_t outer, int64_t n, int64_t inner, int descending) {
+    int lo = dt == PF_UINT8 || dt == PF_BOOL ? 0 : 3; /* values lo..6-lo: many ties, so stability shows */
     int64_t shape[3] = {outer, n, inner};
     size_t isz = pf_dtype_size[dt];
     int64_t total = outer * n * inner;
     char *x = malloc((size_t)total * isz + 1), *v = malloc((size_t)total * isz + 1);
     int64_t *ix = malloc((size_t)total * 8 + 8);
-    for (int64_t i = 0; i < total; i++) pf_store_f64(x + i * isz, dt, (double)(int)(urand() * 7) - 3);
+    for (int64_t i = 0; i < total; i++) pf_store_f64(x + i * isz, dt, (double)(int)(urand() * 7) - lo);
     pf_tensor tx = pf_make(x, dt, 3, shape), tv = pf_make(v, dt, 3, shape), ti = pf_make(ix, PF_INT64, 3, shape);
     CHECK_OK(pf_sort(&tx, 1, descending, &tv, &ti));
     int bad = 0;
@@ -99,6 +100,12 @@ int main(void) {
             check_sort(dts[d], 2, 50, 3, desc);
         }
     check_sort(PF_FLOAT32, 40, 2000, 1, 0); /* big enough to go parallel */
+    /* rows of 256 and more sort by radix: every dtype's keys, contiguous and strided rows */
+    for (int d = 0; d < PF_NUM_DTYPES; d++)
+        for (int desc = 0; desc < 2; desc++) {
+            check_sort(d, 2, 300, 1, desc);
+            check_sort(d, 1, 256, 3, desc);
+        }
     test_topk();
     return pf_test_summary("test_sort");
 }

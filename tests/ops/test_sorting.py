@@ -42,6 +42,62 @@ def test_sort_nan_is_largest_and_non_contiguous_input():
     assert pyframe.msort(pyframe.tensor([[2.0], [1.0]])).tolist() == [[1.0], [2.0]]
 
 
+def _stable_order(a: np.ndarray, descending: bool) -> np.ndarray:
+    """torch's stable order along the last dim: NaN after every number (before them when descending), -0 equal
+    to +0, ties in index order."""
+    key = np.where(np.isnan(a), np.inf, a) if a.dtype.kind == "f" else a.astype(np.float64)
+    nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+    if descending:  # NaN first, then descending values; lexsort's last key is the primary one
+        return np.lexsort((np.broadcast_to(np.arange(a.shape[-1]), a.shape), -key, ~nan), axis=-1)
+    return np.lexsort((np.broadcast_to(np.arange(a.shape[-1]), a.shape), key, nan), axis=-1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "uint8"])
+@pytest.mark.parametrize("n", [256, 1000])
+def test_long_rows_sort_stably_with_nan_and_signed_zeros(dtype, n):
+    """Rows of 256 and more take the radix path: keys must order like the comparisons they replace."""
+    if dtype in ("float32", "float64", "float16", "bfloat16"):
+        a = RNG.integers(-3, 3, (3, n)).astype(np.float64)  # ties
+        m = RNG.random(a.shape)
+        a[m < 0.1], a[(m > 0.1) & (m < 0.2)], a[(m > 0.2) & (m < 0.25)] = np.nan, -0.0, -np.inf
+        a[(m > 0.25) & (m < 0.3)] = np.inf
+        a[0] = RNG.standard_normal(n) * 1e30  # a row of distinct values spread over the exponents
+    elif dtype == "int64":
+        a = RNG.integers(-(2**62), 2**62, (3, n))
+        a[1] = RNG.integers(-2, 2, n)
+    else:
+        info = np.iinfo(dtype)
+        a = RNG.integers(info.min, int(info.max) + 1, (3, n)).astype(np.int64)
+        a[1] = RNG.integers(0, 3, n)
+    x = pyframe.tensor(a, dtype=getattr(pyframe, dtype))
+    exact = x.to(pyframe.float64).numpy() if dtype != "int64" else a  # the values as the dtype holds them
+    for descending in (False, True):
+        for dim, t in ((1, x), (0, x.t().contiguous())):
+            v, i = pyframe.sort(t, dim=dim, descending=descending)
+            got = i.numpy() if dim == 1 else i.numpy().T
+            np.testing.assert_array_equal(got, _stable_order(exact, descending))
+            vals = v.to(pyframe.float64).numpy() if dtype != "int64" else v.numpy()
+            np.testing.assert_array_equal(vals if dim == 1 else vals.T, np.take_along_axis(exact, got, 1))
+            if dtype == "float32":  # -0 keeps its sign through the sort
+                signs = np.signbit(v.numpy() if dim == 1 else v.numpy().T)
+                np.testing.assert_array_equal(signs, np.signbit(np.take_along_axis(a, got, 1)))
+
+
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("nan_share", [0.0, 0.01, 0.5, 0.999])
+def test_topk_small_k_is_the_sorts_prefix(largest, nan_share):
+    """topk's heap path tests blocks of 64 against the worst kept value before comparing exactly: with NaN in
+    the row (the largest value) and ties it must still pick what the stable sort puts first."""
+    a = RNG.integers(-4, 4, (4, 3000)).astype(np.float32)
+    a[RNG.random(a.shape) < nan_share] = np.nan
+    x = pyframe.tensor(a)
+    for k in (1, 10, 300):
+        v, i = pyframe.topk(x, k, largest=largest)
+        sv, si = pyframe.sort(x, descending=largest)
+        np.testing.assert_array_equal(i.numpy(), si.numpy()[:, :k])
+        np.testing.assert_array_equal(v.numpy(), sv.numpy()[:, :k])
+
+
 @pytest.mark.parametrize("k", [1, 3, 40, 100])
 @pytest.mark.parametrize("largest", [True, False])
 def test_topk_matches_sort(k, largest):
