@@ -104,6 +104,15 @@ enum {
     PF_BESSEL_K1E,
     PF_FREXP_MANTISSA, /* frexp's two results: mantissa in [0.5, 1) (sign kept), exponent (a float value) */
     PF_FREXP_EXPONENT,
+    /* activations with torch's parameters (their gradients: pf_activation_backward) */
+    PF_LEAKY_RELU, /* x > 0 ? x : p0 x */
+    PF_ELU,        /* x <= 0 ? p0 expm1(p1 x) : x (elu: p1 = 1; celu: p1 = 1 / p0) */
+    PF_SELU,       /* scale (x <= 0 ? alpha expm1(x) : x) with torch's constants */
+    PF_SOFTPLUS,   /* p0 x > p1 ? x : log1p(exp(p0 x)) / p0 (p0 = beta, p1 = threshold) */
+    PF_MISH,       /* x tanh(log1p(exp(x))), as x n / (n + 2) with n = e^x (e^x + 2) */
+    PF_SILU,       /* x sigmoid(x) */
+    PF_HARDSIGMOID, /* clamp(x + 3, 0, 6) / 6 */
+    PF_HARDSWISH,   /* x clamp(x + 3, 0, 6) / 6 */
     PF_NUM_UNARY
 };
 
@@ -565,6 +574,10 @@ int pf_lstm_backward(int dtype, int64_t L, int64_t N, int64_t H, const void *w_h
 int pf_gelu(int dtype, const void *x, void *y, void *cdf, int64_t n, int approximate);
 int pf_gelu_backward(int dtype, const void *g, const void *x, const void *cdf, void *gx, int64_t n,
                      int approximate);
+/* gx = g * f'(x) for the activation f of unary code op (PF_LEAKY_RELU .. PF_HARDSWISH) with the forward's p0
+ * and p1 (activation.c): torch's derivative formulas over n contiguous float32/float64 elements */
+int pf_activation_backward(int op, int dtype, const void *g, const void *x, void *gx, int64_t n, double p0,
+                           double p1);
 
 /* cross-entropy over class indices (loss.c): x [n, c] contiguous logits, target [n] int64 (each in
  * [0, c) or ignore_index), weight [c] or NULL; writes each row's weighted loss (0 when ignored) to

@@ -1,4 +1,4 @@
-/* GELU forward and backward, one pass each.
+/* GELU forward and backward, one pass each; the gradients of the other parametrised activations.
  *
  * The composition x * 0.5 * (1 + erf(x / sqrt 2)) is five elementwise ops forward and
  * about ten back, each a pass and an allocation. Here forward writes y and, when a
@@ -141,5 +141,85 @@ int pf_gelu_backward(int dtype, const void *g, const void *x, const void *cdf, v
         return pf_error(PF_ERR_VALUE, "gelu_backward(): a NULL input or output buffer");
     gelu_args a = {.dtype = dtype, .approx = approximate, .g = g, .x = x, .cdf_in = cdf, .gx = gx, .n = n};
     pf_parallel_range(pf_threads_for(n), n, dtype == PF_FLOAT32 ? gelu_bwd_f32 : gelu_bwd_f64, &a);
+    return PF_OK;
+}
+
+/* ---- the gradients of the activations in elementwise.c's unary table ----
+ *
+ * Their forwards are unary rows (every float dtype, any strides). Composed of ops, leaky_relu's gradient
+ * was four passes and three temporaries through where, mul and gt, and Mish's about a dozen; here each is
+ * one pass over (g, x) with torch's formula (ELU and SELU: elu_backward on the input; softplus and SiLU:
+ * their CPU kernels' expressions; Mish: torch's, rewritten on one exp), so float32 gradients match torch's to
+ * rounding. At NaN
+ * ELU, SELU, CELU and hardswish follow torch's elementwise rule (the linear side: the gradient passes), which
+ * tests/autograd/test_edge_gradients.py holds; torch's own vectorised loops give NaN there instead. */
+typedef struct {
+    int op;
+    const void *g, *x;
+    void *gx;
+    double p0, p1;
+} act_args;
+
+#define ACT_GRAD_KERNELS(T, SUF, EXP, LOG1P, TANH)                                                           \
+    GELU_CLONES static void act_grad_##SUF(void *arg, int64_t b, int64_t e) {                              \
+        const act_args *a = arg;                                                                             \
+        const T *restrict g = a->g, *restrict x = a->x;                                                      \
+        T *restrict gx = a->gx;                                                                              \
+        const T p0 = (T)a->p0, p1 = (T)a->p1;                                                                \
+        switch (a->op) {                                                                                     \
+        case PF_LEAKY_RELU:                                                                                  \
+            for (int64_t i = b; i < e; i++) gx[i] = x[i] > 0 ? g[i] : g[i] * p0;                             \
+            break;                                                                                           \
+        case PF_ELU: /* torch's elementwise rule: the exponential side has 0 (alpha there), NaN the linear one */ \
+            for (int64_t i = b; i < e; i++) gx[i] = x[i] <= 0 ? g[i] * p1 * p0 * EXP(x[i] * p1) : g[i];      \
+            break;                                                                                           \
+        case PF_SELU:                                                                                        \
+            for (int64_t i = b; i < e; i++)                                                                  \
+                gx[i] = x[i] <= 0 ? g[i] * (T)(PF_SELU_ALPHA * PF_SELU_SCALE) * EXP(x[i])                   \
+                                  : g[i] * (T)PF_SELU_SCALE;                                                 \
+            break;                                                                                           \
+        case PF_SOFTPLUS:                                                                                    \
+            for (int64_t i = b; i < e; i++) {                                                                \
+                T z = EXP(x[i] * p0);                                                                        \
+                gx[i] = x[i] * p0 > p1 ? g[i] : g[i] * z / (z + 1);                                          \
+            }                                                                                                \
+            break;                                                                                           \
+        case PF_MISH: /* tanh(softplus) = n / (n + 2), its 1 - t^2 = 4 (n + 1) / (n + 2)^2: one exp (see pf_mishf) */ \
+            for (int64_t i = b; i < e; i++) {                                                                \
+                T ex = EXP(x[i] < 20 ? x[i] : (T)20), n = ex * (ex + 2), d = n + 2;                          \
+                T s = ex / (1 + ex), t = n / d;                                                              \
+                /* past 20 torch's t + x s (1 - t^2) is 1 + x 0: NaN at +inf, as its */                      \
+                gx[i] = x[i] > 20 ? g[i] * (1 + x[i] * 0) : g[i] * (t + x[i] * s * (4 * (n + 1) / (d * d)));  \
+            }                                                                                                \
+            break;                                                                                           \
+        case PF_SILU:                                                                                        \
+            for (int64_t i = b; i < e; i++) {                                                                \
+                T s = 1 / (1 + EXP(-x[i]));                                                                  \
+                gx[i] = g[i] * s * (1 + x[i] * (1 - s));                                                     \
+            }                                                                                                \
+            break;                                                                                           \
+        case PF_HARDSIGMOID: /* 1/6 strictly inside (-3, 3), 0 at the ends, outside and at NaN */           \
+            for (int64_t i = b; i < e; i++) gx[i] = x[i] > -3 && x[i] < 3 ? g[i] / 6 : 0;                    \
+            break;                                                                                           \
+        case PF_HARDSWISH: /* 0 up to -3, x / 3 + 1/2 below 3, 1 from 3 on and at NaN */                    \
+            for (int64_t i = b; i < e; i++) gx[i] = x[i] <= -3 ? 0 : x[i] < 3 ? g[i] * (x[i] / 3 + (T)0.5) : g[i]; \
+            break;                                                                                           \
+        }                                                                                                    \
+    }
+
+ACT_GRAD_KERNELS(float, f32, pf_expf, pf_log1pf, pf_tanhf)
+ACT_GRAD_KERNELS(double, f64, exp, log1p, tanh)
+
+int pf_activation_backward(int op, int dtype, const void *g, const void *x, void *gx, int64_t n, double p0,
+                           double p1) {
+    if (op < PF_LEAKY_RELU || op > PF_HARDSWISH)
+        return pf_error(PF_ERR_VALUE, "activation_backward(): op %d is not an activation (%d to %d)", op,
+                        PF_LEAKY_RELU, PF_HARDSWISH);
+    int rc = check_args(dtype, n, 0, 1, "activation_backward");
+    if (rc) return rc;
+    if (n == 0) return PF_OK;
+    if (!g || !x || !gx) return pf_error(PF_ERR_VALUE, "activation_backward(): a NULL input or output buffer");
+    act_args a = {op, g, x, gx, p0, p1};
+    pf_parallel_range(pf_threads_for(n), n, dtype == PF_FLOAT32 ? act_grad_f32 : act_grad_f64, &a);
     return PF_OK;
 }

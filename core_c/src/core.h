@@ -179,9 +179,26 @@ static inline void pf_store_i64(char *p, int dt, int64_t v) {
     }
 }
 
+/* A kernel compiled once per ISA, picked at load by the CPU (gcc's target_clones): loops
+ * gcc vectorizes get AVX-512 or AVX2 without -march=native. Selects (pf_expf's range checks)
+ * vectorize in every clone because the core builds without trapping math (build_core.py). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define PF_VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PF_VEC_CLONES
+#endif
+/* Helpers of a PF_VEC_CLONES kernel must be inlined into each of its clones: one compiled on
+ * its own gets the default ISA, and a loop of calls can make gcc decline a plain inline. */
+#if defined(__GNUC__)
+#define PF_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define PF_ALWAYS_INLINE static inline
+#endif
+
 /* e^x = 2^n e^r with n the integer nearest x / ln 2 and r = x - n ln 2 (ln 2 in two parts): returns the cephes
- * minimax polynomial's e^r and sets *n. pf_expf and pf_erff build their 2^n each as their ranges need. */
-static inline float pf_exp_reduced(float x, float *n_out) {
+ * minimax polynomial's e^r - 1 (as p r^2 + r: r stays exact, so no cancellation near 0) and sets *n.
+ * pf_expf, pf_expm1f and pf_erff build their 2^n each as their ranges need. */
+PF_ALWAYS_INLINE float pf_expm1_reduced(float x, float *n_out) {
     float n = (x * 1.44269504088896341f + 12582912.f) - 12582912.f; /* round to nearest */
     float r = x - n * 0.693359375f + n * 2.12194440e-4f;
     float p = 1.9875691500E-4f;
@@ -191,12 +208,14 @@ static inline float pf_exp_reduced(float x, float *n_out) {
     p = p * r + 1.6666665459E-1f;
     p = p * r + 5.0000001201E-1f;
     *n_out = n;
-    return p * r * r + r + 1.0f;
+    return p * r * r + r;
 }
+/* the same reduction's e^r */
+PF_ALWAYS_INLINE float pf_exp_reduced(float x, float *n_out) { return pf_expm1_reduced(x, n_out) + 1.0f; }
 
 /* exp that gcc can vectorize (libm's expf is a call it cannot): Cody-Waite reduction
  * x = n ln2 + r and the cephes minimax polynomial; within 1 ulp of libm. */
-static inline float pf_expf(float x) {
+PF_ALWAYS_INLINE float pf_expf(float x) {
     /* clamp first, NaN included (it lands on the upper bound), so the int conversion
      * below is always defined; the selects at the end restore inf, 0 and NaN */
     float xc = x > -103.97208f ? (x < 88.72283935546875f ? x : 88.72283935546875f) : -103.97208f;
@@ -213,8 +232,24 @@ static inline float pf_expf(float x) {
     return x != x ? x : y;
 }
 
+/* expm1 that gcc can vectorize (libm's expm1f is a call: ELU took 4x torch's time). With x = n ln 2 + r,
+ * expm1(x) = 2^n (e^r - 1) + (2^n - 1), both parts from pf_expm1_reduced. Past 20 the -1 is below exp's
+ * rounding, so pf_expf(x) - 1 (inf from 88.72 on); below -18 the result rounds to -1. Within 1.64 ulp of
+ * expm1 over every float32 (the worst just past ln 2 / 2, where n = 1 and 2 (e^r - 1) + 1 cancels). */
+PF_ALWAYS_INLINE float pf_expm1f(float x) {
+    float xc = x > -18.0f ? (x < 20.0f ? x : 20.0f) : -18.0f; /* NaN lands on -18; the select below restores it */
+    float n, em = pf_expm1_reduced(xc, &n);
+    int32_t b = ((int32_t)n + 127) << 23; /* n in [-26, 29]: a normal power of two */
+    float s;
+    memcpy(&s, &b, 4);
+    float y = s * em + (s - 1.0f);
+    y = x > 20.0f ? pf_expf(x) - 1.0f : y;
+    y = x < -18.0f ? -1.0f : y;
+    return x != x || x == 0.0f ? x : y; /* expm1(-0) = -0: the reduction's sum would give +0 */
+}
+
 /* log(1 + f) + fe ln 2 for f in [sqrt(1/2) - 1, sqrt(2) - 1]: the cephes minimax polynomial, ln 2 in two parts */
-static inline float pf_log_poly(float f, float fe) {
+PF_ALWAYS_INLINE float pf_log_poly(float f, float fe) {
     float z = f * f, y = 7.0376836292E-2f;
     y = y * f - 1.1514610310E-1f;
     y = y * f + 1.1676998740E-1f;
@@ -233,16 +268,18 @@ static inline float pf_log_poly(float f, float fe) {
 /* log that gcc can vectorize (libm's logf is a call; log over [1000, 1400] float32 took 2x torch's time): x =
  * m 2^e with m in [sqrt(1/2), sqrt(2)), then pf_log_poly(m - 1, e). Subnormals are scaled into the normals
  * first; 0, negatives, inf and NaN are selects. Within 0.995 ulp of log over every float32. */
-static inline float pf_logf(float x) {
-    int sub = x < 1.17549435e-38f; /* subnormal, zero or negative: the selects below settle the last two */
-    float xs = sub ? x * 8388608.0f : x; /* 2^23 */
+PF_ALWAYS_INLINE float pf_logf(float x) {
+    /* subnormal, zero or negative: scaled by 2^23 (the selects below settle the last two). Float selects, not int
+     * flags: with an int flag gcc could not vectorize log composed with exp (softplus), mixing mask widths */
+    float xs = x < 1.17549435e-38f ? x * 8388608.0f : x, scaled = x < 1.17549435e-38f ? 23.0f : 0.0f;
     int32_t bits;
     memcpy(&bits, &xs, 4);
     int32_t e = ((bits >> 23) & 0xff) - 126, mb = (bits & 0x007fffff) | 0x3f000000; /* m in [0.5, 1) */
     float m;
     memcpy(&m, &mb, 4);
-    int lo = m < 0.707106781186547524f;
-    float r = pf_log_poly((lo ? m + m : m) - 1.0f, (float)(lo ? e - 1 : e) - (sub ? 23.0f : 0.0f));
+    float fe = (float)e - scaled;
+    float f = m < 0.707106781186547524f ? m + m - 1.0f : m - 1.0f;
+    float r = pf_log_poly(f, m < 0.707106781186547524f ? fe - 1.0f : fe);
     r = x == 0.0f ? -INFINITY : r;
     r = x < 0.0f ? NAN : r;
     r = x == INFINITY ? INFINITY : r;
@@ -251,20 +288,20 @@ static inline float pf_logf(float x) {
 
 /* log1p: where 1 + x lies in [sqrt(1/2), sqrt(2)) the polynomial of x itself (no rounding of 1 + x), else
  * log(u) + (x - (u - 1)) / u with u = 1 + x rounded: the second term is what u's rounding lost. */
-static inline float pf_log1pf(float x) {
+PF_ALWAYS_INLINE float pf_log1pf(float x) {
     float u = 1.0f + x, c = (x - (u - 1.0f)) / u;
     float r = pf_logf(u) + (u == 0.0f ? 0.0f : c); /* x = -1: -inf, not -inf + 0 / 0 */
     r = x > -0.29289321881f && x < 0.41421356237f ? pf_log_poly(x, 0.0f) : r;
-    return x == INFINITY ? x : r;
+    return x == INFINITY || x == 0.0f ? x : r; /* log1p(-0) = -0: the polynomial's sum would give +0 */
 }
 
 /* sigmoid and tanh that gcc can vectorize (elementwise.c's tables, rnn.c's LSTM cell) */
-static inline float pf_sigmoidf(float x) { return 1.0f / (1.0f + pf_expf(-x)); }
+PF_ALWAYS_INLINE float pf_sigmoidf(float x) { return 1.0f / (1.0f + pf_expf(-x)); }
 /* tanh that gcc can vectorize (libm's tanhf is a call, and it made tanh 25x slower than
  * sigmoid, which dominated LSTM steps). Cephes' split: below 0.625 an odd polynomial, since
  * 1 - 2/(e^2x + 1) cancels there; above it the fast exp. |x| is clamped at 10 (tanh rounds
  * to 1.0f from 9.01 on), so exp cannot overflow; copysign keeps -0 and the sign of +-inf. */
-static inline float pf_tanhf(float x) {
+PF_ALWAYS_INLINE float pf_tanhf(float x) {
     float ax = fabsf(x), z = ax * ax;
     float p = -5.70498872745E-3f;
     p = p * z + 2.06390887954E-2f;
@@ -278,22 +315,21 @@ static inline float pf_tanhf(float x) {
     return x != x ? x : y;
 }
 static inline double pf_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+/* Mish, x tanh(log1p(e^x)), from one exp: with n = e^x (e^x + 2), tanh(log1p(e^x)) = n / (n + 2). Composing
+ * exp, log1p and tanh took three transcendentals a lane (slower fused than as three vectorised passes); past 20
+ * the ratio is 1 in float and double, and n stays finite up to there */
+PF_ALWAYS_INLINE float pf_mishf(float x) {
+    float e = pf_expf(x < 20.0f ? x : 20.0f), n = e * (e + 2.0f);
+    return x > 20.0f ? x : x * (n / (n + 2.0f));
+}
+PF_ALWAYS_INLINE double pf_mish(double x) {
+    double e = exp(x < 20.0 ? x : 20.0), n = e * (e + 2.0);
+    return x > 20.0 ? x : x * (n / (n + 2.0));
+}
+/* torch's SELU constants: elementwise.c's forward and activation.c's gradient */
+#define PF_SELU_ALPHA 1.6732632423543772848170429916717
+#define PF_SELU_SCALE 1.0507009873554804934193349852946
 
-/* A kernel compiled once per ISA, picked at load by the CPU (gcc's target_clones): loops
- * gcc vectorizes get AVX-512 or AVX2 without -march=native. Selects (pf_expf's range checks)
- * vectorize in every clone because the core builds without trapping math (build_core.py). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define PF_VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define PF_VEC_CLONES
-#endif
-/* Helpers of a PF_VEC_CLONES kernel must be inlined into each of its clones: one compiled on
- * its own gets the default ISA, and a loop of calls can make gcc decline a plain inline. */
-#if defined(__GNUC__)
-#define PF_ALWAYS_INLINE static inline __attribute__((always_inline))
-#else
-#define PF_ALWAYS_INLINE static inline
-#endif
 
 /* erf that gcc can vectorize (libm's erff is a call, ~20x slower than this loop with AVX-512;
  * 8x torch's time on AVX2): for |a| <= 0.9277 an odd minimax polynomial, above it 1 - exp(poly(|a|)) (N. Juffa's

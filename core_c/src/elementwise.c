@@ -205,7 +205,7 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
     X(PF_ISFINITE, isfinite, P, isfinite(x) != 0, isfinite(x) != 0, x == x)                                \
     X(PF_LOGICAL_NOT, logical_not, P, x == 0, x == 0, x == 0)                                              \
     X(PF_LOG1P, log1p, F, pf_log1pf(x), log1p(x), _)                                                       \
-    X(PF_EXPM1, expm1, F, expm1f(x), expm1(x), _)                                                          \
+    X(PF_EXPM1, expm1, F, pf_expm1f(x), expm1(x), _)                                                          \
     X(PF_FLOOR, floor, F, floorf(x), floor(x), _)                                                          \
     X(PF_CEIL, ceil, F, ceilf(x), ceil(x), _)                                                              \
     X(PF_ROUND, round, F, nearbyintf(x), nearbyint(x), _)                                                  \
@@ -246,7 +246,17 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
     X(PF_BESSEL_K0E, scaled_modified_bessel_k0, F, pf_scaled_modified_bessel_k0f(x), pf_scaled_modified_bessel_k0(x), _) \
     X(PF_BESSEL_K1E, scaled_modified_bessel_k1, F, pf_scaled_modified_bessel_k1f(x), pf_scaled_modified_bessel_k1(x), _) \
     X(PF_FREXP_MANTISSA, frexp_mantissa, F, pf_frexp_mf(x), pf_frexp_m(x), _) \
-    X(PF_FREXP_EXPONENT, frexp_exponent, F, pf_frexp_ef(x), pf_frexp_e(x), _)
+    X(PF_FREXP_EXPONENT, frexp_exponent, F, pf_frexp_ef(x), pf_frexp_e(x), _) \
+    X(PF_LEAKY_RELU, leaky_relu, F, x > 0 ? x : x * p0, x > 0 ? x : x * p0, _) \
+    X(PF_ELU, elu, F, x <= 0 ? pf_expm1f(x * p1) * p0 : x, x <= 0 ? expm1(x * p1) * p0 : x, _) \
+    X(PF_SELU, selu, F, x <= 0 ? pf_expm1f(x) * (float)(PF_SELU_ALPHA * PF_SELU_SCALE) : x * (float)PF_SELU_SCALE, \
+      x <= 0 ? expm1(x) * (PF_SELU_ALPHA * PF_SELU_SCALE) : x * PF_SELU_SCALE, _) \
+    X(PF_SOFTPLUS, softplus, F, x * p0 > p1 ? x : pf_log1pf(pf_expf(x * p0)) / p0, \
+      x * p0 > p1 ? x : log1p(exp(x * p0)) / p0, _) \
+    X(PF_MISH, mish, F, pf_mishf(x), pf_mish(x), _) \
+    X(PF_SILU, silu, F, x * pf_sigmoidf(x), x * pf_sigmoid(x), _) \
+    X(PF_HARDSIGMOID, hardsigmoid, F, pf_minf(pf_maxf(x + 3, 0), 6) / 6, pf_mind(pf_maxd(x + 3, 0), 6) / 6, _) \
+    X(PF_HARDSWISH, hardswish, F, x * (pf_minf(pf_maxf(x + 3, 0), 6) / 6), x * (pf_mind(pf_maxd(x + 3, 0), 6) / 6), _)
 
 /* binary: a and b in scope */
 #define BINARY_OPS(X)                                                                                       \

@@ -1,5 +1,6 @@
 /* activation.c: GELU forward and backward, erf and tanh forms, float32 and float64, with and
- * without the saved gate, serial and threaded lengths, against double references; bad input. */
+ * without the saved gate, serial and threaded lengths, against double references; the other
+ * activations' gradients against central differences of their unary forwards; bad input. */
 #include <math.h>
 #include <stdlib.h>
 #include "core.h"
@@ -76,8 +77,56 @@ static void test_bad_input(void) {
     CHECK_OK(pf_gelu(PF_FLOAT64, NULL, NULL, NULL, 0, 1));
 }
 
+/* pf_activation_backward against (f(x + h) - f(x - h)) / 2h of the unary forward, in float64 at a threaded
+ * length, away from the kinks (0, +-3, softplus' threshold); then float32 against float64 */
+static void test_activation_gradients(void) {
+    enum { N = 70000 };
+    const double h = 1e-6;
+    struct { int op; double p0, p1; } acts[] = {
+        {PF_LEAKY_RELU, 0.2, 0}, {PF_ELU, 0.7, 1}, {PF_ELU, 1.5, 1 / 1.5}, {PF_SELU, 0, 0}, {PF_SOFTPLUS, 1, 20},
+        {PF_SOFTPLUS, 2, 5}, {PF_MISH, 0, 0}, {PF_SILU, 0, 0}, {PF_HARDSIGMOID, 0, 0}, {PF_HARDSWISH, 0, 0}};
+    double *x = malloc(N * 8), *xp = malloc(N * 8), *xm = malloc(N * 8), *yp = malloc(N * 8), *ym = malloc(N * 8);
+    double *g = malloc(N * 8), *gx = malloc(N * 8);
+    float *xf = malloc(N * 4), *gf = malloc(N * 4), *gxf = malloc(N * 4);
+    unsigned seed = 9;
+    for (int i = 0; i < N; i++) {
+        x[i] = 12 * frand(&seed), g[i] = frand(&seed);
+        xp[i] = x[i] + h, xm[i] = x[i] - h, xf[i] = (float)x[i], gf[i] = (float)g[i];
+    }
+    int64_t shape[1] = {N};
+    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
+        pf_tensor tp = pf_make(xp, PF_FLOAT64, 1, shape), tm = pf_make(xm, PF_FLOAT64, 1, shape);
+        pf_tensor typ = pf_make(yp, PF_FLOAT64, 1, shape), tym = pf_make(ym, PF_FLOAT64, 1, shape);
+        CHECK_OK(pf_unary(acts[a].op, &tp, &typ, acts[a].p0, acts[a].p1));
+        CHECK_OK(pf_unary(acts[a].op, &tm, &tym, acts[a].p0, acts[a].p1));
+        CHECK_OK(pf_activation_backward(acts[a].op, PF_FLOAT64, g, x, gx, N, acts[a].p0, acts[a].p1));
+        CHECK_OK(pf_activation_backward(acts[a].op, PF_FLOAT32, gf, xf, gxf, N, acts[a].p0, acts[a].p1));
+        double worst = 0, worst32 = 0;
+        for (int i = 0; i < N; i++) {
+            double ax = fabs(x[i]), bx = x[i] * acts[a].p0;
+            if (ax < 1e-3 || fabs(ax - 3) < 1e-3 || (acts[a].op == PF_SOFTPLUS && fabs(bx - acts[a].p1) < 1e-3))
+                continue;
+            double fd = g[i] * (yp[i] - ym[i]) / (2 * h), err = fabs(gx[i] - fd) / fmax(1, fabs(fd));
+            double err32 = fabs(gxf[i] - gx[i]) / fmax(1, fabs(gx[i]));
+            worst = err > worst ? err : worst;
+            worst32 = err32 > worst32 ? err32 : worst32;
+        }
+        CHECK(worst < 1e-6, "activation %d (p0 %g): gradient off its central difference by %g", acts[a].op,
+              acts[a].p0, worst);
+        CHECK(worst32 < 1e-5, "activation %d (p0 %g): float32 gradient off float64's by %g", acts[a].op, acts[a].p0,
+              worst32);
+    }
+    float one = 1, out;
+    CHECK(pf_activation_backward(PF_EXP, PF_FLOAT32, &one, &one, &out, 1, 0, 0) == PF_ERR_VALUE, "not an activation");
+    CHECK(pf_activation_backward(PF_SILU, PF_INT64, &one, &one, &out, 1, 0, 0) == PF_ERR_TYPE, "int64 silu");
+    CHECK(pf_activation_backward(PF_SILU, PF_FLOAT32, &one, NULL, &out, 1, 0, 0) == PF_ERR_VALUE, "NULL input");
+    CHECK(pf_activation_backward(PF_SILU, PF_FLOAT32, &one, &one, &out, -1, 0, 0) == PF_ERR_VALUE, "negative length");
+    free(x), free(xp), free(xm), free(yp), free(ym), free(g), free(gx), free(xf), free(gf), free(gxf);
+}
+
 int main(void) {
     test_values();
+    test_activation_gradients();
     test_bad_input();
     return pf_test_summary("test_activation");
 }

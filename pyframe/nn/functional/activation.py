@@ -30,6 +30,33 @@ def _activate(input: Tensor, inplace: bool, fn: Callable[[Tensor], Tensor]) -> T
     return write_back(input, fn) if inplace else fn(input)
 
 
+def _pointwise(input: Tensor, inplace: bool, op: int, name: str, composed_grad, p0: float = 0.0, p1: float = 0.0):
+    """The activation of C unary code ``op`` (parameters p0, p1): one pass forward for every float dtype and
+    layout; one pass backward (pf_activation_backward, torch's formula over g and x) for float32 and float64.
+    ``composed_grad(g, x)``, written with the ops, serves the other dtypes and ``create_graph`` (its ops are
+    differentiable again)."""
+
+    def forward(x: Tensor) -> Tensor:
+        y = empty_tensor(x._shape, x.dtype)
+        check(lib.pf_unary(op, x._d(), y._d(), p0, p1))
+        return y
+
+    def derivative(g: Tensor, x: Tensor) -> Tensor:
+        if _grad_mode.enabled or x.dtype.code not in _NATIVE or g.dtype is not x.dtype or g._shape != x._shape:
+            return composed_grad(g, x)
+        g, xc = g.contiguous(), x.contiguous()
+        gx = empty_tensor(x._shape, x.dtype)
+        check(lib.pf_activation_backward(op, x.dtype.code, g._ptr, xc._ptr, gx._ptr, x._numel, p0, p1))
+        return gx
+
+    if inplace and not (input._requires_grad and _grad_mode.enabled):
+        input._write_check()
+        check(lib.pf_unary(op, input._d(), input._d(), p0, p1))  # elementwise: reading and writing one place
+        input._bump()
+        return input
+    return _activate(input, inplace, lambda x: ew.with_derivative(name, forward, derivative, x))
+
+
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.relu."""
     return ew.copy_(input, ew.relu(input)) if inplace else ew.relu(input)
@@ -57,18 +84,22 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.leaky_relu."""
     _float_arg(input, "leaky_relu")
-    return _activate(input, inplace, lambda x: ew.where(ew.gt(x, 0.0), x, ew.mul(x, negative_slope)))
+    return _pointwise(input, inplace, lib.PF_LEAKY_RELU, "LeakyReluBackward0",
+                      lambda g, x: ew.where(ew.gt(x, 0.0), g, ew.mul(g, negative_slope)), negative_slope)  # fmt: skip
+
+
+def _elu_grad(alpha: float, input_scale: float, scale: float = 1.0):
+    """torch's elu_backward on the input: x <= 0 (the exponential side includes 0) or the linear side (NaN)."""
+    coef = alpha * scale * input_scale
+    return lambda g, x: ew.where(ew.le(x, 0.0), ew.mul(ew.mul(g, coef), ew.exp(ew.mul(x, input_scale))),
+                                 ew.mul(g, scale) if scale != 1 else g)  # fmt: skip
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """Same as torch.nn.functional.elu."""
+    """Same as torch.nn.functional.elu: x <= 0 takes the exponential side (derivative alpha at 0), NaN the
+    linear one."""
     _float_arg(input, "elu")
-
-    def fn(x: Tensor) -> Tensor:
-        # x <= 0 takes the exponential side (torch's: the derivative at 0 is alpha), NaN the linear one
-        return ew.where(ew.le(x, 0.0), ew.mul(ew.expm1(ew.clamp(x, max=0.0)), alpha), x)
-
-    return _activate(input, inplace, fn)
+    return _pointwise(input, inplace, lib.PF_ELU, "EluBackward0", _elu_grad(alpha, 1.0), alpha, 1.0)
 
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -133,7 +164,13 @@ def sigmoid(input: Tensor) -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.silu: x * sigmoid(x)."""
-    return _activate(input, inplace, lambda x: ew.mul(x, ew.sigmoid(x)))
+    _float_arg(input, "silu")
+    return _pointwise(input, inplace, lib.PF_SILU, "SiluBackward0", _silu_grad)
+
+
+def _silu_grad(g, x):
+    s = ew.sigmoid(x)
+    return ew.mul(ew.mul(g, s), ew.add(ew.mul(x, ew.sub(1.0, s)), 1.0))
 
 
 def _softplus_neg_abs(x: Tensor) -> Tensor:
@@ -145,22 +182,14 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     """Same as torch.nn.functional.softplus: log(1 + exp(beta x)) / beta, linear above
     ``threshold``; torch's derivative: 1 above the threshold, else sigmoid(beta x) (NaN at NaN)."""
     _float_arg(input, "softplus")
-    return ew.with_derivative("SoftplusBackward0", lambda x: _softplus(x, beta, threshold),
-                              lambda g, x: _softplus_grad(g, x, beta, threshold), input)  # fmt: skip
+    return _pointwise(input, False, lib.PF_SOFTPLUS, "SoftplusBackward0",
+                      lambda g, x: _softplus_grad(g, x, beta, threshold), beta, threshold)  # fmt: skip
 
 
 def _softplus_grad(g, x, beta, threshold):
     bx = ew.mul(x, beta) if beta != 1 else x
     z = ew.exp(bx)
-    return ew.where(ew.gt(bx, threshold), g, ew.mul(g, ew.div(z, ew.add(z, 1.0))))
-
-
-def _softplus(input, beta, threshold):
-    bx = ew.mul(input, beta) if beta != 1 else input
-    soft = ew.log1p(ew.exp(ew.clamp(bx, max=threshold)))  # clamped: the unused branch stays finite
-    if beta != 1:
-        soft = ew.div(soft, beta)
-    return ew.where(ew.gt(bx, threshold), input, soft)
+    return ew.where(ew.gt(bx, threshold), g, ew.div(ew.mul(g, z), ew.add(z, 1.0)))
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -207,7 +236,12 @@ def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Te
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.mish: x * tanh(softplus(x))."""
     _float_arg(input, "mish")
-    return _activate(input, inplace, lambda x: ew.mul(x, ew.tanh(softplus(x))))
+    return _pointwise(input, inplace, lib.PF_MISH, "MishBackward0", _mish_grad)
+
+
+def _mish_grad(g, x):
+    t = ew.tanh(ew.log1p(ew.exp(x)))
+    return ew.mul(g, ew.add(t, ew.mul(ew.mul(x, ew.sigmoid(x)), ew.sub(1.0, ew.mul(t, t)))))
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -217,7 +251,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.selu: scale * elu(x, alpha) with torch's constants."""
     _float_arg(input, "selu")
-    return _activate(input, inplace, lambda x: ew.mul(elu(x, _SELU_ALPHA), _SELU_SCALE))
+    return _pointwise(input, inplace, lib.PF_SELU, "EluBackward0", _elu_grad(_SELU_ALPHA, 1.0, _SELU_SCALE))
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -225,24 +259,14 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     _float_arg(input, "celu")
     if alpha == 0:
         raise ValueError("celu(): alpha cannot be 0")
-
-    def fn(x: Tensor) -> Tensor:
-        neg = ew.mul(ew.expm1(ew.div(ew.clamp(x, max=0.0), alpha)), alpha)
-        return ew.where(ew.le(x, 0.0), neg, x)  # as elu: NaN takes the linear side
-
-    return _activate(input, inplace, fn)
+    return _pointwise(input, inplace, lib.PF_ELU, "EluBackward0", _elu_grad(alpha, 1.0 / alpha), alpha, 1.0 / alpha)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.hardsigmoid: relu6(x + 3) / 6; derivative 1/6 strictly inside (-3, 3),
     0 at +-3 and outside (torch's)."""
     _float_arg(input, "hardsigmoid")
-    return _activate(input, inplace, lambda x: ew.with_derivative("HardsigmoidBackward0", _hardsigmoid,
-                                                                  _hardsigmoid_grad, x))  # fmt: skip
-
-
-def _hardsigmoid(x):
-    return ew.div(ew.clamp(ew.add(x, 3.0), 0.0, 6.0), 6.0)
+    return _pointwise(input, inplace, lib.PF_HARDSIGMOID, "HardsigmoidBackward0", _hardsigmoid_grad)
 
 
 def _hardsigmoid_grad(g, x):
@@ -257,8 +281,7 @@ def _hardswish_grad(g, x):
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """Same as torch.nn.functional.hardswish: x * relu6(x + 3) / 6."""
     _float_arg(input, "hardswish")
-    return _activate(input, inplace, lambda x: ew.with_derivative(
-        "HardswishBackward0", lambda t: ew.mul(t, _hardsigmoid(t)), _hardswish_grad, x))  # fmt: skip
+    return _pointwise(input, inplace, lib.PF_HARDSWISH, "HardswishBackward0", _hardswish_grad)
 
 
 def softsign(input: Tensor) -> Tensor:
