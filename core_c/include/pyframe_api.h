@@ -159,6 +159,9 @@ enum {
     PF_LEGENDRE_P,
     PF_IGAMMA,  /* regularized incomplete gamma functions of a (shape) and b (x): P(a, b) and Q(a, b) */
     PF_IGAMMAC,
+    /* binary_cross_entropy_with_logits without pos_weight: a = logits, b = targets */
+    PF_BCE_WITH_LOGITS,          /* (1 - b) a + softplus(-a), softplus(-a) = log1p(exp(-|a|)) + max(-a, 0) */
+    PF_BCE_WITH_LOGITS_BACKWARD, /* sigmoid(a) - b: the gradient before the incoming one's factor */
     PF_NUM_BINARY
 };
 

@@ -297,7 +297,10 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
     X(PF_LAGUERRE_L, laguerre_polynomial_l, F, pf_laguerre_polynomial_lf(a, b), pf_laguerre_polynomial_l(a, b), _, _) \
     X(PF_LEGENDRE_P, legendre_polynomial_p, F, pf_legendre_polynomial_pf(a, b), pf_legendre_polynomial_p(a, b), _, _) \
     X(PF_IGAMMA, igamma, F, pf_igammaf(a, b), pf_igamma(a, b), _, _) \
-    X(PF_IGAMMAC, igammac, F, pf_igammacf(a, b), pf_igammac(a, b), _, _)
+    X(PF_IGAMMAC, igammac, F, pf_igammacf(a, b), pf_igammac(a, b), _, _) \
+    X(PF_BCE_WITH_LOGITS, bce_with_logits, F, (1 - b) * a + (pf_log1pf(pf_expf(-fabsf(a))) + pf_maxf(-a, 0)), \
+      (1 - b) * a + (log1p(exp(-fabs(a))) + pf_maxd(-a, 0)), _, _) \
+    X(PF_BCE_WITH_LOGITS_BACKWARD, bce_with_logits_backward, F, pf_sigmoidf(a) - b, pf_sigmoid(a) - b, _, _)
 
 /* kernels: one run per (op, dtype) the row's dtypes allow */
 #define UN_F(nm, fe, de, ie)                                                  \

@@ -147,6 +147,17 @@ static void test_binary(void) {
     uint16_t ha[2] = {pf_f2h(1.5f), pf_f2h(-2.0f)}, hb[2] = {pf_f2h(0.25f), pf_f2h(4.0f)}, ho[2];
     CHECK_OK(pf_binary_contig(PF_ADD, PF_FLOAT16, ha, hb, ho, 2));
     CHECK(pf_h2f(ho[0]) == 1.75f && pf_h2f(ho[1]) == 2.0f, "half add");
+    /* BCE with logits and its gradient against double formulas, far logits included (exp overflows there) */
+    float lx[6] = {0, 100, -100, 2.5f, -7, NAN}, lt[6] = {1, 0, 1, 0.3f, 0.9f, 1}, lo[6], lg[6];
+    CHECK_OK(pf_binary_contig(PF_BCE_WITH_LOGITS, PF_FLOAT32, lx, lt, lo, 6));
+    CHECK_OK(pf_binary_contig(PF_BCE_WITH_LOGITS_BACKWARD, PF_FLOAT32, lx, lt, lg, 6));
+    for (int i = 0; i < 5; i++) {
+        double x = lx[i], t = lt[i], want = (1 - t) * x + log1p(exp(-fabs(x))) + (x < 0 ? -x : 0);
+        double gwant = 1 / (1 + exp(-x)) - t;
+        CHECK(fabs(lo[i] - want) <= 1e-6 * fmax(1, fabs(want)) && fabs(lg[i] - gwant) <= 1e-6,
+              "bce_with_logits(%g, %g) = %g (want %g), gradient %g (want %g)", x, t, lo[i], want, lg[i], gwant);
+    }
+    CHECK(isnan(lo[5]) && isnan(lg[5]), "bce_with_logits of NaN");
 }
 
 /* add with alpha: one fma per element (float32 against double arithmetic rounded once), broadcast and strided

@@ -176,6 +176,34 @@ def test_bce_with_logits_matches_torch(rng, reduction):
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bce_with_logits_fused_path_matches_torch(dtype):
+    """Without pos_weight, and a target that needs no gradient, the loss is one C pass and its gradient one more:
+    float32 and float64 over far logits (+-100, where exp overflows), 0, NaN and a strided input, and create_graph."""
+    rng = np.random.default_rng(3)
+    x = np.concatenate([[0.0, 100.0, -100.0, 30.0, -30.0, np.nan, 1e-30], rng.uniform(-12, 12, 993)]).astype(dtype)
+    t = rng.uniform(0, 1, 1000).astype(dtype)
+    t[:3] = [1.0, 0.0, 1.0]
+    for reduction in ("none", "mean", "sum"):
+        px, tx = pf.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        py = F.binary_cross_entropy_with_logits(px, pf.tensor(t), reduction=reduction)
+        ty = TF.binary_cross_entropy_with_logits(tx, torch.tensor(t), reduction=reduction)
+        rtol = 2e-6 if dtype == "float32" else 1e-12
+        np.testing.assert_allclose(py.detach().numpy(), ty.detach().numpy(), rtol=rtol, atol=rtol, equal_nan=True)
+        py.sum().backward()
+        ty.sum().backward()
+        np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=rtol, atol=rtol, equal_nan=True)
+    strided = pf.tensor(np.stack([x, x], 1))[:, 1]
+    np.testing.assert_array_equal(
+        F.binary_cross_entropy_with_logits(strided, pf.tensor(t), reduction="none").numpy(),
+        F.binary_cross_entropy_with_logits(pf.tensor(x), pf.tensor(t), reduction="none").numpy())  # fmt: skip
+    xs, ts = x[7:40].astype(np.float64), t[7:40].astype(np.float64)
+    px, tx = pf.tensor(xs, requires_grad=True), torch.tensor(xs, requires_grad=True)
+    (pg,) = pf.autograd.grad(F.binary_cross_entropy_with_logits(px, pf.tensor(ts)), px, create_graph=True)
+    (tg,) = torch.autograd.grad(TF.binary_cross_entropy_with_logits(tx, torch.tensor(ts)), tx, create_graph=True)
+    np.testing.assert_allclose(pf.autograd.grad(pg.sum(), px)[0].numpy(), torch.autograd.grad(tg.sum(), tx)[0].numpy())
+
+
 def test_binary_losses_bad_input():
     with pytest.raises(ValueError, match="between 0 and 1"):
         F.binary_cross_entropy(pf.tensor([0.5, 1.5]), pf.tensor([0.0, 1.0]))

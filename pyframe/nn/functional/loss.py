@@ -365,6 +365,8 @@ def binary_cross_entropy_with_logits(
     def sp_neg(x):  # softplus(-x)
         return ew.add(_softplus_neg_abs(x), ew.relu(ew.neg(x)))
 
+    if pw is None and x.dtype is t.dtype and x._shape == t._shape and not (_grad_mode.enabled and t.requires_grad):
+        return _weighted(_bce_with_logits_fused(x, t), weight, reduction)
     with _grad_mode.no_grad():
         spn = sp_neg(x)
         lin = ew.mul(ew.sub(1.0, t), x)
@@ -392,6 +394,24 @@ def binary_cross_entropy_with_logits(
 
         record("BinaryCrossEntropyWithLogitsBackward0", backward, (x, t, pw), loss, (x, t))
     return _weighted(loss, weight, reduction)
+
+
+def _bce_with_logits_fused(x: Tensor, t: Tensor) -> Tensor:
+    """The elementwise loss in one C pass (PF_BCE_WITH_LOGITS), and its gradient sigmoid(x) - t in one more before
+    the incoming gradient's factor; with create_graph, the ops'."""
+    loss = empty_tensor(x._shape, x.dtype)
+    check(lib.pf_binary(lib.PF_BCE_WITH_LOGITS, x._d(), t._d(), loss._d()))
+    if needs_grad(x):
+
+        def backward(g):
+            if _grad_mode.enabled:
+                return (ew.mul(g, ew.sub(ew.sigmoid(x), t)), None)
+            d = empty_tensor(x._shape, x.dtype)
+            check(lib.pf_binary(lib.PF_BCE_WITH_LOGITS_BACKWARD, x._d(), t._d(), d._d()))
+            return (ew.mul(g, d), None)
+
+        record("BinaryCrossEntropyWithLogitsBackward0", backward, (x, t), loss, (x, t))
+    return loss
 
 
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
