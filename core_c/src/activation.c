@@ -150,9 +150,8 @@ int pf_gelu_backward(int dtype, const void *g, const void *x, const void *cdf, v
  * was four passes and three temporaries through where, mul and gt, and Mish's about a dozen; here each is
  * one pass over (g, x) with torch's formula (ELU and SELU: elu_backward on the input; softplus and SiLU:
  * their CPU kernels' expressions; Mish: torch's, rewritten on one exp), so float32 gradients match torch's to
- * rounding. At NaN
- * ELU, SELU, CELU and hardswish follow torch's elementwise rule (the linear side: the gradient passes), which
- * tests/autograd/test_edge_gradients.py holds; torch's own vectorised loops give NaN there instead. */
+ * rounding. At NaN, ELU, SELU, CELU and hardswish follow torch's elementwise rule (the linear side: the
+ * gradient passes), which tests/autograd/test_edge_gradients.py holds; torch's vectorised loops give NaN. */
 typedef struct {
     int op;
     const void *g, *x;
@@ -160,7 +159,7 @@ typedef struct {
     double p0, p1;
 } act_args;
 
-#define ACT_GRAD_KERNELS(T, SUF, EXP, LOG1P, TANH)                                                           \
+#define ACT_GRAD_KERNELS(T, SUF, EXP)                                                                        \
     GELU_CLONES static void act_grad_##SUF(void *arg, int64_t b, int64_t e) {                              \
         const act_args *a = arg;                                                                             \
         const T *restrict g = a->g, *restrict x = a->x;                                                      \
@@ -188,7 +187,7 @@ typedef struct {
             for (int64_t i = b; i < e; i++) {                                                                \
                 T ex = EXP(x[i] < 20 ? x[i] : (T)20), n = ex * (ex + 2), d = n + 2;                          \
                 T s = ex / (1 + ex), t = n / d;                                                              \
-                /* past 20 torch's t + x s (1 - t^2) is 1 + x 0: NaN at +inf, as its */                      \
+                /* past 20 torch's t + x s (1 - t^2) is 1 + x 0: 1, and NaN at +inf as torch's */           \
                 gx[i] = x[i] > 20 ? g[i] * (1 + x[i] * 0) : g[i] * (t + x[i] * s * (4 * (n + 1) / (d * d)));  \
             }                                                                                                \
             break;                                                                                           \
@@ -207,8 +206,8 @@ typedef struct {
         }                                                                                                    \
     }
 
-ACT_GRAD_KERNELS(float, f32, pf_expf, pf_log1pf, pf_tanhf)
-ACT_GRAD_KERNELS(double, f64, exp, log1p, tanh)
+ACT_GRAD_KERNELS(float, f32, pf_expf)
+ACT_GRAD_KERNELS(double, f64, exp)
 
 int pf_activation_backward(int op, int dtype, const void *g, const void *x, void *gx, int64_t n, double p0,
                            double p1) {
