@@ -195,6 +195,14 @@ static inline void pf_store_i64(char *p, int dt, int64_t v) {
 #define PF_ALWAYS_INLINE static inline
 #endif
 
+/* 2^n for n in the normal exponent range [-126, 127], built in the exponent field */
+PF_ALWAYS_INLINE float pf_pow2f(int32_t n) {
+    int32_t bits = (n + 127) << 23;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
 /* e^x = 2^n e^r with n the integer nearest x / ln 2 and r = x - n ln 2 (ln 2 in two parts): returns the cephes
  * minimax polynomial's e^r - 1 (as p r^2 + r: r stays exact, so no cancellation near 0) and sets *n.
  * pf_expf, pf_expm1f and pf_erff build their 2^n each as their ranges need. */
@@ -221,12 +229,8 @@ PF_ALWAYS_INLINE float pf_expf(float x) {
     float xc = x > -103.97208f ? (x < 88.72283935546875f ? x : 88.72283935546875f) : -103.97208f;
     float n, p = pf_exp_reduced(xc, &n);
     /* 2^n in two halves, so n down to -150 (subnormal results) stays exact */
-    int32_t e = (int32_t)n, e1 = e / 2, e2 = e - e1;
-    int32_t b1 = (e1 + 127) << 23, b2 = (e2 + 127) << 23;
-    float s1, s2;
-    memcpy(&s1, &b1, 4);
-    memcpy(&s2, &b2, 4);
-    float y = p * s1 * s2;
+    int32_t e = (int32_t)n, e1 = e / 2;
+    float y = p * pf_pow2f(e1) * pf_pow2f(e - e1);
     y = x > 88.72283935546875f ? INFINITY : y;
     y = x < -103.97208f ? 0.0f : y;
     return x != x ? x : y;
@@ -239,9 +243,7 @@ PF_ALWAYS_INLINE float pf_expf(float x) {
 PF_ALWAYS_INLINE float pf_expm1f(float x) {
     float xc = x > -18.0f ? (x < 20.0f ? x : 20.0f) : -18.0f; /* NaN lands on -18; the select below restores it */
     float n, em = pf_expm1_reduced(xc, &n);
-    int32_t b = ((int32_t)n + 127) << 23; /* n in [-26, 29]: a normal power of two */
-    float s;
-    memcpy(&s, &b, 4);
+    float s = pf_pow2f((int32_t)n); /* n in [-26, 29] */
     float y = s * em + (s - 1.0f);
     y = x > 20.0f ? pf_expf(x) - 1.0f : y;
     y = x < -18.0f ? -1.0f : y;
@@ -330,7 +332,6 @@ PF_ALWAYS_INLINE double pf_mish(double x) {
 #define PF_SELU_ALPHA 1.6732632423543772848170429916717
 #define PF_SELU_SCALE 1.0507009873554804934193349852946
 
-
 /* erf that gcc can vectorize (libm's erff is a call, ~20x slower than this loop with AVX-512;
  * 8x torch's time on AVX2): for |a| <= 0.9277 an odd minimax polynomial, above it 1 - exp(poly(|a|)) (N. Juffa's
  * erff split and coefficients); both are computed and one selected so the loop stays
@@ -350,10 +351,7 @@ PF_ALWAYS_INLINE float pf_erff(float a) {
      * argument is clamped there and 2^n is one exponent field (pf_expf's inf/NaN/subnormal care is moot) */
     r = r > -20.0f ? r : -20.0f;
     float n, p = pf_exp_reduced(r, &n);
-    int32_t bits = ((int32_t)n + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, 4);
-    float big = 1.0f - p * scale;
+    float big = 1.0f - p * pf_pow2f((int32_t)n);
     big = a < 0.0f ? -big : big;
     float q = -5.96761703e-4f;
     q = q * s + 4.99119423e-3f;

@@ -33,6 +33,10 @@ static inline float pf_minf(float a, float b) { return a != a ? a : (b != b ? b 
 static inline double pf_maxd(double a, double b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
 static inline double pf_mind(double a, double b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
 /* Python-style modulo: the result takes the divisor's sign */
+/* clamp(x + 3, 0, 6) / 6, NaN kept: hardsigmoid, and hardswish's gate */
+static inline float pf_hardsigmoidf(float x) { return pf_minf(pf_maxf(x + 3, 0), 6) / 6; }
+static inline double pf_hardsigmoid(double x) { return pf_mind(pf_maxd(x + 3, 0), 6) / 6; }
+
 static inline float pf_remf(float a, float b) {
     float r = fmodf(a, b);
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
@@ -255,8 +259,8 @@ static inline int32_t pf_f2i32(double v) { return (v > -2147483649.0 && v < 2147
       x * p0 > p1 ? x : log1p(exp(x * p0)) / p0, _) \
     X(PF_MISH, mish, F, pf_mishf(x), pf_mish(x), _) \
     X(PF_SILU, silu, F, x * pf_sigmoidf(x), x * pf_sigmoid(x), _) \
-    X(PF_HARDSIGMOID, hardsigmoid, F, pf_minf(pf_maxf(x + 3, 0), 6) / 6, pf_mind(pf_maxd(x + 3, 0), 6) / 6, _) \
-    X(PF_HARDSWISH, hardswish, F, x * (pf_minf(pf_maxf(x + 3, 0), 6) / 6), x * (pf_mind(pf_maxd(x + 3, 0), 6) / 6), _)
+    X(PF_HARDSIGMOID, hardsigmoid, F, pf_hardsigmoidf(x), pf_hardsigmoid(x), _) \
+    X(PF_HARDSWISH, hardswish, F, x * pf_hardsigmoidf(x), x * pf_hardsigmoid(x), _)
 
 /* binary: a and b in scope */
 #define BINARY_OPS(X)                                                                                       \

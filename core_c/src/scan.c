@@ -4,12 +4,11 @@
  * x and out contiguous, viewed as [outer, n, inner]; each outer block runs down n
  * with `inner` running accumulators side by side, so the inner loop is unit-stride and
  * vectorises. */
-#include <stdlib.h>
 #include "core.h"
 
 typedef struct {
     const pf_tensor *x, *out;
-    int64_t outer, n, inner, chunks;
+    int64_t n, inner, chunks;
     int op;
 } scan_job;
 
@@ -27,24 +26,25 @@ static inline double log_add_exp(double a, double b) {
     return m + log1p(exp(d));
 }
 
+/* a row of float32 or float64 into double accumulators, in a loop that vectorises */
+#define SCAN_TYPED(T)                                                                  \
+    do {                                                                               \
+        const T *s = (const T *)sp;                                                    \
+        T *d = (T *)dp;                                                                \
+        if (prod)                                                                      \
+            for (int64_t i = 0; i < w; i++) d[i] = (T)(fa[i] *= s[i]);                 \
+        else                                                                           \
+            for (int64_t i = 0; i < w; i++) d[i] = (T)(fa[i] += s[i]);                 \
+    } while (0)
+
 /* one row of w columns into the accumulators: float32 and float64 in their own loops, which vectorise */
 static void scan_row(const char *sp, char *dp, int64_t w, int op, int xdt, int odt, double *fa, int64_t *ia) {
     size_t xs = pf_dtype_size[xdt], os = pf_dtype_size[odt];
     int prod = op == PF_SCAN_PROD;
     if (xdt == PF_FLOAT32 && odt == PF_FLOAT32 && op != PF_SCAN_LOGSUMEXP) {
-        const float *s = (const float *)sp;
-        float *d = (float *)dp;
-        if (prod)
-            for (int64_t i = 0; i < w; i++) d[i] = (float)(fa[i] *= s[i]);
-        else
-            for (int64_t i = 0; i < w; i++) d[i] = (float)(fa[i] += s[i]);
+        SCAN_TYPED(float);
     } else if (xdt == PF_FLOAT64 && odt == PF_FLOAT64 && op != PF_SCAN_LOGSUMEXP) {
-        const double *s = (const double *)sp;
-        double *d = (double *)dp;
-        if (prod)
-            for (int64_t i = 0; i < w; i++) d[i] = fa[i] *= s[i];
-        else
-            for (int64_t i = 0; i < w; i++) d[i] = fa[i] += s[i];
+        SCAN_TYPED(double);
     } else if (pf_is_float(odt)) {
         for (int64_t i = 0; i < w; i++) {
             double v = pf_load_f64(sp + (size_t)i * xs, xdt);
@@ -122,7 +122,7 @@ int pf_scan(int op, const pf_tensor *x, int dim, pf_tensor *out) {
     for (int d = dim + 1; d < x->ndim; d++) inner *= x->shape[d];
     if (outer * n * inner == 0) return PF_OK;
     int64_t chunks = (inner + SCAN_COLS - 1) / SCAN_COLS;
-    scan_job job = {x, out, outer, n, inner, chunks, op};
+    scan_job job = {x, out, n, inner, chunks, op};
     pf_parallel_range(pf_threads_for(outer * n * inner), outer * chunks, scan_units, &job);
     return PF_OK;
 }

@@ -252,6 +252,14 @@ static void geometry(const pf_tensor *x, int dim, int64_t *outer, int64_t *n, in
     for (int d = dim + 1; d < x->ndim; d++) *inner *= x->shape[d];
 }
 
+/* v offered to the heap p of the k best kept: it replaces the worst kept when it comes before it */
+static inline void offer_d(pair_d *p, int64_t k, pair_d v, int largest) {
+    if (largest ? DESC_DT(v, p[0]) : ASC_DT(v, p[0])) {
+        p[0] = v;
+        (largest ? sift_desc_d : sift_asc_d)(p, k, 0);
+    }
+}
+
 /* The heap pass of topk over a contiguous float32 row, elements k..n-1 into the heap p of k. Once
  * the heap holds good elements almost none of the rest enters it, so each block of 64 is first
  * tested against the heap's worst value in one branch-free loop that vectorises, and only a block
@@ -268,13 +276,7 @@ static void heap_scan_f32(const float *xs, int64_t k, int64_t n, int largest, pa
         else
             for (int64_t j = b; j < e; j++) any |= (xs[j] < worst) | (worst != worst);
         if (!any) continue;
-        for (int64_t j = b; j < e; j++) {
-            pair_d v = {xs[j], j};
-            if (largest ? DESC_DT(v, p[0]) : ASC_DT(v, p[0])) {
-                p[0] = v;
-                (largest ? sift_desc_d : sift_asc_d)(p, k, 0);
-            }
-        }
+        for (int64_t j = b; j < e; j++) offer_d(p, k, (pair_d){xs[j], j}, largest);
     }
 }
 
@@ -324,13 +326,7 @@ static void do_row(const pf_tensor *x, pf_tensor *values, pf_tensor *indices, in
         if (dt == PF_FLOAT32 && inner == 1)
             heap_scan_f32((const float *)src, k, n, largest, p);
         else
-            for (int64_t j = k; j < n; j++) {
-                pair_d v = {LOAD(j), j};
-                if (largest ? DESC_DT(v, p[0]) : ASC_DT(v, p[0])) {
-                    p[0] = v;
-                    (largest ? sift_desc_d : sift_asc_d)(p, k, 0);
-                }
-            }
+            for (int64_t j = k; j < n; j++) offer_d(p, k, (pair_d){LOAD(j), j}, largest);
         (largest ? msort_desc_dt : msort_asc_dt)(p, tmp, k);
     } else {
         if (dt == PF_FLOAT32 && inner == 1) {
